@@ -1,0 +1,32 @@
+"""gradarg: the ``gradient`` argument of ``Tensor.backward()``, checked.
+
+``y.backward(gradient=v)`` computes the vector-Jacobian product ``vᵀJ`` and puts it in
+``x.grad``.  This package builds Jacobians (three independent routes), compares what
+``backward`` computes with an independent ``vᵀJ``, and renders live tensors as LaTeX.
+"""
+
+from ._routes import VectorizationError
+from .compare import VJPComparison, compare_vjp
+from .finite_diff import fd_step, fd_tolerance
+from .jacobian import METHODS, jacobian
+from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .vjp import backward_vjp, contract
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "METHODS",
+    "VJPComparison",
+    "VectorizationError",
+    "backward_vjp",
+    "compare_vjp",
+    "contract",
+    "fd_step",
+    "fd_tolerance",
+    "fmt",
+    "jacobian",
+    "latex_jacobian",
+    "latex_matrix",
+    "latex_vjp",
+    "markdown_table",
+]

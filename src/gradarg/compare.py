@@ -1,0 +1,229 @@
+"""Compare what ``backward(gradient=v)`` computes with an independent vector-Jacobian product."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._validate import as_input_tuple, check_cotangent, check_requires_grad, check_single_output
+from .finite_diff import fd_partials, fd_tolerance, vjp_from_partials
+from .jacobian import jacobian
+from .render import html_table, markdown_table
+from .vjp import backward_vjp, contract
+
+__all__ = ["VJPComparison", "compare_vjp"]
+
+Reference = str | np.ndarray | torch.Tensor | Callable[[torch.Tensor], Any]
+
+
+@dataclass(frozen=True)
+class VJPComparison:
+    """The result of :func:`compare_vjp`.
+
+    Attributes
+    ----------
+    backward : torch.Tensor
+        What ``y.backward(gradient=v)`` put in ``x.grad`` (shape ``x.shape``).
+    reference : torch.Tensor
+        The independent ``vᵀJ`` (shape ``x.shape``, dtype of ``backward``).
+    reference_name : str
+        Where the reference came from (``"finite-difference"``, ``"forward"``, ``"jacobian"``...).
+    max_abs_error, max_rel_error : float
+        ``max |backward - reference|`` and the same divided by ``max(|reference|, tiny)``
+        elementwise.
+    rtol, atol : float
+        The tolerance used: they agree when ``|backward - reference| <= atol + rtol*|reference|``
+        everywhere.
+    agree : bool
+        The verdict.
+    """
+
+    backward: torch.Tensor
+    reference: torch.Tensor
+    reference_name: str
+    max_abs_error: float
+    max_rel_error: float
+    rtol: float
+    atol: float
+    agree: bool
+
+    def __bool__(self) -> bool:
+        return self.agree
+
+    def _rows(self) -> list[list[Any]]:
+        return [
+            ["x.grad from backward(gradient=v)", self.backward],
+            [f"vᵀJ, reference: {self.reference_name}", self.reference],
+            ["max abs error", f"{self.max_abs_error:.2e}"],
+            ["max rel error", f"{self.max_rel_error:.2e}"],
+            ["tolerance", f"rtol={self.rtol:.1e}, atol={self.atol:.1e}"],
+            ["verdict", "agree" if self.agree else "DISAGREE"],
+        ]
+
+    def __str__(self) -> str:
+        rows = markdown_table(self._rows(), ["quantity", "value"], digits=6).splitlines()
+        cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows[:1] + rows[2:]]
+        width = max(len(c[0]) for c in cells)
+        return "\n".join(f"{a:<{width}}  {b}" for a, b in cells)
+
+    def _repr_markdown_(self) -> str:
+        return markdown_table(self._rows(), ["quantity", "value"], digits=6)
+
+    def _repr_html_(self) -> str:
+        return html_table(self._rows(), ["quantity", "value"], digits=6)
+
+
+def compare_vjp(
+    fn: Callable[[torch.Tensor], torch.Tensor] | torch.Tensor,
+    x: torch.Tensor,
+    v: Any,
+    *,
+    reference: Reference = "finite-difference",
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> VJPComparison:
+    """Check ``y.backward(gradient=v)`` against ``v`` contracted with an independent Jacobian.
+
+    Parameters
+    ----------
+    fn : callable or torch.Tensor
+        A function ``fn(x) -> y`` returning one tensor, or an output tensor ``y`` already
+        computed from ``x`` (then ``x`` must be in its graph and ``reference`` must be a
+        Jacobian or a VJP function, since there is no function to differentiate).
+    x : torch.Tensor
+        Input, floating or complex, any shape. Never modified; with an output tensor, its
+        ``.grad`` is restored after the comparison.
+    v : torch.Tensor or number
+        Upstream gradient (``grad_outputs``, cotangent) of shape ``y.shape``.
+    reference : str, array, tensor or callable
+        ``"finite-difference"`` (default; central differences, no autograd at all),
+        ``"forward"`` (forward-mode Jacobian), ``"reverse"`` (reverse-mode Jacobian: not
+        independent of the backward under test, useful only as a consistency check); a Jacobian
+        of shape ``y.shape + x.shape`` as NumPy array or tensor (e.g. derived by hand); or a
+        function ``ref(v) -> x-shaped`` that computes the VJP itself.
+    rtol, atol : float, optional
+        Tolerance. Defaults: :func:`gradarg.finite_diff.fd_tolerance` for finite differences,
+        else ``torch.testing.assert_close``'s defaults for the dtype.
+
+    Returns
+    -------
+    VJPComparison
+        Both vectors, their max absolute/relative difference, the tolerance and the verdict;
+        shows as a table in a notebook and as text with ``print``.
+
+    Raises
+    ------
+    TypeError
+        Non-tensor ``x``/``v``, integer ``x``, ``fn`` returning a tuple or non-tensor, a
+        reference of an unknown kind.
+    ValueError
+        ``v.shape != y.shape``; a reference Jacobian whose shape is not ``y.shape + x.shape``;
+        an output that does not require grad; a string reference with an output tensor.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    >>> J = np.array([[2.0, 0.0], [0.0, 4.0]])  # d(x**2)/dx, by hand
+    >>> r = compare_vjp(lambda t: t**2, x, torch.tensor([100.0, 1.0]), reference=J)
+    >>> r.agree, r.backward
+    (True, tensor([200.,   4.], dtype=torch.float64))
+    >>> print(compare_vjp(lambda t: t**2, x, torch.ones(2)).reference_name)
+    finite-difference
+    """
+    (x,), _ = as_input_tuple("x", x)
+    if isinstance(fn, torch.Tensor):
+        y = fn
+        got = _backward_on_output(y, x, v)
+        fn_ = None
+    elif callable(fn):
+        got = backward_vjp(fn, x, v)
+        fn_ = fn
+        with torch.no_grad():
+            y = check_single_output(fn, fn(x.detach().clone()))
+    else:
+        raise TypeError(f"fn must be a callable or an output tensor, got {type(fn).__name__}")
+    v_t = check_cotangent(v, y)
+
+    name, ref, default_tol = _reference(reference, fn_, x, y, v_t)
+    ref = ref.to(got.dtype)
+    tol = default_tol if default_tol is not None else _default_tol(got.dtype)
+    rtol = tol[0] if rtol is None else rtol
+    atol = tol[1] if atol is None else atol
+    diff = (got - ref).abs()
+    tiny = torch.finfo(diff.dtype).tiny
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    max_rel = float((diff / ref.abs().clamp_min(tiny)).max()) if diff.numel() else 0.0
+    agree = bool(torch.all(diff <= atol + rtol * ref.abs()))
+    return VJPComparison(got, ref, name, max_abs, max_rel, rtol, atol, agree)
+
+
+def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tensor:
+    """``y.backward(v)`` for a caller's graph, accumulating only into ``x`` and restoring it."""
+    check_requires_grad(y, "y")
+    v_t = check_cotangent(v, y)
+    saved = x.grad
+    x.grad = None
+    try:
+        y.backward(gradient=v_t, retain_graph=True, inputs=[x])
+        if x.grad is None:
+            raise ValueError("x is not part of y's graph: backward() left x.grad empty")
+        return x.grad.detach().clone()
+    finally:
+        x.grad = saved
+
+
+def _reference(reference: Reference, fn, x, y, v) -> tuple[str, torch.Tensor, tuple | None]:
+    if isinstance(reference, str):
+        if fn is None:
+            raise ValueError(
+                f"reference={reference!r} needs a function to differentiate; with an output "
+                f"tensor pass a Jacobian (array or tensor) or a VJP function instead"
+            )
+        if reference == "finite-difference":
+            dx, dy, _ = fd_partials(fn, (x,))
+            tol = fd_tolerance(x.dtype)
+            return reference, vjp_from_partials(v, dx[0][0], dy[0][0], x), (tol, tol)
+        if reference in ("forward", "reverse"):
+            jac = jacobian(fn, x, method=reference)
+            return reference, contract(v, jac), None
+        raise ValueError(
+            f"reference must be 'finite-difference', 'forward', 'reverse', a Jacobian or a "
+            f"callable, got {reference!r}"
+        )
+    if isinstance(reference, (np.ndarray, torch.Tensor)):
+        expected = tuple(y.shape) + tuple(x.shape)
+        if tuple(reference.shape) != expected:
+            raise ValueError(
+                f"the reference Jacobian has shape {tuple(reference.shape)}, expected "
+                f"y.shape + x.shape = {expected}"
+            )
+        return "jacobian", contract(v, reference), None
+    if callable(reference):
+        out = reference(v.clone())
+        out_t = torch.as_tensor(np.asarray(out) if not isinstance(out, torch.Tensor) else out)
+        if tuple(out_t.shape) != tuple(x.shape):
+            raise ValueError(
+                f"the reference VJP function returned shape {tuple(out_t.shape)}, "
+                f"expected x.shape = {tuple(x.shape)}"
+            )
+        return getattr(reference, "__name__", "vjp function"), out_t, None
+    raise TypeError(
+        f"reference must be a string, an array/tensor Jacobian or a callable, "
+        f"got {type(reference).__name__}"
+    )
+
+
+def _default_tol(dtype: torch.dtype) -> tuple[float, float]:
+    """``torch.testing.assert_close`` defaults (rtol, atol) for ``dtype``."""
+    real = torch.empty((), dtype=dtype).real.dtype
+    return {
+        torch.float16: (1e-3, 1e-5),
+        torch.bfloat16: (1.6e-2, 1e-5),
+        torch.float32: (1.3e-6, 1e-5),
+        torch.float64: (1e-7, 1e-7),
+    }[real]

@@ -1,0 +1,190 @@
+"""``jacobian(fn, x)``: the full Jacobian by reverse mode, forward mode or finite differences."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import torch
+
+from . import _routes
+from ._validate import Inputs, as_input_tuple
+from .finite_diff import fd_partials, jacobian_from_partials
+
+__all__ = ["METHODS", "jacobian"]
+
+Method = Literal["auto", "reverse", "forward", "finite-difference"]
+METHODS: tuple[str, ...] = ("auto", "reverse", "forward", "finite-difference")
+
+
+def jacobian(
+    fn: Callable[..., Any],
+    x: Inputs,
+    *,
+    method: Method = "auto",
+    vectorize: bool | None = None,
+) -> Any:
+    r"""Jacobian of ``fn`` at ``x``: ``J[i..., j...] = ∂y[i...] / ∂x[j...]``.
+
+    Parameters
+    ----------
+    fn : callable
+        Called as ``fn(x)``, or ``fn(*x)`` when ``x`` is a tuple. Returns a tensor or a
+        tuple of tensors, with floating or complex dtypes.
+    x : torch.Tensor or tuple of torch.Tensor
+        Point of evaluation: any shape (0-d included), any strides, float32/float64/complex.
+        Never modified: ``fn`` receives private copies.
+    method : {"auto", "reverse", "forward", "finite-difference"}
+        ``"reverse"`` builds the rows from vector-Jacobian products with one-hot upstream
+        gradients (``y.backward(gradient=e_i)`` gives row ``i``); ``"forward"`` builds the
+        columns from Jacobian-vector products with one-hot tangents; ``"finite-difference"``
+        uses central differences (see :mod:`gradarg.finite_diff` for the step and error bound);
+        ``"auto"`` picks reverse when there are no more outputs than inputs, else forward.
+    vectorize : bool or None
+        ``None`` (default) tries one batched call with ``torch.func.vmap`` and falls back to a
+        loop of single products when the function cannot be batched. ``True`` raises
+        :class:`~gradarg._routes.VectorizationError` instead of falling back; ``False`` always loops.
+
+    Returns
+    -------
+    torch.Tensor or tuple
+        Tensor input and output: shape ``y.shape + x.shape``, in ``x``'s dtype (the output's
+        dtype if ``x`` is real and ``y`` complex in forward mode). Tuple inputs and/or outputs give
+        the nested tuples of :func:`torch.autograd.functional.jacobian`: ``J[k][j]`` is the block
+        of output ``k`` with respect to input ``j``.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not a tensor (or tuple of tensors) or has an integer/bool dtype; ``fn`` returns
+        something other than tensors, or an output with an integer/bool dtype.
+    ValueError
+        Unknown ``method``, or ``method="forward"`` with complex tensors.
+    RuntimeWarning
+        Issued (not raised) when ``x`` contains NaN or Inf.
+
+    Notes
+    -----
+    Tensors are flattened row-major, as ``torch.autograd.functional.jacobian`` and
+    ``torch.func.jacrev`` do. An output that does not depend on the input gives a zero block.
+    For complex tensors the reverse route follows PyTorch's conjugate Wirtinger convention
+    (https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc): for a
+    holomorphic ``f`` the entries are ``conj(f'(z))``, matching
+    ``torch.autograd.functional.jacobian(fn, z, vectorize=True)``; so ``backward(v)`` equals
+    ``v`` contracted with this matrix for holomorphic functions.
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.tensor([1.0, 2.0, 3.0])
+    >>> jacobian(lambda t: t**2, x)
+    tensor([[2., 0., 0.],
+            [0., 4., 0.],
+            [0., 0., 6.]])
+    >>> M = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> jacobian(lambda t: t @ M, torch.tensor([[2.0, 1.0]])).shape
+    torch.Size([1, 2, 1, 2])
+    >>> jacobian(lambda t: t.sum(), x, method="forward")
+    tensor([1., 1., 1.])
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    xs, in_tuple = as_input_tuple("x", x)
+    if method == "forward" and any(t.is_complex() for t in xs):
+        raise ValueError(
+            "method='forward' does not support complex inputs: forward mode gives f'(z) where "
+            "PyTorch's reverse mode gives its conjugate; use method='reverse' or "
+            "'finite-difference'"
+        )
+    xs = tuple(t.detach().clone() for t in xs)  # fn can never reach the caller's tensors
+    with torch.random.fork_rng(devices=[]):
+        blocks, out_tuple = _compute(fn, xs, method, vectorize)
+    return _package(blocks, in_tuple, out_tuple)
+
+
+def _compute(fn, xs, method: str, vectorize: bool | None) -> tuple[_routes.Blocks, bool]:
+    if method == "finite-difference":
+        dx, dy, out_tuple = fd_partials(fn, xs)
+        ys = _shapes_only(dx, xs)
+        blocks = [
+            [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]
+            for k in range(len(dx))
+        ]
+        return blocks, out_tuple
+    complex_ = any(t.is_complex() for t in xs)
+    if method in ("auto", "reverse") and complex_:
+        return _reverse_complex(fn, xs, vectorize)
+    if method == "forward":
+        return _forward(fn, xs, vectorize)
+    # reverse or auto: one forward pass recorded for reverse mode; auto may switch to forward.
+    state = torch.get_rng_state()
+    with torch.enable_grad():
+        try:
+            outs, out_tuple, vjp_fn = _routes.reverse_prepare(fn, xs)
+        except _routes._VMAP_ERRORS:
+            if vectorize:
+                raise
+            outs = None
+    if outs is not None:
+        m = sum(y.numel() for y in outs)
+        n = sum(x.numel() for x in xs)
+        if method == "auto" and m > n:
+            torch.set_rng_state(state)
+            return _forward(fn, xs, vectorize, fallback_to_reverse=True)
+        if vectorize is not False:
+            try:
+                return _routes.reverse_vectorized(vjp_fn, outs, xs), out_tuple
+            except _routes._VMAP_ERRORS as err:
+                if vectorize:
+                    raise _routes.VectorizationError(
+                        f"fn could not be batched with torch.func.vmap: {err}"
+                    ) from err
+    torch.set_rng_state(state)
+    return _routes.reverse_loop(fn, xs)
+
+
+def _reverse_complex(fn, xs, vectorize):
+    state = torch.get_rng_state()
+    if vectorize is not False:
+        try:
+            return _routes.reverse_batched_autograd(fn, xs)
+        except _routes._VMAP_ERRORS as err:
+            if vectorize:
+                raise _routes.VectorizationError(str(err)) from err
+    torch.set_rng_state(state)
+    return _routes.reverse_loop(fn, xs)
+
+
+def _forward(fn, xs, vectorize, fallback_to_reverse: bool = False):
+    state = torch.get_rng_state()
+    if vectorize is not False:
+        try:
+            return _routes.forward_vectorized(fn, xs)
+        except _routes._VMAP_ERRORS as err:
+            if vectorize:
+                raise _routes.VectorizationError(
+                    f"fn could not be batched with torch.func.vmap: {err}"
+                ) from err
+    torch.set_rng_state(state)
+    try:
+        return _routes.forward_loop(fn, xs)
+    except (RuntimeError, NotImplementedError):
+        if not fallback_to_reverse:
+            raise
+    # Some ops have no forward-mode formula; reverse mode still works.
+    torch.set_rng_state(state)
+    return _routes.reverse_loop(fn, xs)
+
+
+def _shapes_only(dx, xs) -> list[torch.Tensor]:
+    """Empty stand-ins for the outputs (shape and dtype) recovered from the partials."""
+    out = []
+    for row in dx:
+        lead = row[0].shape[: row[0].dim() - xs[0].dim()]
+        out.append(torch.empty(lead, dtype=row[0].dtype))
+    return out
+
+
+def _package(blocks: _routes.Blocks, in_tuple: bool, out_tuple: bool) -> Any:
+    rows = [tuple(row) if in_tuple else row[0] for row in blocks]
+    return tuple(rows) if out_tuple else rows[0]

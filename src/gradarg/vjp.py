@@ -1,0 +1,108 @@
+"""What ``y.backward(gradient=v)`` puts in ``x.grad``, and ``v`` contracted with a Jacobian."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._validate import (
+    as_input_tuple,
+    check_cotangent,
+    check_requires_grad,
+    check_single_output,
+    check_tensor,
+    fresh_leaves,
+)
+
+__all__ = ["backward_vjp", "contract"]
+
+
+def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any) -> torch.Tensor:
+    """Run ``fn(x).backward(gradient=v)`` on a private leaf copy of ``x`` and return its ``.grad``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(x)`` returns one tensor ``y`` (floating or complex).
+    x : torch.Tensor
+        Input, floating or complex, any shape. Left untouched (``.grad``, ``requires_grad``, values).
+    v : torch.Tensor or number
+        Upstream gradient (``grad_outputs``, cotangent), shape ``y.shape``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``x.grad`` after the backward pass: shape ``x.shape``, dtype ``x.dtype``; the
+        vector-Jacobian product ``vᵀJ`` (``Tensor.backward`` docs,
+        https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html).
+
+    Raises
+    ------
+    TypeError
+        ``x`` or ``v`` is not a tensor, ``x`` is not floating/complex, or ``fn`` returns a tuple
+        or a non-tensor.
+    ValueError
+        ``v.shape != y.shape``, or ``y`` does not require grad (it does not depend on ``x``
+        through differentiable operations).
+
+    Examples
+    --------
+    >>> import torch
+    >>> backward_vjp(lambda t: t**2, torch.tensor([1.0, 2.0]), torch.tensor([100.0, 1.0]))
+    tensor([200.,   4.])
+    """
+    (x_,), _ = as_input_tuple("x", x)
+    (leaf,) = fresh_leaves((x_,))
+    y = check_single_output(fn, fn(leaf))
+    check_requires_grad(y, "the output of fn")
+    y.backward(gradient=check_cotangent(v, y))
+    assert leaf.grad is not None  # y requires grad and depends on leaf
+    return leaf.grad
+
+
+def contract(v: Any, jac: Any) -> torch.Tensor:
+    """``vᵀJ``: contract ``v`` with the leading (output) dimensions of a Jacobian.
+
+    Parameters
+    ----------
+    v : torch.Tensor or numpy.ndarray
+        Upstream gradient, shape ``y.shape``.
+    jac : torch.Tensor or numpy.ndarray
+        Jacobian of shape ``y.shape + x.shape`` (as returned by :func:`gradarg.jacobian`).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``x.shape``: ``sum_i v[i...] * J[i..., j...]``, in the promoted dtype of the two.
+
+    Raises
+    ------
+    TypeError
+        ``v`` or ``jac`` is neither a tensor nor an array.
+    ValueError
+        ``jac.shape`` does not start with ``v.shape``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> J = torch.tensor([[1.0, 3.0], [2.0, 4.0]])
+    >>> contract(torch.tensor([1.0, 0.0]), J)
+    tensor([1., 3.])
+    """
+    v_t, j_t = _as_tensor("v", v), _as_tensor("jac", jac)
+    if tuple(j_t.shape[: v_t.dim()]) != tuple(v_t.shape):
+        raise ValueError(
+            f"jac has shape {tuple(j_t.shape)}, which does not start with v's shape "
+            f"{tuple(v_t.shape)}; expected a Jacobian of shape y.shape + x.shape"
+        )
+    dtype = torch.promote_types(v_t.dtype, j_t.dtype)
+    return torch.tensordot(v_t.to(dtype), j_t.to(dtype), dims=v_t.dim())
+
+
+def _as_tensor(name: str, value: Any) -> torch.Tensor:
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(np.array(value, copy=True))
+    return check_tensor(name, value).detach()
