@@ -106,7 +106,7 @@ def compare_vjp(
         of shape ``y.shape + x.shape`` as NumPy array or tensor (e.g. derived by hand); or a
         function ``ref(v) -> x-shaped`` that computes the VJP itself.
     rtol, atol : float, optional
-        Tolerance. Defaults: :func:`gradarg.finite_diff.fd_tolerance` for finite differences,
+        Tolerance. Defaults: :func:`gradarg.fd_tolerance` for finite differences,
         else ``torch.testing.assert_close``'s defaults for the dtype.
 
     Returns

@@ -5,7 +5,7 @@ epsilon of the dtype.  The central difference ``(f(x + h e_j) - f(x - h e_j)) / 
 truncation error ``h**2 / 6 * |f'''|`` and a rounding error about ``eps * |f| / h``; this step
 balances the two, so the error is of order ``eps ** (2/3)`` times the scale of ``f`` and its
 third derivative (Nocedal & Wright, *Numerical Optimization*, 2nd ed., section 8.1;
-Press et al., *Numerical Recipes*, 3rd ed., section 5.7).  :func:`fd_tolerance` turns that into
+Press et al., *Numerical Recipes*, 3rd ed., section 5.7).  :func:`gradarg.fd_tolerance` turns that into
 the tolerance the comparer uses.
 
 Complex inputs are perturbed along their real and imaginary parts; the result follows PyTorch's

@@ -18,11 +18,12 @@ __all__ = ["fmt", "latex_jacobian", "latex_matrix", "latex_vjp", "markdown_table
 
 
 def fmt(value: Any, digits: int = 4) -> str:
-    """Format one real or complex number for prose and formulas.
+    """Format a number, or a tensor as nested brackets, for prose and formulas.
 
     Parameters
     ----------
-    value : number, 0-d tensor or 0-d array
+    value : number, torch.Tensor or numpy.ndarray
+        A scalar, or a tensor of any shape (shown as nested lists).
     digits : int
         Significant digits (``:.{digits}g``).
 
@@ -30,8 +31,12 @@ def fmt(value: Any, digits: int = 4) -> str:
     --------
     >>> fmt(0.4000000059604645), fmt(2.0), fmt(2 / 3), fmt(-0.0), fmt(1 - 2j)
     ('0.4', '2', '0.6667', '0', '1 - 2i')
+    >>> fmt(torch.tensor([[3.0, 7.0]]))
+    '[[3, 7]]'
     """
     if isinstance(value, (torch.Tensor, np.ndarray)):
+        if np.ndim(value) > 0:
+            return "[" + ", ".join(fmt(row, digits) for row in value) + "]"
         value = value.item()
     if isinstance(value, complex):
         re, im = fmt(value.real, digits), fmt(abs(value.imag), digits)

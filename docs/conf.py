@@ -1,0 +1,68 @@
+"""Sphinx configuration: MyST-NB pages executed at build time, offline MathJax, book theme."""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import version as _version
+
+import torch
+
+project = "gradarg"
+author = "gradarg developers"
+copyright = "2026, gradarg developers"
+release = _version("gradarg")
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.viewcode",
+    "sphinx_copybutton",
+    "sphinx_design",
+    "sphinx-mathjax-offline",  # MathJax served from _static: no CDN at view time
+]
+
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute", ".jupyter_cache"]
+
+# --- MyST / MyST-NB -------------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+myst_heading_anchors = 3
+myst_substitutions = {"torch_version": torch.__version__}
+nb_execution_mode = os.environ.get("GRADARG_NB_EXECUTION", "cache")
+nb_execution_cache_path = os.path.join(os.path.dirname(__file__), "_build", ".jupyter_cache")
+nb_execution_raise_on_error = True  # a failing cell fails the build
+nb_execution_show_tb = True
+nb_execution_timeout = 600
+nb_merge_streams = True
+nb_render_markdown_format = "myst"  # tables and math in Markdown outputs
+
+# --- API reference ----------------------------------------------------------------------------
+autosummary_generate = True
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(torch|np|numpy|collections\.abc|typing|optional|callable|array|tensor)\b.*"),
+    (r"py:.*", r"(Callable|Any|Sequence|Inputs|Reference|Method|Blocks)"),
+    (r"py:.*", r'[{"].*|.*["}]'),
+    (r"py:.*", r"(number|array-like|tuple|str|float|int|bool|dict|list|of|or|sequence)"),
+]
+
+# --- HTML -------------------------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "gradarg: the gradient argument of backward()"
+html_static_path = ["_static"]
+html_css_files = ["gradarg.css"]
+html_context = {"default_mode": "light"}
+html_theme_options = {
+    "repository_url": "https://github.com/gradarg/gradarg",
+    "path_to_docs": "docs",
+    "use_download_button": True,
+    "use_repository_button": False,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+}
+html_last_updated_fmt = None
