@@ -18,12 +18,13 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.autosummary",
     "sphinx.ext.viewcode",
+    "sphinx.ext.intersphinx",
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx-mathjax-offline",  # MathJax served from _static: no CDN at view time
 ]
 
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute", ".jupyter_cache"]
+exclude_patterns = ["_inv", "_build", "**.ipynb_checkpoints", "jupyter_execute", ".jupyter_cache"]
 
 # --- MyST / MyST-NB -------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
@@ -43,13 +44,29 @@ autodoc_typehints = "description"
 autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+napoleon_preprocess_types = True
+napoleon_type_aliases = {
+    "array": "numpy.ndarray",
+    "tensor": "torch.Tensor",
+    "matplotlib Axes": "matplotlib.axes.Axes",
+}
 nitpicky = True
 nitpick_ignore_regex = [
-    (r"py:.*", r"(torch|np|numpy|collections\.abc|typing|optional|callable|array|tensor)\b.*"),
-    (r"py:.*", r"(Callable|Any|Sequence|Inputs|Reference|Method|Blocks)"),
-    (r"py:.*", r'[{"].*|.*["}]'),
-    (r"py:.*", r"(number|array-like|tuple|str|float|int|bool|dict|list|of|or|sequence)"),
+    # words in NumPy-style type descriptions that are not objects
+    (r"py:.*", r'[{"].*|.*["}]|number|array-like|sequence|optional|Blocks|Inputs|Reference'),
 ]
+
+# Cross-references to Python, NumPy, PyTorch and Matplotlib docs resolve against inventories kept
+# in docs/_inv (see docs/_inv/make_inventories.py): links go to the real sites, and the build
+# never fetches anything.
+_INV = os.path.join(os.path.dirname(__file__), "_inv")
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3/", os.path.join(_INV, "python.inv")),
+    "numpy": ("https://numpy.org/doc/stable/", os.path.join(_INV, "numpy.inv")),
+    "torch": ("https://docs.pytorch.org/docs/stable/", os.path.join(_INV, "torch.inv")),
+    "matplotlib": ("https://matplotlib.org/stable/", os.path.join(_INV, "matplotlib.inv")),
+}
+intersphinx_timeout = 1
 
 # --- HTML -------------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
