@@ -83,3 +83,8 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 html_last_updated_fmt = None
+
+
+def setup(app):
+    # Page titles with math appear in every page's navigation: load MathJax on every page.
+    app.set_html_assets_policy("always")

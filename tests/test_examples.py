@@ -99,18 +99,18 @@ def test_black_box_estimate_improves_with_queries():
 def test_page_runs_the_script_functions(page, script):
     """One source: the page imports its script's functions and shows their code, never a copy."""
     text = (SEEDS / f"{page}.md").read_text()
-    assert re.search(rf"^from {script} import ", text, re.M), f"{page}.md does not import {script}"
+    assert re.search(rf"^from {script} import ", text, re.MULTILINE), f"{page}.md does not import {script}"
     included = re.findall(r"```\{literalinclude\} ([^\n]+)", text)
     assert all(p.strip().endswith(f"examples/{script}.py") for p in included)
-    imported = re.search(rf"^from {script} import \(?([^)]*?)\)?$", text, re.M | re.S)
+    imported = re.search(rf"^from {script} import \(?([^)]*?)\)?$", text, re.MULTILINE | re.DOTALL)
     assert imported is not None
     module = __import__(script)
     for name in re.split(r"[\s,()]+", imported.group(1)):
         if name:
             assert hasattr(module, name), f"{page}.md imports {name!r}, missing from {script}.py"
     # no function of the script is re-defined on the page
-    defined_on_page = set(re.findall(r"^def (\w+)", text, re.M))
-    defined_in_script = set(re.findall(r"^def (\w+)", (EXAMPLES / f"{script}.py").read_text(), re.M))
+    defined_on_page = set(re.findall(r"^def (\w+)", text, re.MULTILINE))
+    defined_in_script = set(re.findall(r"^def (\w+)", (EXAMPLES / f"{script}.py").read_text(), re.MULTILINE))
     assert not defined_on_page & defined_in_script
 
 

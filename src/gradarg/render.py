@@ -38,12 +38,15 @@ def fmt(value: Any, digits: int = 4) -> str:
         if np.ndim(value) > 0:
             return "[" + ", ".join(fmt(row, digits) for row in value) + "]"
         value = value.item()
-    if isinstance(value, complex):
+    if isinstance(value, (complex, np.complexfloating)):  # np.complex64 is not a complex
+        value = complex(value)
         re, im = fmt(value.real, digits), fmt(abs(value.imag), digits)
         if im == "0":
             return re
         sign = "-" if value.imag < 0 else "+"
-        return f"{im}i" if re == "0" and sign == "+" else f"{re} {sign} {im}i"
+        if re == "0":
+            return f"{im}i" if sign == "+" else f"-{im}i"
+        return f"{re} {sign} {im}i"
     value = float(value)
     if not math.isfinite(value):
         return str(value)
@@ -54,8 +57,13 @@ def fmt(value: Any, digits: int = 4) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    """``t`` as an array, also for conjugate and negative views (``z.conj()``, ``-z`` lazily)."""
+    return t.detach().cpu().resolve_conj().resolve_neg().numpy()
+
+
 def _as_2d(t: Any) -> np.ndarray:
-    a = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+    a = _numpy(t) if isinstance(t, torch.Tensor) else np.asarray(t)
     if a.ndim == 0:
         return a.reshape(1, 1)
     if a.ndim == 1:
@@ -84,7 +92,7 @@ def latex_matrix(t: Any, digits: int = 4, env: str = "bmatrix") -> str:
     >>> latex_matrix(torch.tensor(0.5))
     '0.5'
     """
-    if isinstance(t, torch.Tensor) and t.dim() == 0 or np.ndim(t) == 0:
+    if (isinstance(t, torch.Tensor) and t.dim() == 0) or np.ndim(t) == 0:
         return fmt(t, digits)
     a = _as_2d(t)
     rows = [" & ".join(fmt(complex(x) if np.iscomplexobj(a) else x, digits) for x in row)
@@ -141,7 +149,7 @@ def markdown_table(
 
     def cell(x: Any) -> str:
         if isinstance(x, (torch.Tensor, np.ndarray)) and np.ndim(x) > 0:
-            flat = x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else x
+            flat = _numpy(x) if isinstance(x, torch.Tensor) else x
             return "[" + ", ".join(fmt(e, digits) for e in np.ravel(flat)) + "]"
         if isinstance(x, (int, float, complex, torch.Tensor, np.ndarray, np.number)) and not (
             isinstance(x, bool)
