@@ -88,3 +88,8 @@ html_last_updated_fmt = None
 def setup(app):
     # Page titles with math appear in every page's navigation: load MathJax on every page.
     app.set_html_assets_policy("always")
+    # sphinx-mathjax-offline only sets mathjax_path and copies files when the build finishes,
+    # but does not declare itself parallel-safe, which would force a serial read (and a warning
+    # under -W). Declaring it lets `sphinx-build -j auto` execute two notebooks at once.
+    ext = app.extensions["sphinx-mathjax-offline"]
+    ext.parallel_read_safe = ext.parallel_write_safe = True

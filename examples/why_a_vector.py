@@ -90,7 +90,7 @@ def main():
     r = two_map_chain()
     print(f"J1 = {f(r['J1'])}, J2 = {f(r['J2'])}")
     print(f"vᵀJ2 = {f(r['w'])}, (vᵀJ2)J1 = {f(r['by_hand'])}, x.grad = {f(r['x.grad'])}")
-    x, y, k, v, g = doubling()
+    _, _, k, v, g = doubling()
     print(f"doubling: k = {k}, x.grad = {f(g)} = 2**{k} * {f(v)} = {f(2**k * v)}")
 
 
