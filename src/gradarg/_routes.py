@@ -6,14 +6,18 @@ function returns a tuple of output tensors, and a Jacobian is a nested list
 turns that into the structure the caller asked for.
 
 Each route first tries one vectorized call (``torch.func.vmap`` over a batch of one-hot
-cotangents or tangents, which is what ``torch.func.jacrev``/``jacfwd`` do), and falls back
-to a Python loop of single VJPs/JVPs when the function cannot be batched (``.item()``,
-data-dependent control flow, in-place writes into captured buffers, ops without batching
-rules).  Random draws are handled by replaying the same RNG state for every evaluation.
+cotangents or tangents, as ``torch.func.jacrev``/``jacfwd`` do), and falls back to a Python
+loop of single VJPs/JVPs when that cannot be batched.  Reverse mode evaluates ``fn`` once,
+unbatched, and batches only the backward passes over that one graph (so a failed batched
+attempt falls back to a loop over the same graph); forward mode batches ``fn`` itself, which
+fails on ``.item()``, data-dependent control flow, in-place writes into captured buffers or
+ops without batching rules.  Random draws are handled by replaying the same RNG state for
+every evaluation (and ``randomness="same"`` inside ``vmap``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,8 +25,27 @@ from typing import Any
 import torch
 import torch.autograd.forward_ad as fwAD
 from torch.func import jvp as func_jvp
-from torch.func import vjp as func_vjp
 from torch.func import vmap
+
+try:  # the pieces torch.func.vmap is made of; see batched()
+    from torch._C._functorch import (
+        _add_batch_dim,
+        _remove_batch_dim,
+        _vmap_decrement_nesting,
+        _vmap_increment_nesting,
+    )
+    from torch._functorch.vmap import lazy_load_decompositions as _lazy_load_decompositions
+except ImportError:  # pragma: no cover - other torch versions
+    _remove_batch_dim = None
+try:  # the pieces torch.func.jvp is made of; see _jvp()
+    from torch._C._functorch import _unwrap_for_grad
+    from torch._functorch import eager_transforms as _eager
+
+    _HAVE_RAW_JVP = all(
+        hasattr(_eager, a) for a in ("enter_jvp_nesting", "exit_jvp_nesting", "JVP_NESTING")
+    )
+except ImportError:  # pragma: no cover - other torch versions
+    _HAVE_RAW_JVP = False
 
 from ._validate import as_output_tuple
 
@@ -36,7 +59,9 @@ class VectorizationError(RuntimeError):
     """Raised when ``vectorize=True`` was requested but the function cannot be batched."""
 
 
-def call(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> tuple[tuple[torch.Tensor, ...], bool]:
+def call(
+    fn: Callable[..., Any], xs: Sequence[torch.Tensor]
+) -> tuple[tuple[torch.Tensor, ...], bool]:
     """Evaluate ``fn(*xs)`` and check its outputs (tensors with differentiable dtypes)."""
     outs, is_tuple = as_output_tuple(fn, fn(*xs))
     name = getattr(fn, "__name__", "fn")
@@ -59,6 +84,9 @@ def eye_blocks(shapes: Sequence[torch.Size], like: Sequence[torch.Tensor]) -> li
     """
     sizes = [math.prod(s) for s in shapes]
     total = sum(sizes)
+    if len(shapes) == 1:  # the common case: one identity matrix
+        ref = like[0]
+        return [torch.eye(total, dtype=ref.dtype, device=ref.device).view((total, *shapes[0]))]
     blocks, start = [], 0
     for shape, size, ref in zip(shapes, sizes, like, strict=True):
         b = torch.zeros(total, size, dtype=ref.dtype, device=ref.device)
@@ -68,10 +96,11 @@ def eye_blocks(shapes: Sequence[torch.Size], like: Sequence[torch.Tensor]) -> li
     return blocks
 
 
-def _split_rows(
-    per_input: Sequence[torch.Tensor], out_shapes: Sequence[torch.Size]
-) -> Blocks:
+def _split_rows(per_input: Sequence[torch.Tensor], out_shapes: Sequence[torch.Size]) -> Blocks:
     """Rows from VJPs: ``per_input[j]`` has shape ``(m, *x_j.shape)``; split ``m`` per output."""
+    if len(out_shapes) == 1:
+        shape = tuple(out_shapes[0])
+        return [[g.reshape(shape + tuple(g.shape[1:])) for g in per_input]]
     sizes = [math.prod(s) for s in out_shapes]
     blocks: Blocks = [[] for _ in out_shapes]
     for g in per_input:
@@ -80,15 +109,14 @@ def _split_rows(
     return blocks
 
 
-def _split_cols(
-    per_output: Sequence[torch.Tensor], in_shapes: Sequence[torch.Size]
-) -> Blocks:
+def _split_cols(per_output: Sequence[torch.Tensor], in_shapes: Sequence[torch.Size]) -> Blocks:
     """Columns from JVPs: ``per_output[k]`` has shape ``(n, *y_k.shape)``; split ``n`` per input."""
     sizes = [math.prod(s) for s in in_shapes]
     blocks: Blocks = []
     for t in per_output:
+        chunks = (t,) if len(in_shapes) == 1 else torch.split(t, sizes, dim=0)
         row = []
-        for j, chunk in enumerate(torch.split(t, sizes, dim=0)):
+        for j, chunk in enumerate(chunks):
             moved = chunk.movedim(0, -1)  # (*y_k.shape, n_j)
             row.append(moved.reshape(tuple(t.shape[1:]) + tuple(in_shapes[j])))
         blocks.append(row)
@@ -99,27 +127,72 @@ def _zeros_like_grad(x: torch.Tensor, batch: int) -> torch.Tensor:
     return torch.zeros((batch, *x.shape), dtype=x.dtype, device=x.device)
 
 
+def batched(
+    f: Callable[..., tuple[torch.Tensor, ...]],
+    args: Sequence[torch.Tensor],
+    randomness: str = "error",
+) -> tuple[torch.Tensor, ...]:
+    """``torch.func.vmap(f, randomness=randomness)(*args)`` over dim 0 of every argument.
+
+    ``f`` returns a tuple of tensors; every output gets the batch dimension first (an output
+    that does not depend on the batch is expanded).  This is what ``torch.func.vmap`` does for
+    flat tensor arguments and outputs, without its per-call pytree and argument processing
+    (about 35 µs, as much as a whole small Jacobian); if torch's private entry points are
+    missing, ``torch.func.vmap`` itself is used.
+    """
+    if _remove_batch_dim is None:
+        return tuple(vmap(f, randomness=randomness)(*args))
+    _lazy_load_decompositions()
+    size = args[0].shape[0]
+    level = _vmap_increment_nesting(size, randomness)
+    try:
+        outs = f(*(_add_batch_dim(a, 0, level) for a in args))
+        return tuple(_remove_batch_dim(y, level, size, 0) for y in outs)
+    finally:
+        _vmap_decrement_nesting()
+
+
 # --------------------------------------------------------------------------- reverse mode
 
 
-def reverse_prepare(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]):
-    """Run the forward pass once for reverse mode; return outputs, structure flag and a VJP."""
-    out_holder: dict[str, Any] = {}
+def reverse_graph(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]
+) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], bool]:
+    """One plain forward pass recorded by autograd: ``(leaves, outputs, is_tuple)``.
 
-    def flat_fn(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        outs, is_tuple = call(fn, args)
-        out_holder["is_tuple"] = is_tuple
-        return outs
+    ``fn`` is evaluated once, unbatched, so it may do anything a normal forward pass may
+    (``.item()``, data-dependent control flow, random draws); only the backward passes are
+    batched.  The leaves share memory with ``xs``, which are already private copies.
+    """
+    leaves = tuple(x.detach().requires_grad_(True) for x in xs)
+    with torch.enable_grad():
+        outs, is_tuple = call(fn, leaves)
+    return leaves, outs, is_tuple
 
-    outs, vjp_fn = func_vjp(flat_fn, *xs)
-    return outs, out_holder["is_tuple"], vjp_fn
 
+def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> Blocks:
+    """All rows in one batched backward pass: ``vmap`` over one-hot cotangents.
 
-def reverse_vectorized(vjp_fn, outs: tuple[torch.Tensor, ...], xs) -> Blocks:
-    """All rows in one batched call: ``vmap`` over one-hot cotangents (as ``torch.func.jacrev``)."""
+    ``torch.func.jacrev`` vmaps the VJP of ``torch.func.vjp``, which runs every backward with
+    ``create_graph=True``; here the graph of an ordinary forward pass is reused with
+    ``torch.autograd.grad`` (what ``torch.autograd.functional.jacobian(vectorize=True)`` does,
+    but with functorch's batching rules instead of the legacy ones, which are slow for e.g.
+    softmax or tanh).  Works for complex tensors too (PyTorch's conjugate convention).
+    """
     shapes = [y.shape for y in outs]
+    m = sum(y.numel() for y in outs)
+    live = [k for k, y in enumerate(outs) if y.requires_grad]
+    if not live or m == 0:
+        return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes)
     cot = eye_blocks(shapes, outs)
-    grads = vmap(vjp_fn)(tuple(cot))
+    live_outs = [outs[k] for k in live]
+
+    def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.autograd.grad(
+            live_outs, leaves, v, retain_graph=True, allow_unused=True, materialize_grads=True
+        )
+
+    grads = batched(vjp, [cot[k] for k in live])
     return _split_rows(grads, shapes)
 
 
@@ -129,9 +202,12 @@ def reverse_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[
     This is literally what the site teaches: ``y.backward(gradient=e_i)`` puts row ``i`` of the
     Jacobian in ``x.grad``; ``torch.autograd.grad`` computes the same without accumulating.
     """
-    leaves = tuple(x.detach().requires_grad_(True) for x in xs)
-    with torch.enable_grad():
-        outs, is_tuple = call(fn, leaves)
+    leaves, outs, is_tuple = reverse_graph(fn, xs)
+    return reverse_loop_graph(leaves, outs), is_tuple
+
+
+def reverse_loop_graph(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> Blocks:
+    """The loop of :func:`reverse_loop` on an already recorded graph (``retain_graph`` kept it)."""
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
     live = [k for k, y in enumerate(outs) if y.requires_grad]
@@ -149,54 +225,61 @@ def reverse_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[
             )
             for j, g in enumerate(grads):
                 per_input[j][r] = g
-    return _split_rows(per_input, shapes), is_tuple
-
-
-def reverse_batched_autograd(fn: Callable[..., Any], xs) -> tuple[Blocks, bool]:
-    """All rows at once with ``torch.autograd.grad(..., is_grads_batched=True)``.
-
-    Used for complex tensors, which ``torch.func.vjp`` refuses.
-    """
-    leaves = tuple(x.detach().requires_grad_(True) for x in xs)
-    with torch.enable_grad():
-        outs, is_tuple = call(fn, leaves)
-    shapes = [y.shape for y in outs]
-    m = sum(y.numel() for y in outs)
-    live = [k for k, y in enumerate(outs) if y.requires_grad]
-    if not live:
-        return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes), is_tuple
-    cot = eye_blocks(shapes, outs)
-    grads = torch.autograd.grad(
-        [outs[k] for k in live],
-        leaves,
-        grad_outputs=[cot[k] for k in live],
-        is_grads_batched=True,
-        allow_unused=True,
-        materialize_grads=True,
-    )
-    return _split_rows(grads, shapes), is_tuple
+    return _split_rows(per_input, shapes)
 
 
 # --------------------------------------------------------------------------- forward mode
 
 
+def _jvp(
+    fn: Callable[..., tuple[torch.Tensor, ...]],
+    primals: tuple[torch.Tensor, ...],
+    tangents: Sequence[torch.Tensor],
+) -> tuple[torch.Tensor, ...]:
+    """``torch.func.jvp(fn, primals, tangents)[1]`` for flat tuples of tensors.
+
+    The same steps as ``torch.func.jvp`` (a functorch JVP level, forward-mode dual tensors, a
+    zero tangent for an output that does not depend on the inputs) without its pytree handling
+    and argument checks, which cost about as much as a small Jacobian.  Falls back to
+    ``torch.func.jvp`` when torch's private entry points are missing.
+    """
+    if not _HAVE_RAW_JVP:
+        return tuple(func_jvp(fn, primals, tuple(tangents))[1])
+    level = _eager.enter_jvp_nesting()
+    try:
+        prev = torch._C._is_fwd_grad_enabled()
+        torch._C._set_fwd_grad_enabled(True)
+        try:
+            # only the outermost functorch JVP opens the forward-AD dual level (as torch.func.jvp)
+            ctx = fwAD.dual_level() if _eager.JVP_NESTING == 1 else contextlib.nullcontext()
+            with ctx:
+                duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents, strict=True))
+                out = []
+                for y in fn(*duals):
+                    tangent = fwAD.unpack_dual(y).tangent
+                    if tangent is None:
+                        tangent = torch.zeros_like(y)
+                    out.append(_unwrap_for_grad(tangent, level))
+                return tuple(out)
+        finally:
+            torch._C._set_fwd_grad_enabled(prev)
+    finally:
+        _eager.exit_jvp_nesting()
+
+
 def forward_vectorized(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
     """All columns in one batched call: ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``)."""
-    holder: dict[str, Any] = {}
+    holder: list[bool] = []
 
     def flat_fn(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
         outs, is_tuple = call(fn, args)
-        holder["is_tuple"] = is_tuple
-        holder["shapes"] = [y.shape for y in outs]
+        holder.append(is_tuple)
         return outs
 
-    tangents = eye_blocks([x.shape for x in xs], xs)
-
-    def push(*t: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return func_jvp(flat_fn, xs, t)[1]
-
-    cols = vmap(push, randomness="same")(*tangents)
-    return _split_cols(cols, [x.shape for x in xs]), holder["is_tuple"]
+    in_shapes = [x.shape for x in xs]
+    tangents = eye_blocks(in_shapes, xs)
+    cols = batched(lambda *t: _jvp(flat_fn, xs, t), tangents, randomness="same")
+    return _split_cols(cols, in_shapes), holder[0]
 
 
 def forward_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
@@ -209,7 +292,9 @@ def forward_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[
     for c in range(n):
         torch.set_rng_state(state)
         with fwAD.dual_level():
-            duals = tuple(fwAD.make_dual(x.detach(), t[c]) for x, t in zip(xs, tangents, strict=True))
+            duals = tuple(
+                fwAD.make_dual(x.detach(), t[c]) for x, t in zip(xs, tangents, strict=True)
+            )
             outs, is_tuple = call(fn, duals)
             if cols is None:
                 cols = [torch.zeros((n, *y.shape), dtype=y.dtype, device=y.device) for y in outs]
@@ -217,5 +302,8 @@ def forward_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[
                 tangent = fwAD.unpack_dual(y).tangent
                 if tangent is not None:
                     cols[k][c] = tangent
-    assert cols is not None
+    if cols is None:  # no input elements, so no columns: one plain call gives the output shapes
+        with torch.no_grad():
+            outs, is_tuple = call(fn, xs)
+        cols = [torch.zeros((0, *y.shape), dtype=y.dtype, device=y.device) for y in outs]
     return _split_cols(cols, [x.shape for x in xs]), is_tuple

@@ -44,6 +44,9 @@ def jacobian(
         ``None`` (default) tries one batched call with ``torch.func.vmap`` and falls back to a
         loop of single products when the function cannot be batched. ``True`` raises
         :class:`~gradarg._routes.VectorizationError` instead of falling back; ``False`` always loops.
+        Reverse mode evaluates ``fn`` once, unbatched, and batches only the backward passes (so
+        ``.item()`` or data-dependent control flow in ``fn`` is fine there); forward mode
+        batches ``fn`` itself.
 
     Returns
     -------
@@ -97,12 +100,20 @@ def jacobian(
             "'finite-difference'"
         )
     xs = tuple(t.detach().clone() for t in xs)  # fn can never reach the caller's tensors
-    with torch.random.fork_rng(devices=[]):
-        blocks, out_tuple = _compute(fn, xs, method, vectorize)
+    # What torch.random.fork_rng(devices=[]) does, without its per-call overhead: the draws fn
+    # makes (replayed for every evaluation) never advance the caller's generator.
+    state = torch.get_rng_state()
+    try:
+        blocks, out_tuple = _compute(fn, xs, method, vectorize, state)
+    finally:
+        torch.set_rng_state(state)
     return _package(blocks, in_tuple, out_tuple)
 
 
-def _compute(fn, xs, method: str, vectorize: bool | None) -> tuple[_routes.Blocks, bool]:
+def _compute(
+    fn, xs, method: str, vectorize: bool | None, state: torch.Tensor
+) -> tuple[_routes.Blocks, bool]:
+    """The blocks ``J[k][j]``; ``state`` is the CPU generator's state on entry."""
     if method == "finite-difference":
         dx, dy, out_tuple = fd_partials(fn, xs)
         ys = _shapes_only(dx, xs)
@@ -112,59 +123,36 @@ def _compute(fn, xs, method: str, vectorize: bool | None) -> tuple[_routes.Block
         ]
         return blocks, out_tuple
     complex_ = any(t.is_complex() for t in xs)
-    if method in ("auto", "reverse") and complex_:
-        return _reverse_complex(fn, xs, vectorize)
     if method == "forward":
-        return _forward(fn, xs, vectorize)
-    # reverse or auto: one forward pass recorded for reverse mode; auto may switch to forward.
-    state = torch.get_rng_state()
-    with torch.enable_grad():
-        try:
-            outs, out_tuple, vjp_fn = _routes.reverse_prepare(fn, xs)
-        except _routes._VMAP_ERRORS:
-            if vectorize:
-                raise
-            outs = None
-    if outs is not None:
+        return _forward(fn, xs, vectorize, state)
+    # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
+    leaves, outs, out_tuple = _routes.reverse_graph(fn, xs)
+    if method == "auto" and not complex_:
         m = sum(y.numel() for y in outs)
         n = sum(x.numel() for x in xs)
-        if method == "auto" and m > n:
+        if m > n:
+            del leaves, outs  # free the graph before forward mode runs
             torch.set_rng_state(state)
-            return _forward(fn, xs, vectorize, fallback_to_reverse=True)
-        if vectorize is not False:
-            try:
-                return _routes.reverse_vectorized(vjp_fn, outs, xs), out_tuple
-            except _routes._VMAP_ERRORS as err:
-                if vectorize:
-                    raise _routes.VectorizationError(
-                        f"fn could not be batched with torch.func.vmap: {err}"
-                    ) from err
-    torch.set_rng_state(state)
-    return _routes.reverse_loop(fn, xs)
-
-
-def _reverse_complex(fn, xs, vectorize):
-    state = torch.get_rng_state()
+            return _forward(fn, xs, vectorize, state, fallback_to_reverse=True)
     if vectorize is not False:
         try:
-            return _routes.reverse_batched_autograd(fn, xs)
+            return _routes.reverse_vectorized(leaves, outs), out_tuple
         except _routes._VMAP_ERRORS as err:
             if vectorize:
-                raise _routes.VectorizationError(str(err)) from err
-    torch.set_rng_state(state)
-    return _routes.reverse_loop(fn, xs)
+                raise _routes.VectorizationError(
+                    f"the backward pass of fn could not be batched with torch.func.vmap: {err}"
+                ) from err
+    # the loop reuses the graph recorded above: fn is not evaluated again
+    return _routes.reverse_loop_graph(leaves, outs), out_tuple
 
 
-def _forward(fn, xs, vectorize, fallback_to_reverse: bool = False):
-    state = torch.get_rng_state()
+def _forward(fn, xs, vectorize, state: torch.Tensor, fallback_to_reverse: bool = False):
     if vectorize is not False:
         try:
             return _routes.forward_vectorized(fn, xs)
         except _routes._VMAP_ERRORS as err:
             if vectorize:
-                raise _routes.VectorizationError(
-                    f"fn could not be batched with torch.func.vmap: {err}"
-                ) from err
+                raise _vectorization_error(fn, xs, err) from err
     torch.set_rng_state(state)
     try:
         return _routes.forward_loop(fn, xs)
@@ -174,6 +162,17 @@ def _forward(fn, xs, vectorize, fallback_to_reverse: bool = False):
     # Some ops have no forward-mode formula; reverse mode still works.
     torch.set_rng_state(state)
     return _routes.reverse_loop(fn, xs)
+
+
+def _vectorization_error(fn, xs, err: BaseException) -> Exception:
+    """``vectorize=True`` and the batched attempt failed: the error to raise.
+
+    One plain call of ``fn`` first, so that a failure of ``fn`` itself (a non-tensor or integer
+    output, a bug in ``fn``) surfaces as it is rather than as a :class:`VectorizationError`.
+    """
+    with torch.no_grad():
+        _routes.call(fn, xs)
+    return _routes.VectorizationError(f"fn could not be batched with torch.func.vmap: {err}")
 
 
 def _shapes_only(dx, xs) -> list[torch.Tensor]:
@@ -186,5 +185,8 @@ def _shapes_only(dx, xs) -> list[torch.Tensor]:
 
 
 def _package(blocks: _routes.Blocks, in_tuple: bool, out_tuple: bool) -> Any:
+    # detach: a forward-mode tangent through a captured tensor that requires grad (a module's
+    # parameters) is itself in that graph; the Jacobian is a plain tensor whatever the route.
+    blocks = [[b.detach() for b in row] for row in blocks]
     rows = [tuple(row) if in_tuple else row[0] for row in blocks]
     return tuple(rows) if out_tuple else rows[0]

@@ -1,0 +1,380 @@
+"""Time every Jacobian route of ``gradarg.jacobian`` against PyTorch's own.
+
+Run as ``python benchmarks/jacobian.py`` (or ``nox -s bench``, which sets ``OMP_NUM_THREADS=1``
+unless already set).  Flags: ``--quick`` (small sizes, few repeats, well under 30 s),
+``--markdown`` (print the table as Markdown), ``--clock cpu`` (process CPU time instead of
+wall-clock time, for a machine busy with other work; needs one torch thread), ``--repeats N``.
+
+For every row (a function and a size ``in -> out``) each implementation is first checked
+against ``torch.func.jacrev`` and then timed.  The measurements are interleaved: every repeat
+calls every implementation once (in a shuffled order), so machine noise hits all of them alike;
+the reported time is the median over repeats.  Fast calls are repeated inside one sample so
+that a sample lasts at least ~2 ms.
+
+Reference (torch) routes:
+
+* ``jacrev`` / ``jacfwd``: ``torch.func.jacrev(fn)(x)`` / ``torch.func.jacfwd(fn)(x)``
+* ``AF loop``: ``torch.autograd.functional.jacobian(fn, x)`` (its default ``vectorize=False``:
+  one backward pass per output element; skipped when ``out > 512``, it is slow)
+* ``AF vrev`` / ``AF vfwd``: ``torch.autograd.functional.jacobian(fn, x, vectorize=True,
+  strategy="reverse-mode" / "forward-mode")``
+
+gradarg routes: ``auto``, ``reverse``, ``forward`` and ``finite-difference`` (``fd``, only when
+``in`` and ``out`` are both at most 256).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch.autograd.functional import jacobian as af_jacobian
+
+import gradarg
+from gradarg.finite_diff import fd_tolerance
+
+DTYPE = torch.float32
+HIDDEN = 256  # width of the MLP's hidden layer
+AF_LOOP_MAX_OUT = 512  # the autograd.functional default loop is skipped above this many outputs
+FD_MAX_SIZE = 256  # finite differences only when in and out are both at most this
+TORCH_ROUTES = ("jacrev", "jacfwd", "AF loop", "AF vrev", "AF vfwd")
+GRADARG_ROUTES = ("auto", "reverse", "forward", "fd")
+TALL = (16, 512)
+
+
+# --------------------------------------------------------------------------- test functions
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def elementwise(n: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    return torch.sin
+
+
+def softmax(n: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    return lambda x: torch.softmax(x, dim=-1)
+
+
+def matmul(n_in: int, n_out: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    w = torch.randn(n_out, n_in, generator=_gen(1), dtype=DTYPE) / math.sqrt(n_in)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x @ w.T
+
+    return f
+
+
+def mlp(n_in: int, n_out: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    g = _gen(2)
+    w1 = torch.randn(HIDDEN, n_in, generator=g, dtype=DTYPE) / math.sqrt(n_in)
+    b1 = torch.randn(HIDDEN, generator=g, dtype=DTYPE) * 0.1
+    w2 = torch.randn(n_out, HIDDEN, generator=g, dtype=DTYPE) / math.sqrt(HIDDEN)
+    b2 = torch.randn(n_out, generator=g, dtype=DTYPE) * 0.1
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.linear(torch.tanh(torch.nn.functional.linear(x, w1, b1)), w2, b2)
+
+    return f
+
+
+@dataclass
+class Case:
+    name: str
+    n_in: int
+    n_out: int
+    fn: Callable[[torch.Tensor], torch.Tensor]
+    x: torch.Tensor
+    times: dict[str, float | None] = field(default_factory=dict)  # seconds; None = skipped
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.n_in}->{self.n_out}"
+
+
+def build_cases(quick: bool) -> list[Case]:
+    if quick:
+        square = [64, 256]
+        grid = [(64, 64), (64, 256), (256, 64), (256, 256)]
+    else:
+        square = [64, 256, 1024, 2048]
+        grid = [(64, 64), (256, 256), (256, 1024), (1024, 256), (1024, 1024), (2048, 2048)]
+    grid = [*grid, TALL]
+    cases: list[Case] = []
+
+    def x_for(n: int) -> torch.Tensor:
+        return torch.randn(n, generator=_gen(n), dtype=DTYPE)
+
+    for n in square:
+        cases.append(Case("elementwise", n, n, elementwise(n), x_for(n)))
+    for n in square:
+        cases.append(Case("softmax", n, n, softmax(n), x_for(n)))
+    for n_in, n_out in grid:
+        cases.append(Case("matmul", n_in, n_out, matmul(n_in, n_out), x_for(n_in)))
+    for n_in, n_out in grid:
+        cases.append(Case("mlp", n_in, n_out, mlp(n_in, n_out), x_for(n_in)))
+    return cases
+
+
+def implementations(case: Case) -> dict[str, Callable[[], object]]:
+    fn, x = case.fn, case.x
+    impls: dict[str, Callable[[], object]] = {
+        "jacrev": lambda: torch.func.jacrev(fn)(x),
+        "jacfwd": lambda: torch.func.jacfwd(fn)(x),
+        "AF loop": lambda: af_jacobian(fn, x),
+        "AF vrev": lambda: af_jacobian(fn, x, vectorize=True, strategy="reverse-mode"),
+        "AF vfwd": lambda: af_jacobian(fn, x, vectorize=True, strategy="forward-mode"),
+        "auto": lambda: gradarg.jacobian(fn, x, method="auto"),
+        "reverse": lambda: gradarg.jacobian(fn, x, method="reverse"),
+        "forward": lambda: gradarg.jacobian(fn, x, method="forward"),
+        "fd": lambda: gradarg.jacobian(fn, x, method="finite-difference"),
+    }
+    if case.n_out > AF_LOOP_MAX_OUT:
+        del impls["AF loop"]
+    if max(case.n_in, case.n_out) > FD_MAX_SIZE:
+        del impls["fd"]
+    return impls
+
+
+# --------------------------------------------------------------------------- measurement
+
+
+def check(case: Case, impls: dict[str, Callable[[], object]]) -> None:
+    """Every implementation agrees with jacrev (fd within its documented tolerance)."""
+    ref = impls["jacrev"]()
+    assert isinstance(ref, torch.Tensor)
+    for name, call in impls.items():
+        got = call()
+        assert isinstance(got, torch.Tensor), name
+        if got.shape != ref.shape or got.dtype != ref.dtype:
+            raise AssertionError(f"{case.label}: {name} gives {got.shape} {got.dtype}")
+        tol = fd_tolerance(DTYPE) if name == "fd" else 1e-4
+        if not torch.allclose(got, ref, rtol=tol, atol=tol):
+            err = float((got - ref).abs().max())
+            raise AssertionError(f"{case.label}: {name} differs from jacrev by {err:.2e}")
+
+
+CLOCK: Callable[[], float] = time.perf_counter  # --clock cpu: time.process_time
+
+
+def sample(call: Callable[[], object], number: int) -> float:
+    """Seconds per call, averaged over ``number`` back-to-back calls."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = CLOCK()
+        for _ in range(number):
+            call()
+        return (CLOCK() - start) / number
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def measure(case: Case, repeats: int, row_budget: float, min_sample: float) -> None:
+    impls = implementations(case)
+    check(case, impls)  # also a warm-up
+    names = list(impls)
+    # calibrate: per-call time estimate -> calls per sample, and how many repeats fit the budget
+    first = {n: min(sample(impls[n], 1) for _ in range(2)) for n in names}
+    number = {n: max(1, math.ceil(min_sample / max(first[n], 1e-7))) for n in names}
+    per_repeat = sum(first[n] * number[n] for n in names)
+    reps = max(min(5, repeats), min(repeats, int(row_budget / max(per_repeat, 1e-9))))
+    results: dict[str, list[float]] = {n: [] for n in names}
+    rng = random.Random(f"{case.label}")  # a fresh order every repeat, the same every run
+    gc.collect()
+    for _ in range(reps):
+        order = names[:]
+        rng.shuffle(order)  # no implementation always runs after the same one
+        for n in order:
+            results[n].append(sample(impls[n], number[n]))
+    for n in (*TORCH_ROUTES, *GRADARG_ROUTES):
+        case.times[n] = statistics.median(results[n]) if n in results else None
+
+
+# --------------------------------------------------------------------------- report
+
+
+def best_torch(case: Case) -> tuple[str, float]:
+    name = min(
+        (n for n in TORCH_ROUTES if case.times.get(n) is not None),
+        key=lambda n: case.times[n],  # type: ignore[arg-type, return-value]
+    )
+    return name, case.times[name]  # type: ignore[return-value]
+
+
+def auto_route(case: Case) -> str:
+    return "rev" if case.n_out <= case.n_in else "fwd"
+
+
+def fmt_ms(t: float | None) -> str:
+    return "skipped" if t is None else f"{t * 1e3:.3f}"
+
+
+def fmt_ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a / b:.2f}"
+
+
+HEADER = [
+    "function",
+    "in->out",
+    "jacrev",
+    "jacfwd",
+    "AF loop",
+    "AF vrev",
+    "AF vfwd",
+    "best torch",
+    "auto",
+    "reverse",
+    "forward",
+    "fd",
+    "auto/best",
+    "rev/best",
+    "fwd/best",
+    "fd/best",
+    "best/AF loop",
+]
+
+
+def rows(cases: list[Case]) -> list[list[str]]:
+    out = []
+    for c in cases:
+        bname, bt = best_torch(c)
+        t = c.times
+        out.append(
+            [
+                c.name,
+                f"{c.n_in}->{c.n_out}",
+                *(fmt_ms(t[n]) for n in TORCH_ROUTES),
+                bname,
+                f"{fmt_ms(t['auto'])} ({auto_route(c)})",
+                fmt_ms(t["reverse"]),
+                fmt_ms(t["forward"]),
+                "-" if t["fd"] is None else fmt_ms(t["fd"]),
+                *(fmt_ratio(t[n], bt) for n in GRADARG_ROUTES),
+                fmt_ratio(bt, t["AF loop"]),
+            ]
+        )
+    return out
+
+
+def print_table(cases: list[Case], markdown: bool) -> None:
+    body = rows(cases)
+    if markdown:
+        print("| " + " | ".join(HEADER) + " |")
+        print("|" + "|".join("---" if i < 2 else "---:" for i in range(len(HEADER))) + "|")
+        for r in body:
+            print("| " + " | ".join(r) + " |")
+        return
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(HEADER)]
+    line = "  ".join(
+        h.rjust(w) if i >= 2 else h.ljust(w)
+        for i, (h, w) in enumerate(zip(HEADER, widths, strict=True))
+    )
+    print(line)
+    print("-" * len(line))
+    for r in body:
+        print(
+            "  ".join(
+                v.rjust(w) if i >= 2 else v.ljust(w)
+                for i, (v, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
+
+
+def summary(cases: list[Case]) -> bool:
+    fails = []
+    for c in cases:
+        _, bt = best_torch(c)
+        ratio = c.times["auto"] / bt  # type: ignore[operator]
+        if ratio > 1.05:
+            fails.append(f"{c.label} ({ratio:.2f}x)")
+    ok1 = not fails
+    print()
+    print("Summary")
+    print(
+        f"- auto within 1.05x of the fastest torch route in every row: "
+        f"{'HOLDS' if ok1 else 'FAILS'}"
+        + ("" if ok1 else f" -- {len(fails)}/{len(cases)} rows over: " + ", ".join(fails))
+    )
+    tall = [c for c in cases if (c.n_in, c.n_out) == TALL]
+    speedups = []
+    for c in tall:
+        s = c.times["AF loop"] / c.times["auto"]  # type: ignore[operator]
+        speedups.append(s)
+        print(f"- {c.label}: AF loop / gradarg auto = {s:.1f}x")
+    ok2 = bool(speedups) and min(speedups) >= 10
+    print(
+        f"- tall case ({TALL[0]}->{TALL[1]}) at least 10x faster than "
+        f"torch.autograd.functional.jacobian default loop: {'HOLDS' if ok2 else 'FAILS'}"
+    )
+    return ok1 and ok2
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes, few repeats (< 30 s)")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    p.add_argument("--repeats", type=int, default=None, help="maximum repeats per row")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: time.perf_counter (default); cpu: time.process_time, which ignores time the "
+        "process spends descheduled on a busy machine (meaningful with one torch thread only)",
+    )
+    args = p.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    repeats = args.repeats or (5 if args.quick else 21)
+    row_budget = 0.8 if args.quick else 10.0  # seconds of timed calls per row (soft limit)
+    min_sample = 0.001 if args.quick else 0.002
+
+    cases = build_cases(args.quick)
+    print(
+        f"gradarg {gradarg.__version__} | torch {torch.__version__} | Python "
+        f"{platform.python_version()} | {platform.machine()} | torch threads "
+        f"{torch.get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})"
+    )
+    print(
+        f"dtype {DTYPE} (x and weights) | {args.clock}-clock ms per Jacobian, median of "
+        f"interleaved repeats (up to {repeats}) | ratios: route time / fastest torch route of the row"
+    )
+    print(
+        "correctness: every route allclose to torch.func.jacrev (rtol=atol=1e-4; fd within "
+        f"{fd_tolerance(DTYPE):.1e}) before timing | MLP = Linear(in,{HIDDEN})-tanh-Linear({HIDDEN},out)"
+    )
+    print()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    for i, c in enumerate(cases, 1):
+        print(f"[{i}/{len(cases)}] {c.label}", file=sys.stderr, flush=True)
+        measure(c, repeats, row_budget, min_sample)
+    print_table(cases, args.markdown)
+    print(
+        f"\nAF loop skipped where out > {AF_LOOP_MAX_OUT}; fd only where in, out <= {FD_MAX_SIZE}. "
+        f"auto (rev) = reverse mode (out <= in), auto (fwd) = forward mode (out > in). "
+        f"Total {time.perf_counter() - start:.0f} s."
+    )
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    if torch.get_num_threads() == 1 and cpu < 0.9 * wall:
+        print(
+            f"NOTE: the process got {cpu / wall:.0%} of a CPU during the run (other load on the "
+            f"machine): wall-clock times are noisy; consider --clock cpu."
+        )
+    summary(cases)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
