@@ -7,6 +7,12 @@ from importlib.metadata import version as _version
 
 import torch
 
+# Notebook kernels inherit this environment: one thread, so that reductions add in the same
+# order on every machine and two builds show the same numbers (timings aside).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("PYTHONHASHSEED", "0")
+
 project = "gradarg"
 author = "gradarg developers"
 copyright = "2026, gradarg developers"
