@@ -136,20 +136,26 @@ def compare_vjp(
     finite-difference
     """
     (x,), _ = as_input_tuple("x", x)
-    if isinstance(fn, torch.Tensor):
-        y = fn
-        got = _backward_on_output(y, x, v)
-        fn_ = None
-    elif callable(fn):
-        got = backward_vjp(fn, x, v)
-        fn_ = fn
-        with torch.no_grad():
-            y = check_single_output(fn, fn(x.detach().clone()))
-    else:
-        raise TypeError(f"fn must be a callable or an output tensor, got {type(fn).__name__}")
-    v_t = check_cotangent(v, y)
+    # Every evaluation of fn replays the caller's RNG state, so random draws (dropout) are the
+    # same in the backward pass under test and in the reference; the caller's state is kept.
+    with torch.random.fork_rng(devices=[]):
+        state = torch.get_rng_state()
+        if isinstance(fn, torch.Tensor):
+            y = fn
+            got = _backward_on_output(y, x, v)
+            fn_ = None
+        elif callable(fn):
+            got = backward_vjp(fn, x, v)
+            fn_ = fn
+            torch.set_rng_state(state)
+            with torch.no_grad():
+                y = check_single_output(fn, fn(x.detach().clone()))
+        else:
+            raise TypeError(f"fn must be a callable or an output tensor, got {type(fn).__name__}")
+        v_t = check_cotangent(v, y)
 
-    name, ref, default_tol = _reference(reference, fn_, x, y, v_t)
+        torch.set_rng_state(state)
+        name, ref, default_tol = _reference(reference, fn_, x, y, v_t)
     ref = ref.to(got.dtype)
     tol = default_tol if default_tol is not None else _default_tol(got.dtype)
     rtol = tol[0] if rtol is None else rtol
@@ -165,8 +171,11 @@ def compare_vjp(
 def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tensor:
     """``y.backward(v)`` for a caller's graph, accumulating only into ``x`` and restoring it."""
     check_requires_grad(y, "y")
+    if not x.requires_grad:
+        raise ValueError("x does not require grad, so it cannot be in y's graph; pass the tensor "
+                         "y was computed from")
     v_t = check_cotangent(v, y)
-    saved = x.grad
+    saved = x.grad if x.is_leaf or x.retains_grad else None  # a non-leaf's .grad warns
     x.grad = None
     try:
         y.backward(gradient=v_t, retain_graph=True, inputs=[x])
@@ -185,11 +194,13 @@ def _reference(reference: Reference, fn, x, y, v) -> tuple[str, torch.Tensor, tu
                 f"tensor pass a Jacobian (array or tensor) or a VJP function instead"
             )
         if reference == "finite-difference":
-            dx, dy, _ = fd_partials(fn, (x,))
+            dx, dy, _ = fd_partials(fn, (x.detach().clone(),))  # fn never sees the caller's x
             tol = fd_tolerance(x.dtype)
             return reference, vjp_from_partials(v, dx[0][0], dy[0][0], x), (tol, tol)
         if reference in ("forward", "reverse"):
             jac = jacobian(fn, x, method=reference)
+            if reference == "forward":  # ∂y/∂x itself: complex for a complex y of a real x
+                return reference, vjp_from_partials(v, jac, None, x), None
             return reference, contract(v, jac), None
         raise ValueError(
             f"reference must be 'finite-difference', 'forward', 'reverse', a Jacobian or a "

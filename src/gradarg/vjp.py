@@ -58,8 +58,13 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
     (leaf,) = fresh_leaves((x_,))
     y = check_single_output(fn, fn(leaf))
     check_requires_grad(y, "the output of fn")
-    y.backward(gradient=check_cotangent(v, y))
-    assert leaf.grad is not None  # y requires grad and depends on leaf
+    # inputs=: accumulate into the private leaf only, not into tensors fn captured (parameters)
+    y.backward(gradient=check_cotangent(v, y), inputs=[leaf])
+    if leaf.grad is None:  # y requires grad through tensors fn captured, but not through x
+        raise ValueError(
+            "the output of fn does not depend on x (backward() left x.grad empty): it requires "
+            "grad only through other tensors, e.g. parameters captured by fn"
+        )
     return leaf.grad
 
 
