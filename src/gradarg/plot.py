@@ -55,6 +55,10 @@ def jacobian_heatmap(
     vmax = float(abs(mat).max()) or 1.0
     im = ax.imshow(mat, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto")
     ax.figure.colorbar(im, ax=ax, shrink=0.8)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(f"input element j (x flattened, {mat.shape[1]})")
     ax.set_ylabel(f"output element i (y flattened, {m})")
     if title:
