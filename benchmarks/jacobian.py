@@ -21,6 +21,12 @@ Reference (torch) routes:
 
 gradarg routes: ``auto``, ``reverse``, ``forward`` and ``finite-difference`` (``fd``, only when
 ``in`` and ``out`` are both at most 256).
+
+At 1024-2048 elements a Jacobian is 4-16 MB, and the times include the page faults taken when
+glibc returns freed blocks of that size to the OS and the next call touches fresh pages.  Whether
+that happens depends on the order of allocations and frees, not on the amount of work, so it can
+favour one route over another by 10-20 % at those sizes.  To take it out, run with
+``GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=1073741824``.
 """
 
 from __future__ import annotations
@@ -366,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         f"auto (rev) = reverse mode (out <= in), auto (fwd) = forward mode (out > in). "
         f"Total {time.perf_counter() - start:.0f} s."
     )
+    if os.environ.get("GLIBC_TUNABLES"):
+        print(f"GLIBC_TUNABLES={os.environ['GLIBC_TUNABLES']}")
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     if torch.get_num_threads() == 1 and cpu < 0.9 * wall:
         print(
