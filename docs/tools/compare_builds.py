@@ -3,8 +3,8 @@
 Usage: python docs/tools/compare_builds.py BUILD_A BUILD_B
 
 Compares the visible text of every page (code, outputs, glued numbers, formulas' sources).
-Exempt are only the outputs of cells tagged ``measured`` (wall-clock timings, which no two
-runs share) and the page footers. Exits 1 and prints a diff of each page that differs.
+Exempt are only wall-clock timings, which no two runs share: outputs of cells tagged
+``measured`` and prose inside a ``:::{container} measured`` block; and the page footers. Exits 1 and prints a diff of each page that differs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup
 def page_text(path: Path) -> list[str]:
     soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
     main = soup.find("main") or soup.body
-    for el in main.select("script, style, footer, .tag_measured, .bd-footer-article"):
+    for el in main.select("script, style, footer, .tag_measured, .measured, .bd-footer-article"):
         el.decompose()
     lines = (line.strip() for line in main.get_text("\n").splitlines())
     return [line for line in lines if line]
