@@ -80,7 +80,7 @@ def browser(session: nox.Session) -> None:
     if not (DOCS_OUT / "index.html").exists():
         session.error("build the site first: nox -s docs")
     install(session, "-e", ".[browser]")
-    session.run("pytest", "tests/browser", "-o", "addopts=-ra", "-v",
+    session.run("pytest", "tests/browser", "--confcutdir=tests/browser", "-o", "addopts=-ra", "-v",
                 *session.posargs, env={"GRADARG_SITE": str(DOCS_OUT)})
 
 
