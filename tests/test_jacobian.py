@@ -565,3 +565,34 @@ def test_jacobian_of_module_with_parameters_is_detached(method):
 def test_jacobian_converts_to_numpy():
     J = gradarg.jacobian(lambda t: t**2, X3)
     np.testing.assert_allclose(J.numpy(), np.diag(2 * X3.numpy()), rtol=1e-15)
+
+
+def test_auto_remembers_forward_choice_and_skips_the_probe():
+    W = torch.randn(12, 3, dtype=torch.float64)
+    calls = []
+
+    def tall(t):
+        calls.append(1)
+        return torch.tanh(W @ t)
+
+    x = torch.randn(3, dtype=torch.float64)
+    expected = torch.diag(1 - torch.tanh(W @ x) ** 2) @ W
+    first = gradarg.jacobian(tall, x)
+    n_first = len(calls)
+    second = gradarg.jacobian(tall, x)
+    assert len(calls) - n_first < n_first  # the probe forward pass is skipped
+    torch.testing.assert_close(first, expected)
+    torch.testing.assert_close(second, expected)
+
+
+def test_remembered_choice_never_changes_the_result():
+    """The memory is keyed on input shapes only; an output whose size changes is still right."""
+    state = {"rows": 8}
+
+    def varying(t):
+        return t.repeat(state["rows"])
+
+    x = torch.randn(2, dtype=torch.float64)
+    gradarg.jacobian(varying, x)  # tall: forward mode remembered
+    state["rows"] = 1  # now square: reverse would be chosen, forward is remembered
+    torch.testing.assert_close(gradarg.jacobian(varying, x), torch.eye(2, dtype=torch.float64))

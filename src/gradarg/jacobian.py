@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -39,7 +41,10 @@ def jacobian(
         gradients (``y.backward(gradient=e_i)`` gives row ``i``); ``"forward"`` builds the
         columns from Jacobian-vector products with one-hot tangents; ``"finite-difference"``
         uses central differences (see :mod:`gradarg.finite_diff` for the step and error bound);
-        ``"auto"`` picks reverse when there are no more outputs than inputs, else forward.
+        ``"auto"`` picks reverse when there are no more outputs than inputs, else forward
+        (it learns the output size from the forward pass it records for reverse mode, and
+        remembers a forward choice per function and input shapes/dtypes, so repeated calls
+        skip that pass).
     vectorize : bool or None
         ``None`` (default) tries one batched call with ``torch.func.vmap`` and falls back to a
         loop of single products when the function cannot be batched. ``True`` raises
@@ -125,13 +130,17 @@ def _compute(
     complex_ = any(t.is_complex() for t in xs)
     if method == "forward":
         return _forward(fn, xs, vectorize, state)
+    auto = method == "auto" and not complex_
+    if auto and _remembered_forward(fn, xs):
+        return _forward(fn, xs, vectorize, state, fallback_to_reverse=True)
     # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
     leaves, outs, out_tuple = _routes.reverse_graph(fn, xs)
-    if method == "auto" and not complex_:
+    if auto:
         m = sum(y.numel() for y in outs)
         n = sum(x.numel() for x in xs)
         if m > n:
             del leaves, outs  # free the graph before forward mode runs
+            _remember_forward(fn, xs)
             torch.set_rng_state(state)
             return _forward(fn, xs, vectorize, state, fallback_to_reverse=True)
     if vectorize is not False:
@@ -144,6 +153,34 @@ def _compute(
                 ) from err
     # the loop reuses the graph recorded above: fn is not evaluated again
     return _routes.reverse_loop_graph(leaves, outs), out_tuple
+
+
+# auto learns the output size from a forward pass recorded for reverse mode; when forward mode
+# wins (more outputs than inputs) that pass is wasted.  The choice affects only speed, never the
+# result, so it is remembered per function and input signature (shapes, dtypes): repeated calls,
+# as in a loop over data points, go straight to forward mode.  Weak keys: no function is kept
+# alive by this table.
+_FORWARD_SIGNATURES: weakref.WeakKeyDictionary[Any, set[tuple]] = weakref.WeakKeyDictionary()
+_MAX_SIGNATURES = 32
+
+
+def _signature(xs) -> tuple:
+    return tuple((tuple(x.shape), x.dtype) for x in xs)
+
+
+def _remembered_forward(fn, xs) -> bool:
+    try:
+        return _signature(xs) in _FORWARD_SIGNATURES.get(fn, ())
+    except TypeError:  # fn cannot be weakly referenced (some builtins)
+        return False
+
+
+def _remember_forward(fn, xs) -> None:
+    with contextlib.suppress(TypeError):
+        seen = _FORWARD_SIGNATURES.setdefault(fn, set())
+        if len(seen) >= _MAX_SIGNATURES:
+            seen.clear()
+        seen.add(_signature(xs))
 
 
 def _forward(fn, xs, vectorize, state: torch.Tensor, fallback_to_reverse: bool = False):
