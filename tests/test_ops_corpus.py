@@ -275,32 +275,31 @@ def test_corpus_is_broad():
 # torch 2.13: the functorch batching rule of cdist's backward gives wrong rows, so
 # torch.func.jacrev(cdist) is wrong too; torch.autograd.functional.jacobian (one row at a time, or
 # vectorize=True with the legacy batching rules) and gradarg's loops are right.  gradarg's
-# vectorized reverse route batches the backward pass with functorch and inherits the bug.
-CDIST_UPSTREAM_BUG = pytest.mark.xfail(
-    strict=True, reason="torch.func batching rule of _cdist_backward is wrong (jacrev too)"
-)
-REVERSE_VECTORIZED = [
-    pytest.param(o, id=o.name, marks=CDIST_UPSTREAM_BUG if o.name.startswith("cdist") else ())
-    for o in CORPUS
-]
+# vectorized reverse route detects CdistBackward0 in the graph and loops instead.
+REVERSE_VECTORIZED = CORPUS
 
 
 def test_cdist_upstream_bug_is_in_torch_func_jacrev():
-    """If this fails, torch fixed the batching rule: drop CDIST_UPSTREAM_BUG."""
+    """If this fails, torch fixed the batching rule: drop _routes.WRONG_BATCHED_BACKWARD."""
     (o,) = [o for o in NO_FORWARD if o.name.startswith("cdist")]
     x = o.inputs()
     assert not torch.allclose(torch.func.jacrev(o.fn)(x), torch_jacobian(o.fn, x))
 
 
-@CDIST_UPSTREAM_BUG
+def test_vectorize_true_refuses_cdist_rather_than_answer_wrong():
+    x = spaced(3, 2)
+    with pytest.raises(gradarg.VectorizationError, match="CdistBackward0"):
+        gradarg.jacobian(lambda t: torch.cdist(t, POINTS[:1]), x, method="reverse", vectorize=True)
+
+
 def test_auto_with_cdist_and_fewer_outputs_than_inputs():
-    """m <= n: auto takes the vectorized reverse route, which inherits the cdist bug."""
+    """m <= n: auto takes the reverse route, which must not batch cdist's backward."""
     x = spaced(3, 2)
     fn = lambda t: torch.cdist(t, POINTS[:1])
     assert_blocks_close(gradarg.jacobian(fn, x), torch_jacobian(fn, x), **AUTODIFF_TOL)
 
 
-@pytest.mark.parametrize("o", REVERSE_VECTORIZED)
+@pytest.mark.parametrize("o", REVERSE_VECTORIZED, ids=ids(REVERSE_VECTORIZED))
 def test_reverse_matches_torch(o):
     assert_blocks_close(gradarg.jacobian(o.fn, o.inputs(), method="reverse"), reference(o),
                         **AUTODIFF_TOL)

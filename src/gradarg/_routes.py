@@ -170,6 +170,28 @@ def reverse_graph(
     return leaves, outs, is_tuple
 
 
+# Backward nodes whose functorch batching rule gives wrong results in the torch versions tested
+# (torch 2.13: every row of cdist's batched backward is wrong, and torch.func.jacrev with it;
+# tests/test_ops_corpus.py checks that torch still has the bug).  A graph containing one is
+# differentiated with the loop instead: slower, right.
+WRONG_BATCHED_BACKWARD = frozenset({"CdistBackward0"})
+
+
+def _graph_has(outs: Sequence[torch.Tensor], names: frozenset[str]) -> str | None:
+    """The first backward node named in ``names`` reachable from ``outs``, else ``None``."""
+    stack = [y.grad_fn for y in outs if y.grad_fn is not None]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.name() in names:
+            return node.name()
+        stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+    return None
+
+
 def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> Blocks:
     """All rows in one batched backward pass: ``vmap`` over one-hot cotangents.
 
@@ -184,8 +206,11 @@ def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tenso
     live = [k for k, y in enumerate(outs) if y.requires_grad]
     if not live or m == 0:
         return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes)
-    cot = eye_blocks(shapes, outs)
     live_outs = [outs[k] for k in live]
+    wrong = _graph_has(live_outs, WRONG_BATCHED_BACKWARD)
+    if wrong is not None:
+        raise NotImplementedError(f"torch's batched {wrong} gives wrong results; use the loop")
+    cot = eye_blocks(shapes, outs)
 
     def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return torch.autograd.grad(

@@ -1,0 +1,26 @@
+"""The API reference page documents every public name."""
+
+from pathlib import Path
+
+import gradarg
+import gradarg.plot
+
+API_PAGE = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+
+
+def test_every_public_name_is_on_the_api_page():
+    missing = [name for name in gradarg.__all__ if not any(
+        f":: {name}" in line or f":: gradarg.{name}" in line for line in API_PAGE.splitlines())]
+    assert missing == []
+
+
+def test_plot_module_is_on_the_api_page():
+    assert all(f":: gradarg.plot.{name}" in API_PAGE for name in gradarg.plot.__all__)
+
+
+def test_every_public_callable_has_a_numpy_style_docstring_with_examples_or_raises():
+    for name in gradarg.__all__:
+        obj = getattr(gradarg, name)
+        if callable(obj) and not isinstance(obj, type):
+            doc = obj.__doc__ or ""
+            assert "Examples" in doc or "Raises" in doc, f"{name} lacks Examples/Raises"
