@@ -81,6 +81,10 @@ def jacobian(
     ``torch.autograd.functional.jacobian(fn, z, vectorize=True)``; so ``backward(v)`` equals
     ``v`` contracted with this matrix for holomorphic functions.
 
+    Where torch's batching rule for a backward node is known to give wrong results
+    (``_routes.WRONG_BATCHED_BACKWARD``: ``cdist`` in torch 2.13), the reverse route loops
+    over single backward passes instead of batching them.
+
     Examples
     --------
     >>> import torch
