@@ -326,3 +326,10 @@ def test_contract_by_hand():
     torch.testing.assert_close(gradarg.contract(v, J), torch.tensor([[-4.0, -4.0], [-4.0, -4.0]]))
     got = gradarg.contract(np.array([2.0, 0.0]), J.numpy())
     torch.testing.assert_close(got, torch.tensor([[2.0, 4.0], [6.0, 8.0]], dtype=F64))
+
+
+def test_compare_vjp_warns_once_about_nan():
+    x = torch.tensor([1.0, float("nan")], dtype=torch.float64)
+    with pytest.warns(RuntimeWarning, match="NaN or Inf") as record:
+        gradarg.compare_vjp(torch.sin, x, torch.ones(2, dtype=torch.float64), reference="forward")
+    assert len([w for w in record if "NaN or Inf" in str(w.message)]) == 1

@@ -34,6 +34,9 @@ def check_differentiable_dtype(name: str, t: torch.Tensor) -> torch.Tensor:
     return t
 
 
+NAN_WARNING = r".* contains NaN or Inf; derivatives computed there are NaN or meaningless"
+
+
 def check_finite(name: str, t: torch.Tensor) -> None:
     """Warn (``RuntimeWarning``) if ``t`` holds NaN or Inf: derivatives there are meaningless."""
     # A finite sum proves every element finite (NaN and Inf propagate) in one cheap kernel;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +10,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import as_input_tuple, check_cotangent, check_requires_grad, check_single_output
+from ._validate import (
+    NAN_WARNING,
+    as_input_tuple,
+    check_cotangent,
+    check_requires_grad,
+    check_single_output,
+)
 from .finite_diff import fd_partials, fd_tolerance, vjp_from_partials
 from .jacobian import jacobian
 from .render import html_table, markdown_table
@@ -135,10 +142,11 @@ def compare_vjp(
     >>> print(compare_vjp(lambda t: t**2, x, torch.ones(2)).reference_name)
     finite-difference
     """
-    (x,), _ = as_input_tuple("x", x)
+    (x,), _ = as_input_tuple("x", x)  # warns once about NaN/Inf; the helpers below stay quiet
     # Every evaluation of fn replays the caller's RNG state, so random draws (dropout) are the
     # same in the backward pass under test and in the reference; the caller's state is kept.
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", NAN_WARNING, RuntimeWarning)
         state = torch.get_rng_state()
         if isinstance(fn, torch.Tensor):
             y = fn
