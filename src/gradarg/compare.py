@@ -19,7 +19,7 @@ from ._validate import (
 )
 from .finite_diff import fd_partials, fd_tolerance, vjp_from_partials
 from .jacobian import jacobian
-from .render import html_table, markdown_table
+from .render import format_cells, html_table, markdown_table
 from .vjp import backward_vjp, contract
 
 __all__ = ["VJPComparison", "compare_vjp"]
@@ -72,8 +72,7 @@ class VJPComparison:
         ]
 
     def __str__(self) -> str:
-        rows = markdown_table(self._rows(), ["quantity", "value"], digits=6).splitlines()
-        cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows[:1] + rows[2:]]
+        cells = [["quantity", "value"], *format_cells(self._rows(), digits=6)]
         width = max(len(c[0]) for c in cells)
         return "\n".join(f"{a:<{width}}  {b}" for a, b in cells)
 

@@ -134,17 +134,13 @@ def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: 
     )
 
 
-def markdown_table(
-    rows: Sequence[Sequence[Any]], headers: Sequence[str], digits: int = 4
-) -> str:
-    """A Markdown pipe table; tensors and numbers are formatted with :func:`fmt`.
+def format_cells(rows: Sequence[Sequence[Any]], digits: int = 4) -> list[list[str]]:
+    """Every cell as text: tensors as ``[a, b, ...]`` (flattened), numbers with :func:`fmt`.
 
     Examples
     --------
-    >>> print(markdown_table([["a.grad", torch.tensor(0.4)]], ["quantity", "value"]))
-    | quantity | value |
-    | --- | --- |
-    | a.grad | 0.4 |
+    >>> format_cells([["x", torch.tensor([1.0, 0.5]), 2 / 3]])
+    [['x', '[1, 0.5]', '0.6667']]
     """
 
     def cell(x: Any) -> str:
@@ -157,17 +153,38 @@ def markdown_table(
             return fmt(x, digits)
         return str(x)
 
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
-    lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in rows]
+    return [[cell(x) for x in row] for row in rows]
+
+
+def markdown_table(
+    rows: Sequence[Sequence[Any]], headers: Sequence[str], digits: int = 4
+) -> str:
+    """A Markdown pipe table; tensors and numbers are formatted with :func:`fmt`.
+
+    A ``|`` inside a cell is escaped, so labels such as ``|z|`` keep the table intact.
+
+    Examples
+    --------
+    >>> print(markdown_table([["a.grad", torch.tensor(0.4)], ["|z|", 1.0]], ["quantity", "value"]))
+    | quantity | value |
+    | --- | --- |
+    | a.grad | 0.4 |
+    | \\|z\\| | 1 |
+    """
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    lines = [line(headers), "| " + " | ".join("---" for _ in headers) + " |"]
+    lines += [line(row) for row in format_cells(rows, digits)]
     return "\n".join(lines)
 
 
 def html_table(rows: Sequence[Sequence[Any]], headers: Sequence[str], digits: int = 4) -> str:
     """The same table as :func:`markdown_table`, as HTML (for notebook output)."""
-    md = markdown_table(rows, headers, digits).splitlines()
-    cells = [[c.strip() for c in line.strip("|").split("|")] for line in md]
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in cells[0])
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in cells[2:]
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+        for row in format_cells(rows, digits)
     )
     return f'<table class="gradarg-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
