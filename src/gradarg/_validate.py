@@ -34,7 +34,8 @@ def check_differentiable_dtype(name: str, t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-NAN_WARNING = r".* contains NaN or Inf; derivatives computed there are NaN or meaningless"
+_NAN_TEXT = "contains NaN or Inf; derivatives computed there are NaN or meaningless"
+NAN_WARNING = rf".* {_NAN_TEXT}"  # the message, as a pattern for warnings.filterwarnings
 
 
 def check_finite(name: str, t: torch.Tensor) -> None:
@@ -46,7 +47,7 @@ def check_finite(name: str, t: torch.Tensor) -> None:
         return
     if not bool(torch.isfinite(t).all()):
         warnings.warn(
-            f"{name} contains NaN or Inf; derivatives computed there are NaN or meaningless",
+            f"{name} {_NAN_TEXT}",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -55,7 +55,12 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
     tensor([200.,   4.])
     """
     (x_,), _ = as_input_tuple("x", x)
-    (leaf,) = fresh_leaves((x_,))
+    return run_backward(fn, x_, v)[0]
+
+
+def run_backward(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any):
+    """:func:`backward_vjp` for an already checked ``x``: returns ``(x.grad, y)``, ``y`` detached."""
+    (leaf,) = fresh_leaves((x,))
     y = check_single_output(fn, fn(leaf))
     check_requires_grad(y, "the output of fn")
     # inputs=: accumulate into the private leaf only, not into tensors fn captured (parameters)
@@ -65,7 +70,7 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
             "the output of fn does not depend on x (backward() left x.grad empty): it requires "
             "grad only through other tensors, e.g. parameters captured by fn"
         )
-    return leaf.grad
+    return leaf.grad, y.detach()
 
 
 def contract(v: Any, jac: Any) -> torch.Tensor:
