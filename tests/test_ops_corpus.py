@@ -276,7 +276,6 @@ def test_corpus_is_broad():
 # torch.func.jacrev(cdist) is wrong too; torch.autograd.functional.jacobian (one row at a time, or
 # vectorize=True with the legacy batching rules) and gradarg's loops are right.  gradarg's
 # vectorized reverse route detects CdistBackward0 in the graph and loops instead.
-REVERSE_VECTORIZED = CORPUS
 
 
 def test_cdist_upstream_bug_is_in_torch_func_jacrev():
@@ -299,27 +298,17 @@ def test_auto_with_cdist_and_fewer_outputs_than_inputs():
     assert_blocks_close(gradarg.jacobian(fn, x), torch_jacobian(fn, x), **AUTODIFF_TOL)
 
 
-@pytest.mark.parametrize("o", REVERSE_VECTORIZED, ids=ids(REVERSE_VECTORIZED))
-def test_reverse_matches_torch(o):
-    assert_blocks_close(gradarg.jacobian(o.fn, o.inputs(), method="reverse"), reference(o),
-                        **AUTODIFF_TOL)
-
-
+@pytest.mark.parametrize("vectorize", [None, False], ids=["batched", "loop"])
 @pytest.mark.parametrize("o", CORPUS, ids=ids(CORPUS))
-def test_reverse_loop_matches_torch(o):
-    assert_blocks_close(gradarg.jacobian(o.fn, o.inputs(), method="reverse", vectorize=False),
+def test_reverse_matches_torch(o, vectorize):
+    assert_blocks_close(gradarg.jacobian(o.fn, o.inputs(), method="reverse", vectorize=vectorize),
                         reference(o), **AUTODIFF_TOL)
 
 
+@pytest.mark.parametrize("vectorize", [None, False], ids=["batched", "loop"])
 @pytest.mark.parametrize("o", FORWARD_OK, ids=ids(FORWARD_OK))
-def test_forward_matches_torch(o):
-    assert_blocks_close(gradarg.jacobian(o.fn, o.inputs(), method="forward"), reference(o),
-                        **AUTODIFF_TOL)
-
-
-@pytest.mark.parametrize("o", FORWARD_OK, ids=ids(FORWARD_OK))
-def test_forward_loop_matches_torch(o):
-    assert_blocks_close(gradarg.jacobian(o.fn, o.inputs(), method="forward", vectorize=False),
+def test_forward_matches_torch(o, vectorize):
+    assert_blocks_close(gradarg.jacobian(o.fn, o.inputs(), method="forward", vectorize=vectorize),
                         reference(o), **AUTODIFF_TOL)
 
 

@@ -61,7 +61,7 @@ def test_images_load(visits, page):
 
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
-def test_notebook_page_has_figures_or_tables_and_copy_button(visits, page):
+def test_copy_button_copies_the_code(visits, page):
     v = visits(page)
     assert v.copy_buttons > 0
     assert v.copied is not None
