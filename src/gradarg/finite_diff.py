@@ -19,9 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from torch.func import vmap
 
-from ._routes import _VMAP_ERRORS, call
+from ._routes import _VMAP_ERRORS, batched, call
 
 __all__ = ["fd_partials", "fd_step", "fd_tolerance"]
 
@@ -78,7 +77,7 @@ def _evaluate_batch(
 
     state = torch.get_rng_state()
     try:
-        return vmap(at, randomness="same")(batch)
+        return batched(at, [batch], randomness="same")
     except _VMAP_ERRORS:
         rows = []
         for b in batch:
