@@ -12,6 +12,13 @@ import torch
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("PYTHONHASHSEED", "0")
+# Pages import their example scripts (examples/NAME.py) and the docs-only helpers in docs/_pages/:
+# the kernels inherit this search path, so no page carries a sys.path cell.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [os.path.join(_HERE, "..", "examples"), os.path.join(_HERE, "_pages")]
+    + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+)
 
 project = "gradarg"
 author = "gradarg developers"

@@ -8,7 +8,7 @@ differences along random unit directions) and hands that estimate to ``x.backwar
 which carries it through the generator: the ``gradient`` argument used for what it is, an upstream
 gradient arriving from outside the graph.
 
-Run: python examples/black_box.py   (the page docs/seeds/black-box.md runs these)
+Run: python examples/black_box.py   (the page docs/tutorial/black-box.md runs these)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``torch.autograd.backward`` on a matrix product: each one-hot ``gradient`` picks a row of J.
 
-Run: python examples/matrix_product.py   (the page docs/seeds/matrix-product.md runs these)
+Run: python examples/matrix_product.py   (the page docs/tutorial/matrix-product.md runs these)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A scalar chain: a = 5, b = a*a, c = 8*b, d = log(c), and the same a.grad from every node.
 
-Run: python examples/scalar_chain.py   (the page docs/seeds/scalar-chain.md runs these functions)
+Run: python examples/scalar_chain.py   (the page docs/tutorial/scalar-chain.md runs these functions)
 """
 
 from __future__ import annotations

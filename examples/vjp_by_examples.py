@@ -1,6 +1,6 @@
 """vᵀJ by examples, each checked against a Jacobian written down in NumPy.
 
-Run: python examples/vjp_by_examples.py   (the page docs/seeds/vjp-by-examples.md runs these)
+Run: python examples/vjp_by_examples.py   (the page docs/tutorial/vjp-by-examples.md runs these)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Why ``backward`` takes a vector and not the Jacobian: four situations where ``v`` means something.
 
-Run: python examples/why_a_vector.py   (the page docs/seeds/why-a-vector.md runs these)
+Run: python examples/why_a_vector.py   (the page docs/tutorial/why-a-vector.md runs these)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from pathlib import Path
 import gradarg
 import gradarg.plot
 
-API_PAGE = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+API_PAGE = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "api.md").read_text()
 
 
 def test_every_public_name_is_on_the_api_page():

@@ -12,8 +12,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-SEEDS = ROOT / "docs" / "seeds"
-# page (docs/seeds/NAME.md) -> script (examples/NAME.py)
+TUTORIAL = ROOT / "docs" / "tutorial"
+# page (docs/tutorial/NAME.md) -> script (examples/NAME.py)
 PAGES = {
     "scalar-chain": "scalar_chain",
     "vjp-by-examples": "vjp_by_examples",
@@ -98,7 +98,7 @@ def test_black_box_estimate_improves_with_queries():
 @pytest.mark.parametrize(("page", "script"), sorted(PAGES.items()))
 def test_page_runs_the_script_functions(page, script):
     """One source: the page imports its script's functions and shows their code, never a copy."""
-    text = (SEEDS / f"{page}.md").read_text()
+    text = (TUTORIAL / f"{page}.md").read_text()
     assert re.search(rf"^from {script} import ", text, re.MULTILINE), f"{page}.md does not import {script}"
     included = re.findall(r"```\{literalinclude\} ([^\n]+)", text)
     assert all(p.strip().endswith(f"examples/{script}.py") for p in included)
@@ -115,5 +115,5 @@ def test_page_runs_the_script_functions(page, script):
 
 
 def test_every_seed_page_has_a_script():
-    assert {p.stem for p in SEEDS.glob("*.md")} == set(PAGES)
+    assert {p.stem for p in TUTORIAL.glob("*.md")} == set(PAGES)
     assert {p.stem for p in EXAMPLES.glob("*.py")} >= set(PAGES.values())

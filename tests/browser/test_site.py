@@ -11,15 +11,15 @@ from browsing import SITE, site_pages, split_url
 PAGES = site_pages()
 # Generated index pages carry no content of ours; still visited for links and errors.
 CONTENT_PAGES = [p for p in PAGES if not p.startswith(("_modules/", "genindex", "search", "py-modindex"))]
-NOTEBOOK_PAGES = [p for p in CONTENT_PAGES if p.startswith(("seeds/", "beyond/"))]
+NOTEBOOK_PAGES = [p for p in CONTENT_PAGES if p.startswith(("tutorial/", "guide/"))]
 
-# Numbers the seed pages must show, derived by hand in the issue (not copied from a build).
+# Numbers the tutorial pages must show, derived by hand in the issue (not copied from a build).
 KEY_NUMBERS = {
-    "seeds/scalar-chain.html": ["0.4", "0.005", "0.04", "[2, 1, 0.6667]"],
-    "seeds/vjp-by-examples.html": ["200", "[1, 1]", "[100, 100]"],
-    "seeds/why-a-vector.html": ["[0.2, 0.8]", "[0.1, 1.0, 0.0001]"],
-    "seeds/matrix-product.html": ["[[1, 3]]", "[[2, 4]]", "[[3, 7]]"],
-    "seeds/black-box.html": ["2011.14779"],
+    "tutorial/scalar-chain.html": ["0.4", "0.005", "0.04", "[2, 1, 0.6667]"],
+    "tutorial/vjp-by-examples.html": ["200", "[1, 1]", "[100, 100]"],
+    "tutorial/why-a-vector.html": ["[0.2, 0.8]", "[0.1, 1.0, 0.0001]"],
+    "tutorial/matrix-product.html": ["[[1, 3]]", "[[2, 4]]", "[[3, 7]]"],
+    "tutorial/black-box.html": ["2011.14779"],
 }
 
 
@@ -50,7 +50,7 @@ def test_math_is_typeset(visits, page):
 
 
 def test_math_pages_have_math(visits):
-    """The check above is not vacuous: the seed pages do typeset formulas."""
+    """The check above is not vacuous: the tutorial pages do typeset formulas."""
     for page in KEY_NUMBERS:
         assert visits(page).mathjax_containers > 0, page
 
@@ -94,7 +94,7 @@ def test_internal_links_resolve(visits, browser_context, page):
 
 
 @pytest.mark.parametrize(("page", "numbers"), sorted(KEY_NUMBERS.items()))
-def test_seed_page_shows_key_numbers(visits, page, numbers):
+def test_tutorial_page_shows_key_numbers(visits, page, numbers):
     text = visits(page).visible_text
     for number in numbers:
         assert number in text, f"{number} not visible on {page}"
