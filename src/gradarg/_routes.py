@@ -156,15 +156,19 @@ def batched(
 
 
 def reverse_graph(
-    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
 ) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], bool]:
     """One plain forward pass recorded by autograd: ``(leaves, outputs, is_tuple)``.
 
     ``fn`` is evaluated once, unbatched, so it may do anything a normal forward pass may
     (``.item()``, data-dependent control flow, random draws); only the backward passes are
-    batched.  The leaves share memory with ``xs``, which are already private copies.
+    batched.  The leaves share memory with ``xs``, which are already private copies.  With
+    ``create_graph`` an ``x`` that requires grad is used as it is (not detached), so that
+    the Jacobian stays connected to the caller's graph.
     """
-    leaves = tuple(x.detach().requires_grad_(True) for x in xs)
+    leaves = tuple(
+        x if create_graph and x.requires_grad else x.detach().requires_grad_(True) for x in xs
+    )
     with torch.enable_grad():
         outs, is_tuple = call(fn, leaves)
     return leaves, outs, is_tuple
@@ -175,6 +179,32 @@ def reverse_graph(
 # tests/test_ops_corpus.py checks that torch still has the bug).  A graph containing one is
 # differentiated with the loop instead: slower, right.
 WRONG_BATCHED_BACKWARD = frozenset({"CdistBackward0"})
+
+
+def reachable_inputs(y: torch.Tensor, inputs: Sequence[torch.Tensor]) -> set[int]:
+    """Indices ``j`` of the ``inputs`` that the autograd graph of ``y`` reaches.
+
+    What ``torch.autograd.grad(y, inputs, allow_unused=True)`` answers with ``None`` for an
+    unreached input, found by walking the graph instead of running a backward pass.
+    """
+    leaf_ids = {id(x): j for j, x in enumerate(inputs) if x.grad_fn is None}
+    node_ids = {id(x.grad_fn): j for j, x in enumerate(inputs) if x.grad_fn is not None}
+    found: set[int] = set()
+    stack = [y.grad_fn] if y.grad_fn is not None else []
+    seen: set[int] = set()
+    while stack and len(found) < len(inputs):
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if id(node) in node_ids:
+            found.add(node_ids[id(node)])
+            continue  # the graph behind an input is not part of fn
+        variable = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
+        if variable is not None and id(variable) in leaf_ids:
+            found.add(leaf_ids[id(variable)])
+        stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+    return found
 
 
 def _graph_has(outs: Sequence[torch.Tensor], names: frozenset[str]) -> str | None:
@@ -192,7 +222,12 @@ def _graph_has(outs: Sequence[torch.Tensor], names: frozenset[str]) -> str | Non
     return None
 
 
-def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> Blocks:
+def reverse_vectorized(
+    leaves: tuple[torch.Tensor, ...],
+    outs: tuple[torch.Tensor, ...],
+    *,
+    create_graph: bool = False,
+) -> Blocks:
     """All rows in one batched backward pass: ``vmap`` over one-hot cotangents.
 
     ``torch.func.jacrev`` vmaps the VJP of ``torch.func.vjp``, which runs every backward with
@@ -200,6 +235,7 @@ def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tenso
     ``torch.autograd.grad`` (what ``torch.autograd.functional.jacobian(vectorize=True)`` does,
     but with functorch's batching rules instead of the legacy ones, which are slow for e.g.
     softmax or tanh).  Works for complex tensors too (PyTorch's conjugate convention).
+    ``create_graph`` records the backward passes, so that the rows can be differentiated.
     """
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
@@ -211,45 +247,71 @@ def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tenso
     if wrong is not None:
         raise NotImplementedError(f"torch's batched {wrong} gives wrong results; use the loop")
     cot = eye_blocks(shapes, outs)
+    unused: set[int] = set()
 
     def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return torch.autograd.grad(
-            live_outs, leaves, v, retain_graph=True, allow_unused=True, materialize_grads=True
+        grads = torch.autograd.grad(
+            live_outs, leaves, v, retain_graph=True, create_graph=create_graph, allow_unused=True
+        )
+        unused.update(j for j, g in enumerate(grads) if g is None)
+        # a stand-in for an unreached input; replaced by real zeros below
+        return tuple(
+            torch.zeros_like(x) if g is None else g for x, g in zip(leaves, grads, strict=True)
         )
 
     grads = batched(vjp, [cot[k] for k in live])
+    # an input no output reaches: plain zeros (no autograd history, not an expanded view)
+    grads = tuple(
+        _zeros_like_grad(x, m) if j in unused else g
+        for j, (x, g) in enumerate(zip(leaves, grads, strict=True))
+    )
     return _split_rows(grads, shapes)
 
 
-def reverse_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
+def reverse_loop(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
+) -> tuple[Blocks, bool]:
     """One backward pass per output element, each with a one-hot ``gradient``.
 
     This is literally what the site teaches: ``y.backward(gradient=e_i)`` puts row ``i`` of the
     Jacobian in ``x.grad``; ``torch.autograd.grad`` computes the same without accumulating.
     """
-    leaves, outs, is_tuple = reverse_graph(fn, xs)
-    return reverse_loop_graph(leaves, outs), is_tuple
+    leaves, outs, is_tuple = reverse_graph(fn, xs, create_graph=create_graph)
+    return reverse_loop_graph(leaves, outs, create_graph=create_graph), is_tuple
 
 
-def reverse_loop_graph(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> Blocks:
+def reverse_loop_graph(
+    leaves: tuple[torch.Tensor, ...],
+    outs: tuple[torch.Tensor, ...],
+    *,
+    create_graph: bool = False,
+) -> Blocks:
     """The loop of :func:`reverse_loop` on an already recorded graph (``retain_graph`` kept it)."""
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
     live = [k for k, y in enumerate(outs) if y.requires_grad]
-    per_input = [_zeros_like_grad(x, m) for x in leaves]
-    if live:
-        cot = eye_blocks(shapes, outs)
-        for r in range(m):
-            grads = torch.autograd.grad(
-                [outs[k] for k in live],
-                leaves,
-                grad_outputs=[cot[k][r] for k in live],
-                retain_graph=r < m - 1,
-                allow_unused=True,
-                materialize_grads=True,
-            )
-            for j, g in enumerate(grads):
-                per_input[j][r] = g
+    if not live or m == 0:
+        return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes)
+    cot = eye_blocks(shapes, outs)
+    rows: list[list[torch.Tensor]] = [[] for _ in leaves]
+    for r in range(m):
+        grads = torch.autograd.grad(
+            [outs[k] for k in live],
+            leaves,
+            grad_outputs=[cot[k][r] for k in live],
+            # a differentiable Jacobian needs the forward graph for its own backward
+            retain_graph=create_graph or r < m - 1,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+        for j, g in enumerate(grads):
+            rows[j].append(g)
+    per_input = [
+        _zeros_like_grad(x, m)
+        if all(g is None for g in rj)
+        else torch.stack([torch.zeros_like(x) if g is None else g for g in rj])
+        for x, rj in zip(leaves, rows, strict=True)
+    ]
     return _split_rows(per_input, shapes)
 
 
@@ -292,8 +354,14 @@ def _jvp(
         _eager.exit_jvp_nesting()
 
 
-def forward_vectorized(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
-    """All columns in one batched call: ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``)."""
+def forward_vectorized(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
+) -> tuple[Blocks, bool]:
+    """All columns in one batched call: ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``).
+
+    ``create_graph`` needs nothing more here: the tangents are computed with differentiable
+    operations, recorded by autograd when ``xs`` (or tensors ``fn`` captures) require grad.
+    """
     holder: list[bool] = []
 
     def flat_fn(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -307,28 +375,33 @@ def forward_vectorized(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> 
     return _split_cols(cols, in_shapes), holder[0]
 
 
-def forward_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
-    """One JVP per input element with ``torch.autograd.forward_ad`` dual tensors."""
+def forward_loop(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
+) -> tuple[Blocks, bool]:
+    """One JVP per input element with ``torch.autograd.forward_ad`` dual tensors.
+
+    ``create_graph`` keeps ``xs`` attached (not detached), so the tangents are recorded.
+    """
     n = sum(x.numel() for x in xs)
     tangents = eye_blocks([x.shape for x in xs], xs)
     state = torch.get_rng_state()
-    cols: list[torch.Tensor] | None = None
+    primals = xs if create_graph else tuple(x.detach() for x in xs)
+    per_col: list[list[torch.Tensor]] | None = None
     is_tuple = False
     for c in range(n):
         torch.set_rng_state(state)
         with fwAD.dual_level():
-            duals = tuple(
-                fwAD.make_dual(x.detach(), t[c]) for x, t in zip(xs, tangents, strict=True)
-            )
+            duals = tuple(fwAD.make_dual(x, t[c]) for x, t in zip(primals, tangents, strict=True))
             outs, is_tuple = call(fn, duals)
-            if cols is None:
-                cols = [torch.zeros((n, *y.shape), dtype=y.dtype, device=y.device) for y in outs]
+            if per_col is None:
+                per_col = [[] for _ in outs]
             for k, y in enumerate(outs):
                 tangent = fwAD.unpack_dual(y).tangent
-                if tangent is not None:
-                    cols[k][c] = tangent
-    if cols is None:  # no input elements, so no columns: one plain call gives the output shapes
+                per_col[k].append(torch.zeros_like(y) if tangent is None else tangent)
+    if per_col is None:  # no input elements, so no columns: one plain call gives the output shapes
         with torch.no_grad():
             outs, is_tuple = call(fn, xs)
         cols = [torch.zeros((0, *y.shape), dtype=y.dtype, device=y.device) for y in outs]
+    else:
+        cols = [torch.stack(col) for col in per_col]
     return _split_cols(cols, [x.shape for x in xs]), is_tuple
