@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -27,25 +29,56 @@ import torch.autograd.forward_ad as fwAD
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
-try:  # the pieces torch.func.vmap is made of; see batched()
-    from torch._C._functorch import (
-        _add_batch_dim,
-        _remove_batch_dim,
-        _vmap_decrement_nesting,
-        _vmap_increment_nesting,
-    )
-    from torch._functorch.vmap import lazy_load_decompositions as _lazy_load_decompositions
-except ImportError:  # pragma: no cover - other torch versions
-    _remove_batch_dim = None
-try:  # the pieces torch.func.jvp is made of; see _jvp()
-    from torch._C._functorch import _unwrap_for_grad
-    from torch._functorch import eager_transforms as _eager
 
-    _HAVE_RAW_JVP = all(
-        hasattr(_eager, a) for a in ("enter_jvp_nesting", "exit_jvp_nesting", "JVP_NESTING")
-    )
-except ImportError:  # pragma: no cover - other torch versions
-    _HAVE_RAW_JVP = False
+def _load_private_functorch() -> SimpleNamespace | None:
+    """torch's private pieces of ``torch.func.vmap``/``jvp``, or ``None`` if they have moved.
+
+    Only the optional fast path uses them (see :func:`use_private_functorch`); every result
+    is computed through the public ``torch.func`` unless that switch is on.
+    """
+    try:
+        from torch._C import _functorch as raw
+        from torch._functorch import eager_transforms as eager
+        from torch._functorch.vmap import lazy_load_decompositions
+
+        if not isinstance(eager.JVP_NESTING, int):  # changed meaning: stay public
+            return None
+        return SimpleNamespace(
+            add_batch_dim=raw._add_batch_dim,
+            remove_batch_dim=raw._remove_batch_dim,
+            vmap_increment_nesting=raw._vmap_increment_nesting,
+            vmap_decrement_nesting=raw._vmap_decrement_nesting,
+            unwrap_for_grad=raw._unwrap_for_grad,
+            lazy_load_decompositions=lazy_load_decompositions,
+            enter_jvp_nesting=eager.enter_jvp_nesting,
+            exit_jvp_nesting=eager.exit_jvp_nesting,
+            jvp_nesting=lambda: eager.JVP_NESTING,
+        )
+    except (ImportError, AttributeError):
+        return None
+
+
+# The private fast path: off unless asked for (GRADARG_PRIVATE_FUNCTORCH=1 in the environment,
+# or use_private_functorch(True)).  None = off or unavailable.
+_PRIVATE: SimpleNamespace | None = None
+
+
+def use_private_functorch(enable: bool = True) -> bool:
+    """Switch the private functorch fast path on or off; return whether it is now on.
+
+    On, :func:`batched` and :func:`_jvp` call torch's private building blocks of
+    ``torch.func.vmap`` and ``torch.func.jvp`` directly, skipping their per-call argument and
+    pytree handling (``nox -s bench`` reports what that saves).  Off (the default), they call
+    ``torch.func``.  Both give the same results (``tests/test_public_fallback.py``).  When the
+    private pieces cannot be found (another torch version), the switch stays off.
+    """
+    global _PRIVATE
+    _PRIVATE = _load_private_functorch() if enable else None
+    return _PRIVATE is not None
+
+
+if os.environ.get("GRADARG_PRIVATE_FUNCTORCH", "") == "1":
+    use_private_functorch(True)
 
 from ._validate import as_output_tuple
 
@@ -135,21 +168,21 @@ def batched(
     """``torch.func.vmap(f, randomness=randomness)(*args)`` over dim 0 of every argument.
 
     ``f`` returns a tuple of tensors; every output gets the batch dimension first (an output
-    that does not depend on the batch is expanded).  This is what ``torch.func.vmap`` does for
-    flat tensor arguments and outputs, without its per-call pytree and argument processing
-    (about 35 µs, as much as a whole small Jacobian); if torch's private entry points are
-    missing, ``torch.func.vmap`` itself is used.
+    that does not depend on the batch is expanded).  With the private fast path on
+    (:func:`use_private_functorch`), the same steps as ``torch.func.vmap`` for flat tensor
+    arguments and outputs, without its per-call pytree and argument processing.
     """
-    if _remove_batch_dim is None:
+    p = _PRIVATE
+    if p is None:
         return tuple(vmap(f, randomness=randomness)(*args))
-    _lazy_load_decompositions()
+    p.lazy_load_decompositions()
     size = args[0].shape[0]
-    level = _vmap_increment_nesting(size, randomness)
+    level = p.vmap_increment_nesting(size, randomness)
     try:
-        outs = f(*(_add_batch_dim(a, 0, level) for a in args))
-        return tuple(_remove_batch_dim(y, level, size, 0) for y in outs)
+        outs = f(*(p.add_batch_dim(a, 0, level) for a in args))
+        return tuple(p.remove_batch_dim(y, level, size, 0) for y in outs)
     finally:
-        _vmap_decrement_nesting()
+        p.vmap_decrement_nesting()
 
 
 # --------------------------------------------------------------------------- reverse mode
@@ -325,33 +358,33 @@ def _jvp(
 ) -> tuple[torch.Tensor, ...]:
     """``torch.func.jvp(fn, primals, tangents)[1]`` for flat tuples of tensors.
 
-    The same steps as ``torch.func.jvp`` (a functorch JVP level, forward-mode dual tensors, a
-    zero tangent for an output that does not depend on the inputs) without its pytree handling
-    and argument checks, which cost about as much as a small Jacobian.  Falls back to
-    ``torch.func.jvp`` when torch's private entry points are missing.
+    With the private fast path on (:func:`use_private_functorch`), the same steps as
+    ``torch.func.jvp`` (a functorch JVP level, forward-mode dual tensors, a zero tangent for an
+    output that does not depend on the inputs) without its pytree handling and argument checks.
     """
-    if not _HAVE_RAW_JVP:
+    p = _PRIVATE
+    if p is None:
         return tuple(func_jvp(fn, primals, tuple(tangents))[1])
-    level = _eager.enter_jvp_nesting()
+    level = p.enter_jvp_nesting()
     try:
         prev = torch._C._is_fwd_grad_enabled()
         torch._C._set_fwd_grad_enabled(True)
         try:
             # only the outermost functorch JVP opens the forward-AD dual level (as torch.func.jvp)
-            ctx = fwAD.dual_level() if _eager.JVP_NESTING == 1 else contextlib.nullcontext()
+            ctx = fwAD.dual_level() if p.jvp_nesting() == 1 else contextlib.nullcontext()
             with ctx:
-                duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents, strict=True))
+                duals = tuple(fwAD.make_dual(x, t) for x, t in zip(primals, tangents, strict=True))
                 out = []
                 for y in fn(*duals):
                     tangent = fwAD.unpack_dual(y).tangent
                     if tangent is None:
                         tangent = torch.zeros_like(y)
-                    out.append(_unwrap_for_grad(tangent, level))
+                    out.append(p.unwrap_for_grad(tangent, level))
                 return tuple(out)
         finally:
             torch._C._set_fwd_grad_enabled(prev)
     finally:
-        _eager.exit_jvp_nesting()
+        p.exit_jvp_nesting()
 
 
 def forward_vectorized(
