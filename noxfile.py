@@ -86,15 +86,26 @@ def browser(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Time every Jacobian route against torch.func / torch.autograd.functional."""
+    """Time every Jacobian route against torch.func / torch.autograd.functional.
+
+    Three runs, one thread each: glibc's default malloc settings (what users get: multi-MB
+    Jacobians are mmapped and unmapped on every call, so page faults count), the same with
+    glibc told to keep freed memory (the work alone), and the per-call overhead of small
+    Jacobians through public torch.func against the private functorch fast path.
+    ``-- --quick`` for a short run; other arguments go to benchmarks/jacobian.py.
+    """
     install(session, "-e", ".")
-    # One thread, and glibc told to keep freed memory: otherwise multi-MB Jacobians are mmapped
-    # and unmapped on every call and page faults, not the routes, decide the large rows.
+    threads = os.environ.get("OMP_NUM_THREADS", "1")
     tunables = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=1073741824"
-    session.run("python", "benchmarks/jacobian.py", *session.posargs, env={
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
-        "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", tunables),
-    })
+    script = "benchmarks/jacobian.py"
+    # An empty GLIBC_TUNABLES is glibc's defaults, whatever the calling shell has set.
+    session.run("python", script, *session.posargs,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
+    session.run("python", script, *session.posargs,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
+    quick = [a for a in session.posargs if a == "--quick"]
+    session.run("python", script, "--overhead", *quick,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
 
 
 @nox.session(python=PYTHON)

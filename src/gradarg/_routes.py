@@ -109,16 +109,70 @@ def call(
     return outs, is_tuple
 
 
-def eye_blocks(shapes: Sequence[torch.Size], like: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+# The one-hot basis (an identity matrix) of the last sizes used, kept between calls.  Building it
+# is a full-size allocation of m x m (reverse) or n x n (forward) values, as large as the
+# Jacobian itself; without glibc tunables a fresh allocation of that size is mmapped and every
+# page faults on first touch, which for an elementwise function costs more than the backward
+# pass.  Bounded: at most _BASIS_ENTRIES identities of at most _BASIS_MAX_BYTES each (64 MiB).
+# A backward that writes into its grad_output would write into the cached basis: the version
+# counter shows it and the basis is rebuilt; results never share memory with it (_unshared).
+_BASIS_MAX_BYTES = 32 * 2**20
+_BASIS_ENTRIES = 2
+_BASIS: dict[tuple[int, torch.dtype, torch.device], tuple[torch.Tensor, int]] = {}
+
+
+def _identity(total: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """``torch.eye(total)``, from the cache when an unmodified one of that kind is there."""
+    key = (total, dtype, device)
+    hit = _BASIS.pop(key, None)
+    if hit is not None and hit[0]._version == hit[1]:
+        eye = hit[0]
+    else:
+        eye = torch.eye(total, dtype=dtype, device=device)
+    small = total * total * eye.element_size() <= _BASIS_MAX_BYTES
+    if small and not torch.is_inference_mode_enabled():
+        _BASIS[key] = (eye, eye._version)  # most recently used last
+        while len(_BASIS) > _BASIS_ENTRIES:
+            del _BASIS[next(iter(_BASIS))]
+    return eye
+
+
+def clear_basis_cache() -> None:
+    """Free the cached one-hot bases (at most ``_BASIS_ENTRIES`` x ``_BASIS_MAX_BYTES``)."""
+    _BASIS.clear()
+
+
+def _unshared(t: torch.Tensor, basis: Sequence[torch.Tensor]) -> torch.Tensor:
+    """``t``, or a copy if it shares memory with the cached basis (a backward or a JVP that
+    passes its cotangent/tangent through unchanged, e.g. ``clone`` or ``view``)."""
+    ptr = t.untyped_storage().data_ptr()
+    if any(ptr == b.untyped_storage().data_ptr() for b in basis):
+        return t.clone()
+    return t
+
+
+def eye_blocks(
+    shapes: Sequence[torch.Size], like: Sequence[torch.Tensor], *, cached: bool = False
+) -> list[torch.Tensor]:
     """One-hot basis of the concatenated flat space, split into batched blocks per tensor.
 
     Block ``k`` has shape ``(total, *shapes[k])``; row ``r`` of the concatenation is the
-    ``r``-th standard basis vector.
+    ``r``-th standard basis vector.  ``cached=True``: the blocks are views of a cached
+    identity matrix (see ``_identity``); the caller must not write into them.
     """
     sizes = [math.prod(s) for s in shapes]
     total = sum(sizes)
+    ref = like[0]
+    same_kind = all(t.dtype == ref.dtype and t.device == ref.device for t in like)
+    if cached and same_kind:
+        eye = _identity(total, ref.dtype, ref.device)
+        blocks, start = [], 0
+        for shape, size in zip(shapes, sizes, strict=True):
+            # columns start:start+size, stride 1 along them: a view splits them into shape
+            blocks.append(eye[:, start : start + size].view((total, *shape)))
+            start += size
+        return blocks
     if len(shapes) == 1:  # the common case: one identity matrix
-        ref = like[0]
         return [torch.eye(total, dtype=ref.dtype, device=ref.device).view((total, *shapes[0]))]
     blocks, start = [], 0
     for shape, size, ref in zip(shapes, sizes, like, strict=True):
@@ -279,7 +333,7 @@ def reverse_vectorized(
     wrong = _graph_has(live_outs, WRONG_BATCHED_BACKWARD)
     if wrong is not None:
         raise NotImplementedError(f"torch's batched {wrong} gives wrong results; use the loop")
-    cot = eye_blocks(shapes, outs)
+    cot = eye_blocks(shapes, outs, cached=True)
     unused: set[int] = set()
 
     def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -295,7 +349,7 @@ def reverse_vectorized(
     grads = batched(vjp, [cot[k] for k in live])
     # an input no output reaches: plain zeros (no autograd history, not an expanded view)
     grads = tuple(
-        _zeros_like_grad(x, m) if j in unused else g
+        _zeros_like_grad(x, m) if j in unused else _unshared(g, cot)
         for j, (x, g) in enumerate(zip(leaves, grads, strict=True))
     )
     return _split_rows(grads, shapes)
@@ -325,7 +379,7 @@ def reverse_loop_graph(
     live = [k for k, y in enumerate(outs) if y.requires_grad]
     if not live or m == 0:
         return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes)
-    cot = eye_blocks(shapes, outs)
+    cot = eye_blocks(shapes, outs, cached=True)  # torch.stack below copies every row
     rows: list[list[torch.Tensor]] = [[] for _ in leaves]
     for r in range(m):
         grads = torch.autograd.grad(
@@ -403,8 +457,9 @@ def forward_vectorized(
         return outs
 
     in_shapes = [x.shape for x in xs]
-    tangents = eye_blocks(in_shapes, xs)
+    tangents = eye_blocks(in_shapes, xs, cached=True)
     cols = batched(lambda *t: _jvp(flat_fn, xs, t), tangents, randomness="same")
+    cols = tuple(_unshared(c, tangents) for c in cols)
     return _split_cols(cols, in_shapes), holder[0]
 
 
@@ -416,7 +471,7 @@ def forward_loop(
     ``create_graph`` keeps ``xs`` attached (not detached), so the tangents are recorded.
     """
     n = sum(x.numel() for x in xs)
-    tangents = eye_blocks([x.shape for x in xs], xs)
+    tangents = eye_blocks([x.shape for x in xs], xs, cached=True)  # torch.stack below copies
     state = torch.get_rng_state()
     primals = xs if create_graph else tuple(x.detach() for x in xs)
     per_col: list[list[torch.Tensor]] | None = None
