@@ -104,8 +104,8 @@ def test_black_box_teacher_is_trained_on_the_digits():
 
     (x_train, y_train), (x_test, y_test) = bb.digits()
     assert x_train.shape == (1200, 64) and x_test.shape == (597, 64)
-    assert set(y_test.tolist()) == set(range(10))
-    assert 0.0 <= float(x_train.min()) and float(x_train.max()) <= 1.0
+    assert set(y_test.tolist()) == set(range(10)) == set(y_train.tolist())
+    assert float(x_train.min()) >= 0.0 and float(x_train.max()) <= 1.0
     teacher, accuracy = bb.train_teacher()
     # chance is 0.1; a small MLP on these digits reaches well over 0.9
     assert accuracy > 0.9
