@@ -9,7 +9,7 @@ from ._routes import VectorizationError
 from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
-from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
 from .vjp import backward_vjp, contract
 
 __version__ = "0.1.0"
@@ -29,4 +29,5 @@ __all__ = [
     "latex_matrix",
     "latex_vjp",
     "markdown_table",
+    "summarize",
 ]
