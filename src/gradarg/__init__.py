@@ -10,6 +10,7 @@ from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .tolerance import backward_rtol
 from .vjp import backward_vjp, contract
 
 __version__ = "0.1.0"
@@ -18,6 +19,7 @@ __all__ = [
     "METHODS",
     "VJPComparison",
     "VectorizationError",
+    "backward_rtol",
     "backward_vjp",
     "compare_vjp",
     "contract",
