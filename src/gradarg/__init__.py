@@ -6,6 +6,7 @@
 """
 
 from ._routes import VectorizationError
+from .check import BackwardCheck, PairCheck, check_backward
 from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
@@ -17,10 +18,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METHODS",
+    "BackwardCheck",
+    "PairCheck",
     "VJPComparison",
     "VectorizationError",
     "backward_rtol",
     "backward_vjp",
+    "check_backward",
     "compare_vjp",
     "contract",
     "fd_step",
