@@ -86,6 +86,7 @@ class ExampleV:
     v: torch.Tensor
     got: dict[str, torch.Tensor]
     expected: dict[str, torch.Tensor]
+    right: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -590,7 +591,7 @@ class _Checker:
         pat = classify(got[:, sub], exp[:, sub], tol[:, sub], out_shape,
                        in_shape if where is None else (int(sub.sum()),),
                        dropped=dropped and where is None,
-                       low_precision_of=self.dtype if self.dtype == torch.float64 else None,
+                       dtype=self.dtype,
                        names=(yname, xname))
         if pat is not None:
             sentence = pat.sentence + (f", only {where}" if where else "")
@@ -614,11 +615,12 @@ class _Checker:
         v = torch.zeros_like(self.outs[k]).detach()
         v[row] = 1
         grads, _ = self.backward({k: v})
-        got, expected = {}, {}
+        got, expected, right = {}, {}, {}
         flat_row = int(sum(i * math.prod(self.outs[k].shape[d + 1:])
                            for d, i in enumerate(row)))
         for j, name in enumerate(self.s.names):
             q = next(pp for pp in pairs if pp.output == p.output and pp.input == name)
             got[name] = grads[j]
+            right[name] = q.agree
             expected[name] = q.expected[flat_row].reshape(self.s.xs[j].shape).to(grads[j].dtype)
-        return ExampleV(p.output, row, v, got, expected)
+        return ExampleV(p.output, row, v, got, expected, right)

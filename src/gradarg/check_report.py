@@ -13,7 +13,7 @@ import torch
 from .localize import _unravel
 from .render import fmt
 
-_MAX_SHOWN = 6  # entries of a long tensor shown before "..."
+_MAX_SHOWN = 12  # a tensor with more entries is summarised (shape, first entries, norm)
 
 
 def summarize(t: torch.Tensor, digits: int = 4) -> str:
@@ -59,7 +59,10 @@ class BackwardCheckReport:
                   f"{ex.output}.backward(gradient=v) gives")]
         for name in ex.got:
             got, exp = ex.got[name], ex.expected[name]
-            if got.numel() <= 2 * _MAX_SHOWN:
+            if ex.right.get(name, False):
+                lines.append(f"  {name}.grad = {summarize(got)}: right")
+                continue
+            if got.numel() <= _MAX_SHOWN:
                 lines.append(f"  {name}.grad = {summarize(got)}, should be {summarize(exp)}")
                 continue
             diff = (got.double() - exp.double()).abs().reshape(-1)

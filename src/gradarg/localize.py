@@ -81,15 +81,16 @@ def _nice_factor(c: float) -> str:
 def classify(
     got: torch.Tensor, expected: torch.Tensor, tol: torch.Tensor,
     out_shape: tuple[int, ...], in_shape: tuple[int, ...], *,
-    dropped: bool = False, low_precision_of: torch.dtype | None = None,
+    dropped: bool = False, dtype: torch.dtype | None = None,
     names: tuple[str, str] = ("y", "x"),
 ) -> Pattern | None:
     """The simplest description of ``got`` in terms of ``expected``, if there is one.
 
     Tried in order: zero where a gradient is expected, sign flipped, a constant factor,
     transposed (the whole matrix, or two equally long input or output dimensions swapped), off by
-    a constant, and errors at the rounding level of a lower precision.  ``dropped``: the backward
-    returned ``None`` for this input.
+    a constant, and relative errors below 0.1 that fit no other pattern (rounding in a lower
+    precision than ``dtype``, the function's).  ``dropped``: the backward returned ``None`` for
+    this input.
     """
     y, x = names
     wrong = (got - expected).abs() > tol
@@ -105,6 +106,8 @@ def classify(
     if ee > 0:
         c = float((got * expected).sum()) / ee
         if c != 0 and _close(got, c * expected, tol * max(1.0, abs(c))):
+            if _nice_factor(c) == "-1":
+                return Pattern("sign", f"the sign is flipped: the backward gives -∂{y}/∂{x}")
             return Pattern("factor", f"off by a constant factor: the backward gives "
                                      f"{_nice_factor(c)} × ∂{y}/∂{x}")
     t = _transposed(got, expected, tol, out_shape, in_shape)
@@ -117,12 +120,13 @@ def classify(
         return Pattern("offset", f"off by a constant: every wrong entry of ∂{y}/∂{x} is "
                                  f"{fmt(c, 4)} away from the truth (a term that does not depend "
                                  f"on the upstream gradient, or one added to the derivative)")
-    if low_precision_of is not None:
+    if dtype is not None:
         rel = float(((got - expected).abs() / expected.abs().clamp_min(1e-300))[wrong].max())
-        if rel < 1e-6:
-            return Pattern("precision", f"wrong only at the rounding level of float32 (relative "
-                                        f"error {fmt(rel, 2)} in a {low_precision_of} function): "
-                                        f"the backward computes in lower precision")
+        if rel < 0.1:
+            return Pattern("precision", f"wrong only at the rounding level of a lower precision "
+                                        f"(relative error up to {fmt(rel, 2)} in a "
+                                        f"{str(dtype).replace('torch.', '')} function): the "
+                                        f"backward computes in a lower precision")
     return None
 
 
