@@ -267,8 +267,9 @@ def check_backward(
 
     Parameters
     ----------
-    fn : callable or torch.nn.Module
-        Called as ``fn(*args)``; returns a tensor or a tuple of tensors.
+    fn : callable
+        A function, ``MyFunction.apply`` or an ``nn.Module`` (whose parameters become inputs
+        too), called as ``fn(*args)``; returns a tensor or a tuple of tensors.
     *args
         Inputs.  Floating tensors with ``requires_grad=True`` are checked; other tensors (no
         grad, integer, bool, complex) are passed through and reported in ``skipped``.

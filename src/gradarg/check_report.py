@@ -145,7 +145,8 @@ class BackwardCheckReport:
 
         Returns
         -------
-        matplotlib.figure.Figure
+        fig : object
+            A ``matplotlib.figure.Figure``.
 
         Raises
         ------
