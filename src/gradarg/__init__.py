@@ -11,7 +11,7 @@ from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
 from .localize import WrongEntry
-from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
 from .tolerance import backward_rtol
 from .vjp import backward_vjp, contract
 
@@ -39,4 +39,5 @@ __all__ = [
     "latex_matrix",
     "latex_vjp",
     "markdown_table",
+    "summarize",
 ]

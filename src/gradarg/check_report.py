@@ -11,18 +11,9 @@ from typing import Any
 import torch
 
 from .localize import _unravel
-from .render import fmt
+from .render import fmt, summarize
 
-_MAX_SHOWN = 12  # a tensor with more entries is summarised (shape, first entries, norm)
-
-
-def summarize(t: torch.Tensor, digits: int = 4) -> str:
-    """A tensor in one short line: all entries when few, else shape, first entries and norm."""
-    flat = t.detach().reshape(-1).double()
-    if flat.numel() <= _MAX_SHOWN:
-        return "[" + ", ".join(fmt(float(e), digits) for e in flat) + "]"
-    head = ", ".join(fmt(float(e), digits) for e in flat[:4])
-    return (f"shape {tuple(t.shape)}: [{head}, ...], norm {fmt(float(flat.norm()), digits)}")
+_MAX_SHOWN = 12  # a gradient with more entries is shown by its largest differences
 
 
 def _index(ix: tuple[int, ...]) -> str:
