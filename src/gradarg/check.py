@@ -481,10 +481,14 @@ class _Checker:
             summary = "WRONG: " + "; ".join(parts) + "."
             right = [p for p in pairs if p.agree]
             if right and len({p.input for p in wrong}) < len(s.names):
-                ok_inputs = sorted({p.input for p in right} - {p.input for p in wrong})
+                bad = {p.input for p in wrong}
+                ok_inputs = [n for n in s.names if n not in bad and any(
+                    p.input == n for p in right)]
                 if ok_inputs:
-                    summary += (f" Only some inputs are wrong: the gradients of "
-                                f"{', '.join(ok_inputs)} are right.")
+                    names = (", ".join(ok_inputs[:-1]) + " and " + ok_inputs[-1]
+                             if len(ok_inputs) > 1 else ok_inputs[0])
+                    summary += (f" Only some inputs are wrong: the gradients of {names} "
+                                f"are right.")
         else:
             summary = ("WRONG: random probes vᵀJu disagree for "
                        + ", ".join(f"∂{p.output}/∂{p.input}" for p in probe_wrong)

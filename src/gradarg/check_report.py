@@ -6,6 +6,7 @@ import base64
 import html
 import io
 import math
+import textwrap
 from typing import Any
 
 import torch
@@ -13,6 +14,7 @@ import torch
 from .localize import _unravel
 from .render import fmt, summarize
 
+_WIDTH = 78  # text reports fit an 80-column terminal and the site's code box
 _MAX_SHOWN = 12  # a gradient with more entries is shown by its largest differences
 
 
@@ -54,7 +56,8 @@ class BackwardCheckReport:
                 lines.append(f"  {name}.grad = {summarize(got)}: right")
                 continue
             if got.numel() <= _MAX_SHOWN:
-                lines.append(f"  {name}.grad = {summarize(got)}, should be {summarize(exp)}")
+                lines.append(f"  {name}.grad = {summarize(got, max_entries=_MAX_SHOWN)}")
+                lines.append(f"  should be  {summarize(exp, max_entries=_MAX_SHOWN)}")
                 continue
             diff = (got.double() - exp.double()).abs().reshape(-1)
             lines.append(f"  {name}.grad: shape {tuple(got.shape)}, norm "
@@ -69,17 +72,21 @@ class BackwardCheckReport:
         return lines
 
     def __str__(self) -> str:
-        lines = [self.summary, (f"reference: {self.reference}; inputs: "
-                                f"{', '.join(self.inputs)}; outputs: {', '.join(self.outputs)}")]
-        lines += [f"skipped: {s}" for s in self.skipped]
-        lines += [f"note: {n}" for n in self.notes]
+        wrap = textwrap.TextWrapper(_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+        lines = wrap.wrap(self.summary)
+        lines += wrap.wrap(f"reference: {self.reference}; inputs: {', '.join(self.inputs)}; "
+                           f"outputs: {', '.join(self.outputs)}")
+        for s in [f"skipped: {s}" for s in self.skipped] + [f"note: {n}" for n in self.notes]:
+            lines += wrap.wrap(s)
         if self.probes:
             bad = sum(not p.agree for p in self.probes)
             lines.append(f"random probes vᵀJu: {len(self.probes) - bad} of {len(self.probes)} "
                          f"agree")
         if self.pairs:
-            head = ["pair", "verdict", "max error", "wrong entries", "what"]
-            lines += _text_table(head, self._pair_rows())
+            head = ["pair", "verdict", "max error", "wrong entries"]
+            lines += _text_table(head, [r[:4] for r in self._pair_rows()])
+            for p in self.wrong_pairs:
+                lines += wrap.wrap(f"∂{p.output}/∂{p.input}: {p.sentence}")
         entries = self._entry_rows()
         if entries:
             lines.append("largest errors:")
@@ -109,7 +116,7 @@ class BackwardCheckReport:
         ex = self._example_lines()
         if ex:
             parts.append("<pre>" + html.escape("\n".join(ex)) + "</pre>")
-        if self.wrong_pairs:
+        if self.wrong_pairs:  # the wrong blocks only: the table already says the others agree
             png = self._png()
             if png:
                 parts.append(f'<img alt="error heatmap" src="data:image/png;base64,{png}"/>')
@@ -121,9 +128,9 @@ class BackwardCheckReport:
             import matplotlib.pyplot as plt
         except ImportError:  # pragma: no cover - matplotlib is optional
             return None
-        fig = self.figure()
+        fig = self.figure(pairs="wrong")
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=90, facecolor="white", bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=80, facecolor="white", bbox_inches="tight")
         plt.close(fig)
         return base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -152,8 +159,9 @@ class BackwardCheckReport:
                              "(run check_backward(..., localize=True))")
         ncol = min(3, len(chosen))
         nrow = math.ceil(len(chosen) / ncol)
-        fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False,
-                                 facecolor="white")
+        size = (5.6, 4.4) if ncol == 1 else (4.2, 3.4)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(size[0] * ncol, size[1] * nrow),
+                                 squeeze=False, facecolor="white")
         for ax in axes.flat[len(chosen):]:
             ax.set_visible(False)
         # one colour scale for all panels: a right block stays white next to a wrong one
