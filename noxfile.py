@@ -95,6 +95,10 @@ def bench(session: nox.Session) -> None:
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
         "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", tunables),
     })
+    # check_backward: random probes against full Jacobians, and the corpus against gradcheck
+    one_thread = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    session.run("python", "benchmarks/check_probes.py", env=one_thread)
+    session.run("python", "benchmarks/gradcheck_corpus.py", env=one_thread)
 
 
 @nox.session(python=PYTHON)

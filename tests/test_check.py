@@ -281,3 +281,22 @@ def test_plain_torch_function_with_two_outputs_agrees():
 def test_bad_reference_name_raises():
     with pytest.raises(ValueError, match="reference must be"):
         gradarg.check_backward(Square.apply, torch.ones(1, requires_grad=True), reference="fd")
+
+
+def test_integer_outputs_and_complex_inputs_are_skipped_and_reported():
+    def f(x, z):
+        return torch.sin(x) * z.real, torch.argmax(x)
+
+    x = torch.randn(4, dtype=F64, requires_grad=True)
+    z = torch.randn(4, dtype=torch.complex128)
+    r = gradarg.check_backward(f, x, z)
+    assert r and r.outputs == ("y[0]",)
+    assert "y[1] (torch.int64): not a floating output" in r.skipped
+    assert any(s.startswith("z (torch.complex128)") for s in r.skipped)
+
+
+def test_zero_dim_input_and_bfloat16():
+    assert gradarg.check_backward(torch.sin, torch.tensor(0.7, dtype=F64, requires_grad=True))
+    xb = torch.randn(5, dtype=torch.bfloat16, requires_grad=True)
+    r = gradarg.check_backward(torch.tanh, xb, reference="finite-difference")
+    assert r and r.rtol == gradarg.backward_rtol(torch.bfloat16) == 1.6e-2

@@ -350,10 +350,25 @@ class _Checker:
         self.state = torch.get_rng_state()
         leaves = tuple(x.clone().requires_grad_(True) for x in setup.xs)
         with torch.enable_grad():
-            outs = call(setup.flat, leaves)[0]
-        self.leaves, self.outs = leaves, outs
-        self.out_names = ["y"] if len(outs) == 1 else [f"y[{k}]" for k in range(len(outs))]
-        self.keep = [k for k, y in enumerate(outs) if y.is_floating_point()]
+            raw = setup.flat(*leaves)
+        names = ["y"] if len(raw) == 1 else [f"y[{k}]" for k in range(len(raw))]
+        floating = [k for k, y in enumerate(raw)
+                    if isinstance(y, torch.Tensor) and y.is_floating_point()]
+        self.dropped_outputs = [
+            f"{names[k]} ({getattr(y, 'dtype', type(y).__name__)}): not a floating output"
+            for k, y in enumerate(raw) if k not in floating]
+        if not floating:
+            raise TypeError("fn returned no floating-point tensor: nothing to differentiate")
+        flat = setup.flat
+
+        def floating_only(*ts: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            out = flat(*ts)
+            return tuple(out[k] for k in floating)
+
+        self.s.flat = floating_only
+        self.leaves, self.outs = leaves, tuple(raw[k] for k in floating)
+        self.out_names = [names[k] for k in floating]
+        self.keep = list(range(len(floating)))
         dtype = setup.xs[0].dtype
         self.rtol = backward_rtol(dtype) if rtol is None else rtol
         self.dtype = dtype
@@ -452,10 +467,7 @@ class _Checker:
 
     def run(self) -> BackwardCheck:
         s = self.s
-        skipped = list(s.skipped)
-        for k, y in enumerate(self.outs):
-            if k not in self.keep:
-                skipped.append(f"{self.out_names[k]} ({y.dtype}): not a floating output")
+        skipped = list(s.skipped) + self.dropped_outputs
         ref_name = self.pick_reference()
         status_nd = self.determinism()
         if status_nd is not None:
