@@ -300,3 +300,12 @@ def test_zero_dim_input_and_bfloat16():
     xb = torch.randn(5, dtype=torch.bfloat16, requires_grad=True)
     r = gradarg.check_backward(torch.tanh, xb, reference="finite-difference")
     assert r and r.rtol == gradarg.backward_rtol(torch.bfloat16) == 1.6e-2
+
+
+def test_dropout_draws_the_same_mask_for_backward_and_reference():
+    x = torch.linspace(0.5, 2.0, 8, dtype=F64, requires_grad=True)
+    rng = torch.get_rng_state()
+    r = gradarg.check_backward(lambda t: torch.nn.functional.dropout(t, 0.5) * t, x,
+                               reference="finite-difference")
+    assert r and not r.notes, str(r)
+    assert torch.equal(torch.get_rng_state(), rng)

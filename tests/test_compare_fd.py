@@ -154,3 +154,20 @@ def test_relu_at_its_kink_is_not_called_wrong(dtype):
     r = gradarg.compare_vjp(torch.relu, x, torch.ones(3, dtype=dtype))
     assert r.agree
     torch.testing.assert_close(r.backward, torch.tensor([0.0, 0.0, 1.0], dtype=dtype))
+
+
+def test_a_jump_at_x_makes_the_reference_say_it_is_uncertain():
+    # t + 1 for t >= 0, t below: a jump of 1 at 0, where no derivative exists
+    x = torch.tensor([0.0, 1.0], dtype=F64)
+    r = gradarg.compare_vjp(lambda t: torch.where(t >= 0, t + 1, t), x, torch.ones(2, dtype=F64))
+    assert "uncertain" in r.note
+
+
+def test_dropout_mask_is_the_same_in_reference_and_backward():
+    x = torch.linspace(0.5, 2.0, 8, dtype=F64)
+    r = gradarg.compare_vjp(lambda t: F.dropout(t, 0.5, training=True) * t, x,
+                            torch.ones(8, dtype=F64))
+    assert r.agree and r.note == ""
+    assert r.max_abs_error < 1e-8
+    kept = r.backward != 0  # d(m t²)/dt = 2 m t with m in {0, 2}
+    torch.testing.assert_close(r.backward[kept], 4 * x[kept])

@@ -187,7 +187,8 @@ def compare_vjp(
         v_t = check_cotangent(v, y)
 
         torch.set_rng_state(state)
-        name, ref, default_tol = _reference(reference, fn_, x, y, v_t, got.dtype)
+        name, ref, default_tol, ref_note = _reference(reference, fn_, x, y, v_t, got.dtype)
+    note = "; ".join(n for n in (note, ref_note) if n)
     tol = default_tol if default_tol is not None else _default_tol(got.dtype)
     rtol = tol[0] if rtol is None else rtol
     atol = tol[1] if atol is None else atol
@@ -221,7 +222,7 @@ def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tenso
 
 def _reference(
     reference: Reference, fn, x, y, v, got_dtype: torch.dtype
-) -> tuple[str, torch.Tensor, tuple | None]:
+) -> tuple[str, torch.Tensor, tuple | None, str]:
     if isinstance(reference, str):
         if fn is None:
             raise ValueError(
@@ -233,8 +234,8 @@ def _reference(
         if reference in ("forward", "reverse"):
             jac = jacobian(fn, x, method=reference)
             if reference == "forward":  # ∂y/∂x itself: complex for a complex y of a real x
-                return reference, vjp_from_partials(v, jac, None, x), None
-            return reference, contract(v, jac), None
+                return reference, vjp_from_partials(v, jac, None, x), None, ""
+            return reference, contract(v, jac), None, ""
         raise ValueError(
             f"reference must be 'finite-difference', 'forward', 'reverse', a Jacobian or a "
             f"callable, got {reference!r}"
@@ -246,7 +247,7 @@ def _reference(
                 f"the reference Jacobian has shape {tuple(reference.shape)}, expected "
                 f"y.shape + x.shape = {expected}"
             )
-        return "jacobian", contract(v, reference), None
+        return "jacobian", contract(v, reference), None, ""
     if callable(reference):
         out = reference(v.clone())
         out_t = torch.as_tensor(np.asarray(out) if not isinstance(out, torch.Tensor) else out)
@@ -255,14 +256,14 @@ def _reference(
                 f"the reference VJP function returned shape {tuple(out_t.shape)}, "
                 f"expected x.shape = {tuple(x.shape)}"
             )
-        return getattr(reference, "__name__", "vjp function"), out_t, None
+        return getattr(reference, "__name__", "vjp function"), out_t, None, ""
     raise TypeError(
         f"reference must be a string, an array/tensor Jacobian or a callable, "
         f"got {type(reference).__name__}"
     )
 
 
-def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple]:
+def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str]:
     """``vᵀJ`` from error-estimated central differences, and the tolerance that estimate gives.
 
     ``atol = 2 * max_j err_j + rtol_b * max_j (|v|ᵀ|J|)_j`` with ``err_j = sum_i |v_i| e_ij``
@@ -293,7 +294,12 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple]:
     atol = 2 * worst + rtol_b * scale
     if atol == 0.0:
         atol = torch.finfo(err.dtype).tiny
-    return "finite-difference", ref, (rtol_b, atol)
+    note = ""
+    if worst > 0.01 * scale:
+        note = (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
+                f"vᵀJ, against |v|ᵀ|J| up to {scale:.2g}): fn may be discontinuous or random "
+                f"at x, so an 'agree' says little; try reference='forward'")
+    return "finite-difference", ref, (rtol_b, atol), note
 
 
 def _default_tol(dtype: torch.dtype) -> tuple[float, float]:

@@ -76,20 +76,26 @@ def upcast(xs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
 
 
 def base_outputs(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
-    """``(xs_eval, f(xs_eval), is_tuple)``, on float64 copies when ``fn`` accepts them."""
+    """``(xs_eval, f(xs_eval), is_tuple)``, on float64 copies when ``fn`` accepts them.
+
+    The CPU generator is left as it was: every later evaluation replays the same draws.
+    """
     xs = tuple(x.detach() for x in xs)
     up = upcast(xs)
     state = torch.get_rng_state()
-    if any(a is not b for a, b in zip(up, xs, strict=True)):
-        try:
-            with torch.no_grad():
-                outs, is_tuple = call(fn, up)
-            return up, outs, is_tuple
-        except (RuntimeError, TypeError):  # e.g. a matmul with a captured float32 weight
-            torch.set_rng_state(state)
-    with torch.no_grad():
-        outs, is_tuple = call(fn, xs)
-    return xs, outs, is_tuple
+    try:
+        if any(a is not b for a, b in zip(up, xs, strict=True)):
+            try:
+                with torch.no_grad():
+                    outs, is_tuple = call(fn, up)
+                return up, outs, is_tuple
+            except (RuntimeError, TypeError):  # e.g. a matmul with a captured float32 weight
+                torch.set_rng_state(state)
+        with torch.no_grad():
+            outs, is_tuple = call(fn, xs)
+        return xs, outs, is_tuple
+    finally:
+        torch.set_rng_state(state)
 
 
 def _eps(outs: Sequence[torch.Tensor]) -> float:
@@ -187,10 +193,10 @@ def partials(
     ``est[j][d].value[k]`` has shape ``(x_j.numel(), *y_k.shape)``.
     Returns ``(estimates, outputs, evaluation dtype)``.
     """
+    state = torch.get_rng_state()  # the draws of f0 and of every step are the same
     if xs_eval is None:
         xs_eval, f0, _ = base_outputs(fn, xs)
     eps = _eps(f0)
-    state = torch.get_rng_state()
     out: list[list[Estimate]] = []
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
         for j, x in enumerate(xs_eval):
