@@ -248,17 +248,24 @@ def test_works_under_no_grad():
     assert not r and r.pairs[0].pattern == "factor"
 
 
-def test_text_html_and_figure():
-    pytest.importorskip("matplotlib")
-    import matplotlib.figure
-
+def test_text_and_html():
     x = torch.tensor([1.0, -2.0, 3.0], dtype=F64, requires_grad=True)
     r = gradarg.check_backward(Square.apply, x)
     text = str(r)
     assert text.splitlines()[0] == r.summary
     assert "largest errors:" in text and "y.backward(gradient=v)" in text
+    assert all(len(line) <= 78 for line in text.splitlines())
     page = r._repr_html_()
-    assert page.count("<table") == 2 and "data:image/png;base64," in page
+    assert page.count("<table") == 2 and "y.backward(gradient=v)" in page
+
+
+def test_heatmap_in_html_and_figure():
+    pytest.importorskip("matplotlib")
+    import matplotlib.figure
+
+    x = torch.tensor([1.0, -2.0, 3.0], dtype=F64, requires_grad=True)
+    r = gradarg.check_backward(Square.apply, x)
+    assert "data:image/png;base64," in r._repr_html_()
     fig = r.figure()
     assert isinstance(fig, matplotlib.figure.Figure) and fig.get_facecolor()[:3] == (1, 1, 1)
     ok = gradarg.check_backward(torch.sin, x)
