@@ -144,6 +144,10 @@ def bench(session: nox.Session) -> None:
     quick = [a for a in session.posargs if a == "--quick"]
     session.run("python", script, "--overhead", *quick,
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
+    # check_backward: random probes against full Jacobians, and the corpus against gradcheck
+    one_thread = {"OMP_NUM_THREADS": threads}
+    session.run("python", "benchmarks/check_probes.py", env=one_thread)
+    session.run("python", "benchmarks/gradcheck_corpus.py", env=one_thread)
 
 
 @nox.session(python=PYTHON)

@@ -6,19 +6,29 @@
 """
 
 from ._routes import VectorizationError
+from .check import BackwardCheck, ExampleV, PairCheck, ProbeCheck, check_backward
 from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
+from .localize import WrongEntry
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
+from .tolerance import backward_rtol
 from .vjp import backward_vjp, contract
 
 __version__ = "0.1.0"
 
 __all__ = [
     "METHODS",
+    "BackwardCheck",
+    "ExampleV",
+    "PairCheck",
+    "ProbeCheck",
     "VJPComparison",
     "VectorizationError",
+    "WrongEntry",
+    "backward_rtol",
     "backward_vjp",
+    "check_backward",
     "compare_vjp",
     "contract",
     "fd_step",
