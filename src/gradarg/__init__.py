@@ -6,19 +6,25 @@
 """
 
 from ._routes import VectorizationError
+from .coloring import color_pattern
 from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
+from .pattern import sparsity_pattern
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .sparse import CertificateError, SparseJacobian
 from .vjp import backward_vjp, contract
 
 __version__ = "0.1.0"
 
 __all__ = [
     "METHODS",
+    "CertificateError",
+    "SparseJacobian",
     "VJPComparison",
     "VectorizationError",
     "backward_vjp",
+    "color_pattern",
     "compare_vjp",
     "contract",
     "fd_step",
@@ -29,4 +35,5 @@ __all__ = [
     "latex_matrix",
     "latex_vjp",
     "markdown_table",
+    "sparsity_pattern",
 ]

@@ -25,6 +25,7 @@ def jacobian(
     *,
     method: Method = "auto",
     vectorize: bool | None = None,
+    sparsity: Any = None,
 ) -> Any:
     r"""Jacobian of ``fn`` at ``x``: ``J[i..., j...] = ∂y[i...] / ∂x[j...]``.
 
@@ -52,6 +53,13 @@ def jacobian(
         Reverse mode evaluates ``fn`` once, unbatched, and batches only the backward passes (so
         ``.item()`` or data-dependent control flow in ``fn`` is fine there); forward mode
         batches ``fn`` itself.
+    sparsity : torch.Tensor or SparseJacobian, optional
+        A ``torch.bool`` pattern of shape ``y.shape + x.shape`` (dense, COO or CSR), ``True``
+        where ``J`` may be non-zero, or a :class:`~gradarg.SparseJacobian` built from one:
+        the Jacobian is then computed by compression, several rows (or columns) per pass,
+        and returned as a sparse COO tensor. A tensor pattern is coloured on every call; build
+        a :class:`~gradarg.SparseJacobian` once to reuse the colouring. Single tensor ``x``
+        and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
 
     Returns
     -------
@@ -99,6 +107,10 @@ def jacobian(
     >>> jacobian(lambda t: t.sum(), x, method="forward")
     tensor([1., 1., 1.])
     """
+    if sparsity is not None:
+        from .sparse import sparse_jacobian
+
+        return sparse_jacobian(fn, x, sparsity, method=method)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     xs, in_tuple = as_input_tuple("x", x)
