@@ -153,6 +153,7 @@ class SparseJacobian:
             self._gather = self.colors[cols] * coords.m + rows
         self._seeds: dict[torch.dtype, torch.Tensor] = {}
         self._crow: torch.Tensor | None = None
+        self._coo_index: dict[tuple, torch.Tensor] = {}
 
     def __repr__(self) -> str:
         return (
@@ -327,8 +328,11 @@ class SparseJacobian:
                 return torch.sparse_csr_tensor(
                     self._crow, self._cols, values, (co.m, co.n), check_invariants=False
                 )
-        index = _unravel(self._rows, y_shape) + _unravel(self._cols, x_shape)
-        indices = torch.stack(index) if index else torch.zeros(0, self.nnz, dtype=torch.int64)
+        indices = self._coo_index.get((y_shape, x_shape))
+        if indices is None:  # the same on every call: computed once per shape
+            index = _unravel(self._rows, y_shape) + _unravel(self._cols, x_shape)
+            indices = torch.stack(index) if index else torch.zeros(0, self.nnz, dtype=torch.int64)
+            self._coo_index[(y_shape, x_shape)] = indices
         return torch.sparse_coo_tensor(
             indices, values, (*y_shape, *x_shape), is_coalesced=True, check_invariants=False
         )
