@@ -11,7 +11,7 @@ from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
 from .pattern import sparsity_pattern
-from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
 from .sparse import CertificateError, SparseJacobian
 from .vjp import backward_vjp, contract
 
@@ -36,4 +36,5 @@ __all__ = [
     "latex_vjp",
     "markdown_table",
     "sparsity_pattern",
+    "summarize",
 ]
