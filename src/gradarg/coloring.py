@@ -11,7 +11,7 @@ your Jacobian? Graph coloring for computing derivatives", SIAM Review 47 (2005).
 
 The graph is built from the pattern's coordinates without any ``m × m`` matrix: the non-zeros
 are grouped by column (a column → rows index) and each group contributes all its pairs.  The
-colouring is networkx's greedy colouring (:func:`networkx.greedy_color`).
+colouring is networkx's greedy colouring (``networkx.greedy_color``).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def color_pattern(
     x_shape : tuple of int, optional
         The input's shape, needed when ``pattern`` has more than 2 dimensions.
     strategy : str
-        Node order of :func:`networkx.greedy_color`, one of :data:`STRATEGIES`.
+        Node order of ``networkx.greedy_color``, one of :data:`gradarg.coloring.STRATEGIES`.
 
     Returns
     -------

@@ -142,8 +142,9 @@ def sparsity_pattern(
         Real floating point around which to probe; not modified.
     points : int
         Number of random points (at least 1).
-    generator : torch.Generator, optional
-        Source of the random points; the global generator is not advanced either way.
+    generator : optional
+        A ``torch.Generator``: source of the random points (default: one seeded with 0, so
+        the result is reproducible); the global generator is never advanced.
 
     Returns
     -------

@@ -181,7 +181,7 @@ class SparseJacobian:
             ``fn(x)`` returns one real floating tensor ``y``.
         x : torch.Tensor
             Real floating input (float32/float64), ``x.numel() == n``; never modified.
-        layout : torch.layout
+        layout : {torch.sparse_coo, torch.sparse_csr, torch.strided}
             ``torch.sparse_coo`` (default): a coalesced COO tensor of shape
             ``y.shape + x.shape`` holding exactly the pattern's entries (some may be 0);
             ``.to_dense()`` equals :func:`gradarg.jacobian`.  ``torch.sparse_csr``: the flat
@@ -193,9 +193,9 @@ class SparseJacobian:
             equal ``r`` contracted with the returned Jacobian within a relative
             ``sqrt(eps)``.  A pattern that misses a non-zero fails with probability one for
             continuous random ``r``.
-        generator : torch.Generator, optional
-            Source of the certificate's random vectors (default: a fresh seed); the global
-            generator is never advanced.
+        generator : optional
+            A ``torch.Generator``: source of the certificate's random vectors (default: a
+            fresh seed); the global generator is never advanced.
 
         Returns
         -------
