@@ -247,6 +247,18 @@ def test_colouring_is_reused_across_calls():
     assert torch.equal(sj.colors, colors)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_fn_that_changes_the_dtype(mode):
+    x = torch.linspace(0, 1, 6)  # float32 in, float64 out
+
+    def f(t):
+        return stencil_1d(t.double())
+
+    got = gradarg.SparseJacobian(tridiagonal(6), method=mode)(f, x, certify=2)
+    want = af_jacobian(f, x)
+    torch.testing.assert_close(got.to_dense().double(), want.double(), rtol=1e-6, atol=1e-6)
+
+
 def test_output_not_depending_on_input_gives_zeros():
     sj = gradarg.SparseJacobian(torch.eye(3, dtype=torch.bool))
     got = sj(lambda t: torch.ones(3, dtype=F64), torch.zeros(3, dtype=F64), layout=torch.strided)

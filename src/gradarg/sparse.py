@@ -200,7 +200,9 @@ class SparseJacobian:
         Returns
         -------
         torch.Tensor
-            The Jacobian in ``layout``, ``x``'s dtype.
+            The Jacobian in ``layout``: in ``x``'s dtype from reverse mode (gradients have
+            the input's dtype), in ``fn(x)``'s dtype from forward mode (tangents have the
+            output's); the two differ only when ``fn`` changes the dtype.
 
         Raises
         ------
@@ -265,7 +267,7 @@ class SparseJacobian:
         leaf = x0.requires_grad_(True)
         with torch.enable_grad():
             y = self._check_y(fn(leaf))
-        seeds = self._seed(self._coords.m, x0.dtype).view(self.passes, *y.shape)
+        seeds = self._seed(self._coords.m, y.dtype).view(self.passes, *y.shape)
         return _vjps(y, leaf, seeds), y, leaf
 
     def _forward(self, fn, x0):
@@ -291,15 +293,18 @@ class SparseJacobian:
             torch.Generator().seed()
         )
         co = self._coords
-        r = torch.randn(k, co.m, generator=gen, dtype=x0.dtype)
+        r = torch.randn(k, co.m, generator=gen, dtype=y.dtype)
         got = _vjps(y, leaf, r.view(k, *y.shape)).reshape(k, co.n)  # k backward passes
         # r contracted with the returned Jacobian, and the same with absolute values (scale)
         contrib = r[:, self._rows] * values
-        want = torch.zeros(k, co.n, dtype=x0.dtype).index_add_(1, self._cols, contrib)
-        scale = torch.zeros(k, co.n, dtype=x0.dtype).index_add_(1, self._cols, contrib.abs())
-        rtol = torch.finfo(x0.dtype).eps ** 0.5
+        dtype = contrib.dtype
+        got = got.to(dtype)
+        want = torch.zeros(k, co.n, dtype=dtype).index_add_(1, self._cols, contrib)
+        scale = torch.zeros(k, co.n, dtype=dtype).index_add_(1, self._cols, contrib.abs())
+        low = min(x0.dtype, y.dtype, key=lambda t: torch.finfo(t).bits)
+        rtol = torch.finfo(low).eps ** 0.5
         err = (got - want).abs()
-        bound = rtol * (scale + got.abs()) + torch.finfo(x0.dtype).tiny
+        bound = rtol * (scale + got.abs()) + torch.finfo(low).tiny
         bad = err > bound
         if bool(bad.any()):
             t, j = (int(i) for i in bad.nonzero()[0])
