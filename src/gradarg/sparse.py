@@ -105,7 +105,7 @@ class SparseJacobian:
     3
     >>> x = torch.linspace(0, 1, n, dtype=torch.float64)
     >>> J = sj(f, x, certify=2)                    # sparse COO, checked with 2 random v
-    >>> J.shape, J._nnz()
+    >>> J.shape, J.values().numel()
     (torch.Size([1000, 1000]), 2998)
     >>> torch.allclose(J.to_dense(), torch.func.jacrev(f)(x))
     True
