@@ -148,6 +148,8 @@ def bench(session: nox.Session) -> None:
     one_thread = {"OMP_NUM_THREADS": threads}
     session.run("python", "benchmarks/check_probes.py", env=one_thread)
     session.run("python", "benchmarks/gradcheck_corpus.py", env=one_thread)
+    session.run("python", "benchmarks/sparse.py", *session.posargs,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
 
 
 @nox.session(python=PYTHON)

@@ -7,11 +7,14 @@
 
 from ._routes import VectorizationError
 from .check import BackwardCheck, ExampleV, PairCheck, ProbeCheck, check_backward
+from .coloring import color_pattern
 from .compare import VJPComparison, compare_vjp
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
 from .localize import WrongEntry
+from .pattern import sparsity_pattern
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
+from .sparse import CertificateError, SparseJacobian
 from .tolerance import backward_rtol
 from .vjp import backward_vjp, contract
 
@@ -20,15 +23,18 @@ __version__ = "0.1.0"
 __all__ = [
     "METHODS",
     "BackwardCheck",
+    "CertificateError",
     "ExampleV",
     "PairCheck",
     "ProbeCheck",
+    "SparseJacobian",
     "VJPComparison",
     "VectorizationError",
     "WrongEntry",
     "backward_rtol",
     "backward_vjp",
     "check_backward",
+    "color_pattern",
     "compare_vjp",
     "contract",
     "fd_step",
@@ -39,5 +45,6 @@ __all__ = [
     "latex_matrix",
     "latex_vjp",
     "markdown_table",
+    "sparsity_pattern",
     "summarize",
 ]

@@ -31,6 +31,7 @@ def jacobian(
     strategy: Strategy | None = None,
     *,
     method: Method = "auto",
+    sparsity: Any = None,
 ) -> Any:
     r"""Jacobian of ``fn`` at ``x``: ``J[i..., j...] = ∂y[i...] / ∂x[j...]``.
 
@@ -74,6 +75,13 @@ def jacobian(
         complex), else forward (it learns the output size from the forward pass it records for
         reverse mode, and remembers a forward choice per function and input shapes/dtypes, so
         repeated calls skip that pass).
+    sparsity : torch.Tensor or SparseJacobian, optional
+        A ``torch.bool`` pattern of shape ``y.shape + x.shape`` (dense, COO or CSR), ``True``
+        where ``J`` may be non-zero, or a :class:`~gradarg.SparseJacobian` built from one:
+        the Jacobian is then computed by compression, several rows (or columns) per pass,
+        and returned as a sparse COO tensor. A tensor pattern is coloured on every call; build
+        a :class:`~gradarg.SparseJacobian` once to reuse the colouring. Single tensor ``x``
+        and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
 
     Returns
     -------
@@ -152,6 +160,15 @@ def jacobian(
     True
     """
     method = _resolve_method(method, strategy)
+    if sparsity is not None:
+        if create_graph or strict:
+            raise ValueError(
+                "sparsity= computes a compressed Jacobian; it does not support create_graph "
+                "or strict (pass sparsity=None for those)"
+            )
+        from .sparse import sparse_jacobian
+
+        return sparse_jacobian(fn, x, sparsity, method=method)
     xs, in_tuple = as_input_tuple("x", x)
     if method == "forward" and any(t.is_complex() for t in xs):
         raise ValueError(
