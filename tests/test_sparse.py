@@ -405,3 +405,11 @@ def test_random_draws_in_fn_are_replayed():
     want = af_jacobian(stencil_1d, x) * (1 + r)[:, None]
     assert_exact(got, want)
     assert math.isfinite(float(got.sum()))
+
+
+@pytest.mark.parametrize("keyword", ["create_graph", "strict"])
+def test_sparsity_refuses_dropin_keywords_it_cannot_honour(keyword):
+    x = torch.linspace(0.1, 1.0, 5, dtype=torch.float64)
+    pattern = torch.eye(5, dtype=torch.bool)
+    with pytest.raises(ValueError, match=keyword):
+        gradarg.jacobian(torch.sin, x, sparsity=pattern, **{keyword: True})
