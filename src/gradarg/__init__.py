@@ -7,6 +7,7 @@
 
 from ._routes import VectorizationError
 from .compare import VJPComparison, compare_vjp
+from .explorer import VJPExplorer, explorer
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
@@ -17,10 +18,12 @@ __version__ = "0.1.0"
 __all__ = [
     "METHODS",
     "VJPComparison",
+    "VJPExplorer",
     "VectorizationError",
     "backward_vjp",
     "compare_vjp",
     "contract",
+    "explorer",
     "fd_step",
     "fd_tolerance",
     "fmt",
