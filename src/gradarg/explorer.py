@@ -76,29 +76,36 @@ _SCRIPT = """(function (root) {
   update();
 })(document.currentScript && document.currentScript.closest(".gradarg-explorer"));"""
 
-_STYLE = """.gradarg-explorer { color: var(--pst-color-text-base, inherit); max-width: 100%;
-  margin: 0.5em 0 1em; }
+# Colours are inherited, never set: in dark mode the book theme shows HTML outputs on a light box
+# with dark text (pydata-sphinx-theme, ``.cell_output .text_html``), in light mode the reverse,
+# and a notebook has its own colours. Lines and borders use ``currentColor``.
+_STYLE = """.gradarg-explorer { color: inherit; max-width: 100%; margin: 0.5em 0 1em; }
 .gradarg-explorer-scroll { overflow-x: auto; max-width: 100%; }
-.gradarg-explorer table { border-collapse: collapse; margin: 0; }
+.gradarg-explorer table { border-collapse: collapse; margin: 0; color: inherit; }
 .gradarg-explorer caption { caption-side: top; text-align: left; padding: 0 0 0.3em;
-  color: var(--pst-color-text-base, inherit); }
+  color: inherit; }
 .gradarg-explorer th, .gradarg-explorer td { padding: 0.2em 0.5em; text-align: right;
-  border-bottom: 1px solid var(--pst-color-border, #8888); white-space: nowrap;
+  color: inherit; background: transparent; white-space: nowrap;
+  border: 0; border-bottom: 1px solid color-mix(in srgb, currentColor 35%, transparent);
   font-variant-numeric: tabular-nums; }
 .gradarg-explorer th { font-weight: 600; }
-.gradarg-explorer tr.gradarg-explorer-sum th, .gradarg-explorer tr.gradarg-explorer-sum td {
-  border-top: 2px solid var(--pst-color-text-base, currentColor); font-weight: 700; }
+.gradarg-explorer tr.gradarg-explorer-sum > * { border-top: 2px solid currentColor;
+  font-weight: 700; }
 .gradarg-explorer label { display: inline-flex; gap: 0.4em; align-items: center; }
 .gradarg-explorer input { width: 5.5em; font: inherit; color: inherit; padding: 0.1em 0.3em;
-  background: var(--pst-color-background, transparent);
-  border: 1px solid var(--pst-color-border, #888); border-radius: 3px; }
+  background: transparent; border: 1px solid currentColor; border-radius: 3px; }
 .gradarg-explorer input:focus { outline: 2px solid var(--pst-color-primary, #1a73e8);
   outline-offset: 1px; }
-.gradarg-explorer input[aria-invalid="true"] { border-color: var(--pst-color-danger, #d33); }
+.gradarg-explorer input[aria-invalid="true"] { border: 2px dashed currentColor; }
 .gradarg-explorer-result { font-family: var(--pst-font-family-monospace, monospace);
   margin: 0.4em 0 0; overflow-wrap: anywhere; }
-.gradarg-explorer-note { font-size: 0.85em; margin: 0.2em 0 0;
-  color: var(--pst-color-text-muted, inherit); }"""
+.gradarg-explorer-note { font-size: 0.85em; margin: 0.2em 0 0; opacity: 0.85; }
+@media (max-width: 40em) {
+  .gradarg-explorer label { flex-direction: column; align-items: flex-end; gap: 0.1em; }
+  .gradarg-explorer th, .gradarg-explorer td { padding: 0.2em 0.3em; }
+  .gradarg-explorer thead th { white-space: normal; }
+  .gradarg-explorer input { width: 4.5em; }
+}"""
 
 
 def _index(idx: tuple[int, ...]) -> str:

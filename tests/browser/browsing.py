@@ -7,6 +7,7 @@ Run with ``nox -s browser`` after ``nox -s docs``. ``GRADARG_SITE`` points at th
 
 from __future__ import annotations
 
+import base64
 import http.server
 import os
 import random
@@ -290,10 +291,15 @@ _CONTRAST = """async (b64) => {
 }"""
 
 
+def figure_contrast(page, element) -> dict:
+    """``{"median", "contrast"}`` of a screenshot of ``element`` as the page shows it."""
+    element.scroll_into_view_if_needed()
+    shot = base64.b64encode(element.screenshot()).decode()
+    return page.evaluate(_CONTRAST, shot)
+
+
 def _switch_to_dark(page, v: Visit, rel: str) -> None:
     """Dark theme as the switcher sets it; every figure loaded, visible and readable on it."""
-    import base64
-
     v.figures_light = page.evaluate(f"() => ({_FIGURES})().length")
     page.evaluate(_SET_DARK)
     page.wait_for_timeout(300)  # the theme's colour transitions
@@ -305,9 +311,7 @@ def _switch_to_dark(page, v: Visit, rel: str) -> None:
         element = handle.as_element()
         state = element.evaluate(_FIGURE_STATE)
         if state["visible"]:
-            element.scroll_into_view_if_needed()
-            shot = base64.b64encode(element.screenshot()).decode()
-            state.update(page.evaluate(_CONTRAST, shot))
+            state.update(figure_contrast(page, element))
         v.figures_dark.append(state)
     (SHOTS / "dark").mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "dark" / _shot_name(rel)), full_page=True)

@@ -6,7 +6,7 @@ import re
 from urllib.parse import urlparse
 
 import pytest
-from browsing import SITE, site_pages, split_url
+from browsing import SITE, figure_contrast, site_pages, split_url
 
 PAGES = site_pages()
 # Generated index pages carry no content of ours; still visited for links and errors.
@@ -153,3 +153,18 @@ def test_figures_in_dark_mode(visits, page):
 def test_dark_mode_check_sees_figures(visits):
     """The check above is not vacuous: the site has figures and the check finds them."""
     assert sum(len(visits(p).figures_dark) for p in CONTENT_PAGES) > 0
+
+
+def test_contrast_measure_flags_dark_ink_on_a_dark_page(browser_context):
+    """The measure above tells a transparent black-on-dark figure from a readable one."""
+    page = browser_context.new_page()
+    line = '<line x1="10" y1="10" x2="190" y2="90" stroke="black" stroke-width="3"/>'
+    page.set_content(
+        '<body style="background:#121212;margin:0">'
+        f'<svg id="bare" width="200" height="100">{line}</svg>'
+        f'<svg id="backed" width="200" height="100"><rect width="200" height="100" fill="white"/>'
+        f"{line}</svg></body>")
+    bare = figure_contrast(page, page.query_selector("#bare"))["contrast"]
+    backed = figure_contrast(page, page.query_selector("#backed"))["contrast"]
+    page.close()
+    assert bare < MIN_FIGURE_CONTRAST <= backed, (bare, backed)
