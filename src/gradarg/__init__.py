@@ -10,7 +10,7 @@ from .compare import VJPComparison, compare_vjp
 from .explorer import VJPExplorer, explorer
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
-from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
 from .vjp import backward_vjp, contract
 
 __version__ = "0.1.0"
@@ -32,4 +32,5 @@ __all__ = [
     "latex_matrix",
     "latex_vjp",
     "markdown_table",
+    "summarize",
 ]
