@@ -289,12 +289,12 @@ def explorer(
     >>> ex = explorer(lambda x: x @ M, torch.tensor([[2.0, 1.0]]), v=[[1.0, 0.0]])
     >>> ex.y_shape, ex.x_shape
     ((1, 2), (1, 2))
-    >>> ex.jacobian                      # row i: the gradient of y[0, i]; here M transposed
+    >>> ex.jacobian            # row i: the gradient of y[0, i]; here M transposed
     tensor([[1., 3.],
             [2., 4.]], dtype=torch.float64)
-    >>> ex.vjp()                         # v = [[1, 0]] picks row 1
+    >>> ex.vjp()               # v = [[1, 0]] picks row 1
     tensor([[1., 3.]], dtype=torch.float64)
-    >>> ex.vjp([[1.0, 1.0]])             # what the page shows after you type 1 into v[0, 1]
+    >>> ex.vjp([[1.0, 1.0]])   # the page, after you type 1 into v[0, 1]
     tensor([[3., 7.]], dtype=torch.float64)
     >>> 'data-jacobian="[[1.0, 3.0], [2.0, 4.0]]"' in ex._repr_html_()
     True
