@@ -2,7 +2,12 @@
 
 Run with ``nox -s browser`` after ``nox -s docs``. ``GRADARG_SITE`` points at the built HTML;
 ``GRADARG_CHROMIUM`` at the browser (default ``/usr/bin/chromium``). Screenshots go to
-``test-artifacts/screenshots/``.
+``test-artifacts/screenshots/``: each page at 1280 px in the light theme, in ``dark/`` the
+same in the dark theme, in ``390/`` a page that overflows a phone's width.
+
+Each page is loaded twice: once at 1280 px (console, links, copy button, code boxes,
+exercises, the explorer, then the switch to dark mode and its figures) and once at 390 px
+(horizontal overflow).
 """
 
 from __future__ import annotations
@@ -84,8 +89,12 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 
-def _open(context, server: str, rel: str, v) -> object:
-    """A new tab on ``rel``: requests off localhost are blocked and recorded, MathJax done."""
+def _open(context, server: str, rel: str, v, idle: bool = True) -> object:
+    """A new tab on ``rel``: requests off localhost are blocked and recorded, MathJax done.
+
+    ``idle`` also waits for the network to be quiet for 500 ms (what the copy button and
+    clipboard checks need); layout measurements only need the load event, MathJax and fonts.
+    """
     page = context.new_page()
     host = urlparse(server).netloc
 
@@ -110,7 +119,10 @@ def _open(context, server: str, rel: str, v) -> object:
         timeout=20_000,
     )
     page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
-    page.wait_for_load_state("networkidle")
+    if idle:
+        page.wait_for_load_state("networkidle")
+    else:
+        page.evaluate("() => document.fonts.ready.then(() => null)")
     return page
 
 
@@ -163,8 +175,8 @@ def visit_page(context, server: str, rel: str) -> Visit:
     return v
 
 
-def _shot_name(rel: str) -> str:
-    return rel.replace("/", "__").removesuffix(".html") + ".png"
+def _shot_name(rel: str, suffix: str = ".png") -> str:
+    return rel.replace("/", "__").removesuffix(".html") + suffix
 
 
 # Code boxes as the brief of issue 9 names them; the content is the article, not the theme.
@@ -302,7 +314,7 @@ def _switch_to_dark(page, v: Visit, rel: str) -> None:
     """Dark theme as the switcher sets it; every figure loaded, visible and readable on it."""
     v.figures_light = page.evaluate(f"() => ({_FIGURES})().length")
     page.evaluate(_SET_DARK)
-    page.wait_for_timeout(300)  # the theme's colour transitions
+    page.wait_for_timeout(150)  # let the new colours apply before measuring
     v.theme_after_switch, v.dark_background = page.evaluate(
         "() => [document.documentElement.dataset.theme, getComputedStyle(document.body)"
         ".backgroundColor]")
@@ -314,7 +326,8 @@ def _switch_to_dark(page, v: Visit, rel: str) -> None:
             state.update(figure_contrast(page, element))
         v.figures_dark.append(state)
     (SHOTS / "dark").mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "dark" / _shot_name(rel)), full_page=True)
+    page.screenshot(path=str(SHOTS / "dark" / _shot_name(rel, ".jpg")), full_page=True,
+                    type="jpeg", quality=80)
 
 
 _NARROW = """() => {
@@ -339,11 +352,12 @@ _NARROW = """() => {
 def visit_narrow(context, server: str, rel: str) -> NarrowVisit:
     """Load ``rel`` at a phone's width; measure horizontal overflow of the page."""
     v = NarrowVisit(url=server + rel)
-    page = _open(context, server, rel, v)
+    page = _open(context, server, rel, v, idle=False)
     info = page.evaluate(_NARROW)
     v.scroll_width, v.inner_width, v.overflowing = info["sw"], info["W"], info["out"]
-    (SHOTS / "390").mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "390" / _shot_name(rel)), full_page=True)
+    if v.scroll_width > v.inner_width or v.overflowing:  # a picture of the failure only
+        (SHOTS / "390").mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "390" / _shot_name(rel)), full_page=True)
     page.close()
     return v
 
