@@ -9,6 +9,7 @@ from ._routes import VectorizationError
 from .check import BackwardCheck, ExampleV, PairCheck, ProbeCheck, check_backward
 from .coloring import color_pattern
 from .compare import VJPComparison, compare_vjp
+from .explorer import VJPExplorer, explorer
 from .finite_diff import fd_step, fd_tolerance
 from .jacobian import METHODS, jacobian
 from .localize import WrongEntry
@@ -29,6 +30,7 @@ __all__ = [
     "ProbeCheck",
     "SparseJacobian",
     "VJPComparison",
+    "VJPExplorer",
     "VectorizationError",
     "WrongEntry",
     "backward_rtol",
@@ -37,6 +39,7 @@ __all__ = [
     "color_pattern",
     "compare_vjp",
     "contract",
+    "explorer",
     "fd_step",
     "fd_tolerance",
     "fmt",

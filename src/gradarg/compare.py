@@ -152,7 +152,8 @@ def compare_vjp(
     >>> import numpy as np, torch
     >>> x = torch.tensor([1.0, 2.0], dtype=torch.float64)
     >>> J = np.array([[2.0, 0.0], [0.0, 4.0]])  # d(x**2)/dx, by hand
-    >>> r = compare_vjp(lambda t: t**2, x, torch.tensor([100.0, 1.0]), reference=J)
+    >>> v = torch.tensor([100.0, 1.0])
+    >>> r = compare_vjp(lambda t: t**2, x, v, reference=J)
     >>> r.agree, r.backward
     (True, tensor([200.,   4.], dtype=torch.float64))
     >>> print(compare_vjp(lambda t: t**2, x, torch.ones(2)).reference_name)

@@ -132,8 +132,11 @@ def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: 
     --------
     >>> v = torch.tensor([1.0, 1.0])
     >>> J = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
-    >>> latex_vjp(v, J, v @ J)
-    'v^\\top J = \\begin{bmatrix} 1 & 1 \\end{bmatrix} \\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix} = \\begin{bmatrix} 4 & 6 \\end{bmatrix}'
+    >>> print(latex_vjp(v, J, v @ J).replace(" \\begin", "\n\\begin"))
+    v^\top J =
+    \begin{bmatrix} 1 & 1 \end{bmatrix}
+    \begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix} =
+    \begin{bmatrix} 4 & 6 \end{bmatrix}
     """
     vt = latex_matrix(v.reshape(-1), digits)
     return (
@@ -273,7 +276,8 @@ def markdown_table(
 
     Examples
     --------
-    >>> print(markdown_table([["a.grad", torch.tensor(0.4)], ["|z|", 1.0]], ["quantity", "value"]))
+    >>> rows = [["a.grad", torch.tensor(0.4)], ["|z|", 1.0]]
+    >>> print(markdown_table(rows, ["quantity", "value"]))
     | quantity | value |
     | --- | --- |
     | a.grad | 0.4 |

@@ -51,7 +51,8 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
     Examples
     --------
     >>> import torch
-    >>> backward_vjp(lambda t: t**2, torch.tensor([1.0, 2.0]), torch.tensor([100.0, 1.0]))
+    >>> x, v = torch.tensor([1.0, 2.0]), torch.tensor([100.0, 1.0])
+    >>> backward_vjp(lambda t: t**2, x, v)
     tensor([200.,   4.])
     """
     (x_,), _ = as_input_tuple("x", x)

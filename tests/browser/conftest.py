@@ -11,7 +11,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from browsing import CHROMIUM, FLAGS, SITE, QuietHandler, Visit, visit_page
+from browsing import (
+    CHROMIUM,
+    FLAGS,
+    NARROW,
+    SITE,
+    NarrowVisit,
+    QuietHandler,
+    Visit,
+    visit_narrow,
+    visit_page,
+)
 
 
 @pytest.fixture(scope="session")
@@ -28,18 +38,38 @@ def server():
 
 
 @pytest.fixture(scope="session")
-def browser_context(server):
+def browser():
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} not found: apt-get install chromium (see .ci/run)")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.rstrip("/"))
-        yield context
-        context.close()
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser_context(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.rstrip("/"))
+    yield context
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def narrow_visits(browser, server):
+    """Visit each page once (lazily) at a phone's width, 390 px."""
+    context = browser.new_context(viewport=NARROW)
+    cache: dict[str, NarrowVisit] = {}
+
+    def visit(rel: str) -> NarrowVisit:
+        if rel not in cache:
+            cache[rel] = visit_narrow(context, server, rel)
+        return cache[rel]
+
+    yield visit
+    context.close()
 
 
 @pytest.fixture(scope="session")

@@ -6,12 +6,14 @@ import re
 from urllib.parse import urlparse
 
 import pytest
-from browsing import SITE, site_pages, split_url
+from browsing import SITE, figure_contrast, site_pages, split_url
 
 PAGES = site_pages()
 # Generated index pages carry no content of ours; still visited for links and errors.
 CONTENT_PAGES = [p for p in PAGES if not p.startswith(("_modules/", "genindex", "search", "py-modindex"))]
 NOTEBOOK_PAGES = [p for p in CONTENT_PAGES if p.startswith(("tutorial/", "guide/"))]
+TUTORIAL_PAGES = [p for p in CONTENT_PAGES if p.startswith("tutorial/")]
+MIN_FIGURE_CONTRAST = 3.0  # WCAG's minimum for graphics, between a figure's ink and its ground
 
 # Numbers the tutorial pages must show, derived by hand in the issue (not copied from a build).
 KEY_NUMBERS = {
@@ -103,3 +105,71 @@ def test_tutorial_page_shows_key_numbers(visits, page, numbers):
     text = visits(page).visible_text
     for number in numbers:
         assert number in text, f"{number} not visible on {page}"
+
+
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_no_visible_import_of_plumbing(visits, page):
+    """Glue and display helpers (myst_nb, IPython) live in hidden cells, not in code boxes."""
+    assert visits(page).code_imports == []
+
+
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_no_code_box_scrolls_sideways_at_1280px(visits, page):
+    assert visits(page).code_overflow == [], "shorten these lines to at most 80 characters"
+
+
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_page_does_not_scroll_sideways_at_390px(narrow_visits, page):
+    """Prose, tables and figures fit a phone; only boxes that scroll themselves may be wider."""
+    n = narrow_visits(page)
+    assert n.foreign_requests == []
+    assert n.scroll_width <= n.inner_width, n.overflowing
+    assert n.overflowing == []
+
+
+@pytest.mark.parametrize("page", TUTORIAL_PAGES)
+def test_exercise_answers_present_and_collapsed(visits, page):
+    answers = visits(page).answers
+    assert len(answers) >= 2, "a tutorial page ends with 2-3 exercises, answers in dropdowns"
+    assert [a["open"] for a in answers] == [False] * len(answers), "answers start collapsed"
+    assert all(a["text"] for a in answers), "an answer dropdown is empty"
+
+
+def _luminance(css_rgb: str) -> float:
+    r, g, b = (int(c) / 255 for c in re.findall(r"\d+", css_rgb)[:3])
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_figures_in_dark_mode(visits, page):
+    """After the theme switch to dark, every figure is loaded, visible and readable."""
+    v = visits(page)
+    assert v.theme_after_switch == "dark"
+    assert _luminance(v.dark_background) < 0.05, f"background {v.dark_background} is not dark"
+    assert len(v.figures_dark) == v.figures_light, "a figure disappeared in dark mode"
+    for fig in v.figures_dark:
+        assert fig["loaded"] and fig["visible"], fig["what"]
+        assert fig["contrast"] >= MIN_FIGURE_CONTRAST, (
+            f"{fig['what']}: contrast {fig['contrast']:.2f} on the dark page; give it an opaque "
+            f"light background or colours that work on both")
+
+
+def test_dark_mode_check_sees_figures(visits):
+    """The check above is not vacuous: the site has figures and the check finds them."""
+    assert sum(len(visits(p).figures_dark) for p in CONTENT_PAGES) > 0
+
+
+def test_contrast_measure_flags_dark_ink_on_a_dark_page(browser_context):
+    """The measure above tells a transparent black-on-dark figure from a readable one."""
+    page = browser_context.new_page()
+    line = '<line x1="10" y1="10" x2="190" y2="90" stroke="black" stroke-width="3"/>'
+    page.set_content(
+        '<body style="background:#121212;margin:0">'
+        f'<svg id="bare" width="200" height="100">{line}</svg>'
+        f'<svg id="backed" width="200" height="100"><rect width="200" height="100" fill="white"/>'
+        f"{line}</svg></body>")
+    bare = figure_contrast(page, page.query_selector("#bare"))["contrast"]
+    backed = figure_contrast(page, page.query_selector("#backed"))["contrast"]
+    page.close()
+    assert bare < MIN_FIGURE_CONTRAST <= backed, (bare, backed)
