@@ -7,15 +7,22 @@
 
 from ._routes import VectorizationError
 from .compare import VJPComparison, compare_vjp
+from .diagnose import GradDiagnosis, why_no_grad
 from .finite_diff import fd_step, fd_tolerance
+from .graph_svg import side_by_side
 from .jacobian import METHODS, jacobian
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .trace import BackwardTrace, TracedEdge, TracedNode, trace_backward
 from .vjp import backward_vjp, contract
 
 __version__ = "0.1.0"
 
 __all__ = [
     "METHODS",
+    "BackwardTrace",
+    "GradDiagnosis",
+    "TracedEdge",
+    "TracedNode",
     "VJPComparison",
     "VectorizationError",
     "backward_vjp",
@@ -29,4 +36,7 @@ __all__ = [
     "latex_matrix",
     "latex_vjp",
     "markdown_table",
+    "side_by_side",
+    "trace_backward",
+    "why_no_grad",
 ]
