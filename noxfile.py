@@ -91,10 +91,12 @@ def bench(session: nox.Session) -> None:
     # One thread, and glibc told to keep freed memory: otherwise multi-MB Jacobians are mmapped
     # and unmapped on every call and page faults, not the routes, decide the large rows.
     tunables = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=1073741824"
-    session.run("python", "benchmarks/jacobian.py", *session.posargs, env={
+    env = {
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
         "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", tunables),
-    })
+    }
+    session.run("python", "benchmarks/jacobian.py", *session.posargs, env=env)
+    session.run("python", "benchmarks/trace.py", env=env)  # trace_backward vs backward
 
 
 @nox.session(python=PYTHON)

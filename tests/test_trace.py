@@ -211,6 +211,15 @@ def test_accumulates_like_backward():
     assert tr.cotangent("a").item() == pytest.approx(0.4)  # what this pass sent
 
 
+def test_recorded_grads_do_not_change_with_later_passes():
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (w * 3).sum()
+    tr = trace_backward(y, names={"w": w}, retain_graph=True)
+    y.backward()  # accumulates into w.grad in place
+    assert w.grad.tolist() == [6.0, 6.0]
+    assert tr.leaves["w"].tolist() == [3.0, 3.0]
+
+
 # -- nothing left behind ----------------------------------------------------------------------
 
 def test_no_hook_survives():

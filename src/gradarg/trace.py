@@ -33,8 +33,18 @@ _TEMPLATES = {
 _CONST_SLOTS = {0: ("_saved_self",), 1: ("_saved_other", "_saved_exponent")}
 
 
+_OP_NAMES: dict[type, str] = {}
+
+
 def op_name(node: Any) -> str:
     """The forward operation of a ``grad_fn`` node: ``MulBackward0`` -> ``"mul"``."""
+    kind = type(node)
+    if kind not in _OP_NAMES:
+        _OP_NAMES[kind] = _op_name(node)
+    return _OP_NAMES[kind]
+
+
+def _op_name(node: Any) -> str:
     cls = node.name().rsplit("::", 1)[-1]
     if cls == "AccumulateGrad":
         return "leaf"
@@ -496,6 +506,9 @@ def trace_backward(
 
         return pre, post
 
+    # .grad before the pass: where there was none, .grad afterwards is what arrived (no copy)
+    had_grad = {k for k, n in enumerate(order) if hasattr(n, "variable") and
+                n.variable.grad is not None} if not use_grad else set()
     handles = []
     grads_returned: dict[int, torch.Tensor | None] = {}
     try:
@@ -531,6 +544,8 @@ def trace_backward(
         if is_leaf:
             if use_grad:
                 grad = grads_returned.get(key)
+            elif key not in had_grad and arrived.get(key):
+                grad = arrived[key][0].detach()  # AccumulateGrad copied it into .grad
             else:
                 g = node.variable.grad
                 grad = None if g is None else g.detach().clone()
