@@ -1,6 +1,9 @@
-"""``torch.autograd.backward`` on a matrix product: each one-hot ``gradient`` picks a row of J.
+"""``torch.autograd.backward`` on a matrix product.
 
-Run: python examples/matrix_product.py   (the page docs/tutorial/matrix-product.md runs these)
+Each one-hot ``gradient`` picks a row of the Jacobian J.
+
+Run: python examples/matrix_product.py
+(the page docs/tutorial/matrix-product.md runs these)
 """
 
 from __future__ import annotations
@@ -12,7 +15,11 @@ import gradarg
 
 X = [[2.0, 1.0]]
 M = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
-GRADIENTS = {"[[1, 0]]": [[1.0, 0.0]], "[[0, 1]]": [[0.0, 1.0]], "[[1, 1]]": [[1.0, 1.0]]}
+GRADIENTS = {
+    "[[1, 0]]": [[1.0, 0.0]],
+    "[[0, 1]]": [[0.0, 1.0]],
+    "[[1, 1]]": [[1.0, 1.0]],
+}
 
 
 def matmul(x):
@@ -20,7 +27,8 @@ def matmul(x):
 
 
 def grad_for(gradient):
-    """``x.grad`` after ``torch.autograd.backward(y, grad_tensors=gradient)`` for ``y = x @ M``."""
+    """``x.grad`` after ``torch.autograd.backward(y, grad_tensors=gradient)``,
+    for ``y = x @ M``."""
     x = torch.tensor(X, requires_grad=True)
     y = matmul(x)
     torch.autograd.backward(y, grad_tensors=torch.tensor(gradient))
@@ -28,7 +36,7 @@ def grad_for(gradient):
 
 
 def jacobian_numpy():
-    """``∂y[0,k]/∂x[0,l] = M[l,k]``: shape (1, 2, 1, 2), written down in NumPy."""
+    """``∂y[0,k]/∂x[0,l] = M[l,k]``: shape (1, 2, 1, 2), written in NumPy."""
     return M.numpy().T.reshape(1, 2, 1, 2).copy()
 
 
@@ -40,8 +48,13 @@ def main():
     print(f"J has shape {tuple(J.shape)}; as a matrix {f(J.reshape(2, 2))}")
     for label, g in GRADIENTS.items():
         print(f"gradient={label} -> x.grad = {f(grad_for(g))}")
-    print("NumPy check:", np.allclose(
-        sum(grad_for(g) for g in list(GRADIENTS.values())[:2]).numpy(), grad_for([[1.0, 1.0]])))
+    print(
+        "NumPy check:",
+        np.allclose(
+            sum(grad_for(g) for g in list(GRADIENTS.values())[:2]).numpy(),
+            grad_for([[1.0, 1.0]]),
+        ),
+    )
 
 
 if __name__ == "__main__":

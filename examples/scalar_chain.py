@@ -1,6 +1,9 @@
-"""A scalar chain: a = 5, b = a*a, c = 8*b, d = log(c), and the same a.grad from every node.
+"""A scalar chain: a = 5, b = a*a, c = 8*b, d = log(c).
 
-Run: python examples/scalar_chain.py   (the page docs/tutorial/scalar-chain.md runs these functions)
+The same a.grad comes out of every node, given the right upstream gradient.
+
+Run: python examples/scalar_chain.py
+(the page docs/tutorial/scalar-chain.md runs these functions)
 """
 
 from __future__ import annotations
@@ -9,7 +12,10 @@ import torch
 
 
 def chain(a_value):
-    """Build ``a -> b = a*a -> c = 8*b -> d = log(c)`` on a fresh leaf ``a``; return all four."""
+    """Build ``a -> b = a*a -> c = 8*b -> d = log(c)`` on a fresh leaf ``a``.
+
+    Returns all four nodes in a dict.
+    """
     a = torch.tensor(a_value, requires_grad=True)
     b = a * a
     c = 8 * b
@@ -18,10 +24,12 @@ def chain(a_value):
 
 
 def upstream_gradients(a_value):
-    """The upstream gradient ``∂L/∂node`` of each node, for ``L = d`` (or ``L = sum(d)``).
+    """The upstream gradient ``∂L/∂node`` of each node, for ``L = d``
+    (or ``L = sum(d)``).
 
     Derived by hand from the chain rule and evaluated at the live values:
-    ``∂L/∂d = 1``, ``∂L/∂c = 1/c`` (since d = log c), ``∂L/∂b = 8/c`` (since c = 8 b).
+    ``∂L/∂d = 1``, ``∂L/∂c = 1/c`` (since d = log c),
+    ``∂L/∂b = 8/c`` (since c = 8 b).
     """
     with torch.no_grad():
         c = chain(a_value)["c"].detach()
@@ -36,7 +44,9 @@ def grad_from(node, a_value, gradient=None):
 
 
 def vector_chain(a_values):
-    """The vector case: ``e = sum(log(8*a*a))``; ``a.grad`` from ``e`` and from d, c, b with
+    """The vector case: ``e = sum(log(8*a*a))``.
+
+    ``a.grad`` from ``e``, and from d, c, b with
     their upstream gradients (ones, 1/c_i, 8/c_i)."""
     nodes = chain(a_values)
     e = nodes["d"].sum()
@@ -48,7 +58,7 @@ def vector_chain(a_values):
 
 
 def analytic_grad(a_values):
-    """``d/da log(8 a²) = 2/a``: the answer derived on paper, in NumPy-free torch."""
+    """``d/da log(8 a²) = 2/a``: the answer derived on paper."""
     return 2 / torch.tensor(a_values)
 
 
@@ -56,15 +66,17 @@ def main():
     a0 = 5.0
     up = upstream_gradients(a0)
     print(f"scalar chain at a = {a0}: c = {chain(a0)['c'].item():g}")
-    print(f"d.backward()                        -> a.grad = {grad_from('d', a0).item():.4g}")
-    print(f"c.backward(gradient={up['c'].item():.4g})         -> a.grad = "
-          f"{grad_from('c', a0, up['c']).item():.4g}")
-    print(f"b.backward(gradient={up['b'].item():.4g})          -> a.grad = "
-          f"{grad_from('b', a0, up['b']).item():.4g}")
+    for node, gradient in [("d", None), ("c", up["c"]), ("b", up["b"])]:
+        g = grad_from(node, a0, gradient).item()
+        arg = "" if gradient is None else f"gradient={gradient.item():.4g}"
+        call = f"{node}.backward({arg})"
+        print(f"{call:<29} -> a.grad = {g:.4g}")
     a = [1.0, 2.0, 3.0]
     for node, g in vector_chain(a).items():
-        print(f"vector chain, from {node}: a.grad = {[round(x, 4) for x in g.tolist()]}")
-    print(f"analytic 2/a                  = {[round(x, 4) for x in analytic_grad(a).tolist()]}")
+        rounded = [round(x, 4) for x in g.tolist()]
+        print(f"vector chain, from {node}: a.grad = {rounded}")
+    rounded = [round(x, 4) for x in analytic_grad(a).tolist()]
+    print(f"analytic 2/a                 = {rounded}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
-"""Why ``backward`` takes a vector and not the Jacobian: four situations where ``v`` means something.
+"""Why ``backward`` takes a vector and not the Jacobian.
 
-Run: python examples/why_a_vector.py   (the page docs/tutorial/why-a-vector.md runs these)
+Four situations where ``v`` means something.
+
+Run: python examples/why_a_vector.py
+(the page docs/tutorial/why-a-vector.md runs these)
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ import gradarg
 
 
 def ones_is_sum(x_values=(1.0, 2.0, 3.0)):
-    """``y.backward(torch.ones_like(y))`` equals ``y.sum().backward()``: ones is ∂(Σy)/∂y."""
+    """``y.backward(torch.ones_like(y))`` equals ``y.sum().backward()``.
+
+    A vector of ones is ∂(Σy)/∂y.
+    """
     grads = []
     for use_sum in (False, True):
         x = torch.tensor(x_values, requires_grad=True)
@@ -28,13 +34,20 @@ def two_losses(x):
 
 
 def weighted_losses(weights=(0.2, 0.8), x_values=(0.5, 2.0)):
-    """``losses.backward(w)`` equals ``(w · losses).backward()``: ``v`` weights the components."""
+    """``losses.backward(w)`` equals ``(w · losses).backward()``.
+
+    ``v`` weights the loss components.
+    """
     w = torch.tensor(weights)
     out = []
     for combine in (False, True):
         x = torch.tensor(x_values, requires_grad=True)
         losses = two_losses(x)
-        ((w * losses).sum().backward() if combine else losses.backward(gradient=w))
+        (
+            (w * losses).sum().backward()
+            if combine
+            else losses.backward(gradient=w)
+        )
         out.append(x.grad)
     return out[0], out[1]
 
@@ -50,7 +63,8 @@ def F2(u):
 
 
 def two_map_chain(x_values=(1.0, 2.0), v_values=(1.0, -1.0)):
-    """``z = F2(F1(x))``: each Jacobian, and ``v`` carried backward one Jacobian at a time."""
+    """``z = F2(F1(x))``: each Jacobian, and ``v`` carried backward one
+    Jacobian at a time."""
     x0 = torch.tensor(x_values, dtype=torch.float64)
     v = torch.tensor(v_values, dtype=torch.float64)
     u0 = F1(x0)
@@ -60,13 +74,22 @@ def two_map_chain(x_values=(1.0, 2.0), v_values=(1.0, -1.0)):
     by_hand = w @ J1  # then (vᵀ J2) J1
     x = x0.clone().requires_grad_(True)
     F2(F1(x)).backward(gradient=v)
-    return {"J1": J1, "J2": J2, "v": v, "w": w, "by_hand": by_hand, "x.grad": x.grad}
+    return {
+        "J1": J1,
+        "J2": J2,
+        "v": v,
+        "w": w,
+        "by_hand": by_hand,
+        "x.grad": x.grad,
+    }
 
 
 def doubling(seed=0, v_values=(0.1, 1.0, 0.0001)):
-    """The tutorial example: double ``x`` until the norm reaches 1000, then ``backward(v)``.
+    """PyTorch's tutorial example: double ``x`` until the norm reaches 1000,
+    then ``backward(v)``.
 
-    Returns ``x``, ``y``, the number ``k`` of doublings and ``x.grad``; ``y = 2**k x`` so
+    Returns ``x``, ``y``, the number ``k`` of doublings and ``x.grad``;
+    ``y = 2**k x`` so
     ``J = 2**k I`` and ``x.grad = 2**k v``.
     """
     torch.manual_seed(seed)
@@ -86,12 +109,20 @@ def main():
     a, b = ones_is_sum()
     print(f"y.backward(ones) -> {f(a)};  y.sum().backward() -> {f(b)}")
     a, b = weighted_losses()
-    print(f"losses.backward([0.2, 0.8]) -> {f(a)};  (0.2 L1 + 0.8 L2).backward() -> {f(b)}")
+    print(
+        f"losses.backward([0.2, 0.8]) -> {f(a)};  "
+        f"(0.2 L1 + 0.8 L2).backward() -> {f(b)}"
+    )
     r = two_map_chain()
     print(f"J1 = {f(r['J1'])}, J2 = {f(r['J2'])}")
-    print(f"vᵀJ2 = {f(r['w'])}, (vᵀJ2)J1 = {f(r['by_hand'])}, x.grad = {f(r['x.grad'])}")
+    print(
+        f"vᵀJ2 = {f(r['w'])}, (vᵀJ2)J1 = {f(r['by_hand'])}, "
+        f"x.grad = {f(r['x.grad'])}"
+    )
     _, _, k, v, g = doubling()
-    print(f"doubling: k = {k}, x.grad = {f(g)} = 2**{k} * {f(v)} = {f(2**k * v)}")
+    print(
+        f"doubling: k = {k}, x.grad = {f(g)} = 2**{k} * {f(v)} = {f(2**k * v)}"
+    )
 
 
 if __name__ == "__main__":

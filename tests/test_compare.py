@@ -206,6 +206,30 @@ def test_repr_markdown():
     assert lines[-1] == "| verdict | agree |"
 
 
+def test_long_tensors_are_summarised_with_the_full_values_collapsed():
+    x = torch.linspace(-1.0, 1.0, 30, dtype=F64)          # 30 > 8 entries
+    r = gradarg.compare_vjp(square, x, torch.ones(30, dtype=F64), reference=np.diag(2 * x.numpy()))
+    g = 2 * x.numpy()                                     # backward of x**2 with v = 1, by hand
+    head = ", ".join(gradarg.fmt(e, 6) for e in g[:3])
+    tail = ", ".join(gradarg.fmt(e, 6) for e in g[-2:])
+    summary = f"[{head}, …, {tail}] (shape (30,), norm {gradarg.fmt(np.linalg.norm(g), 6)})"
+    text = str(r)
+    assert summary in text and gradarg.fmt(g[10], 6) not in text
+    assert len(text.splitlines()) == 7
+    html = r._repr_html_()
+    assert html.count("<details") == 2 and html.count(f"<summary>{summary}</summary>") == 2
+    full = html.split("<pre>")[1].split("</pre>")[0].replace("\n", " ")
+    assert full == "[" + ", ".join(gradarg.fmt(e, 6) for e in g) + "]"
+    md = r._repr_markdown_()
+    assert f"| x.grad from backward(gradient=v) | {summary} |" in md
+    assert "<details" in md and gradarg.fmt(g[10], 6) in md.split("<details")[1]
+
+
+def test_short_tensors_print_whole():
+    r = gradarg.compare_vjp(square, X, V)
+    assert "[1, -20, -12]" in str(r) and "<details" not in r._repr_html_()
+
+
 def test_result_is_frozen():
     r = gradarg.compare_vjp(square, X, V)
     with pytest.raises(AttributeError):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from gradarg import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from gradarg import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
+from gradarg.render import html_table
 
 
 def bmatrix(*rows: str) -> str:
@@ -232,3 +233,57 @@ def test_markdown_table_three_columns():
 
 def test_markdown_table_no_rows():
     assert markdown_table([], ["a", "b"]) == "| a | b |\n| --- | --- |"
+
+
+# --------------------------------------------------------------------------- long tensors
+
+
+def test_summarize_short_tensors_whole():
+    assert summarize(torch.tensor([1.0, 0.5, -2.0])) == "[1, 0.5, -2]"
+    assert summarize(torch.arange(8.0).reshape(2, 4)) == "[0, 1, 2, 3, 4, 5, 6, 7]"
+    assert summarize(torch.tensor(0.25)) == "0.25"
+
+
+def test_summarize_long_tensor_shape_entries_norm():
+    # 0..11: sum of squares 11·12·23/6 = 506, norm sqrt(506) = 22.494...
+    t = torch.arange(12.0).reshape(3, 4)
+    assert summarize(t) == "[0, 1, 2, …, 10, 11] (shape (3, 4), norm 22.49)"
+    assert summarize(t.numpy(), digits=6) == "[0, 1, 2, …, 10, 11] (shape (3, 4), norm 22.4944)"
+    # 9 entries of 3 + 4i: norm 3·5 = 15
+    z = torch.full((9,), 3 + 4j, dtype=torch.complex128)
+    assert summarize(z) == "[3 + 4i, 3 + 4i, 3 + 4i, …, 3 + 4i, 3 + 4i] (shape (9,), norm 15)"
+    assert summarize(torch.arange(12.0), max_entries=12).startswith("[0, 1, 2, 3, 4, 5, 6")
+    with pytest.raises(TypeError, match="tensor or an array"):
+        summarize([1.0, 2.0])
+
+
+def test_markdown_table_summarises_long_tensors_and_collapses_the_full_values():
+    long = torch.arange(1.0, 41.0)            # 1..40: sum of squares 40·41·81/6 = 22140
+    rows = [["x.grad", long], ["short", torch.tensor([1.0, 2.0])]]
+    table, _, details = markdown_table(rows, ["quantity", "value"]).partition("\n\n")
+    assert table.splitlines()[2] == "| x.grad | [1, 2, 3, …, 39, 40] (shape (40,), norm 148.8) |"
+    assert table.splitlines()[3] == "| short | [1, 2] |"
+    assert "17" not in table                  # the middle entries are not in the table
+    lines = details.splitlines()
+    assert lines[0] == '<details class="gradarg-full"><summary>Full values</summary>'
+    assert lines[-1] == "</details>"
+    body = " ".join(lines[3:-3])
+    assert body.startswith("x.grad = [1, 2, 3")
+    entries = body.removeprefix("x.grad = [").removesuffix("]").split(", ")
+    assert entries == [str(k) for k in range(1, 41)]
+    assert max(len(line) for line in lines) <= 80   # wrapped: nothing scrolls
+
+
+def test_markdown_table_without_long_tensors_has_no_details():
+    assert "<details" not in markdown_table([["a", torch.ones(8)]], ["name", "value"])
+
+
+def test_html_table_long_cell_is_a_closed_details():
+    html = html_table([["v", torch.arange(20.0)], ["w", torch.tensor([0.5])]], ["n", "value"])
+    # 0..19: sum of squares 19·20·39/6 = 2470, norm 49.699
+    summary = "[0, 1, 2, …, 18, 19] (shape (20,), norm 49.7)"
+    assert f'<td><details class="gradarg-full"><summary>{summary}</summary><pre>' in html
+    assert "<details open" not in html
+    full = html.split("<pre>")[1].split("</pre>")[0]
+    assert full.replace("\n", " ") == "[" + ", ".join(str(k) for k in range(20)) + "]"
+    assert "<td>[0.5]</td>" in html

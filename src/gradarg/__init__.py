@@ -11,7 +11,7 @@ from .diagnose import GradDiagnosis, why_no_grad
 from .finite_diff import fd_step, fd_tolerance
 from .graph_svg import side_by_side
 from .jacobian import METHODS, jacobian
-from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table
+from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
 from .trace import BackwardTrace, TracedEdge, TracedNode, trace_backward
 from .vjp import backward_vjp, contract
 
@@ -37,6 +37,7 @@ __all__ = [
     "latex_vjp",
     "markdown_table",
     "side_by_side",
+    "summarize",
     "trace_backward",
     "why_no_grad",
 ]

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["fmt", "latex_jacobian", "latex_matrix", "latex_vjp", "markdown_table"]
+__all__ = [
+    "fmt",
+    "latex_jacobian",
+    "latex_matrix",
+    "latex_vjp",
+    "markdown_table",
+    "summarize",
+]
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -134,34 +142,134 @@ def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: 
     )
 
 
-def format_cells(rows: Sequence[Sequence[Any]], digits: int = 4) -> list[list[str]]:
-    """Every cell as text: tensors as ``[a, b, ...]`` (flattened), numbers with :func:`fmt`.
+SUMMARY_ENTRIES = 8
+"""Tensors with more elements than this are summarised in tables (see :func:`summarize`)."""
+
+
+def _flat(x: Any) -> np.ndarray:
+    return np.ravel(_numpy(x) if isinstance(x, torch.Tensor) else np.asarray(x))
+
+
+def _is_long(x: Any, max_entries: int) -> bool:
+    if isinstance(x, torch.Tensor):
+        return x.dim() > 0 and x.numel() > max_entries
+    return isinstance(x, np.ndarray) and x.ndim > 0 and x.size > max_entries
+
+
+def _full_list(x: Any, digits: int) -> str:
+    return "[" + ", ".join(fmt(e, digits) for e in _flat(x)) + "]"
+
+
+def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> str:
+    """A tensor as one short line: whole if short, else shape, a few entries and the norm.
+
+    Up to ``max_entries`` elements the tensor is shown whole, flattened row-major as
+    ``[a, b, ...]``. A longer one shows its first three and last two elements of the
+    flattened tensor, its shape and its Euclidean (Frobenius) norm, so a table row stays one
+    line whatever the size of the tensor.
+
+    Parameters
+    ----------
+    x : torch.Tensor or numpy.ndarray
+        Real or complex, any shape (a 0-d tensor is shown as a number).
+    digits : int
+        Significant digits for each entry and the norm.
+    max_entries : int
+        Longest tensor shown whole.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not a tensor or an array.
+
+    Examples
+    --------
+    >>> summarize(torch.tensor([1.0, 0.5]))
+    '[1, 0.5]'
+    >>> summarize(torch.arange(12.0).reshape(3, 4))
+    '[0, 1, 2, …, 10, 11] (shape (3, 4), norm 22.49)'
+    """
+    if not isinstance(x, (torch.Tensor, np.ndarray)):
+        raise TypeError(f"summarize expects a tensor or an array, got {type(x).__name__}")
+    if np.ndim(x) == 0:
+        return fmt(x, digits)
+    flat = _flat(x)
+    if flat.size <= max_entries:
+        return _full_list(flat, digits)
+    entries = [fmt(e, digits) for e in (*flat[:3], *flat[-2:])]
+    norm = float(np.linalg.norm(flat.astype(np.complex128 if np.iscomplexobj(flat) else float)))
+    head, tail = ", ".join(entries[:3]), ", ".join(entries[3:])
+    return f"[{head}, …, {tail}] (shape {tuple(x.shape)}, norm {fmt(norm, digits)})"
+
+
+def _wrapped(text: str, width: int = 76) -> str:
+    """A long ``[a, b, ...]`` list broken after commas into lines of at most ``width``."""
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False))
+
+
+def _cell(x: Any, digits: int) -> str:
+    if isinstance(x, (torch.Tensor, np.ndarray)) and np.ndim(x) > 0:
+        return _full_list(x, digits)
+    if isinstance(x, (int, float, complex, torch.Tensor, np.ndarray, np.number)) and not (
+        isinstance(x, bool)
+    ):
+        return fmt(x, digits)
+    return str(x)
+
+
+def format_cells(
+    rows: Sequence[Sequence[Any]], digits: int = 4, max_entries: int = SUMMARY_ENTRIES
+) -> list[list[str]]:
+    """Every cell as text: numbers with :func:`fmt`, tensors with :func:`summarize`.
+
+    A tensor of up to ``max_entries`` elements is shown whole (flattened); a longer one as its
+    shape, a few entries and its norm.
 
     Examples
     --------
     >>> format_cells([["x", torch.tensor([1.0, 0.5]), 2 / 3]])
     [['x', '[1, 0.5]', '0.6667']]
+    >>> format_cells([["y", torch.ones(10)]])
+    [['y', '[1, 1, 1, …, 1, 1] (shape (10,), norm 3.162)']]
     """
+    return [
+        [summarize(x, digits, max_entries) if _is_long(x, max_entries) else _cell(x, digits)
+         for x in row]
+        for row in rows
+    ]
 
-    def cell(x: Any) -> str:
-        if isinstance(x, (torch.Tensor, np.ndarray)) and np.ndim(x) > 0:
-            flat = _numpy(x) if isinstance(x, torch.Tensor) else x
-            return "[" + ", ".join(fmt(e, digits) for e in np.ravel(flat)) + "]"
-        if isinstance(x, (int, float, complex, torch.Tensor, np.ndarray, np.number)) and not (
-            isinstance(x, bool)
-        ):
-            return fmt(x, digits)
-        return str(x)
 
-    return [[cell(x) for x in row] for row in rows]
+def _long_cells(
+    rows: Sequence[Sequence[Any]], headers: Sequence[str], max_entries: int
+) -> list[tuple[str, Any]]:
+    """``(label, tensor)`` for every summarised cell; the label names its row and column."""
+    found = []
+    for row in rows:
+        for j, x in enumerate(row):
+            if _is_long(x, max_entries):
+                label = str(row[0]) if j > 0 else f"row {len(found) + 1}"
+                if len(headers) > 2 and j > 0:
+                    label += f", {headers[j]}"
+                found.append((label, x))
+    return found
 
 
 def markdown_table(
-    rows: Sequence[Sequence[Any]], headers: Sequence[str], digits: int = 4
+    rows: Sequence[Sequence[Any]],
+    headers: Sequence[str],
+    digits: int = 4,
+    max_entries: int = SUMMARY_ENTRIES,
 ) -> str:
     """A Markdown pipe table; tensors and numbers are formatted with :func:`fmt`.
 
-    A ``|`` inside a cell is escaped, so labels such as ``|z|`` keep the table intact.
+    A ``|`` inside a cell is escaped, so labels such as ``|z|`` keep the table intact. A tensor
+    with more than ``max_entries`` elements is summarised in its cell (:func:`summarize`), and
+    its full values follow the table in a collapsed ``<details>`` block, one click away
+    (labelled by the first cell of its row).
 
     Examples
     --------
@@ -170,21 +278,56 @@ def markdown_table(
     | --- | --- |
     | a.grad | 0.4 |
     | \\|z\\| | 1 |
+    >>> print(markdown_table([["y", torch.arange(10.0)]], ["name", "value"]))
+    | name | value |
+    | --- | --- |
+    | y | [0, 1, 2, …, 8, 9] (shape (10,), norm 16.88) |
+    <BLANKLINE>
+    <details class="gradarg-full"><summary>Full values</summary>
+    <BLANKLINE>
+    ```text
+    y = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    ```
+    <BLANKLINE>
+    </details>
     """
 
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     lines = [line(headers), "| " + " | ".join("---" for _ in headers) + " |"]
-    lines += [line(row) for row in format_cells(rows, digits)]
+    lines += [line(row) for row in format_cells(rows, digits, max_entries)]
+    long = _long_cells(rows, headers, max_entries)
+    if long:
+        full = "\n".join(_wrapped(f"{label} = {_full_list(x, digits)}") for label, x in long)
+        lines += ["", '<details class="gradarg-full"><summary>Full values</summary>', "",
+                  "```text", full, "```", "", "</details>"]
     return "\n".join(lines)
 
 
-def html_table(rows: Sequence[Sequence[Any]], headers: Sequence[str], digits: int = 4) -> str:
-    """The same table as :func:`markdown_table`, as HTML (for notebook output)."""
+def html_table(
+    rows: Sequence[Sequence[Any]],
+    headers: Sequence[str],
+    digits: int = 4,
+    max_entries: int = SUMMARY_ENTRIES,
+) -> str:
+    """The same table as :func:`markdown_table`, as HTML (for notebook output).
+
+    A long tensor's cell is a collapsed ``<details>`` element: the summary shows, the full
+    values open with one click.
+    """
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+
+    def td(x: Any, text: str) -> str:
+        if not _is_long(x, max_entries):
+            return f"<td>{html.escape(text)}</td>"
+        full = html.escape(_wrapped(_full_list(x, digits), 60))
+        return (f'<td><details class="gradarg-full"><summary>{html.escape(text)}</summary>'
+                f"<pre>{full}</pre></details></td>")
+
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-        for row in format_cells(rows, digits)
+        "<tr>" + "".join(td(x, text) for x, text in zip(row, texts, strict=True)) + "</tr>"
+        for row, texts in zip(rows, format_cells(rows, digits, max_entries), strict=True)
     )
-    return f'<table class="gradarg-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (f'<table class="gradarg-table"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")
