@@ -145,3 +145,16 @@ def test_bad_input():
         why_no_grad(1.0, torch.ones(1))
     with pytest.raises(TypeError, match=r"tensor must be a torch\.Tensor"):
         why_no_grad(torch.ones(1), np.ones(1))
+
+
+def test_inplace_modification_names_the_node(w):
+    h = torch.sigmoid(w)
+    h += 1
+    d = why_no_grad(h.sum(), w, names={"w": w})
+    assert d.case == "modified-in-place" and d.node.startswith("Sigmoid")
+    assert w.grad is None
+
+
+def test_html_repr_wraps_the_sentence(w):
+    d = why_no_grad((w * 2).sum(), torch.ones(3))
+    assert d._repr_html_().startswith('<p class="gradarg-diagnosis"><code>requires-grad-false')

@@ -8,6 +8,7 @@ became zero or NaN.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ __all__ = ["GradDiagnosis", "why_no_grad"]
 
 CASES = (
     "integer-dtype", "inference-mode", "output-no-grad", "requires-grad-false", "not-reachable",
-    "non-leaf", "graph-freed", "not-run", "nonfinite", "zero", "accumulated", "ok",
+    "non-leaf", "graph-freed", "modified-in-place", "not-run", "nonfinite", "zero", "accumulated", "ok",
 )
 
 
@@ -36,7 +37,7 @@ class GradDiagnosis:
     case : str
         One of ``"integer-dtype"``, ``"inference-mode"``, ``"output-no-grad"``,
         ``"requires-grad-false"``, ``"not-reachable"``, ``"non-leaf"``, ``"graph-freed"``,
-        ``"not-run"``, ``"nonfinite"``, ``"zero"``, ``"accumulated"``, ``"ok"``.
+        ``"modified-in-place"``, ``"not-run"``, ``"nonfinite"``, ``"zero"``, ``"accumulated"``, ``"ok"``.
     message : str
         One sentence saying what holds and what to do.
     node : str or None
@@ -56,6 +57,12 @@ class GradDiagnosis:
 
     def __repr__(self) -> str:
         return f"GradDiagnosis({self.case!r}): {self.message}"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return (f'<p class="gradarg-diagnosis"><code>{html.escape(self.case)}</code>: '
+                f"{html.escape(self.message)}</p>")
 
 
 def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -147,7 +154,7 @@ def why_no_grad(
         The tensor whose ``.grad`` is in question.
     gradient : torch.Tensor or number, optional
         The upstream gradient ``v``; default 1 for one-element outputs, ones otherwise.
-    names : mapping of str to torch.Tensor, optional
+    names : dict, optional
         Names used in the message (``{"w": w, "h": h}``).
 
     Returns
@@ -157,7 +164,7 @@ def why_no_grad(
         pass gives ``tensor`` (when it could be computed). Checked in this order: integer dtype,
         created under ``inference_mode``, output without a graph, ``requires_grad=False``, not
         reachable from the output (with what cut the path when the graph shows it), a non-leaf
-        without ``retain_grad()``, a graph already freed, NaN/Inf (with the first node where it
+        without ``retain_grad()``, a graph already freed, a saved tensor modified in place, NaN/Inf (with the first node where it
         appears), exactly zero (with the node where the cotangent became zero, e.g. a dead
         ReLU), ``.grad`` not filled yet, ``.grad`` accumulated over several passes, fine.
 
@@ -240,6 +247,16 @@ def why_no_grad(
         trace = trace_backward(output, gradient, inputs=[tensor], names=names, use_grad=True,
                                retain_graph=True)
     except RuntimeError as err:
+        if "modified by an inplace operation" in str(err):
+            notes = " ".join(getattr(err, "__notes__", []))  # trace_backward names the node
+            where = re.search(r"\((\w+Backward\d*)\)", notes) or re.search(
+                r"output \d+ of (\w+)", str(err))
+            node = where.group(1) if where else None
+            at = f" (saved for {node})" if node else ""
+            return GradDiagnosis("modified-in-place", (
+                f"a tensor the backward pass needs{at} was modified in place after it was "
+                f"saved, so the pass stops with an error: write the operation out of place "
+                f"(h = h + 1 instead of h += 1) or clone before modifying"), node)
         if "already freed" not in str(err):
             raise
         return GradDiagnosis("graph-freed", (

@@ -62,7 +62,7 @@ class Drawing:
     Attributes
     ----------
     svg : str
-        The SVG document (or several side by side, for :func:`side_by_side`).
+        The SVG document (or several side by side, for :func:`gradarg.side_by_side`).
     """
 
     def __init__(self, svg: str, html_text: str | None = None):
@@ -166,6 +166,8 @@ def _node_lines(n) -> tuple[str, str, str]:
         if n.grad is None:
             return n.label, ".grad: None", ""
         return n.label, f".grad = {cotangent_text(n.grad)}", "ga-grad " + _classes(n.grad)
+    if n.name is not None and n.arrived is not None:  # a named tensor: what reached it
+        return n.label, f"received {cotangent_text(n.arrived)}", "ga-cot " + _classes(n.arrived)
     return n.label, n.grad_fn, ""
 
 
@@ -197,7 +199,7 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
 
     Parameters
     ----------
-    trace : BackwardTrace
+    trace : gradarg.BackwardTrace
         From :func:`gradarg.trace_backward`.
     source : str
         Text of the box the upstream gradient ``v`` comes from (drawn dashed above the output),
@@ -247,9 +249,21 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
     # edges (drawn first, under the boxes)
     all_edges = [(-1, 0, v_text, _classes(trace.gradient), trace.gradient, False)]
     all_edges += [(e.src, e.dst, e.text, e.cls, e.total, e.big) for e in edges]
+    # edges converging on one node end at points spread over its top side, in the order of
+    # their sources, and are labelled near their source; other edges near their end
+    incoming: dict[int, list[int]] = {}
+    for src, dst, *_ in all_edges:
+        incoming.setdefault(dst, []).append(src)
+    for dst, srcs in incoming.items():
+        srcs.sort(key=lambda k: pos[k][0])
     for src, dst, text, cls, total, big in all_edges:
-        (x1, y1, _), (x2, y2, _) = box(src), box(dst)
+        (x1, y1, _), (x2, y2, w2) = box(src), box(dst)
+        fan_in = len(incoming[dst])
+        if fan_in > 1:
+            spread = min(w2 - 20, 24.0 * (fan_in - 1))
+            x2 += -spread / 2 + spread * incoming[dst].index(src) / (fan_in - 1)
         y1, y2 = y1 + BOX_H / 2, y2 - BOX_H / 2 - 2
+        at = 0.3 if fan_in > 1 else 0.62
         parts.append(f'<line class="ga-edge {cls}" x1="{x1:.1f}" y1="{y1:.1f}" '
                      f'x2="{x2:.1f}" y2="{y2:.1f}"/>')
         ang = math.atan2(y2 - y1, x2 - x1)
@@ -258,7 +272,7 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
         parts.append(f'<polygon class="ga-head" points="{x2:.1f},{y2:.1f} {hx[0]:.1f},'
                      f'{hy[0]:.1f} {hx[1]:.1f},{hy[1]:.1f}"/>')
         # near the receiving end, so labels of edges that fan out from one node separate
-        mx, my = x1 + 0.62 * (x2 - x1) + 6, y1 + 0.62 * (y2 - y1) + 4
+        mx, my = x1 + at * (x2 - x1) + 6, y1 + at * (y2 - y1) + 4
         tcls = cls or "ga-cot"
         parts.append(f'<text class="{tcls}" x="{mx:.1f}" y="{my:.1f}" font-size="11">'
                      f'{html.escape(text)}</text>')
@@ -330,15 +344,15 @@ def side_by_side(traces: Sequence[Any], titles: Sequence[str] | None = None,
 
     Parameters
     ----------
-    traces : sequence of BackwardTrace
+    traces : sequence of gradarg.BackwardTrace
     titles : sequence of str, optional
         One caption per drawing.
     **kwargs
-        Passed to :func:`trace_svg`.
+        Passed to :func:`gradarg.graph_svg.trace_svg`.
 
     Returns
     -------
-    Drawing
+    gradarg.graph_svg.Drawing
         Shown inline by notebooks; ``.svg`` holds the drawings concatenated.
 
     Raises

@@ -30,7 +30,7 @@ _TEMPLATES = {
     "addmm": "{1} @ {2} + {0}", "t": "{0}.T", "permute": "{0}.permute", "transpose": "{0}.T",
 }
 # saved attributes that hold the constant operand of a binary op, by input slot
-_CONST_SLOTS = {0: ("_saved_self",), 1: ("_saved_other", "_saved_exponent")}
+_CONST_SLOTS = {0: ("_saved_self",), 1: ("_saved_other", "_saved_exponent", "_saved_mat2")}
 
 
 _OP_NAMES: dict[type, str] = {}
@@ -236,6 +236,15 @@ class BackwardTrace:
 
         return trace_svg(self, **kwargs)
 
+    def draw(self, **kwargs: Any):
+        """The drawing as a :class:`~gradarg.graph_svg.Drawing`, shown inline by notebooks.
+
+        Keyword arguments go to :func:`gradarg.graph_svg.trace_svg` (``source``, ``title``).
+        """
+        from .graph_svg import Drawing
+
+        return Drawing(self.to_svg(**kwargs))
+
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text, edges labelled with their cotangents.
 
@@ -343,7 +352,8 @@ def _names_by_node(names: Mapping[str, Any] | None, walk_index: dict[Any, int],
     return out
 
 
-def _constant(node: Any, slot: int) -> str | None:
+def _constant(node: Any, slot: int, consts: dict[str, torch.Tensor]) -> str | None:
+    """The constant operand in ``slot``: its value if a number, its name if the caller named it."""
     for attr in _CONST_SLOTS.get(slot, ()):
         if attr in saved_names(node):
             try:
@@ -356,10 +366,16 @@ def _constant(node: Any, slot: int) -> str | None:
                 return fmt(val)
             if isinstance(val, (int, float)):
                 return fmt(val)
+            if isinstance(val, torch.Tensor):
+                for name, t in consts.items():
+                    if (t.shape == val.shape and t.numel() and
+                            t.untyped_storage().data_ptr() == val.untyped_storage().data_ptr()):
+                        return name
     return None
 
 
-def _label(node: Any, key: int, names: dict[int, str], index: dict[Any, int]) -> str:
+def _label(node: Any, key: int, names: dict[int, str], index: dict[Any, int],
+           consts: dict[str, torch.Tensor]) -> str:
     op = op_name(node)
     name = names.get(key)
     if op == "leaf":
@@ -367,7 +383,7 @@ def _label(node: Any, key: int, names: dict[int, str], index: dict[Any, int]) ->
     args = []
     for slot, (child, _) in enumerate(node.next_functions):
         if child is None:
-            args.append(_constant(node, slot) or "·")
+            args.append(_constant(node, slot, consts) or "·")
         else:
             ck = index[child]
             args.append(names.get(ck) or ("·" if op_name(child) == "leaf" else op_name(child)))
@@ -417,10 +433,10 @@ def trace_backward(
     gradient : torch.Tensor or number, optional
         The upstream gradient ``v`` (``grad_outputs``, cotangent), shape ``output.shape``.
         Optional only for a one-element output (then 1, as in ``Tensor.backward``).
-    inputs : tensor or sequence of tensors, optional
+    inputs : torch.Tensor or sequence, optional
         As ``Tensor.backward(inputs=...)``: accumulate only into these.
-    names : mapping of str to torch.Tensor, optional
-        Names for tensors of the graph, e.g. ``{"a": a, "b": b}``: the drawing then says
+    names : dict, optional
+        Names for tensors (``str`` to ``torch.Tensor``) of the graph, e.g. ``{"a": a, "b": b}``: the drawing then says
         ``c = 8 * b`` instead of ``MulBackward0``. Unnamed nodes show their operation.
     use_grad : bool
         Use ``torch.autograd.grad`` instead of ``backward``: no ``.grad`` is touched; each leaf's
@@ -489,7 +505,8 @@ def trace_backward(
     order, index = _walk(output.grad_fn)
     labels_by_key = _names_by_node(names, index, order)
     check_not_freed(order)
-    labels = [_label(n, k, labels_by_key, index) for k, n in enumerate(order)]
+    consts = {k: t for k, t in (names or {}).items() if not t.requires_grad}
+    labels = [_label(n, k, labels_by_key, index, consts) for k, n in enumerate(order)]
     output_name = labels_by_key.get(0)
 
     arrived: dict[int, tuple] = {}
