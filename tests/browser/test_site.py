@@ -19,7 +19,12 @@ KEY_NUMBERS = {
     "tutorial/vjp-by-examples.html": ["200", "[1, 1]", "[100, 100]"],
     "tutorial/why-a-vector.html": ["[0.2, 0.8]", "[0.1, 1.0, 0.0001]"],
     "tutorial/matrix-product.html": ["[[1, 3]]", "[[2, 4]]", "[[3, 7]]"],
-    "tutorial/black-box.html": ["2011.14779"],
+    "tutorial/black-box.html": ["2011.14779", "0.0e+00"],
+    # x ** 2 at [1, 2, 3] with v = [1, 0.1, 0.01]: vᵀJ = 2 x v = [2, 0.4, 0.06]
+    "index.html": ["[2, 0.4, 0.06]"],
+    # two passes over x ** 2 at [1, 2] with one-hot v: [2, 0], then 2x = [2, 4]
+    "reference/cheatsheet.html": ["[2, 0]", "[2, 4]",
+                                  "grad can be implicitly created only for scalar outputs"],
 }
 
 
