@@ -254,7 +254,7 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
     incoming: dict[int, list[int]] = {}
     for src, dst, *_ in all_edges:
         incoming.setdefault(dst, []).append(src)
-    for dst, srcs in incoming.items():
+    for srcs in incoming.values():
         srcs.sort(key=lambda k: pos[k][0])
     for src, dst, text, cls, total, big in all_edges:
         (x1, y1, _), (x2, y2, w2) = box(src), box(dst)
