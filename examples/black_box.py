@@ -47,7 +47,7 @@ def digits(seed=0, n_train=1200):
     return (x[train], y[train]), (x[test], y[test])
 
 
-def train_teacher(seed=0, steps=150):
+def train_teacher(seed=0, steps=40):
     """The model behind the black box: an MLP trained on the digits.
 
     Full-batch Adam on the cross-entropy; returns the model and its accuracy
@@ -56,7 +56,7 @@ def train_teacher(seed=0, steps=150):
     (x_train, y_train), (x_test, y_test) = digits(seed)
     torch.manual_seed(seed)
     teacher = mlp(X_DIM, 32, CLASSES)
-    opt = torch.optim.Adam(teacher.parameters(), lr=0.02)
+    opt = torch.optim.Adam(teacher.parameters(), lr=0.05)
     for _ in range(steps):
         opt.zero_grad()
         nn.functional.cross_entropy(teacher(x_train), y_train).backward()
