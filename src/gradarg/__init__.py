@@ -9,7 +9,7 @@ from ._routes import VectorizationError
 from .compare import VJPComparison, compare_vjp
 from .diagnose import GradDiagnosis, why_no_grad
 from .finite_diff import fd_step, fd_tolerance
-from .graph_svg import side_by_side
+from .graph_svg import Drawing, side_by_side, trace_svg
 from .jacobian import METHODS, jacobian
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
 from .trace import BackwardTrace, TracedEdge, TracedNode, trace_backward
@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 __all__ = [
     "METHODS",
     "BackwardTrace",
+    "Drawing",
     "GradDiagnosis",
     "TracedEdge",
     "TracedNode",
@@ -39,5 +40,6 @@ __all__ = [
     "side_by_side",
     "summarize",
     "trace_backward",
+    "trace_svg",
     "why_no_grad",
 ]

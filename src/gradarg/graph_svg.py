@@ -348,11 +348,11 @@ def side_by_side(traces: Sequence[Any], titles: Sequence[str] | None = None,
     titles : sequence of str, optional
         One caption per drawing.
     **kwargs
-        Passed to :func:`gradarg.graph_svg.trace_svg`.
+        Passed to :func:`gradarg.trace_svg`.
 
     Returns
     -------
-    gradarg.graph_svg.Drawing
+    gradarg.Drawing
         Shown inline by notebooks; ``.svg`` holds the drawings concatenated.
 
     Raises

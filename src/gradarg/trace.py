@@ -231,15 +231,15 @@ class BackwardTrace:
 
     # -- output -------------------------------------------------------------------------------
     def to_svg(self, **kwargs: Any) -> str:
-        """The drawing as SVG text; see :func:`gradarg.graph_svg.trace_svg` for options."""
+        """The drawing as SVG text; see :func:`gradarg.trace_svg` for options."""
         from .graph_svg import trace_svg
 
         return trace_svg(self, **kwargs)
 
     def draw(self, **kwargs: Any):
-        """The drawing as a :class:`~gradarg.graph_svg.Drawing`, shown inline by notebooks.
+        """The drawing as a :class:`gradarg.Drawing`, shown inline by notebooks.
 
-        Keyword arguments go to :func:`gradarg.graph_svg.trace_svg` (``source``, ``title``).
+        Keyword arguments go to :func:`gradarg.trace_svg` (``source``, ``title``).
         """
         from .graph_svg import Drawing
 
