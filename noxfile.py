@@ -1,5 +1,8 @@
 """Sessions: ``tests`` (pytest + doctests + examples), ``docs`` (the site), ``browser`` (the built
-site in headless Chromium), ``bench`` (speed against torch), ``lint`` (ruff), ``docs-live``.
+site in headless Chromium), ``bench`` (speed against torch), ``lint`` (ruff), ``docs-live``, and
+``tests-oldest`` (the unit tests against the oldest torch pyproject.toml declares; run by hand,
+``nox -s tests-oldest``: it downloads about 3 GB of torch and CUDA wheels, so it is neither a
+default session nor part of ``.ci/run``).
 
 Every environment is pinned with ``requirements/constraints.txt``: torch==2.13.0 is a local CPU
 wheel here; an unpinned torch would download several GB of CUDA packages.
@@ -8,6 +11,7 @@ wheel here; an unpinned torch would download several GB of CUDA packages.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -31,6 +35,40 @@ def install(session: nox.Session, *args: str) -> None:
 def tests(session: nox.Session) -> None:
     """Unit tests, doctests and the example scripts."""
     install(session, "-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+def _declared_minimum(package: str) -> str:
+    """The lower bound pyproject.toml declares for ``package`` (``"torch>=2.1"`` -> ``"2.1"``)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    found = re.search(rf'"{re.escape(package)}>=([0-9.]+)', text)
+    if found is None:
+        raise RuntimeError(f"pyproject.toml declares no lower bound for {package}")
+    return found.group(1)
+
+
+@nox.session(name="tests-oldest", python=PYTHON)
+def tests_oldest(session: nox.Session) -> None:
+    """The unit tests against the oldest torch the package declares (latest patch release).
+
+    Not a default session and not in ``.ci/run``: PyPI's torch wheels of that age come with
+    their CUDA dependencies (about 3 GB to download).  Run it by hand on a machine with room
+    for that: ``nox -s tests-oldest``.  The other pins of requirements/constraints.txt apply,
+    except torch itself and the NumPy stack, which is held below 2 (torch wheels before 2.3
+    were built against NumPy 1).
+    """
+    minimum = _declared_minimum("torch")
+    unpinned = ("torch", "numpy", "scipy", "scikit-learn")
+    kept = [
+        line
+        for line in (ROOT / "requirements" / "constraints.txt").read_text().splitlines()
+        if line.split("==")[0].strip().lower() not in unpinned
+    ]
+    constraints = Path(session.create_tmp()) / "constraints-oldest.txt"
+    constraints.write_text("\n".join(kept) + "\n")
+    session.install("-c", str(constraints), f"torch=={minimum}.*", "numpy>=1.24,<2")
+    session.install("-c", str(constraints), "-e", ".[test]", "numpy<2")
+    session.run("python", "-c", "import torch; print('torch', torch.__version__)")
     session.run("pytest", *session.posargs)
 
 
@@ -86,17 +124,33 @@ def browser(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Time every Jacobian route against torch.func / torch.autograd.functional."""
+    """Time every Jacobian route against torch.func / torch.autograd.functional.
+
+    Three runs, one thread each: glibc's default malloc settings (what users get: multi-MB
+    Jacobians are mmapped and unmapped on every call, so page faults count), the same with
+    glibc told to keep freed memory (the work alone), and the per-call overhead of small
+    Jacobians through public torch.func against the private functorch fast path.
+    ``-- --quick`` for a short run; other arguments go to benchmarks/jacobian.py.
+    """
     install(session, "-e", ".")
-    # One thread, and glibc told to keep freed memory: otherwise multi-MB Jacobians are mmapped
-    # and unmapped on every call and page faults, not the routes, decide the large rows.
+    threads = os.environ.get("OMP_NUM_THREADS", "1")
     tunables = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=1073741824"
-    env = {
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
-        "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", tunables),
-    }
-    session.run("python", "benchmarks/jacobian.py", *session.posargs, env=env)
-    session.run("python", "benchmarks/trace.py", env=env)  # trace_backward vs backward
+    script = "benchmarks/jacobian.py"
+    # An empty GLIBC_TUNABLES is glibc's defaults, whatever the calling shell has set.
+    session.run("python", script, *session.posargs,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
+    session.run("python", script, *session.posargs,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
+    quick = [a for a in session.posargs if a == "--quick"]
+    session.run("python", script, "--overhead", *quick,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
+    # check_backward: random probes against full Jacobians, and the corpus against gradcheck
+    one_thread = {"OMP_NUM_THREADS": threads}
+    session.run("python", "benchmarks/check_probes.py", env=one_thread)
+    session.run("python", "benchmarks/gradcheck_corpus.py", env=one_thread)
+    # trace_backward against a plain backward (10-layer MLP), ratio of medians
+    session.run("python", "benchmarks/trace.py",
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
 
 
 @nox.session(python=PYTHON)

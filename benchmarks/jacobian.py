@@ -23,10 +23,16 @@ gradarg routes: ``auto``, ``reverse``, ``forward`` and ``finite-difference`` (``
 ``in`` and ``out`` are both at most 256).
 
 At 1024-2048 elements a Jacobian is 4-16 MB, and the times include the page faults taken when
-glibc returns freed blocks of that size to the OS and the next call touches fresh pages.  Whether
-that happens depends on the order of allocations and frees, not on the amount of work, so it can
-favour one route over another by 10-20 % at those sizes.  To take it out, run with
-``GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=1073741824``.
+glibc returns freed blocks of that size to the OS and the next call touches fresh pages: that is
+what users get (glibc's defaults), and what ``nox -s bench`` measures first.  Every full-size
+temporary a route allocates (a one-hot basis, a copy for contiguity) costs such faults, so the
+routes keep as few as they can (gradarg caches its one-hot basis).  ``nox -s bench`` then runs
+again with ``GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=
+1073741824`` (glibc keeps freed memory), which shows the cost of the work alone.
+
+``--overhead`` prints instead the per-call time of small Jacobians through the public
+``torch.func.vmap``/``jvp`` (gradarg's default) and through torch's private functorch pieces
+(the fast path switched on by ``GRADARG_PRIVATE_FUNCTORCH=1``).
 """
 
 from __future__ import annotations
@@ -299,18 +305,18 @@ def print_table(cases: list[Case], markdown: bool) -> None:
         )
 
 
-def summary(cases: list[Case]) -> bool:
+def summary(cases: list[Case], goal: float) -> bool:
     fails = []
     for c in cases:
         _, bt = best_torch(c)
         ratio = c.times["auto"] / bt  # type: ignore[operator]
-        if ratio > 1.05:
+        if ratio > goal:
             fails.append(f"{c.label} ({ratio:.2f}x)")
     ok1 = not fails
     print()
     print("Summary")
     print(
-        f"- auto within 1.05x of the fastest torch route in every row: "
+        f"- auto within {goal:.2f}x of the fastest torch route in every row: "
         f"{'HOLDS' if ok1 else 'FAILS'}"
         + ("" if ok1 else f" -- {len(fails)}/{len(cases)} rows over: " + ", ".join(fails))
     )
@@ -340,9 +346,17 @@ def main(argv: list[str] | None = None) -> int:
         help="wall: time.perf_counter (default); cpu: time.process_time, which ignores time the "
         "process spends descheduled on a busy machine (meaningful with one torch thread only)",
     )
+    p.add_argument("--goal", type=float, default=1.10, help="auto / fastest torch route target")
+    p.add_argument(
+        "--overhead",
+        action="store_true",
+        help="only the per-call time of small Jacobians, public torch.func vs private fast path",
+    )
     args = p.parse_args(argv)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    if args.overhead:
+        return overhead(args.repeats or 21, quick=args.quick)
     repeats = args.repeats or (5 if args.quick else 21)
     row_budget = 0.8 if args.quick else 10.0  # seconds of timed calls per row (soft limit)
     min_sample = 0.001 if args.quick else 0.002
@@ -372,15 +386,81 @@ def main(argv: list[str] | None = None) -> int:
         f"auto (rev) = reverse mode (out <= in), auto (fwd) = forward mode (out > in). "
         f"Total {time.perf_counter() - start:.0f} s."
     )
-    if os.environ.get("GLIBC_TUNABLES"):
-        print(f"GLIBC_TUNABLES={os.environ['GLIBC_TUNABLES']}")
+    print(f"malloc: {malloc_setting()}")
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     if torch.get_num_threads() == 1 and cpu < 0.9 * wall:
         print(
             f"NOTE: the process got {cpu / wall:.0%} of a CPU during the run (other load on the "
             f"machine): wall-clock times are noisy; consider --clock cpu."
         )
-    summary(cases)
+    summary(cases, args.goal)
+    return 0
+
+
+def malloc_setting() -> str:
+    tunables = os.environ.get("GLIBC_TUNABLES")
+    if tunables:
+        return f"GLIBC_TUNABLES={tunables} (freed memory kept)"
+    return "glibc defaults, GLIBC_TUNABLES unset (what users get)"
+
+
+def overhead(repeats: int, quick: bool = False) -> int:
+    """Per-call time, public torch.func (default) vs the private functorch fast path."""
+    from gradarg import _routes
+
+    if not _routes.use_private_functorch(True):
+        print("torch's private functorch pieces are not available: nothing to compare")
+        return 0
+    _routes.use_private_functorch(False)
+    w = torch.randn(8, 8, generator=_gen(3), dtype=DTYPE)
+    fns = {
+        "tanh": torch.tanh,
+        "mlp": lambda t: torch.tanh(w @ t.reshape(8, -1)).reshape(-1),
+    }
+    print(
+        f"torch {torch.__version__} | torch threads {torch.get_num_threads()} | {CLOCK.__name__} | "
+        f"us per Jacobian, median of {repeats} interleaved repeats | {malloc_setting()}"
+    )
+    header = ["function", "n", "method", "public", "private", "public-private", "ratio", "torch"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join(["---"] * 3 + ["---:"] * 5) + "|")
+    for n in (8, 64) if quick else (8, 64, 256):
+        x = torch.randn(n, generator=_gen(n), dtype=DTYPE)
+        for fname, fn in fns.items():
+            for method in ("reverse", "forward"):
+                ref = torch.func.jacrev if method == "reverse" else torch.func.jacfwd
+
+                def run(private: bool, fn=fn, x=x, method=method) -> object:
+                    _routes.use_private_functorch(private)
+                    try:
+                        return gradarg.jacobian(fn, x, method=method)
+                    finally:
+                        _routes.use_private_functorch(False)
+
+                calls = {
+                    "public": lambda run=run: run(False),
+                    "private": lambda run=run: run(True),
+                    "torch": lambda ref=ref, fn=fn, x=x: ref(fn)(x),
+                }
+                for c in calls.values():
+                    c()
+                number = {
+                    k: max(1, math.ceil(0.002 / max(sample(c, 3), 1e-7))) for k, c in calls.items()
+                }
+                res: dict[str, list[float]] = {k: [] for k in calls}
+                order = list(calls)
+                rng = random.Random(f"{fname}{n}{method}")
+                for _ in range(repeats):
+                    rng.shuffle(order)
+                    for k in order:
+                        res[k].append(sample(calls[k], number[k]))
+                med = {k: statistics.median(v) * 1e6 for k, v in res.items()}
+                ref_name = "jacrev" if method == "reverse" else "jacfwd"
+                print(
+                    f"| {fname} | {n} | {method} | {med['public']:.1f} | {med['private']:.1f} | "
+                    f"{med['public'] - med['private']:.1f} | {med['public'] / med['private']:.2f} "
+                    f"| {ref_name} {med['torch']:.1f} |"
+                )
     return 0
 
 

@@ -6,12 +6,15 @@
 """
 
 from ._routes import VectorizationError
+from .check import BackwardCheck, ExampleV, PairCheck, ProbeCheck, check_backward
 from .compare import VJPComparison, compare_vjp
 from .diagnose import GradDiagnosis, why_no_grad
 from .finite_diff import fd_step, fd_tolerance
 from .graph_svg import Drawing, side_by_side, trace_svg
 from .jacobian import METHODS, jacobian
+from .localize import WrongEntry
 from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
+from .tolerance import backward_rtol
 from .trace import BackwardTrace, TracedEdge, TracedNode, trace_backward
 from .vjp import backward_vjp, contract
 
@@ -19,14 +22,21 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METHODS",
+    "BackwardCheck",
     "BackwardTrace",
     "Drawing",
+    "ExampleV",
     "GradDiagnosis",
+    "PairCheck",
+    "ProbeCheck",
     "TracedEdge",
     "TracedNode",
     "VJPComparison",
     "VectorizationError",
+    "WrongEntry",
+    "backward_rtol",
     "backward_vjp",
+    "check_backward",
     "compare_vjp",
     "contract",
     "fd_step",

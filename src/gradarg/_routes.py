@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -27,25 +29,56 @@ import torch.autograd.forward_ad as fwAD
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
-try:  # the pieces torch.func.vmap is made of; see batched()
-    from torch._C._functorch import (
-        _add_batch_dim,
-        _remove_batch_dim,
-        _vmap_decrement_nesting,
-        _vmap_increment_nesting,
-    )
-    from torch._functorch.vmap import lazy_load_decompositions as _lazy_load_decompositions
-except ImportError:  # pragma: no cover - other torch versions
-    _remove_batch_dim = None
-try:  # the pieces torch.func.jvp is made of; see _jvp()
-    from torch._C._functorch import _unwrap_for_grad
-    from torch._functorch import eager_transforms as _eager
 
-    _HAVE_RAW_JVP = all(
-        hasattr(_eager, a) for a in ("enter_jvp_nesting", "exit_jvp_nesting", "JVP_NESTING")
-    )
-except ImportError:  # pragma: no cover - other torch versions
-    _HAVE_RAW_JVP = False
+def _load_private_functorch() -> SimpleNamespace | None:
+    """torch's private pieces of ``torch.func.vmap``/``jvp``, or ``None`` if they have moved.
+
+    Only the optional fast path uses them (see :func:`use_private_functorch`); every result
+    is computed through the public ``torch.func`` unless that switch is on.
+    """
+    try:
+        from torch._C import _functorch as raw
+        from torch._functorch import eager_transforms as eager
+        from torch._functorch.vmap import lazy_load_decompositions
+
+        if not isinstance(eager.JVP_NESTING, int):  # changed meaning: stay public
+            return None
+        return SimpleNamespace(
+            add_batch_dim=raw._add_batch_dim,
+            remove_batch_dim=raw._remove_batch_dim,
+            vmap_increment_nesting=raw._vmap_increment_nesting,
+            vmap_decrement_nesting=raw._vmap_decrement_nesting,
+            unwrap_for_grad=raw._unwrap_for_grad,
+            lazy_load_decompositions=lazy_load_decompositions,
+            enter_jvp_nesting=eager.enter_jvp_nesting,
+            exit_jvp_nesting=eager.exit_jvp_nesting,
+            jvp_nesting=lambda: eager.JVP_NESTING,
+        )
+    except (ImportError, AttributeError):
+        return None
+
+
+# The private fast path: off unless asked for (GRADARG_PRIVATE_FUNCTORCH=1 in the environment,
+# or use_private_functorch(True)).  None = off or unavailable.
+_PRIVATE: SimpleNamespace | None = None
+
+
+def use_private_functorch(enable: bool = True) -> bool:
+    """Switch the private functorch fast path on or off; return whether it is now on.
+
+    On, :func:`batched` and :func:`_jvp` call torch's private building blocks of
+    ``torch.func.vmap`` and ``torch.func.jvp`` directly, skipping their per-call argument and
+    pytree handling (``nox -s bench`` reports what that saves).  Off (the default), they call
+    ``torch.func``.  Both give the same results (``tests/test_public_fallback.py``).  When the
+    private pieces cannot be found (another torch version), the switch stays off.
+    """
+    global _PRIVATE
+    _PRIVATE = _load_private_functorch() if enable else None
+    return _PRIVATE is not None
+
+
+if os.environ.get("GRADARG_PRIVATE_FUNCTORCH", "") == "1":
+    use_private_functorch(True)
 
 from ._validate import as_output_tuple
 
@@ -76,16 +109,70 @@ def call(
     return outs, is_tuple
 
 
-def eye_blocks(shapes: Sequence[torch.Size], like: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+# The one-hot basis (an identity matrix) of the last sizes used, kept between calls.  Building it
+# is a full-size allocation of m x m (reverse) or n x n (forward) values, as large as the
+# Jacobian itself; without glibc tunables a fresh allocation of that size is mmapped and every
+# page faults on first touch, which for an elementwise function costs more than the backward
+# pass.  Bounded: at most _BASIS_ENTRIES identities of at most _BASIS_MAX_BYTES each (64 MiB).
+# A backward that writes into its grad_output would write into the cached basis: the version
+# counter shows it and the basis is rebuilt; results never share memory with it (_unshared).
+_BASIS_MAX_BYTES = 32 * 2**20
+_BASIS_ENTRIES = 2
+_BASIS: dict[tuple[int, torch.dtype, torch.device], tuple[torch.Tensor, int]] = {}
+
+
+def _identity(total: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """``torch.eye(total)``, from the cache when an unmodified one of that kind is there."""
+    key = (total, dtype, device)
+    hit = _BASIS.pop(key, None)
+    if hit is not None and hit[0]._version == hit[1]:
+        eye = hit[0]
+    else:
+        eye = torch.eye(total, dtype=dtype, device=device)
+    small = total * total * eye.element_size() <= _BASIS_MAX_BYTES
+    if small and not torch.is_inference_mode_enabled():
+        _BASIS[key] = (eye, eye._version)  # most recently used last
+        while len(_BASIS) > _BASIS_ENTRIES:
+            del _BASIS[next(iter(_BASIS))]
+    return eye
+
+
+def clear_basis_cache() -> None:
+    """Free the cached one-hot bases (at most ``_BASIS_ENTRIES`` x ``_BASIS_MAX_BYTES``)."""
+    _BASIS.clear()
+
+
+def _unshared(t: torch.Tensor, basis: Sequence[torch.Tensor]) -> torch.Tensor:
+    """``t``, or a copy if it shares memory with the cached basis (a backward or a JVP that
+    passes its cotangent/tangent through unchanged, e.g. ``clone`` or ``view``)."""
+    ptr = t.untyped_storage().data_ptr()
+    if any(ptr == b.untyped_storage().data_ptr() for b in basis):
+        return t.clone()
+    return t
+
+
+def eye_blocks(
+    shapes: Sequence[torch.Size], like: Sequence[torch.Tensor], *, cached: bool = False
+) -> list[torch.Tensor]:
     """One-hot basis of the concatenated flat space, split into batched blocks per tensor.
 
     Block ``k`` has shape ``(total, *shapes[k])``; row ``r`` of the concatenation is the
-    ``r``-th standard basis vector.
+    ``r``-th standard basis vector.  ``cached=True``: the blocks are views of a cached
+    identity matrix (see ``_identity``); the caller must not write into them.
     """
     sizes = [math.prod(s) for s in shapes]
     total = sum(sizes)
+    ref = like[0]
+    same_kind = all(t.dtype == ref.dtype and t.device == ref.device for t in like)
+    if cached and same_kind:
+        eye = _identity(total, ref.dtype, ref.device)
+        blocks, start = [], 0
+        for shape, size in zip(shapes, sizes, strict=True):
+            # columns start:start+size, stride 1 along them: a view splits them into shape
+            blocks.append(eye[:, start : start + size].view((total, *shape)))
+            start += size
+        return blocks
     if len(shapes) == 1:  # the common case: one identity matrix
-        ref = like[0]
         return [torch.eye(total, dtype=ref.dtype, device=ref.device).view((total, *shapes[0]))]
     blocks, start = [], 0
     for shape, size, ref in zip(shapes, sizes, like, strict=True):
@@ -135,36 +222,40 @@ def batched(
     """``torch.func.vmap(f, randomness=randomness)(*args)`` over dim 0 of every argument.
 
     ``f`` returns a tuple of tensors; every output gets the batch dimension first (an output
-    that does not depend on the batch is expanded).  This is what ``torch.func.vmap`` does for
-    flat tensor arguments and outputs, without its per-call pytree and argument processing
-    (about 35 µs, as much as a whole small Jacobian); if torch's private entry points are
-    missing, ``torch.func.vmap`` itself is used.
+    that does not depend on the batch is expanded).  With the private fast path on
+    (:func:`use_private_functorch`), the same steps as ``torch.func.vmap`` for flat tensor
+    arguments and outputs, without its per-call pytree and argument processing.
     """
-    if _remove_batch_dim is None:
+    p = _PRIVATE
+    if p is None:
         return tuple(vmap(f, randomness=randomness)(*args))
-    _lazy_load_decompositions()
+    p.lazy_load_decompositions()
     size = args[0].shape[0]
-    level = _vmap_increment_nesting(size, randomness)
+    level = p.vmap_increment_nesting(size, randomness)
     try:
-        outs = f(*(_add_batch_dim(a, 0, level) for a in args))
-        return tuple(_remove_batch_dim(y, level, size, 0) for y in outs)
+        outs = f(*(p.add_batch_dim(a, 0, level) for a in args))
+        return tuple(p.remove_batch_dim(y, level, size, 0) for y in outs)
     finally:
-        _vmap_decrement_nesting()
+        p.vmap_decrement_nesting()
 
 
 # --------------------------------------------------------------------------- reverse mode
 
 
 def reverse_graph(
-    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
 ) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], bool]:
     """One plain forward pass recorded by autograd: ``(leaves, outputs, is_tuple)``.
 
     ``fn`` is evaluated once, unbatched, so it may do anything a normal forward pass may
     (``.item()``, data-dependent control flow, random draws); only the backward passes are
-    batched.  The leaves share memory with ``xs``, which are already private copies.
+    batched.  The leaves share memory with ``xs``, which are already private copies.  With
+    ``create_graph`` an ``x`` that requires grad is used as it is (not detached), so that
+    the Jacobian stays connected to the caller's graph.
     """
-    leaves = tuple(x.detach().requires_grad_(True) for x in xs)
+    leaves = tuple(
+        x if create_graph and x.requires_grad else x.detach().requires_grad_(True) for x in xs
+    )
     with torch.enable_grad():
         outs, is_tuple = call(fn, leaves)
     return leaves, outs, is_tuple
@@ -175,6 +266,32 @@ def reverse_graph(
 # tests/test_ops_corpus.py checks that torch still has the bug).  A graph containing one is
 # differentiated with the loop instead: slower, right.
 WRONG_BATCHED_BACKWARD = frozenset({"CdistBackward0"})
+
+
+def reachable_inputs(y: torch.Tensor, inputs: Sequence[torch.Tensor]) -> set[int]:
+    """Indices ``j`` of the ``inputs`` that the autograd graph of ``y`` reaches.
+
+    What ``torch.autograd.grad(y, inputs, allow_unused=True)`` answers with ``None`` for an
+    unreached input, found by walking the graph instead of running a backward pass.
+    """
+    leaf_ids = {id(x): j for j, x in enumerate(inputs) if x.grad_fn is None}
+    node_ids = {id(x.grad_fn): j for j, x in enumerate(inputs) if x.grad_fn is not None}
+    found: set[int] = set()
+    stack = [y.grad_fn] if y.grad_fn is not None else []
+    seen: set[int] = set()
+    while stack and len(found) < len(inputs):
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if id(node) in node_ids:
+            found.add(node_ids[id(node)])
+            continue  # the graph behind an input is not part of fn
+        variable = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
+        if variable is not None and id(variable) in leaf_ids:
+            found.add(leaf_ids[id(variable)])
+        stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+    return found
 
 
 def _graph_has(outs: Sequence[torch.Tensor], names: frozenset[str]) -> str | None:
@@ -192,7 +309,12 @@ def _graph_has(outs: Sequence[torch.Tensor], names: frozenset[str]) -> str | Non
     return None
 
 
-def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> Blocks:
+def reverse_vectorized(
+    leaves: tuple[torch.Tensor, ...],
+    outs: tuple[torch.Tensor, ...],
+    *,
+    create_graph: bool = False,
+) -> Blocks:
     """All rows in one batched backward pass: ``vmap`` over one-hot cotangents.
 
     ``torch.func.jacrev`` vmaps the VJP of ``torch.func.vjp``, which runs every backward with
@@ -200,6 +322,7 @@ def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tenso
     ``torch.autograd.grad`` (what ``torch.autograd.functional.jacobian(vectorize=True)`` does,
     but with functorch's batching rules instead of the legacy ones, which are slow for e.g.
     softmax or tanh).  Works for complex tensors too (PyTorch's conjugate convention).
+    ``create_graph`` records the backward passes, so that the rows can be differentiated.
     """
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
@@ -210,46 +333,72 @@ def reverse_vectorized(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tenso
     wrong = _graph_has(live_outs, WRONG_BATCHED_BACKWARD)
     if wrong is not None:
         raise NotImplementedError(f"torch's batched {wrong} gives wrong results; use the loop")
-    cot = eye_blocks(shapes, outs)
+    cot = eye_blocks(shapes, outs, cached=True)
+    unused: set[int] = set()
 
     def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return torch.autograd.grad(
-            live_outs, leaves, v, retain_graph=True, allow_unused=True, materialize_grads=True
+        grads = torch.autograd.grad(
+            live_outs, leaves, v, retain_graph=True, create_graph=create_graph, allow_unused=True
+        )
+        unused.update(j for j, g in enumerate(grads) if g is None)
+        # a stand-in for an unreached input; replaced by real zeros below
+        return tuple(
+            torch.zeros_like(x) if g is None else g for x, g in zip(leaves, grads, strict=True)
         )
 
     grads = batched(vjp, [cot[k] for k in live])
+    # an input no output reaches: plain zeros (no autograd history, not an expanded view)
+    grads = tuple(
+        _zeros_like_grad(x, m) if j in unused else _unshared(g, cot)
+        for j, (x, g) in enumerate(zip(leaves, grads, strict=True))
+    )
     return _split_rows(grads, shapes)
 
 
-def reverse_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
+def reverse_loop(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
+) -> tuple[Blocks, bool]:
     """One backward pass per output element, each with a one-hot ``gradient``.
 
     This is literally what the site teaches: ``y.backward(gradient=e_i)`` puts row ``i`` of the
     Jacobian in ``x.grad``; ``torch.autograd.grad`` computes the same without accumulating.
     """
-    leaves, outs, is_tuple = reverse_graph(fn, xs)
-    return reverse_loop_graph(leaves, outs), is_tuple
+    leaves, outs, is_tuple = reverse_graph(fn, xs, create_graph=create_graph)
+    return reverse_loop_graph(leaves, outs, create_graph=create_graph), is_tuple
 
 
-def reverse_loop_graph(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> Blocks:
+def reverse_loop_graph(
+    leaves: tuple[torch.Tensor, ...],
+    outs: tuple[torch.Tensor, ...],
+    *,
+    create_graph: bool = False,
+) -> Blocks:
     """The loop of :func:`reverse_loop` on an already recorded graph (``retain_graph`` kept it)."""
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
     live = [k for k, y in enumerate(outs) if y.requires_grad]
-    per_input = [_zeros_like_grad(x, m) for x in leaves]
-    if live:
-        cot = eye_blocks(shapes, outs)
-        for r in range(m):
-            grads = torch.autograd.grad(
-                [outs[k] for k in live],
-                leaves,
-                grad_outputs=[cot[k][r] for k in live],
-                retain_graph=r < m - 1,
-                allow_unused=True,
-                materialize_grads=True,
-            )
-            for j, g in enumerate(grads):
-                per_input[j][r] = g
+    if not live or m == 0:
+        return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes)
+    cot = eye_blocks(shapes, outs, cached=True)  # torch.stack below copies every row
+    rows: list[list[torch.Tensor]] = [[] for _ in leaves]
+    for r in range(m):
+        grads = torch.autograd.grad(
+            [outs[k] for k in live],
+            leaves,
+            grad_outputs=[cot[k][r] for k in live],
+            # a differentiable Jacobian needs the forward graph for its own backward
+            retain_graph=create_graph or r < m - 1,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+        for j, g in enumerate(grads):
+            rows[j].append(g)
+    per_input = [
+        _zeros_like_grad(x, m)
+        if all(g is None for g in rj)
+        else torch.stack([torch.zeros_like(x) if g is None else g for g in rj])
+        for x, rj in zip(leaves, rows, strict=True)
+    ]
     return _split_rows(per_input, shapes)
 
 
@@ -263,37 +412,43 @@ def _jvp(
 ) -> tuple[torch.Tensor, ...]:
     """``torch.func.jvp(fn, primals, tangents)[1]`` for flat tuples of tensors.
 
-    The same steps as ``torch.func.jvp`` (a functorch JVP level, forward-mode dual tensors, a
-    zero tangent for an output that does not depend on the inputs) without its pytree handling
-    and argument checks, which cost about as much as a small Jacobian.  Falls back to
-    ``torch.func.jvp`` when torch's private entry points are missing.
+    With the private fast path on (:func:`use_private_functorch`), the same steps as
+    ``torch.func.jvp`` (a functorch JVP level, forward-mode dual tensors, a zero tangent for an
+    output that does not depend on the inputs) without its pytree handling and argument checks.
     """
-    if not _HAVE_RAW_JVP:
+    p = _PRIVATE
+    if p is None:
         return tuple(func_jvp(fn, primals, tuple(tangents))[1])
-    level = _eager.enter_jvp_nesting()
+    level = p.enter_jvp_nesting()
     try:
         prev = torch._C._is_fwd_grad_enabled()
         torch._C._set_fwd_grad_enabled(True)
         try:
             # only the outermost functorch JVP opens the forward-AD dual level (as torch.func.jvp)
-            ctx = fwAD.dual_level() if _eager.JVP_NESTING == 1 else contextlib.nullcontext()
+            ctx = fwAD.dual_level() if p.jvp_nesting() == 1 else contextlib.nullcontext()
             with ctx:
-                duals = tuple(fwAD.make_dual(p, t) for p, t in zip(primals, tangents, strict=True))
+                duals = tuple(fwAD.make_dual(x, t) for x, t in zip(primals, tangents, strict=True))
                 out = []
                 for y in fn(*duals):
                     tangent = fwAD.unpack_dual(y).tangent
                     if tangent is None:
                         tangent = torch.zeros_like(y)
-                    out.append(_unwrap_for_grad(tangent, level))
+                    out.append(p.unwrap_for_grad(tangent, level))
                 return tuple(out)
         finally:
             torch._C._set_fwd_grad_enabled(prev)
     finally:
-        _eager.exit_jvp_nesting()
+        p.exit_jvp_nesting()
 
 
-def forward_vectorized(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
-    """All columns in one batched call: ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``)."""
+def forward_vectorized(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
+) -> tuple[Blocks, bool]:
+    """All columns in one batched call: ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``).
+
+    ``create_graph`` needs nothing more here: the tangents are computed with differentiable
+    operations, recorded by autograd when ``xs`` (or tensors ``fn`` captures) require grad.
+    """
     holder: list[bool] = []
 
     def flat_fn(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -302,33 +457,39 @@ def forward_vectorized(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> 
         return outs
 
     in_shapes = [x.shape for x in xs]
-    tangents = eye_blocks(in_shapes, xs)
+    tangents = eye_blocks(in_shapes, xs, cached=True)
     cols = batched(lambda *t: _jvp(flat_fn, xs, t), tangents, randomness="same")
+    cols = tuple(_unshared(c, tangents) for c in cols)
     return _split_cols(cols, in_shapes), holder[0]
 
 
-def forward_loop(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]) -> tuple[Blocks, bool]:
-    """One JVP per input element with ``torch.autograd.forward_ad`` dual tensors."""
+def forward_loop(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
+) -> tuple[Blocks, bool]:
+    """One JVP per input element with ``torch.autograd.forward_ad`` dual tensors.
+
+    ``create_graph`` keeps ``xs`` attached (not detached), so the tangents are recorded.
+    """
     n = sum(x.numel() for x in xs)
-    tangents = eye_blocks([x.shape for x in xs], xs)
+    tangents = eye_blocks([x.shape for x in xs], xs, cached=True)  # torch.stack below copies
     state = torch.get_rng_state()
-    cols: list[torch.Tensor] | None = None
+    primals = xs if create_graph else tuple(x.detach() for x in xs)
+    per_col: list[list[torch.Tensor]] | None = None
     is_tuple = False
     for c in range(n):
         torch.set_rng_state(state)
         with fwAD.dual_level():
-            duals = tuple(
-                fwAD.make_dual(x.detach(), t[c]) for x, t in zip(xs, tangents, strict=True)
-            )
+            duals = tuple(fwAD.make_dual(x, t[c]) for x, t in zip(primals, tangents, strict=True))
             outs, is_tuple = call(fn, duals)
-            if cols is None:
-                cols = [torch.zeros((n, *y.shape), dtype=y.dtype, device=y.device) for y in outs]
+            if per_col is None:
+                per_col = [[] for _ in outs]
             for k, y in enumerate(outs):
                 tangent = fwAD.unpack_dual(y).tangent
-                if tangent is not None:
-                    cols[k][c] = tangent
-    if cols is None:  # no input elements, so no columns: one plain call gives the output shapes
+                per_col[k].append(torch.zeros_like(y) if tangent is None else tangent)
+    if per_col is None:  # no input elements, so no columns: one plain call gives the output shapes
         with torch.no_grad():
             outs, is_tuple = call(fn, xs)
         cols = [torch.zeros((0, *y.shape), dtype=y.dtype, device=y.device) for y in outs]
+    else:
+        cols = [torch.stack(col) for col in per_col]
     return _split_cols(cols, [x.shape for x in xs]), is_tuple

@@ -10,16 +10,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import fd_error
 from ._validate import (
     NAN_WARNING,
     as_input_tuple,
     check_cotangent,
     check_requires_grad,
 )
-from .finite_diff import fd_partials, fd_tolerance, vjp_from_partials
+from .finite_diff import vjp_from_partials
 from .jacobian import jacobian
 from .render import format_cells, html_table, markdown_table
-from .vjp import contract, run_backward
+from .tolerance import backward_rtol
+from .vjp import contract, run_backward_or_none
 
 __all__ = ["VJPComparison", "compare_vjp"]
 
@@ -46,6 +48,9 @@ class VJPComparison:
         everywhere.
     agree : bool
         The verdict.
+    note : str
+        A sentence about something the numbers alone do not say (a backward that returned
+        ``None``), else ``""``.
     """
 
     backward: torch.Tensor
@@ -56,6 +61,7 @@ class VJPComparison:
     rtol: float
     atol: float
     agree: bool
+    note: str = ""
 
     def __bool__(self) -> bool:
         return self.agree
@@ -68,6 +74,7 @@ class VJPComparison:
             ["max rel error", f"{self.max_rel_error:.2e}"],
             ["tolerance", f"rtol={self.rtol:.1e}, atol={self.atol:.1e}"],
             ["verdict", "agree" if self.agree else "DISAGREE"],
+            *([["note", self.note]] if self.note else []),
         ]
 
     def __str__(self) -> str:
@@ -111,8 +118,11 @@ def compare_vjp(
         of shape ``y.shape + x.shape`` as NumPy array or tensor (e.g. derived by hand); or a
         function ``ref(v) -> x-shaped`` that computes the VJP itself.
     rtol, atol : float, optional
-        Tolerance. Defaults: :func:`gradarg.fd_tolerance` for finite differences,
-        else ``torch.testing.assert_close``'s defaults for the dtype.
+        Tolerance: they agree when ``|backward - reference| <= atol + rtol * |reference|``
+        everywhere.  With finite differences the defaults come from the reference's own error
+        estimate (see :mod:`gradarg.fd_error`): ``rtol = backward_rtol(dtype)`` and ``atol =
+        2 * max(estimated error of vᵀJ) + backward_rtol(dtype) * max(|v|ᵀ|J|)``; with other
+        references ``torch.testing.assert_close``'s defaults for the dtype.
 
     Returns
     -------
@@ -129,6 +139,14 @@ def compare_vjp(
         ``v.shape != y.shape``; a reference Jacobian whose shape is not ``y.shape + x.shape``;
         an output that does not require grad; a string reference with an output tensor.
 
+    Notes
+    -----
+    ``v`` is copied before the backward pass, so a backward that writes into its
+    ``grad_output`` changes neither the caller's ``v`` nor the reference.  A backward that
+    returns ``None`` for ``x`` although the output depends on ``x`` is compared as zeros (and
+    says so in ``note``).  Works under ``torch.no_grad()``: the backward pass switches grad
+    mode on for itself.
+
     Examples
     --------
     >>> import numpy as np, torch
@@ -141,34 +159,47 @@ def compare_vjp(
     finite-difference
     """
     (x,), _ = as_input_tuple("x", x)  # warns once about NaN/Inf; the references stay quiet
+    v_bwd = v.detach().clone() if isinstance(v, torch.Tensor) else v  # the backward may write
     # Every evaluation of fn replays the caller's RNG state, so random draws (dropout) are the
     # same in the backward pass under test and in the reference; the caller's state is kept.
     with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
         warnings.filterwarnings("ignore", NAN_WARNING, RuntimeWarning)
         state = torch.get_rng_state()
+        note = ""
         if isinstance(fn, torch.Tensor):
             y = fn
-            got = _backward_on_output(y, x, v)
+            got = _backward_on_output(y, x, v_bwd)
             fn_ = None
         elif callable(fn):
-            got, y = run_backward(fn, x, v)
+            got, y, reaches = run_backward_or_none(fn, x, v_bwd)
+            if got is None and not reaches:
+                raise ValueError(
+                    "the output of fn does not depend on x (backward() left x.grad empty): it "
+                    "requires grad only through other tensors, e.g. parameters captured by fn"
+                )
+            if got is None:
+                got = torch.zeros_like(x)
+                note = ("backward() returned None for x although the output depends on x: "
+                        "the gradient was dropped, so x.grad is compared as zeros")
             fn_ = fn
         else:
             raise TypeError(f"fn must be a callable or an output tensor, got {type(fn).__name__}")
         v_t = check_cotangent(v, y)
 
         torch.set_rng_state(state)
-        name, ref, default_tol = _reference(reference, fn_, x, y, v_t)
-    ref = ref.to(got.dtype)
+        name, ref, default_tol, ref_note = _reference(reference, fn_, x, y, v_t, got.dtype)
+    note = "; ".join(n for n in (note, ref_note) if n)
     tol = default_tol if default_tol is not None else _default_tol(got.dtype)
     rtol = tol[0] if rtol is None else rtol
     atol = tol[1] if atol is None else atol
-    diff = (got - ref).abs()
+    wide = torch.promote_types(got.dtype, ref.dtype)  # the difference in the finer dtype
+    diff = (got.to(wide) - ref.to(wide)).abs()
+    ref_abs = ref.to(wide).abs()
     tiny = torch.finfo(diff.dtype).tiny
     max_abs = float(diff.max()) if diff.numel() else 0.0
-    max_rel = float((diff / ref.abs().clamp_min(tiny)).max()) if diff.numel() else 0.0
-    agree = bool(torch.all(diff <= atol + rtol * ref.abs()))
-    return VJPComparison(got, ref, name, max_abs, max_rel, rtol, atol, agree)
+    max_rel = float((diff / ref_abs.clamp_min(tiny)).max()) if diff.numel() else 0.0
+    agree = bool(torch.all(diff <= atol + rtol * ref_abs))
+    return VJPComparison(got, ref.to(got.dtype), name, max_abs, max_rel, rtol, atol, agree, note)
 
 
 def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tensor:
@@ -189,7 +220,9 @@ def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tenso
         x.grad = saved
 
 
-def _reference(reference: Reference, fn, x, y, v) -> tuple[str, torch.Tensor, tuple | None]:
+def _reference(
+    reference: Reference, fn, x, y, v, got_dtype: torch.dtype
+) -> tuple[str, torch.Tensor, tuple | None, str]:
     if isinstance(reference, str):
         if fn is None:
             raise ValueError(
@@ -197,14 +230,12 @@ def _reference(reference: Reference, fn, x, y, v) -> tuple[str, torch.Tensor, tu
                 f"tensor pass a Jacobian (array or tensor) or a VJP function instead"
             )
         if reference == "finite-difference":
-            dx, dy, _ = fd_partials(fn, (x.detach().clone(),))  # fn never sees the caller's x
-            tol = fd_tolerance(x.dtype)
-            return reference, vjp_from_partials(v, dx[0][0], dy[0][0], x), (tol, tol)
+            return _fd_reference(fn, x, y, v, got_dtype)
         if reference in ("forward", "reverse"):
             jac = jacobian(fn, x, method=reference)
             if reference == "forward":  # ∂y/∂x itself: complex for a complex y of a real x
-                return reference, vjp_from_partials(v, jac, None, x), None
-            return reference, contract(v, jac), None
+                return reference, vjp_from_partials(v, jac, None, x), None, ""
+            return reference, contract(v, jac), None, ""
         raise ValueError(
             f"reference must be 'finite-difference', 'forward', 'reverse', a Jacobian or a "
             f"callable, got {reference!r}"
@@ -216,7 +247,7 @@ def _reference(reference: Reference, fn, x, y, v) -> tuple[str, torch.Tensor, tu
                 f"the reference Jacobian has shape {tuple(reference.shape)}, expected "
                 f"y.shape + x.shape = {expected}"
             )
-        return "jacobian", contract(v, reference), None
+        return "jacobian", contract(v, reference), None, ""
     if callable(reference):
         out = reference(v.clone())
         out_t = torch.as_tensor(np.asarray(out) if not isinstance(out, torch.Tensor) else out)
@@ -225,11 +256,50 @@ def _reference(reference: Reference, fn, x, y, v) -> tuple[str, torch.Tensor, tu
                 f"the reference VJP function returned shape {tuple(out_t.shape)}, "
                 f"expected x.shape = {tuple(x.shape)}"
             )
-        return getattr(reference, "__name__", "vjp function"), out_t, None
+        return getattr(reference, "__name__", "vjp function"), out_t, None, ""
     raise TypeError(
         f"reference must be a string, an array/tensor Jacobian or a callable, "
         f"got {type(reference).__name__}"
     )
+
+
+def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str]:
+    """``vᵀJ`` from error-estimated central differences, and the tolerance that estimate gives.
+
+    ``atol = 2 * max_j err_j + rtol_b * max_j (|v|ᵀ|J|)_j`` with ``err_j = sum_i |v_i| e_ij``
+    (``e_ij`` the estimated error of ``J_ij``) and ``rtol_b = backward_rtol(dtype)``; the
+    factor 2 is a safety margin on an estimate that is itself an overestimate.
+    """
+    est, _, _ = fd_error.partials(fn, (x.detach().clone(),))  # fn never sees the caller's x
+    shape = tuple(y.shape) + tuple(x.shape)
+
+    def block(t: torch.Tensor) -> torch.Tensor:
+        return t.movedim(0, -1).reshape(shape)
+
+    parts = [(block(e.value[0]), block(e.error[0])) for e in est[0]]
+    dx, ex = parts[0]
+    dy, ey = parts[1] if len(parts) > 1 else (None, None)
+    ref_x = x.to(dx.dtype) if not x.is_complex() else x.to(torch.complex128)
+    ref = vjp_from_partials(v, dx, dy, ref_x)
+    va = v.abs().to(ex.dtype)
+    nd = v.dim()
+    err = torch.tensordot(va, ex, dims=nd)
+    size = torch.tensordot(va, dx.abs().to(ex.dtype), dims=nd)
+    if dy is not None:
+        err = err + torch.tensordot(va, ey, dims=nd)
+        size = size + torch.tensordot(va, dy.abs().to(ex.dtype), dims=nd)
+    rtol_b = backward_rtol(got_dtype)
+    worst = float(err.max()) if err.numel() else 0.0
+    scale = float(size.max()) if size.numel() else 0.0
+    atol = 2 * worst + rtol_b * scale
+    if atol == 0.0:
+        atol = torch.finfo(err.dtype).tiny
+    note = ""
+    if worst > 0.01 * scale:
+        note = (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
+                f"vᵀJ, against |v|ᵀ|J| up to {scale:.2g}): fn may be discontinuous or random "
+                f"at x, so an 'agree' says little; try reference='forward'")
+    return "finite-difference", ref, (rtol_b, atol), note
 
 
 def _default_tol(dtype: torch.dtype) -> tuple[float, float]:

@@ -6,7 +6,9 @@ truncation error ``h**2 / 6 * |f'''|`` and a rounding error about ``eps * |f| / 
 balances the two, so the error is of order ``eps ** (2/3)`` times the scale of ``f`` and its
 third derivative (Nocedal & Wright, *Numerical Optimization*, 2nd ed., section 8.1;
 Press et al., *Numerical Recipes*, 3rd ed., section 5.7).  :func:`gradarg.fd_tolerance` turns that into
-the tolerance the comparer uses.
+a fixed tolerance for this fixed step (``jacobian(method="finite-difference")``).  The comparers,
+:func:`gradarg.compare_vjp` and :func:`gradarg.check_backward`, use the differences of
+:mod:`gradarg.fd_error` instead, which carry their own error estimate.
 
 Complex inputs are perturbed along their real and imaginary parts; the result follows PyTorch's
 convention for complex autograd (the conjugate Wirtinger derivative, see

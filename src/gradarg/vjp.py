@@ -60,17 +60,45 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
 
 def run_backward(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any):
     """:func:`backward_vjp` for an already checked ``x``: returns ``(x.grad, y)``, ``y`` detached."""
-    (leaf,) = fresh_leaves((x,))
-    y = check_single_output(fn, fn(leaf))
-    check_requires_grad(y, "the output of fn")
-    # inputs=: accumulate into the private leaf only, not into tensors fn captured (parameters)
-    y.backward(gradient=check_cotangent(v, y), inputs=[leaf])
-    if leaf.grad is None:  # y requires grad through tensors fn captured, but not through x
+    got, y, _ = run_backward_or_none(fn, x, v)
+    if got is None:  # y requires grad through tensors fn captured, but not through x
         raise ValueError(
             "the output of fn does not depend on x (backward() left x.grad empty): it requires "
             "grad only through other tensors, e.g. parameters captured by fn"
         )
-    return leaf.grad, y.detach()
+    return got, y
+
+
+def run_backward_or_none(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any):
+    """``(x.grad or None, y detached, reaches)``; ``reaches``: ``y``'s graph leads to ``x``.
+
+    ``x.grad`` is ``None`` with ``reaches`` true when a backward in the graph returned ``None``
+    for a gradient the output needs (a custom ``autograd.Function`` that dropped it).  Grad
+    mode is switched on for the pass, so this works under ``torch.no_grad()`` too.
+    """
+    (leaf,) = fresh_leaves((x,))
+    with torch.enable_grad():
+        y = check_single_output(fn, fn(leaf))
+        check_requires_grad(y, "the output of fn")
+        # inputs=: accumulate into the private leaf only, not into tensors fn captured
+        y.backward(gradient=check_cotangent(v, y), inputs=[leaf])
+    reaches = leaf.grad is not None or graph_reaches(y, leaf)
+    return leaf.grad, y.detach(), reaches
+
+
+def graph_reaches(y: torch.Tensor, leaf: torch.Tensor) -> bool:
+    """Whether ``leaf`` is a leaf of ``y``'s autograd graph."""
+    stack = [y.grad_fn] if y.grad_fn is not None else []
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "variable", None) is leaf:
+            return True
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return False
 
 
 def contract(v: Any, jac: Any) -> torch.Tensor:
