@@ -45,6 +45,12 @@ myst_heading_anchors = 3
 myst_substitutions = {"torch_version": torch.__version__}
 nb_execution_mode = os.environ.get("GRADARG_NB_EXECUTION", "cache")
 nb_execution_cache_path = os.path.join(os.path.dirname(__file__), "_build", ".jupyter_cache")
+if nb_execution_mode == "cache":
+    # Create the cache's database once, here: with `-j auto` on a fresh checkout two parallel
+    # readers otherwise race to create its tables ("table settings already exists").
+    from jupyter_cache import get_cache
+
+    get_cache(nb_execution_cache_path).list_cache_records()
 nb_execution_raise_on_error = True  # a failing cell fails the build
 nb_execution_show_tb = True
 nb_execution_timeout = 600
