@@ -50,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+from timing import clock_name, sample, use_clock
 from torch.autograd.functional import jacobian as af_jacobian
 
 import gradarg
@@ -177,21 +178,6 @@ def check(case: Case, impls: dict[str, Callable[[], object]]) -> None:
             raise AssertionError(f"{case.label}: {name} differs from jacrev by {err:.2e}")
 
 
-CLOCK: Callable[[], float] = time.perf_counter  # --clock cpu: time.process_time
-
-
-def sample(call: Callable[[], object], number: int) -> float:
-    """Seconds per call, averaged over ``number`` back-to-back calls."""
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        start = CLOCK()
-        for _ in range(number):
-            call()
-        return (CLOCK() - start) / number
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def measure(case: Case, repeats: int, row_budget: float, min_sample: float) -> None:
@@ -353,8 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         help="only the per-call time of small Jacobians, public torch.func vs private fast path",
     )
     args = p.parse_args(argv)
-    global CLOCK
-    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    use_clock(args.clock)
     if args.overhead:
         return overhead(args.repeats or 21, quick=args.quick)
     repeats = args.repeats or (5 if args.quick else 21)
@@ -418,7 +403,7 @@ def overhead(repeats: int, quick: bool = False) -> int:
         "mlp": lambda t: torch.tanh(w @ t.reshape(8, -1)).reshape(-1),
     }
     print(
-        f"torch {torch.__version__} | torch threads {torch.get_num_threads()} | {CLOCK.__name__} | "
+        f"torch {torch.__version__} | torch threads {torch.get_num_threads()} | {clock_name()} | "
         f"us per Jacobian, median of {repeats} interleaved repeats | {malloc_setting()}"
     )
     header = ["function", "n", "method", "public", "private", "public-private", "ratio", "torch"]

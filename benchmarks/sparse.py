@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+from timing import sample, use_clock
 from torch.autograd.functional import jacobian as af_jacobian
 
 import gradarg
@@ -133,20 +134,6 @@ def build_cases() -> list[Case]:
 
 # --------------------------------------------------------------------------- timing
 
-CLOCK: Callable[[], float] = time.perf_counter
-
-
-def sample(call: Callable[[], object], number: int) -> float:
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        start = CLOCK()
-        for _ in range(number):
-            call()
-        return (CLOCK() - start) / number
-    finally:
-        if gc_was:
-            gc.enable()
 
 
 def routes(case: Case) -> dict[str, Callable[[], object]]:
@@ -284,8 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.memory_probe:
         print(json.dumps(memory_probe(args.memory_probe[0], int(args.memory_probe[1]))))
         return 0
-    global CLOCK
-    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    use_clock(args.clock)
     repeats = args.repeats or (3 if args.quick else 7)
     print(
         f"\nSparse Jacobians by compression | gradarg {gradarg.__version__} | torch "
