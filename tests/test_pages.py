@@ -84,3 +84,31 @@ def test_no_project_history_words(page):
     text = re.sub(r"random seed|manual_seed|seed=|seed\)|\bseeded random", "", text)
     for word in ("seed", "popular post"):
         assert word not in text, word
+
+
+def reading_order() -> list[Path]:
+    """The landing page, then every page in the order of the navigation's toctrees."""
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    order = [DOCS / "index.md"]
+    for block in re.findall(r"^```\{toctree\}\n(.*?)^```$", index, re.MULTILINE | re.DOTALL):
+        for line in block.splitlines():
+            if line.strip() and not line.startswith(":"):
+                order.append(DOCS / f"{line.strip()}.md")
+    return order
+
+
+ORDER = reading_order()
+
+
+def test_navigation_lists_every_page_once():
+    assert sorted(ORDER) == PAGES
+
+
+@pytest.mark.parametrize("page", ORDER[:-1], ids=ids(ORDER[:-1]))
+def test_next_link_follows_the_navigation(page):
+    text = page.read_text(encoding="utf-8")
+    nxt = re.search(r"^\*\*Next:\*\*.*?\]\(([^)#]+)", text, re.MULTILINE | re.DOTALL)
+    assert nxt, f"{page.name}: no **Next:** link"
+    target = (page.parent / nxt.group(1)).resolve()
+    expected = ORDER[ORDER.index(page) + 1]
+    assert target == expected.resolve(), f"{page.name} -> {nxt.group(1)}, expected {expected}"
