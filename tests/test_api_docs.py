@@ -24,3 +24,15 @@ def test_every_public_callable_has_a_numpy_style_docstring_with_examples_or_rais
         if callable(obj) and not isinstance(obj, type):
             doc = obj.__doc__ or ""
             assert "Examples" in doc or "Raises" in doc, f"{name} lacks Examples/Raises"
+
+
+def test_docstring_examples_fit_the_code_box():
+    """The API page shows docstring examples in code boxes: at 1280 px they hold 80 columns."""
+    src = Path(gradarg.__file__).parent
+    long = [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in sorted(src.glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if line.lstrip().startswith((">>> ", "... ")) and len(line.strip()) > 80
+    ]
+    assert long == []

@@ -95,8 +95,10 @@ def cotangent_text(t: torch.Tensor | None) -> str:
     Examples
     --------
     >>> import torch
-    >>> cotangent_text(torch.tensor(0.005)), cotangent_text(torch.tensor([1.0, 0.5]))
-    ('0.005', '[1, 0.5]')
+    >>> cotangent_text(torch.tensor(0.005))
+    '0.005'
+    >>> cotangent_text(torch.tensor([1.0, 0.5]))
+    '[1, 0.5]'
     >>> cotangent_text(torch.ones(64, 256))
     '64×256 ‖·‖=128'
     """
@@ -380,7 +382,8 @@ def trace_dot(trace) -> str:
     --------
     >>> import torch, gradarg
     >>> a = torch.tensor(2.0, requires_grad=True)
-    >>> print(gradarg.trace_backward(3 * a, names={"a": a}).to_dot())  # doctest: +ELLIPSIS
+    >>> trace = gradarg.trace_backward(3 * a, names={"a": a})
+    >>> print(trace.to_dot())  # doctest: +ELLIPSIS
     digraph backward {
     ...
       v -> n0 [label="1"];

@@ -155,7 +155,8 @@ def jacobian(
 
     A Jacobian that can itself be differentiated (here the Jacobian of a gradient: the Hessian):
 
-    >>> H = jacobian(lambda t: jacobian(lambda s: (s**3).sum(), t, create_graph=True), x)
+    >>> grad = lambda t: jacobian(lambda s: (s**3).sum(), t, create_graph=True)
+    >>> H = jacobian(grad, x)
     >>> torch.equal(H, torch.diag(6 * x))
     True
     """

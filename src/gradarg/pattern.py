@@ -161,7 +161,7 @@ def sparsity_pattern(
     Examples
     --------
     >>> import torch
-    >>> f = lambda u: u[1:] - u[:-1]          # forward differences: a bidiagonal Jacobian
+    >>> f = lambda u: u[1:] - u[:-1]    # differences: a bidiagonal Jacobian
     >>> sparsity_pattern(f, torch.zeros(4)).int()
     tensor([[1, 1, 0, 0],
             [0, 1, 1, 0],

@@ -90,7 +90,7 @@ class SparseJacobian:
     Examples
     --------
     >>> import torch
-    >>> def f(u):                                  # 1-D stencil: tridiagonal Jacobian
+    >>> def f(u):                       # 1-D stencil: tridiagonal Jacobian
     ...     up = torch.nn.functional.pad(u, (1, 1))
     ...     return up[:-2] - 2 * u + up[2:] + torch.sin(u)
     >>> n = 1000
@@ -98,13 +98,14 @@ class SparseJacobian:
     >>> rows = torch.cat([i, i[1:], i[:-1]])
     >>> cols = torch.cat([i, i[:-1], i[1:]])
     >>> pattern = torch.sparse_coo_tensor(
-    ...     torch.stack([rows, cols]), torch.ones(3 * n - 2, dtype=torch.bool), (n, n),
-    ...     check_invariants=True)
+    ...     torch.stack([rows, cols]),
+    ...     torch.ones(3 * n - 2, dtype=torch.bool),
+    ...     (n, n), check_invariants=True)
     >>> sj = SparseJacobian(pattern)
     >>> sj.passes                                  # instead of 1000
     3
     >>> x = torch.linspace(0, 1, n, dtype=torch.float64)
-    >>> J = sj(f, x, certify=2)                    # sparse COO, checked with 2 random v
+    >>> J = sj(f, x, certify=2)   # sparse COO, checked with 2 random v
     >>> J.shape, J.values().numel()
     (torch.Size([1000, 1000]), 2998)
     >>> torch.allclose(J.to_dense(), torch.func.jacrev(f)(x))
