@@ -118,18 +118,28 @@ def call(
 # counter shows it and the basis is rebuilt; results never share memory with it (_unshared).
 _BASIS_MAX_BYTES = 32 * 2**20
 _BASIS_ENTRIES = 2
-_BASIS: dict[tuple[int, torch.dtype, torch.device], tuple[torch.Tensor, int]] = {}
+_BASIS: dict[tuple[tuple[int, ...], torch.dtype, torch.device], tuple[torch.Tensor, int]] = {}
 
 
-def _identity(total: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``torch.eye(total)``, from the cache when an unmodified one of that kind is there."""
-    key = (total, dtype, device)
+def _identity(
+    total: int, dtype: torch.dtype, device: torch.device, shape: Sequence[int] | None = None
+) -> torch.Tensor:
+    """``torch.eye(total)`` with its columns shaped as ``shape`` (default ``(total,)``), i.e.
+    a tensor of shape ``(total, *shape)``, from the cache when an unmodified one is there.
+
+    The tensor is its own base, not a view: a view as the batched argument of ``vmap`` costs
+    about 10-20 us more per call (measured with torch 2.13), a sixth of a 64-element Jacobian.
+    """
+    full = (total, *(shape if shape is not None else (total,)))
+    key = (full, dtype, device)
     hit = _BASIS.pop(key, None)
     if hit is not None and hit[0]._version == hit[1]:
         eye = hit[0]
     else:
-        eye = torch.eye(total, dtype=dtype, device=device)
-    small = total * total * eye.element_size() <= _BASIS_MAX_BYTES
+        eye = torch.zeros(full, dtype=dtype, device=device)
+        if total:
+            eye.view(total, total).fill_diagonal_(1)
+    small = eye.numel() * eye.element_size() <= _BASIS_MAX_BYTES
     if small and not torch.is_inference_mode_enabled():
         _BASIS[key] = (eye, eye._version)  # most recently used last
         while len(_BASIS) > _BASIS_ENTRIES:
@@ -164,6 +174,8 @@ def eye_blocks(
     total = sum(sizes)
     ref = like[0]
     same_kind = all(t.dtype == ref.dtype and t.device == ref.device for t in like)
+    if cached and same_kind and len(shapes) == 1:  # the common case: the identity itself
+        return [_identity(total, ref.dtype, ref.device, tuple(shapes[0]))]
     if cached and same_kind:
         eye = _identity(total, ref.dtype, ref.device)
         blocks, start = [], 0
