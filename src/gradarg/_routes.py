@@ -199,7 +199,10 @@ def _split_rows(per_input: Sequence[torch.Tensor], out_shapes: Sequence[torch.Si
     """Rows from VJPs: ``per_input[j]`` has shape ``(m, *x_j.shape)``; split ``m`` per output."""
     if len(out_shapes) == 1:
         shape = tuple(out_shapes[0])
-        return [[g.reshape(shape + tuple(g.shape[1:])) for g in per_input]]
+        targets = [shape + tuple(g.shape[1:]) for g in per_input]
+        # a 1-d output: the rows already have the block's shape (no reshape call)
+        pairs = zip(per_input, targets, strict=True)
+        return [[g if g.shape == t else g.reshape(t) for g, t in pairs]]
     sizes = [math.prod(s) for s in out_shapes]
     blocks: Blocks = [[] for _ in out_shapes]
     for g in per_input:
@@ -402,9 +405,7 @@ def reverse_vectorized(
     names = _graph_names(live_outs)
     wrong = names & WRONG_BATCHED_BACKWARD
     if wrong:
-        raise NotImplementedError(
-            f"torch's batched {min(wrong)} gives wrong results; use the loop"
-        )
+        raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
     cot = eye_blocks(shapes, outs, cached=True)
     if (
         USE_LEGACY_BATCHED_GRAD
