@@ -66,7 +66,7 @@ def test_cache_is_bounded():
     assert len(_routes._BASIS) <= _routes._BASIS_ENTRIES
     big = int((_routes._BASIS_MAX_BYTES / 8) ** 0.5) + 1  # one more row than the cap allows
     _routes.eye_blocks([torch.Size([big])], [torch.ones(1, dtype=F64)], cached=True)
-    assert all(k[0] != big for k in _routes._BASIS)
+    assert all(k[0][0] != big for k in _routes._BASIS)
     _routes.clear_basis_cache()
     assert not _routes._BASIS
 
@@ -76,3 +76,12 @@ def test_inference_mode_basis_is_not_cached():
     with torch.inference_mode():
         _routes.eye_blocks([torch.Size([7])], [torch.ones(1, dtype=F64)], cached=True)
     assert not _routes._BASIS
+
+
+def test_single_output_basis_is_a_shaped_identity_not_a_view():
+    _routes.clear_basis_cache()
+    (block,) = _routes.eye_blocks([torch.Size([2, 3])], [torch.ones(1, dtype=F64)], cached=True)
+    assert block._base is None  # its own storage: vmap over a view costs more
+    torch.testing.assert_close(block.reshape(6, 6), torch.eye(6, dtype=F64), rtol=0, atol=0)
+    (again,) = _routes.eye_blocks([torch.Size([2, 3])], [torch.ones(1, dtype=F64)], cached=True)
+    assert again is block

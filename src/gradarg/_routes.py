@@ -118,18 +118,28 @@ def call(
 # counter shows it and the basis is rebuilt; results never share memory with it (_unshared).
 _BASIS_MAX_BYTES = 32 * 2**20
 _BASIS_ENTRIES = 2
-_BASIS: dict[tuple[int, torch.dtype, torch.device], tuple[torch.Tensor, int]] = {}
+_BASIS: dict[tuple[tuple[int, ...], torch.dtype, torch.device], tuple[torch.Tensor, int]] = {}
 
 
-def _identity(total: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``torch.eye(total)``, from the cache when an unmodified one of that kind is there."""
-    key = (total, dtype, device)
+def _identity(
+    total: int, dtype: torch.dtype, device: torch.device, shape: Sequence[int] | None = None
+) -> torch.Tensor:
+    """``torch.eye(total)`` with its columns shaped as ``shape`` (default ``(total,)``), i.e.
+    a tensor of shape ``(total, *shape)``, from the cache when an unmodified one is there.
+
+    The tensor is its own base, not a view: a view as the batched argument of ``vmap`` costs
+    about 10-20 us more per call (measured with torch 2.13), a sixth of a 64-element Jacobian.
+    """
+    full = (total, *(shape if shape is not None else (total,)))
+    key = (full, dtype, device)
     hit = _BASIS.pop(key, None)
     if hit is not None and hit[0]._version == hit[1]:
         eye = hit[0]
     else:
-        eye = torch.eye(total, dtype=dtype, device=device)
-    small = total * total * eye.element_size() <= _BASIS_MAX_BYTES
+        eye = torch.zeros(full, dtype=dtype, device=device)
+        if total:
+            eye.view(total, total).fill_diagonal_(1)
+    small = eye.numel() * eye.element_size() <= _BASIS_MAX_BYTES
     if small and not torch.is_inference_mode_enabled():
         _BASIS[key] = (eye, eye._version)  # most recently used last
         while len(_BASIS) > _BASIS_ENTRIES:
@@ -164,6 +174,8 @@ def eye_blocks(
     total = sum(sizes)
     ref = like[0]
     same_kind = all(t.dtype == ref.dtype and t.device == ref.device for t in like)
+    if cached and same_kind and len(shapes) == 1:  # the common case: the identity itself
+        return [_identity(total, ref.dtype, ref.device, tuple(shapes[0]))]
     if cached and same_kind:
         eye = _identity(total, ref.dtype, ref.device)
         blocks, start = [], 0
@@ -187,7 +199,10 @@ def _split_rows(per_input: Sequence[torch.Tensor], out_shapes: Sequence[torch.Si
     """Rows from VJPs: ``per_input[j]`` has shape ``(m, *x_j.shape)``; split ``m`` per output."""
     if len(out_shapes) == 1:
         shape = tuple(out_shapes[0])
-        return [[g.reshape(shape + tuple(g.shape[1:])) for g in per_input]]
+        targets = [shape + tuple(g.shape[1:]) for g in per_input]
+        # a 1-d output: the rows already have the block's shape (no reshape call)
+        pairs = zip(per_input, targets, strict=True)
+        return [[g if g.shape == t else g.reshape(t) for g, t in pairs]]
     sizes = [math.prod(s) for s in out_shapes]
     blocks: Blocks = [[] for _ in out_shapes]
     for g in per_input:
@@ -221,19 +236,23 @@ def batched(
 ) -> tuple[torch.Tensor, ...]:
     """``torch.func.vmap(f, randomness=randomness)(*args)`` over dim 0 of every argument.
 
-    ``f`` returns a tuple of tensors; every output gets the batch dimension first (an output
-    that does not depend on the batch is expanded).  With the private fast path on
+    ``f`` returns a tensor or a tuple of tensors (a single tensor is cheaper: less pytree work
+    in ``vmap``); the result is always a tuple, every output with the batch dimension first (an
+    output that does not depend on the batch is expanded).  With the private fast path on
     (:func:`use_private_functorch`), the same steps as ``torch.func.vmap`` for flat tensor
     arguments and outputs, without its per-call pytree and argument processing.
     """
     p = _PRIVATE
     if p is None:
-        return tuple(vmap(f, randomness=randomness)(*args))
+        out = vmap(f, randomness=randomness)(*args)
+        return (out,) if isinstance(out, torch.Tensor) else tuple(out)
     p.lazy_load_decompositions()
     size = args[0].shape[0]
     level = p.vmap_increment_nesting(size, randomness)
     try:
         outs = f(*(p.add_batch_dim(a, 0, level) for a in args))
+        if isinstance(outs, torch.Tensor):
+            outs = (outs,)
         return tuple(p.remove_batch_dim(y, level, size, 0) for y in outs)
     finally:
         p.vmap_decrement_nesting()
@@ -294,19 +313,66 @@ def reachable_inputs(y: torch.Tensor, inputs: Sequence[torch.Tensor]) -> set[int
     return found
 
 
-def _graph_has(outs: Sequence[torch.Tensor], names: frozenset[str]) -> str | None:
-    """The first backward node named in ``names`` reachable from ``outs``, else ``None``."""
+def _graph_names(outs: Sequence[torch.Tensor]) -> set[str]:
+    """The names of every backward node reachable from ``outs`` (``"MmBackward0"``, ...)."""
     stack = [y.grad_fn for y in outs if y.grad_fn is not None]
     seen: set[int] = set()
+    names: set[str] = set()
     while stack:
         node = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if node.name() in names:
-            return node.name()
+        names.add(node.name())
         stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
-    return None
+    return names
+
+
+# Backward nodes for which torch.autograd.grad(..., is_grads_batched=True) (public; torch's older
+# batching rules) is faster than torch.func.vmap over torch.autograd.grad: measured with torch
+# 2.13, one thread, 64 and 256 batched cotangents, every op of tests/test_ops_corpus.py plus
+# common view and arithmetic nodes.  For these the older path takes 0.70-0.85x the time of vmap
+# at both sizes (its per-call Python overhead is smaller, its rules are as fast).  Nodes without
+# an older rule (tanh, softmax, linalg, convolution, indexing, ...) make it loop per cotangent
+# instead, 1.2-25x slower, growing with the batch: they are not listed, and one such node in the
+# graph keeps the whole backward on torch.func.vmap.
+LEGACY_FAST_BACKWARD = frozenset(
+    {
+        "torch::autograd::AccumulateGrad",
+        # elementwise
+        "AbsBackward0", "AddBackward0", "AddcmulBackward0", "Atan2Backward0", "AtanBackward0",
+        "CosBackward0", "DivBackward0", "ErfBackward0", "ExpBackward0", "HypotBackward0",
+        "LerpBackward0", "Log1PBackward0", "LogBackward0", "MulBackward0", "NegBackward0",
+        "PowBackward0", "ReciprocalBackward0", "ReluBackward0", "RsqrtBackward0",
+        "SigmoidBackward0", "SinBackward0", "SinhBackward0", "SqrtBackward0", "SubBackward0",
+        # reductions
+        "AmaxBackward0", "LogsumexpBackward0", "MaxBackward1", "MeanBackward0", "ProdBackward0",
+        "ProdBackward1", "SumBackward0", "SumBackward1", "TraceBackward0", "VarBackward0",
+        # matrix products
+        "AddmmBackward0", "BmmBackward0", "MmBackward0", "MvBackward0",
+        # views and copies
+        "CatBackward0", "CloneBackward0", "DiagonalBackward0", "ExpandBackward0",
+        "PermuteBackward0", "RepeatBackward0", "SliceBackward0", "SqueezeBackward1",
+        "SqueezeBackward4", "StackBackward0", "TBackward0", "UnfoldBackward0",
+        "UnsafeViewBackward0", "UnsqueezeBackward0", "ViewBackward0",
+    }
+)  # fmt: skip
+
+# The older batched path only up to this many rows (cotangents): the range measured.
+LEGACY_MAX_ROWS = 1024
+# False: every batched backward goes through torch.func.vmap (the tests run both paths).
+USE_LEGACY_BATCHED_GRAD = True
+
+
+def _legacy_batched_grad(
+    live_outs: Sequence[torch.Tensor],
+    leaves: tuple[torch.Tensor, ...],
+    cots: Sequence[torch.Tensor],
+) -> tuple[torch.Tensor | None, ...]:
+    """All VJPs in one call of ``torch.autograd.grad(..., is_grads_batched=True)``."""
+    return torch.autograd.grad(
+        live_outs, leaves, cots, retain_graph=True, allow_unused=True, is_grads_batched=True
+    )
 
 
 def reverse_vectorized(
@@ -323,6 +389,12 @@ def reverse_vectorized(
     but with functorch's batching rules instead of the legacy ones, which are slow for e.g.
     softmax or tanh).  Works for complex tensors too (PyTorch's conjugate convention).
     ``create_graph`` records the backward passes, so that the rows can be differentiated.
+
+    The rule for the cheaper public path: when every backward node of the graph is in
+    :data:`LEGACY_FAST_BACKWARD` (measured faster there), the result is real, ``create_graph``
+    is off and there are at most :data:`LEGACY_MAX_ROWS` rows, the rows come from one
+    ``torch.autograd.grad(..., is_grads_batched=True)`` call instead (what
+    ``torch.autograd.functional.jacobian(vectorize=True)`` does), about 30 us less per call.
     """
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
@@ -330,10 +402,28 @@ def reverse_vectorized(
     if not live or m == 0:
         return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes)
     live_outs = [outs[k] for k in live]
-    wrong = _graph_has(live_outs, WRONG_BATCHED_BACKWARD)
-    if wrong is not None:
-        raise NotImplementedError(f"torch's batched {wrong} gives wrong results; use the loop")
+    names = _graph_names(live_outs)
+    wrong = names & WRONG_BATCHED_BACKWARD
+    if wrong:
+        raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
     cot = eye_blocks(shapes, outs, cached=True)
+    if (
+        USE_LEGACY_BATCHED_GRAD
+        and not create_graph
+        and m <= LEGACY_MAX_ROWS
+        and names <= LEGACY_FAST_BACKWARD
+        and not any(t.is_complex() for t in (*leaves, *live_outs))
+    ):
+        try:
+            found = _legacy_batched_grad(live_outs, leaves, [cot[k] for k in live])
+        except _VMAP_ERRORS:
+            pass  # torch.func.vmap below
+        else:
+            grads = tuple(
+                _zeros_like_grad(x, m) if g is None else _unshared(g, cot)
+                for x, g in zip(leaves, found, strict=True)
+            )
+            return _split_rows(grads, shapes)
     unused: set[int] = set()
 
     def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -342,9 +432,10 @@ def reverse_vectorized(
         )
         unused.update(j for j, g in enumerate(grads) if g is None)
         # a stand-in for an unreached input; replaced by real zeros below
-        return tuple(
+        out = tuple(
             torch.zeros_like(x) if g is None else g for x, g in zip(leaves, grads, strict=True)
         )
+        return out[0] if len(out) == 1 else out  # a tensor: less pytree work in vmap
 
     grads = batched(vjp, [cot[k] for k in live])
     # an input no output reaches: plain zeros (no autograd history, not an expanded view)
@@ -406,11 +497,13 @@ def reverse_loop_graph(
 
 
 def _jvp(
-    fn: Callable[..., tuple[torch.Tensor, ...]],
+    fn: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
     primals: tuple[torch.Tensor, ...],
     tangents: Sequence[torch.Tensor],
-) -> tuple[torch.Tensor, ...]:
+) -> torch.Tensor | tuple[torch.Tensor, ...]:
     """``torch.func.jvp(fn, primals, tangents)[1]`` for flat tuples of tensors.
+
+    ``fn`` returns a tensor or a tuple of tensors; the tangent has the same structure.
 
     With the private fast path on (:func:`use_private_functorch`), the same steps as
     ``torch.func.jvp`` (a functorch JVP level, forward-mode dual tensors, a zero tangent for an
@@ -418,7 +511,7 @@ def _jvp(
     """
     p = _PRIVATE
     if p is None:
-        return tuple(func_jvp(fn, primals, tuple(tangents))[1])
+        return func_jvp(fn, primals, tuple(tangents))[1]
     level = p.enter_jvp_nesting()
     try:
         prev = torch._C._is_fwd_grad_enabled()
@@ -428,13 +521,15 @@ def _jvp(
             ctx = fwAD.dual_level() if p.jvp_nesting() == 1 else contextlib.nullcontext()
             with ctx:
                 duals = tuple(fwAD.make_dual(x, t) for x, t in zip(primals, tangents, strict=True))
+                res = fn(*duals)
+                single = isinstance(res, torch.Tensor)
                 out = []
-                for y in fn(*duals):
+                for y in (res,) if single else res:
                     tangent = fwAD.unpack_dual(y).tangent
                     if tangent is None:
                         tangent = torch.zeros_like(y)
                     out.append(p.unwrap_for_grad(tangent, level))
-                return tuple(out)
+                return out[0] if single else tuple(out)
         finally:
             torch._C._set_fwd_grad_enabled(prev)
     finally:
@@ -451,10 +546,11 @@ def forward_vectorized(
     """
     holder: list[bool] = []
 
-    def flat_fn(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def flat_fn(*args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
         outs, is_tuple = call(fn, args)
         holder.append(is_tuple)
-        return outs
+        # one output as a tensor, not a 1-tuple: ~30 us less pytree work in jvp and vmap
+        return outs[0] if len(outs) == 1 else outs
 
     in_shapes = [x.shape for x in xs]
     tangents = eye_blocks(in_shapes, xs, cached=True)

@@ -127,7 +127,12 @@ def jacobian(
     (``strict`` or ``create_graph`` with forward mode, ``strict`` with ``vectorize=True``,
     forward mode without ``vectorize=True``) gradarg computes it.
 
-    Batching goes through the public ``torch.func.vmap`` and ``torch.func.jvp``. Setting the
+    Batching goes through the public ``torch.func.vmap`` and ``torch.func.jvp``; the reverse
+    route uses the public ``torch.autograd.grad(..., is_grads_batched=True)`` instead (torch's
+    older batching rules, about a quarter less per-call overhead) when every backward node of
+    the graph is in ``_routes.LEGACY_FAST_BACKWARD`` (nodes measured faster there with torch
+    2.13), the Jacobian is real, ``create_graph`` is off and it has at most
+    ``_routes.LEGACY_MAX_ROWS`` rows. Setting the
     environment variable ``GRADARG_PRIVATE_FUNCTORCH=1`` before importing gradarg switches on a
     fast path through torch's private functorch pieces (same results, less per-call overhead
     for small Jacobians; ``nox -s bench`` measures both); where those pieces have moved, the
