@@ -26,9 +26,17 @@ def two_outputs(a, b):
     return (a.sin() * b.sum(), torch.stack([a.sum(), b.prod()]))
 
 
+# The private pieces exist in the torch the project pins (2.13); older releases (2.1) lack
+# some of them, and there the fast path stays off, which the tests below then cannot compare.
+PINNED_TORCH = torch.__version__.startswith("2.13.")
+
+
 @pytest.fixture
 def private_on():
-    assert _routes.use_private_functorch(True), "torch 2.13 has the private pieces"
+    available = _routes.use_private_functorch(True)
+    if not available:
+        assert not PINNED_TORCH, "torch 2.13 has the private pieces"
+        pytest.skip(f"torch {torch.__version__} lacks the private functorch pieces")
     yield
     _routes.use_private_functorch(False)
 
@@ -110,4 +118,6 @@ def test_environment_variable_switches_the_fast_path_on():
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
-    assert out.stdout.strip() == "True"
+    available = _routes._load_private_functorch() is not None
+    assert available or not PINNED_TORCH
+    assert out.stdout.strip() == str(available)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -287,45 +287,51 @@ def reverse_graph(
 WRONG_BATCHED_BACKWARD = frozenset({"CdistBackward0"})
 
 
+def walk_graph(roots: Sequence[Any], stop: Container[int] = ()) -> Iterator[Any]:
+    """Every backward node reachable from the ``roots`` (``grad_fn`` nodes), each once; the
+    walk does not go on behind a node whose ``id`` is in ``stop``.
+
+    Visited nodes are kept referenced until the walk ends: autograd may hand out a new Python
+    object for a node each time it is reached (torch 2.1 does), and a dropped object's ``id``
+    can be reused by the next one, which would make an unvisited node look visited.
+    """
+    stack = [r for r in roots if r is not None]
+    seen: dict[int, Any] = {}
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        yield node
+        if id(node) not in stop:
+            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+
+
 def reachable_inputs(y: torch.Tensor, inputs: Sequence[torch.Tensor]) -> set[int]:
     """Indices ``j`` of the ``inputs`` that the autograd graph of ``y`` reaches.
 
     What ``torch.autograd.grad(y, inputs, allow_unused=True)`` answers with ``None`` for an
-    unreached input, found by walking the graph instead of running a backward pass.
+    unreached input, found by walking the graph instead of running a backward pass.  The
+    graph behind a non-leaf input is not part of ``fn``: the walk stops there.
     """
     leaf_ids = {id(x): j for j, x in enumerate(inputs) if x.grad_fn is None}
-    node_ids = {id(x.grad_fn): j for j, x in enumerate(inputs) if x.grad_fn is not None}
+    input_nodes = [(x.grad_fn, j) for j, x in enumerate(inputs) if x.grad_fn is not None]
+    node_ids = {id(node): j for node, j in input_nodes}  # input_nodes keeps them referenced
     found: set[int] = set()
-    stack = [y.grad_fn] if y.grad_fn is not None else []
-    seen: set[int] = set()
-    while stack and len(found) < len(inputs):
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in walk_graph([y.grad_fn], stop=node_ids):
         if id(node) in node_ids:
             found.add(node_ids[id(node)])
-            continue  # the graph behind an input is not part of fn
         variable = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
         if variable is not None and id(variable) in leaf_ids:
             found.add(leaf_ids[id(variable)])
-        stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+        if len(found) == len(inputs):
+            break
     return found
 
 
 def _graph_names(outs: Sequence[torch.Tensor]) -> set[str]:
     """The names of every backward node reachable from ``outs`` (``"MmBackward0"``, ...)."""
-    stack = [y.grad_fn for y in outs if y.grad_fn is not None]
-    seen: set[int] = set()
-    names: set[str] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        names.add(node.name())
-        stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
-    return names
+    return {node.name() for node in walk_graph([y.grad_fn for y in outs])}
 
 
 # Backward nodes for which torch.autograd.grad(..., is_grads_batched=True) (public; torch's older

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._routes import walk_graph
 from ._validate import (
     as_input_tuple,
     check_cotangent,
@@ -89,17 +90,7 @@ def run_backward_or_none(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Te
 
 def graph_reaches(y: torch.Tensor, leaf: torch.Tensor) -> bool:
     """Whether ``leaf`` is a leaf of ``y``'s autograd graph."""
-    stack = [y.grad_fn] if y.grad_fn is not None else []
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if getattr(node, "variable", None) is leaf:
-            return True
-        stack.extend(nxt for nxt, _ in node.next_functions)
-    return False
+    return any(getattr(node, "variable", None) is leaf for node in walk_graph([y.grad_fn]))
 
 
 def contract(v: Any, jac: Any) -> torch.Tensor:
