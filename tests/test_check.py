@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from backward_corpus import Square as RightSquare
+from backward_corpus import SquareMissingFactor as Square  # backward forgets the 2
 
 import gradarg
 
 F64 = torch.float64
-
-
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x  # wrong: 2x
 
 
 class SquareWithJvp(torch.autograd.Function):
@@ -214,21 +204,9 @@ def test_float32_module_runs_its_differences_on_float64_copies():
     assert next(layer.parameters()).dtype == torch.float32
 
 
-class BigSquare(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 2 * g * x
-
-
 def test_large_input_right_backward_runs_only_the_probes():
     x = torch.randn(300, dtype=F64, requires_grad=True)  # 90,000 Jacobian entries
-    r = gradarg.check_backward(BigSquare.apply, x)
+    r = gradarg.check_backward(RightSquare.apply, x)
     assert r and r.pairs == () and len(r.probes) == 3
 
 
@@ -271,7 +249,7 @@ def test_heatmap_in_html_and_figure():
     ok = gradarg.check_backward(torch.sin, x)
     assert ok and "<img" not in ok._repr_html_()
     with pytest.raises(ValueError, match="localize=True"):
-        gradarg.check_backward(BigSquare.apply, torch.randn(300, requires_grad=True)).figure()
+        gradarg.check_backward(RightSquare.apply, torch.randn(300, requires_grad=True)).figure()
 
 
 def test_plain_torch_function_with_two_outputs_agrees():

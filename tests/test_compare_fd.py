@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from backward_corpus import SinBackwardInFloat32
 
 import gradarg
 
@@ -62,30 +63,16 @@ def test_right_backward_is_not_called_wrong(fn, x):
     assert r.rtol == gradarg.backward_rtol(x.dtype)
 
 
-class _SinInFloat32(torch.autograd.Function):
-    """sin(x) in float64 whose backward silently computes in float32."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sin(x)
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return (g.float() * torch.cos(x.float())).double()
-
-
 def test_backward_computed_in_float32_is_caught_for_a_float64_function():
     x = torch.linspace(-2.0, 2.0, 50, dtype=F64)
     v = torch.linspace(0.5, 1.5, 50, dtype=F64)
     truth = v * torch.cos(x)  # by hand
-    r = gradarg.compare_vjp(_SinInFloat32.apply, x, v)
+    r = gradarg.compare_vjp(SinBackwardInFloat32.apply, x, v)
     err = float((r.backward - truth).abs().max())
     assert 1e-9 < err < 1e-6  # float32 rounding: wrong, but only in the 8th digit
     assert not r.agree
     # gradcheck's default tolerances (rtol=1e-3, atol=1e-5) miss it
-    assert torch.autograd.gradcheck(_SinInFloat32.apply, (x.clone().requires_grad_(),))
+    assert torch.autograd.gradcheck(SinBackwardInFloat32.apply, (x.clone().requires_grad_(),))
 
 
 class _WritesIntoGradOutput(torch.autograd.Function):
