@@ -21,7 +21,7 @@ import torch
 import gradarg
 
 # the corpus's right x² Function (no jvp, so the reference is finite differences)
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "check"))
 from backward_corpus import Square
 
 

@@ -1,6 +1,6 @@
 """gradarg.check_backward against torch.autograd.gradcheck on the corpus of custom Functions.
 
-For every Function in ``tests/backward_corpus.py`` (wrong and right backwards, written on
+For every Function in ``tests/check/backward_corpus.py`` (wrong and right backwards, written on
 purpose), prints whether ``gradarg.check_backward`` (float64 and float32 inputs) and
 ``torch.autograd.gradcheck`` (float64, as it requires, ``raise_exception=False``, default
 tolerances) call it wrong, then the totals of catches and false alarms.  For reference, also
@@ -19,7 +19,7 @@ import torch
 
 import gradarg
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "check"))
 from backward_corpus import CASES, F32, F64, inputs
 
 

@@ -54,7 +54,7 @@ from timing import clock_name, sample, use_clock
 from torch.autograd.functional import jacobian as af_jacobian
 
 import gradarg
-from gradarg.finite_diff import fd_tolerance
+from gradarg.core.finite_diff import fd_tolerance
 
 DTYPE = torch.float32
 HIDDEN = 256  # width of the MLP's hidden layer
@@ -391,7 +391,7 @@ def malloc_setting() -> str:
 
 def overhead(repeats: int, quick: bool = False) -> int:
     """Per-call time, public torch.func (default) vs the private functorch fast path."""
-    from gradarg import _routes
+    from gradarg.core import _routes
 
     if not _routes.use_private_functorch(True):
         print("torch's private functorch pieces are not available: nothing to compare")

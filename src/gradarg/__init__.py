@@ -5,22 +5,50 @@
 ``backward`` computes with an independent ``vᵀJ``, and renders live tensors as LaTeX.
 """
 
-from ._routes import VectorizationError
-from .check import BackwardCheck, ExampleV, PairCheck, ProbeCheck, check_backward
-from .coloring import color_pattern
-from .compare import VJPComparison, compare_vjp
-from .diagnose import GradDiagnosis, why_no_grad
-from .explorer import VJPExplorer, explorer
-from .finite_diff import fd_step, fd_tolerance
-from .graph_svg import Drawing, side_by_side, trace_svg
-from .jacobian import METHODS, jacobian
-from .localize import WrongEntry
-from .pattern import sparsity_pattern
-from .render import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
-from .sparse import CertificateError, SparseJacobian
-from .tolerance import backward_rtol
-from .trace import BackwardTrace, TracedEdge, TracedNode, trace_backward
-from .vjp import backward_vjp, contract
+# Rooms, bottom to top (imports run downward only; tests/test_layout.py checks it):
+#   _validate  <-  core  <-  show  <-  check, trace;   core  <-  sparse
+from .check import (
+    BackwardCheck,
+    ExampleV,
+    PairCheck,
+    ProbeCheck,
+    VJPComparison,
+    WrongEntry,
+    backward_rtol,
+    check_backward,
+    compare_vjp,
+)
+from .core import (
+    METHODS,
+    VectorizationError,
+    backward_vjp,
+    contract,
+    fd_step,
+    fd_tolerance,
+    jacobian,
+)
+from .show import (
+    VJPExplorer,
+    explorer,
+    fmt,
+    latex_jacobian,
+    latex_matrix,
+    latex_vjp,
+    markdown_table,
+    summarize,
+)
+from .sparse import CertificateError, SparseJacobian, color_pattern, sparsity_pattern
+from .trace import (
+    BackwardTrace,
+    Drawing,
+    GradDiagnosis,
+    TracedEdge,
+    TracedNode,
+    side_by_side,
+    trace_backward,
+    trace_svg,
+    why_no_grad,
+)
 
 __version__ = "0.1.0"
 

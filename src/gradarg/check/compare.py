@@ -1,0 +1,314 @@
+"""Compare what ``backward(gradient=v)`` computes with an independent vector-Jacobian product."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._validate import (
+    NAN_WARNING,
+    as_input_tuple,
+    check_cotangent,
+    check_requires_grad,
+)
+from ..core.dense import jacobian
+from ..core.finite_diff import vjp_from_partials
+from ..core.vjp import contract, run_backward_or_none
+from ..show.render import format_cells, html_table, markdown_table
+from . import fd_error
+from .tolerance import backward_rtol
+
+__all__ = ["VJPComparison", "compare_vjp"]
+
+Reference = str | np.ndarray | torch.Tensor | Callable[[torch.Tensor], Any]
+
+
+@dataclass(frozen=True)
+class VJPComparison:
+    """The result of :func:`compare_vjp`.
+
+    Attributes
+    ----------
+    backward : torch.Tensor
+        What ``y.backward(gradient=v)`` put in ``x.grad`` (shape ``x.shape``).
+    reference : torch.Tensor
+        The independent ``vᵀJ`` (shape ``x.shape``, dtype of ``backward``).
+    reference_name : str
+        Where the reference came from (``"finite-difference"``, ``"forward"``, ``"jacobian"``...).
+    max_abs_error, max_rel_error : float
+        ``max |backward - reference|`` and the same divided by ``max(|reference|, tiny)``
+        elementwise.
+    rtol, atol : float
+        The tolerance used: they agree when ``|backward - reference| <= atol + rtol*|reference|``
+        everywhere.
+    agree : bool
+        The verdict.
+    note : str
+        A sentence about something the numbers alone do not say (a backward that returned
+        ``None``), else ``""``.
+    """
+
+    backward: torch.Tensor
+    reference: torch.Tensor
+    reference_name: str
+    max_abs_error: float
+    max_rel_error: float
+    rtol: float
+    atol: float
+    agree: bool
+    note: str = ""
+
+    def __bool__(self) -> bool:
+        return self.agree
+
+    def _rows(self) -> list[list[Any]]:
+        return [
+            ["x.grad from backward(gradient=v)", self.backward],
+            [f"vᵀJ, reference: {self.reference_name}", self.reference],
+            ["max abs error", f"{self.max_abs_error:.2e}"],
+            ["max rel error", f"{self.max_rel_error:.2e}"],
+            ["tolerance", f"rtol={self.rtol:.1e}, atol={self.atol:.1e}"],
+            ["verdict", "agree" if self.agree else "DISAGREE"],
+            *([["note", self.note]] if self.note else []),
+        ]
+
+    def __str__(self) -> str:
+        cells = [["quantity", "value"], *format_cells(self._rows(), digits=6)]
+        width = max(len(c[0]) for c in cells)
+        return "\n".join(f"{a:<{width}}  {b}" for a, b in cells)
+
+    def _repr_markdown_(self) -> str:
+        return markdown_table(self._rows(), ["quantity", "value"], digits=6)
+
+    def _repr_html_(self) -> str:
+        return html_table(self._rows(), ["quantity", "value"], digits=6)
+
+
+def compare_vjp(
+    fn: Callable[[torch.Tensor], torch.Tensor] | torch.Tensor,
+    x: torch.Tensor,
+    v: Any,
+    *,
+    reference: Reference = "finite-difference",
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> VJPComparison:
+    """Check ``y.backward(gradient=v)`` against ``v`` contracted with an independent Jacobian.
+
+    Parameters
+    ----------
+    fn : callable or torch.Tensor
+        A function ``fn(x) -> y`` returning one tensor, or an output tensor ``y`` already
+        computed from ``x`` (then ``x`` must be in its graph and ``reference`` must be a
+        Jacobian or a VJP function, since there is no function to differentiate).
+    x : torch.Tensor
+        Input, floating or complex, any shape. Never modified; with an output tensor, its
+        ``.grad`` is restored after the comparison.
+    v : torch.Tensor or number
+        Upstream gradient (``grad_outputs``, cotangent) of shape ``y.shape``.
+    reference : str, array, tensor or callable
+        ``"finite-difference"`` (default; central differences, no autograd at all),
+        ``"forward"`` (forward-mode Jacobian), ``"reverse"`` (reverse-mode Jacobian: not
+        independent of the backward under test, useful only as a consistency check); a Jacobian
+        of shape ``y.shape + x.shape`` as NumPy array or tensor (e.g. derived by hand); or a
+        function ``ref(v) -> x-shaped`` that computes the VJP itself.
+    rtol, atol : float, optional
+        Tolerance: they agree when ``|backward - reference| <= atol + rtol * |reference|``
+        everywhere.  With finite differences the defaults come from the reference's own error
+        estimate (see :mod:`gradarg.check.fd_error`): ``rtol = backward_rtol(dtype)`` and ``atol =
+        2 * max(estimated error of vᵀJ) + backward_rtol(dtype) * max(|v|ᵀ|J|)``; with other
+        references ``torch.testing.assert_close``'s defaults for the dtype.
+
+    Returns
+    -------
+    VJPComparison
+        Both vectors, their max absolute/relative difference, the tolerance and the verdict;
+        shows as a table in a notebook and as text with ``print``.
+
+    Raises
+    ------
+    TypeError
+        Non-tensor ``x``/``v``, integer ``x``, ``fn`` returning a tuple or non-tensor, a
+        reference of an unknown kind.
+    ValueError
+        ``v.shape != y.shape``; a reference Jacobian whose shape is not ``y.shape + x.shape``;
+        an output that does not require grad; a string reference with an output tensor.
+
+    Notes
+    -----
+    ``v`` is copied before the backward pass, so a backward that writes into its
+    ``grad_output`` changes neither the caller's ``v`` nor the reference.  A backward that
+    returns ``None`` for ``x`` although the output depends on ``x`` is compared as zeros (and
+    says so in ``note``).  Works under ``torch.no_grad()``: the backward pass switches grad
+    mode on for itself.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    >>> J = np.array([[2.0, 0.0], [0.0, 4.0]])  # d(x**2)/dx, by hand
+    >>> v = torch.tensor([100.0, 1.0])
+    >>> r = compare_vjp(lambda t: t**2, x, v, reference=J)
+    >>> r.agree, r.backward
+    (True, tensor([200.,   4.], dtype=torch.float64))
+    >>> print(compare_vjp(lambda t: t**2, x, torch.ones(2)).reference_name)
+    finite-difference
+    """
+    (x,), _ = as_input_tuple("x", x)  # warns once about NaN/Inf; the references stay quiet
+    v_bwd = v.detach().clone() if isinstance(v, torch.Tensor) else v  # the backward may write
+    # Every evaluation of fn replays the caller's RNG state, so random draws (dropout) are the
+    # same in the backward pass under test and in the reference; the caller's state is kept.
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", NAN_WARNING, RuntimeWarning)
+        state = torch.get_rng_state()
+        note = ""
+        if isinstance(fn, torch.Tensor):
+            y = fn
+            got = _backward_on_output(y, x, v_bwd)
+            fn_ = None
+        elif callable(fn):
+            got, y, reaches = run_backward_or_none(fn, x, v_bwd)
+            if got is None and not reaches:
+                raise ValueError(
+                    "the output of fn does not depend on x (backward() left x.grad empty): it "
+                    "requires grad only through other tensors, e.g. parameters captured by fn"
+                )
+            if got is None:
+                got = torch.zeros_like(x)
+                note = ("backward() returned None for x although the output depends on x: "
+                        "the gradient was dropped, so x.grad is compared as zeros")
+            fn_ = fn
+        else:
+            raise TypeError(f"fn must be a callable or an output tensor, got {type(fn).__name__}")
+        v_t = check_cotangent(v, y)
+
+        torch.set_rng_state(state)
+        name, ref, default_tol, ref_note = _reference(reference, fn_, x, y, v_t, got.dtype)
+    note = "; ".join(n for n in (note, ref_note) if n)
+    tol = default_tol if default_tol is not None else _default_tol(got.dtype)
+    rtol = tol[0] if rtol is None else rtol
+    atol = tol[1] if atol is None else atol
+    wide = torch.promote_types(got.dtype, ref.dtype)  # the difference in the finer dtype
+    diff = (got.to(wide) - ref.to(wide)).abs()
+    ref_abs = ref.to(wide).abs()
+    tiny = torch.finfo(diff.dtype).tiny
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    max_rel = float((diff / ref_abs.clamp_min(tiny)).max()) if diff.numel() else 0.0
+    agree = bool(torch.all(diff <= atol + rtol * ref_abs))
+    return VJPComparison(got, ref.to(got.dtype), name, max_abs, max_rel, rtol, atol, agree, note)
+
+
+def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tensor:
+    """``y.backward(v)`` for a caller's graph, accumulating only into ``x`` and restoring it."""
+    check_requires_grad(y, "y")
+    if not x.requires_grad:
+        raise ValueError("x does not require grad, so it cannot be in y's graph; pass the tensor "
+                         "y was computed from")
+    v_t = check_cotangent(v, y)
+    saved = x.grad if x.is_leaf or x.retains_grad else None  # a non-leaf's .grad warns
+    x.grad = None
+    try:
+        y.backward(gradient=v_t, retain_graph=True, inputs=[x])
+        if x.grad is None:
+            raise ValueError("x is not part of y's graph: backward() left x.grad empty")
+        return x.grad.detach().clone()
+    finally:
+        x.grad = saved
+
+
+def _reference(
+    reference: Reference, fn, x, y, v, got_dtype: torch.dtype
+) -> tuple[str, torch.Tensor, tuple | None, str]:
+    if isinstance(reference, str):
+        if fn is None:
+            raise ValueError(
+                f"reference={reference!r} needs a function to differentiate; with an output "
+                f"tensor pass a Jacobian (array or tensor) or a VJP function instead"
+            )
+        if reference == "finite-difference":
+            return _fd_reference(fn, x, y, v, got_dtype)
+        if reference in ("forward", "reverse"):
+            jac = jacobian(fn, x, method=reference)
+            if reference == "forward":  # ∂y/∂x itself: complex for a complex y of a real x
+                return reference, vjp_from_partials(v, jac, None, x), None, ""
+            return reference, contract(v, jac), None, ""
+        raise ValueError(
+            f"reference must be 'finite-difference', 'forward', 'reverse', a Jacobian or a "
+            f"callable, got {reference!r}"
+        )
+    if isinstance(reference, (np.ndarray, torch.Tensor)):
+        expected = tuple(y.shape) + tuple(x.shape)
+        if tuple(reference.shape) != expected:
+            raise ValueError(
+                f"the reference Jacobian has shape {tuple(reference.shape)}, expected "
+                f"y.shape + x.shape = {expected}"
+            )
+        return "jacobian", contract(v, reference), None, ""
+    if callable(reference):
+        out = reference(v.clone())
+        out_t = torch.as_tensor(np.asarray(out) if not isinstance(out, torch.Tensor) else out)
+        if tuple(out_t.shape) != tuple(x.shape):
+            raise ValueError(
+                f"the reference VJP function returned shape {tuple(out_t.shape)}, "
+                f"expected x.shape = {tuple(x.shape)}"
+            )
+        return getattr(reference, "__name__", "vjp function"), out_t, None, ""
+    raise TypeError(
+        f"reference must be a string, an array/tensor Jacobian or a callable, "
+        f"got {type(reference).__name__}"
+    )
+
+
+def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str]:
+    """``vᵀJ`` from error-estimated central differences, and the tolerance that estimate gives.
+
+    ``atol = 2 * max_j err_j + rtol_b * max_j (|v|ᵀ|J|)_j`` with ``err_j = sum_i |v_i| e_ij``
+    (``e_ij`` the estimated error of ``J_ij``) and ``rtol_b = backward_rtol(dtype)``; the
+    factor 2 is a safety margin on an estimate that is itself an overestimate.
+    """
+    est, _, _ = fd_error.partials(fn, (x.detach().clone(),))  # fn never sees the caller's x
+    shape = tuple(y.shape) + tuple(x.shape)
+
+    def block(t: torch.Tensor) -> torch.Tensor:
+        return t.movedim(0, -1).reshape(shape)
+
+    parts = [(block(e.value[0]), block(e.error[0])) for e in est[0]]
+    dx, ex = parts[0]
+    dy, ey = parts[1] if len(parts) > 1 else (None, None)
+    ref_x = x.to(dx.dtype) if not x.is_complex() else x.to(torch.complex128)
+    ref = vjp_from_partials(v, dx, dy, ref_x)
+    va = v.abs().to(ex.dtype)
+    nd = v.dim()
+    err = torch.tensordot(va, ex, dims=nd)
+    size = torch.tensordot(va, dx.abs().to(ex.dtype), dims=nd)
+    if dy is not None:
+        err = err + torch.tensordot(va, ey, dims=nd)
+        size = size + torch.tensordot(va, dy.abs().to(ex.dtype), dims=nd)
+    rtol_b = backward_rtol(got_dtype)
+    worst = float(err.max()) if err.numel() else 0.0
+    scale = float(size.max()) if size.numel() else 0.0
+    atol = 2 * worst + rtol_b * scale
+    if atol == 0.0:
+        atol = torch.finfo(err.dtype).tiny
+    note = ""
+    if worst > 0.01 * scale:
+        note = (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
+                f"vᵀJ, against |v|ᵀ|J| up to {scale:.2g}): fn may be discontinuous or random "
+                f"at x, so an 'agree' says little; try reference='forward'")
+    return "finite-difference", ref, (rtol_b, atol), note
+
+
+def _default_tol(dtype: torch.dtype) -> tuple[float, float]:
+    """``torch.testing.assert_close`` defaults (rtol, atol) for ``dtype``."""
+    real = torch.empty((), dtype=dtype).real.dtype
+    return {
+        torch.float16: (1e-3, 1e-5),
+        torch.bfloat16: (1.6e-2, 1e-5),
+        torch.float32: (1.3e-6, 1e-5),
+        torch.float64: (1e-7, 1e-7),
+    }[real]

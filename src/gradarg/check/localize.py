@@ -1,0 +1,188 @@
+"""Where a backward is wrong: the worst entries of a Jacobian block and the pattern behind them.
+
+Everything here works on one block ``(output k, input j)`` flattened to a matrix: ``got`` (the
+Jacobian the backward implies, one row per one-hot upstream gradient), ``expected`` (the
+independent reference) and ``tol`` (the allowed error of every entry), all ``m × n``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ..show.render import fmt
+
+__all__ = ["WrongEntry", "classify", "worst_entries"]
+
+
+@dataclass(frozen=True)
+class WrongEntry:
+    """One Jacobian entry ``∂y[output_index] / ∂x[input_index]`` the backward gets wrong."""
+
+    output_index: tuple[int, ...]
+    input_index: tuple[int, ...]
+    expected: float
+    got: float
+
+    @property
+    def error(self) -> float:
+        return abs(self.got - self.expected)
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for size in reversed(shape):
+        out.append(flat % size)
+        flat //= size
+    return tuple(reversed(out))
+
+
+def worst_entries(
+    got: torch.Tensor, expected: torch.Tensor, wrong: torch.Tensor,
+    out_shape: tuple[int, ...], in_shape: tuple[int, ...], k: int = 5,
+) -> tuple[WrongEntry, ...]:
+    """The ``k`` wrong entries with the largest absolute error, largest first."""
+    err = torch.where(wrong, (got - expected).abs(), torch.full_like(got, -1.0))
+    k = min(k, int(wrong.sum()))
+    if k == 0:
+        return ()
+    idx = torch.topk(err.reshape(-1), k).indices.tolist()
+    n = got.shape[1]
+    return tuple(
+        WrongEntry(_unravel(i // n, out_shape), _unravel(i % n, in_shape),
+                   float(expected.reshape(-1)[i]), float(got.reshape(-1)[i]))
+        for i in idx
+    )
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A recognised kind of bug: ``kind`` is one of ``"zero"``, ``"sign"``, ``"factor"``,
+    ``"transposed"``, ``"offset"``, ``"precision"``; ``sentence`` says it for a reader."""
+
+    kind: str
+    sentence: str
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, tol: torch.Tensor) -> bool:
+    return bool(((a - b).abs() <= tol).all())
+
+
+def _nice_factor(c: float) -> str:
+    for q in range(1, 65):
+        p = round(c * q)
+        if p != 0 and abs(c * q - p) < 1e-6 * max(1.0, abs(c * q)):
+            return f"{p}" if q == 1 else f"{p}/{q}"
+    return fmt(c, 6)
+
+
+def classify(
+    got: torch.Tensor, expected: torch.Tensor, tol: torch.Tensor,
+    out_shape: tuple[int, ...], in_shape: tuple[int, ...], *,
+    dropped: bool = False, dtype: torch.dtype | None = None,
+    names: tuple[str, str] = ("y", "x"),
+) -> Pattern | None:
+    """The simplest description of ``got`` in terms of ``expected``, if there is one.
+
+    Tried in order: zero where a gradient is expected, sign flipped, a constant factor,
+    transposed (the whole matrix, or two equally long input or output dimensions swapped), off by
+    a constant, and relative errors below 0.1 that fit no other pattern (rounding in a lower
+    precision than ``dtype``, the function's).  ``dropped``: the backward returned ``None`` for
+    this input.
+    """
+    y, x = names
+    wrong = (got - expected).abs() > tol
+    if not bool(wrong.any()):
+        return None
+    if _close(got, torch.zeros_like(got), tol) or bool((got[wrong] == 0).all()):
+        how = "returned None for" if dropped else "gives zeros for"
+        return Pattern("zero", f"the backward {how} the gradient of {x}, where the true "
+                               f"∂{y}/∂{x} is not zero (a gradient left out)")
+    if _close(got, -expected, tol):
+        return Pattern("sign", f"the sign is flipped: the backward gives -∂{y}/∂{x}")
+    ee = float((expected * expected).sum())
+    if ee > 0:
+        c = float((got * expected).sum()) / ee
+        if c != 0 and _close(got, c * expected, tol * max(1.0, abs(c))):
+            if _nice_factor(c) == "-1":
+                return Pattern("sign", f"the sign is flipped: the backward gives -∂{y}/∂{x}")
+            return Pattern("factor", f"off by a constant factor: the backward gives "
+                                     f"{_nice_factor(c)} × ∂{y}/∂{x}")
+    t = _transposed(got, expected, tol, out_shape, in_shape)
+    if t is not None:
+        return Pattern("transposed", f"transposed: the backward gives ∂{y}/∂{x} with {t} "
+                                     f"(a matrix used where its transpose belongs)")
+    diff = (got - expected)[wrong]
+    c = float(diff.median())
+    if c != 0 and bool(((diff - c).abs() <= tol[wrong]).all()):
+        return Pattern("offset", f"off by a constant: every wrong entry of ∂{y}/∂{x} is "
+                                 f"{fmt(c, 4)} away from the truth (a term that does not depend "
+                                 f"on the upstream gradient, or one added to the derivative)")
+    if dtype is not None:
+        rel = float(((got - expected).abs() / expected.abs().clamp_min(1e-300))[wrong].max())
+        if rel < 0.1:
+            return Pattern("precision", f"wrong only at the rounding level of a lower precision "
+                                        f"(relative error up to {fmt(rel, 2)} in a "
+                                        f"{str(dtype).replace('torch.', '')} function): the "
+                                        f"backward computes in a lower precision")
+    return None
+
+
+def _transposed(got, expected, tol, out_shape, in_shape) -> str | None:
+    m, n = got.shape
+    if m == n and m > 1 and _close(got, expected.T, tol.T):
+        return "rows and columns exchanged"
+    full = tuple(out_shape) + tuple(in_shape)
+    g, e, t = got.reshape(full), expected.reshape(full), tol.reshape(full)
+    no = len(out_shape)
+    for dims, label in ((range(no, len(full)), "input"), (range(no), "output")):
+        dims = list(dims)
+        for a in dims:
+            for b in dims:
+                if a < b and full[a] == full[b] and full[a] > 1:
+                    perm = list(range(len(full)))
+                    perm[a], perm[b] = perm[b], perm[a]
+                    if _close(g, e.permute(perm), t.permute(perm)):
+                        ia, ib = (a - no, b - no) if label == "input" else (a, b)
+                        return f"its {label} dimensions {ia} and {ib} swapped"
+    return None
+
+
+def region(
+    wrong_cols: torch.Tensor, x: torch.Tensor, name: str = "x"
+) -> str | None:
+    """``"where x < 0"``-like text when the wrong columns are exactly the elements of ``x`` on
+    one side of a threshold, else ``None``."""
+    flat = x.detach().reshape(-1).double()
+    n = flat.numel()
+    k = int(wrong_cols.sum())
+    if k == 0 or k == n or n < 3:
+        return None
+    order = torch.argsort(flat)
+    w = wrong_cols[order]
+    for side, pick in (("<", w[:k]), (">", w[n - k:])):
+        if bool(pick.all()):
+            inside = flat[order[:k]] if side == "<" else flat[order[n - k:]]
+            outside = flat[order[k:]] if side == "<" else flat[order[: n - k]]
+            lo, hi = (float(inside.max()), float(outside.min())) if side == "<" else (
+                float(outside.max()), float(inside.min()))
+            if lo == hi:
+                continue
+            t = 0.0 if lo < 0 < hi or (side == "<" and hi == 0) or (side == ">" and lo == 0) \
+                else _round_between(lo, hi)
+            op = side if not ((side == "<" and hi == t) or (side == ">" and lo == t)) else (
+                "<" if side == "<" else ">")
+            return f"where {name} {op} {fmt(t, 4)} ({k} of {n} elements)"
+    return None
+
+
+def _round_between(lo: float, hi: float) -> float:
+    """A short number strictly between ``lo`` and ``hi``."""
+    for digits in range(1, 8):
+        for cand in (round((lo + hi) / 2, digits),):
+            if lo < cand < hi:
+                return cand
+    mid = (lo + hi) / 2
+    return mid if math.isfinite(mid) else lo

@@ -1,0 +1,201 @@
+"""How a :class:`gradarg.BackwardCheck` shows itself: text, HTML tables, a heatmap of errors."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import textwrap
+from typing import Any
+
+import torch
+
+from ..show.render import fmt, summarize
+from .localize import _unravel
+
+_WIDTH = 78  # text reports fit an 80-column terminal and the site's code box
+_MAX_SHOWN = 12  # a gradient with more entries is shown by its largest differences
+
+
+def _index(ix: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(i) for i in ix) + "]"
+
+
+class BackwardCheckReport:
+    """Mixin: ``__str__``, ``_repr_html_`` and ``figure()`` for :class:`BackwardCheck`."""
+
+    # ------------------------------------------------------------------ text
+
+    def _pair_rows(self) -> list[list[str]]:
+        rows = []
+        for p in self.pairs:
+            rows.append([f"∂{p.output}/∂{p.input}", "agree" if p.agree else "WRONG",
+                         f"{p.max_abs_error:.2e}", f"{p.n_wrong} / {p.n_entries}",
+                         p.sentence if not p.agree else ""])
+        return rows
+
+    def _entry_rows(self) -> list[list[str]]:
+        rows = []
+        for p in self.wrong_pairs:
+            for e in p.worst:
+                rows.append([f"∂{p.output}/∂{p.input}", _index(e.output_index),
+                             _index(e.input_index), fmt(e.expected, 6), fmt(e.got, 6),
+                             f"{e.error:.2e}"])
+        return rows
+
+    def _example_lines(self) -> list[str]:
+        ex = self.example
+        if ex is None:
+            return []
+        lines = [(f"v = one-hot at {ex.output}{_index(ex.index)} (zeros elsewhere): "
+                  f"{ex.output}.backward(gradient=v) gives")]
+        for name in ex.got:
+            got, exp = ex.got[name], ex.expected[name]
+            if ex.right.get(name, False):
+                lines.append(f"  {name}.grad = {summarize(got)}: right")
+                continue
+            if got.numel() <= _MAX_SHOWN:
+                lines.append(f"  {name}.grad = {summarize(got, max_entries=_MAX_SHOWN)}")
+                lines.append(f"  should be  {summarize(exp, max_entries=_MAX_SHOWN)}")
+                continue
+            diff = (got.double() - exp.double()).abs().reshape(-1)
+            lines.append(f"  {name}.grad: shape {tuple(got.shape)}, norm "
+                         f"{fmt(float(got.double().norm()), 4)}, should be "
+                         f"{fmt(float(exp.double().norm()), 4)}")
+            for i in torch.topk(diff, min(3, diff.numel())).indices.tolist():
+                if diff[i] == 0:
+                    break
+                ix = _index(_unravel(i, tuple(got.shape)))
+                lines.append(f"    {name}.grad{ix} = {fmt(float(got.reshape(-1)[i]), 6)}, "
+                             f"should be {fmt(float(exp.reshape(-1)[i]), 6)}")
+        return lines
+
+    def __str__(self) -> str:
+        wrap = textwrap.TextWrapper(_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+        lines = wrap.wrap(self.summary)
+        lines += wrap.wrap(f"reference: {self.reference}; inputs: {', '.join(self.inputs)}; "
+                           f"outputs: {', '.join(self.outputs)}")
+        for s in [f"skipped: {s}" for s in self.skipped] + [f"note: {n}" for n in self.notes]:
+            lines += wrap.wrap(s)
+        if self.probes:
+            bad = sum(not p.agree for p in self.probes)
+            lines.append(f"random probes vᵀJu: {len(self.probes) - bad} of {len(self.probes)} "
+                         f"agree")
+        if self.pairs:
+            head = ["pair", "verdict", "max error", "wrong entries"]
+            lines += _text_table(head, [r[:4] for r in self._pair_rows()])
+            for p in self.wrong_pairs:
+                lines += wrap.wrap(f"∂{p.output}/∂{p.input}: {p.sentence}")
+        entries = self._entry_rows()
+        if entries:
+            lines.append("largest errors:")
+            lines += _text_table(["pair", "output index", "input index", "expected", "got",
+                                  "error"], entries)
+        lines += self._example_lines()
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ notebook
+
+    def _repr_html_(self) -> str:
+        cls = "agree" if self.status == "agree" else "wrong"
+        parts = [f'<div class="gradarg-check gradarg-check-{cls}">',
+                 f"<p><strong>{html.escape(self.summary)}</strong></p>",
+                 f"<p>reference: {html.escape(self.reference)}</p>"]
+        extra = [f"skipped: {s}" for s in self.skipped] + [f"note: {n}" for n in self.notes]
+        if extra:
+            parts.append("<ul>" + "".join(f"<li>{html.escape(e)}</li>" for e in extra) + "</ul>")
+        if self.pairs:
+            parts.append(_html_table(["pair", "verdict", "max error", "wrong entries", "what"],
+                                     self._pair_rows()))
+        entries = self._entry_rows()
+        if entries:
+            parts.append("<p>largest errors</p>")
+            parts.append(_html_table(["pair", "output index", "input index", "expected", "got",
+                                      "error"], entries))
+        ex = self._example_lines()
+        if ex:
+            parts.append("<pre>" + html.escape("\n".join(ex)) + "</pre>")
+        if self.wrong_pairs:  # the wrong blocks only: the table already says the others agree
+            png = self._png()
+            if png:
+                parts.append(f'<img alt="error heatmap" src="data:image/png;base64,{png}"/>')
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _png(self) -> str | None:
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:  # pragma: no cover - matplotlib is optional
+            return None
+        fig = self.figure(pairs="wrong")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=80, facecolor="white", bbox_inches="tight")
+        plt.close(fig)
+        return base64.b64encode(buf.getvalue()).decode("ascii")
+
+    def figure(self, pairs: str = "all") -> Any:
+        """Heatmap of ``|got - expected|`` for every (output, input) block, wrong entries outlined.
+
+        One panel per pair (``pairs="wrong"``: only the wrong ones); rows are output elements,
+        columns input elements, both flattened.  White background, so it reads on light and
+        dark pages.  Needs matplotlib.
+
+        Returns
+        -------
+        fig : object
+            A ``matplotlib.figure.Figure``.
+
+        Raises
+        ------
+        ValueError
+            The full Jacobians were not compared (only random probes ran).
+        """
+        import matplotlib.pyplot as plt
+
+        chosen = [p for p in self.pairs if pairs == "all" or not p.agree]
+        if not chosen:
+            raise ValueError("no Jacobian blocks to draw: the full Jacobians were not compared "
+                             "(run check_backward(..., localize=True))")
+        ncol = min(3, len(chosen))
+        nrow = math.ceil(len(chosen) / ncol)
+        size = (5.6, 4.4) if ncol == 1 else (4.2, 3.4)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(size[0] * ncol, size[1] * nrow),
+                                 squeeze=False, facecolor="white")
+        for ax in axes.flat[len(chosen):]:
+            ax.set_visible(False)
+        # one colour scale for all panels: a right block stays white next to a wrong one
+        top = max(float((p.got - p.expected).abs().max()) for p in chosen) or 1.0
+        for ax, p in zip(axes.flat, chosen, strict=False):
+            err = (p.got - p.expected).abs().numpy()
+            im = ax.imshow(err, cmap="Reds", vmin=0, vmax=top, aspect="auto",
+                           interpolation="nearest")
+            wrong = ((p.got - p.expected).abs() > p.tolerance).numpy()
+            if wrong.any() and wrong.size <= 4096:
+                ii, jj = wrong.nonzero()
+                ax.scatter(jj, ii, s=12, facecolors="none", edgecolors="black", linewidths=0.6)
+            fig.colorbar(im, ax=ax, shrink=0.85, label="|got − expected|")
+            state = "agree" if p.agree else f"{p.n_wrong} wrong"
+            ax.set_title(f"∂{p.output}/∂{p.input}: {state}", fontsize=10)
+            ax.set_xlabel(f"{p.input} element (flattened)")
+            ax.set_ylabel(f"{p.output} element (flattened)")
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        fig.tight_layout()
+        return fig
+
+
+def _text_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    def line(r):
+        return "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+    return [line(head)] + [line(r) for r in rows]
+
+
+def _html_table(head: list[str], rows: list[list[str]]) -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    b = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+                for r in rows)
+    return f'<table class="gradarg-table"><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>'

@@ -1,0 +1,437 @@
+"""``jacobian(fn, x)``: the full Jacobian by reverse mode, forward mode or finite differences."""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Callable
+from typing import Any, Literal
+
+import torch
+
+from .._validate import Inputs, as_input_tuple
+from . import _routes
+from .finite_diff import fd_partials, jacobian_from_partials
+
+__all__ = ["METHODS", "jacobian", "register_sparse_route"]
+
+# jacobian(fn, x, sparsity=P) is answered by gradarg.sparse, which sits above this core and
+# registers itself here when it is imported: the core never imports the sparse package.
+_SPARSE_ROUTE: Callable[..., Any] | None = None
+
+
+def register_sparse_route(route: Callable[..., Any]) -> None:
+    """Let ``jacobian(..., sparsity=P)`` call ``route(fn, x, P, method=...)`` (gradarg.sparse)."""
+    global _SPARSE_ROUTE
+    _SPARSE_ROUTE = route
+
+Method = Literal["auto", "reverse", "forward", "finite-difference"]
+METHODS: tuple[str, ...] = ("auto", "reverse", "forward", "finite-difference")
+Strategy = Literal["reverse-mode", "forward-mode"]
+# torch.autograd.functional.jacobian's names for two of the methods
+STRATEGIES: dict[str, str] = {"reverse-mode": "reverse", "forward-mode": "forward"}
+
+
+def jacobian(
+    fn: Callable[..., Any],
+    x: Inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool | None = None,
+    strategy: Strategy | None = None,
+    *,
+    method: Method = "auto",
+    sparsity: Any = None,
+) -> Any:
+    r"""Jacobian of ``fn`` at ``x``: ``J[i..., j...] = ∂y[i...] / ∂x[j...]``.
+
+    Parameters
+    ----------
+    fn : callable
+        Called as ``fn(x)``, or ``fn(*x)`` when ``x`` is a tuple. Returns a tensor or a
+        tuple of tensors, with floating or complex dtypes.
+    x : torch.Tensor or tuple of torch.Tensor
+        Point of evaluation: any shape (0-d included), any strides, float32/float64/complex.
+        Never modified: ``fn`` receives private copies.
+    create_graph : bool
+        ``False`` (default): the Jacobian is a plain tensor without autograd history.
+        ``True``: it is computed with differentiable operations (``create_graph=True`` in every
+        backward pass; forward mode records its tangents), so it can be differentiated again,
+        towards ``x`` when ``x`` requires grad and towards tensors ``fn`` captures (a module's
+        parameters): the Jacobian of a gradient is a Hessian. Not with finite differences.
+    strict : bool
+        ``True`` raises a :class:`RuntimeError` when an output does not require grad or is
+        independent of an input (no path in the autograd graph), instead of returning a zero
+        block; with ``create_graph=True`` also when a block of the Jacobian does not depend on
+        the inputs (``fn`` is linear there; reverse mode only). The meaning and messages of
+        :func:`torch.autograd.functional.jacobian`'s ``strict``. Not with finite differences.
+    vectorize : bool or None
+        ``None`` (default) tries one batched call with ``torch.func.vmap`` and falls back to a
+        loop of single products when the function cannot be batched. ``True`` raises
+        :class:`~gradarg.VectorizationError` instead of falling back; ``False`` always loops.
+        Reverse mode evaluates ``fn`` once, unbatched, and batches only the backward passes (so
+        ``.item()`` or data-dependent control flow in ``fn`` is fine there); forward mode
+        batches ``fn`` itself.
+    strategy : {"reverse-mode", "forward-mode"} or None
+        :func:`torch.autograd.functional.jacobian`'s name for ``method="reverse"`` /
+        ``method="forward"``, accepted so that replacing that import is enough; ``None``
+        (default) leaves the choice to ``method``.
+    method : {"auto", "reverse", "forward", "finite-difference"}
+        ``"reverse"`` builds the rows from vector-Jacobian products with one-hot upstream
+        gradients (``y.backward(gradient=e_i)`` gives row ``i``); ``"forward"`` builds the
+        columns from Jacobian-vector products with one-hot tangents; ``"finite-difference"``
+        uses central differences (see :mod:`gradarg.core.finite_diff` for the step and error bound);
+        ``"auto"`` picks reverse when there are no more outputs than inputs (or an output is
+        complex), else forward (it learns the output size from the forward pass it records for
+        reverse mode, and remembers a forward choice per function and input shapes/dtypes, so
+        repeated calls skip that pass).
+    sparsity : torch.Tensor or SparseJacobian, optional
+        A ``torch.bool`` pattern of shape ``y.shape + x.shape`` (dense, COO or CSR), ``True``
+        where ``J`` may be non-zero, or a :class:`~gradarg.SparseJacobian` built from one:
+        the Jacobian is then computed by compression, several rows (or columns) per pass,
+        and returned as a sparse COO tensor. A tensor pattern is coloured on every call; build
+        a :class:`~gradarg.SparseJacobian` once to reuse the colouring. Single tensor ``x``
+        and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
+
+    Returns
+    -------
+    torch.Tensor or tuple
+        Tensor input and output: shape ``y.shape + x.shape``, in ``x``'s dtype (the output's
+        dtype if ``x`` is real and ``y`` complex in forward mode). Tuple inputs and/or outputs give
+        the nested tuples of :func:`torch.autograd.functional.jacobian`: ``J[k][j]`` is the block
+        of output ``k`` with respect to input ``j``.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not a tensor (or tuple of tensors) or has an integer/bool dtype; ``fn`` returns
+        something other than tensors, or an output with an integer/bool dtype.
+    ValueError
+        Unknown ``method`` or ``strategy``, a ``strategy`` that contradicts ``method``,
+        ``method="forward"`` with complex tensors or with both ``strict`` and ``create_graph``,
+        or ``create_graph``/``strict`` with ``method="finite-difference"``.
+    RuntimeError
+        ``strict=True`` and an output is independent of an input (see ``strict``).
+    RuntimeWarning
+        Issued (not raised) when ``x`` contains NaN or Inf.
+
+    Notes
+    -----
+    Tensors are flattened row-major, as ``torch.autograd.functional.jacobian`` and
+    ``torch.func.jacrev`` do. An output that does not depend on the input gives a zero block.
+    For complex tensors the reverse route follows PyTorch's conjugate Wirtinger convention
+    (https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc): for a
+    holomorphic ``f`` the entries are ``conj(f'(z))``, matching
+    ``torch.autograd.functional.jacobian(fn, z, vectorize=True)``; so ``backward(v)`` equals
+    ``v`` contracted with this matrix for holomorphic functions.
+
+    Under ``torch.no_grad()`` and ``torch.inference_mode()`` the Jacobian is still computed:
+    the passes it records run with gradients enabled and outside inference mode, on normal
+    copies of ``x`` (an inference tensor is copied), as ``torch.func.jacrev`` does. Tensors that
+    ``fn`` captures and that were created in inference mode cannot be saved for a backward
+    pass; torch then raises and says so.
+
+    Drop-in use: ``jacobian(fn, x, create_graph, strict, vectorize, strategy)`` takes the
+    arguments of :func:`torch.autograd.functional.jacobian` in the same order, with the same
+    meaning and the same nesting of the result. Where torch refuses a combination
+    (``strict`` or ``create_graph`` with forward mode, ``strict`` with ``vectorize=True``,
+    forward mode without ``vectorize=True``) gradarg computes it.
+
+    Batching goes through the public ``torch.func.vmap`` and ``torch.func.jvp``; the reverse
+    route uses the public ``torch.autograd.grad(..., is_grads_batched=True)`` instead (torch's
+    older batching rules, about a quarter less per-call overhead) when every backward node of
+    the graph is in ``_routes.LEGACY_FAST_BACKWARD`` (nodes measured faster there with torch
+    2.13), the Jacobian is real, ``create_graph`` is off and it has at most
+    ``_routes.LEGACY_MAX_ROWS`` rows. Setting the
+    environment variable ``GRADARG_PRIVATE_FUNCTORCH=1`` before importing gradarg switches on a
+    fast path through torch's private functorch pieces (same results, less per-call overhead
+    for small Jacobians; ``nox -s bench`` measures both); where those pieces have moved, the
+    public path is used. The one-hot basis (an identity matrix) of the last two sizes used is
+    kept between calls, at most 32 MiB each, so that repeated calls do not allocate it again;
+    ``gradarg.core._routes.clear_basis_cache()`` frees it.
+
+    Where torch's batching rule for a backward node is known to give wrong results
+    (``_routes.WRONG_BATCHED_BACKWARD``: ``cdist`` in torch 2.13), the reverse route loops
+    over single backward passes instead of batching them.
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.tensor([1.0, 2.0, 3.0])
+    >>> jacobian(lambda t: t**2, x)
+    tensor([[2., 0., 0.],
+            [0., 4., 0.],
+            [0., 0., 6.]])
+    >>> M = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> jacobian(lambda t: t @ M, torch.tensor([[2.0, 1.0]])).shape
+    torch.Size([1, 2, 1, 2])
+    >>> jacobian(lambda t: t.sum(), x, method="forward")
+    tensor([1., 1., 1.])
+
+    A Jacobian that can itself be differentiated (here the Jacobian of a gradient: the Hessian):
+
+    >>> grad = lambda t: jacobian(lambda s: (s**3).sum(), t, create_graph=True)
+    >>> H = jacobian(grad, x)
+    >>> torch.equal(H, torch.diag(6 * x))
+    True
+    """
+    method = _resolve_method(method, strategy)
+    if sparsity is not None:
+        if create_graph or strict:
+            raise ValueError(
+                "sparsity= computes a compressed Jacobian; it does not support create_graph "
+                "or strict (pass sparsity=None for those)"
+            )
+        if _SPARSE_ROUTE is None:
+            raise RuntimeError(
+                "sparsity= needs gradarg.sparse, which registers the compressed route on import; "
+                "import gradarg (or gradarg.sparse) first"
+            )
+        return _SPARSE_ROUTE(fn, x, sparsity, method=method)
+    xs, in_tuple = as_input_tuple("x", x)
+    if method == "forward" and any(t.is_complex() for t in xs):
+        raise ValueError(
+            "method='forward' does not support complex inputs: forward mode gives f'(z) where "
+            "PyTorch's reverse mode gives its conjugate; use method='reverse' or "
+            "'finite-difference'"
+        )
+    if method == "forward" and strict and create_graph:
+        raise ValueError(
+            "strict=True with create_graph=True needs reverse mode: forward-mode tangents of an "
+            "input that requires grad always require grad, so a Jacobian that does not depend on "
+            "the input cannot be told apart; use method='reverse' or 'auto'"
+        )
+    if method == "finite-difference" and (create_graph or strict):
+        flag = "create_graph" if create_graph else "strict"
+        raise ValueError(
+            f"{flag}=True needs autodiff (the autograd graph of fn); method='finite-difference' "
+            f"does not record one: use method='auto', 'reverse' or 'forward'"
+        )
+    with _recording_possible(create_graph):
+        # fn can never reach the caller's tensors; with create_graph a differentiable copy
+        # keeps the Jacobian connected to x.
+        xs = tuple(_private_copy(t, create_graph) for t in xs)
+        # What torch.random.fork_rng(devices=[]) does, without its per-call overhead: the draws
+        # fn makes (replayed for every evaluation) never advance the caller's generator.
+        state = torch.get_rng_state()
+        try:
+            blocks, out_tuple = _compute(fn, xs, method, vectorize, state, create_graph, strict)
+        finally:
+            torch.set_rng_state(state)
+    if create_graph and strict:
+        _check_blocks_depend_on_inputs(blocks)
+    return _package(blocks, in_tuple, out_tuple, create_graph)
+
+
+def _resolve_method(method: str, strategy: str | None) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if strategy is None:
+        return method
+    if strategy not in STRATEGIES:
+        raise ValueError(
+            f"strategy must be 'reverse-mode' or 'forward-mode' (the names of "
+            f"torch.autograd.functional.jacobian), got {strategy!r}; gradarg's own argument is "
+            f"method={METHODS}"
+        )
+    chosen = STRATEGIES[strategy]
+    if method not in ("auto", chosen):
+        raise ValueError(
+            f"strategy={strategy!r} means method={chosen!r}, but method={method!r} was given; "
+            f"pass one of them"
+        )
+    return chosen
+
+
+def _recording_possible(create_graph: bool) -> contextlib.AbstractContextManager:
+    """Leave inference mode (where autograd records nothing and forward-mode tangents are
+    dropped), and with ``create_graph`` enable grad mode; nothing to do in the common case."""
+    inference = torch.is_inference_mode_enabled()
+    need_grad = create_graph and not torch.is_grad_enabled()
+    if not (inference or need_grad):
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    if inference:
+        stack.enter_context(torch.inference_mode(False))
+    if need_grad or inference:
+        stack.enter_context(torch.enable_grad())
+    return stack
+
+
+def _private_copy(t: torch.Tensor, create_graph: bool) -> torch.Tensor:
+    if not create_graph:
+        # outside inference mode: a normal tensor, even from an inference one
+        return t.detach().clone()
+    # clone() is differentiable: the Jacobian's graph reaches the caller's t, and a forward-mode
+    # tangent of t (an outer forward-mode Jacobian of this one) is kept
+    copy = t.clone()
+    # as torch.autograd.functional.jacobian: the Jacobian is differentiable in its own input
+    return copy if copy.requires_grad else copy.requires_grad_(True)
+
+
+def _compute(
+    fn,
+    xs,
+    method: str,
+    vectorize: bool | None,
+    state: torch.Tensor,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[_routes.Blocks, bool]:
+    """The blocks ``J[k][j]``; ``state`` is the CPU generator's state on entry."""
+    if method == "finite-difference":
+        dx, dy, out_tuple = fd_partials(fn, xs)
+        ys = _shapes_only(dx, xs)
+        blocks = [
+            [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]
+            for k in range(len(dx))
+        ]
+        return blocks, out_tuple
+    complex_ = any(t.is_complex() for t in xs)
+    # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
+    auto = method == "auto" and not complex_ and not (strict and create_graph)
+    if method == "forward" or (auto and not strict and _remembered_forward(fn, xs)):
+        if strict:  # the check needs the graph of one recorded pass
+            _check_strict(*_routes.reverse_graph(fn, xs)[:2])
+            torch.set_rng_state(state)
+        return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
+    # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
+    leaves, outs, out_tuple = _routes.reverse_graph(fn, xs, create_graph=create_graph)
+    if strict:
+        _check_strict(leaves, outs)
+    if auto:
+        m = sum(y.numel() for y in outs)
+        n = sum(x.numel() for x in xs)
+        # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
+        if m > n and not any(y.is_complex() for y in outs):
+            del leaves, outs  # free the graph before forward mode runs
+            _remember_forward(fn, xs)
+            torch.set_rng_state(state)
+            return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True)
+    if vectorize is not False:
+        try:
+            return _routes.reverse_vectorized(leaves, outs, create_graph=create_graph), out_tuple
+        except _routes._VMAP_ERRORS as err:
+            if vectorize:
+                raise _routes.VectorizationError(
+                    f"the backward pass of fn could not be batched with torch.func.vmap: {err}"
+                ) from err
+    # the loop reuses the graph recorded above: fn is not evaluated again
+    return _routes.reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple
+
+
+def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:
+    """``strict=True``: torch.autograd.functional.jacobian's checks and messages."""
+    for k, y in enumerate(outs):
+        if not y.requires_grad:
+            raise RuntimeError(
+                f"Output {k} of the user-provided function does not require gradients. The "
+                f"outputs must be computed in a differentiable manner from the input when "
+                f"running in strict mode."
+            )
+    for k, y in enumerate(outs):
+        if y.numel() == 0:  # no row, no backward pass: torch does not check it either
+            continue
+        reached = _routes.reachable_inputs(y, leaves)
+        for j in range(len(leaves)):
+            if j not in reached:
+                raise RuntimeError(
+                    f"Output {k} of the user-provided function is independent of input {j}. "
+                    f"This is not allowed in strict mode."
+                )
+
+
+def _check_blocks_depend_on_inputs(blocks: _routes.Blocks) -> None:
+    """``strict`` with ``create_graph``: every block must itself be differentiable."""
+    for row in blocks:
+        for j, b in enumerate(row):
+            if b.numel() and not b.requires_grad:
+                raise RuntimeError(
+                    f"The jacobian of the user-provided function is independent of input {j}. "
+                    f"This is not allowed in strict mode when create_graph=True."
+                )
+
+
+# auto learns the output size from a forward pass recorded for reverse mode; when forward mode
+# wins (more outputs than inputs) that pass is wasted.  The choice affects only speed, never the
+# result, so it is remembered per function and input signature (shapes, dtypes): repeated calls,
+# as in a loop over data points, go straight to forward mode.  Weak keys: no function is kept
+# alive by this table.
+_FORWARD_SIGNATURES: weakref.WeakKeyDictionary[Any, set[tuple]] = weakref.WeakKeyDictionary()
+_MAX_SIGNATURES = 32
+
+
+def _signature(xs) -> tuple:
+    return tuple((tuple(x.shape), x.dtype) for x in xs)
+
+
+def _remembered_forward(fn, xs) -> bool:
+    try:
+        return _signature(xs) in _FORWARD_SIGNATURES.get(fn, ())
+    except TypeError:  # fn cannot be weakly referenced (some builtins)
+        return False
+
+
+def _remember_forward(fn, xs) -> None:
+    with contextlib.suppress(TypeError):
+        seen = _FORWARD_SIGNATURES.setdefault(fn, set())
+        if len(seen) >= _MAX_SIGNATURES:
+            seen.clear()
+        seen.add(_signature(xs))
+
+
+def _forward(
+    fn,
+    xs,
+    vectorize,
+    state: torch.Tensor,
+    create_graph: bool = False,
+    fallback_to_reverse: bool = False,
+):
+    if vectorize is not False:
+        try:
+            return _routes.forward_vectorized(fn, xs, create_graph=create_graph)
+        except _routes._VMAP_ERRORS as err:
+            if vectorize:
+                raise _vectorization_error(fn, xs, err) from err
+    torch.set_rng_state(state)
+    try:
+        return _routes.forward_loop(fn, xs, create_graph=create_graph)
+    except (RuntimeError, NotImplementedError):
+        if not fallback_to_reverse:
+            raise
+    # Some ops have no forward-mode formula; reverse mode still works.
+    torch.set_rng_state(state)
+    return _routes.reverse_loop(fn, xs, create_graph=create_graph)
+
+
+def _vectorization_error(fn, xs, err: BaseException) -> Exception:
+    """``vectorize=True`` and the batched attempt failed: the error to raise.
+
+    One plain call of ``fn`` first, so that a failure of ``fn`` itself (a non-tensor or integer
+    output, a bug in ``fn``) surfaces as it is rather than as a :class:`VectorizationError`.
+    """
+    with torch.no_grad():
+        _routes.call(fn, xs)
+    return _routes.VectorizationError(f"fn could not be batched with torch.func.vmap: {err}")
+
+
+def _shapes_only(dx, xs) -> list[torch.Tensor]:
+    """Empty stand-ins for the outputs (shape and dtype) recovered from the partials."""
+    out = []
+    for row in dx:
+        lead = row[0].shape[: row[0].dim() - xs[0].dim()]
+        out.append(torch.empty(lead, dtype=row[0].dtype))
+    return out
+
+
+def _package(
+    blocks: _routes.Blocks, in_tuple: bool, out_tuple: bool, create_graph: bool = False
+) -> Any:
+    # detach: a forward-mode tangent through a captured tensor that requires grad (a module's
+    # parameters) is itself in that graph; the Jacobian is a plain tensor whatever the route,
+    # unless the caller asked for a differentiable one.
+    if not create_graph:
+        blocks = [[b.detach() for b in row] for row in blocks]
+    rows = [tuple(row) if in_tuple else row[0] for row in blocks]
+    return tuple(rows) if out_tuple else rows[0]

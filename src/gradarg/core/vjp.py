@@ -1,0 +1,138 @@
+"""What ``y.backward(gradient=v)`` puts in ``x.grad``, and ``v`` contracted with a Jacobian."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._validate import (
+    as_input_tuple,
+    check_cotangent,
+    check_requires_grad,
+    check_single_output,
+    check_tensor,
+    fresh_leaves,
+)
+from ._routes import walk_graph
+
+__all__ = ["backward_vjp", "contract"]
+
+
+def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any) -> torch.Tensor:
+    """Run ``fn(x).backward(gradient=v)`` on a private leaf copy of ``x`` and return its ``.grad``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(x)`` returns one tensor ``y`` (floating or complex).
+    x : torch.Tensor
+        Input, floating or complex, any shape. Left untouched (``.grad``, ``requires_grad``, values).
+    v : torch.Tensor or number
+        Upstream gradient (``grad_outputs``, cotangent), shape ``y.shape``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``x.grad`` after the backward pass: shape ``x.shape``, dtype ``x.dtype``; the
+        vector-Jacobian product ``vᵀJ`` (``Tensor.backward`` docs,
+        https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html).
+
+    Raises
+    ------
+    TypeError
+        ``x`` or ``v`` is not a tensor, ``x`` is not floating/complex, or ``fn`` returns a tuple
+        or a non-tensor.
+    ValueError
+        ``v.shape != y.shape``, or ``y`` does not require grad (it does not depend on ``x``
+        through differentiable operations).
+
+    Examples
+    --------
+    >>> import torch
+    >>> x, v = torch.tensor([1.0, 2.0]), torch.tensor([100.0, 1.0])
+    >>> backward_vjp(lambda t: t**2, x, v)
+    tensor([200.,   4.])
+    """
+    (x_,), _ = as_input_tuple("x", x)
+    return run_backward(fn, x_, v)[0]
+
+
+def run_backward(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any):
+    """:func:`backward_vjp` for an already checked ``x``: returns ``(x.grad, y)``, ``y`` detached."""
+    got, y, _ = run_backward_or_none(fn, x, v)
+    if got is None:  # y requires grad through tensors fn captured, but not through x
+        raise ValueError(
+            "the output of fn does not depend on x (backward() left x.grad empty): it requires "
+            "grad only through other tensors, e.g. parameters captured by fn"
+        )
+    return got, y
+
+
+def run_backward_or_none(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any):
+    """``(x.grad or None, y detached, reaches)``; ``reaches``: ``y``'s graph leads to ``x``.
+
+    ``x.grad`` is ``None`` with ``reaches`` true when a backward in the graph returned ``None``
+    for a gradient the output needs (a custom ``autograd.Function`` that dropped it).  Grad
+    mode is switched on for the pass, so this works under ``torch.no_grad()`` too.
+    """
+    (leaf,) = fresh_leaves((x,))
+    with torch.enable_grad():
+        y = check_single_output(fn, fn(leaf))
+        check_requires_grad(y, "the output of fn")
+        # inputs=: accumulate into the private leaf only, not into tensors fn captured
+        y.backward(gradient=check_cotangent(v, y), inputs=[leaf])
+    reaches = leaf.grad is not None or graph_reaches(y, leaf)
+    return leaf.grad, y.detach(), reaches
+
+
+def graph_reaches(y: torch.Tensor, leaf: torch.Tensor) -> bool:
+    """Whether ``leaf`` is a leaf of ``y``'s autograd graph."""
+    return any(getattr(node, "variable", None) is leaf for node in walk_graph([y.grad_fn]))
+
+
+def contract(v: Any, jac: Any) -> torch.Tensor:
+    """``vᵀJ``: contract ``v`` with the leading (output) dimensions of a Jacobian.
+
+    Parameters
+    ----------
+    v : torch.Tensor or numpy.ndarray
+        Upstream gradient, shape ``y.shape``.
+    jac : torch.Tensor or numpy.ndarray
+        Jacobian of shape ``y.shape + x.shape`` (as returned by :func:`gradarg.jacobian`).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``x.shape``: ``sum_i v[i...] * J[i..., j...]``, in the promoted dtype of the two.
+
+    Raises
+    ------
+    TypeError
+        ``v`` or ``jac`` is neither a tensor nor an array.
+    ValueError
+        ``jac.shape`` does not start with ``v.shape``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> J = torch.tensor([[1.0, 3.0], [2.0, 4.0]])
+    >>> contract(torch.tensor([1.0, 0.0]), J)
+    tensor([1., 3.])
+    """
+    v_t, j_t = _as_tensor("v", v), _as_tensor("jac", jac)
+    if tuple(j_t.shape[: v_t.dim()]) != tuple(v_t.shape):
+        raise ValueError(
+            f"jac has shape {tuple(j_t.shape)}, which does not start with v's shape "
+            f"{tuple(v_t.shape)}; expected a Jacobian of shape y.shape + x.shape"
+        )
+    dtype = torch.promote_types(v_t.dtype, j_t.dtype)
+    return torch.tensordot(v_t.to(dtype), j_t.to(dtype), dims=v_t.dim())
+
+
+def _as_tensor(name: str, value: Any) -> torch.Tensor:
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(np.array(value, copy=True))
+    return check_tensor(name, value).detach()

@@ -1,0 +1,188 @@
+"""Sparsity patterns of Jacobians: validation into coordinates, and a finder from dense probes.
+
+A pattern is a boolean tensor that is ``True`` wherever the Jacobian ``J[i..., j...]`` may be
+non-zero.  Internally it becomes the sorted, flat coordinates ``(rows, cols)`` of its ``True``
+entries in the ``m × n`` matrix (``m = y.numel()``, ``n = x.numel()``, both flattened
+row-major as in :func:`gradarg.jacobian`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..core.dense import jacobian
+
+__all__ = ["Coordinates", "coordinates", "sparsity_pattern"]
+
+_LAYOUTS = (torch.strided, torch.sparse_coo, torch.sparse_csr)
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    """The ``True`` entries of a pattern as flat ``m × n`` coordinates, sorted row-major."""
+
+    rows: np.ndarray  # int64, shape (nnz,)
+    cols: np.ndarray  # int64, shape (nnz,)
+    m: int
+    n: int
+    y_shape: tuple[int, ...] | None  # None when the pattern was given flat, as (m, n)
+    x_shape: tuple[int, ...] | None
+
+    @property
+    def nnz(self) -> int:
+        return int(self.rows.size)
+
+
+def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = None) -> Coordinates:
+    """Check ``pattern`` and return its ``True`` entries as flat coordinates.
+
+    ``pattern`` has shape ``y.shape + x.shape`` (then ``x_shape`` says where ``x``'s dimensions
+    start) or the flat shape ``(m, n)``.  Dense (``torch.strided``), COO or CSR layouts.
+    """
+    if not isinstance(pattern, torch.Tensor):
+        raise TypeError(
+            f"pattern must be a torch.Tensor of dtype torch.bool (dense, sparse COO or CSR), "
+            f"got {type(pattern).__name__}"
+        )
+    if pattern.dtype != torch.bool:
+        raise TypeError(
+            f"pattern must have dtype torch.bool (True where the Jacobian may be non-zero), got "
+            f"{pattern.dtype}; for a numeric matrix A use A != 0"
+        )
+    if pattern.layout not in _LAYOUTS:
+        raise TypeError(
+            f"pattern layout must be torch.strided, torch.sparse_coo or torch.sparse_csr, got "
+            f"{pattern.layout}"
+        )
+    shape = tuple(pattern.shape)
+    if x_shape is None:
+        if len(shape) != 2:
+            raise ValueError(
+                f"a pattern of shape {shape} needs x_shape (the input's shape) to know where the "
+                f"input dimensions start; or give the flat pattern of shape (m, n)"
+            )
+        m, n = shape
+        y_shape = x_s = None
+    else:
+        x_s = tuple(int(s) for s in x_shape)
+        n = math.prod(x_s)
+        k = len(x_s)
+        if len(shape) >= k and shape[len(shape) - k :] == x_s:
+            y_shape = shape[: len(shape) - k]
+            m = math.prod(y_shape)
+        elif len(shape) == 2 and shape[1] == n:
+            y_shape, m = None, shape[0]
+        else:
+            raise ValueError(
+                f"pattern has shape {shape}; expected y.shape + x.shape, ending in x.shape = "
+                f"{x_s}, or the flat shape (y.numel(), {n})"
+            )
+    lin = _linear_indices(pattern, n)
+    if lin.size == 0:
+        raise ValueError(
+            f"pattern of shape {shape} is all False: it declares a Jacobian with no non-zero "
+            f"entry, so there is nothing to compute; mark True every entry that may be non-zero"
+        )
+    rows, cols = np.divmod(lin, n) if n else (lin, lin)
+    return Coordinates(rows, cols, int(m), int(n), y_shape, x_s)
+
+
+def _linear_indices(pattern: torch.Tensor, n: int) -> np.ndarray:
+    """Sorted unique row-major positions of the ``True`` entries."""
+    if pattern.layout == torch.strided:
+        lin = torch.flatten(pattern).nonzero().flatten()
+    elif pattern.layout == torch.sparse_coo:
+        p = pattern.coalesce()
+        idx = p.indices()[:, p.values()]
+        strides = torch.tensor(_row_major_strides(p.shape), dtype=torch.int64)
+        lin = (idx * strides[:, None]).sum(0) if idx.numel() else idx.new_zeros(0)
+    else:  # CSR: 2-D
+        crow, col, val = pattern.crow_indices(), pattern.col_indices(), pattern.values()
+        rows = torch.repeat_interleave(torch.arange(pattern.shape[0]), crow.diff())
+        lin = (rows * pattern.shape[1] + col)[val]
+    return np.unique(lin.to(torch.int64).numpy())
+
+
+def _row_major_strides(shape: tuple[int, ...] | torch.Size) -> list[int]:
+    strides, acc = [], 1
+    for s in reversed(tuple(shape)):
+        strides.append(acc)
+        acc *= s
+    return strides[::-1]
+
+
+def sparsity_pattern(
+    fn: Callable[[torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    *,
+    points: int = 3,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    r"""A local sparsity pattern: where dense Jacobians at a few random points are non-zero.
+
+    Computes ``gradarg.jacobian(fn, p)`` at ``points`` random points
+    ``p = x + ε·(1 + |x|)``, ``ε ~ N(0, 1)``, and returns the union of their non-zeros.
+
+    This is a *local, empirical* pattern: an entry whose derivative vanishes at every probed
+    point (``relu`` below its kink at all of them, a branch never taken, an exact cancellation)
+    is missed, and a compressed Jacobian built on the pattern would then be wrong where that
+    entry is not zero.  Prefer a pattern derived from the structure of ``fn`` (which inputs
+    each output reads); check results with ``certify=`` of :class:`SparseJacobian`.  It costs
+    ``points`` dense Jacobians, so it is only for sizes where those fit in memory.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(x)`` returns one real floating tensor.
+    x : torch.Tensor
+        Real floating point around which to probe; not modified.
+    points : int
+        Number of random points (at least 1).
+    generator : optional
+        A ``torch.Generator``: source of the random points (default: one seeded with 0, so
+        the result is reproducible); the global generator is never advanced.
+
+    Returns
+    -------
+    torch.Tensor
+        Dense ``torch.bool`` tensor of shape ``y.shape + x.shape`` (``.to_sparse()`` for COO).
+
+    Raises
+    ------
+    TypeError
+        ``x`` is not a real floating tensor.
+    ValueError
+        ``points < 1``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> f = lambda u: u[1:] - u[:-1]    # differences: a bidiagonal Jacobian
+    >>> sparsity_pattern(f, torch.zeros(4)).int()
+    tensor([[1, 1, 0, 0],
+            [0, 1, 1, 0],
+            [0, 0, 1, 1]], dtype=torch.int32)
+    """
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(
+            f"x must be a real floating torch.Tensor, got "
+            f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
+        )
+    if points < 1:
+        raise ValueError(f"points must be at least 1, got {points}")
+    gen = generator if generator is not None else torch.Generator().manual_seed(0)
+    base = x.detach()
+    union: torch.Tensor | None = None
+    for _ in range(points):
+        eps = torch.randn(base.shape, generator=gen, dtype=base.dtype)
+        jac = jacobian(fn, base + eps * (1 + base.abs()))
+        nz = jac != 0
+        union = nz if union is None else union | nz
+    assert union is not None
+    return union

@@ -1,0 +1,408 @@
+"""Draw a :class:`~gradarg.trace.BackwardTrace`: the backward graph with a cotangent on every edge.
+
+The layout is layered from the output (top) to the leaves (bottom): the layers are networkx's
+``topological_generations`` of the graph, and within a layer nodes sit below the mean position
+of the nodes that feed them. The picture is plain SVG text: selectable, crisp at any zoom, and
+coloured through CSS with ``currentColor`` (the page's text colour) and mid-tone accents, so it
+reads on light and dark backgrounds alike. DOT text (:func:`trace_dot`) needs no Graphviz.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import networkx as nx
+import torch
+
+from ..show.render import fmt
+
+__all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
+
+CHAR_W = 7.3  # width of one character at 12 px monospace
+SMALL_W = 6.1  # at 10 px
+LABEL_W = 6.7  # at 11 px (edge labels)
+LAYER_GAP = 92
+BOX_H = 38
+HEAT_ROWS, HEAT_COLS, CELL = 6, 16, 5
+
+STYLE = """
+.ga-trace { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  font-size: 12px; }
+.ga-trace text { fill: currentColor; }
+.ga-trace .ga-sub { font-size: 10px; fill-opacity: 0.7; }
+.ga-trace .ga-box { fill: none; stroke: currentColor; stroke-width: 1.2; }
+.ga-trace .ga-leaf .ga-box { stroke-width: 2; }
+.ga-trace .ga-skipped { opacity: 0.45; }
+.ga-trace .ga-skipped .ga-box { stroke-dasharray: 4 3; }
+.ga-trace .ga-source .ga-box { stroke: #1c7ed6; stroke-dasharray: 5 3; stroke-width: 1.6; }
+.ga-trace .ga-source text { fill: #1c7ed6; }
+.ga-trace .ga-edge { stroke: currentColor; stroke-opacity: 0.55; stroke-width: 1.3;
+  fill: none; }
+.ga-trace .ga-head { fill: currentColor; fill-opacity: 0.7; }
+.ga-trace .ga-cot { fill: #1c7ed6; }
+.ga-trace .ga-grad { fill: #2f9e44; font-weight: bold; }
+.ga-trace .ga-zero, .ga-trace text.ga-zero { fill: #e8590c; font-weight: bold; }
+.ga-trace line.ga-zero { stroke: #e8590c; stroke-opacity: 1; }
+.ga-trace .ga-bad, .ga-trace text.ga-bad { fill: #e03131; font-weight: bold; }
+.ga-trace line.ga-bad { stroke: #e03131; stroke-opacity: 1; stroke-width: 2; }
+.ga-trace .ga-first .ga-box { stroke: #e03131; stroke-width: 3; }
+.ga-trace .ga-pos { fill: #1c7ed6; }
+.ga-trace .ga-neg { fill: #e8590c; }
+.ga-trace .ga-nan { fill: #e03131; }
+.ga-trace .ga-cell0 { fill: none; stroke: currentColor; stroke-opacity: 0.25; }
+"""
+
+
+class Drawing:
+    """SVG text that notebooks show inline (``_repr_html_``/``_repr_svg_``).
+
+    Attributes
+    ----------
+    svg : str
+        The SVG document (or several side by side, for :func:`gradarg.side_by_side`).
+    """
+
+    def __init__(self, svg: str, html_text: str | None = None):
+        self.svg = svg
+        self._html = html_text
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def _repr_html_(self) -> str:
+        return self._html or f'<div class="gradarg-trace">{self.svg}</div>'
+
+    def __str__(self) -> str:
+        return self.svg
+
+
+def _classes(t: torch.Tensor | None) -> str:
+    if t is None:
+        return ""
+    if (t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all()):
+        return "ga-bad"
+    if t.numel() > 0 and not bool(t.any()):
+        return "ga-zero"
+    return ""
+
+
+def cotangent_text(t: torch.Tensor | None) -> str:
+    """An edge label: the number, the values of a small tensor, or shape and norm.
+
+    Examples
+    --------
+    >>> import torch
+    >>> cotangent_text(torch.tensor(0.005))
+    '0.005'
+    >>> cotangent_text(torch.tensor([1.0, 0.5]))
+    '[1, 0.5]'
+    >>> cotangent_text(torch.ones(64, 256))
+    '64×256 ‖·‖=128'
+    """
+    if t is None:
+        return "—"
+    if t.numel() <= 6:
+        return fmt(t)
+    shape = "×".join(str(s) for s in t.shape)
+    if not bool(t.any()):
+        return f"{shape} all 0"
+    return f"{shape} ‖·‖={fmt(t.detach().double().norm())}"
+
+
+def _heat(t: torch.Tensor) -> torch.Tensor:
+    """``t`` reduced to at most HEAT_ROWS × HEAT_COLS cells (block means)."""
+    m = t.detach().double()
+    m = m.reshape(1, -1) if m.dim() < 2 else m.reshape(m.shape[0], -1)
+    pooled = torch.nn.functional.adaptive_avg_pool2d(
+        m[None, None], (min(HEAT_ROWS, m.shape[0]), min(HEAT_COLS, m.shape[1])))
+    return pooled[0, 0]
+
+
+def _heat_svg(t: torch.Tensor, x: float, y: float) -> tuple[str, float]:
+    cells = _heat(t)
+    finite = cells[torch.isfinite(cells)]
+    scale = float(finite.abs().max()) if finite.numel() else 1.0
+    scale = scale or 1.0
+    out = []
+    for i, row in enumerate(cells.tolist()):
+        for j, val in enumerate(row):
+            cx, cy = x + j * CELL, y + i * CELL
+            if not math.isfinite(val):
+                cls, op = "ga-nan", 1.0
+            elif val == 0:
+                cls, op = "ga-cell0", 1.0
+            else:
+                cls, op = ("ga-pos" if val > 0 else "ga-neg"), 0.15 + 0.85 * abs(val) / scale
+            out.append(f'<rect class="{cls}" x="{cx:.1f}" y="{cy:.1f}" width="{CELL}" '
+                       f'height="{CELL}" fill-opacity="{op:.2f}"/>')
+    return "".join(out), cells.shape[1] * CELL
+
+
+class _Edge:
+    def __init__(self, src: int, dst: int, parts: list[torch.Tensor | None]):
+        self.src, self.dst = src, dst
+        vals = [p for p in parts if p is not None]
+        self.total = None if not vals else sum(vals[1:], vals[0].clone())
+        if len(parts) > 1 and all(p is not None and p.numel() == 1 for p in parts):
+            self.text = " + ".join(fmt(p) for p in parts)
+        else:
+            self.text = cotangent_text(self.total)
+            if len(parts) > 1:
+                self.text += f" (sum of {len(parts)})"
+        self.cls = _classes(self.total)
+        self.big = self.total is not None and self.total.numel() > 6
+
+
+def _merged_edges(trace) -> list[_Edge]:
+    groups: dict[tuple[int, int], list] = {}
+    for e in trace.edges:
+        groups.setdefault((e.src, e.dst), []).append(e.cotangent)
+    return [_Edge(s, d, parts) for (s, d), parts in groups.items()]
+
+
+def _node_lines(n) -> tuple[str, str, str]:
+    if n.is_leaf:
+        if n.grad is None:
+            return n.label, ".grad: None", ""
+        return n.label, f".grad = {cotangent_text(n.grad)}", "ga-grad " + _classes(n.grad)
+    if n.name is not None and n.arrived is not None:  # a named tensor: what reached it
+        return n.label, f"received {cotangent_text(n.arrived)}", "ga-cot " + _classes(n.arrived)
+    return n.label, n.grad_fn, ""
+
+
+def _layout(trace, edges: list[_Edge], widths: dict[int, float]) -> dict[int, tuple[float, float]]:
+    g = nx.DiGraph()
+    g.add_node(-1)
+    g.add_nodes_from(n.key for n in trace.nodes)
+    g.add_edge(-1, 0)
+    g.add_edges_from((e.src, e.dst) for e in edges)
+    pos: dict[int, tuple[float, float]] = {}
+    for depth, layer in enumerate(nx.topological_generations(g)):
+        want = {}
+        for k in layer:
+            preds = [pos[p][0] for p in g.predecessors(k) if p in pos]
+            want[k] = sum(preds) / len(preds) if preds else 0.0
+        ordered = sorted(layer, key=lambda k: (want[k], k))
+        xs, cursor = [], 0.0
+        for k in ordered:
+            xs.append(cursor + widths[k] / 2)
+            cursor += widths[k]
+        shift = sum(want.values()) / len(want) - (cursor / 2)
+        for k, x in zip(ordered, xs, strict=True):
+            pos[k] = (x + shift, depth * LAYER_GAP)
+    return pos
+
+
+def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> str:
+    """The trace as an SVG drawing: output at the top, leaves at the bottom.
+
+    Parameters
+    ----------
+    trace : gradarg.BackwardTrace
+        From :func:`gradarg.trace_backward`.
+    source : str
+        Text of the box the upstream gradient ``v`` comes from (drawn dashed above the output),
+        e.g. ``"black box"`` when ``v`` is computed outside the graph.
+    title : str, optional
+        A caption drawn above the graph.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element. Each edge carries the cotangent sent along it (a number, the values
+        of a tensor of at most 6 entries, or shape, norm and a heatmap); each leaf shows its
+        ``.grad``. All-zero cotangents are orange, NaN/Inf red; the node where NaN/Inf first
+        appears is outlined in red and pointed out.
+
+    Examples
+    --------
+    >>> import torch, gradarg
+    >>> a = torch.tensor(5.0, requires_grad=True)
+    >>> svg = gradarg.trace_backward(torch.log(8 * a * a), names={"a": a}).to_svg()
+    >>> svg.startswith("<svg") and "0.4" in svg
+    True
+    """
+    edges = _merged_edges(trace)
+    by_key = {n.key: n for n in trace.nodes}
+    lines = {n.key: _node_lines(n) for n in trace.nodes}
+    lines[-1] = (source, "", "")
+    v_text = cotangent_text(trace.gradient)
+    box_w = {k: max(len(a) * CHAR_W, len(b) * SMALL_W) + 18 for k, (a, b, _) in lines.items()}
+    label_w: dict[int, float] = {}
+    for e in edges:
+        w = len(e.text) * LABEL_W + 10 + (HEAT_COLS * CELL + 6 if e.big else 0)
+        label_w[e.dst] = max(label_w.get(e.dst, 0.0), w)
+    label_w[0] = max(label_w.get(0, 0.0), len(v_text) * LABEL_W + 10)
+    widths = {k: max(box_w[k], 2 * label_w.get(k, 0.0)) + 26 for k in lines}
+    pos = _layout(trace, edges, widths)
+
+    first = trace.first_nonfinite
+    parts: list[str] = []
+    xs: list[float] = []
+    ys: list[float] = []
+
+    def box(k: int) -> tuple[float, float, float]:
+        x, y = pos[k]
+        return x, y, box_w[k]
+
+    # edges (drawn first, under the boxes)
+    all_edges = [(-1, 0, v_text, _classes(trace.gradient), trace.gradient, False)]
+    all_edges += [(e.src, e.dst, e.text, e.cls, e.total, e.big) for e in edges]
+    # edges converging on one node end at points spread over its top side, in the order of
+    # their sources, and are labelled near their source; other edges near their end
+    incoming: dict[int, list[int]] = {}
+    for src, dst, *_ in all_edges:
+        incoming.setdefault(dst, []).append(src)
+    for srcs in incoming.values():
+        srcs.sort(key=lambda k: pos[k][0])
+    for src, dst, text, cls, total, big in all_edges:
+        (x1, y1, _), (x2, y2, w2) = box(src), box(dst)
+        fan_in = len(incoming[dst])
+        if fan_in > 1:
+            spread = min(w2 - 20, 24.0 * (fan_in - 1))
+            x2 += -spread / 2 + spread * incoming[dst].index(src) / (fan_in - 1)
+        y1, y2 = y1 + BOX_H / 2, y2 - BOX_H / 2 - 2
+        at = 0.3 if fan_in > 1 else 0.62
+        parts.append(f'<line class="ga-edge {cls}" x1="{x1:.1f}" y1="{y1:.1f}" '
+                     f'x2="{x2:.1f}" y2="{y2:.1f}"/>')
+        ang = math.atan2(y2 - y1, x2 - x1)
+        hx = [x2 - 8 * math.cos(ang - s) for s in (0.4, -0.4)]
+        hy = [y2 - 8 * math.sin(ang - s) for s in (0.4, -0.4)]
+        parts.append(f'<polygon class="ga-head" points="{x2:.1f},{y2:.1f} {hx[0]:.1f},'
+                     f'{hy[0]:.1f} {hx[1]:.1f},{hy[1]:.1f}"/>')
+        # near the receiving end, so labels of edges that fan out from one node separate
+        mx, my = x1 + at * (x2 - x1) + 6, y1 + at * (y2 - y1) + 4
+        tcls = cls or "ga-cot"
+        parts.append(f'<text class="{tcls}" x="{mx:.1f}" y="{my:.1f}" font-size="11">'
+                     f'{html.escape(text)}</text>')
+        end = mx + len(text) * LABEL_W
+        if big and total is not None:
+            cells, w = _heat_svg(total, end + 6, my - 10)
+            parts.append(cells)
+            end += 6 + w
+        xs.append(end)
+
+    # boxes
+    for k, (l1, l2, cls2) in lines.items():
+        x, y, w = box(k)
+        n = by_key.get(k)
+        gcls = ["ga-node"]
+        if k == -1:
+            gcls.append("ga-source")
+        elif n is not None:
+            if n.is_leaf:
+                gcls.append("ga-leaf")
+            if n.order is None:
+                gcls.append("ga-skipped")
+            if first is not None and n.key == first.key:
+                gcls.append("ga-first")
+        tip = ""
+        if n is not None:
+            shape = "" if n.shape is None else f" shape {n.shape}, {n.dtype}"
+            ran = "did not run" if n.order is None else f"step {n.order}"
+            tip = f"<title>{html.escape(n.grad_fn)}:{html.escape(shape)}, {ran}</title>"
+        h = BOX_H if l2 else 24
+        parts.append(f'<g class="{" ".join(gcls)}">{tip}<rect class="ga-box" x="{x - w / 2:.1f}" '
+                     f'y="{y - h / 2:.1f}" width="{w:.1f}" height="{h}" rx="6"/>')
+        ty = y - 3 if l2 else y + 4
+        parts.append(f'<text x="{x:.1f}" y="{ty:.1f}" text-anchor="middle">'
+                     f'{html.escape(l1)}</text>')
+        if l2:
+            sub_cls = cls2 if cls2 else "ga-sub"
+            parts.append(f'<text class="{sub_cls}" x="{x:.1f}" y="{y + 12:.1f}" '
+                         f'text-anchor="middle" font-size="10">{html.escape(l2)}</text>')
+        parts.append("</g>")
+        xs.extend([x - w / 2, x + w / 2])
+        ys.extend([y - h / 2, y + h / 2])
+        if n is not None and first is not None and n.key == first.key:
+            note = "← NaN/Inf first appears here"
+            parts.append(f'<text class="ga-bad" x="{x + w / 2 + 8:.1f}" y="{y + 4:.1f}">'
+                         f'{note}</text>')
+            xs.append(x + w / 2 + 8 + len(note) * CHAR_W)
+
+    x0, x1 = min(xs) - 10, max(xs) + 10
+    y0, y1 = min(ys) - 10, max(ys) + 10
+    if title:
+        parts.insert(0, f'<text x="{x0 + 10:.1f}" y="{y0 - 4:.1f}" font-weight="bold">'
+                        f'{html.escape(title)}</text>')
+        y0 -= 24
+        x1 = max(x1, x0 + 20 + len(title) * CHAR_W)
+    w, h = x1 - x0, y1 - y0
+    label = html.escape(f"backward graph of {trace.output_name or trace.nodes[0].label}")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="ga-trace" role="img" '
+        f'aria-label="{label}" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" width="{w:.0f}" '
+        f'height="{h:.0f}" style="max-width:100%;height:auto">'
+        f"<style>{STYLE}</style>{''.join(parts)}</svg>"
+    )
+
+
+def side_by_side(traces: Sequence[Any], titles: Sequence[str] | None = None,
+                 **kwargs: Any) -> Drawing:
+    """Several trace drawings in one row (wrapping on narrow screens).
+
+    Parameters
+    ----------
+    traces : sequence of gradarg.BackwardTrace
+    titles : sequence of str, optional
+        One caption per drawing.
+    **kwargs
+        Passed to :func:`gradarg.trace_svg`.
+
+    Returns
+    -------
+    gradarg.Drawing
+        Shown inline by notebooks; ``.svg`` holds the drawings concatenated.
+
+    Raises
+    ------
+    ValueError
+        ``titles`` does not have one entry per trace.
+    """
+    titles = list(titles) if titles is not None else [None] * len(traces)
+    if len(titles) != len(traces):
+        raise ValueError(f"got {len(traces)} traces but {len(titles)} titles; expected one each")
+    svgs = [trace_svg(t, title=ti, **kwargs) for t, ti in zip(traces, titles, strict=True)]
+    cells = "".join(f'<div style="flex:1 1 0;min-width:200px">{s}</div>' for s in svgs)
+    page = f'<div class="gradarg-trace" style="display:flex;flex-wrap:wrap;gap:12px">{cells}</div>'
+    return Drawing("".join(svgs), page)
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def trace_dot(trace) -> str:
+    """The trace as Graphviz DOT text (no Graphviz needed to produce it).
+
+    Examples
+    --------
+    >>> import torch, gradarg
+    >>> a = torch.tensor(2.0, requires_grad=True)
+    >>> trace = gradarg.trace_backward(3 * a, names={"a": a})
+    >>> print(trace.to_dot())  # doctest: +ELLIPSIS
+    digraph backward {
+    ...
+      v -> n0 [label="1"];
+    ...
+    """
+    out = ["digraph backward {", "  rankdir=TB;", "  node [shape=box, style=rounded];",
+           '  v [label="gradient", style=dashed];']
+    first = trace.first_nonfinite
+    for n in trace.nodes:
+        l1, l2, _ = _node_lines(n)
+        attrs = [f'label="{_dot_escape(l1)}\\n{_dot_escape(l2)}"']
+        if n.order is None:
+            attrs.append("style=dashed")
+        if first is not None and n.key == first.key:
+            attrs.append("color=red, penwidth=3")
+        out.append(f"  n{n.key} [{', '.join(attrs)}];")
+    out.append(f'  v -> n0 [label="{_dot_escape(cotangent_text(trace.gradient))}"];')
+    for e in _merged_edges(trace):
+        color = {"ga-bad": ", color=red", "ga-zero": ", color=orange"}.get(e.cls, "")
+        out.append(f'  n{e.src} -> n{e.dst} [label="{_dot_escape(e.text)}"{color}];')
+    out.append("}")
+    return "\n".join(out)

@@ -1,0 +1,137 @@
+"""The package's rooms import one way only: toward the Jacobian core.
+
+Every ``import`` in ``src/gradarg`` (top level or inside a function) is read with :mod:`ast`,
+resolved to the room it reaches (``core``, ``show``, ``check``, ``trace``, ``sparse``, or the
+shared ``_validate``) and checked against ``ALLOWED`` below, the same contract each
+subpackage's ``__init__`` docstring states.  The last tests feed the checker a deliberate
+back-import to show that it fails.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import gradarg
+
+SRC = Path(gradarg.__file__).parent
+
+# room -> rooms it may import (besides itself)
+ALLOWED: dict[str, set[str]] = {
+    "_validate": set(),
+    "core": {"_validate"},
+    "show": {"core", "_validate"},
+    "sparse": {"core", "_validate"},
+    "check": {"core", "show", "_validate"},
+    "trace": {"core", "show", "_validate"},
+    "plot": {"show"},  # gradarg.plot: the documented address of gradarg.show.plot
+}
+ROOMS = set(ALLOWED)
+
+
+def module_name(path: Path) -> str:
+    parts = ("gradarg", *path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def room_of(module: str) -> str | None:
+    """``gradarg.check.backward`` -> ``check``; ``gradarg`` itself -> ``None`` (the top)."""
+    parts = module.split(".")
+    if parts[0] != "gradarg" or len(parts) == 1:
+        return None
+    return parts[1]
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """``(line, absolute module)`` for every import of a gradarg module in ``source``."""
+    package = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("gradarg")]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("gradarg"):
+                continue
+            if node.module is None or target.count(".") < 1:
+                # "from . import fd_error" / "from gradarg import x": the names are modules
+                found += [(node.lineno, f"{target}.{a.name}") for a in node.names]
+            else:
+                found.append((node.lineno, target))
+    return found
+
+
+def violations(source: str, module: str, is_package: bool = False) -> list[str]:
+    room = room_of(module)
+    if room is None:  # gradarg/__init__.py gathers the public names from every room
+        return []
+    bad = []
+    for line, target in imported_modules(source, module, is_package):
+        other = room_of(target)
+        if other is None:
+            bad.append(f"{module}:{line} imports the top-level gradarg package")
+        elif other != room and other not in ALLOWED.get(room, set()):
+            bad.append(f"{module}:{line} imports {target} ({room} may not import {other})")
+    return bad
+
+
+def all_modules() -> list[tuple[Path, str]]:
+    return [(p, module_name(p)) for p in sorted(SRC.rglob("*.py"))]
+
+
+def test_every_module_lives_in_a_known_room():
+    unknown = [m for _, m in all_modules() if m != "gradarg" and room_of(m) not in ROOMS]
+    assert unknown == []
+
+
+def test_imports_run_toward_the_core():
+    bad = [
+        v
+        for path, module in all_modules()
+        for v in violations(path.read_text(), module, path.name == "__init__.py")
+    ]
+    assert bad == []
+
+
+def test_the_contract_has_no_cycle():
+    # a room may reach itself only through itself: depth-first search over ALLOWED
+    def reach(room: str, seen: frozenset[str]) -> None:
+        for other in ALLOWED[room]:
+            assert other not in seen, f"cycle through {other}"
+            reach(other, seen | {other})
+
+    for room in ALLOWED:
+        reach(room, frozenset({room}))
+
+
+def test_every_subpackage_says_what_it_may_import():
+    for room in ROOMS - {"_validate", "plot"}:
+        doc = ast.get_docstring(ast.parse((SRC / room / "__init__.py").read_text())) or ""
+        assert "May import" in doc, room
+
+
+@pytest.mark.parametrize(
+    ("source", "module", "is_package"),
+    [
+        ("from ..check.compare import compare_vjp\n", "gradarg.core.dense", False),
+        ("def f():\n    from ..sparse import SparseJacobian\n", "gradarg.core.dense", False),
+        ("import gradarg.trace.tracer\n", "gradarg.show.render", False),
+        ("from ..trace import why_no_grad\n", "gradarg.check", True),
+        ("from .. import jacobian\n", "gradarg.sparse.pattern", False),
+    ],
+)
+def test_a_deliberate_back_import_is_caught(source, module, is_package):
+    assert violations(source, module, is_package) != []
+
+
+def test_allowed_imports_pass():
+    assert violations("from ..core.dense import jacobian\n", "gradarg.check.backward") == []
+    assert violations("from . import fd_error\n", "gradarg.check.backward") == []
+    assert violations("from ..show.render import fmt\n", "gradarg.trace.drawing") == []
