@@ -1,0 +1,144 @@
+"""Cost of ``gradarg.watch`` and ``gradarg.trace_backward`` against a plain training step.
+
+Run as ``python benchmarks/watch.py`` (``nox -s bench`` runs it with ``OMP_NUM_THREADS=1``).
+Four models, each with a batch, a loss and SGD:
+
+- a 10-layer MLP (``Linear`` width 256 with ReLU between, batch 64, float32);
+- ``nn.TransformerEncoderLayer`` (d_model 128, 4 heads, feed-forward 256, batch 16 × 32
+  tokens);
+- ``nn.LSTM`` (input 64, hidden 128, 2 layers, batch 16 × 32 steps);
+- a small CNN (two 3×3 convolutions, 16 and 32 channels, on 16 × 1 × 28 × 28, then a Linear).
+
+One sample times one whole step: ``zero_grad``, forward, loss, backward, ``optimizer.step``.
+Three variants: plain; inside ``with gradarg.watch(model)`` (the hooks stay on across steps,
+as in a watched training loop; entering and leaving the block is timed separately, per call);
+and with ``gradarg.trace_backward(loss)`` in place of ``loss.backward()``. Samples of the
+variants alternate in a shuffled order per repeat, so machine noise hits all alike; each
+figure is a ratio of medians. Target for ``watch`` on the MLP: at most 1.3x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import torch
+
+import gradarg
+
+
+def mlp():
+    torch.manual_seed(0)
+    mods = []
+    for i in range(10):
+        mods.append(torch.nn.Linear(256, 256))
+        if i < 9:
+            mods.append(torch.nn.ReLU())
+    net = torch.nn.Sequential(*mods)
+    x, y = torch.randn(64, 256), torch.randn(64, 256)
+    return net, lambda: torch.nn.functional.mse_loss(net(x), y)
+
+
+def transformer():
+    torch.manual_seed(0)
+    net = torch.nn.TransformerEncoderLayer(128, 4, dim_feedforward=256, dropout=0.0,
+                                           batch_first=True)
+    x = torch.randn(16, 32, 128)
+    return net, lambda: net(x).pow(2).mean()
+
+
+def lstm():
+    torch.manual_seed(0)
+    net = torch.nn.LSTM(64, 128, num_layers=2, batch_first=True)
+    x = torch.randn(16, 32, 64)
+    return net, lambda: net(x)[0].pow(2).mean()
+
+
+def cnn():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10))
+    x, y = torch.randn(16, 1, 28, 28), torch.randint(0, 10, (16,))
+    return net, lambda: torch.nn.functional.cross_entropy(net(x), y)
+
+
+MODELS = {"10-layer MLP": mlp, "TransformerEncoderLayer": transformer, "LSTM": lstm,
+          "small CNN": cnn}
+
+
+def step(net, opt, loss_fn, how: str) -> float:
+    t0 = time.perf_counter()
+    opt.zero_grad(set_to_none=True)
+    loss = loss_fn()
+    if how == "trace":
+        gradarg.trace_backward(loss)
+    else:
+        loss.backward()
+    opt.step()
+    return time.perf_counter() - t0
+
+
+def measure(make, repeats: int) -> dict[str, float]:
+    net, loss_fn = make()
+    opt = torch.optim.SGD(net.parameters(), lr=1e-4)
+    watcher = gradarg.watch(net)
+    watcher.remove()
+    times: dict[str, list[float]] = {"plain": [], "watch": [], "trace": [], "enter": []}
+    rng = random.Random(0)
+
+    def run(how: str) -> float:
+        if how != "watch":
+            return step(net, opt, loss_fn, how)
+        t0 = time.perf_counter()
+        w = gradarg.watch(net)
+        entered = time.perf_counter() - t0
+        try:
+            return step(net, opt, loss_fn, "plain")
+        finally:
+            t1 = time.perf_counter()
+            w.summary()  # read the record once: the norms are synchronised here
+            w.remove()
+            times["enter"].append(entered + time.perf_counter() - t1)
+
+    for how in ("plain", "watch", "trace") * 2:  # warm-up
+        run(how)
+    times["enter"].clear()
+    # hooks on for a run of steps (a watched training loop), read once per step
+    for _ in range(repeats):
+        order = ["plain", "watch", "trace"]
+        rng.shuffle(order)
+        for how in order:
+            times[how].append(run(how))
+    plain = statistics.median(times["plain"])
+    return {"plain_ms": plain * 1e3,
+            "watch": statistics.median(times["watch"]) / plain,
+            "enter_exit_ms": statistics.median(times["enter"]) * 1e3,
+            "trace": statistics.median(times["trace"]) / plain}
+
+
+def main(argv=None) -> dict[str, dict[str, float]]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=40)
+    args = ap.parse_args(argv)
+    print(f"watch and trace_backward against a plain training step (torch {torch.__version__}, "
+          f"{torch.get_num_threads()} thread(s), median of {args.repeats} interleaved steps):")
+    print(f"  {'model':<24} {'plain step':>11} {'watch':>8} {'trace_backward':>15} "
+          f"{'watch on+off':>13}")
+    results = {}
+    for name, make in MODELS.items():
+        r = measure(make, args.repeats)
+        results[name] = r
+        print(f"  {name:<24} {r['plain_ms']:>8.2f} ms {r['watch']:>7.2f}x {r['trace']:>14.2f}x "
+              f"{r['enter_exit_ms']:>10.2f} ms")
+    print("  ratios: step time / plain step time; 'watch on+off': attaching the hooks, reading "
+          "the record and removing them, per step (not in the watch ratio). "
+          "Target: watch <= 1.3x on the MLP.")
+    return results
+
+
+if __name__ == "__main__":
+    main()

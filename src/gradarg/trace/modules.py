@@ -1,0 +1,2 @@
+def draw_modules(record, **kwargs):
+    raise NotImplementedError
