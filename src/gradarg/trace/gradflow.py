@@ -223,7 +223,9 @@ class GradWatch:
         self._raw: list[list[Any]] = []
         self._stack: list[int] = []
         self._slots: dict[tuple[int, int], int] = {}  # (id, version) of a hooked tensor -> slot
-        self._slot_refs: list[Any] = []  # keeps hooked tensors' ids unique during the step
+        self._slot_refs: list[Any] = []  # keeps hooked leaf tensors' ids unique
+        self._shapes: list[tuple[int, ...]] = []
+        self._node_outputs: dict[Any, list[tuple[int, int]]] = {}
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
         self._param_got: list[tuple[Any, float, float | None, bool]] = []
@@ -242,23 +244,46 @@ class GradWatch:
         self._active = True
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
+        """The slot recording ``t``'s gradient; hooks ``t`` the first time it is seen.
+
+        A non-leaf tensor is hooked through its ``grad_fn`` (``Node.register_prehook``, which
+        sees the gradient of every output of the node, each as it was before any later
+        in-place change), a leaf through ``Tensor.register_hook``.
+        """
         if not t.requires_grad:
             return None
-        key = (id(t), t._version)
+        node = t.grad_fn
+        key = (node, t.output_nr) if node is not None else (id(t), -1)
         slot = self._slots.get(key)
         if slot is None:
             if not (t.is_floating_point() or t.is_complex()):
                 return None
-            slot = len(self._slot_refs)
+            slot = len(self._shapes)
             self._slots[key] = slot
-            self._slot_refs.append(t)
+            self._shapes.append(tuple(t.shape))
             arrivals = self._arrivals
+            if node is None:
+                self._slot_refs.append(t)  # keeps the id unique during the step
 
-            def hook(g, slot=slot):
-                self._backward_seen = True
-                arrivals.append((slot, _norm(g)))
+                def hook(g, slot=slot):
+                    self._backward_seen = True
+                    arrivals.append((slot, _norm(g)))
 
-            self._tensor_handles.append(t.register_hook(hook))
+                self._tensor_handles.append(t.register_hook(hook))
+            else:
+                outputs = self._node_outputs.get(node)
+                if outputs is None:
+                    outputs = self._node_outputs[node] = []
+
+                    def prehook(grads, outputs=outputs):
+                        self._backward_seen = True
+                        for nr, slot in outputs:
+                            g = grads[nr]
+                            if g is not None:
+                                arrivals.append((slot, _norm(g)))
+
+                    self._tensor_handles.append(node.register_prehook(prehook))
+                outputs.append((t.output_nr, slot))
         return slot
 
     def _pre_hook(self, module, args):
@@ -348,8 +373,8 @@ class GradWatch:
         for h in self._module_handles + self._param_handles + self._tensor_handles:
             h.remove()
         self._module_handles, self._param_handles, self._tensor_handles = [], [], []
-        self._slot_refs = []
-        self._node_owner = {}
+        self._slot_refs, self._slots = [], {}
+        self._node_owner, self._node_outputs = {}, {}
         self._active = False
 
     def __enter__(self) -> GradWatch:
@@ -370,7 +395,7 @@ class GradWatch:
             rank.setdefault(slot, r)
         passes = max((len(v) for v in by_slot.values()), default=0)
         slot_norm = {s: _combine(v) for s, v in by_slot.items()}
-        shapes = [tuple(t.shape) for t in self._slot_refs]
+        shapes = self._shapes
         calls: list[ModuleRecord] = []
         for index, (module, parent, ins, outs, producers) in enumerate(self._raw):
             outs = outs or []
