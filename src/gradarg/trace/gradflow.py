@@ -610,7 +610,10 @@ class GradWatch:
                 math.isfinite(c.grad_out)]
         if len(flow) >= 2 and flow[-1].grad_out > 0:
             ratio = flow[0].grad_out / flow[-1].grad_out
-            if ratio <= 1 / factor:
+            if ratio == 0:
+                out.append(f"vanishing gradient: exactly zero at '{flow[0].name}' although "
+                           f"'{flow[-1].name}' received {_f(flow[-1].grad_out)}")
+            elif ratio <= 1 / factor:
                 out.append(f"vanishing gradient: {_orders(ratio)} orders of magnitude smaller "
                            f"at '{flow[0].name}' than at '{flow[-1].name}'")
             elif ratio >= factor:
