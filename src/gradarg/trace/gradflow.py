@@ -343,13 +343,11 @@ class GradWatch:
         return None
 
     def _param_hook(self, p: torch.Tensor):
-        got = self._param_got
-
         def hook(g):
             self._backward_seen = True
             held = p.grad
-            held_norm = None if held is None else _norm(held)
-            got.append((p, _norm(g), held_norm, g.is_sparse))
+            self._param_got.append((p, _norm(g), None if held is None else _norm(held),
+                                    g.is_sparse))
 
         return hook
 

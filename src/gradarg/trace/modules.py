@@ -301,7 +301,7 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
     >>> with watch(net) as w:
     ...     net(torch.randn(16, 4)).pow(2).mean().backward()
     >>> svg = draw_modules(w).svg
-    >>> svg.count('class="ga-module')
+    >>> svg.count('<rect class="ga-box"')    # one box per module
     3
     """
     from .drawing import Drawing
