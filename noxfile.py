@@ -153,6 +153,8 @@ def bench(session: nox.Session) -> None:
     # trace_backward against a plain backward (10-layer MLP), ratio of medians
     session.run("python", "benchmarks/trace.py",
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
+    # watch and trace_backward against a plain training step, four models, ratio of medians
+    session.run("python", "benchmarks/watch.py", env={"OMP_NUM_THREADS": threads})
 
 
 @nox.session(python=PYTHON)

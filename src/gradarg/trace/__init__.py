@@ -15,9 +15,9 @@ May import: :mod:`gradarg.core`, :mod:`gradarg.show` and ``gradarg._validate``; 
 
 from .diagnose import GradDiagnosis, why_no_grad
 from .drawing import Drawing, side_by_side, trace_svg
+from .gradflow import GradWatch, ModuleRecord, ParamRecord, watch
 from .modules import draw_modules
 from .tracer import BackwardTrace, TracedEdge, TracedNode, trace_backward
-from .gradflow import GradWatch, ModuleRecord, ParamRecord, watch
 
 __all__ = [
     "BackwardTrace",

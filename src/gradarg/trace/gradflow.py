@@ -324,7 +324,7 @@ class GradWatch:
 
     def _post_hook(self, module, args, output):
         if not self._stack:
-            return None
+            return
         index = self._stack.pop()
         raw = self._raw[index]
         ts = (output,) if type(output) is torch.Tensor else _tensors(output)
@@ -340,7 +340,7 @@ class GradWatch:
             with torch.no_grad():
                 dims = [d for d in range(output.dim()) if d != 1]
                 self._dead[index] = (output.amax(dim=dims), output.shape[1])  # ReLU: >= 0
-        return None
+        return
 
     def _param_hook(self, p: torch.Tensor):
         def hook(g):
@@ -375,10 +375,10 @@ class GradWatch:
         self._node_owner, self._node_outputs = {}, {}
         self._active = False
 
-    def __enter__(self) -> GradWatch:
+    def __enter__(self) -> GradWatch:  # noqa: PYI034 (a final class in practice)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()
 
     # -- the record ---------------------------------------------------------------------------

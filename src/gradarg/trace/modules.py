@@ -25,8 +25,8 @@ __all__ = ["ModuleBox", "draw_modules", "module_layout"]
 
 CHAR_W = 7.3  # one character at 12 px monospace
 NAME_W = 7.9  # at 13 px
-BOX_H = 58
-GAP = 26
+BOX_H = 54
+GAP = 22
 HEADER_H = 24
 INDENT = 18
 LANE_GAP = 12
@@ -127,20 +127,32 @@ def _expand_set(names: Iterable[str] | None, depth: int | None, calls) -> set[st
     return out
 
 
-def _lines(c, record) -> list[tuple[str, str]]:
+def _lines(c, calls) -> list[tuple[str, str]]:
     """The two detail lines of a box: ``(text, css class of the highlighted number)``."""
     out_t, out_cls = _norm_text(c.grad_out)
     in_t, in_cls = _norm_text(c.grad_in)
     sub = ""
-    n_sub = _count_descendants(c, record)
+    n_sub = _count_descendants(c, calls)
     if n_sub:
         sub = f"  [{n_sub} submodule{'s' if n_sub > 1 else ''}]"
-    params = _subtree_param_norm(c, record)
-    p_t, p_cls = _norm_text(params)
+    earlier = [d for d in calls[:c.index] if d.name == c.name]
+    if earlier and not c.params:
+        p_t, p_cls = "counted at call 1", ""
+    else:
+        p_t, p_cls = _norm_text(_subtree_param_norm(c, calls))
     line1 = (f"↑ from output {_shape(c.out_shape)}  ‖·‖={out_t}", out_cls)
-    line2 = (f"↑ to input {_shape(c.in_shape)}  ‖·‖={in_t}  params ‖·‖={p_t}{sub}",
-             in_cls or p_cls)
+    if c.in_shape is None:
+        to_input = "↑ to input: none (no input needs a gradient)"
+    else:
+        to_input = f"↑ to input {_shape(c.in_shape)}  ‖·‖={in_t}"
+    line2 = (f"{to_input}  params ‖·‖={p_t}{sub}", in_cls or p_cls)
     return [line1, line2]
+
+
+def _call_label(c, calls) -> str:
+    """The module's name, with ``(call k)`` when the same module ran more than once."""
+    same = [d.index for d in calls if d.name == c.name]
+    return c.name if len(same) == 1 else f"{c.name} (call {same.index(c.index) + 1})"
 
 
 def _subtree(c, calls) -> list[int]:
@@ -199,10 +211,10 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
     lines = {i: _lines(calls[i], calls) for i, header in items if not header}
     base_depth = min(calls[i].depth for i, _ in items)
     text_w = 0.0
-    for i, header in items:
+    for i, _ in items:
         c = calls[i]
         indent = INDENT * (c.depth - base_depth)
-        head = (len(c.name) + len(c.kind) + 3) * NAME_W
+        head = (len(_call_label(c, calls)) + len(c.kind) + 3) * NAME_W
         body = max((len(t) for t, _ in lines.get(i, [])), default=0) * CHAR_W
         text_w = max(text_w, indent + max(head, body) + 24)
     right = MARGIN + text_w
@@ -312,14 +324,14 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
     width = math.ceil(max(lay["width"], MARGIN * 2 + CHAR_W * max(len(title), 70)))
     height = math.ceil(lay["height"])
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="ga-modules" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" '
-        f'style="max-width:none;height:auto" role="img" '
-        f'aria-label="{html.escape(title)}">',
+        (f'<svg xmlns="http://www.w3.org/2000/svg" class="ga-modules" width="{width}" '
+         f'height="{height}" viewBox="0 0 {width} {height}" '
+         f'style="max-width:none;height:auto" role="img" '
+         f'aria-label="{html.escape(title)}">'),
         f"<style>{STYLE}</style>",
         f'<text x="{MARGIN}" y="18">{html.escape(title)}</text>',
-        f'<text x="{MARGIN}" y="34" class="ga-kind">input at the top, output at the bottom; '
-        f'arrows: the gradient going back</text>',
+        (f'<text x="{MARGIN}" y="34" class="ga-kind">input at the top, output at the '
+         f'bottom; arrows: the gradient going back</text>'),
     ]
     for b in lay["boxes"]:
         c = calls[b.call]
@@ -344,11 +356,11 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
                    f'height="{b.height:.1f}" rx="5"/>')
         mark = "▸ " if c.children else ""
         out.append(f'<text x="{b.x + 10:.1f}" y="{b.y + 18:.1f}"><tspan class="ga-name">'
-                   f'{mark}{html.escape(c.name)}</tspan> <tspan class="ga-kind">'
+                   f'{mark}{html.escape(_call_label(c, calls))}</tspan> <tspan class="ga-kind">'
                    f'({html.escape(c.kind)})</tspan></text>')
         for k, (text, cls) in enumerate(lay["lines"][b.call]):
             cls_attr = f' class="{cls}"' if cls else ' class="ga-cot"'
-            out.append(f'<text x="{b.x + 10:.1f}" y="{b.y + 35 + 15 * k:.1f}"{cls_attr}>'
+            out.append(f'<text x="{b.x + 10:.1f}" y="{b.y + 34 + 14 * k:.1f}"{cls_attr}>'
                        f'{html.escape(text)}</text>')
         out.append("</g>")
     for _, _, pts in lay["edges"]:
