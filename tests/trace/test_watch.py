@@ -295,6 +295,28 @@ def test_real_models_match_grad(kind):
         assert w.parameters["layers.0.self_attn.out_proj.weight"].state == "ok"
 
 
+def test_reentrant_checkpoint_recomputation_is_recorded():
+    from torch.utils.checkpoint import checkpoint
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Sequential(nn.Linear(4, 4), nn.Tanh()), nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.b(checkpoint(self.a, x, use_reentrant=True))
+
+    torch.manual_seed(0)
+    net = Net()
+    with gradarg.watch(net) as w:
+        net(torch.randn(3, 4, requires_grad=True)).sum().backward()
+    for name, p in net.named_parameters():
+        assert w.parameters[name].grad == pytest.approx(p.grad.norm().item(), rel=1e-6)
+    calls = [c.name for c in w.modules]
+    assert calls.count("a.0") == 2  # the forward, and the recomputation during backward
+    assert w.summary().startswith("ok")
+
+
 def test_new_forward_after_backward_starts_a_new_record():
     net = mlp(layers=2)
     with gradarg.watch(net) as w:

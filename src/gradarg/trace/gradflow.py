@@ -806,8 +806,14 @@ def watch(model: torch.nn.Module) -> GradWatch:
     -----
     Norms are accumulated in float64, so a gradient counts as zero only if every entry is
     exactly zero. Sparse gradients (``nn.Embedding(sparse=True)``) are measured on their
-    coalesced values. Modules compiled with ``torch.compile`` run their own hooks only where
-    dynamo keeps them; the parameter hooks still see the gradients.
+    coalesced values. A module that ran several times (a shared layer) has one record per call;
+    its parameters' gradients are the sum over the calls, shown at the first. Until the block
+    ends (or the next step starts) the record holds the step's autograd nodes, as the loss
+    does; forward passes with grad enabled and no backward (an evaluation loop without
+    ``torch.no_grad()``) keep their graphs until then. Under reentrant ``torch.utils.checkpoint`` the
+    checkpointed modules appear twice: once from the forward (no gradient arrives there) and
+    once from their recomputation during the backward. Not tried: modules compiled with
+    ``torch.compile``.
 
     Examples
     --------
