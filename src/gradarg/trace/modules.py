@@ -280,7 +280,7 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
     ----------
     record : GradWatch
         What :func:`gradarg.watch` recorded (after a backward pass, for the norms).
-    expand : iterable of str, optional
+    expand : sequence of str, optional
         Names of modules to open into their submodules (their parents open too), e.g.
         ``["layers.0", "layers.0.self_attn"]``. Everything else stays collapsed: the model's
         direct submodules are the boxes.
