@@ -448,3 +448,26 @@ def test_module_drawing_of_a_model_without_submodules():
     assert math.isclose(w.modules[0].param_norm,
                         math.hypot(net.weight.grad.norm().item(), net.bias.grad.norm().item()),
                         rel_tol=1e-6)
+
+
+def test_norm_is_exact_about_zero_and_overflow():
+    from gradarg.trace.gradflow import _norm
+
+    assert _norm(torch.tensor([1e30, 1e30])) == pytest.approx(math.sqrt(2) * 1e30, rel=1e-6)
+    assert _norm(torch.tensor([1e-30, 0.0])) == pytest.approx(1e-30, rel=1e-6)
+    assert _norm(torch.zeros(3, dtype=torch.complex64)) == 0.0
+    assert _norm(torch.tensor([3 + 4j])) == pytest.approx(5.0)
+    assert _norm(torch.tensor([math.inf, 1.0])) == math.inf
+    assert math.isnan(_norm(torch.tensor([math.nan, 1.0])))
+    sparse = torch.sparse_coo_tensor([[0, 0, 2]], [3.0, 1.0, 0.0], (4,))  # uncoalesced
+    assert _norm(sparse) == pytest.approx(4.0)
+
+
+def test_embedding_bag_sparse():
+    torch.manual_seed(0)
+    bag = nn.EmbeddingBag(10, 3, sparse=True)
+    with gradarg.watch(bag) as w:
+        bag(torch.tensor([[1, 2], [3, 3]])).sum().backward()
+    rec = w.parameters["weight"]
+    assert rec.sparse
+    assert rec.grad == pytest.approx(bag.weight.grad.to_dense().norm().item(), rel=1e-6)
