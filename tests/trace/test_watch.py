@@ -459,7 +459,8 @@ def test_norm_is_exact_about_zero_and_overflow():
     assert _norm(torch.tensor([3 + 4j])) == pytest.approx(5.0)
     assert _norm(torch.tensor([math.inf, 1.0])) == math.inf
     assert math.isnan(_norm(torch.tensor([math.nan, 1.0])))
-    sparse = torch.sparse_coo_tensor([[0, 0, 2]], [3.0, 1.0, 0.0], (4,))  # uncoalesced
+    sparse = torch.sparse_coo_tensor([[0, 0, 2]], [3.0, 1.0, 0.0], (4,),
+                                     check_invariants=True)  # uncoalesced: 3 + 1 at 0
     assert _norm(sparse) == pytest.approx(4.0)
 
 
