@@ -206,6 +206,7 @@ def test_all_zero_gradient_from_dead_relu():
     text = w.why_no_grad("0.weight")
     assert "exactly zero" in text and "8 of 8 units" in text
     assert w.first_zero().name == "1"
+    assert "first became all zero at '1' (ReLU)" in w.summary()
 
 
 def test_tiny_gradients_are_not_called_zero():

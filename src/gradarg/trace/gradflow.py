@@ -566,7 +566,7 @@ class GradWatch:
         if dead:
             c = dead[0]
             text += (f"; module '{c.name}' ({c.kind}) had {c.dead_units[0]} of "
-                     f"{c.dead_units[1]} units at 0 for every example")
+                     f"{c.dead_units[1]} units at 0 for every example of the batch")
         return text
 
     def _param_name(self, param: str | torch.Tensor) -> str:
@@ -620,11 +620,15 @@ class GradWatch:
         for c in self.modules:
             if c.dead_units and c.dead_units[0] >= dead_fraction * c.dead_units[1]:
                 out.append(f"dead units: '{c.name}' has {c.dead_units[0]} of "
-                           f"{c.dead_units[1]} units at 0 for every example")
+                           f"{c.dead_units[1]} units at 0 for every example of the batch")
                 break
         zero = [n for n, r in self.parameters.items() if r.state == "zero"]
         if zero:
-            out.append(f"all-zero gradient for {len(zero)} parameter(s): {zero[0]}, ...")
+            first_zero = self.first_zero()
+            where = (f" (the gradient first became all zero at '{first_zero.name}' "
+                     f"({first_zero.kind}))" if first_zero else "")
+            out.append(f"all-zero gradient for {len(zero)} parameter(s): "
+                       f"{', '.join(zero[:2])}{', ...' if len(zero) > 2 else ''}{where}")
         held = [n for n, r in self.parameters.items() if r.held_before]
         if held:
             out.append(f".grad already held a gradient for {len(held)} parameter(s) before "
