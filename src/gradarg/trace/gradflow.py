@@ -329,18 +329,20 @@ class GradWatch:
         raw = self._raw[index]
         ts = (output,) if type(output) is torch.Tensor else _tensors(output)
         slots = []
+        owners = self._node_owner
         for t in ts:
             slot = self._hook_tensor(t)
             if slot is not None:
                 slots.append(slot)
-                if t.grad_fn is not None and t.grad_fn not in self._node_owner:
-                    self._node_owner[t.grad_fn] = index  # the innermost module first
+                node = t.grad_fn
+                if node is not None and node not in owners:
+                    owners[node] = index  # the innermost module first
         raw[3] = slots
         if isinstance(module, _DYING) and type(output) is torch.Tensor and output.dim() >= 2:
-            with torch.no_grad():
-                dims = [d for d in range(output.dim()) if d != 1]
-                self._dead[index] = (output.amax(dim=dims), output.shape[1])  # ReLU: >= 0
-        return
+            out = output.detach()
+            peak = out.amax(0) if out.dim() == 2 else out.amax(
+                dim=[d for d in range(out.dim()) if d != 1])
+            self._dead[index] = (peak, out.shape[1])  # ReLU outputs are >= 0
 
     def _param_hook(self, p: torch.Tensor):
         def hook(g):
