@@ -658,10 +658,9 @@ class _Checker:
                                 f"are right.")
             if any(p.pattern in ("not-derivative", "sign") for p in wrong) and (
                     self.ref_kind != "expected"):
-                summary += (" If the backward is meant to differ from the derivative (a "
-                            "straight-through estimator, gradient reversal), state what it "
-                            "should compute: check_backward(..., expected=lambda grad_output, "
-                            "*args: ...).")
+                summary += (" If that is intended (a straight-through estimator, gradient "
+                            "reversal), check it against what the backward should compute: "
+                            "check_backward(..., expected=lambda grad_output, *args: ...).")
         else:
             seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong)
             summary = ("WRONG: random probes vᵀJu disagree for " + ", ".join(seen)

@@ -227,7 +227,7 @@ def partials(
 
 def columns(
     fn: Callable[..., Any], xs_eval: Sequence[torch.Tensor], f0: tuple[torch.Tensor, ...],
-    j: int, index: torch.Tensor, *, budget: int = _ROW_BUDGET,
+    j: int, index: torch.Tensor, *, budget: int = _ROW_BUDGET // 4,
 ) -> Estimate:
     """Jacobian columns of some elements of input ``j`` (real inputs): ``value[k]`` has shape
     ``(len(index), *y_k.shape)``, column ``c`` the derivative along element ``index[c]``.

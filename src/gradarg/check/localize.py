@@ -101,11 +101,12 @@ def classify(
     wrong = (got - expected).abs() > tol
     if not bool(wrong.any()):
         return None
+    what = "the intended gradient" if intended else f"∂{y}/∂{x}"
     if _close(got, torch.zeros_like(got), tol) or bool((got[wrong] == 0).all()):
         how = "returned None for" if dropped else "gives zeros for"
-        return Pattern("zero", f"the backward {how} the gradient of {x}, where the true "
-                               f"∂{y}/∂{x} is not zero (a gradient left out)")
-    what = "the intended gradient" if intended else f"∂{y}/∂{x}"
+        true = what if intended else f"the true {what}"
+        return Pattern("zero", f"the backward {how} the gradient of {x}, where {true} is "
+                               f"not zero (a gradient left out)")
     if _close(got, -expected, tol):
         return Pattern("sign", f"the sign is flipped: the backward gives -{what}")
     ee = float((expected * expected).sum())
