@@ -215,3 +215,27 @@ def test_a_real_region_is_still_reported():
     r = gradarg.check_backward(LeakyReluWrongNegativeSlope.apply, x)
     (p,) = r.wrong_pairs
     assert p.region is not None and p.region.startswith("where x < 0")
+
+
+class OneWrongColumn(torch.autograd.Function):
+    """``sin(x)`` elementwise; the backward gets a single element wrong."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        grad = g * torch.cos(x)
+        grad[1234] = 0.5 * grad[1234]
+        return grad
+
+
+def test_a_single_wrong_column_is_found_by_group_tests(no_full_jacobian):
+    x = torch.randn(4000, dtype=F64, requires_grad=True)
+    r = gradarg.check_backward(OneWrongColumn.apply, x)
+    (p,) = r.wrong_pairs
+    assert p.columns is not None and p.columns.numel() < 4000
+    assert [(e.output_index, e.input_index) for e in p.worst] == [((1234,), (1234,))]
