@@ -731,13 +731,13 @@ class _Checker:
             c = min(n, max(MIN_COLUMNS, min(MAX_COLUMNS, BLOCK_ENTRIES // max(m, 1))))
             perm = torch.randperm(n, generator=self.gen)
             cols = None if c == n else perm[:c].sort().values
-            rows, got, exp, err, tol = self._columns_block(k, j, cols)
+            rows, got, exp, _, tol = self._columns_block(k, j, cols)
             if cols is not None and not bool(((got - exp).abs() > tol).any()):
                 # a random sample missed sparse errors: find the columns by group tests
                 found = self.screen_columns(k, j, c)
                 if found is not None:
                     cols = found
-                    rows, got, exp, err, tol = self._columns_block(k, j, cols)
+                    rows, got, exp, _, tol = self._columns_block(k, j, cols)
         parts = []
         if cols is not None:
             parts.append(f"{cols.numel()} of {n} columns (elements of {self.s.names[j]})")
