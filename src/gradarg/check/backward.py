@@ -25,7 +25,7 @@ from .localize import WrongEntry, _unravel, classify, region, threshold, worst_e
 from .report import BackwardCheckReport
 from .tolerance import backward_rtol
 
-__all__ = ["BackwardCheck", "PairCheck", "check_backward"]
+__all__ = ["BackwardCheck", "LocalizationCostWarning", "PairCheck", "check_backward"]
 
 SAFETY = 2.0  # margin on the finite-difference error estimate (itself an overestimate)
 FULL_SIZE = 16_384  # Jacobians with at most this many entries are always built in full
@@ -344,7 +344,7 @@ def check_backward(
         compared per pair; ``PairCheck.sampled`` says what).  ``"bounded"``: the sampled
         localisation even for small problems.  ``"full"`` or ``True``: every entry of the full
         Jacobians; its cost is in ``BackwardCheck.full_cost`` of any earlier result, and a
-        :class:`LocalizationCostWarning` states it before a run expected to need more than
+        ``gradarg.check.LocalizationCostWarning`` states it before a run expected to need more than
         1 GB.  ``False``: the probes only.
     expected : callable, optional
         The backward the Function is *meant* to compute, when that is not the derivative of
@@ -850,10 +850,20 @@ class _Checker:
         """
         y, x = self.outs[k], self.leaves[j]
         m, n = y.numel(), x.numel()
-        if dirs is None:
-            dirs = torch.zeros(cols.numel(), n, dtype=x.dtype)
-            dirs[torch.arange(cols.numel()), cols] = 1
-        c = dirs.shape[0]
+        c = cols.numel() if dirs is None else dirs.shape[0]
+
+        def block(start: int, stop: int) -> torch.Tensor:  # one-hot rows built per chunk
+            if dirs is not None:
+                return dirs[start:stop]
+            b = torch.zeros(stop - start, n, dtype=x.dtype)
+            b[torch.arange(stop - start), cols[start:stop]] = 1
+            return b
+
+        def apply(rows_of_j: torch.Tensor) -> torch.Tensor:  # (r × n) -> (r × c)
+            if dirs is None:
+                return rows_of_j[:, cols]
+            return rows_of_j @ dirs.double().T
+
         if not y.requires_grad:
             return None, torch.zeros(m, c, dtype=torch.float64)
         try:
@@ -864,13 +874,13 @@ class _Checker:
                                            allow_unused=True)
             if g is None:
                 return None, torch.zeros(m, c, dtype=torch.float64)
-            off = dirs.double() @ g.detach().reshape(-1).double()
+            off = apply(g.detach().reshape(1, -1).double())[0]
             if not g.requires_grad:
                 return None, off.expand(m, c).clone()
             out = []
             step = self._chunk(max(m, n))
             for start in range(0, c, step):
-                basis = dirs[start:start + step].to(g.dtype).reshape(-1, *x.shape)
+                basis = block(start, min(c, start + step)).to(g.dtype).reshape(-1, *x.shape)
                 b_n = basis.shape[0]
                 try:
                     (d,) = torch.autograd.grad(g, v, basis, retain_graph=True,
@@ -891,7 +901,7 @@ class _Checker:
         out = []
         step = self._chunk(max(m, n))
         for start in range(0, idx.numel(), step):
-            out.append(self.got_rows(k, j, idx[start:start + step]) @ dirs.double().T)
+            out.append(apply(self.got_rows(k, j, idx[start:start + step])))
         return rows, torch.cat(out)
 
     def ref_columns(self, j: int, cols: torch.Tensor):
