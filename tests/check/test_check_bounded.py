@@ -239,3 +239,15 @@ def test_a_single_wrong_column_is_found_by_group_tests(no_full_jacobian):
     (p,) = r.wrong_pairs
     assert p.columns is not None and p.columns.numel() < 4000
     assert [(e.output_index, e.input_index) for e in p.worst] == [((1234,), (1234,))]
+
+
+def test_heatmap_of_a_sampled_block():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    x, w, b = linear_inputs(batch=8, n_in=40, n_out=40)  # 320 × 1960: sampled
+    r = gradarg.check_backward(LinearForgotBias.apply, x, w, b, localize="bounded")
+    fig = r.figure(pairs="wrong")
+    assert len([a for a in fig.axes if a.get_title().startswith("∂y/∂b")]) == 1
+    plt.close(fig)
+    assert "data:image/png;base64," in r._repr_html_()
