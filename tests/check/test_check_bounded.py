@@ -251,3 +251,28 @@ def test_heatmap_of_a_sampled_block():
     assert len([a for a in fig.axes if a.get_title().startswith("∂y/∂b")]) == 1
     plt.close(fig)
     assert "data:image/png;base64," in r._repr_html_()
+
+
+class NoGradBackward(torch.autograd.Function):
+    """``sin``; the backward runs under no_grad and forgets the cosine."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.sin(x)
+
+    @staticmethod
+    @torch.no_grad()
+    def backward(ctx, g):
+        return 0.5 * g
+
+
+def test_backwards_that_cannot_be_differentiated_are_localised_from_rows():
+    from backward_corpus import OnceDiffMissingFactor
+
+    x = torch.randn(300, dtype=F64, requires_grad=True)  # 90,000 entries: bounded
+    for fn in (OnceDiffMissingFactor.apply, NoGradBackward.apply):
+        r = gradarg.check_backward(fn, x)
+        (p,) = r.wrong_pairs
+        assert p.pattern != "zero", str(r)
+        e = p.worst[0]
+        assert e.output_index == e.input_index and e.got != 0
