@@ -211,7 +211,7 @@ def test_a_threshold_that_splits_one_sample_by_chance_is_not_reported():
 def test_a_real_region_is_still_reported():
     from backward_corpus import LeakyReluWrongNegativeSlope
 
-    x = torch.randn(200, dtype=F64, requires_grad=True)  # bounded: 40,000 entries
+    x = torch.randn(150, dtype=F64, requires_grad=True)  # bounded: 22,500 entries
     r = gradarg.check_backward(LeakyReluWrongNegativeSlope.apply, x)
     (p,) = r.wrong_pairs
     assert p.region is not None and p.region.startswith("where x < 0")
@@ -245,7 +245,7 @@ def test_heatmap_of_a_sampled_block():
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    x, w, b = linear_inputs(batch=8, n_in=40, n_out=40)  # 320 × 1960: sampled
+    x, w, b = linear_inputs(batch=4, n_in=24, n_out=24)  # 96 × 696: sampled
     r = gradarg.check_backward(LinearForgotBias.apply, x, w, b, localize="bounded")
     fig = r.figure(pairs="wrong")
     assert len([a for a in fig.axes if a.get_title().startswith("∂y/∂b")]) == 1
@@ -276,3 +276,17 @@ def test_backwards_that_cannot_be_differentiated_are_localised_from_rows():
         assert p.pattern != "zero", str(r)
         e = p.worst[0]
         assert e.output_index == e.input_index and e.got != 0
+
+
+def test_expected_with_two_outputs_gets_a_tuple_of_upstream_gradients():
+    from backward_corpus import SinCos
+
+    x = torch.randn(5, dtype=F64, requires_grad=True)
+
+    def intended(grads, x):
+        g1, g2 = grads
+        return g1 * torch.cos(x) - g2 * torch.sin(x)
+
+    assert gradarg.check_backward(SinCos.apply, x, expected=intended)
+    r = gradarg.check_backward(SinCos.apply, x, expected=lambda gs, x: gs[0] * torch.cos(x))
+    assert not r and [(p.output, p.input) for p in r.wrong_pairs] == [("y[1]", "x")]
