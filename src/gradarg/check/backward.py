@@ -9,6 +9,7 @@ estimate (:mod:`gradarg.check.fd_error`) on float64 copies.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import warnings
@@ -707,6 +708,12 @@ class _Checker:
                                            sampled="random probes only", n_checked=0))
                     continue
                 pair = self.localize_pair(k, j, none[j])
+                if pair.agree:  # the probes disagree, yet no compared entry is wrong
+                    pair = dataclasses.replace(
+                        pair, agree=False, sentence=(
+                            f"the random probes disagree, but none of the compared entries "
+                            f"is wrong ({pair.sampled}); localize='full' compares every "
+                            f"entry"))
                 pairs.append(pair)
                 if pair.sampled:
                     sampled.append(f"∂{yname}/∂{xname}: {pair.sampled}")
@@ -1167,7 +1174,7 @@ class _Checker:
         return True
 
     def example(self, pairs) -> ExampleV | None:
-        wrong = [p for p in pairs if not p.agree]
+        wrong = [p for p in pairs if not p.agree and p.worst]
         if not wrong:
             return None
         p = max(wrong, key=lambda q: q.max_abs_error)
