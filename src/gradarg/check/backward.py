@@ -659,8 +659,8 @@ class _Checker:
                                 f"are right.")
             if any(p.pattern in ("not-derivative", "sign") for p in wrong) and (
                     self.ref_kind != "expected"):
-                summary += (" If that is intended (a straight-through estimator, gradient "
-                            "reversal), check it against what the backward should compute: "
+                summary += (" If that is intended (a straight-through estimator, a "
+                            "surrogate gradient, gradient reversal), check it against what the backward should compute: "
                             "check_backward(..., expected=lambda grad_output, *args: ...).")
         else:
             seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong)
