@@ -657,7 +657,8 @@ class _Checker:
                              if len(ok_inputs) > 1 else ok_inputs[0])
                     summary += (f" Only some inputs are wrong: the gradients of {names} "
                                 f"are right.")
-            if any(p.pattern in ("not-derivative", "sign") for p in wrong) and (
+            if any(p.pattern == "not-derivative" or (p.pattern == "sign" and not p.region)
+                   for p in wrong) and (
                     self.ref_kind != "expected"):
                 summary += (" If that is intended (a straight-through estimator, a "
                             "surrogate gradient, gradient reversal), check it against what the backward should compute: "
