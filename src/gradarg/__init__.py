@@ -10,6 +10,7 @@
 from .check import (
     BackwardCheck,
     ExampleV,
+    LocalizationCostWarning,
     PairCheck,
     ProbeCheck,
     VJPComparison,
@@ -60,6 +61,7 @@ __all__ = [
     "Drawing",
     "ExampleV",
     "GradDiagnosis",
+    "LocalizationCostWarning",
     "PairCheck",
     "ProbeCheck",
     "SparseJacobian",
