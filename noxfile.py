@@ -148,6 +148,7 @@ def bench(session: nox.Session) -> None:
     one_thread = {"OMP_NUM_THREADS": threads}
     session.run("python", "benchmarks/check_probes.py", env=one_thread)
     session.run("python", "benchmarks/gradcheck_corpus.py", env=one_thread)
+    session.run("python", "benchmarks/check_bounded.py", env=one_thread)
     session.run("python", "benchmarks/sparse.py", *session.posargs,
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
     # trace_backward against a plain backward (10-layer MLP), ratio of medians

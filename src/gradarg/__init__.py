@@ -10,6 +10,7 @@
 from .check import (
     BackwardCheck,
     ExampleV,
+    LocalizationCostWarning,
     PairCheck,
     ProbeCheck,
     VJPComparison,
@@ -66,6 +67,7 @@ __all__ = [
     "ExampleV",
     "GradDiagnosis",
     "GradWatch",
+    "LocalizationCostWarning",
     "ModuleRecord",
     "PairCheck",
     "ParamRecord",

@@ -216,7 +216,7 @@ def test_large_input_wrong_backward_is_localised_after_the_probes():
     assert not r and r.pairs[0].pattern == "factor"
     assert not any(p.agree for p in r.probes)
     quick = gradarg.check_backward(Square.apply, x, localize=False)
-    assert not quick and quick.pairs == () and "localize=True" in quick.summary
+    assert not quick and quick.pairs == () and "localize=" in quick.summary
 
 
 def test_works_under_no_grad():

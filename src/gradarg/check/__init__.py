@@ -13,7 +13,14 @@ May import: :mod:`gradarg.core`, :mod:`gradarg.show` and ``gradarg._validate``; 
 :mod:`gradarg.trace` or :mod:`gradarg.sparse`.
 """
 
-from .backward import BackwardCheck, ExampleV, PairCheck, ProbeCheck, check_backward
+from .backward import (
+    BackwardCheck,
+    ExampleV,
+    LocalizationCostWarning,
+    PairCheck,
+    ProbeCheck,
+    check_backward,
+)
 from .compare import VJPComparison, compare_vjp
 from .localize import WrongEntry
 from .tolerance import backward_rtol
@@ -21,6 +28,7 @@ from .tolerance import backward_rtol
 __all__ = [
     "BackwardCheck",
     "ExampleV",
+    "LocalizationCostWarning",
     "PairCheck",
     "ProbeCheck",
     "VJPComparison",

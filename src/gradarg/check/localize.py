@@ -14,7 +14,7 @@ import torch
 
 from ..show.render import fmt
 
-__all__ = ["WrongEntry", "classify", "worst_entries"]
+__all__ = ["WrongEntry", "classify", "region", "threshold", "worst_entries"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,8 @@ def worst_entries(
 @dataclass(frozen=True)
 class Pattern:
     """A recognised kind of bug: ``kind`` is one of ``"zero"``, ``"sign"``, ``"factor"``,
-    ``"transposed"``, ``"offset"``, ``"precision"``; ``sentence`` says it for a reader."""
+    ``"transposed"``, ``"not-derivative"``, ``"offset"``, ``"precision"``; ``sentence`` says
+    it for a reader."""
 
     kind: str
     sentence: str
@@ -83,43 +84,55 @@ def classify(
     out_shape: tuple[int, ...], in_shape: tuple[int, ...], *,
     dropped: bool = False, dtype: torch.dtype | None = None,
     names: tuple[str, str] = ("y", "x"),
+    partial: bool = False, affine: bool = False, intended: bool = False,
 ) -> Pattern | None:
     """The simplest description of ``got`` in terms of ``expected``, if there is one.
 
     Tried in order: zero where a gradient is expected, sign flipped, a constant factor,
-    transposed (the whole matrix, or two equally long input or output dimensions swapped), off by
-    a constant, and relative errors below 0.1 that fit no other pattern (rounding in a lower
+    transposed (the whole matrix, or two equally long input or output dimensions swapped; not
+    tried when ``partial``, a sample of rows or columns), nonzero only where the derivative is
+    zero (``"not-derivative"``: the backward of a different function, as in a straight-through
+    estimator; not when ``intended``, i.e. ``expected`` is the intended backward already), off
+    by a constant, and relative errors below 0.1 that fit no other pattern (rounding in a lower
     precision than ``dtype``, the function's).  ``dropped``: the backward returned ``None`` for
-    this input.
+    this input; ``affine``: it gives a nonzero gradient for a zero upstream gradient.
     """
     y, x = names
     wrong = (got - expected).abs() > tol
     if not bool(wrong.any()):
         return None
+    what = "the intended gradient" if intended else f"∂{y}/∂{x}"
     if _close(got, torch.zeros_like(got), tol) or bool((got[wrong] == 0).all()):
         how = "returned None for" if dropped else "gives zeros for"
-        return Pattern("zero", f"the backward {how} the gradient of {x}, where the true "
-                               f"∂{y}/∂{x} is not zero (a gradient left out)")
+        true = what if intended else f"the true {what}"
+        return Pattern("zero", f"the backward {how} the gradient of {x}, where {true} is "
+                               f"not zero (a gradient left out)")
     if _close(got, -expected, tol):
-        return Pattern("sign", f"the sign is flipped: the backward gives -∂{y}/∂{x}")
+        return Pattern("sign", f"the sign is flipped: the backward gives -{what}")
     ee = float((expected * expected).sum())
     if ee > 0:
         c = float((got * expected).sum()) / ee
         if c != 0 and _close(got, c * expected, tol * max(1.0, abs(c))):
             if _nice_factor(c) == "-1":
-                return Pattern("sign", f"the sign is flipped: the backward gives -∂{y}/∂{x}")
+                return Pattern("sign", f"the sign is flipped: the backward gives -{what}")
             return Pattern("factor", f"off by a constant factor: the backward gives "
-                                     f"{_nice_factor(c)} × ∂{y}/∂{x}")
-    t = _transposed(got, expected, tol, out_shape, in_shape)
+                                     f"{_nice_factor(c)} × {what}")
+    t = None if partial else _transposed(got, expected, tol, out_shape, in_shape)
     if t is not None:
         return Pattern("transposed", f"transposed: the backward gives ∂{y}/∂{x} with {t} "
                                      f"(a matrix used where its transpose belongs)")
+    if not intended and not affine and bool(
+            (expected[wrong].abs() <= tol[wrong]).all()):
+        return Pattern("not-derivative", (
+            f"not the derivative of the forward: the backward passes a gradient where "
+            f"∂{y}/∂{x} is zero (the forward is flat there)"))
     diff = (got - expected)[wrong]
     c = float(diff.median())
     if c != 0 and bool(((diff - c).abs() <= tol[wrong]).all()):
-        return Pattern("offset", f"off by a constant: every wrong entry of ∂{y}/∂{x} is "
-                                 f"{fmt(c, 4)} away from the truth (a term that does not depend "
-                                 f"on the upstream gradient, or one added to the derivative)")
+        why = ("a term that does not depend on the upstream gradient" if affine else
+               "a term added to the derivative")
+        return Pattern("offset", f"off by a constant: every wrong entry of {what} is "
+                                 f"{fmt(c, 4)} away from it ({why})")
     if dtype is not None:
         rel = float(((got - expected).abs() / expected.abs().clamp_min(1e-300))[wrong].max())
         if rel < 0.1:
@@ -150,11 +163,9 @@ def _transposed(got, expected, tol, out_shape, in_shape) -> str | None:
     return None
 
 
-def region(
-    wrong_cols: torch.Tensor, x: torch.Tensor, name: str = "x"
-) -> str | None:
-    """``"where x < 0"``-like text when the wrong columns are exactly the elements of ``x`` on
-    one side of a threshold, else ``None``."""
+def threshold(wrong_cols: torch.Tensor, x: torch.Tensor) -> tuple[str, float] | None:
+    """``("<", t)`` or ``(">", t)`` when the wrong columns are exactly the elements of ``x``
+    below (above) ``t``, with ``t`` a short number between the two groups; else ``None``."""
     flat = x.detach().reshape(-1).double()
     n = flat.numel()
     k = int(wrong_cols.sum())
@@ -172,10 +183,21 @@ def region(
                 continue
             t = 0.0 if lo < 0 < hi or (side == "<" and hi == 0) or (side == ">" and lo == 0) \
                 else _round_between(lo, hi)
-            op = side if not ((side == "<" and hi == t) or (side == ">" and lo == t)) else (
-                "<" if side == "<" else ">")
-            return f"where {name} {op} {fmt(t, 4)} ({k} of {n} elements)"
+            return side, t
     return None
+
+
+def region(
+    wrong_cols: torch.Tensor, x: torch.Tensor, name: str = "x"
+) -> str | None:
+    """``"where x < 0"``-like text when the wrong columns are exactly the elements of ``x`` on
+    one side of a threshold (:func:`threshold`), else ``None``."""
+    split = threshold(wrong_cols, x)
+    if split is None:
+        return None
+    side, t = split
+    return (f"where {name} {side} {fmt(t, 4)} ({int(wrong_cols.sum())} of "
+            f"{x.numel()} elements)")
 
 
 def _round_between(lo: float, hi: float) -> float:
