@@ -41,7 +41,7 @@ def cases(n: int) -> list[tuple[str, str, Callable[[torch.Tensor], torch.Tensor]
     """(node, label, fn, x): ``fn(x)`` has about ``n`` outputs unless it reduces."""
     x = _r(n, seed=n).abs() + 0.5  # positive: log, sqrt, rsqrt defined
     c = _r(n, seed=1).abs() + 0.5
-    k = int(math.isqrt(n))
+    k = math.isqrt(n)
     W = _r(n, n, seed=2) / math.sqrt(n)
     Wt = _r(n // 4, n, seed=3) / math.sqrt(n)  # n -> n/4
     Ww = _r(4 * n, n, seed=4) / math.sqrt(n)  # n -> 4n
