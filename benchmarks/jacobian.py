@@ -17,7 +17,8 @@ Reference (torch) routes:
 * ``AF loop``: ``torch.autograd.functional.jacobian(fn, x)`` (its default ``vectorize=False``:
   one backward pass per output element; skipped when ``out > 512``, it is slow)
 * ``AF vrev`` / ``AF vfwd``: ``torch.autograd.functional.jacobian(fn, x, vectorize=True,
-  strategy="reverse-mode" / "forward-mode")``
+  strategy="reverse-mode" / "forward-mode")`` (``AF vrev`` skipped for ``W @ x`` with
+  ``out > 512``: its is_grads_batched rule for ``mv`` takes seconds to minutes there)
 
 gradarg routes: ``auto``, ``reverse``, ``forward`` and ``finite-difference`` (``fd``, only when
 ``in`` and ``out`` are both at most 256), and ``rev vmap``: the reverse route with its
@@ -192,6 +193,10 @@ def implementations(case: Case) -> dict[str, Callable[[], object]]:
     }
     if case.n_out > AF_LOOP_MAX_OUT:
         del impls["AF loop"]
+    if case.name == "W @ x" and case.n_out > AF_LOOP_MAX_OUT:
+        # torch's own is_grads_batched rule for mv's backward: 5.6 s at 1024 rows, minutes
+        # above (see benchmarks/batched_grad_nodes.py)
+        del impls["AF vrev"]
     if max(case.n_in, case.n_out) > FD_MAX_SIZE:
         del impls["fd"]
     if not case.fast_path:  # the same code as "reverse": nothing to compare
