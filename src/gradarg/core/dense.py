@@ -138,7 +138,9 @@ def jacobian(
     arguments of :func:`torch.autograd.functional.jacobian` in the same order, with the same
     meaning and the same nesting of the result. Where torch refuses a combination
     (``strict`` or ``create_graph`` with forward mode, ``strict`` with ``vectorize=True``,
-    forward mode without ``vectorize=True``) gradarg computes it.
+    forward mode without ``vectorize=True``) gradarg computes it. Inputs may be tensor
+    subclasses that wrap a tensor through ``__torch_dispatch__`` (``LoggingTensor`` in
+    PyTorch's own tests of that function), with any ``vectorize``.
 
     Batching goes through the public ``torch.func.vmap`` and ``torch.func.jvp``; the reverse
     route uses the public ``torch.autograd.grad(..., is_grads_batched=True)`` instead (torch's
