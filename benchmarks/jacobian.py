@@ -28,10 +28,12 @@ graph takes that path).
 Functions: ``sin``, ``softmax``, ``matmul`` (``x @ W.T``: an ``mm``), ``W @ x`` (a 1-d ``x``:
 ``MvBackward0``), ``X @ W.T`` (a batch of 4 rows) and an MLP.
 
-Exit status 1 (``--no-fail``: 0) when a target is missed: ``auto`` above 1.10x the fastest torch
-route of a row where that route takes at least 1 ms (1.5x below 1 ms), or the fast path slower
-than ``rev vmap`` on any of its rows (beyond a 5 % margin for timing noise), or the tall case
-less than 10x faster than torch's default loop.
+Exit status 1 (``--no-fail``: 0) when the is_grads_batched fast path is slower than ``rev vmap``
+on any of its rows (beyond a 5 % margin for timing noise): a node on
+``_routes.LEGACY_FAST_BACKWARD`` that loses.  The speed targets are printed as HOLDS/FAILS
+(``--fail-on-target``: exit 1 when one fails): ``auto`` at most 1.10x the fastest torch route
+of a row where that route takes at least 1 ms (1.5x below 1 ms), and the tall case at least 10x
+faster than torch's default loop.
 
 At 1024-2048 elements a Jacobian is 4-16 MB, and the times include the page faults taken when
 glibc returns freed blocks of that size to the OS and the next call touches fresh pages: that is
@@ -365,7 +367,10 @@ def goal_for(best: float, goal: float, small_goal: float) -> float:
     return goal if best >= 1e-3 else small_goal
 
 
-def summary(cases: list[Case], goal: float, small_goal: float, fast_margin: float) -> bool:
+def summary(
+    cases: list[Case], goal: float, small_goal: float, fast_margin: float
+) -> tuple[bool, bool]:
+    """Print the verdicts; return (speed targets against torch hold, fast path never slower)."""
     fails = []
     for c in cases:
         _, bt = best_torch(c)
@@ -403,7 +408,7 @@ def summary(cases: list[Case], goal: float, small_goal: float, fast_margin: floa
         f"- tall case ({TALL[0]}->{TALL[1]}) at least 10x faster than "
         f"torch.autograd.functional.jacobian default loop: {'HOLDS' if ok2 else 'FAILS'}"
     )
-    return ok1 and ok2 and ok3
+    return ok1 and ok2, ok3
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -431,7 +436,12 @@ def main(argv: list[str] | None = None) -> int:
         help="largest allowed is_grads_batched / public vmap time ratio (timing noise)",
     )
     p.add_argument(
-        "--no-fail", action="store_true", help="exit 0 even when a target is missed",
+        "--fail-on-target", action="store_true",
+        help="exit 1 also when a speed target against torch is missed (noisy on a busy machine)",
+    )
+    p.add_argument(
+        "--no-fail", action="store_true",
+        help="exit 0 even when the is_grads_batched fast path is slower than the vmap path",
     )
     p.add_argument(
         "--overhead",
@@ -484,9 +494,13 @@ def main(argv: list[str] | None = None) -> int:
             f"NOTE: the process got {cpu / wall:.0%} of a CPU during the run (other load on the "
             f"machine): wall-clock times are noisy; consider --clock cpu."
         )
-    ok = summary(cases, args.goal, args.small_goal, args.fast_path_margin)
-    if not ok and not args.no_fail:
-        print("\nFAILED: a target above is missed (--no-fail to only report)")
+    targets_ok, fast_path_ok = summary(cases, args.goal, args.small_goal, args.fast_path_margin)
+    if not fast_path_ok and not args.no_fail:
+        print("\nFAILED: the is_grads_batched fast path is slower than the public vmap path on "
+              "a row above: take its node off _routes.LEGACY_FAST_BACKWARD")
+        return 1
+    if not targets_ok and args.fail_on_target:
+        print("\nFAILED: a speed target against torch is missed")
         return 1
     return 0
 
