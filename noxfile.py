@@ -33,9 +33,15 @@ def install(session: nox.Session, *args: str) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests, doctests and the example scripts."""
+    """Unit tests, doctests and the example scripts.
+
+    In parallel: one pytest-xdist worker per core (``-n auto``; ``--dist worksteal`` evens out
+    the few slow tests), one torch thread per worker so that workers do not compete for cores.
+    ``nox -s tests -- -n 0`` runs them in one process.
+    """
     install(session, "-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs,
+                env={"OMP_NUM_THREADS": "1"})
 
 
 def _declared_minimum(package: str) -> str:

@@ -144,6 +144,8 @@ def routes(case: Case) -> dict[str, Callable[[], object]]:
         "jacfwd": lambda: torch.func.jacfwd(fn)(x),
         "AF vec": lambda: af_jacobian(fn, x, vectorize=True),
         "compressed": lambda: sj(fn, x),
+        # the obvious loop: the pattern passed every call (its colouring is kept after the first)
+        "jacobian(P)": lambda: gradarg.jacobian(fn, x, sparsity=case.pattern),
     }
 
 
@@ -302,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
                      ref_name, f"{speedup:.0f}x", f">= {c.target:.0f}x",
                      f"{c.sj.coloring_seconds * 1e3:.0f}"])
     table(headers, body, args.markdown)
+    print("\ngradarg.jacobian(fn, x, sparsity=P) called with the same P every time (colour once):")
+    table(["case", "jacobian(P) ms", "SparseJacobian call ms", "ratio"],
+          [[c.name, f"{c.times['jacobian(P)'] * 1e3:.3f}", f"{c.times['compressed'] * 1e3:.3f}",
+            f"{c.times['jacobian(P)'] / c.times['compressed']:.2f}"] for c in cases],
+          args.markdown)
     print("\nColouring time at n = 16384 (networkx greedy_color, largest_first, with the "
           "intersection graph's construction), paid once per pattern:")
     table(["pattern", "side", "colours", "seconds"],

@@ -109,3 +109,16 @@ def test_pass_through_backward_does_not_share_the_cached_basis(legacy_calls):
     second = gradarg.jacobian(torch.clone, x, method="reverse")
     torch.testing.assert_close(second, torch.eye(4, dtype=F64), rtol=0, atol=0)
     assert legacy_calls
+
+
+def test_matrix_vector_product_keeps_vmap(legacy_calls):
+    """W @ x with a 1-d x (MvBackward0): torch's older batched rule for mv's backward is
+    2-200x slower than vmap (benchmarks/batched_grad_nodes.py), so it stays on vmap;
+    x @ W.T (an mm) takes the older path."""
+    gen = torch.Generator().manual_seed(3)
+    W = torch.randn(6, 5, dtype=F64, generator=gen)
+    x = torch.randn(5, dtype=F64, generator=gen)
+    torch.testing.assert_close(gradarg.jacobian(lambda t: W @ t, x, method="reverse"), W)
+    assert not legacy_calls
+    torch.testing.assert_close(gradarg.jacobian(lambda t: t @ W.T, x, method="reverse"), W)
+    assert len(legacy_calls) == 1

@@ -154,8 +154,15 @@ def clear_basis_cache() -> None:
 
 def _unshared(t: torch.Tensor, basis: Sequence[torch.Tensor]) -> torch.Tensor:
     """``t``, or a copy if it shares memory with the cached basis (a backward or a JVP that
-    passes its cotangent/tangent through unchanged, e.g. ``clone`` or ``view``)."""
-    ptr = t.untyped_storage().data_ptr()
+    passes its cotangent/tangent through unchanged, e.g. ``clone`` or ``view``).
+
+    A ``__torch_dispatch__`` wrapper subclass (``LoggingTensor``) has no storage of its own
+    to compare: it may wrap the basis itself, so it is copied.
+    """
+    try:
+        ptr = t.untyped_storage().data_ptr()
+    except RuntimeError:  # "invalid python storage": a wrapper subclass
+        return t.clone()
     if any(ptr == b.untyped_storage().data_ptr() for b in basis):
         return t.clone()
     return t
@@ -337,11 +344,14 @@ def _graph_names(outs: Sequence[torch.Tensor]) -> set[str]:
 # Backward nodes for which torch.autograd.grad(..., is_grads_batched=True) (public; torch's older
 # batching rules) is faster than torch.func.vmap over torch.autograd.grad: measured with torch
 # 2.13, one thread, 64 and 256 batched cotangents, every op of tests/core/test_ops_corpus.py plus
-# common view and arithmetic nodes.  For these the older path takes 0.70-0.85x the time of vmap
-# at both sizes (its per-call Python overhead is smaller, its rules are as fast).  Nodes without
-# an older rule (tanh, softmax, linalg, convolution, indexing, ...) make it loop per cotangent
-# instead, 1.2-25x slower, growing with the batch: they are not listed, and one such node in the
-# graph keeps the whole backward on torch.func.vmap.
+# common view and arithmetic nodes (benchmarks/batched_grad_nodes.py times each node alone).
+# For these the older path takes 0.70-0.92x the time of vmap at both sizes (its per-call Python
+# overhead is smaller, its rules are as fast).  Nodes without an older rule (tanh, softmax,
+# linalg, convolution, indexing, ...) make it loop per cotangent instead, 1.2-25x slower,
+# growing with the batch: they are not listed, and one such node in the graph keeps the whole
+# backward on torch.func.vmap.  MvBackward0 (``W @ x`` with a 1-d ``x``) and AddmvBackward0 are
+# out: the older rule for mv's backward is 2.3x slower at 64 rows, 33x at 256, 200x at 1024
+# (``x @ W.T`` goes through MmBackward0, which is fast on both paths).
 LEGACY_FAST_BACKWARD = frozenset(
     {
         "torch::autograd::AccumulateGrad",
@@ -355,7 +365,7 @@ LEGACY_FAST_BACKWARD = frozenset(
         "AmaxBackward0", "LogsumexpBackward0", "MaxBackward1", "MeanBackward0", "ProdBackward0",
         "ProdBackward1", "SumBackward0", "SumBackward1", "TraceBackward0", "VarBackward0",
         # matrix products
-        "AddmmBackward0", "BmmBackward0", "MmBackward0", "MvBackward0",
+        "AddmmBackward0", "BmmBackward0", "MmBackward0",
         # views and copies
         "CatBackward0", "CloneBackward0", "DiagonalBackward0", "ExpandBackward0",
         "PermuteBackward0", "RepeatBackward0", "SliceBackward0", "SqueezeBackward1",
@@ -374,11 +384,50 @@ def _legacy_batched_grad(
     live_outs: Sequence[torch.Tensor],
     leaves: tuple[torch.Tensor, ...],
     cots: Sequence[torch.Tensor],
+    create_graph: bool = False,
 ) -> tuple[torch.Tensor | None, ...]:
     """All VJPs in one call of ``torch.autograd.grad(..., is_grads_batched=True)``."""
     return torch.autograd.grad(
-        live_outs, leaves, cots, retain_graph=True, allow_unused=True, is_grads_batched=True
+        live_outs,
+        leaves,
+        cots,
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+        is_grads_batched=True,
     )
+
+
+def reverse_grads_batched(
+    leaves: tuple[torch.Tensor, ...],
+    outs: tuple[torch.Tensor, ...],
+    *,
+    create_graph: bool = False,
+) -> Blocks:
+    """All rows from one ``torch.autograd.grad(..., is_grads_batched=True)`` call, whatever
+    the graph holds: what ``torch.autograd.functional.jacobian(vectorize=True)`` does.
+
+    The second vectorized attempt of ``vectorize=True`` when ``torch.func.vmap`` could not batch
+    the backward pass (torch's older batching rules loop per row where they have no rule,
+    with torch's performance warning).  Refuses graphs with a node of
+    :data:`WRONG_BATCHED_BACKWARD`, as :func:`reverse_vectorized` does.
+    """
+    shapes = [y.shape for y in outs]
+    m = sum(y.numel() for y in outs)
+    live = [k for k, y in enumerate(outs) if y.requires_grad]
+    if not live or m == 0:
+        return _split_rows([_zeros_like_grad(x, m) for x in leaves], shapes)
+    live_outs = [outs[k] for k in live]
+    wrong = _graph_names(live_outs) & WRONG_BATCHED_BACKWARD
+    if wrong:
+        raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
+    cot = eye_blocks(shapes, outs, cached=True)
+    found = _legacy_batched_grad(live_outs, leaves, [cot[k] for k in live], create_graph)
+    grads = tuple(
+        _zeros_like_grad(x, m) if g is None else _unshared(g, cot)
+        for x, g in zip(leaves, found, strict=True)
+    )
+    return _split_rows(grads, shapes)
 
 
 def reverse_vectorized(

@@ -68,7 +68,9 @@ def jacobian(
     vectorize : bool or None
         ``None`` (default) tries one batched call with ``torch.func.vmap`` and falls back to a
         loop of single products when the function cannot be batched. ``True`` raises
-        :class:`~gradarg.VectorizationError` instead of falling back; ``False`` always loops.
+        :class:`~gradarg.VectorizationError` instead of falling back (reverse mode first tries
+        one ``torch.autograd.grad(..., is_grads_batched=True)`` call, as
+        :func:`torch.autograd.functional.jacobian` does); ``False`` always loops.
         Reverse mode evaluates ``fn`` once, unbatched, and batches only the backward passes (so
         ``.item()`` or data-dependent control flow in ``fn`` is fine there); forward mode
         batches ``fn`` itself.
@@ -89,9 +91,10 @@ def jacobian(
         A ``torch.bool`` pattern of shape ``y.shape + x.shape`` (dense, COO or CSR), ``True``
         where ``J`` may be non-zero, or a :class:`~gradarg.SparseJacobian` built from one:
         the Jacobian is then computed by compression, several rows (or columns) per pass,
-        and returned as a sparse COO tensor. A tensor pattern is coloured on every call; build
-        a :class:`~gradarg.SparseJacobian` once to reuse the colouring. Single tensor ``x``
-        and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
+        and returned as a sparse COO tensor. A tensor pattern is coloured once: the colourings
+        of the 8 patterns used last are kept, keyed by their content (entries, shapes,
+        ``method``), so a loop that passes the same pattern again skips the colouring. Single
+        tensor ``x`` and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
 
     Returns
     -------
@@ -135,7 +138,9 @@ def jacobian(
     arguments of :func:`torch.autograd.functional.jacobian` in the same order, with the same
     meaning and the same nesting of the result. Where torch refuses a combination
     (``strict`` or ``create_graph`` with forward mode, ``strict`` with ``vectorize=True``,
-    forward mode without ``vectorize=True``) gradarg computes it.
+    forward mode without ``vectorize=True``) gradarg computes it. Inputs may be tensor
+    subclasses that wrap a tensor through ``__torch_dispatch__`` (``LoggingTensor`` in
+    PyTorch's own tests of that function), with any ``vectorize``.
 
     Batching goes through the public ``torch.func.vmap`` and ``torch.func.jvp``; the reverse
     route uses the public ``torch.autograd.grad(..., is_grads_batched=True)`` instead (torch's
@@ -313,8 +318,13 @@ def _compute(
             return _routes.reverse_vectorized(leaves, outs, create_graph=create_graph), out_tuple
         except _routes._VMAP_ERRORS as err:
             if vectorize:
+                # before giving up, what torch.autograd.functional.jacobian(vectorize=True) does
+                with contextlib.suppress(*_routes._VMAP_ERRORS):
+                    blocks = _routes.reverse_grads_batched(leaves, outs, create_graph=create_graph)
+                    return blocks, out_tuple
                 raise _routes.VectorizationError(
-                    f"the backward pass of fn could not be batched with torch.func.vmap: {err}"
+                    f"the backward pass of fn could not be batched with torch.func.vmap nor with "
+                    f"torch.autograd.grad(..., is_grads_batched=True): {err}"
                 ) from err
     # the loop reuses the graph recorded above: fn is not evaluated again
     return _routes.reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple

@@ -19,6 +19,7 @@ import torch
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
+from . import _seen
 from .coloring import STRATEGIES, color_pattern
 from .pattern import coordinates
 
@@ -395,6 +396,9 @@ def sparse_jacobian(
     else:
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"with sparsity=, x must be one tensor, got {type(x).__name__}")
-        sj = SparseJacobian(sparsity, x.shape, method=method)
+        # colour once: a pattern with the same content as one seen before reuses its colouring
+        sj = _seen.sparse_jacobian_for(
+            sparsity, x.shape, method, lambda: SparseJacobian(sparsity, x.shape, method=method)
+        )
     return sj(fn, x)
 
