@@ -63,7 +63,8 @@ class SparseJacobian:
     method : {"auto", "reverse", "forward"}
         ``"auto"`` colours both sides and uses the one with fewer colours (reverse on a tie).
     strategy : str
-        Node order of the greedy colouring (:data:`gradarg.sparse.STRATEGIES`).
+        Colouring strategy (:data:`gradarg.sparse.STRATEGIES`; default ``"best"``: the
+        fewer colours of largest-first and DSATUR).
 
     Attributes
     ----------
@@ -118,7 +119,7 @@ class SparseJacobian:
         x_shape: tuple[int, ...] | torch.Size | None = None,
         *,
         method: str = "auto",
-        strategy: str = "largest_first",
+        strategy: str = "best",
     ) -> None:
         if method not in ("auto", "reverse", "forward"):
             raise ValueError(f"method must be 'auto', 'reverse' or 'forward', got {method!r}")
