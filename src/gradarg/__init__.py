@@ -37,7 +37,7 @@ from .show import (
     markdown_table,
     summarize,
 )
-from .sparse import CertificateError, SparseJacobian, color_pattern, sparsity_pattern
+from .sparse import CertificateError, SparseHessian, SparseJacobian, color_pattern, sparsity_pattern
 from .trace import (
     BackwardTrace,
     Drawing,
@@ -62,6 +62,7 @@ __all__ = [
     "GradDiagnosis",
     "PairCheck",
     "ProbeCheck",
+    "SparseHessian",
     "SparseJacobian",
     "TracedEdge",
     "TracedNode",
