@@ -157,7 +157,10 @@ class SparseJacobian:
         if method == "forward" or (
             method == "auto" and (split is None or split.passes > col_bound)
         ):
-            cc = color_pattern(coords, "columns", strategy=strategy)
+            if rc is not None and _symmetric(coords):  # same conflict graph on both sides
+                cc = rc
+            else:
+                cc = color_pattern(coords, "columns", strategy=strategy)
         self.row_colors = None if rc is None else _count(rc)
         self.column_colors = None if cc is None else _count(cc)
         one_side = min(k for k in (self.row_colors, self.column_colors, coords.m + coords.n)
@@ -418,6 +421,14 @@ class SparseJacobian:
         return torch.sparse_coo_tensor(
             indices, values, (*y_shape, *x_shape), is_coalesced=True, check_invariants=False
         )
+
+
+def _symmetric(coords) -> bool:
+    """Structurally symmetric square pattern: rows and columns have the same conflict graph."""
+    if coords.m != coords.n:
+        return False
+    key = coords.rows * coords.n + coords.cols  # sorted (row-major coordinates)
+    return bool(np.array_equal(np.sort(coords.cols * coords.n + coords.rows), key))
 
 
 def _has_dense_line(coords) -> bool:
