@@ -259,3 +259,64 @@ def test_bidirectional_split_is_exact_on_random_patterns(mask, dense_row, dense_
     torch.testing.assert_close(got, torch.func.jacrev(f)(x), rtol=1e-12, atol=1e-300)
     auto = gradarg.SparseJacobian(mask)
     assert auto.passes <= min(k for k in (auto.row_colors, auto.column_colors, 10**9) if k)
+
+
+# --------------------------------------------------------------------------- acyclic
+
+
+def two_coloured_cycle(sym: np.ndarray, colors: np.ndarray) -> bool:
+    """Brute force: does any two colour classes' induced subgraph contain a cycle?"""
+    off = sym & ~np.eye(len(sym), dtype=bool)
+    for a, b in itertools.combinations(np.unique(colors).tolist(), 2):
+        keep = np.flatnonzero((colors == a) | (colors == b))
+        sub = nx.from_numpy_array(off[np.ix_(keep, keep)].astype(int))
+        if sub.number_of_edges() >= sub.number_of_nodes() - nx.number_connected_components(sub) + 1:
+            return True
+    return False
+
+
+@settings(max_examples=30, deadline=None)
+@given(mask=st.builds(
+    lambda k, p, seed: torch.rand(k, k, generator=torch.Generator().manual_seed(seed)) < p,
+    st.integers(2, 12), st.floats(0.05, 0.5), st.integers(0, 2**31 - 1)))
+def test_acyclic_colouring_has_no_two_coloured_cycle(mask):
+    from gradarg.sparse.acyclic import acyclic_coloring
+
+    sym = symmetric(mask).numpy()
+    indptr, indices = adjacency(sym)
+    colors = acyclic_coloring(indptr, indices, np.random.default_rng(1).permutation(len(sym)))
+    off = sym & ~np.eye(len(sym), dtype=bool)
+    assert all(colors[a] != colors[b] for a, b in zip(*np.nonzero(off), strict=True))
+    assert not two_coloured_cycle(sym, colors)
+
+
+def test_acyclic_banded_hessian_in_six_products_exact():
+    n, half = 40, 5
+    sh = gradarg.SparseHessian(banded(n, half), method="acyclic")
+    assert sh.passes == half + 1 < gradarg.SparseHessian(banded(n, half)).passes
+    x = torch.randn(n, generator=torch.Generator().manual_seed(6), dtype=F64)
+    f = band_energy(half)
+    torch.testing.assert_close(sh(f, x).to_dense(), torch.func.hessian(f)(x),
+                               rtol=1e-12, atol=1e-300)
+
+
+@settings(max_examples=10, deadline=None)
+@given(mask=st.builds(
+    lambda k, seed: torch.rand(k, k, generator=torch.Generator().manual_seed(seed)) < 0.3,
+    st.integers(2, 10), st.integers(0, 2**31 - 1)))
+def test_acyclic_hessian_of_a_random_pairwise_energy_is_exact(mask):
+    sym = symmetric(mask)
+    pairs = [(a, b) for a, b in itertools.combinations(range(len(sym)), 2) if sym[a, b]]
+    w = torch.randn(len(pairs) + 1, generator=torch.Generator().manual_seed(7), dtype=F64)
+
+    def energy(u):
+        total = torch.cos(u).sum()
+        for k, (a, b) in enumerate(pairs):
+            total = total + w[k] * (u[a] - u[b]) ** 4 + torch.sin(u[a] * u[b])
+        return total
+
+    x = torch.randn(len(sym), generator=torch.Generator().manual_seed(8), dtype=F64)
+    got = gradarg.SparseHessian(sym, method="acyclic")(energy, x, layout=torch.strided)
+    torch.testing.assert_close(got, torch.func.hessian(energy)(x), rtol=1e-12, atol=1e-300)
+    with pytest.raises(ValueError, match="method must be"):
+        gradarg.SparseHessian(sym, method="distance2")

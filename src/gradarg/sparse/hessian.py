@@ -18,6 +18,7 @@ from torch.func import grad as func_grad
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
+from .acyclic import acyclic_coloring, substitution_plan
 from .coloring import color_graph
 from .greedy import order
 from .pattern import coordinates
@@ -51,6 +52,12 @@ class SparseHessian:
         ``x.shape + x.shape``; dense, sparse COO or CSR.
     x_shape : tuple of int, optional
         The input's shape; needed when ``pattern`` has more than 2 dimensions.
+    method : {"star", "acyclic"}
+        ``"star"`` (default): star colouring, every entry read directly off one product.
+        ``"acyclic"``: acyclic colouring (every two colour classes span a forest), fewer
+        products (a band of half-width ``β``: ``β + 1`` instead of ``2β + 1``), entries found
+        by substitution along the trees (one round of array operations per peeling step;
+        rounding errors can accumulate along long trees).
 
     Attributes
     ----------
@@ -71,7 +78,8 @@ class SparseHessian:
     TypeError
         ``pattern`` is not a ``torch.bool`` tensor in a supported layout.
     ValueError
-        ``pattern`` is not square (``(n, n)`` or ``x.shape + x.shape``) or is all False.
+        ``pattern`` is not square (``(n, n)`` or ``x.shape + x.shape``) or is all False;
+        unknown ``method``.
 
     Examples
     --------
@@ -91,8 +99,14 @@ class SparseHessian:
     """
 
     def __init__(
-        self, pattern: torch.Tensor, x_shape: tuple[int, ...] | torch.Size | None = None
+        self,
+        pattern: torch.Tensor,
+        x_shape: tuple[int, ...] | torch.Size | None = None,
+        *,
+        method: str = "star",
     ) -> None:
+        if method not in ("star", "acyclic"):
+            raise ValueError(f"method must be 'star' or 'acyclic', got {method!r}")
         co = coordinates(pattern, x_shape)
         if co.m != co.n or (co.y_shape is not None and co.y_shape != co.x_shape):
             raise ValueError(
@@ -110,13 +124,21 @@ class SparseHessian:
         np.cumsum(np.bincount(rows[off], minlength=n), out=indptr[1:])
         indices = cols[off]
         best = None
+        colour = star_coloring if method == "star" else acyclic_coloring
         for name in ORDERS_TRIED:
             seq = np.arange(n) if name == "natural" else order(indptr, indices, name)
-            colors = star_coloring(indptr, indices, seq)
+            colors = colour(indptr, indices, seq)
             if best is None or colors.max() < best.max():
                 best = colors
         assert best is not None
-        self._gather = torch.from_numpy(star_recovery(rows, cols, best))
+        self.method = method
+        if method == "star":
+            self._gather = torch.from_numpy(star_recovery(rows, cols, best))
+        else:
+            diagonal, rounds = substitution_plan(rows, cols, best)
+            self._diagonal = torch.from_numpy(diagonal)
+            self._diagonal_slot = torch.from_numpy(best[rows[diagonal]] * n + rows[diagonal])
+            self._rounds = [tuple(torch.from_numpy(a) for a in r) for r in rounds]
         self.coloring_seconds = time.perf_counter() - start
         self._adjacency = (indptr, indices)
         self._distance2_colors: int | None = None
@@ -213,7 +235,19 @@ class SparseHessian:
             products = torch.stack([hvp(v) for v in seeds])
         except _VMAP_ERRORS:  # an op without a batching rule: one product at a time
             products = torch.stack([hvp(v) for v in seeds])
-        values = products.detach().reshape(-1)[self._gather]
+        flat = products.detach().reshape(-1)
+        if self.method == "star":
+            values = flat[self._gather]
+        else:  # substitution: peel the two-coloured trees, round by round
+            values = torch.empty(self.nnz, dtype=flat.dtype)
+            values[self._diagonal] = flat[self._diagonal_slot]
+            found = torch.zeros_like(flat)
+            for entries, slot, mirror, other in self._rounds:
+                v = flat[slot] - found[slot]
+                values[entries] = v
+                values[mirror] = v
+                found.index_add_(0, slot, v)
+                found.index_add_(0, other, v)
         shape = tuple(x.shape)
         if layout == torch.strided:
             dense = torch.zeros(n * n, dtype=values.dtype)
