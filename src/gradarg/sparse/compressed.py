@@ -68,7 +68,7 @@ class SparseJacobian:
         split and uses it if it needs fewer passes.  ``"bidirectional"``: dense rows by
         reverse mode, the other entries by forward mode (or dense columns by forward mode, the
         rest by reverse), the split with fewest passes
-        (:func:`gradarg.sparse.bidirectional.bidirectional_partition`).
+        (``gradarg.sparse.bidirectional.bidirectional_partition``).
     strategy : str
         Colouring strategy (:data:`gradarg.sparse.STRATEGIES`; default ``"best"``: the
         fewer colours of largest-first and DSATUR).
