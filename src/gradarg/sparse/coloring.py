@@ -208,7 +208,7 @@ def color_pattern(
     >>> tridiagonal = torch.ones(6, 6).triu(-1).tril(1).bool()
     >>> color_pattern(tridiagonal, strategy="largest_first")
     tensor([1, 2, 0, 1, 2, 0])
-    >>> arrow = torch.eye(5, dtype=torch.bool)   # arrowhead: dense first row and column
+    >>> arrow = torch.eye(5, dtype=torch.bool)   # dense first row and column
     >>> arrow[0] = arrow[:, 0] = True
     >>> int(color_pattern(arrow).max()) + 1   # every row meets row 0: 5 colours
     5

@@ -84,11 +84,11 @@ class SparseHessian:
     Examples
     --------
     >>> import torch
-    >>> n = 1000                        # u_0 couples to every u_i: an arrowhead Hessian
+    >>> n = 1000                        # u_0 couples to every u_i: arrowhead
     >>> arrow = torch.eye(n, dtype=torch.bool)
     >>> arrow[0] = arrow[:, 0] = True
     >>> sh = SparseHessian(arrow)
-    >>> sh.passes, sh.distance2_colors   # 2 products; the Jacobian of the gradient: 1000
+    >>> sh.passes, sh.distance2_colors   # 2 products; distance-2 colouring: 1000
     (2, 1000)
     >>> def energy(u):
     ...     return ((u[1:] - u[0]) ** 4).sum() + torch.cos(u).sum()
