@@ -1,14 +1,17 @@
 """Sparse Jacobians by compression: one backward pass for several rows that touch disjoint columns.
 
 What it is for: ``SparseJacobian(pattern)`` (colour once, then every call makes one batched pass
-per colour instead of one per row or column, with a random certificate), ``color_pattern``
-(greedy colouring of the row or column intersection graph, by networkx) and
-``sparsity_pattern`` (a local pattern from dense Jacobians at random points), and
-``SparseHessian(pattern)`` (star colouring, one Hessian-vector product per colour).
+per colour instead of one per row or column, with a random certificate; a bidirectional split
+when a row and a column are dense), ``color_pattern`` (greedy colouring of the row or column
+intersection graph: largest-first and DSATUR compiled by rustworkx, other orders in
+``greedy``), ``sparsity_pattern`` (a local pattern from dense Jacobians at random points),
+and ``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per
+colour).
 
 Modules: ``compressed``, ``coloring`` (conflict graphs, strategies), ``greedy`` (greedy
 colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
-``star`` (star colouring and direct recovery), ``hessian``, ``pattern``.
+``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
+substitution), ``hessian``, ``pattern``.
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.show`.  Importing it registers the compressed route
