@@ -38,7 +38,7 @@ from .show import (
     markdown_table,
     summarize,
 )
-from .sparse import CertificateError, SparseJacobian, color_pattern, sparsity_pattern
+from .sparse import CertificateError, SparseHessian, SparseJacobian, color_pattern, sparsity_pattern
 from .trace import (
     BackwardTrace,
     Drawing,
@@ -72,6 +72,7 @@ __all__ = [
     "PairCheck",
     "ParamRecord",
     "ProbeCheck",
+    "SparseHessian",
     "SparseJacobian",
     "TracedEdge",
     "TracedNode",

@@ -196,7 +196,7 @@ def test_conflict_graph_and_colouring_against_brute_force(drawn, side):
     want = {(a, b) for a, b in zip(*np.nonzero(overlap.numpy()), strict=True) if a < b}
     a, b = conflict_pairs(coordinates(mask), side)
     assert set(zip(a.tolist(), b.tolist(), strict=True)) == want
-    colors = gradarg.color_pattern(mask, side)
+    colors = gradarg.color_pattern(mask, side, strategy="largest_first")
     assert len(colors) == (mask.shape[0] if side == "rows" else mask.shape[1])
     assert all(colors[i] != colors[j] for i, j in want)  # a proper colouring
     graph = nx.Graph()  # networkx on the brute-force graph gives the same colouring

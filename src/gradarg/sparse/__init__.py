@@ -1,11 +1,17 @@
 """Sparse Jacobians by compression: one backward pass for several rows that touch disjoint columns.
 
 What it is for: ``SparseJacobian(pattern)`` (colour once, then every call makes one batched pass
-per colour instead of one per row or column, with a random certificate), ``color_pattern``
-(greedy colouring of the row or column intersection graph, by networkx) and
-``sparsity_pattern`` (a local pattern from dense Jacobians at random points).
+per colour instead of one per row or column, with a random certificate; a bidirectional split
+when a row and a column are dense), ``color_pattern`` (greedy colouring of the row or column
+intersection graph: largest-first and DSATUR compiled by rustworkx, other orders in
+``greedy``), ``sparsity_pattern`` (a local pattern from dense Jacobians at random points),
+and ``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per
+colour).
 
-Modules: ``compressed``, ``coloring``, ``pattern``.
+Modules: ``compressed``, ``coloring`` (conflict graphs, strategies), ``greedy`` (greedy
+colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
+``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
+substitution), ``hessian``, ``pattern``.
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.show`.  Importing it registers the compressed route
@@ -15,6 +21,7 @@ that ``gradarg.jacobian(fn, x, sparsity=P)`` calls.
 from ..core.dense import register_sparse_route
 from .coloring import STRATEGIES, color_pattern
 from .compressed import CertificateError, SparseJacobian, sparse_jacobian
+from .hessian import SparseHessian
 from .pattern import sparsity_pattern
 
 register_sparse_route(sparse_jacobian)
@@ -22,6 +29,7 @@ register_sparse_route(sparse_jacobian)
 __all__ = [
     "STRATEGIES",
     "CertificateError",
+    "SparseHessian",
     "SparseJacobian",
     "color_pattern",
     "sparsity_pattern",

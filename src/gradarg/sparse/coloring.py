@@ -10,56 +10,97 @@ matrices", IMA J. Appl. Math. 13 (1974), and Gebremedhin, Manne and Pothen, "Wha
 your Jacobian? Graph coloring for computing derivatives", SIAM Review 47 (2005).
 
 The graph is built from the pattern's coordinates without any ``m × m`` matrix: the non-zeros
-are grouped by column (a column → rows index) and each group contributes all its pairs.  The
-colouring is networkx's greedy colouring (``networkx.greedy_color``).
+are grouped by column (a column → rows index) and each group contributes all its pairs, as
+compressed adjacency arrays.  The colouring is sequential greedy in one of several vertex orders
+(:mod:`gradarg.sparse.greedy`), or rustworkx's compiled DSATUR (Brélaz, Comm. ACM 22, 1979) and
+independent-set colourings; ``"best"`` runs several and keeps the one with fewest colours.
 """
 
 from __future__ import annotations
 
+import time
+import warnings
 from typing import Literal
 
 import networkx as nx
 import numpy as np
+import rustworkx as rx
 import torch
 
+from .greedy import ORDERS, greedy, order
 from .pattern import Coordinates, coordinates
 
-__all__ = ["STRATEGIES", "color_pattern", "conflict_pairs", "intersection_graph"]
+__all__ = [
+    "STRATEGIES",
+    "color_graph",
+    "color_pattern",
+    "conflict_adjacency",
+    "conflict_pairs",
+    "intersection_graph",
+]
 
 Side = Literal["rows", "columns"]
-# networkx strategies that run in about linear time (largest_first: 0.03-0.1 s at 16,384
-# nodes here; DSATUR and independent_set take minutes at that size).
+# "best" first (the default); the greedy orders of gradarg.sparse.greedy; two compiled
+# rustworkx colourings; two networkx orders kept for compatibility (slower: explicit graph).
 STRATEGIES: tuple[str, ...] = (
-    "largest_first",
-    "smallest_last",
-    "random_sequential",
+    "best",
+    *ORDERS,
+    "DSATUR",
+    "independent_set",
     "connected_sequential_bfs",
     "connected_sequential_dfs",
 )
+# what "best" tries, cheapest first
+BEST_OF: tuple[str, ...] = ("largest_first", "DSATUR")
+# compiled in rustworkx: its "Degree" order sorts by decreasing degree, stably (ties by index),
+# the same order as networkx's and gradarg.sparse.greedy's largest_first
+_RX = {
+    "largest_first": rx.ColoringStrategy.Degree,
+    "DSATUR": rx.ColoringStrategy.Saturation,
+    "independent_set": rx.ColoringStrategy.IndependentSet,
+}
+
+
+def conflict_adjacency(coords: Coordinates, side: Side) -> tuple[np.ndarray, np.ndarray]:
+    """Compressed adjacency ``(indptr, indices)`` of the row (``side="rows"``) or column
+    intersection graph: the off-diagonal non-zeros of ``P Pᵀ`` (or ``Pᵀ P``), one sparse
+    product of the 0/1 pattern matrix ``P`` (``torch`` CSR); neighbours sorted."""
+    if side == "rows":
+        nodes, shared, size, other = coords.rows, coords.cols, coords.m, coords.n
+    elif side == "columns":
+        by = np.argsort(coords.cols, kind="stable")  # coordinates are sorted row-major
+        nodes, shared, size, other = coords.cols[by], coords.rows[by], coords.n, coords.m
+    else:
+        raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
+    nodes_t, shared_t = torch.from_numpy(nodes), torch.from_numpy(shared)
+    crow = torch.zeros(size + 1, dtype=torch.int64)
+    crow[1:] = torch.bincount(nodes_t, minlength=size).cumsum(0)
+    ones = torch.ones(nodes.size, dtype=torch.float32)
+    with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
+        warnings.simplefilter("ignore", UserWarning)
+        p = torch.sparse_csr_tensor(crow, shared_t, ones, (size, other), check_invariants=False)
+        product = p @ p.t().to_sparse_csr()
+    prow = product.crow_indices()
+    col = product.col_indices()
+    row = torch.repeat_interleave(torch.arange(size), prow.diff())
+    keep = row != col
+    row, col = row[keep], col[keep]
+    indptr = torch.zeros(size + 1, dtype=torch.int64)
+    indptr[1:] = torch.bincount(row, minlength=size).cumsum(0)
+    return indptr.numpy(), col.numpy().astype(np.int64)
 
 
 def conflict_pairs(coords: Coordinates, side: Side) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``(a, b)``, ``a < b``, of rows (``side="rows"``) that share a column, or of
     columns that share a row; unique, sorted."""
-    if side == "rows":
-        nodes, shared, size = coords.rows, coords.cols, coords.m
-    elif side == "columns":
-        nodes, shared, size = coords.cols, coords.rows, coords.n
-    else:
-        raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
-    order = np.lexsort((nodes, shared))
-    nd, sh = nodes[order], shared[order]
-    starts = np.flatnonzero(np.r_[True, sh[1:] != sh[:-1]])
-    counts = np.diff(np.r_[starts, sh.size])
-    # every non-zero is paired with every non-zero of its group (column for rows, row for columns)
-    k = np.repeat(counts, counts)
-    a = np.repeat(np.arange(sh.size), k)
-    first = np.repeat(np.repeat(starts, counts), k)
-    b = first + (np.arange(a.size) - np.repeat(np.cumsum(k) - k, k))
-    na, nb = nd[a], nd[b]
-    keep = na < nb
-    key = np.unique(na[keep] * size + nb[keep])
-    return key // size, key % size
+    indptr, indices = conflict_adjacency(coords, side)
+    return _pairs(indptr, indices)
+
+
+def _pairs(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    row = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+    keep = row < indices
+    return row[keep], indices[keep]
 
 
 def intersection_graph(coords: Coordinates, side: Side) -> nx.Graph:
@@ -71,18 +112,64 @@ def intersection_graph(coords: Coordinates, side: Side) -> nx.Graph:
     return graph
 
 
+def color_graph(
+    indptr: np.ndarray, indices: np.ndarray, strategy: str = "best"
+) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
+    """Colour the graph with compressed adjacency ``(indptr, indices)`` (both directions).
+
+    Returns the ``int64`` colours and, per strategy run, ``(colours used, seconds)``.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    size = len(indptr) - 1
+    tried: dict[str, tuple[int, float]] = {}
+    best: np.ndarray | None = None
+    graph = None
+    for name in BEST_OF if strategy == "best" else (strategy,):
+        start = time.perf_counter()
+        if name in _RX:
+            if graph is None:
+                a, b = _pairs(indptr, indices)
+                graph = rx.PyGraph(node_count_hint=size)  # pairs are unique already
+                graph.add_nodes_from(range(size))
+                graph.add_edges_from_no_data(list(zip(a.tolist(), b.tolist(), strict=True)))
+            found = rx.graph_greedy_color(graph, strategy=_RX[name])
+            colors = np.empty(size, dtype=np.int64)
+            colors[np.fromiter(found.keys(), np.int64, size)] = np.fromiter(
+                found.values(), np.int64, size
+            )
+        elif name in ORDERS:
+            colors = greedy(indptr, indices, order(indptr, indices, name))
+        else:  # networkx orders
+            a, b = _pairs(indptr, indices)
+            nxg = nx.Graph()
+            nxg.add_nodes_from(range(size))
+            nxg.add_edges_from(zip(a.tolist(), b.tolist(), strict=True))
+            found = nx.greedy_color(nxg, strategy=name)
+            colors = np.empty(size, dtype=np.int64)
+            colors[list(found)] = list(found.values())
+        k = int(colors.max()) + 1 if size else 0
+        tried[name] = (k, time.perf_counter() - start)
+        if best is None or k < int(best.max()) + 1:
+            best = colors
+    assert best is not None
+    return best, tried
+
+
 def color_pattern(
     pattern: torch.Tensor | Coordinates,
     side: Side = "rows",
     *,
     x_shape: tuple[int, ...] | torch.Size | None = None,
-    strategy: str = "largest_first",
+    strategy: str = "best",
 ) -> torch.Tensor:
     """Greedy colouring of the rows or columns of a Jacobian sparsity pattern.
 
     Rows with the same colour have disjoint column supports (``side="rows"``: one reverse-mode
     pass per colour); columns with the same colour have disjoint row supports
-    (``side="columns"``: one forward-mode pass per colour).
+    (``side="columns"``: one forward-mode pass per colour).  The conflict (intersection) graph
+    is built from the pattern's coordinates with array operations; the colouring is a
+    sequential greedy colouring in the order ``strategy``.
 
     Parameters
     ----------
@@ -93,7 +180,14 @@ def color_pattern(
     x_shape : tuple of int, optional
         The input's shape, needed when ``pattern`` has more than 2 dimensions.
     strategy : str
-        Node order of ``networkx.greedy_color``, one of :data:`gradarg.sparse.STRATEGIES`.
+        One of :data:`gradarg.sparse.STRATEGIES`: ``"best"`` (default) colours with
+        largest-first and DSATUR and keeps the fewer colours (never more than
+        ``networkx.greedy_color(strategy="largest_first")``);
+        ``"largest_first"``, ``"smallest_last"``, ``"incidence_degree"``,
+        ``"dynamic_largest_first"``, ``"random_sequential"`` (seeded) are greedy orders
+        (Gebremedhin, Manne and Pothen, SIAM Review 47, 2005); ``"DSATUR"`` and
+        ``"independent_set"`` are rustworkx's ``graph_greedy_color``;
+        ``"connected_sequential_bfs"`` / ``"_dfs"`` are ``networkx.greedy_color``.
 
     Returns
     -------
@@ -112,18 +206,15 @@ def color_pattern(
     --------
     >>> import torch
     >>> tridiagonal = torch.ones(6, 6).triu(-1).tril(1).bool()
-    >>> color_pattern(tridiagonal)
+    >>> color_pattern(tridiagonal, strategy="largest_first")
     tensor([1, 2, 0, 1, 2, 0])
+    >>> arrow = torch.eye(5, dtype=torch.bool)   # dense first row and column
+    >>> arrow[0] = arrow[:, 0] = True
+    >>> int(color_pattern(arrow).max()) + 1   # every row meets row 0: 5 colours
+    5
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     coords = pattern if isinstance(pattern, Coordinates) else coordinates(pattern, x_shape)
-    graph = intersection_graph(coords, side)
-    if strategy == "random_sequential":
-        colors = nx.greedy_color(graph, strategy=strategy, seed=0)  # reproducible
-    else:
-        colors = nx.greedy_color(graph, strategy=strategy)
-    size = graph.number_of_nodes()
-    out = np.empty(size, dtype=np.int64)
-    out[list(colors)] = list(colors.values())
-    return torch.from_numpy(out)
+    colors, _ = color_graph(*conflict_adjacency(coords, side), strategy)
+    return torch.from_numpy(colors)

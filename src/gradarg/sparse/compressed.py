@@ -15,11 +15,13 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
 from . import _seen
+from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
 from .pattern import coordinates
 
@@ -61,21 +63,31 @@ class SparseJacobian:
     x_shape : tuple of int, optional
         The input's shape. Needed when ``pattern`` has more than 2 dimensions; with a 2-D
         pattern and no ``x_shape`` the input is taken to have ``pattern.shape[1]`` elements.
-    method : {"auto", "reverse", "forward"}
-        ``"auto"`` colours both sides and uses the one with fewer colours (reverse on a tie).
+    method : {"auto", "reverse", "forward", "bidirectional"}
+        ``"auto"`` colours both sides and uses the one with fewer colours (reverse on a tie);
+        when a row or column is much denser than the median it also tries a bidirectional
+        split and uses it if it needs fewer passes.  ``"bidirectional"``: dense rows by
+        reverse mode, the other entries by forward mode (or dense columns by forward mode, the
+        rest by reverse), the split with fewest passes
+        (``gradarg.sparse.bidirectional.bidirectional_partition``).
     strategy : str
-        Node order of the greedy colouring (:data:`gradarg.sparse.STRATEGIES`).
+        Colouring strategy (:data:`gradarg.sparse.STRATEGIES`; default ``"best"``: the
+        fewer colours of largest-first and DSATUR).
 
     Attributes
     ----------
     mode : str
-        ``"reverse"`` or ``"forward"``: the side used.
+        ``"reverse"``, ``"forward"`` or ``"bidirectional"``: the side(s) used.
     passes : int
-        Compressed passes per call (the number of colours on that side).
-    colors : torch.Tensor
-        ``int64`` colour of each flattened row (reverse) or column (forward).
+        Compressed passes per call (the number of colours on that side; VJPs plus JVPs when
+        bidirectional).
+    colors : torch.Tensor or None
+        ``int64`` colour of each flattened row (reverse) or column (forward); ``None`` when
+        bidirectional.
     row_colors, column_colors : int or None
-        Number of colours of each side (``None`` for a side not coloured).
+        Number of colours of each side (``None`` for a side not coloured, also when a
+        bidirectional split needs no more passes than that side's lower bound, the most
+        entries in one column (rows) or one row (columns)).
     coloring_seconds : float
         Wall-clock time of the colouring(s), paid once.
     nnz, shape : int, tuple
@@ -119,10 +131,12 @@ class SparseJacobian:
         x_shape: tuple[int, ...] | torch.Size | None = None,
         *,
         method: str = "auto",
-        strategy: str = "largest_first",
+        strategy: str = "best",
     ) -> None:
-        if method not in ("auto", "reverse", "forward"):
-            raise ValueError(f"method must be 'auto', 'reverse' or 'forward', got {method!r}")
+        if method not in ("auto", "reverse", "forward", "bidirectional"):
+            raise ValueError(
+                f"method must be 'auto', 'reverse', 'forward' or 'bidirectional', got {method!r}"
+            )
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         coords = coordinates(pattern, x_shape)
@@ -130,29 +144,62 @@ class SparseJacobian:
         self.shape = (coords.m, coords.n)
         self.nnz = coords.nnz
         start = time.perf_counter()
-        rc = cc = None
-        if method in ("auto", "reverse"):
+        rc = cc = split = None
+        if method == "bidirectional" or (method == "auto" and _has_dense_line(coords)):
+            split = bidirectional_partition(coords, strategy)
+        # a side's colouring needs at least as many colours as the densest column (rows) or
+        # row (columns) has entries: skip it when the split already does as well
+        row_bound = int(np.bincount(coords.cols).max())
+        col_bound = int(np.bincount(coords.rows).max())
+        if method == "reverse" or (
+            method == "auto" and (split is None or split.passes > row_bound)
+        ):
             rc = color_pattern(coords, "rows", strategy=strategy)
-        if method in ("auto", "forward"):
-            cc = color_pattern(coords, "columns", strategy=strategy)
-        self.coloring_seconds = time.perf_counter() - start
+        if method == "forward" or (
+            method == "auto" and (split is None or split.passes > col_bound)
+        ):
+            if rc is not None and _symmetric(coords):  # same conflict graph on both sides
+                cc = rc
+            else:
+                cc = color_pattern(coords, "columns", strategy=strategy)
         self.row_colors = None if rc is None else _count(rc)
         self.column_colors = None if cc is None else _count(cc)
-        if cc is None or (rc is not None and _count(rc) <= _count(cc)):
-            self.mode, self.colors = "reverse", rc
-        else:
-            self.mode, self.colors = "forward", cc
-        assert self.colors is not None
-        self.passes = _count(self.colors)
-        # decompression: entry e of the pattern sits at flat position gather[e] of the
-        # compressed result (passes × n in reverse mode, passes × m in forward mode)
+        one_side = min(k for k in (self.row_colors, self.column_colors, coords.m + coords.n)
+                       if k is not None)
+        self._split = split if split is not None and (
+            method == "bidirectional" or split.passes < one_side) else None
+        self.coloring_seconds = time.perf_counter() - start
         rows = torch.from_numpy(coords.rows)
         cols = torch.from_numpy(coords.cols)
         self._rows, self._cols = rows, cols
-        if self.mode == "reverse":
-            self._gather = self.colors[rows] * coords.n + cols
+        if self._split is not None:
+            sp = self._split
+            self.mode, self.colors = "bidirectional", None
+            self.passes = sp.passes
+            self._row_colors_t = torch.from_numpy(sp.row_colors)
+            self._col_colors_t = torch.from_numpy(sp.column_colors)
+            rev = torch.from_numpy(sp.reverse)
+            # position in cat(reverse result (kr × n), forward result (kc × m)), flattened
+            self._gather = torch.where(
+                rev,
+                self._row_colors_t[rows] * coords.n + cols,
+                sp.reverse_passes * coords.n + self._col_colors_t[cols] * coords.m + rows,
+            )
+            self._rev_lines = torch.unique(rows[rev])
+            self._fwd_lines = torch.unique(cols[~rev])
         else:
-            self._gather = self.colors[cols] * coords.m + rows
+            if cc is None or (rc is not None and _count(rc) <= _count(cc)):
+                self.mode, self.colors = "reverse", rc
+            else:
+                self.mode, self.colors = "forward", cc
+            assert self.colors is not None
+            self.passes = _count(self.colors)
+            # decompression: entry e of the pattern sits at flat position gather[e] of the
+            # compressed result (passes × n in reverse mode, passes × m in forward mode)
+            if self.mode == "reverse":
+                self._gather = self.colors[rows] * coords.n + cols
+            else:
+                self._gather = self.colors[cols] * coords.m + rows
         self._seeds: dict[torch.dtype, torch.Tensor] = {}
         self._crow: torch.Tensor | None = None
         self._coo_index: dict[tuple, torch.Tensor] = {}
@@ -233,7 +280,9 @@ class SparseJacobian:
         x0 = x.detach().clone()  # fn never reaches the caller's tensor
         state = torch.get_rng_state()
         try:
-            if self.mode == "reverse":
+            if self.mode == "bidirectional":
+                compressed, y, leaf = self._bidirectional(fn, x0)
+            elif self.mode == "reverse":
                 compressed, y, leaf = self._reverse(fn, x0)
             else:
                 compressed, y = self._forward(fn, x0)
@@ -271,6 +320,36 @@ class SparseJacobian:
             y = self._check_y(fn(leaf))
         seeds = self._seed(self._coords.m, y.dtype).view(self.passes, *y.shape)
         return _vjps(y, leaf, seeds), y, leaf
+
+    def _bidirectional(self, fn, x0):
+        """One batched VJP per reverse colour, one batched JVP per forward colour."""
+        sp = self._split
+        co = self._coords
+        leaf = x0.requires_grad_(True)
+        with torch.enable_grad():
+            y = self._check_y(fn(leaf))
+        key = ("bidirectional", y.dtype)
+        if key not in self._seeds:
+            v = torch.zeros(sp.reverse_passes, co.m, dtype=y.dtype)
+            v[self._row_colors_t[self._rev_lines], self._rev_lines] = 1
+            t = torch.zeros(sp.forward_passes, co.n, dtype=x0.dtype)
+            t[self._col_colors_t[self._fwd_lines], self._fwd_lines] = 1
+            self._seeds[key] = (v, t)
+        v, t = self._seeds[key]
+        parts = [_vjps(y, leaf, v.view(-1, *y.shape)).reshape(-1).to(y.dtype)]
+        if sp.forward_passes:
+            x1 = x0.detach()
+
+            def one(tangent: torch.Tensor) -> torch.Tensor:
+                return func_jvp(fn, (x1,), (tangent,))[1]
+
+            tangents = t.view(-1, *x0.shape)
+            try:
+                cols = vmap(one, randomness="same")(tangents)
+            except _VMAP_ERRORS:
+                cols = torch.stack([one(u) for u in tangents])
+            parts.append(cols.detach().reshape(-1).to(y.dtype))
+        return torch.cat(parts), y, leaf
 
     def _forward(self, fn, x0):
         seeds = self._seed(self._coords.n, x0.dtype).view(self.passes, *x0.shape)
@@ -343,6 +422,23 @@ class SparseJacobian:
         return torch.sparse_coo_tensor(
             indices, values, (*y_shape, *x_shape), is_coalesced=True, check_invariants=False
         )
+
+
+def _symmetric(coords) -> bool:
+    """Structurally symmetric square pattern: rows and columns have the same conflict graph."""
+    if coords.m != coords.n:
+        return False
+    key = coords.rows * coords.n + coords.cols  # sorted (row-major coordinates)
+    return bool(np.array_equal(np.sort(coords.cols * coords.n + coords.rows), key))
+
+
+def _has_dense_line(coords) -> bool:
+    """A row or column much denser than the median: the case a bidirectional split helps."""
+    for line, size in ((coords.rows, coords.m), (coords.cols, coords.n)):
+        nnz = np.bincount(line, minlength=size)
+        if nnz.max() >= max(4 * np.median(nnz), 3):
+            return True
+    return False
 
 
 def _count(colors: torch.Tensor) -> int:
