@@ -126,6 +126,7 @@ def test_forgotten_zero_grad_is_accumulation():
         y.backward()
     d = why_no_grad((q * q).sum(), q, names={"q": q})
     assert d.case == "accumulated" and d.message.startswith("q.grad holds 3 times")
+    assert "consistent with 3 backward() calls" in d.message
     q.grad = None
     assert why_no_grad((q * q).sum(), q).case == "not-run"
 
@@ -133,7 +134,8 @@ def test_forgotten_zero_grad_is_accumulation():
 def test_ok_and_freed_graph(w):
     y = (w * w).sum()
     y.backward()
-    assert why_no_grad(y, w).case == "graph-freed"
+    after = why_no_grad(y, w)  # the saved tensors are freed: answered from .grad
+    assert after.case == "ok" and "could not be checked" in after.message
     y = (w * w).sum()
     d = why_no_grad(y, w, gradient=1.0)  # w.grad holds exactly one pass
     assert d.case == "ok"
