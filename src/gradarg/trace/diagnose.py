@@ -464,7 +464,7 @@ def why_no_grad(
     if bad:
         return _nonfinite(trace, nodes, index, key, xname, grad)
     if not nonzero:
-        return _zero(trace, key, xname, oname, grad)
+        return _zero(trace, nodes, key, xname, oname, grad)
     current = tensor.grad
     if current is None:
         return GradDiagnosis("not-run", (
@@ -526,14 +526,28 @@ def _not_reachable(nodes, index, tensor, xname, oname, names, module, freed) -> 
         if node is not None:
             return GradDiagnosis("not-reachable",
                                  f"{xname} is not reachable from {oname}: {text}", node)
+        consts = _constants(nodes)
+        for name, t in names.items():
+            if t is tensor or t.grad_fn is None:
+                continue
+            hit = next((n for n, _, v in consts if isinstance(v, torch.Tensor)
+                        and _same_storage(v, t)), None)
+            if hit is not None:
+                return GradDiagnosis("not-reachable", (
+                    f"{xname} is not reachable from {oname}: {hit.name()} takes the memory of "
+                    f"{name} (which has a graph) as a constant: {name} was detached on the way "
+                    f"(.detach() or .data); use {name} itself"), hit.name())
     leaf_ids = {id(n.variable) for n in nodes if hasattr(n, "variable")}
     sub, mod = _module_of(xname, module)
     if mod is not None and not any(id(p) in leaf_ids for p in mod.parameters()) and not opaque:
+        cut = "" if freed else _history_free(nodes, f"{sub}'s output", oname)
         return GradDiagnosis("unused-parameter", (
             f"{xname} is not in {oname}'s graph, and neither is any other parameter of module "
             f"{sub} ({type(mod).__name__}): {sub} did not take part in computing {oname} (its "
-            f"forward was not called, or its output did not reach {oname}); if it is meant to "
-            f"be unused, leave it out of the optimizer (DDP: find_unused_parameters=True)"))
+            f"forward was not called, or its output was cut before {oname} by .detach(), "
+            f".data, NumPy or torch.no_grad()){cut}; if "
+            f"it is meant to be unused, leave it out of the optimizer (DDP: "
+            f"find_unused_parameters=True)"))
     if opaque:
         return GradDiagnosis("not-reachable", (
             f"{xname} is not a node of {oname}'s graph as hooks see it: the graph holds a "
@@ -541,26 +555,42 @@ def _not_reachable(nodes, index, tensor, xname, oname, names, module, freed) -> 
             f"in a backward pass of its own; if {xname} is used inside it, its .grad is filled "
             f"by backward() but cannot be traced (use_reentrant=False makes it visible)"),
             opaque[0])
+    leaves = [n.variable for n in nodes if hasattr(n, "variable")]
+    hint = ""
+    if 0 < len(leaves) <= 3 and module is None:
+        shapes = ", ".join(str(tuple(v.shape)) for v in leaves)
+        hint = (f"; the graph's leaves are tensors of shape {shapes}, none of them {xname}: if "
+                f"one of them was made from computed values (torch.tensor([...], "
+                f"requires_grad=True), a NumPy copy), it is a new leaf that cut the path; "
+                f"combine tensors with torch.stack or torch.cat instead")
     if freed:
         return GradDiagnosis("not-reachable", (
             f"{xname} is not in {oname}'s graph: the path from it was cut (.detach(), .data, "
             f".item()/NumPy, torch.no_grad(), an integer cast, requires_grad_() after the "
             f"forward) or it was not used; which node took it as a constant could not be "
             f"checked, because backward() freed the saved tensors: recompute {oname} and call "
-            f"why_no_grad before backward()"))
+            f"why_no_grad before backward(){hint}"))
+    more = _history_free(nodes, xname, oname)
+    return GradDiagnosis("not-reachable", (
+        f"{xname} is not reachable from {oname}: {_cut(nodes, tensor, xname)[0]}{more}{hint}"))
+
+
+def _history_free(nodes, what: str, oname: str) -> str:
+    """Where the graph takes tensors without history (input data, or values cut from it)."""
     consts = [(n.name(), tuple(v.shape)) for n, _, v in _saved_tensors(nodes)
               if v.grad_fn is None and not v.requires_grad and v.is_floating_point()]
-    seen = ", ".join(f"{n} {s}" for n, s in consts[:3])
-    more = (f"; the graph's tensors without history are taken by {seen} (input data, or values "
-            f"computed under torch.no_grad() or detached): if {xname} should reach {oname}, "
-            f"its path runs into one of these" if consts else "")
-    return GradDiagnosis("not-reachable", f"{xname} is not reachable from {oname}: {_cut(nodes, tensor, xname)[0]}{more}")
+    if not consts:
+        return ""
+    seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())
+    return (f"; {oname}'s graph takes tensors without history at {seen} (input data, or values "
+            f"computed under torch.no_grad() or detached): if {what} should reach {oname}, "
+            f"its path runs into one of these")
 
 
 def _custom_on_path(nodes, index, key) -> str | None:
     path = _on_path(_graph(nodes, index), key)
-    custom = [nodes[k].name() for k in sorted(path) if _cls(nodes[k]).endswith("Backward")
-              and type(nodes[k]).__name__ == "BackwardCFunction"]
+    custom = [nodes[k].name() for k in sorted(path)
+              if isinstance(nodes[k], torch.autograd.function.BackwardCFunction)]
     return custom[0] if custom else None
 
 
@@ -585,6 +615,13 @@ def _nonfinite(trace, nodes, index, key, xname, grad) -> GradDiagnosis:
                 f"masking the output is not enough, mask the input too (the double where): "
                 f"safe = torch.where(cond, x, 1.0); torch.where(cond, torch.sqrt(safe), 0.0)"),
                 first.label, grad)
+    data = next((a for a in saved_names(live) if _bad_data(live, a)), None)
+    if data is not None:
+        return GradDiagnosis("nonfinite", (
+            f"{xname}'s gradient holds NaN or Inf; it first appears at {first.label} "
+            f"({first.grad_fn}), whose backward multiplies by a saved input without history "
+            f"({data}) that holds NaN or Inf: the data (or a constant) is not finite; check it "
+            f"with torch.isfinite(...).all() before the forward"), first.label, grad)
     origin = _forward_origin(live, index)
     if origin is not None and origin is not live:
         olabel = trace.nodes[index[origin]].label
@@ -601,19 +638,32 @@ def _nonfinite(trace, nodes, index, key, xname, grad) -> GradDiagnosis:
         f"0); keep the input away from that point, e.g. clamp(min=eps)"), first.label, grad)
 
 
+def _bad_data(node: Any, attr: str) -> bool:
+    try:
+        val = getattr(node, attr)
+    except RuntimeError:
+        return False
+    return (isinstance(val, torch.Tensor) and val.grad_fn is None and not val.requires_grad
+            and not _finite_t(val))
+
+
 def _finite_t(t: torch.Tensor) -> bool:
     if not (t.is_floating_point() or t.is_complex()):
         return True
     return bool(torch.isfinite(dense_values(t)).all())
 
 
-def _zero(trace, key, xname, oname, grad) -> GradDiagnosis:
+def _zero(trace, nodes, key, xname, oname, grad) -> GradDiagnosis:
     where = _zero_node(trace, key)
     detail = ""
     if where is not None:
         node = next(n for n in trace.nodes if n.label == where)
         op = node.grad_fn
-        if "Relu" in op or "Threshold" in op:
+        if isinstance(nodes[node.key], torch.autograd.function.BackwardCFunction):
+            none = any(t is None for t in node.grad_inputs)
+            why = (f" (the custom Function {op}: its backward() "
+                   + ("returns None for this input" if none else "returns zeros") + ")")
+        elif "Relu" in op or "Threshold" in op:
             why = " (a ReLU whose inputs were all ≤ 0: a dead ReLU)"
         elif node.op in _ZERO_DERIV:
             why = f" ({node.op}: {_STEP_FIX})"
@@ -663,7 +713,7 @@ def _from_structure(nodes, index, key, tensor, xname, oname) -> GradDiagnosis:
             return GradDiagnosis("zero", (
                 f"{xname}.grad is exactly zero: every path from {oname} to {xname} passes "
                 f"through {op} ({nodes[min(steps)].name()}), whose derivative is zero; "
-                f"{_STEP_FIX}"), nodes[min(steps)].name(), grad)
+                f"{_STEP_FIX}"), nodes[min(steps)].name())
         gates = sorted({o for o in ops if o in {"relu", "threshold", "where", "clamp",
                                                  "hardtanh", "masked_fill", "max", "min",
                                                  "index", "mul"}})
@@ -671,9 +721,9 @@ def _from_structure(nodes, index, key, tensor, xname, oname) -> GradDiagnosis:
                 f"ReLU whose inputs were all ≤ 0, a mask, a multiplication by 0)" if gates
                 else "")
         return GradDiagnosis("zero", (
-            f"{xname}.grad is exactly zero{hint}; {recompute}"), None, grad)
+            f"{xname}.grad is exactly zero{hint}; {recompute}"))
     return GradDiagnosis("ok", (
         f"{xname}.grad is finite and nonzero ({nonzero} of {total} entries nonzero); whether "
         f"it holds exactly one backward pass (and not an accumulation or an edited .grad) "
         f"could not be checked: backward() freed the saved tensors; recompute {oname} and "
-        f"ask again to compare"), None, grad)
+        f"ask again to compare"))
