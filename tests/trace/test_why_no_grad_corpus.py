@@ -11,6 +11,7 @@ name the cause (True) or, honestly, only what the tensors are consistent with (F
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,10 +47,8 @@ class Situation:
 
 def backward(out: torch.Tensor) -> None:
     """The user's ``out.backward()``; it may raise, as it does for them."""
-    try:
+    with contextlib.suppress(RuntimeError):
         out.backward()
-    except RuntimeError:
-        pass
 
 
 SITUATIONS: dict[str, Callable[[], Situation]] = {}

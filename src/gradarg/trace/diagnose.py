@@ -496,20 +496,19 @@ def _no_graph(output, tensor, names, xname, oname) -> GradDiagnosis:
         facts.append("grad mode is off right now (inside torch.no_grad() or after "
                      "torch.set_grad_enabled(False))")
     if tensor.requires_grad and tensor.is_leaf:
-        facts.append(f"{xname} requires grad now, so either the forward ran under no_grad, "
-                     f"or {xname}.requires_grad_() came after the forward (set it before)")
+        facts.append(f"{xname} requires grad now: if {xname}.requires_grad_() came after the "
+                     f"forward, set it before")
     with_graph = [k for k, t in names.items() if t is not output and t.grad_fn is not None]
     if with_graph:
         facts.append(f"{', '.join(with_graph[:3])} has a graph and {oname} has none: the path "
                      f"was cut between them")
-    seen = "; ".join(facts)
-    seen = f" ({seen})" if seen else ""
+    seen = "".join(f"; {f}" for f in facts)
     return GradDiagnosis("output-no-grad", (
-        f"{oname} has no graph (requires_grad=False, no grad_fn){seen}: it was computed under "
-        f"torch.no_grad(), or only from tensors without history (.detach(), .data, .item() or "
-        f"NumPy, integer results such as argmax or .long(), torch.tensor([...]) of other "
-        f"tensors, or gradients from torch.autograd.grad without create_graph=True, as in a "
-        f"gradient penalty); compute it with gradients enabled from tensors that require grad"))
+        f"{oname} has no graph (requires_grad=False, no grad_fn), so no backward pass leads "
+        f"from it to {xname}: it was computed under torch.no_grad(), or only from tensors "
+        f"without history (.detach(), .data, .item() or NumPy, integer results such as argmax "
+        f"or .long(), torch.tensor([...]) of other tensors, gradients from "
+        f"torch.autograd.grad without create_graph=True as in a gradient penalty){seen}"))
 
 
 def _not_reachable(nodes, index, tensor, xname, oname, names, module, freed) -> GradDiagnosis:
@@ -557,7 +556,7 @@ def _not_reachable(nodes, index, tensor, xname, oname, names, module, freed) -> 
             opaque[0])
     leaves = [n.variable for n in nodes if hasattr(n, "variable")]
     hint = ""
-    if 0 < len(leaves) <= 3 and module is None:
+    if 0 < len(leaves) <= 3 and module is None and not freed:
         shapes = ", ".join(str(tuple(v.shape)) for v in leaves)
         hint = (f"; the graph's leaves are tensors of shape {shapes}, none of them {xname}: if "
                 f"one of them was made from computed values (torch.tensor([...], "
@@ -675,6 +674,13 @@ def _zero(trace, nodes, key, xname, oname, grad) -> GradDiagnosis:
         where, grad)
 
 
+def _mild_pow(node: Any) -> bool:
+    """A ``pow`` with a constant exponent ≥ 1 (its derivative is finite everywhere)."""
+    exp = getattr(node, "_saved_exponent", None) if "_saved_exponent" in saved_names(node) \
+        else None
+    return isinstance(exp, (int, float)) and exp >= 1
+
+
 def _from_structure(nodes, index, key, tensor, xname, oname) -> GradDiagnosis:
     """After backward(): the answer from ``.grad`` and the graph's structure."""
     g = _graph(nodes, index)
@@ -694,7 +700,8 @@ def _from_structure(nodes, index, key, tensor, xname, oname) -> GradDiagnosis:
             f"backward(inputs=...) left it out){why}"), custom)
     total, bad, nonzero = _stats(grad)
     if bad:
-        singular = sorted({o for o in ops if o in _SINGULAR})
+        singular = sorted({op_name(nodes[k]) for k in path if op_name(nodes[k]) in _SINGULAR
+                           and not _mild_pow(nodes[k])})
         hint = ""
         if "where" in ops and singular:
             hint = (f"; the path has torch.where above {', '.join(singular)}: where sends 0 "
