@@ -77,11 +77,11 @@ def test_reentrant_checkpoint_is_traced_outside_and_warned_about():
         return head(checkpoint(block, x, use_reentrant=True)).sum()
 
     names = {"x": x, "inner.weight": block.inner.weight, **dict(head.named_parameters())}
-    with pytest.warns(UserWarning, match="reentrant torch.utils.checkpoint"):
+    with pytest.warns(UserWarning, match=r"reentrant torch\.utils\.checkpoint"):
         tr = trace_backward(loss_fn(), names=names)
     assert tr.opaque and "inner.weight" in tr.unreached
     assert torch.equal(tr.leaves["weight"], head.weight.grad)  # outside: traced
-    with pytest.raises(KeyError, match="reentrant torch.utils.checkpoint"):
+    with pytest.raises(KeyError, match=r"reentrant torch\.utils\.checkpoint"):
         tr.cotangent("inner.weight")
     with pytest.raises(KeyError, match="no node named 'nope'"):
         tr.cotangent("nope")
@@ -125,7 +125,7 @@ def test_torch_compile_region_is_one_node():
     pytest.importorskip("torch._dynamo")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit notes on import
-        import torch._dynamo  # noqa: F401
+        import torch._dynamo
     torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
     compiled = torch.compile(net, backend="aot_eager")  # no C compiler needed
@@ -139,9 +139,18 @@ def test_torch_compile_region_is_one_node():
     eager = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
     eager.load_state_dict(net.state_dict())
     eager(x).sum().backward()
-    for (name, p), q in zip(net.named_parameters(), eager.parameters(), strict=True):
+    for (name, _), q in zip(net.named_parameters(), eager.parameters(), strict=True):
         torch.testing.assert_close(tr.leaves[name], q.grad)
     assert tr.to_svg().startswith("<svg")
     d = why_no_grad(out, net[0].weight, module=net)  # after the traced backward
     assert d.case == "ok" and "could not be checked" in d.message
     assert gradarg.why_no_grad(out, torch.randn(3, requires_grad=True)).case == "not-reachable"
+
+
+def test_repr_of_complex_and_sparse_traces():
+    z = torch.randn(8, dtype=torch.complex64, requires_grad=True)
+    text = repr(trace_backward((z * z).abs().sum(), names={"z": z}))
+    assert "leaf z: grad shape (8,), norm" in text
+    emb = nn.Embedding(50, 4, sparse=True)
+    text = repr(trace_backward(emb(torch.tensor([1, 2])).sum(), names={"e": emb.weight}))
+    assert "leaf e: grad shape (50, 4), norm" in text

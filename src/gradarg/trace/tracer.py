@@ -296,8 +296,10 @@ class BackwardTrace:
 
 def _short(t: torch.Tensor, fmt) -> str:
     if t.numel() <= 6:
-        return fmt(t)
-    return f"shape {tuple(t.shape)}, norm {fmt(t.detach().double().norm())}"
+        return fmt(t.to_dense() if t.layout != torch.strided else t)
+    vals = dense_values(t.detach())
+    vals = vals.abs() if vals.is_complex() else vals  # same norm, no "discards imaginary"
+    return f"shape {tuple(t.shape)}, norm {fmt(vals.double().norm())}"
 
 
 def dense_values(t: torch.Tensor) -> torch.Tensor:
@@ -522,6 +524,15 @@ def trace_backward(
     The caller's tensors end up as after a plain ``output.backward(gradient, inputs=inputs)``
     (or untouched with ``use_grad=True``): same ``.grad`` values, no hooks left behind.
     Node hooks: https://pytorch.org/docs/stable/autograd.html#backward-hooks-execution
+
+    Where the hooks cannot see: a ``torch.compile``'d region is one node
+    (``CompiledFunctionBackward``): the cotangents entering and leaving it and its parameters'
+    gradients are recorded, the operations inside are not. A reentrant
+    ``torch.utils.checkpoint`` region (``CheckpointFunctionBackward``) runs its inside in a
+    backward pass of its own: a ``UserWarning`` says so, the parameters used inside are absent
+    from the trace (listed in :attr:`BackwardTrace.unreached` when named) and their ``.grad`` is
+    filled as usual; ``use_reentrant=False`` makes the inside visible. Sparse gradients
+    (``nn.Embedding(sparse=True)``) are recorded as sparse tensors.
 
     Examples
     --------
