@@ -147,6 +147,12 @@ def test_bad_input():
         why_no_grad(1.0, torch.ones(1))
     with pytest.raises(TypeError, match=r"tensor must be a torch\.Tensor"):
         why_no_grad(torch.ones(1), np.ones(1))
+    with pytest.raises(TypeError, match=r"names\['a'\] must be a torch\.Tensor"):
+        why_no_grad(torch.ones(1), torch.ones(1), names={"a": 1.0})
+    with pytest.raises(TypeError, match="names must be a mapping"):
+        why_no_grad(torch.ones(1), torch.ones(1), names=[torch.ones(1)])
+    with pytest.raises(TypeError, match=r"module must be a torch\.nn\.Module"):
+        why_no_grad(torch.ones(1), torch.ones(1), module="net")
 
 
 def test_inplace_modification_names_the_node(w):

@@ -342,7 +342,8 @@ def why_no_grad(
     Raises
     ------
     TypeError
-        ``output`` or ``tensor`` is not a tensor.
+        ``output``, ``tensor`` or a value of ``names`` is not a tensor; ``names`` is not a
+        mapping; ``module`` is not a ``torch.nn.Module``.
 
     Notes
     -----
@@ -376,7 +377,11 @@ def why_no_grad(
     check_tensor("tensor", tensor)
     if module is not None and not isinstance(module, torch.nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+    if names is not None and not isinstance(names, Mapping):
+        raise TypeError(f"names must be a mapping of str to tensors, got {type(names).__name__}")
     names = dict(names or {})
+    for k, t in names.items():
+        check_tensor(f"names[{k!r}]", t)
     if module is not None:
         for k, p in module.named_parameters():
             names.setdefault(k, p)
