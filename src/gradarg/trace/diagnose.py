@@ -372,6 +372,12 @@ def why_no_grad(
     >>> d = why_no_grad(y, x, names={"x": x})
     >>> d.case, "sqrt" in d.message, "recompute" in d.message
     ('nonfinite', True, True)
+
+    A loss rebuilt from its value is a new leaf, cut from the computation:
+
+    >>> loss = torch.tensor(y.item(), requires_grad=True)
+    >>> why_no_grad(loss, x).case
+    'new-leaf'
     """
     check_tensor("output", output)
     check_tensor("tensor", tensor)
@@ -725,7 +731,7 @@ def _from_structure(nodes, index, key, tensor, xname, oname) -> GradDiagnosis:
             return GradDiagnosis("zero", (
                 f"{xname}.grad is exactly zero: every path from {oname} to {xname} passes "
                 f"through {op} ({nodes[min(steps)].name()}), whose derivative is zero; "
-                f"{_STEP_FIX}"), nodes[min(steps)].name())
+                f"{_STEP_FIX}"), op)
         gates = sorted({o for o in ops if o in {"relu", "threshold", "where", "clamp",
                                                  "hardtanh", "masked_fill", "max", "min",
                                                  "index", "mul"}})
