@@ -250,8 +250,9 @@ def _compare(current: torch.Tensor, grad: torch.Tensor, tensor: torch.Tensor, xn
     return "differs", (
         f"{xname}.grad differs from what one backward pass gives (norm ratio {fmt(ratio, 3)}, "
         f"cosine {fmt(cos, 3)}): consistent with gradients accumulated over earlier backward() "
-        f"calls without zero_grad(), or with an edit of .grad (clipping per value, weight "
-        f"decay, a hook); the tensors do not show which")
+        f"calls without zero_grad(), with an edit of .grad (clipping per value, weight "
+        f"decay, a hook), or with a backward(gradient=...) other than the one given here; the "
+        f"tensors do not show which")
 
 
 def _forward_origin(node: Any, index: dict[Any, int]) -> Any | None:
