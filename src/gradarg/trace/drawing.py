@@ -18,6 +18,7 @@ import networkx as nx
 import torch
 
 from ..show.render import fmt
+from .tracer import dense_values
 
 __all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 
@@ -82,11 +83,17 @@ class Drawing:
 def _classes(t: torch.Tensor | None) -> str:
     if t is None:
         return ""
-    if (t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all()):
+    vals = dense_values(t)  # sparse gradients (nn.Embedding(sparse=True)): stored values
+    if (t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(vals).all()):
         return "ga-bad"
-    if t.numel() > 0 and not bool(t.any()):
+    if t.numel() > 0 and not bool(vals.any()):
         return "ga-zero"
     return ""
+
+
+def _norm(t: torch.Tensor) -> torch.Tensor:
+    vals = dense_values(t.detach())
+    return (vals.abs() if vals.is_complex() else vals).double().norm()
 
 
 def cotangent_text(t: torch.Tensor | None) -> str:
@@ -105,16 +112,18 @@ def cotangent_text(t: torch.Tensor | None) -> str:
     if t is None:
         return "—"
     if t.numel() <= 6:
-        return fmt(t)
+        return fmt(t.to_dense() if t.layout != torch.strided else t)
     shape = "×".join(str(s) for s in t.shape)
-    if not bool(t.any()):
+    if not bool(dense_values(t).any()):
         return f"{shape} all 0"
-    return f"{shape} ‖·‖={fmt(t.detach().double().norm())}"
+    return f"{shape} ‖·‖={fmt(_norm(t))}"
 
 
 def _heat(t: torch.Tensor) -> torch.Tensor:
     """``t`` reduced to at most HEAT_ROWS × HEAT_COLS cells (block means)."""
-    m = t.detach().double()
+    m = t.detach()
+    m = m.to_dense() if m.layout != torch.strided else m
+    m = (m.abs() if m.is_complex() else m).double()
     m = m.reshape(1, -1) if m.dim() < 2 else m.reshape(m.shape[0], -1)
     pooled = torch.nn.functional.adaptive_avg_pool2d(
         m[None, None], (min(HEAT_ROWS, m.shape[0]), min(HEAT_COLS, m.shape[1])))

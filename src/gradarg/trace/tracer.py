@@ -12,6 +12,7 @@ returned :class:`BackwardTrace` keeps only detached tensors and strings, never t
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -155,13 +156,21 @@ class BackwardTrace:
         The upstream gradient ``v`` the pass started from (detached).
     output_name : str or None
         The caller's name for the output.
+    unreached : tuple of str
+        Names given in ``names`` whose tensors are not nodes of the traced graph (unused in the
+        forward, cut from it, or used inside a region the hooks cannot see).
+    opaque : tuple of str
+        Nodes whose inner graph runs in a backward pass of its own, out of reach of node hooks
+        (reentrant ``torch.utils.checkpoint``: ``CheckpointFunctionBackward``).
     """
 
-    def __init__(self, nodes, edges, gradient, output_name):
+    def __init__(self, nodes, edges, gradient, output_name, unreached=(), opaque=()):
         self.nodes: tuple[TracedNode, ...] = tuple(nodes)
         self.edges: tuple[TracedEdge, ...] = tuple(edges)
         self.gradient: torch.Tensor = gradient
         self.output_name: str | None = output_name
+        self.unreached: tuple[str, ...] = tuple(unreached)
+        self.opaque: tuple[str, ...] = tuple(opaque)
 
     # -- look-ups -----------------------------------------------------------------------------
     @property
@@ -181,7 +190,9 @@ class BackwardTrace:
         Raises
         ------
         KeyError
-            No node has that name or label.
+            No node has that name or label; the message says why when it can (a name given
+            to :func:`trace_backward` whose tensor is not in the traced graph, e.g. a parameter
+            used inside a reentrant ``torch.utils.checkpoint`` region).
         """
         for n in self.nodes:
             if n.name == name:
@@ -190,6 +201,15 @@ class BackwardTrace:
             if n.label == name:
                 return n
         known = sorted({n.name or n.label for n in self.nodes})
+        if name in self.unreached:
+            why = (f"{name!r} was named, but its tensor is not a node of the traced graph: "
+                   f"it was not used in computing the output, or its path was cut")
+            if self.opaque:
+                why += (f", or it is used inside a reentrant torch.utils.checkpoint region "
+                        f"({', '.join(self.opaque)}): that region's graph is rebuilt and run "
+                        f"in a separate backward pass that node hooks cannot see; use "
+                        f"checkpoint(..., use_reentrant=False) to trace inside it")
+            raise KeyError(why)
         raise KeyError(f"no node named {name!r} in the trace; known: {known}")
 
     def cotangent(self, name: str) -> torch.Tensor | None:
@@ -276,14 +296,30 @@ class BackwardTrace:
 
 def _short(t: torch.Tensor, fmt) -> str:
     if t.numel() <= 6:
-        return fmt(t)
-    return f"shape {tuple(t.shape)}, norm {fmt(t.detach().double().norm())}"
+        return fmt(t.to_dense() if t.layout != torch.strided else t)
+    vals = dense_values(t.detach())
+    vals = vals.abs() if vals.is_complex() else vals  # same norm, no "discards imaginary"
+    return f"shape {tuple(t.shape)}, norm {fmt(vals.double().norm())}"
+
+
+def dense_values(t: torch.Tensor) -> torch.Tensor:
+    """The stored values of ``t``: ``t`` itself if strided, the nonzero values if sparse.
+
+    ``isfinite``, ``ne`` and ``any`` are not implemented for sparse COO tensors (the gradients
+    of ``nn.Embedding(sparse=True)`` and ``nn.EmbeddingBag``); their ``coalesce().values()`` are.
+    Other sparse layouts (CSR, ...) are made dense.
+    """
+    if t.layout == torch.sparse_coo:
+        return t.coalesce().values()
+    if t.layout != torch.strided:
+        return t.to_dense()
+    return t
 
 
 def _finite(t: torch.Tensor | None) -> bool:
     if t is None or not (t.is_floating_point() or t.is_complex()):
         return True
-    return bool(torch.isfinite(t).all())
+    return bool(torch.isfinite(dense_values(t)).all())
 
 
 def _sum(parts: list[torch.Tensor]) -> torch.Tensor | None:
@@ -319,21 +355,40 @@ def saved_names(node: Any) -> tuple[str, ...]:
     return _SAVED_NAMES[cls]
 
 
-def check_not_freed(nodes: Sequence[Any]) -> None:
-    """Raise a ``RuntimeError`` if an earlier backward freed the graph's saved tensors."""
+def graph_freed(nodes: Sequence[Any]) -> Any | None:
+    """The first node whose saved tensors an earlier backward pass freed, or ``None``.
+
+    Every saved attribute is read: a node's first one can be a plain number (``PowBackward0``'s
+    exponent) that is never freed while its saved tensors are.
+    """
     for node in nodes:
         for attr in saved_names(node):
             try:
                 getattr(node, attr)
             except RuntimeError as err:
-                if "freed" not in str(err):  # e.g. modified in place: backward reports it
-                    break
-                raise RuntimeError(
-                    f"the output's graph was already freed by an earlier backward pass "
-                    f"({node.name()} no longer holds its saved tensors); call that earlier "
-                    f"backward with retain_graph=True, or recompute the output"
-                ) from err
-            break
+                if "freed" in str(err):
+                    return node
+    return None
+
+
+def check_not_freed(nodes: Sequence[Any]) -> None:
+    """Raise a ``RuntimeError`` if an earlier backward freed the graph's saved tensors."""
+    node = graph_freed(nodes)
+    if node is not None:
+        raise RuntimeError(
+            f"the output's graph was already freed by an earlier backward pass "
+            f"({node.name()} no longer holds its saved tensors); call that earlier "
+            f"backward with retain_graph=True, or recompute the output"
+        )
+
+
+# nodes whose inner graph runs in a backward pass of its own, out of reach of node hooks
+_OPAQUE = ("CheckpointFunctionBackward",)
+
+
+def opaque_nodes(nodes: Sequence[Any]) -> list[str]:
+    """Names of reentrant-checkpoint nodes: what runs inside them is not seen by node hooks."""
+    return [n.name() for n in nodes if n.name().rsplit("::", 1)[-1] in _OPAQUE]
 
 
 def _names_by_node(names: Mapping[str, Any] | None, walk_index: dict[Any, int],
@@ -456,6 +511,9 @@ def trace_backward(
     ValueError
         ``output`` does not require grad or has no ``grad_fn``; ``gradient`` is missing for a
         non-scalar output or has the wrong shape; an entry of ``inputs`` does not require grad.
+    UserWarning
+        The graph holds reentrant ``torch.utils.checkpoint`` regions, whose inside the hooks
+        cannot see (the trace then records what is outside them).
     RuntimeError
         The graph was freed by an earlier backward pass without ``retain_graph=True``; or the
         backward pass itself fails (e.g. a saved tensor was modified in place): then the error is
@@ -466,6 +524,15 @@ def trace_backward(
     The caller's tensors end up as after a plain ``output.backward(gradient, inputs=inputs)``
     (or untouched with ``use_grad=True``): same ``.grad`` values, no hooks left behind.
     Node hooks: https://pytorch.org/docs/stable/autograd.html#backward-hooks-execution
+
+    Where the hooks cannot see: a ``torch.compile``'d region is one node
+    (``CompiledFunctionBackward``): the cotangents entering and leaving it and its parameters'
+    gradients are recorded, the operations inside are not. A reentrant
+    ``torch.utils.checkpoint`` region (``CheckpointFunctionBackward``) runs its inside in a
+    backward pass of its own: a ``UserWarning`` says so, the parameters used inside are absent
+    from the trace (listed in :attr:`BackwardTrace.unreached` when named) and their ``.grad`` is
+    filled as usual; ``use_reentrant=False`` makes the inside visible. Sparse gradients
+    (``nn.Embedding(sparse=True)``) are recorded as sparse tensors.
 
     Examples
     --------
@@ -505,6 +572,17 @@ def trace_backward(
     order, index = _walk(output.grad_fn)
     labels_by_key = _names_by_node(names, index, order)
     check_not_freed(order)
+    opaque = opaque_nodes(order)
+    if opaque:
+        warnings.warn(
+            f"the graph holds {len(opaque)} reentrant torch.utils.checkpoint node(s) "
+            f"({opaque[0]}): the operations and parameters inside run in a backward pass of "
+            f"their own that node hooks cannot see, so they are absent from the trace (their "
+            f".grad is still filled); use checkpoint(..., use_reentrant=False) to trace them",
+            UserWarning, stacklevel=2)
+    leaf_ids = {id(n.variable) for n in order if hasattr(n, "variable")}
+    unreached = tuple(str(k) for k, t in (names or {}).items()
+                      if not (t.grad_fn in index if t.grad_fn is not None else id(t) in leaf_ids))
     consts = {k: t for k, t in (names or {}).items() if not t.requires_grad}
     labels = [_label(n, k, labels_by_key, index, consts) for k, n in enumerate(order)]
     output_name = labels_by_key.get(0)
@@ -579,4 +657,4 @@ def trace_backward(
                 cot = got[slot] if slot < len(got) else None
                 edges.append(TracedEdge(key, index[child], slot, input_nr,
                                         None if cot is None else cot.detach()))
-    return BackwardTrace(nodes, edges, v, output_name)
+    return BackwardTrace(nodes, edges, v, output_name, unreached, opaque)
