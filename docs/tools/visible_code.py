@@ -33,9 +33,9 @@ DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "examples"
 HIDDEN = {"remove-cell", "remove-input"}
 
-_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
-_TAGS = re.compile(r"^:tags:\s*\[([^\]]*)\]\s*$", re.M)
-_FRONT = re.compile(r"\A---\n.*?\n---\n", re.S)
+_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+_TAGS = re.compile(r"^:tags:\s*\[([^\]]*)\]\s*$", re.MULTILINE)
+_FRONT = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 
 def _split(body: str) -> tuple[set[str], str]:
@@ -82,16 +82,16 @@ def visible_cells(page: Path) -> list[str]:
 
 
 def _title(page: Path) -> str:
-    m = re.search(r"^# (.+)$", page.read_text(encoding="utf-8"), re.M)
+    m = re.search(r"^# (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
     return m.group(1).strip() if m else page.stem
 
 
 def script(page: Path) -> str:
     """The page's visible code as a percent-format script (``# %%`` between cells)."""
     rel = page.relative_to(ROOT).as_posix()
-    head = (f'"""{_title(page)}\n\nThe code of the page {rel}, cell by cell: generated from '
-            "that page by\ndocs/tools/visible_code.py (edit the page, then run "
-            "`python docs/tools/visible_code.py --write`).\n\n"
+    head = (f'"""{_title(page)}\n\nThe code of the page {rel}, cell by cell,\n'
+            "generated from that page by docs/tools/visible_code.py\n(edit the page, then "
+            "run `python docs/tools/visible_code.py --write`).\n\n"
             f"Run: python examples/{page.stem.replace('-', '_')}.py\n\"\"\"\n")
     body = "\n\n".join(f"# %%\n{src}" for src in visible_cells(page))
     return f"{head}\n{body}\n"
