@@ -297,8 +297,9 @@ def why_no_grad(
     if current.shape == grad.shape and not torch.allclose(current, grad):
         ratio = float(current.double().norm() / grad.double().norm())
         return GradDiagnosis("accumulated", (
-            f"{xname}.grad holds {fmt(ratio, 3)} times what one backward pass gives: .grad "
-            f"accumulates over backward() calls; call optimizer.zero_grad() (or set "
-            f"{xname}.grad = None) before each backward"), None, grad)
+            f"{xname}.grad is not what one backward pass gives (its norm is {fmt(ratio, 3)} "
+            f"times as large): .grad accumulates over backward() calls; call "
+            f"optimizer.zero_grad() (or set {xname}.grad = None) before each backward"),
+            None, grad)
     return GradDiagnosis("ok", (
         f"{xname} is reachable from {oname} and its gradient is finite and nonzero"), None, grad)
