@@ -23,7 +23,7 @@ import gradarg
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "tools"))
-import visible_code  # noqa: E402
+import visible_code
 
 PAGES = visible_code.pages()
 WORKERS = 2
@@ -33,7 +33,7 @@ _RUNNER = r"""
 import json, sys
 import nbclient, nbformat
 nb = nbformat.reads(sys.stdin.read(), as_version=4)
-client = nbclient.NotebookClient(nb, timeout=%d, kernel_name="python3",
+client = nbclient.NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3",
                                  resources={"metadata": {"path": "."}})
 try:
     client.execute()
@@ -41,7 +41,7 @@ try:
 except nbclient.exceptions.CellExecutionError as err:
     error = str(err)
 print(json.dumps({"error": error, "notebook": nb}))
-""" % TIMEOUT
+""".replace("TIMEOUT", str(TIMEOUT))
 
 
 def reader_env() -> dict[str, str]:
@@ -59,7 +59,7 @@ def run_script(path: Path) -> subprocess.CompletedProcess:
     """``python path`` in an empty directory."""
     with tempfile.TemporaryDirectory() as cwd:
         return subprocess.run([sys.executable, str(path)], cwd=cwd, env=reader_env(),
-                              capture_output=True, text=True, timeout=TIMEOUT)
+                              capture_output=True, text=True, timeout=TIMEOUT, check=False)
 
 
 def _run_notebook(page: Path) -> dict:
@@ -67,7 +67,7 @@ def _run_notebook(page: Path) -> dict:
     with tempfile.TemporaryDirectory() as cwd:
         proc = subprocess.run([sys.executable, "-c", _RUNNER], input=nb, cwd=cwd,
                               env=reader_env(), capture_output=True, text=True,
-                              timeout=TIMEOUT)
+                              timeout=TIMEOUT, check=False)
         left = sorted(os.listdir(cwd))
     if proc.returncode:
         return {"error": proc.stderr[-3000:], "notebook": None, "files": left}
