@@ -127,7 +127,9 @@ def add_download_notebook(app, pagename, templatename, context, doctree):
         if not f.read().startswith("---\nfile_format: mystnb"):
             return
     target = os.path.join(app.outdir, "_sources", pagename + ".ipynb")
-    visible_code.write_notebook(visible_code.Path(source), visible_code.Path(target))
+    glued = os.path.join(app.outdir, "..", "jupyter_execute", pagename + ".glue.json")
+    visible_code.write_notebook(visible_code.Path(source), visible_code.Path(target),
+                                visible_code.Path(glued))
     context["ipynb_source"] = pagename + ".ipynb"
 
 

@@ -23,6 +23,7 @@ Only the standard library here: the tests import this module without the docs de
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -97,12 +98,79 @@ def script(page: Path) -> str:
     return f"{head}\n{body}\n"
 
 
-def notebook(page: Path) -> dict:
-    """The downloadable notebook: the page's prose and visible code, nothing hidden."""
+_GLUE_ROLE = re.compile(r"\{glue(?::(?:text|md|math))?\}`([^`]+)`")
+_GLUE_BLOCK = re.compile(r"^```\{glue(?::(md|math))?\} *(\S+)\n(?::[^\n]*\n)*```[ \t]*$",
+                         re.MULTILINE)
+
+
+def glued_values(glue_json: dict) -> dict[str, tuple[str, str]]:
+    """Name -> (MIME type, value) of every value a page glued: MyST-NB writes them next to
+    the executed notebook, as ``jupyter_execute/PAGE.glue.json``."""
+    import ast
+
+    values = {}
+    for name, out in glue_json.items():
+        data = out.get("data", {})
+        for mime in ("text/latex", "text/markdown", "text/plain"):
+            if mime in data:
+                value = data[mime]
+                value = "".join(value) if isinstance(value, list) else value
+                if mime == "text/plain":
+                    with contextlib.suppress(ValueError, SyntaxError):
+                        value = str(ast.literal_eval(value))
+                values[name] = (mime, value)
+                break
+    return values
+
+
+def _fill(prose: str, glued: dict[str, tuple[str, str]]) -> str:
+    """Replace glue roles and directives by the values the build glued."""
+    def block(m):
+        mime, value = glued.get(m.group(2), ("", m.group(0)))
+        if mime == "text/latex":
+            return "$$\n" + value.strip().strip("$").strip() + "\n$$"
+        return value
+
+    def role(m):
+        mime, value = glued.get(m.group(1), ("", m.group(0)))
+        return value if mime != "text/latex" else "$" + value.strip().strip("$") + "$"
+
+    prose = _GLUE_ROLE.sub(role, _GLUE_BLOCK.sub(block, prose))
+    prose = re.sub(r"\{download\}`([^<`]+?)\s*<[^>]+>`", r"`\1`", prose)
+    return _fences(prose)
+
+
+def _fences(prose: str) -> str:
+    """MyST ``:::`` blocks as Jupyter shows them: a dropdown becomes ``<details>``, any
+    other block (a container) just its content."""
+    out, stack = [], []
+    for line in prose.split("\n"):
+        m = re.match(r"^(\s*):::\{(\w[\w-]*)\}\s*(.*)$", line)
+        if m:
+            stack.append(m.group(2))
+            if m.group(2) == "dropdown":
+                out.append(f"{m.group(1)}<details><summary>{m.group(3)}</summary>\n")
+            continue
+        if stack and re.match(r"^\s*:[\w-]+:", line) and out and (
+                out[-1].endswith("</summary>\n") or not out[-1].strip()):
+            continue                                  # the block's options
+        if stack and re.match(r"^\s*:::\s*$", line):
+            if stack.pop() == "dropdown":
+                out.append(line.replace(":::", "\n</details>"))
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def notebook(page: Path, glued: dict[str, tuple[str, str]] | None = None) -> dict:
+    """The downloadable notebook: the page's prose and visible code, nothing hidden. With
+    ``glued`` (from :func:`glued_values`), the live numbers the page shows are written into
+    the prose."""
     nb_cells = []
     for kind, tags, src in cells(page.read_text(encoding="utf-8")):
         if kind == "markdown":
-            nb_cells.append({"cell_type": "markdown", "metadata": {}, "source": src})
+            text = _fill(src, glued) if glued else src
+            nb_cells.append({"cell_type": "markdown", "metadata": {}, "source": text})
         elif not tags & HIDDEN and src.strip():
             nb_cells.append({"cell_type": "code", "metadata": {}, "source": src,
                              "outputs": [], "execution_count": None})
@@ -114,9 +182,14 @@ def notebook(page: Path) -> dict:
     }
 
 
-def write_notebook(page: Path, target: Path) -> None:
+def write_notebook(page: Path, target: Path, glue_json: Path | None = None) -> None:
+    """Write the downloadable notebook; the values in ``glue_json`` (the build's
+    ``PAGE.glue.json``) fill the prose."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    nb = notebook(page)
+    glued = None
+    if glue_json is not None and glue_json.exists():
+        glued = glued_values(json.loads(glue_json.read_text(encoding="utf-8")))
+    nb = notebook(page, glued)
     for i, cell in enumerate(nb["cells"]):  # nbformat 4.5 wants cell ids
         cell["id"] = f"cell-{i}"
     target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
