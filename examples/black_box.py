@@ -1,4 +1,4 @@
-"""Upstream gradients from outside the graph: a black-box model
+"""Upstream gradients from a black box
 
 The code of the page docs/tutorial/black-box.md, cell by cell,
 generated from that page by docs/tools/visible_code.py

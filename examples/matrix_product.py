@@ -43,6 +43,3 @@ for gradient in GRADIENTS.values():
     traces.append(gradarg.trace_backward(y, torch.tensor(gradient),
                                          names={"x": xl, "y": y, "M": M}))
 gradarg.side_by_side(traces, [f"gradient={label}" for label in GRADIENTS])
-
-# %%
-gradarg.explorer(matmul, x)

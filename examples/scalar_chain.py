@@ -42,15 +42,9 @@ print(f"from c: a.grad = {gradarg.fmt(from_c)}   "
       f"from b: a.grad = {gradarg.fmt(from_b)}")
 
 # %%
-nodes_c = chain(5.0)
-trace_c = gradarg.trace_backward(nodes_c["c"], 1 / c, names=nodes_c)
-trace_c.draw()
-
-# %%
 a_values = [1.0, 2.0, 3.0]
 nodes = chain(a_values)
 nodes["d"].sum().backward()
-print(f'from e: a.grad = {gradarg.fmt(nodes["a"].grad)}')
 c_vec = nodes["c"].detach()
-for node, v in [("d", torch.ones(3)), ("c", 1 / c_vec), ("b", 8 / c_vec)]:
-    print(f"from {node}: a.grad = {gradarg.fmt(grad_from(node, a_values, v))}")
+from_c = grad_from("c", a_values, 1 / c_vec)
+print(f'from e: {gradarg.fmt(nodes["a"].grad)}   from c: {gradarg.fmt(from_c)}')

@@ -52,22 +52,8 @@ x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
 v = torch.tensor([1.0, -1.0], dtype=torch.float64)
 u = F1(x)
 z = F2(u)
-trace = gradarg.trace_backward(z, v, names={"x": x, "u": u, "z": z})
+z.backward(gradient=v)
 J1 = gradarg.jacobian(F1, x.detach())
 J2 = gradarg.jacobian(F2, u.detach())
 print(f"vᵀJ2 = {gradarg.fmt(v @ J2)}, (vᵀJ2)J1 = {gradarg.fmt(v @ J2 @ J1)}")
 print(f"x.grad = {gradarg.fmt(x.grad)}")
-trace.draw()
-
-# %%
-torch.manual_seed(0)
-x = torch.randn(3, requires_grad=True)
-y = x * 2
-k = 1
-while y.data.norm() < 1000:
-    y = y * 2
-    k += 1
-v = torch.tensor([0.1, 1.0, 0.0001])
-y.backward(v)
-print(f"k = {k}, x.grad = {gradarg.fmt(x.grad)}")
-print(f"2**k * v = {gradarg.fmt(2**k * v)}")

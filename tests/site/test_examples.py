@@ -17,7 +17,7 @@ SCRIPTS = visible_code.tutorial_scripts()            # docs/tutorial/NAME.md -> 
 #   why a vector: 2x at [1, 2, 3]; L1 = 0.5^2 + 3^2 = 9.25, L2 = 2.5,
 #     0.2 * 2 (x - t) + 0.8 sign(x) = [0.6, 2]; y = 2^k x -> x.grad = 2^k v
 EXPECTED = {
-    "scalar_chain": ["c = 200", "a.grad = 0.4", "from b: a.grad = [2, 1, 0.6667]"],
+    "scalar_chain": ["c = 200", "a.grad = 0.4", "from c: [2, 1, 0.6667]"],
     "vjp_by_examples": ["returned None, x.grad = 2\n", "x.grad = 200", "[-0.5, 2.736]",
                         "X.grad = [[1, 2, 0], [2.5, 0, -6]]", "(2, 2, 2, 3)"],
     "matrix_product": ["x.grad = [[1, 3]]", "x.grad = [[2, 4]]", "x.grad = [[3, 7]]"],
