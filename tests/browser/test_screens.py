@@ -11,9 +11,10 @@ TUTORIAL_TOTAL, TUTORIAL_EACH = 20.0, 6.0
 TUTORIAL = ["tutorial/scalar-chain.html", "tutorial/vjp-by-examples.html",
             "tutorial/why-a-vector.html", "tutorial/matrix-product.html",
             "tutorial/black-box.html"]
-# The guide pages and the reference carry more material; a ceiling that catches a page
-# doubling in length (the API reference is generated from every docstring, so it is left out).
-OTHER_EACH = 14.0
+# The guide pages and the reference carry more material; a ceiling that catches a page that
+# runs away (the longest, missing-gradients, was 15.8 screens: eight diagnoses, each drawn).
+# The API reference is generated from every docstring, so it is left out.
+OTHER_EACH = 17.0
 SKIP = {"reference/api.html", "genindex.html", "search.html", "py-modindex.html"}
 
 
