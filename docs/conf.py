@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from importlib.metadata import version as _version
 
 import torch
@@ -12,13 +13,21 @@ import torch
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("PYTHONHASHSEED", "0")
-# Pages import their example scripts (examples/NAME.py) and the docs-only helpers in docs/_pages/:
-# the kernels inherit this search path, so no page carries a sys.path cell.
+# Hidden cells import the docs-only helpers in docs/_pages/ (glue, timing): the kernels inherit
+# this search path, so no page carries a sys.path cell. Visible cells import only the package
+# and its dependencies (tests/site/test_visible_code.py runs them without this path).
 _HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    [os.path.join(_HERE, "..", "examples"), os.path.join(_HERE, "_pages")]
+    [os.path.join(_HERE, "_pages")]
     + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 )
+sys.path.insert(0, os.path.join(_HERE, "tools"))
+import visible_code  # the downloadable notebooks, see add_download_notebook
+
+# The one place for the project's repository address: empty by default, and while it is empty
+# the theme shows no repository, issue or edit buttons. Set GRADARG_REPOSITORY_URL at build
+# time (e.g. on Read the Docs) to turn them on.
+REPOSITORY_URL = os.environ.get("GRADARG_REPOSITORY_URL", "").strip()
 
 project = "gradarg"
 author = "gradarg developers"
@@ -96,17 +105,39 @@ html_static_path = ["_static"]
 html_css_files = ["gradarg.css"]
 html_context = {"default_mode": "light"}
 html_theme_options = {
-    "repository_url": "https://github.com/gradarg/gradarg",
+    "repository_url": REPOSITORY_URL,
     "path_to_docs": "docs",
     "use_download_button": True,
-    "use_repository_button": False,
+    "use_repository_button": bool(REPOSITORY_URL),
+    "use_issues_button": bool(REPOSITORY_URL),
+    "use_edit_page_button": False,
+    "use_source_button": bool(REPOSITORY_URL),
     "show_toc_level": 2,
     "navigation_with_keys": False,
 }
 html_last_updated_fmt = None
 
 
+def add_download_notebook(app, pagename, templatename, context, doctree):
+    """Offer each page as a notebook of its prose and visible code, without the hidden cells
+    (they glue numbers into the page with helpers a reader does not have). The theme's
+    download button lists it as ".ipynb" (it reads ``ipynb_source``)."""
+    source = os.path.join(app.srcdir, pagename + ".md")
+    if doctree is None or not os.path.exists(source):
+        return
+    with open(source, encoding="utf-8") as f:
+        if not f.read().startswith("---\nfile_format: mystnb"):
+            return
+    target = os.path.join(app.outdir, "_sources", pagename + ".ipynb")
+    glued = os.path.join(app.outdir, "..", "jupyter_execute", pagename + ".glue.json")
+    visible_code.write_notebook(visible_code.Path(source), visible_code.Path(target),
+                                visible_code.Path(glued))
+    context["ipynb_source"] = pagename + ".ipynb"
+
+
 def setup(app):
+    # before the theme builds its header buttons (priority 501)
+    app.connect("html-page-context", add_download_notebook, priority=500)
     # Page titles with math appear in every page's navigation: load MathJax on every page.
     app.set_html_assets_policy("always")
     # sphinx-mathjax-offline only sets mathjax_path and copies files when the build finishes,

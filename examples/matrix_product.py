@@ -1,25 +1,18 @@
-"""``torch.autograd.backward`` on a matrix product.
+"""One-hot `v` picks a row of the Jacobian
 
-Each one-hot ``gradient`` picks a row of the Jacobian J.
+The code of the page docs/tutorial/matrix-product.md, cell by cell,
+generated from that page by docs/tools/visible_code.py
+(edit the page, then run `python docs/tools/visible_code.py --write`).
 
 Run: python examples/matrix_product.py
-(the page docs/tutorial/matrix-product.md runs these)
 """
 
-from __future__ import annotations
-
-import numpy as np
+# %%
 import torch
 
 import gradarg
 
-X = [[2.0, 1.0]]
 M = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
-GRADIENTS = {
-    "[[1, 0]]": [[1.0, 0.0]],
-    "[[0, 1]]": [[0.0, 1.0]],
-    "[[1, 1]]": [[1.0, 1.0]],
-}
 
 
 def matmul(x):
@@ -27,35 +20,26 @@ def matmul(x):
 
 
 def grad_for(gradient):
-    """``x.grad`` after ``torch.autograd.backward(y, grad_tensors=gradient)``,
-    for ``y = x @ M``."""
-    x = torch.tensor(X, requires_grad=True)
+    """x.grad after torch.autograd.backward(y, grad_tensors=gradient)."""
+    x = torch.tensor([[2.0, 1.0]], requires_grad=True)
     y = matmul(x)
     torch.autograd.backward(y, grad_tensors=torch.tensor(gradient))
     return x.grad
 
 
-def jacobian_numpy():
-    """``∂y[0,k]/∂x[0,l] = M[l,k]``: shape (1, 2, 1, 2), written in NumPy."""
-    return M.numpy().T.reshape(1, 2, 1, 2).copy()
+x = torch.tensor([[2.0, 1.0]])
+y = matmul(x)
+GRADIENTS = {"[[1, 0]]": [[1.0, 0.0]], "[[0, 1]]": [[0.0, 1.0]],
+             "[[1, 1]]": [[1.0, 1.0]]}
+results = {label: grad_for(g) for label, g in GRADIENTS.items()}
+for label, g in results.items():
+    print(f"gradient={label}  ->  x.grad = {gradarg.fmt(g)}")
 
-
-def main():
-    f = gradarg.fmt
-    x = torch.tensor(X)
-    print(f"x = {f(x)}, M = {f(M)}, y = x @ M = {f(matmul(x))}")
-    J = gradarg.jacobian(matmul, x)
-    print(f"J has shape {tuple(J.shape)}; as a matrix {f(J.reshape(2, 2))}")
-    for label, g in GRADIENTS.items():
-        print(f"gradient={label} -> x.grad = {f(grad_for(g))}")
-    print(
-        "NumPy check:",
-        np.allclose(
-            sum(grad_for(g) for g in list(GRADIENTS.values())[:2]).numpy(),
-            grad_for([[1.0, 1.0]]),
-        ),
-    )
-
-
-if __name__ == "__main__":
-    main()
+# %%
+traces = []
+for gradient in GRADIENTS.values():
+    xl = torch.tensor([[2.0, 1.0]], requires_grad=True)
+    y = xl @ M
+    traces.append(gradarg.trace_backward(y, torch.tensor(gradient),
+                                         names={"x": xl, "y": y, "M": M}))
+gradarg.side_by_side(traces, [f"gradient={label}" for label in GRADIENTS])

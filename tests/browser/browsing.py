@@ -156,13 +156,12 @@ def visit_page(context, server: str, rel: str) -> Visit:
     v.copy_buttons = info["copy"]
     v.download_links = info["downloads"]
     if v.copy_buttons:
-        v.copied_expected = page.evaluate(
-            "() => document.querySelector('button.copybtn').parentElement"
-            ".querySelector('pre').innerText"
-        )
-        button = page.locator("button.copybtn").first
+        # the first code box a reader sees (a collapsed "show code" box is not visible)
+        box = page.locator("div.highlight:visible:has(button.copybtn)").first
+        v.copied_expected = box.locator("pre").first.inner_text()
+        button = box.locator("button.copybtn").first
         button.scroll_into_view_if_needed()
-        page.locator("div.highlight").first.hover()
+        box.hover()
         button.click(force=True)
         page.wait_for_timeout(200)
         v.copied = page.evaluate("() => navigator.clipboard.readText()")

@@ -18,7 +18,8 @@ MIN_FIGURE_CONTRAST = 3.0  # WCAG's minimum for graphics, between a figure's ink
 # Numbers the tutorial pages must show, derived by hand in the issue (not copied from a build).
 KEY_NUMBERS = {
     "tutorial/scalar-chain.html": ["0.4", "0.005", "0.04", "[2, 1, 0.6667]"],
-    "tutorial/vjp-by-examples.html": ["200", "[1, 1]", "[100, 100]"],
+    # vec_fn at [0.5, -1], v = [1, 0.5, 2]: [-0.5, 2 + 2/e]; X W with V: V Wᵀ
+    "tutorial/vjp-by-examples.html": ["200", "[-0.5, 2.736]", "[[1, 2, 0], [2.5, 0, -6]]"],
     "tutorial/why-a-vector.html": ["[0.2, 0.8]", "[0.1, 1.0, 0.0001]"],
     "tutorial/matrix-product.html": ["[[1, 3]]", "[[2, 4]]", "[[3, 7]]"],
     "tutorial/black-box.html": ["2011.14779", "0.0e+00"],

@@ -13,7 +13,6 @@ from browsing import SHOTS
 DRAWINGS = {
     "tutorial/scalar-chain.html": ["0.005", "0.04", "0.2 + 0.2", ".grad = 0.4", "c = 8 * b"],
     "tutorial/matrix-product.html": ["[[1, 3]]", "[[2, 4]]", "[[3, 7]]", "y = x @ M"],
-    "tutorial/why-a-vector.html": ["[1, -1]", "u = stack"],
     "tutorial/black-box.html": ["black box", "gen_out"],
     "guide/missing-gradients.html": ["first appears here", "inf", "received"],
 }

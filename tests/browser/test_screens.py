@@ -1,0 +1,56 @@
+"""Pages stay short enough to read: each page's length in screens (document height ÷ 800 px in
+a 1280 px wide window). The five tutorial pages together fit in 20 screens, none over 6."""
+
+from __future__ import annotations
+
+import pytest
+from browsing import SITE, site_pages
+
+WIDTH, SCREEN = 1280, 800
+TUTORIAL_TOTAL, TUTORIAL_EACH = 20.0, 6.0
+TUTORIAL = ["tutorial/scalar-chain.html", "tutorial/vjp-by-examples.html",
+            "tutorial/why-a-vector.html", "tutorial/matrix-product.html",
+            "tutorial/black-box.html"]
+# The guide pages and the reference carry more material; a ceiling that catches a page that
+# runs away (the longest, missing-gradients, was 15.8 screens: eight diagnoses, each drawn).
+# The API reference is generated from every docstring, so it is left out.
+OTHER_EACH = 17.0
+SKIP = {"reference/api.html", "genindex.html", "search.html", "py-modindex.html"}
+
+
+@pytest.fixture(scope="module")
+def screens(browser, server):
+    """Screens of every page, measured once at 1280 × 800."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": SCREEN})
+    page = context.new_page()
+    out = {}
+    for rel in site_pages():
+        if rel in SKIP or rel.startswith("_"):
+            continue
+        page.goto(server + rel, wait_until="load")
+        page.wait_for_timeout(300)              # MathJax typesets after load
+        out[rel] = page.evaluate("document.documentElement.scrollHeight") / SCREEN
+    context.close()
+    print("\n".join(f"{rel:45s} {n:5.1f} screens" for rel, n in sorted(out.items())))
+    return out
+
+
+def test_every_page_was_measured(screens):
+    assert (SITE / "index.html").exists()
+    assert set(TUTORIAL) <= set(screens)
+
+
+@pytest.mark.parametrize("rel", TUTORIAL)
+def test_tutorial_page_fits_in_six_screens(screens, rel):
+    assert screens[rel] <= TUTORIAL_EACH, f"{rel}: {screens[rel]:.1f} screens"
+
+
+def test_tutorial_fits_in_twenty_screens(screens):
+    total = sum(screens[rel] for rel in TUTORIAL)
+    assert total <= TUTORIAL_TOTAL, f"the tutorial is {total:.1f} screens"
+
+
+def test_no_other_page_runs_away(screens):
+    long = {rel: round(n, 1) for rel, n in screens.items()
+            if rel not in TUTORIAL and n > OTHER_EACH}
+    assert not long, long
