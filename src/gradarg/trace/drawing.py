@@ -23,17 +23,16 @@ from .tracer import dense_values
 __all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 
 CHAR_W = 7.3  # width of one character at 12 px monospace
-SMALL_W = 6.1  # at 10 px
+SMALL_W = 6.7  # at 11 px (second line of a box)
 LABEL_W = 6.7  # at 11 px (edge labels)
 LAYER_GAP = 92
 BOX_H = 38
-HEAT_ROWS, HEAT_COLS, CELL = 6, 16, 5
 
 STYLE = """
 .ga-trace { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   font-size: 12px; }
 .ga-trace text { fill: currentColor; }
-.ga-trace .ga-sub { font-size: 10px; fill-opacity: 0.7; }
+.ga-trace .ga-sub { font-size: 11px; fill-opacity: 0.75; }
 .ga-trace .ga-box { fill: none; stroke: currentColor; stroke-width: 1.2; }
 .ga-trace .ga-leaf .ga-box { stroke-width: 2; }
 .ga-trace .ga-skipped { opacity: 0.45; }
@@ -50,10 +49,6 @@ STYLE = """
 .ga-trace .ga-bad, .ga-trace text.ga-bad { fill: #e03131; font-weight: bold; }
 .ga-trace line.ga-bad { stroke: #e03131; stroke-opacity: 1; stroke-width: 2; }
 .ga-trace .ga-first .ga-box { stroke: #e03131; stroke-width: 3; }
-.ga-trace .ga-pos { fill: #1c7ed6; }
-.ga-trace .ga-neg { fill: #e8590c; }
-.ga-trace .ga-nan { fill: #e03131; }
-.ga-trace .ga-cell0 { fill: none; stroke: currentColor; stroke-opacity: 0.25; }
 """
 
 
@@ -74,10 +69,31 @@ class Drawing:
         return self.svg
 
     def _repr_html_(self) -> str:
-        return self._html or f'<div class="gradarg-trace">{self.svg}</div>'
+        return self._html or framed(self.svg)
 
     def __str__(self) -> str:
         return self.svg
+
+
+LEGEND = (
+    '<p class="ga-legend" style="font-size:0.85em;margin:0.25em 0 0.75em">'
+    "Arrows run backward, opposite to the forward pass: from the output down to the leaves. "
+    "An edge label is the upstream gradient (cotangent) sent along that edge, with the node's "
+    "local factor (× f) when both ends are scalars; a tensor shows its shape and norm. "
+    "A leaf box shows its .grad. "
+    '<span style="color:#e8590c;font-weight:bold">Orange</span>: all zero; '
+    '<span style="color:#e03131;font-weight:bold">red</span>: NaN or Inf.</p>'
+)
+
+
+def framed(svg: str) -> str:
+    """``svg`` at its natural size in a frame that scrolls sideways, followed by the legend.
+
+    The drawing is never scaled down to fit a narrow column (its text would shrink below
+    11 px); a frame wider than the column scrolls instead.
+    """
+    return (f'<div class="gradarg-trace" style="overflow-x:auto;max-width:100%">{svg}</div>'
+            f"{LEGEND}")
 
 
 def _classes(t: torch.Tensor | None) -> str:
@@ -107,69 +123,50 @@ def cotangent_text(t: torch.Tensor | None) -> str:
     >>> cotangent_text(torch.tensor([1.0, 0.5]))
     '[1, 0.5]'
     >>> cotangent_text(torch.ones(64, 256))
-    '64×256 ‖·‖=128'
+    'shape (64, 256), norm 128'
     """
     if t is None:
         return "—"
     if t.numel() <= 6:
         return fmt(t.to_dense() if t.layout != torch.strided else t)
-    shape = "×".join(str(s) for s in t.shape)
+    shape = f"shape {tuple(t.shape)}"
     if not bool(dense_values(t).any()):
-        return f"{shape} all 0"
-    return f"{shape} ‖·‖={fmt(_norm(t))}"
+        return f"{shape}, all 0"
+    return f"{shape}, norm {fmt(_norm(t))}"
 
 
-def _heat(t: torch.Tensor) -> torch.Tensor:
-    """``t`` reduced to at most HEAT_ROWS × HEAT_COLS cells (block means)."""
-    m = t.detach()
-    m = m.to_dense() if m.layout != torch.strided else m
-    m = (m.abs() if m.is_complex() else m).double()
-    m = m.reshape(1, -1) if m.dim() < 2 else m.reshape(m.shape[0], -1)
-    pooled = torch.nn.functional.adaptive_avg_pool2d(
-        m[None, None], (min(HEAT_ROWS, m.shape[0]), min(HEAT_COLS, m.shape[1])))
-    return pooled[0, 0]
-
-
-def _heat_svg(t: torch.Tensor, x: float, y: float) -> tuple[str, float]:
-    cells = _heat(t)
-    finite = cells[torch.isfinite(cells)]
-    scale = float(finite.abs().max()) if finite.numel() else 1.0
-    scale = scale or 1.0
-    out = []
-    for i, row in enumerate(cells.tolist()):
-        for j, val in enumerate(row):
-            cx, cy = x + j * CELL, y + i * CELL
-            if not math.isfinite(val):
-                cls, op = "ga-nan", 1.0
-            elif val == 0:
-                cls, op = "ga-cell0", 1.0
-            else:
-                cls, op = ("ga-pos" if val > 0 else "ga-neg"), 0.15 + 0.85 * abs(val) / scale
-            out.append(f'<rect class="{cls}" x="{cx:.1f}" y="{cy:.1f}" width="{CELL}" '
-                       f'height="{CELL}" fill-opacity="{op:.2f}"/>')
-    return "".join(out), cells.shape[1] * CELL
+def _factor(received: torch.Tensor | None, sent: torch.Tensor | None) -> str:
+    """``"× f "`` with ``f = sent / received`` when both are finite non-zero real scalars: the
+    node's local derivative along this edge (``∂out/∂in``), read off the live cotangents."""
+    if received is None or sent is None or received.numel() != 1 or sent.numel() != 1:
+        return ""
+    if received.is_complex() or sent.is_complex() or received.layout != torch.strided:
+        return ""
+    r, c = float(received), float(sent)
+    if r == 0 or not (math.isfinite(r) and math.isfinite(c)):
+        return ""
+    return f"× {fmt(c / r)} = "
 
 
 class _Edge:
-    def __init__(self, src: int, dst: int, parts: list[torch.Tensor | None]):
-        self.src, self.dst = src, dst
-        vals = [p for p in parts if p is not None]
-        self.total = None if not vals else sum(vals[1:], vals[0].clone())
-        if len(parts) > 1 and all(p is not None and p.numel() == 1 for p in parts):
-            self.text = " + ".join(fmt(p) for p in parts)
-        else:
-            self.text = cotangent_text(self.total)
-            if len(parts) > 1:
-                self.text += f" (sum of {len(parts)})"
-        self.cls = _classes(self.total)
-        self.big = self.total is not None and self.total.numel() > 6
+    """One edge per use: an input used twice (``a * a``) gets two edges, each with its share."""
+
+    def __init__(self, src: int, dst: int, part: torch.Tensor | None, received=None,
+                 lane: int = 0, lanes: int = 1):
+        self.src, self.dst, self.total = src, dst, part
+        self.text = _factor(received, part) + cotangent_text(part)
+        self.cls = _classes(part)
+        self.lane, self.lanes = lane, lanes
 
 
 def _merged_edges(trace) -> list[_Edge]:
+    """The trace's edges, parallel ones (same source and target) numbered as lanes."""
+    arrived = {n.key: n.arrived for n in trace.nodes}
     groups: dict[tuple[int, int], list] = {}
     for e in trace.edges:
         groups.setdefault((e.src, e.dst), []).append(e.cotangent)
-    return [_Edge(s, d, parts) for (s, d), parts in groups.items()]
+    return [_Edge(s, d, part, arrived.get(s), i, len(parts))
+            for (s, d), parts in groups.items() for i, part in enumerate(parts)]
 
 
 def _node_lines(n) -> tuple[str, str, str]:
@@ -222,7 +219,7 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
     -------
     str
         An ``<svg>`` element. Each edge carries the cotangent sent along it (a number, the values
-        of a tensor of at most 6 entries, or shape, norm and a heatmap); each leaf shows its
+        of a tensor of at most 6 entries, or its shape and norm); each leaf shows its
         ``.grad``. All-zero cotangents are orange, NaN/Inf red; the node where NaN/Inf first
         appears is outlined in red and pointed out.
 
@@ -242,7 +239,7 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
     box_w = {k: max(len(a) * CHAR_W, len(b) * SMALL_W) + 18 for k, (a, b, _) in lines.items()}
     label_w: dict[int, float] = {}
     for e in edges:
-        w = len(e.text) * LABEL_W + 10 + (HEAT_COLS * CELL + 6 if e.big else 0)
+        w = (len(e.text) * LABEL_W + 10) * e.lanes
         label_w[e.dst] = max(label_w.get(e.dst, 0.0), w)
     label_w[0] = max(label_w.get(0, 0.0), len(v_text) * LABEL_W + 10)
     widths = {k: max(box_w[k], 2 * label_w.get(k, 0.0)) + 26 for k in lines}
@@ -258,21 +255,25 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
         return x, y, box_w[k]
 
     # edges (drawn first, under the boxes)
-    all_edges = [(-1, 0, v_text, _classes(trace.gradient), trace.gradient, False)]
-    all_edges += [(e.src, e.dst, e.text, e.cls, e.total, e.big) for e in edges]
+    all_edges = [(-1, 0, v_text, _classes(trace.gradient), 0, 1)]
+    all_edges += [(e.src, e.dst, e.text, e.cls, e.lane, e.lanes) for e in edges]
     # edges converging on one node end at points spread over its top side, in the order of
     # their sources, and are labelled near their source; other edges near their end
     incoming: dict[int, list[int]] = {}
     for src, dst, *_ in all_edges:
-        incoming.setdefault(dst, []).append(src)
+        if src not in incoming.get(dst, []):
+            incoming.setdefault(dst, []).append(src)
     for srcs in incoming.values():
         srcs.sort(key=lambda k: pos[k][0])
-    for src, dst, text, cls, total, big in all_edges:
-        (x1, y1, _), (x2, y2, w2) = box(src), box(dst)
+    for src, dst, text, cls, lane, lanes in all_edges:
+        (x1, y1, w1), (x2, y2, w2) = box(src), box(dst)
         fan_in = len(incoming[dst])
         if fan_in > 1:
             spread = min(w2 - 20, 24.0 * (fan_in - 1))
             x2 += -spread / 2 + spread * incoming[dst].index(src) / (fan_in - 1)
+        if lanes > 1:  # the same input used several times: side-by-side parallel edges
+            off = (lane - (lanes - 1) / 2) * min(28.0, (min(w1, w2) - 16) / (lanes - 1))
+            x1, x2 = x1 + off, x2 + off
         y1, y2 = y1 + BOX_H / 2, y2 - BOX_H / 2 - 2
         at = 0.3 if fan_in > 1 else 0.62
         parts.append(f'<line class="ga-edge {cls}" x1="{x1:.1f}" y1="{y1:.1f}" '
@@ -285,13 +286,14 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
         # near the receiving end, so labels of edges that fan out from one node separate
         mx, my = x1 + at * (x2 - x1) + 6, y1 + at * (y2 - y1) + 4
         tcls = cls or "ga-cot"
-        parts.append(f'<text class="{tcls}" x="{mx:.1f}" y="{my:.1f}" font-size="11">'
+        anchor = ""
+        if lanes > 1 and lane < (lanes - 1) / 2:  # left lanes: label to the left of the line
+            mx -= 12
+            anchor = ' text-anchor="end"'
+            xs.append(mx - len(text) * LABEL_W)
+        parts.append(f'<text class="{tcls}" x="{mx:.1f}" y="{my:.1f}" font-size="11"{anchor}>'
                      f'{html.escape(text)}</text>')
-        end = mx + len(text) * LABEL_W
-        if big and total is not None:
-            cells, w = _heat_svg(total, end + 6, my - 10)
-            parts.append(cells)
-            end += 6 + w
+        end = mx if anchor else mx + len(text) * LABEL_W
         xs.append(end)
 
     # boxes
@@ -322,7 +324,7 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
         if l2:
             sub_cls = cls2 if cls2 else "ga-sub"
             parts.append(f'<text class="{sub_cls}" x="{x:.1f}" y="{y + 12:.1f}" '
-                         f'text-anchor="middle" font-size="10">{html.escape(l2)}</text>')
+                         f'text-anchor="middle" font-size="11">{html.escape(l2)}</text>')
         parts.append("</g>")
         xs.extend([x - w / 2, x + w / 2])
         ys.extend([y - h / 2, y + h / 2])
@@ -344,7 +346,7 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="ga-trace" role="img" '
         f'aria-label="{label}" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" width="{w:.0f}" '
-        f'height="{h:.0f}" style="max-width:100%;height:auto">'
+        f'height="{h:.0f}" style="max-width:none;height:auto">'
         f"<style>{STYLE}</style>{''.join(parts)}</svg>"
     )
 
@@ -375,8 +377,10 @@ def side_by_side(traces: Sequence[Any], titles: Sequence[str] | None = None,
     if len(titles) != len(traces):
         raise ValueError(f"got {len(traces)} traces but {len(titles)} titles; expected one each")
     svgs = [trace_svg(t, title=ti, **kwargs) for t, ti in zip(traces, titles, strict=True)]
-    cells = "".join(f'<div style="flex:1 1 0;min-width:200px">{s}</div>' for s in svgs)
-    page = f'<div class="gradarg-trace" style="display:flex;flex-wrap:wrap;gap:12px">{cells}</div>'
+    cells = "".join(f'<div style="flex:0 1 auto;max-width:100%;overflow-x:auto">{s}</div>'
+                    for s in svgs)
+    page = (f'<div class="gradarg-trace" style="display:flex;flex-wrap:wrap;gap:12px">{cells}'
+            f"</div>{LEGEND}")
     return Drawing("".join(svgs), page)
 
 

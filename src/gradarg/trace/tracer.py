@@ -278,7 +278,9 @@ class BackwardTrace:
         return self.to_svg()
 
     def _repr_html_(self) -> str:
-        return f'<div class="gradarg-trace">{self.to_svg()}</div>'
+        from .drawing import framed
+
+        return framed(self.to_svg())
 
     def __repr__(self) -> str:
         from ..show.render import fmt

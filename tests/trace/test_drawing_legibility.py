@@ -1,0 +1,78 @@
+"""Drawings people can read: text at least 11 px, never scaled down, a legend, one edge per use,
+local factors on scalar edges, tensors labelled by shape and norm."""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+import gradarg
+from gradarg.trace.drawing import LEGEND
+
+
+def chain():
+    a = torch.tensor(5.0, requires_grad=True)
+    b = a * a
+    c = 8 * b
+    d = torch.log(c)
+    return {"a": a, "b": b, "c": c, "d": d}
+
+
+def font_sizes(svg: str) -> list[float]:
+    sizes = [float(v) for v in re.findall(r'font-size="([0-9.]+)"', svg)]
+    sizes += [float(v) for v in re.findall(r"font-size:\s*([0-9.]+)px", svg)]
+    return sizes
+
+
+def test_every_font_size_in_the_svg_is_at_least_11px():
+    t = chain()
+    svg = gradarg.trace_backward(t["d"], names=t).to_svg()
+    sizes = font_sizes(svg)
+    assert sizes and min(sizes) >= 11
+
+
+def test_the_svg_keeps_its_natural_size_and_scrolls_in_a_frame():
+    t = chain()
+    trace = gradarg.trace_backward(t["d"], names=t)
+    svg = trace.to_svg()
+    assert "max-width:100%" not in svg  # a scaled-down svg shrinks its text
+    width = float(re.search(r'<svg[^>]* width="([0-9.]+)"', svg).group(1))
+    view_w = float(re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+)', svg).group(1))
+    assert abs(width - view_w) <= 1  # one user unit per pixel
+    for html in (trace._repr_html_(), trace.draw()._repr_html_()):
+        assert "overflow-x:auto" in html and LEGEND in html
+
+
+def test_the_legend_says_arrows_run_backward():
+    assert "opposite to the forward pass" in LEGEND
+    assert "shape and norm" in LEGEND
+
+
+def test_an_input_used_twice_gets_two_edges_each_with_its_share():
+    t = chain()
+    svg = gradarg.trace_backward(t["d"], names=t).to_svg()
+    # v -> log, log -> 8*b, 8*b -> a*a, then a*a -> a twice
+    assert svg.count('class="ga-edge') == 5
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    # d = log(8 a²): dd/db = 1/b = 0.04; each use of a gets 0.04 * a = 0.2
+    assert sum("= 0.2" in lab for lab in labels) == 2
+    assert not any("0.2 + 0.2" in lab or "sum of" in lab for lab in labels)
+
+
+def test_scalar_edges_carry_the_local_factor():
+    t = chain()
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>",
+                        gradarg.trace_backward(t["d"], names=t).to_svg())
+    # log: received 1, sends 1/c = 0.005; 8*b: received 0.005, sends 0.04 (× 8); a*a: × a = 5
+    assert "× 0.005 = 0.005" in labels
+    assert "× 8 = 0.04" in labels
+    assert labels.count("× 5 = 0.2") == 2
+
+
+def test_side_by_side_keeps_natural_size_and_adds_one_legend():
+    t = chain()
+    tr = gradarg.trace_backward(t["d"], names=t)
+    html = gradarg.side_by_side([tr, tr], titles=["one", "two"])._repr_html_()
+    assert html.count(LEGEND) == 1 and "max-width:100%;height:auto" not in html
+    assert min(font_sizes(html)) >= 11
