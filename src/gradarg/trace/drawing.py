@@ -25,7 +25,7 @@ __all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 CHAR_W = 7.3  # width of one character at 12 px monospace
 SMALL_W = 6.7  # at 11 px (second line of a box)
 LABEL_W = 6.7  # at 11 px (edge labels)
-LAYER_GAP = 92
+LAYER_GAP = 78
 BOX_H = 38
 
 STYLE = """
@@ -76,13 +76,14 @@ class Drawing:
 
 
 LEGEND = (
-    '<p class="ga-legend" style="font-size:0.85em;margin:0.25em 0 0.75em">'
-    "Arrows run backward, opposite to the forward pass: from the output down to the leaves. "
-    "An edge label is the upstream gradient (cotangent) sent along that edge, with the node's "
-    "local factor (× f) when both ends are scalars; a tensor shows its shape and norm. "
-    "A leaf box shows its .grad. "
+    '<details class="ga-legend" style="font-size:0.85em;margin:0.2em 0 0.6em">'
+    "<summary>Arrows run backward, opposite to the forward pass: output at the top, leaves "
+    "at the bottom (how to read the drawing)</summary>"
+    "An edge label is the upstream gradient (cotangent) sent along that edge, after the "
+    "node's local factor (× f) when both ends are scalars; a tensor shows its shape and norm. "
+    "An input used twice gets two edges. A leaf box shows its .grad. "
     '<span style="color:#e8590c;font-weight:bold">Orange</span>: all zero; '
-    '<span style="color:#e03131;font-weight:bold">red</span>: NaN or Inf.</p>'
+    '<span style="color:#e03131;font-weight:bold">red</span>: NaN or Inf.</details>'
 )
 
 
