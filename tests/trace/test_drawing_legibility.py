@@ -76,3 +76,12 @@ def test_side_by_side_keeps_natural_size_and_adds_one_legend():
     html = gradarg.side_by_side([tr, tr], titles=["one", "two"])._repr_html_()
     assert html.count(LEGEND) == 1 and "max-width:100%;height:auto" not in html
     assert min(font_sizes(html)) >= 11
+
+
+def test_named_scalars_show_their_forward_value():
+    t = chain()
+    text = " ".join(re.findall(r"<text[^>]*>([^<]*)</text>",
+                               gradarg.trace_backward(t["d"], names=t).to_svg()))
+    # a = 5, b = 25, c = 200, d = log(200) = 5.298
+    for s in ("a = 5", "b = a * a = 25", "c = 8 * b = 200", "d = log(c) = 5.298"):
+        assert s in text, s

@@ -171,13 +171,17 @@ def _merged_edges(trace) -> list[_Edge]:
 
 
 def _node_lines(n) -> tuple[str, str, str]:
+    label = n.label
+    value = getattr(n, "value", None)
+    if value is not None:  # a named scalar: its forward value (a = 5, c = 8 * b = 200)
+        label += f" = {fmt(value)}"
     if n.is_leaf:
         if n.grad is None:
-            return n.label, ".grad: None", ""
-        return n.label, f".grad = {cotangent_text(n.grad)}", "ga-grad " + _classes(n.grad)
+            return label, ".grad: None", ""
+        return label, f".grad = {cotangent_text(n.grad)}", "ga-grad " + _classes(n.grad)
     if n.name is not None and n.arrived is not None:  # a named tensor: what reached it
-        return n.label, f"received {cotangent_text(n.arrived)}", "ga-cot " + _classes(n.arrived)
-    return n.label, n.grad_fn, ""
+        return label, f"received {cotangent_text(n.arrived)}", "ga-cot " + _classes(n.arrived)
+    return label, n.grad_fn, ""
 
 
 def _layout(trace, edges: list[_Edge], widths: dict[int, float]) -> dict[int, tuple[float, float]]:

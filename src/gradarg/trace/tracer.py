@@ -87,6 +87,9 @@ class TracedNode:
         Shape of the (first) forward output, from the arriving cotangent.
     dtype : torch.dtype or None
         Its dtype.
+    value : torch.Tensor or None
+        The forward value of a named tensor with one element (``a = 5``, ``c = 200``), detached
+        and copied; ``None`` for unnamed nodes and larger tensors.
     """
 
     key: int
@@ -100,6 +103,7 @@ class TracedNode:
     children: tuple[int | None, ...]
     is_leaf: bool
     grad: torch.Tensor | None
+    value: torch.Tensor | None = None
 
     @property
     def arrived(self) -> torch.Tensor | None:
@@ -409,6 +413,21 @@ def _names_by_node(names: Mapping[str, Any] | None, walk_index: dict[Any, int],
     return out
 
 
+def _forward_values(names: Mapping[str, Any] | None, labels_by_key: dict[int, str],
+                    walk_index: dict[Any, int], nodes: list[Any]) -> dict[int, torch.Tensor]:
+    """Forward values of the named one-element tensors, by node key (for the drawings)."""
+    if not names:
+        return {}
+    leaves = {id(n.variable): k for k, n in enumerate(nodes) if hasattr(n, "variable")}
+    out: dict[int, torch.Tensor] = {}
+    for name, t in names.items():
+        key = walk_index.get(t.grad_fn) if t.grad_fn is not None else leaves.get(id(t))
+        if (key is not None and labels_by_key.get(key) == str(name) and t.numel() == 1
+                and t.layout == torch.strided):
+            out[key] = t.detach().clone()
+    return out
+
+
 def _constant(node: Any, slot: int, consts: dict[str, torch.Tensor]) -> str | None:
     """The constant operand in ``slot``: its value if a number, its name if the caller named it."""
     for attr in _CONST_SLOTS.get(slot, ()):
@@ -587,6 +606,7 @@ def trace_backward(
                       if not (t.grad_fn in index if t.grad_fn is not None else id(t) in leaf_ids))
     consts = {k: t for k, t in (names or {}).items() if not t.requires_grad}
     labels = [_label(n, k, labels_by_key, index, consts) for k, n in enumerate(order)]
+    values = _forward_values(names, labels_by_key, index, order)
     output_name = labels_by_key.get(0)
 
     arrived: dict[int, tuple] = {}
@@ -653,6 +673,7 @@ def trace_backward(
             grad_fn=node.name().rsplit("::", 1)[-1], op=op_name(node),
             order=run_order.get(key), grad_outputs=_detach(arrived.get(key, ())),
             grad_inputs=_detach(got), children=children, is_leaf=is_leaf, grad=grad,
+            value=values.get(key),
         ))
         for slot, (child, input_nr) in enumerate(node.next_functions):
             if child is not None:
