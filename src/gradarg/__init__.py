@@ -37,7 +37,15 @@ from .show import (
     markdown_table,
     summarize,
 )
-from .sparse import CertificateError, SparseJacobian, color_pattern, sparsity_pattern
+from .sparse import (
+    CertificateError,
+    SparseJacobian,
+    UnsupportedOpError,
+    color_pattern,
+    hessian_sparsity,
+    jacobian_sparsity,
+    sparsity_pattern,
+)
 from .trace import (
     BackwardTrace,
     Drawing,
@@ -65,6 +73,7 @@ __all__ = [
     "SparseJacobian",
     "TracedEdge",
     "TracedNode",
+    "UnsupportedOpError",
     "VJPComparison",
     "VJPExplorer",
     "VectorizationError",
@@ -79,7 +88,9 @@ __all__ = [
     "fd_step",
     "fd_tolerance",
     "fmt",
+    "hessian_sparsity",
     "jacobian",
+    "jacobian_sparsity",
     "latex_jacobian",
     "latex_matrix",
     "latex_vjp",

@@ -132,37 +132,165 @@ def _ops(*names: str) -> frozenset:
 
 # each output element is a copy of one operand element (or a zero / a constant)
 _MOVES = _ops(
-    "view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias", "_reshape_alias_copy",
-    "permute", "permute_copy", "transpose", "transpose_copy", "transpose_", "t", "t_copy", "t_",
-    "expand", "expand_copy", "squeeze", "squeeze_copy", "squeeze_", "unsqueeze",
-    "unsqueeze_copy", "unsqueeze_", "alias", "alias_copy", "clone", "slice", "slice_copy",
-    "select", "select_copy", "narrow", "narrow_copy", "index", "index_select", "gather", "take",
-    "cat", "stack", "constant_pad_nd", "flip", "roll", "repeat", "unfold", "unfold_copy",
-    "diagonal", "diagonal_copy", "diag_embed", "tril", "triu", "split", "split_copy",
-    "split_with_sizes", "split_with_sizes_copy", "unbind", "unbind_copy", "chunk",
-    "slice_scatter", "select_scatter", "diagonal_scatter", "copy", "index_put", "scatter",
-    "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d",
-    "upsample_nearest1d", "upsample_nearest2d", "im2col", "movedim", "pixel_shuffle",
-    "pixel_unshuffle", "lift_fresh_copy", "_conj", "resolve_conj", "resolve_neg",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "view_copy",
+    "_reshape_alias",
+    "_reshape_alias_copy",
+    "permute",
+    "permute_copy",
+    "transpose",
+    "transpose_copy",
+    "transpose_",
+    "t",
+    "t_copy",
+    "t_",
+    "expand",
+    "expand_copy",
+    "squeeze",
+    "squeeze_copy",
+    "squeeze_",
+    "unsqueeze",
+    "unsqueeze_copy",
+    "unsqueeze_",
+    "alias",
+    "alias_copy",
+    "clone",
+    "slice",
+    "slice_copy",
+    "select",
+    "select_copy",
+    "narrow",
+    "narrow_copy",
+    "index",
+    "index_select",
+    "gather",
+    "take",
+    "cat",
+    "stack",
+    "constant_pad_nd",
+    "flip",
+    "roll",
+    "repeat",
+    "unfold",
+    "unfold_copy",
+    "diagonal",
+    "diagonal_copy",
+    "diag_embed",
+    "tril",
+    "triu",
+    "split",
+    "split_copy",
+    "split_with_sizes",
+    "split_with_sizes_copy",
+    "unbind",
+    "unbind_copy",
+    "chunk",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "copy",
+    "index_put",
+    "scatter",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "replication_pad1d",
+    "replication_pad2d",
+    "upsample_nearest1d",
+    "upsample_nearest2d",
+    "im2col",
+    "movedim",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "lift_fresh_copy",
+    "_conj",
+    "resolve_conj",
+    "resolve_neg",
 )
 # outputs carry no derivative with respect to any input
 _CONSTANT = _ops(
-    "detach", "detach_copy", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-    "randn_like", "randint_like", "bernoulli", "floor", "ceil", "round", "trunc", "sign", "sgn",
-    "new_zeros", "new_ones", "new_empty", "new_full", "empty_strided", "fill",
+    "detach",
+    "detach_copy",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "bernoulli",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "sgn",
+    "new_zeros",
+    "new_ones",
+    "new_empty",
+    "new_full",
+    "empty_strided",
+    "fill",
 )
 _REDUCTIONS = _ops(
-    "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "linalg_vector_norm",
-    "norm", "var", "std", "logsumexp", "var_mean", "std_mean", "aminmax",
+    "sum",
+    "mean",
+    "nansum",
+    "nanmean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "linalg_vector_norm",
+    "norm",
+    "var",
+    "std",
+    "logsumexp",
+    "var_mean",
+    "std_mean",
+    "aminmax",
 )
 _SCANS = _ops("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin")
 _WHOLE_DIM = _ops("_softmax", "_log_softmax", "softmax", "log_softmax")
 _PRODUCTS = _ops("mm", "bmm", "mv", "dot", "addmm", "addmv", "baddbmm")
 _SCALAR_LINEAR = _ops(
-    "add", "sub", "neg", "where", "masked_fill", "clone", "copy", "positive", "alias",
-    "_to_copy", "lift_fresh_copy", "relu", "abs", "clamp", "clamp_min", "clamp_max", "maximum",
-    "minimum", "fmax", "fmin", "hardtanh", "leaky_relu", "threshold", "sum", "mean", "nansum",
-    "amax", "amin", "max", "min", "cumsum", "cummax", "cummin", "aminmax", "to",
+    "add",
+    "sub",
+    "neg",
+    "where",
+    "masked_fill",
+    "clone",
+    "copy",
+    "positive",
+    "alias",
+    "_to_copy",
+    "lift_fresh_copy",
+    "relu",
+    "abs",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "hardtanh",
+    "leaky_relu",
+    "threshold",
+    "sum",
+    "mean",
+    "nansum",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "cumsum",
+    "cummax",
+    "cummin",
+    "aminmax",
+    "to",
 )
 # second derivatives vanish wherever they exist (linear or piecewise linear)
 
@@ -272,16 +400,17 @@ class _Tracer(TorchDispatchMode):
                 self.deps.pop(o, None)
                 self.tainted[o] = True
         # in-place operators (squeeze_, t_, ... after functionalization) update their target
-        schema_args = func._schema.arguments
-        if schema_args and schema_args[0].alias_info is not None and schema_args[0].alias_info.is_write:
-            target = args[0]
-            if outs and outs[0] is not target and isinstance(target, torch.Tensor):
-                if outs[0] in self.deps:
-                    self.deps[target] = self.deps[outs[0]]
+        first = func._schema.arguments[0] if func._schema.arguments else None
+        writes = first is not None and first.alias_info is not None and first.alias_info.is_write
+        target = args[0] if args else None
+        if writes and isinstance(target, torch.Tensor) and outs and outs[0] is not target:
+            if outs[0] in self.deps:
+                self.deps[target] = self.deps[outs[0]]
+            else:
+                self.deps.pop(target, None)
         return out
 
     def rule(self, func, packet, args, kwargs, out, outs) -> list[_Dep | None]:
-        n = self.n
         if packet is aten._to_copy or packet is aten.to or packet is aten.lift_fresh:
             d = self.dep(args[0])
             return [d if _floating(outs[0]) else None]
@@ -323,7 +452,9 @@ class _Tracer(TorchDispatchMode):
             if d is None:
                 continue
             count += 1
-            parts.append(d if tuple(t.shape) == shape else _take(d, _broadcast_ids(tuple(t.shape), shape)))
+            parts.append(
+                d if tuple(t.shape) == shape else _take(d, _broadcast_ids(tuple(t.shape), shape))
+            )
         result = _union(parts, self.n)
         if self.hessian:
             linear = packet in _SCALAR_LINEAR
@@ -372,7 +503,11 @@ class _Tracer(TorchDispatchMode):
         ids_out = func(*new_args, **new_kwargs)
         stacked = _vstack(sources)
         result: list[_Dep | None] = []
-        for o, i in zip(outs, [t for t in pytree.tree_leaves(ids_out) if isinstance(t, torch.Tensor)], strict=True):
+        for o, i in zip(
+            outs,
+            [t for t in pytree.tree_leaves(ids_out) if isinstance(t, torch.Tensor)],
+            strict=True,
+        ):
             flat = i.detach().reshape(-1).round().to(torch.int64).numpy() - 1
             result.append(_take(stacked, flat) if _floating(o) else None)
         return result
@@ -406,7 +541,13 @@ class _Tracer(TorchDispatchMode):
         length = shape[dim]
         groups = t.reshape(-1, length)
         m_out = groups.shape[0]
-        reduced = _group(d, np.repeat(np.arange(m_out, dtype=np.int64), length), groups.reshape(-1), m_out, self.n)
+        reduced = _group(
+            d,
+            np.repeat(np.arange(m_out, dtype=np.int64), length),
+            groups.reshape(-1),
+            m_out,
+            self.n,
+        )
         owner = np.empty(math.prod(shape), dtype=np.int64)
         owner[groups.reshape(-1)] = np.repeat(np.arange(m_out, dtype=np.int64), length)
         return _take(reduced, owner)
@@ -438,8 +579,11 @@ class _Tracer(TorchDispatchMode):
     def product(self, func, packet, args, kwargs, o) -> _Dep:
         b = _bind(func, args, kwargs)
         if packet in (aten.addmm, aten.addmv, aten.baddbmm):
-            a, bb, bias = b["mat1" if packet is aten.addmm else "mat" if packet is aten.addmv else "batch1"], \
-                b["mat2" if packet is aten.addmm else "vec" if packet is aten.addmv else "batch2"], b["self"]
+            a, bb, bias = (
+                b["mat1" if packet is aten.addmm else "mat" if packet is aten.addmv else "batch1"],
+                b["mat2" if packet is aten.addmm else "vec" if packet is aten.addmv else "batch2"],
+                b["self"],
+            )
         else:
             a, bb = args[0], args[1]
             bias = None
@@ -460,7 +604,9 @@ class _Tracer(TorchDispatchMode):
         if da is not None:
             mb = self.mask(B3)
             if mb.all():  # out(b, i, :) = union over k of A(b, i, k)
-                red = _group(da, np.repeat(np.arange(nb * ni), nk), np.arange(nb * ni * nk), nb * ni, self.n)
+                red = _group(
+                    da, np.repeat(np.arange(nb * ni), nk), np.arange(nb * ni * nk), nb * ni, self.n
+                )
                 parts.append(_take(red, np.repeat(np.arange(nb * ni), nj)))
             else:
                 bs, ks, js = np.nonzero(mb)
@@ -473,7 +619,7 @@ class _Tracer(TorchDispatchMode):
             if ma.all():  # out(b, :, j) = union over k of B(b, k, j)
                 ids = _arange((nb, nk, nj)).transpose(0, 2, 1).reshape(-1)
                 red = _group(db, np.repeat(np.arange(nb * nj), nk), ids, nb * nj, self.n)
-                out_ids = (np.arange(nb)[:, None, None] * nj + np.arange(nj)[None, None, :])
+                out_ids = np.arange(nb)[:, None, None] * nj + np.arange(nj)[None, None, :]
                 parts.append(_take(red, np.broadcast_to(out_ids, (nb, ni, nj)).reshape(-1)))
             else:
                 bs, is_, ks = np.nonzero(ma)
@@ -517,21 +663,35 @@ class _Tracer(TorchDispatchMode):
         dx, dw = self.dep(x), self.dep(w)
         if dx is not None:
             ids = torch.arange(1, x4.numel() + 1, dtype=torch.float64).reshape(x4.shape)
-            cols = torch.nn.functional.unfold(ids, kernel, dilation=dilation, padding=padding, stride=stride)
+            cols = torch.nn.functional.unfold(
+                ids, kernel, dilation=dilation, padding=padding, stride=stride
+            )
             cols = cols.round().to(torch.int64).numpy() - 1  # (N, C*kk, L), -1 = padding
             wm = self.mask(w).reshape(o_ch, cg * kk)
             oo, tt = np.nonzero(wm)
             cc = (oo // og) * cg * kk + tt
-            out_rows = ((np.arange(nb)[:, None, None] * o_ch + oo[None, :, None]) * L
-                        + np.arange(L)[None, None, :])
+            out_rows = (np.arange(nb)[:, None, None] * o_ch + oo[None, :, None]) * L + np.arange(L)[
+                None, None, :
+            ]
             in_rows = cols[:, cc, :]
             parts.append(_group(dx, out_rows.reshape(-1), in_rows.reshape(-1), m, self.n))
         if dw is not None:
             # out(n, o, l) may read every weight of channel o
-            red = _group(dw, np.repeat(np.arange(o_ch), cg * kk), np.arange(o_ch * cg * kk), o_ch, self.n)
-            parts.append(_take(red, np.broadcast_to(np.arange(o_ch)[None, :, None], (nb, o_ch, L)).reshape(-1)))
+            red = _group(
+                dw, np.repeat(np.arange(o_ch), cg * kk), np.arange(o_ch * cg * kk), o_ch, self.n
+            )
+            parts.append(
+                _take(
+                    red, np.broadcast_to(np.arange(o_ch)[None, :, None], (nb, o_ch, L)).reshape(-1)
+                )
+            )
         if bias is not None and self.dep(bias) is not None:
-            parts.append(_take(self.dep(bias), np.broadcast_to(np.arange(o_ch)[None, :, None], (nb, o_ch, L)).reshape(-1)))
+            parts.append(
+                _take(
+                    self.dep(bias),
+                    np.broadcast_to(np.arange(o_ch)[None, :, None], (nb, o_ch, L)).reshape(-1),
+                )
+            )
         d = _union(parts, self.n)
         if dx is not None and dw is not None:
             self.nonlinear(d)
@@ -576,9 +736,16 @@ def _as_pattern(rows: np.ndarray, cols: np.ndarray, y_shape, x_shape, layout) ->
     for idx, s in ((rows, tuple(y_shape)), (cols, tuple(x_shape))):
         if s:
             parts += list(np.unravel_index(idx, s))
-    indices = torch.from_numpy(np.stack(parts).astype(np.int64)) if parts else torch.zeros(0, rows.size, dtype=torch.int64)
+    indices = (
+        torch.from_numpy(np.stack(parts).astype(np.int64))
+        if parts
+        else torch.zeros(0, rows.size, dtype=torch.int64)
+    )
     return torch.sparse_coo_tensor(
-        indices, torch.ones(rows.size, dtype=torch.bool), shape, is_coalesced=True,
+        indices,
+        torch.ones(rows.size, dtype=torch.bool),
+        shape,
+        is_coalesced=True,
         check_invariants=False,
     )
 
@@ -672,7 +839,7 @@ def jacobian_sparsity(
     >>> torch.allclose(sj(f, x).to_dense(), torch.func.jacrev(f)(x))
     True
     """
-    tracer, y, d = _trace(fn, x, False, "jacobian_sparsity")
+    _, y, d = _trace(fn, x, False, "jacobian_sparsity")
     return _as_pattern(d.rows(), d.indices, tuple(y.shape), tuple(x.shape), layout)
 
 
