@@ -191,6 +191,7 @@ _MOVES = _ops(
     "select_scatter",
     "diagonal_scatter",
     "copy",
+    "copy_",
     "index_put",
     "scatter",
     "reflection_pad1d",
@@ -263,6 +264,7 @@ _SCALAR_LINEAR = _ops(
     "masked_fill",
     "clone",
     "copy",
+    "copy_",
     "positive",
     "alias",
     "_to_copy",
@@ -411,6 +413,8 @@ class _Tracer(TorchDispatchMode):
         return out
 
     def rule(self, func, packet, args, kwargs, out, outs) -> list[_Dep | None]:
+        if not any(_floating(o) for o in outs):  # argmax, comparisons: no derivative
+            return [None] * len(outs)
         if packet is aten._to_copy or packet is aten.to or packet is aten.lift_fresh:
             d = self.dep(args[0])
             return [d if _floating(outs[0]) else None]
