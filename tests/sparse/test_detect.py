@@ -134,6 +134,8 @@ def test_unsupported_op_names_it():
 
 def test_value_dependent_indices_and_python_numbers_are_refused():
     with pytest.raises(UnsupportedOpError, match="indices computed"):
+        jacobian_sparsity(lambda x: x.gather(0, (x > 0).long()), torch.zeros(4))
+    with pytest.raises(UnsupportedOpError, match="Python number"):
         jacobian_sparsity(lambda x: x[x.argmax()], torch.zeros(4))
     with pytest.raises(UnsupportedOpError, match="Python number"):
         jacobian_sparsity(lambda x: x * x.sum().item(), torch.zeros(4))

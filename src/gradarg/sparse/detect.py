@@ -375,6 +375,12 @@ class _Tracer(TorchDispatchMode):
         tracked = [t for t in leaves if self.dep(t) is not None]
         tainted = any(self.is_tainted(t) for t in leaves)
         if not tracked:
+            if tainted and func.overloadpacket is aten._local_scalar_dense:
+                raise UnsupportedOpError(
+                    "fn converts a value computed from x into a Python number (control flow or "
+                    "an index taken from the values of x): the pattern would hold only for this "
+                    "x; use gradarg.sparsity_pattern (a local pattern)"
+                )
             if tainted:
                 for o in pytree.tree_leaves(out):
                     if isinstance(o, torch.Tensor):
