@@ -158,6 +158,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/sparse.py", *session.posargs,
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
     session.run("python", "benchmarks/coloring.py", *quick, env=one_thread)
+    session.run("python", "benchmarks/detect.py", env=one_thread)
     # trace_backward against a plain backward (10-layer MLP), ratio of medians
     session.run("python", "benchmarks/trace.py",
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})

@@ -38,7 +38,16 @@ from .show import (
     markdown_table,
     summarize,
 )
-from .sparse import CertificateError, SparseHessian, SparseJacobian, color_pattern, sparsity_pattern
+from .sparse import (
+    CertificateError,
+    SparseHessian,
+    SparseJacobian,
+    UnsupportedOpError,
+    color_pattern,
+    hessian_sparsity,
+    jacobian_sparsity,
+    sparsity_pattern,
+)
 from .trace import (
     BackwardTrace,
     Drawing,
@@ -76,6 +85,7 @@ __all__ = [
     "SparseJacobian",
     "TracedEdge",
     "TracedNode",
+    "UnsupportedOpError",
     "VJPComparison",
     "VJPExplorer",
     "VectorizationError",
@@ -91,7 +101,9 @@ __all__ = [
     "fd_step",
     "fd_tolerance",
     "fmt",
+    "hessian_sparsity",
     "jacobian",
+    "jacobian_sparsity",
     "latex_jacobian",
     "latex_matrix",
     "latex_vjp",

@@ -5,13 +5,14 @@ per colour instead of one per row or column, with a random certificate; a bidire
 when a row and a column are dense), ``color_pattern`` (greedy colouring of the row or column
 intersection graph: largest-first and DSATUR compiled by rustworkx, other orders in
 ``greedy``), ``sparsity_pattern`` (a local pattern from dense Jacobians at random points),
-and ``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per
-colour).
+``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per
+colour), and ``jacobian_sparsity`` / ``hessian_sparsity`` (global patterns found by tracing
+``fn``, valid for every input).
 
 Modules: ``compressed``, ``coloring`` (conflict graphs, strategies), ``greedy`` (greedy
 colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
 ``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
-substitution), ``hessian``, ``pattern``.
+substitution), ``hessian``, ``pattern`` (local patterns), ``detect`` (patterns by tracing).
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.show`.  Importing it registers the compressed route
@@ -21,6 +22,7 @@ that ``gradarg.jacobian(fn, x, sparsity=P)`` calls.
 from ..core.dense import register_sparse_route
 from .coloring import STRATEGIES, color_pattern
 from .compressed import CertificateError, SparseJacobian, sparse_jacobian
+from .detect import UnsupportedOpError, hessian_sparsity, jacobian_sparsity
 from .hessian import SparseHessian
 from .pattern import sparsity_pattern
 
@@ -31,6 +33,9 @@ __all__ = [
     "CertificateError",
     "SparseHessian",
     "SparseJacobian",
+    "UnsupportedOpError",
     "color_pattern",
+    "hessian_sparsity",
+    "jacobian_sparsity",
     "sparsity_pattern",
 ]

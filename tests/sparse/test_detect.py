@@ -1,0 +1,149 @@
+"""jacobian_sparsity / hessian_sparsity against dense Jacobians and Hessians at random points."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradarg import SparseJacobian, UnsupportedOpError, hessian_sparsity, jacobian_sparsity
+
+D = torch.float64
+
+
+def true_pattern(f, x, points=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    nz = None
+    for _ in range(points):
+        j = torch.func.jacrev(f)(torch.randn(x.shape, generator=g, dtype=D)) != 0
+        nz = j if nz is None else nz | j
+    return nz
+
+
+def stencil1(u):
+    up = F.pad(u, (1, 1))
+    return up[:-2] - 2 * u + up[2:] + torch.sin(u)
+
+
+def stencil2(u):
+    up = F.pad(u, (1, 1, 1, 1))
+    return up[:-2, 1:-1] + up[2:, 1:-1] + up[1:-1, :-2] + up[1:-1, 2:] - 4 * u + u**3
+
+
+def lap(a):
+    return sum(torch.roll(a, s, d) for s in (1, -1) for d in (0, 1)) - 4 * a
+
+
+def brusselator(z):
+    u, v = z[0], z[1]
+    return torch.stack([1 + u * u * v - 4.4 * u + 3.4 * lap(u), 3.4 * u - u * u * v + 3.4 * lap(v)])
+
+
+W1 = torch.randn(3, 2, 3, dtype=D, generator=torch.Generator().manual_seed(1))
+W2 = torch.randn(4, 2, 3, 3, dtype=D, generator=torch.Generator().manual_seed(2))
+NET = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(), torch.nn.Linear(6, 3)).double()
+A = torch.randn(6, 6, dtype=D, generator=torch.Generator().manual_seed(3))
+A[A.abs() < 0.7] = 0
+
+
+def moves(x):
+    e = torch.zeros(7, dtype=x.dtype)
+    e[2:5] = x[:3] * 2
+    e[0] += x[6]
+    s = torch.stack([x[1:], x[:-1]]).sum(0)
+    return torch.cat([x[:2], x[3:], x[torch.tensor([0, 0, 4])], e, s, F.pad(x, (2, 1), value=3.0)])
+
+
+CASES = {
+    "stencil 1-D": (stencil1, (40,)),
+    "stencil 2-D": (stencil2, (8, 8)),
+    "brusselator 32x32": (brusselator, (2, 32, 32)),
+    "conv1d": (lambda x: F.conv1d(x, W1, padding=1, stride=2), (2, 2, 9)),
+    "conv2d groups": (lambda x: torch.tanh(F.conv2d(x, W2, padding=1, groups=2)), (2, 4, 6, 5)),
+    "per-sample MLP": (NET, (5, 4)),
+    "cumsum cumprod": (lambda x: x.cumsum(0) * x.cumprod(0), (6,)),
+    "cat stack index padding": (moves, (7,)),
+    "reductions": (lambda x: torch.cat([x.sum(0), x.mean(1), x.norm(dim=0), x.sum().reshape(1)]),
+                   (3, 4)),
+    "softmax": (lambda x: x.softmax(1), (3, 4)),
+    "constant matmul": (lambda x: A @ x + (x @ A.T).sin(), (6,)),
+    "bmm": (lambda x: torch.bmm(x, x.transpose(1, 2)), (2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_detection_equals_dense_jacobian_nonzeros(name):
+    f, shape = CASES[name]
+    x = torch.zeros(shape, dtype=D)
+    p = jacobian_sparsity(f, x, layout=torch.strided)
+    assert torch.equal(p, true_pattern(f, x))
+    assert torch.equal(jacobian_sparsity(f, x).to_dense(), p)
+
+
+def test_where_and_max_are_conservative():
+    def f(x):
+        return torch.cat([torch.where(x > 0, x, x[[1, 2, 0]] ** 2), x.amax().reshape(1)])
+
+    x = torch.zeros(3, dtype=D)
+    p = jacobian_sparsity(f, x, layout=torch.strided)
+    assert p[:3].sum() == 6 and p[3].all()
+    assert not (true_pattern(f, x) & ~p).any()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 6), st.integers(2, 6), st.integers(0, 3), st.integers(0, 10**6))
+def test_never_smaller_than_the_true_pattern(m, n, shift, seed):
+    g = torch.Generator().manual_seed(seed)
+    B = torch.randn(m, n, dtype=D, generator=g) * (torch.rand(m, n, generator=g) < 0.5)
+
+    def f(x):
+        y = torch.roll(x, shift, 0) * x.exp()
+        return torch.cat([B @ torch.tanh(y), y.cumsum(0)[: m], x[: 1].expand(2)])
+
+    x = torch.randn(n, dtype=D, generator=g)
+    p = jacobian_sparsity(f, x, layout=torch.strided)
+    assert not (true_pattern(f, x, seed=seed) & ~p).any()
+
+
+def test_pattern_feeds_sparse_jacobian():
+    x = torch.rand(300, dtype=D)
+    sj = SparseJacobian(jacobian_sparsity(stencil1, x), x.shape)
+    assert sj.passes == 3
+    assert torch.allclose(sj(stencil1, x).to_dense(), torch.func.jacrev(stencil1)(x))
+
+
+def test_hessian_of_local_energy_is_exact():
+    def energy(u):
+        return ((u[1:] - u[:-1]) ** 2).sum() + torch.cos(u).sum() + u[0] * u[5] + (2 * u).relu().sum()
+
+    x = torch.zeros(8, dtype=D)
+    p = hessian_sparsity(energy, x, layout=torch.strided)
+    h = torch.func.hessian(energy)(torch.randn(8, dtype=D)) != 0
+    assert torch.equal(p, h) and torch.equal(p, p.T)
+
+
+def test_hessian_needs_a_scalar():
+    with pytest.raises(ValueError, match="scalar"):
+        hessian_sparsity(torch.sin, torch.zeros(3))
+
+
+def test_unsupported_op_names_it():
+    with pytest.raises(UnsupportedOpError, match=r"aten\.sort.*sparsity_pattern"):
+        jacobian_sparsity(lambda x: torch.sort(x).values, torch.zeros(4))
+
+
+def test_value_dependent_indices_and_python_numbers_are_refused():
+    with pytest.raises(UnsupportedOpError, match="indices computed"):
+        jacobian_sparsity(lambda x: x.gather(0, (x > 0).long()), torch.zeros(4))
+    with pytest.raises(UnsupportedOpError, match="Python number"):
+        jacobian_sparsity(lambda x: x[x.argmax()], torch.zeros(4))
+    with pytest.raises(UnsupportedOpError, match="Python number"):
+        jacobian_sparsity(lambda x: x * x.sum().item(), torch.zeros(4))
+
+
+def test_bad_input_and_caller_tensor_untouched():
+    with pytest.raises(TypeError, match="floating"):
+        jacobian_sparsity(torch.sin, torch.zeros(3, dtype=torch.int64))
+    x = torch.ones(3)
+    jacobian_sparsity(lambda u: u.mul_(2), x)
+    assert torch.equal(x, torch.ones(3))
