@@ -82,8 +82,9 @@ nitpicky = True
 nitpick_ignore_regex = [
     # words in NumPy-style type descriptions that are not objects
     (r"py:.*", r'[{"].*|.*["}]|number|array-like|sequence|optional|Blocks|Inputs|Reference'),
-    # not in the committed inventories (docs/_inv): named in gradarg.watch and draw_modules
-    (r"py:class", r"torch\.nn\.Module|matplotlib\.figure\.Figure"),
+    # not in the committed inventories (docs/_inv): named in gradarg.watch, draw_modules and the
+    # layout= arguments of the sparsity detectors
+    (r"py:class", r"torch\.nn\.Module|matplotlib\.figure\.Figure|torch\.layout"),
 ]
 
 # Cross-references to Python, NumPy, PyTorch and Matplotlib docs resolve against inventories kept

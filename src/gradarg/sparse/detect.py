@@ -1,7 +1,7 @@
 """Global sparsity patterns by tracing: which input elements each output element can depend on.
 
-``fn`` runs once, functionalized (:func:`torch.func.functionalize`, so in-place writes and views
-become plain ops), under a :class:`~torch.utils._python_dispatch.TorchDispatchMode` that sees
+``fn`` runs once, functionalized (``torch.func.functionalize``, so in-place writes and views
+become plain ops), under a ``TorchDispatchMode`` (``torch.utils._python_dispatch``) that sees
 every ATen operator.  Next to every floating tensor computed from ``x`` it keeps the set of
 input elements each of its elements depends on: a boolean ``numel × n`` matrix in compressed
 sparse row form (two numpy arrays).  Each operator maps its operands' sets to its output's sets
@@ -768,8 +768,8 @@ def jacobian_sparsity(
 ) -> torch.Tensor:
     r"""The global sparsity pattern of the Jacobian of ``fn`` at ``x``, found by tracing ``fn``.
 
-    ``fn`` runs once on a copy of ``x``, functionalized (:func:`torch.func.functionalize`)
-    under a :class:`~torch.utils._python_dispatch.TorchDispatchMode`.  For every element of
+    ``fn`` runs once on a copy of ``x``, functionalized (``torch.func.functionalize``)
+    under a ``TorchDispatchMode``.  For every element of
     every tensor computed from ``x`` the set of input elements it depends on is carried through
     each ATen operator by a rule that looks at shapes and at the zeros of constant operands,
     never at the values of ``x`` — so the pattern holds for *every* input (a global pattern,
