@@ -11,7 +11,6 @@ the pattern's entries.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ from torch.func import jvp as func_jvp
 from torch.func import vmap
 
 from . import _seen
+from ._layouts import assemble, check_layout, coo_indices, crow_indices
 from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
 from .pattern import coordinates
@@ -29,7 +29,6 @@ __all__ = ["CertificateError", "SparseJacobian", "sparse_jacobian"]
 
 # What a failed batched attempt may raise (then the passes run one at a time).
 _VMAP_ERRORS = (RuntimeError, NotImplementedError, ValueError, TypeError)
-_LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.strided)
 
 
 class CertificateError(ValueError):
@@ -262,10 +261,7 @@ class SparseJacobian:
         CertificateError
             ``certify > 0`` and a random check failed (the pattern misses non-zeros of ``J``).
         """
-        if layout not in _LAYOUTS:
-            raise ValueError(
-                f"layout must be torch.sparse_coo, torch.sparse_csr or torch.strided, got {layout}"
-            )
+        check_layout(layout)
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
             raise TypeError(
                 f"x must be a real floating torch.Tensor (float32/float64), got "
@@ -399,29 +395,17 @@ class SparseJacobian:
             )
 
     def _assemble(self, values, y_shape, x_shape, layout) -> torch.Tensor:
-        co = self._coords
-        values = values.detach()
-        if layout == torch.strided:
-            dense = torch.zeros(co.m * co.n, dtype=values.dtype)
-            dense[self._rows * co.n + self._cols] = values
-            return dense.view(*y_shape, *x_shape)
-        if layout == torch.sparse_csr:
-            if self._crow is None:
-                counts = torch.bincount(self._rows, minlength=co.m)
-                self._crow = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
-            with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
-                warnings.simplefilter("ignore", UserWarning)
-                return torch.sparse_csr_tensor(
-                    self._crow, self._cols, values, (co.m, co.n), check_invariants=False
-                )
-        indices = self._coo_index.get((y_shape, x_shape))
-        if indices is None:  # the same on every call: computed once per shape
-            index = _unravel(self._rows, y_shape) + _unravel(self._cols, x_shape)
-            indices = torch.stack(index) if index else torch.zeros(0, self.nnz, dtype=torch.int64)
-            self._coo_index[(y_shape, x_shape)] = indices
-        return torch.sparse_coo_tensor(
-            indices, values, (*y_shape, *x_shape), is_coalesced=True, check_invariants=False
-        )
+        # the CSR row pointers and the COO indices are the same on every call: kept
+        if layout == torch.sparse_csr and self._crow is None:
+            self._crow = crow_indices(self._rows, self._coords.m)
+        indices = None
+        if layout == torch.sparse_coo:
+            indices = self._coo_index.get((y_shape, x_shape))
+            if indices is None:
+                indices = coo_indices(self._rows, self._cols, y_shape, x_shape)
+                self._coo_index[(y_shape, x_shape)] = indices
+        return assemble(values.detach(), self._rows, self._cols, y_shape, x_shape, layout,
+                        crow=self._crow, indices=indices)
 
 
 def _symmetric(coords) -> bool:
@@ -443,14 +427,6 @@ def _has_dense_line(coords) -> bool:
 
 def _count(colors: torch.Tensor) -> int:
     return int(colors.max()) + 1 if colors.numel() else 0
-
-
-def _unravel(flat: torch.Tensor, shape: tuple[int, ...]) -> list[torch.Tensor]:
-    out = []
-    for size in reversed(shape):
-        out.append(flat % size)
-        flat = flat // size
-    return out[::-1]
 
 
 def _vjps(y: torch.Tensor, leaf: torch.Tensor, seeds: torch.Tensor) -> torch.Tensor:

@@ -18,6 +18,7 @@ from torch.func import grad as func_grad
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
+from ._layouts import assemble, check_layout
 from .acyclic import acyclic_coloring, substitution_plan
 from .coloring import color_graph
 from .greedy import order
@@ -204,10 +205,7 @@ class SparseHessian:
         if x.numel() != n or (self._x_shape is not None and tuple(x.shape) != self._x_shape):
             want = self._x_shape if self._x_shape is not None else f"{n} elements"
             raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
-        if layout not in (torch.sparse_coo, torch.sparse_csr, torch.strided):
-            raise ValueError(
-                f"layout must be torch.sparse_coo, torch.sparse_csr or torch.strided, got {layout}"
-            )
+        check_layout(layout)
         x0 = x.detach().clone()
         seeds = self._seeds.get(x0.dtype)
         if seeds is None:
@@ -249,31 +247,7 @@ class SparseHessian:
                 found.index_add_(0, slot, v)
                 found.index_add_(0, other, v)
         shape = tuple(x.shape)
-        if layout == torch.strided:
-            dense = torch.zeros(n * n, dtype=values.dtype)
-            dense[self._rows * n + self._cols] = values
-            return dense.view(*shape, *shape)
-        if layout == torch.sparse_csr:
-            crow = torch.zeros(n + 1, dtype=torch.int64)
-            crow[1:] = torch.bincount(self._rows, minlength=n).cumsum(0)
-            with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
-                warnings.simplefilter("ignore", UserWarning)
-                return torch.sparse_csr_tensor(
-                    crow, self._cols, values, (n, n), check_invariants=False
-                )
-        index = _unravel(self._rows, shape) + _unravel(self._cols, shape)
-        return torch.sparse_coo_tensor(
-            torch.stack(index), values, (*shape, *shape), is_coalesced=True,
-            check_invariants=False,
-        )
-
-
-def _unravel(flat: torch.Tensor, shape: tuple[int, ...]) -> list[torch.Tensor]:
-    out = []
-    for size in reversed(shape):
-        out.append(flat % size)
-        flat = flat // size
-    return out[::-1]
+        return assemble(values, self._rows, self._cols, shape, shape, layout)
 
 
 def _distance2(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,65 @@
+"""A compressed derivative's values, laid out as the caller asked: dense, sparse COO or CSR.
+
+Shared by :class:`~gradarg.SparseJacobian` and :class:`~gradarg.SparseHessian`: both recover the
+values of the pattern's entries (flat row-major coordinates ``rows``, ``cols``) and return them
+with the shape ``row_shape + col_shape`` (COO, dense) or as the flat ``m × n`` matrix (CSR).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+
+LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.strided)
+
+
+def check_layout(layout: torch.layout) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(
+            f"layout must be torch.sparse_coo, torch.sparse_csr or torch.strided, got {layout}"
+        )
+
+
+def unravel(flat: torch.Tensor, shape: tuple[int, ...]) -> list[torch.Tensor]:
+    """Row-major flat indices into ``shape`` -> one index tensor per dimension."""
+    out = []
+    for size in reversed(shape):
+        out.append(flat % size)
+        flat = flat // size
+    return out[::-1]
+
+
+def crow_indices(rows: torch.Tensor, m: int) -> torch.Tensor:
+    """CSR row pointers of sorted row indices ``rows`` of an ``m``-row matrix."""
+    counts = torch.bincount(rows, minlength=m)
+    return torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+
+
+def coo_indices(rows: torch.Tensor, cols: torch.Tensor, row_shape: tuple[int, ...],
+                col_shape: tuple[int, ...]) -> torch.Tensor:
+    """COO indices (``len(row_shape) + len(col_shape)`` × nnz) of flat coordinates."""
+    index = unravel(rows, row_shape) + unravel(cols, col_shape)
+    return torch.stack(index) if index else torch.zeros(0, rows.numel(), dtype=torch.int64)
+
+
+def assemble(values: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+             row_shape: tuple[int, ...], col_shape: tuple[int, ...], layout: torch.layout, *,
+             crow: torch.Tensor | None = None, indices: torch.Tensor | None = None,
+             ) -> torch.Tensor:
+    """``values`` at ``(rows, cols)`` in ``layout``; ``crow``/``indices`` when already known."""
+    m, n = math.prod(row_shape), math.prod(col_shape)
+    if layout == torch.strided:
+        dense = torch.zeros(m * n, dtype=values.dtype)
+        dense[rows * n + cols] = values
+        return dense.view(*row_shape, *col_shape)
+    if layout == torch.sparse_csr:
+        crow = crow_indices(rows, m) if crow is None else crow
+        with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.sparse_csr_tensor(crow, cols, values, (m, n), check_invariants=False)
+    indices = coo_indices(rows, cols, row_shape, col_shape) if indices is None else indices
+    return torch.sparse_coo_tensor(
+        indices, values, (*row_shape, *col_shape), is_coalesced=True, check_invariants=False
+    )
