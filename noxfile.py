@@ -19,7 +19,7 @@ import nox
 
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["lint", "tests", "docs"]
+nox.options.sessions = ["lint", "tests", "pages", "docs"]
 
 ROOT = Path(__file__).parent
 CONSTRAINTS = ("-c", str(ROOT / "requirements" / "constraints.txt"))
@@ -42,6 +42,22 @@ def tests(session: nox.Session) -> None:
     install(session, "-e", ".[test]")
     session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs,
                 env={"OMP_NUM_THREADS": "1"})
+
+
+@nox.session(python=PYTHON)
+def pages(session: nox.Session) -> None:
+    """Every page as a reader runs it: its visible code, and its downloadable notebook, in a
+    fresh kernel each (nbclient), empty working directory, with only the package and its
+    documentation dependencies installed (plus pytest to drive it).
+
+    The tests marked ``pages`` (tests/site/test_visible_code.py, test_downloads.py): one kernel
+    per page, about 90 s on two cores, so they are kept out of ``nox -s tests`` (under 60 s)
+    and run here; ``.ci/run`` runs both.
+    """
+    install(session, "-e", ".[docs]", "pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6",
+            "nbclient")
+    session.run("pytest", "-m", "pages", "tests/site", "-n", "auto", "--dist", "worksteal",
+                *session.posargs, env={"OMP_NUM_THREADS": "1"})
 
 
 def _declared_minimum(package: str) -> str:

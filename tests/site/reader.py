@@ -2,21 +2,22 @@
 to the repository's docs/ or examples/ (only to the installed gradarg package, which is where
 ``import gradarg`` finds it).
 
-Each page runs once per test session, as its downloadable notebook (``visible_code.notebook``:
-the page's prose and visible code cells, in order) executed by nbclient in a fresh kernel; the
-runs go two at a time. ``test_visible_code.py`` checks that the notebook's code is the page's
-visible code and that it ran; ``test_downloads.py`` checks the notebook itself.
+Each page runs once per test run, as its downloadable notebook (``visible_code.notebook``:
+the page's prose and visible code cells, in order) executed by nbclient in a fresh kernel; pages
+are spread over the pytest-xdist workers, and a page's two tests share its run.
+``test_visible_code.py`` checks that the notebook's code is the page's visible code and that it
+ran; ``test_downloads.py`` checks the notebook itself.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gradarg
@@ -26,7 +27,6 @@ sys.path.insert(0, str(ROOT / "docs" / "tools"))
 import visible_code
 
 PAGES = visible_code.pages()
-WORKERS = 2
 TIMEOUT = 600
 
 _RUNNER = r"""
@@ -76,11 +76,28 @@ def _run_notebook(page: Path) -> dict:
     return result
 
 
+def _shared_dir() -> Path:
+    """A directory every pytest-xdist worker of this test run sees (one per run)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+    path = Path(tempfile.gettempdir()) / f"gradarg-page-runs-{run}"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @functools.cache
-def notebook_runs() -> dict[Path, dict]:
-    """Every page's downloadable notebook, executed once: page -> {"error", "notebook"}."""
-    with ThreadPoolExecutor(WORKERS) as pool:
-        return dict(zip(PAGES, pool.map(_run_notebook, PAGES), strict=True))
+def page_run(page: Path) -> dict:
+    """The page's downloadable notebook, executed once per test run: {"error", "notebook", "files"}.
+
+    Each page runs once whichever worker asks first; the others wait on a lock and read the
+    result (the visible-code test and the download test of a page share one run).
+    """
+    name = page.relative_to(ROOT / "docs").as_posix().replace("/", "__")
+    result = _shared_dir() / f"{name}.json"
+    with open(_shared_dir() / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result.exists():
+            result.write_text(json.dumps(_run_notebook(page)))
+        return json.loads(result.read_text())
 
 
 def stdout_of(notebook: dict) -> str:

@@ -5,7 +5,7 @@ needs none of the site's own plumbing (``pagekit``, glue)."""
 from __future__ import annotations
 
 import pytest
-from reader import PAGES, ROOT, notebook_runs, visible_code
+from reader import PAGES, ROOT, page_run, visible_code
 
 
 def ids(pages):
@@ -22,9 +22,10 @@ def test_download_holds_no_plumbing(page):
                for c in nb["cells"][:2]), "the title is in the notebook"
 
 
+@pytest.mark.pages
 @pytest.mark.parametrize("page", PAGES, ids=ids(PAGES))
 def test_download_runs_with_nbclient(page):
-    run = notebook_runs()[page]
+    run = page_run(page)
     assert run["error"] is None, run["error"]
     outputs = [o for c in run["notebook"]["cells"] if c["cell_type"] == "code"
                for o in c["outputs"]]

@@ -4,7 +4,7 @@ with an empty working directory and only the package installed, runs without err
 Hidden cells (``remove-cell``, ``remove-input``) may glue numbers, assert and draw, but a
 visible cell never uses a name only a hidden cell defines, and never imports the repository's
 ``examples/`` or ``docs/`` modules. The run itself is shared with ``test_downloads.py``
-(``reader.notebook_runs``: each page's visible code as a notebook, executed once by nbclient).
+(``reader.page_run``: each page's visible code as a notebook, executed once by nbclient).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 import pytest
-from reader import PAGES, ROOT, notebook_runs, visible_code
+from reader import PAGES, ROOT, page_run, visible_code
 
 LOCAL = {p.stem for p in (ROOT / "examples").glob("*.py")} | {
     p.stem for p in (ROOT / "docs").rglob("*.py") if "_build" not in p.parts}
@@ -41,9 +41,10 @@ def test_visible_code_imports_only_what_a_reader_has(page):
                 assert name.split(".")[0] not in LOCAL, f"a visible cell imports {name}"
 
 
+@pytest.mark.pages
 @pytest.mark.parametrize("page", PAGES, ids=ids(PAGES))
 def test_visible_code_runs_in_a_fresh_interpreter(page):
-    run = notebook_runs()[page]
+    run = page_run(page)
     assert run["error"] is None, run["error"]
     code = [c["source"] for c in run["notebook"]["cells"] if c["cell_type"] == "code"]
     assert code == visible_code.visible_cells(page)    # all of it, in page order
