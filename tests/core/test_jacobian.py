@@ -508,9 +508,26 @@ class TestUnbatchable:
 
 class TestVectorizeFlag:
     def test_forward_true_on_unbatchable_raises(self):
-        fn, _ = make_running_stat_fn()
+        stats = torch.zeros((), dtype=F64)
+
+        def fn(t):  # cumsum: no fast older rule, so torch.func.vmap, which refuses the update
+            stats.mul_(0.9).add_(0.1 * t.detach().mean())
+            return t.cumsum(0) ** 2
+
         with pytest.raises(gradarg.VectorizationError, match="vmap"):
             gradarg.jacobian(fn, X3, method="forward", vectorize=True)
+
+    def test_forward_true_batches_a_buffer_update_as_torch_does(self):
+        # torch's own vectorized forward mode (dual tensors, older batching rules) keeps the
+        # primal unbatched, so the captured buffer's update runs once, as in one plain call
+        fn, stats = make_running_stat_fn()
+        got = gradarg.jacobian(fn, X3, method="forward", vectorize=True)
+        torch.testing.assert_close(got, torch.diag(2 * X3), rtol=0, atol=0)
+        want = torch.autograd.functional.jacobian(
+            make_running_stat_fn()[0], X3, vectorize=True, strategy="forward-mode"
+        )
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+        assert stats.item() != 0.0
 
     def test_reverse_true_on_unbatchable_backward_raises(self):
         with pytest.raises(gradarg.VectorizationError, match="vmap"):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import weakref
 from collections.abc import Callable, Container, Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -591,14 +592,236 @@ def _jvp(
         p.exit_jvp_nesting()
 
 
-def forward_vectorized(
-    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
-) -> tuple[Blocks, bool]:
-    """All columns in one batched call: ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``).
+# Backward-of-backward nodes (what a backward pass records under ``create_graph=True``) for which
+# torch.autograd.grad(..., is_grads_batched=True) over the tangents is faster than
+# torch.func.vmap over torch.func.jvp: measured with torch 2.13, one thread, 16 to 256 columns
+# (benchmarks/double_vjp_nodes.py).  A node of the recorded backward outside this list keeps
+# the forward route on torch.func (MvBackward0: 2.3-200x slower on the older path, see above).
+LEGACY_FAST_DOUBLE_BACKWARD = (LEGACY_FAST_BACKWARD - {"MvBackward0"}) | frozenset(
+    {
+        "SoftmaxBackwardDataBackward0", "TanhBackwardBackward0", "SigmoidBackwardBackward0",
+        "ThresholdBackwardBackward0", "LogSoftmaxBackwardDataBackward0",
+    }
+)  # fmt: skip
 
-    ``create_graph`` needs nothing more here: the tangents are computed with differentiable
-    operations, recorded by autograd when ``xs`` (or tensors ``fn`` captures) require grad.
+
+def _custom_nodes(nodes: Sequence[Any]) -> list[str]:
+    """Names of the nodes whose backward is user code (``autograd.Function``, compiled regions)."""
+    custom = torch.autograd.function.BackwardCFunction
+    return [n.name() for n in nodes if isinstance(n, custom)]
+
+
+def _double_vjp_columns(
+    leaves: tuple[torch.Tensor, ...],
+    outs: tuple[torch.Tensor, ...],
+    forward_nodes: Sequence[Any],
+) -> list[torch.Tensor] | None:
+    """The columns ``(n, *y_k.shape)`` per output from a recorded forward pass, or ``None``.
+
+    See :func:`forward_by_double_vjp`; ``forward_nodes`` are the graph's nodes (already checked
+    to hold no ``autograd.Function``).
     """
+    n = sum(x.numel() for x in leaves)
+    live = [k for k, y in enumerate(outs) if y.requires_grad]
+    live_outs = [outs[k] for k in live]
+    with torch.enable_grad():
+        us = [torch.zeros_like(y, requires_grad=True) for y in live_outs]
+        gs = torch.autograd.grad(live_outs, leaves, us, create_graph=True, allow_unused=True)
+    used = [j for j, g in enumerate(gs) if g is not None]
+    if not used or any(gs[j].grad_fn is None for j in used):
+        return None
+    stop = {id(node) for node in forward_nodes}
+    recorded = [
+        node for node in walk_graph([gs[j].grad_fn for j in used], stop=stop) if id(node) not in stop
+    ]
+    if _custom_nodes(recorded) or not all(
+        node.name() in LEGACY_FAST_DOUBLE_BACKWARD for node in recorded
+    ):
+        return None
+    tangents = eye_blocks([x.shape for x in leaves], leaves, cached=True)
+    found = torch.autograd.grad(
+        [gs[j] for j in used], us, [tangents[j] for j in used],
+        is_grads_batched=True, allow_unused=True,
+    )  # fmt: skip
+    by_output = dict(zip(live, found, strict=True))
+    return [
+        _zeros_like_grad(y, n) if by_output.get(k) is None else _unshared(by_output[k], tangents)
+        for k, y in enumerate(outs)
+    ]
+
+
+def _recorded_forward(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]
+) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], bool, list[Any]] | None:
+    """One forward pass recorded by autograd, for the older batched paths: ``(leaves, outs,
+    is_tuple, graph nodes)``, or ``None`` when they do not apply (complex or non-floating
+    tensors, no output depending on ``xs``, an ``autograd.Function`` or a node of
+    :data:`WRONG_BATCHED_BACKWARD` in the graph)."""
+    if not all(x.is_floating_point() for x in xs):
+        return None
+    leaves = tuple(x.detach().requires_grad_(True) for x in xs)
+    with torch.enable_grad():
+        outs, is_tuple = call(fn, leaves)
+    if any(y.is_complex() for y in outs) or not any(y.requires_grad for y in outs):
+        return None
+    nodes = list(walk_graph([y.grad_fn for y in outs if y.requires_grad]))
+    if _custom_nodes(nodes) or any(node.name() in WRONG_BATCHED_BACKWARD for node in nodes):
+        return None
+    return leaves, outs, is_tuple, nodes
+
+
+def forward_by_double_vjp(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]
+) -> tuple[Blocks, bool] | None:
+    """All columns from the derivative of a VJP with respect to its cotangent, or ``None``.
+
+    The VJP ``g(u) = J^T u`` is linear in ``u``, so its own VJP with cotangent ``t`` is
+    ``J t``: one forward pass, one backward pass recorded with ``create_graph=True``, and one
+    ``torch.autograd.grad(g, u, tangents, is_grads_batched=True)`` call give every column (the
+    "double-VJP" trick: J. Townsend, *A new trick for calculating Jacobian vector products*,
+    2017; the batched call is the public one ``torch.autograd.functional.jacobian`` uses).
+    For few inputs and many outputs through non-linear layers (an MLP) it is cheaper than
+    ``torch.func.vmap`` over ``torch.func.jvp``.
+
+    Used only where the result is the forward-mode one: real floating tensors, no
+    ``autograd.Function`` (or compiled region) in the graph (its backward, not its forward-mode
+    formula, would be differentiated), every recorded backward node in
+    :data:`LEGACY_FAST_DOUBLE_BACKWARD`, at most :data:`LEGACY_MAX_ROWS` columns.  ``None``
+    otherwise, or when torch refuses (an op with no double backward).
+    """
+    n = sum(x.numel() for x in xs)
+    if not USE_LEGACY_BATCHED_GRAD or n == 0 or n > LEGACY_MAX_ROWS:
+        return None
+    try:
+        rec = _recorded_forward(fn, xs)
+        if rec is None:
+            return None
+        leaves, outs, is_tuple, nodes = rec
+        cols = _double_vjp_columns(leaves, outs, nodes)
+    except _VMAP_ERRORS:
+        return None
+    return (None if cols is None else (_split_cols(cols, [x.shape for x in xs]), is_tuple))
+
+
+def forward_legacy_batched(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]
+) -> tuple[Blocks, bool]:
+    """All columns from torch's own vectorized forward mode:
+    ``torch.autograd.functional.jacobian(fn, xs, vectorize=True, strategy="forward-mode")``
+    (public; dual tensors batched by torch's older batching rules).
+
+    Fastest of torch's routes for small Jacobians of matrix products and elementwise ops
+    (``nox -s bench``); slow where the older rules loop (``W @ x``: ``mv``), so
+    :func:`forward_vectorized` takes it only for graphs of :data:`LEGACY_FAST_BACKWARD` nodes.
+    Raises what torch raises (random ops, ops without a forward-mode formula).
+    """
+    holder: list[bool] = []
+
+    def flat_fn(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        outs, is_tuple = call(fn, args)
+        holder.append(is_tuple)
+        return outs
+
+    found = torch.autograd.functional.jacobian(
+        flat_fn, xs, vectorize=True, strategy="forward-mode"
+    )
+    blocks = [list(row) for row in found]
+    return blocks, holder[0]
+
+
+# What forward_vectorized did for a function and input signature (the older batched forward,
+# the double-VJP, or torch.func), so that the graph is recorded and inspected once, not on every
+# call.  A plan only picks the faster route: each route checks what its correctness needs
+# (forward_by_double_vjp walks the graph every time); a route that fails drops back to
+# torch.func.
+_FORWARD_PLANS: weakref.WeakKeyDictionary[Any, dict[tuple, str]] = weakref.WeakKeyDictionary()
+_MAX_PLANS = 32
+
+
+def _plan_key(xs: Sequence[torch.Tensor]) -> tuple:
+    return tuple((tuple(x.shape), x.dtype, x.device) for x in xs)
+
+
+def _set_plan(fn: Callable[..., Any], key: tuple, plan: str) -> None:
+    with contextlib.suppress(TypeError):  # fn cannot be weakly referenced (some builtins)
+        plans = _FORWARD_PLANS.setdefault(fn, {})
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        plans[key] = plan
+
+
+def _get_plan(fn: Callable[..., Any], key: tuple) -> str | None:
+    try:
+        return _FORWARD_PLANS.get(fn, {}).get(key)
+    except TypeError:
+        return None
+
+
+def _legacy_forward_plan(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], allow_double: bool = True
+) -> tuple[str, tuple[Blocks, bool] | None]:
+    """Record ``fn`` once and choose: ``"legacy"`` (every node in :data:`LEGACY_FAST_BACKWARD`:
+    :func:`forward_legacy_batched`), ``"double"`` (:func:`forward_by_double_vjp`, computed here
+    from the same recorded pass; only with ``allow_double``) or ``"func"`` (``torch.func``)."""
+    try:
+        rec = _recorded_forward(fn, xs)
+        if rec is None:
+            return "func", None
+        leaves, outs, is_tuple, nodes = rec
+        if all(node.name() in LEGACY_FAST_BACKWARD for node in nodes):
+            return "legacy", None
+        if not allow_double:
+            return "func", None
+        cols = _double_vjp_columns(leaves, outs, nodes)
+    except _VMAP_ERRORS:
+        return "func", None
+    if cols is None:
+        return "func", None
+    return "double", (_split_cols(cols, [x.shape for x in xs]), is_tuple)
+
+
+def forward_vectorized(
+    fn: Callable[..., Any],
+    xs: tuple[torch.Tensor, ...],
+    *,
+    create_graph: bool = False,
+    allow_double: bool = False,
+) -> tuple[Blocks, bool]:
+    """All columns in one batched call.
+
+    Without ``create_graph``, for real tensors and at most :data:`LEGACY_MAX_ROWS` columns, the
+    older batched paths where measured faster: torch's vectorized forward mode
+    (:func:`forward_legacy_batched`) when every node of the graph is in
+    :data:`LEGACY_FAST_BACKWARD`, else, with ``allow_double``, the double-VJP
+    (:func:`forward_by_double_vjp`) when its nodes allow; otherwise, and whenever those refuse,
+    ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``).  The double-VJP differentiates
+    the backward formulas, so it is not independent of them: ``jacobian(method="auto")`` allows
+    it, ``method="forward"`` (forward-mode formulas only, e.g. to check a backward) does not.  ``create_graph`` needs nothing more there: the tangents are
+    computed with differentiable operations, recorded by autograd when ``xs`` (or tensors
+    ``fn`` captures) require grad.
+    """
+    n = sum(x.numel() for x in xs)
+    if not create_graph and USE_LEGACY_BATCHED_GRAD and 0 < n <= LEGACY_MAX_ROWS:
+        state = torch.get_rng_state()
+        key = (_plan_key(xs), allow_double)
+        plan = _get_plan(fn, key)
+        found = None
+        if plan is None:
+            plan, found = _legacy_forward_plan(fn, xs, allow_double)
+            _set_plan(fn, key, plan)
+            torch.set_rng_state(state)
+        if found is None and plan == "legacy":
+            try:
+                found = forward_legacy_batched(fn, xs)
+            except _VMAP_ERRORS:
+                _set_plan(fn, key, "func")
+                torch.set_rng_state(state)
+        elif found is None and plan == "double":
+            found = forward_by_double_vjp(fn, xs)
+            if found is None:
+                torch.set_rng_state(state)
+        if found is not None:
+            return found
     holder: list[bool] = []
 
     def flat_fn(*args: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:

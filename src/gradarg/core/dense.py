@@ -86,7 +86,11 @@ def jacobian(
         ``"auto"`` picks reverse when there are no more outputs than inputs (or an output is
         complex), else forward (it learns the output size from the forward pass it records for
         reverse mode, and remembers a forward choice per function and input shapes/dtypes, so
-        repeated calls skip that pass).
+        repeated calls skip that pass). Its columns may come from the derivative of a VJP with
+        respect to its upstream gradient, ``J t = d(J^T u)/du · t`` (J. Townsend, "A new trick
+        for calculating Jacobian vector products", 2017), batched with ``is_grads_batched``
+        where measured faster: that differentiates the backward formulas, so to check a
+        backward against forward-mode formulas ask for ``"forward"``, which never does.
     sparsity : torch.Tensor or SparseJacobian, optional
         A ``torch.bool`` pattern of shape ``y.shape + x.shape`` (dense, COO or CSR), ``True``
         where ``J`` may be non-zero, or a :class:`~gradarg.SparseJacobian` built from one:
@@ -400,7 +404,9 @@ def _forward(
 ):
     if vectorize is not False:
         try:
-            return _routes.forward_vectorized(fn, xs, create_graph=create_graph)
+            return _routes.forward_vectorized(
+                fn, xs, create_graph=create_graph, allow_double=fallback_to_reverse
+            )
         except _routes._VMAP_ERRORS as err:
             if vectorize:
                 raise _vectorization_error(fn, xs, err) from err
