@@ -592,11 +592,17 @@ def _jvp(
         p.exit_jvp_nesting()
 
 
-# Backward-of-backward nodes (what a backward pass records under ``create_graph=True``) for which
-# torch.autograd.grad(..., is_grads_batched=True) over the tangents is faster than
-# torch.func.vmap over torch.func.jvp: measured with torch 2.13, one thread, 16 to 256 columns
-# (benchmarks/double_vjp_nodes.py).  A node of the recorded backward outside this list keeps
-# the forward route on torch.func (MvBackward0: 2.3-200x slower on the older path, see above).
+# The double-VJP (forward_by_double_vjp) is taken only for graphs with a matrix product plus bias
+# (``nn.Linear``, ``F.linear`` with bias: AddmmBackward0 / AddmvBackward0), whose forward-mode
+# rule is slow under both batching implementations: measured with torch 2.13, one thread, 16 to
+# 256 inputs and 256 to 1024 outputs (benchmarks/forward_routes.py), the double-VJP takes
+# 0.58-0.86x the time of the best forward-mode path on one or two linear layers with bias and
+# tanh, relu or softmax (once 1.06x), but 1.09-1.42x on the same layers without bias (except
+# a plain 256 -> 1024 product, 0.88x), so without bias it is not used.
+DOUBLE_VJP_WINS = frozenset({"AddmmBackward0", "AddmvBackward0"})
+# Backward-of-backward nodes (what a backward pass records under ``create_graph=True``) allowed
+# in the double-VJP's batched pass: torch's older batching rules handle them without a loop
+# (the graphs above).  MvBackward0 is out (2.3-200x slower on the older path, see above).
 LEGACY_FAST_DOUBLE_BACKWARD = (LEGACY_FAST_BACKWARD - {"MvBackward0"}) | frozenset(
     {
         "SoftmaxBackwardDataBackward0", "TanhBackwardBackward0", "SigmoidBackwardBackward0",
@@ -760,24 +766,24 @@ def _get_plan(fn: Callable[..., Any], key: tuple) -> str | None:
 def _legacy_forward_plan(
     fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], allow_double: bool = True
 ) -> tuple[str, tuple[Blocks, bool] | None]:
-    """Record ``fn`` once and choose: ``"legacy"`` (every node in :data:`LEGACY_FAST_BACKWARD`:
-    :func:`forward_legacy_batched`), ``"double"`` (:func:`forward_by_double_vjp`, computed here
-    from the same recorded pass; only with ``allow_double``) or ``"func"`` (``torch.func``)."""
+    """Record ``fn`` once and choose: ``"double"`` (:func:`forward_by_double_vjp`, computed here
+    from the same recorded pass; only with ``allow_double``, for graphs with a node of
+    :data:`DOUBLE_VJP_WINS`), ``"legacy"`` (every node in :data:`LEGACY_FAST_BACKWARD`:
+    :func:`forward_legacy_batched`) or ``"func"`` (``torch.func``)."""
     try:
         rec = _recorded_forward(fn, xs)
         if rec is None:
             return "func", None
         leaves, outs, is_tuple, nodes = rec
-        if all(node.name() in LEGACY_FAST_BACKWARD for node in nodes):
-            return "legacy", None
-        if not allow_double:
-            return "func", None
-        cols = _double_vjp_columns(leaves, outs, nodes)
+        names = {node.name() for node in nodes}
+        cols = None
+        if allow_double and names & DOUBLE_VJP_WINS:
+            cols = _double_vjp_columns(leaves, outs, nodes)
     except _VMAP_ERRORS:
         return "func", None
-    if cols is None:
-        return "func", None
-    return "double", (_split_cols(cols, [x.shape for x in xs]), is_tuple)
+    if cols is not None:
+        return "double", (_split_cols(cols, [x.shape for x in xs]), is_tuple)
+    return ("legacy" if names <= LEGACY_FAST_BACKWARD else "func"), None
 
 
 def forward_vectorized(
@@ -792,8 +798,9 @@ def forward_vectorized(
     Without ``create_graph``, for real tensors and at most :data:`LEGACY_MAX_ROWS` columns, the
     older batched paths where measured faster: torch's vectorized forward mode
     (:func:`forward_legacy_batched`) when every node of the graph is in
-    :data:`LEGACY_FAST_BACKWARD`, else, with ``allow_double``, the double-VJP
-    (:func:`forward_by_double_vjp`) when its nodes allow; otherwise, and whenever those refuse,
+    :data:`LEGACY_FAST_BACKWARD`, but with ``allow_double`` the double-VJP
+    (:func:`forward_by_double_vjp`) first for graphs with a linear layer's bias
+    (:data:`DOUBLE_VJP_WINS`) when its nodes allow; otherwise, and whenever those refuse,
     ``vmap`` over one-hot tangents (as ``torch.func.jacfwd``).  The double-VJP differentiates
     the backward formulas, so it is not independent of them: ``jacobian(method="auto")`` allows
     it, ``method="forward"`` (forward-mode formulas only, e.g. to check a backward) does not.  ``create_graph`` needs nothing more there: the tangents are
