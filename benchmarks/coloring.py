@@ -35,8 +35,10 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -44,6 +46,9 @@ import torch
 import gradarg
 from gradarg.sparse.coloring import color_graph, conflict_adjacency
 from gradarg.sparse.pattern import coordinates
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sparse"))
+from problems import band_energy  # the tests' problems
 
 warnings.simplefilter("ignore", UserWarning)  # sparse CSR "beta" notices from torch
 
@@ -129,16 +134,6 @@ def coloring_rows(repeats: int) -> list[list[str]]:
 
 
 # --------------------------------------------------------------------------- Hessians
-
-
-def band_energy(half: int):
-    def energy(u: torch.Tensor) -> torch.Tensor:
-        total = (u**4).sum() + torch.cos(u).sum()
-        for k in range(1, half + 1):
-            total = total + torch.sin(u[k:] * u[:-k]).sum() / k
-        return total
-
-    return energy
 
 
 def grid_energy(u: torch.Tensor) -> torch.Tensor:

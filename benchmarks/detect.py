@@ -8,37 +8,21 @@ at random points), medians of 3 runs after one warm-up call, and whether the pat
 from __future__ import annotations
 
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from gradarg import jacobian_sparsity, sparsity_pattern
 
-
-def tridiagonal(u):
-    up = F.pad(u, (1, 1))
-    return up[:-2] - 2 * u + up[2:] + torch.sin(u)
-
-
-def five_point(u):
-    up = F.pad(u, (1, 1, 1, 1))
-    return up[:-2, 1:-1] + up[2:, 1:-1] + up[1:-1, :-2] + up[1:-1, 2:] - 4 * u + u**3
-
-
-def lap(a):
-    return sum(torch.roll(a, s, d) for s in (1, -1) for d in (0, 1)) - 4 * a
-
-
-def brusselator(z):
-    u, v = z[0], z[1]
-    return torch.stack([1 + u * u * v - 4.4 * u + 3.4 * lap(u), 3.4 * u - u * u * v + 3.4 * lap(v)])
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sparse"))
+from problems import brusselator, stencil_1d, stencil_2d
 
 CASES = [
     ("Brusselator 32x32", brusselator, (2, 32, 32)),
-    ("5-point 64x64", five_point, (64, 64)),
-    ("tridiagonal n=4096", tridiagonal, (4096,)),
+    ("5-point 64x64", stencil_2d, (64, 64)),
+    ("tridiagonal n=4096", stencil_1d, (4096,)),
 ]
 
 

@@ -38,6 +38,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from timing import sample, use_clock
@@ -45,15 +46,13 @@ from torch.autograd.functional import jacobian as af_jacobian
 
 import gradarg
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sparse"))
+from problems import stencil_1d, stencil_2d
+
 DENSE = ("jacrev", "jacfwd", "AF vec")
 
 
 # --------------------------------------------------------------------------- problems
-
-
-def stencil_1d(u: torch.Tensor) -> torch.Tensor:
-    up = torch.nn.functional.pad(u, (1, 1))
-    return up[:-2] - 2 * u + up[2:] + torch.sin(u)
 
 
 def tridiagonal(n: int) -> torch.Tensor:
@@ -62,11 +61,6 @@ def tridiagonal(n: int) -> torch.Tensor:
     return torch.sparse_coo_tensor(
         idx, torch.ones(idx.shape[1], dtype=torch.bool), (n, n), check_invariants=True
     )
-
-
-def stencil_2d(u: torch.Tensor) -> torch.Tensor:
-    up = torch.nn.functional.pad(u, (1, 1, 1, 1))
-    return up[:-2, 1:-1] + up[2:, 1:-1] + up[1:-1, :-2] + up[1:-1, 2:] - 4 * u + u**3
 
 
 def five_point(s: int) -> torch.Tensor:

@@ -136,9 +136,22 @@ def add_download_notebook(app, pagename, templatename, context, doctree):
     context["ipynb_source"] = pagename + ".ipynb"
 
 
+def drop_source_download(app, pagename, templatename, context, doctree):
+    """Offer a notebook page's ".ipynb" only: its ".md" source holds the hidden cells, which
+    import the site's own helpers (``pagekit``) that a reader does not have."""
+    if not context.get("ipynb_source"):
+        return
+    for button in context.get("header_buttons", []):
+        if button.get("label") == "download-buttons":
+            button["buttons"] = [b for b in button["buttons"]
+                                 if b.get("label") != "download-source-button"]
+
+
 def setup(app):
     # before the theme builds its header buttons (priority 501)
     app.connect("html-page-context", add_download_notebook, priority=500)
+    # after it
+    app.connect("html-page-context", drop_source_download, priority=502)
     # Page titles with math appear in every page's navigation: load MathJax on every page.
     app.set_html_assets_policy("always")
     # sphinx-mathjax-offline only sets mathjax_path and copies files when the build finishes,

@@ -143,7 +143,7 @@ def visit_page(context, server: str, rel: str) -> Visit:
           links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
           ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
           copy: document.querySelectorAll('button.copybtn').length,
-          downloads: Array.from(document.querySelectorAll('a.btn-download-source-button, a[download]')).map(a => a.href),
+          downloads: Array.from(document.querySelectorAll('a.btn-download-source-button, a.btn-download-notebook-button, a[download]')).map(a => a.href),
         })"""
     )
     v.math_elements, v.mathjax_containers, v.mathjax_errors = info["math"], info["mjx"], info["mjxErrors"]

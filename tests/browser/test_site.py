@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import urlparse
 
@@ -78,12 +79,18 @@ def test_copy_button_copies_the_code(visits, page):
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_notebook_download_link(visits, browser_context, page):
+    """The page downloads as a notebook of its prose and visible code only: no ".md" source
+    (its hidden cells import the site's own helpers)."""
     v = visits(page)
     sources = [u for u in v.download_links if "_sources/" in u]
-    assert sources, "no download link for the page source"
+    assert [u for u in sources if u.endswith(".ipynb")], "no notebook download for the page"
+    assert not [u for u in sources if not u.endswith(".ipynb")], sources
     resp = browser_context.request.get(sources[0])
     assert resp.ok
-    assert "code-cell" in resp.text(), "the download is not the notebook source"
+    nb = json.loads(resp.text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code, "the download holds no code"
+    assert "pagekit" not in resp.text() and "glue(" not in resp.text()
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -12,6 +12,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from problems import band_energy
 
 import gradarg
 from gradarg.sparse.bidirectional import bidirectional_partition
@@ -139,16 +140,6 @@ def test_star_recovery_rejects_a_distance1_colouring_of_a_path():
 def banded(n: int, half: int) -> torch.Tensor:
     i = torch.arange(n)
     return (i[:, None] - i[None, :]).abs() <= half
-
-
-def band_energy(half: int):
-    def energy(u: torch.Tensor) -> torch.Tensor:
-        total = (u**4).sum() + torch.cos(u).sum()
-        for k in range(1, half + 1):
-            total = total + torch.sin(u[k:] * u[:-k]).sum() / k
-        return total
-
-    return energy
 
 
 @pytest.mark.parametrize("layout", [torch.sparse_coo, torch.sparse_csr, torch.strided])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from problems import stencil_1d
 
 import gradarg
 from gradarg.sparse import _seen, compressed
@@ -16,11 +17,6 @@ def tridiagonal(n: int, layout=torch.sparse_coo) -> torch.Tensor:
     i = torch.arange(n)
     dense = (i[:, None] - i[None, :]).abs() <= 1
     return dense.to_sparse() if layout == torch.sparse_coo else dense
-
-
-def stencil(u: torch.Tensor) -> torch.Tensor:
-    up = torch.nn.functional.pad(u, (1, 1))
-    return up[:-2] - 2 * u + up[2:] + torch.sin(u)
 
 
 def shifted(u: torch.Tensor) -> torch.Tensor:  # J[i, j] != 0 only for j in {i, i + 2}
@@ -46,16 +42,16 @@ def colourings(monkeypatch):
 def test_second_call_does_not_colour_again(colourings):
     x = torch.linspace(-1, 1, 12, dtype=F64)
     P = tridiagonal(12)
-    first = gradarg.jacobian(stencil, x, sparsity=P)
+    first = gradarg.jacobian(stencil_1d, x, sparsity=P)
     made = len(colourings)
     assert made >= 1
     for step in range(3):  # a Newton loop: a new point, the same pattern object
         x = x + 0.1 * step
-        got = gradarg.jacobian(stencil, x, sparsity=P)
-        torch.testing.assert_close(got.to_dense(), torch.func.jacrev(stencil)(x))
+        got = gradarg.jacobian(stencil_1d, x, sparsity=P)
+        torch.testing.assert_close(got.to_dense(), torch.func.jacrev(stencil_1d)(x))
     assert len(colourings) == made
     # a new tensor with the same entries (rebuilt each step) hits too
-    gradarg.jacobian(stencil, x, sparsity=tridiagonal(12))
+    gradarg.jacobian(stencil_1d, x, sparsity=tridiagonal(12))
     assert len(colourings) == made
     assert first.to_dense().shape == (12, 12)
 
@@ -64,7 +60,7 @@ def test_different_pattern_same_shape_is_not_confused(colourings):
     x = torch.linspace(0.1, 1, 10, dtype=F64)
     i = torch.arange(10)
     P_shift = ((i[None, :] - i[:, None]) == 0) | ((i[None, :] - i[:, None]) == 2)
-    gradarg.jacobian(stencil, x, sparsity=tridiagonal(10, torch.strided))
+    gradarg.jacobian(stencil_1d, x, sparsity=tridiagonal(10, torch.strided))
     made = len(colourings)
     got = gradarg.jacobian(shifted, x, sparsity=P_shift)  # same shape, other entries
     assert len(colourings) > made
@@ -77,19 +73,19 @@ def test_pattern_edited_in_place_is_coloured_again(colourings):
     gradarg.jacobian(torch.sin, x, sparsity=P)
     made = len(colourings)
     P |= tridiagonal(10, torch.strided)  # same object, new entries
-    got = gradarg.jacobian(stencil, x, sparsity=P)
+    got = gradarg.jacobian(stencil_1d, x, sparsity=P)
     assert len(colourings) > made
-    torch.testing.assert_close(got.to_dense(), torch.func.jacrev(stencil)(x))
+    torch.testing.assert_close(got.to_dense(), torch.func.jacrev(stencil_1d)(x))
 
 
 def test_method_and_input_shape_are_part_of_the_key(colourings):
     x = torch.linspace(0.1, 1, 9, dtype=F64)
     P = tridiagonal(9)
-    gradarg.jacobian(stencil, x, sparsity=P, method="reverse")
+    gradarg.jacobian(stencil_1d, x, sparsity=P, method="reverse")
     made = len(colourings)
-    got = gradarg.jacobian(stencil, x, sparsity=P, method="forward")
+    got = gradarg.jacobian(stencil_1d, x, sparsity=P, method="forward")
     assert len(colourings) > made
-    torch.testing.assert_close(got.to_dense(), torch.func.jacrev(stencil)(x))
+    torch.testing.assert_close(got.to_dense(), torch.func.jacrev(stencil_1d)(x))
 
 
 def test_cache_is_bounded(colourings):

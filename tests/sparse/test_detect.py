@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from problems import brusselator, stencil_1d, stencil_2d
 
 from gradarg import SparseJacobian, UnsupportedOpError, hessian_sparsity, jacobian_sparsity
 
@@ -18,25 +19,6 @@ def true_pattern(f, x, points=3, seed=0):
         j = torch.func.jacrev(f)(torch.randn(x.shape, generator=g, dtype=D)) != 0
         nz = j if nz is None else nz | j
     return nz
-
-
-def stencil1(u):
-    up = F.pad(u, (1, 1))
-    return up[:-2] - 2 * u + up[2:] + torch.sin(u)
-
-
-def stencil2(u):
-    up = F.pad(u, (1, 1, 1, 1))
-    return up[:-2, 1:-1] + up[2:, 1:-1] + up[1:-1, :-2] + up[1:-1, 2:] - 4 * u + u**3
-
-
-def lap(a):
-    return sum(torch.roll(a, s, d) for s in (1, -1) for d in (0, 1)) - 4 * a
-
-
-def brusselator(z):
-    u, v = z[0], z[1]
-    return torch.stack([1 + u * u * v - 4.4 * u + 3.4 * lap(u), 3.4 * u - u * u * v + 3.4 * lap(v)])
 
 
 W1 = torch.randn(3, 2, 3, dtype=D, generator=torch.Generator().manual_seed(1))
@@ -55,8 +37,8 @@ def moves(x):
 
 
 CASES = {
-    "stencil 1-D": (stencil1, (40,)),
-    "stencil 2-D": (stencil2, (8, 8)),
+    "stencil 1-D": (stencil_1d, (40,)),
+    "stencil 2-D": (stencil_2d, (8, 8)),
     "brusselator 32x32": (brusselator, (2, 32, 32)),
     "conv1d": (lambda x: F.conv1d(x, W1, padding=1, stride=2), (2, 2, 9)),
     "conv2d groups": (lambda x: torch.tanh(F.conv2d(x, W2, padding=1, groups=2)), (2, 4, 6, 5)),
@@ -107,9 +89,9 @@ def test_never_smaller_than_the_true_pattern(m, n, shift, seed):
 
 def test_pattern_feeds_sparse_jacobian():
     x = torch.rand(300, dtype=D)
-    sj = SparseJacobian(jacobian_sparsity(stencil1, x), x.shape)
+    sj = SparseJacobian(jacobian_sparsity(stencil_1d, x), x.shape)
     assert sj.passes == 3
-    assert torch.allclose(sj(stencil1, x).to_dense(), torch.func.jacrev(stencil1)(x))
+    assert torch.allclose(sj(stencil_1d, x).to_dense(), torch.func.jacrev(stencil_1d)(x))
 
 
 def test_hessian_of_local_energy_is_exact():

@@ -11,6 +11,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from problems import stencil_1d, stencil_2d
 from torch.autograd.functional import jacobian as af_jacobian
 
 import gradarg
@@ -42,22 +43,9 @@ def csr(pattern: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------- test functions
 
 
-def stencil_1d(u: torch.Tensor) -> torch.Tensor:
-    """f(u)_i = u_{i-1} - 2 u_i + u_{i+1} + sin(u_i), zero boundary values."""
-    up = torch.nn.functional.pad(u, (1, 1))
-    return up[:-2] - 2 * u + up[2:] + torch.sin(u)
-
-
 def tridiagonal(n: int) -> torch.Tensor:
     i = torch.arange(n)
     return (i[:, None] - i[None, :]).abs() <= 1
-
-
-def stencil_2d(u: torch.Tensor) -> torch.Tensor:
-    """5-point Laplacian on an s × s grid plus u³, zero boundary values."""
-    up = torch.nn.functional.pad(u, (1, 1, 1, 1))
-    lap = up[:-2, 1:-1] + up[2:, 1:-1] + up[1:-1, :-2] + up[1:-1, 2:] - 4 * u
-    return lap + u**3
 
 
 def five_point(s: int) -> torch.Tensor:
