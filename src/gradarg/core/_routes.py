@@ -423,12 +423,26 @@ def reverse_grads_batched(
     if wrong:
         raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
     cot = eye_blocks(shapes, outs, cached=True)
-    found = _legacy_batched_grad(live_outs, leaves, [cot[k] for k in live], create_graph)
+    return _rows_from_is_grads_batched(leaves, outs, live, cot, create_graph)
+
+
+def _rows_from_is_grads_batched(
+    leaves: tuple[torch.Tensor, ...],
+    outs: tuple[torch.Tensor, ...],
+    live: Sequence[int],
+    cot: Sequence[torch.Tensor],
+    create_graph: bool = False,
+) -> Blocks:
+    """The rows of the outputs ``live`` (those with a graph) from one
+    :func:`_legacy_batched_grad` call; an unreached input gets plain zeros."""
+    m = sum(y.numel() for y in outs)
+    found = _legacy_batched_grad([outs[k] for k in live], leaves, [cot[k] for k in live],
+                                 create_graph)
     grads = tuple(
         _zeros_like_grad(x, m) if g is None else _unshared(g, cot)
         for x, g in zip(leaves, found, strict=True)
     )
-    return _split_rows(grads, shapes)
+    return _split_rows(grads, [y.shape for y in outs])
 
 
 def reverse_vectorized(
@@ -470,16 +484,8 @@ def reverse_vectorized(
         and names <= LEGACY_FAST_BACKWARD
         and not any(t.is_complex() for t in (*leaves, *live_outs))
     ):
-        try:
-            found = _legacy_batched_grad(live_outs, leaves, [cot[k] for k in live])
-        except _VMAP_ERRORS:
-            pass  # torch.func.vmap below
-        else:
-            grads = tuple(
-                _zeros_like_grad(x, m) if g is None else _unshared(g, cot)
-                for x, g in zip(leaves, found, strict=True)
-            )
-            return _split_rows(grads, shapes)
+        with contextlib.suppress(*_VMAP_ERRORS):  # else torch.func.vmap below
+            return _rows_from_is_grads_batched(leaves, outs, live, cot)
     unused: set[int] = set()
 
     def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
