@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from test_ops_corpus import AUTODIFF_TOL, FORWARD_OK, assert_blocks_close, ids, reference
+from test_ops_corpus import AUTODIFF_TOL, FORWARD_OK, assert_blocks_close, reference
 
 import gradarg
 from gradarg.core import _routes
@@ -48,20 +48,24 @@ def _plan(o, allow_double=True):
     return _routes._legacy_forward_plan(o.fn, _xs(o), allow_double)[0]
 
 
-@pytest.mark.parametrize("o", REAL, ids=ids(REAL))
-def test_double_vjp_matches_torch_wherever_it_applies(o):
-    found = _routes.forward_by_double_vjp(o.fn, _xs(o))
-    if found is None:
-        pytest.skip("the double-VJP does not apply to this graph")
-    assert_blocks_close(_package(found[0], o), reference(o), **AUTODIFF_TOL)
+def test_double_vjp_matches_torch_wherever_it_applies():
+    applied = []
+    for o in REAL:
+        found = _routes.forward_by_double_vjp(o.fn, _xs(o))
+        if found is not None:
+            assert_blocks_close(_package(found[0], o), reference(o), **AUTODIFF_TOL)
+            applied.append(o.name)
+    assert len(applied) >= 20, applied  # most of the corpus, whatever plan auto would pick
 
 
-@pytest.mark.parametrize("o", REAL, ids=ids(REAL))
-def test_torchs_vectorized_forward_matches_wherever_planned(o):
-    if _plan(o) != "legacy":
-        pytest.skip("not every node of this graph has a fast older batching rule")
-    blocks, _ = _routes.forward_legacy_batched(o.fn, _xs(o))
-    assert_blocks_close(_package(blocks, o), reference(o), **AUTODIFF_TOL)
+def test_torchs_vectorized_forward_matches_wherever_planned():
+    planned = []
+    for o in REAL:
+        if _plan(o) == "legacy":
+            blocks, _ = _routes.forward_legacy_batched(o.fn, _xs(o))
+            assert_blocks_close(_package(blocks, o), reference(o), **AUTODIFF_TOL)
+            planned.append(o.name)
+    assert len(planned) >= 5, planned
 
 
 def test_the_corpus_exercises_every_plan():
