@@ -24,6 +24,16 @@ def true_pattern(f, x, points=3, seed=0):
 W1 = torch.randn(3, 2, 3, dtype=D, generator=torch.Generator().manual_seed(1))
 W2 = torch.randn(4, 2, 3, 3, dtype=D, generator=torch.Generator().manual_seed(2))
 NET = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(), torch.nn.Linear(6, 3)).double()
+LN = torch.nn.LayerNorm(4).double()
+BN_W, BN_B = torch.rand(3, dtype=D) + 0.5, torch.rand(3, dtype=D)
+
+
+def BN_TRAIN(x):  # batch statistics, no running ones (torch.func refuses their in-place update)
+    return F.batch_norm(x, None, None, BN_W, BN_B, training=True)
+
+
+BN_EVAL = torch.nn.BatchNorm1d(3).double().eval()
+GN = torch.nn.GroupNorm(2, 4).double()
 A = torch.randn(6, 6, dtype=D, generator=torch.Generator().manual_seed(3))
 A[A.abs() < 0.7] = 0
 
@@ -50,6 +60,10 @@ CASES = {
     "softmax": (lambda x: x.softmax(1), (3, 4)),
     "constant matmul": (lambda x: A @ x + (x @ A.T).sin(), (6,)),
     "bmm": (lambda x: torch.bmm(x, x.transpose(1, 2)), (2, 3, 4)),
+    "layer norm": (lambda x: LN(x) + F.layer_norm(x, (5, 4)), (3, 5, 4)),
+    "batch norm, training": (BN_TRAIN, (4, 3, 2, 2)),
+    "batch norm, evaluation": (BN_EVAL, (5, 3)),
+    "group norm": (GN, (2, 4, 3)),
 }
 
 
@@ -129,3 +143,28 @@ def test_bad_input_and_caller_tensor_untouched():
     x = torch.ones(3)
     jacobian_sparsity(lambda u: u.mul_(2), x)
     assert torch.equal(x, torch.ones(3))
+
+
+def test_batch_norm_module_in_training_updates_its_statistics_and_is_detected():
+    bn = torch.nn.BatchNorm1d(3).double().train()
+    x = torch.zeros(4, 3, dtype=D)
+    p = jacobian_sparsity(bn, x, layout=torch.strided)
+    # each output depends on its channel across the batch: 4 entries
+    assert p.sum(dim=(2, 3)).eq(4).all()
+    assert torch.equal(p, true_pattern(BN_TRAIN, x))
+
+
+def test_normalisation_with_weights_computed_from_x_is_refused():
+    with pytest.raises(UnsupportedOpError, match="weight computed from x"):
+        jacobian_sparsity(lambda x: F.layer_norm(x, (3,), weight=x[0] * 2), torch.zeros(2, 3, dtype=D))
+
+
+def test_layer_norm_hessian_is_block_diagonal_by_row():
+    def energy(x):
+        return (F.layer_norm(x, (4,)) ** 3).sum()
+
+    x = torch.randn(3, 4, dtype=D, generator=torch.Generator().manual_seed(5))
+    p = hessian_sparsity(energy, x, layout=torch.strided).reshape(12, 12)
+    rows = torch.arange(12) // 4
+    assert torch.equal(p, rows[:, None] == rows[None, :])  # one dense 4 x 4 block per row
+    assert torch.equal(torch.func.hessian(energy)(x).reshape(12, 12) != 0, p)

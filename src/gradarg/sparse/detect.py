@@ -12,8 +12,10 @@ SparseConnectivityTracer.jl and JAX's ``asdex``) and is conservative.
 Rules: pointwise operators (``torch.Tag.pointwise``) take the union of their broadcast
 operands; data movement (views, slicing, indexing with constant indices, ``cat``, padding,
 ``*_scatter``) is found by running the operator itself on a tensor of element ids; reductions,
-scans and softmax take unions over the reduced dimension; matrix products and convolutions
-use the non-zeros of a constant operand (a constant's zeros are zeros for every input).
+scans and softmax take unions over the reduced dimension; layer, group and batch normalisation
+take unions over each normalised group (batch norm in evaluation is elementwise); matrix
+products and convolutions use the non-zeros of a constant operand (a constant's zeros are zeros
+for every input).  A batch norm's running statistics updated in place are not followed.
 """
 
 from __future__ import annotations
@@ -256,6 +258,15 @@ _REDUCTIONS = _ops(
 _SCANS = _ops("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin")
 _WHOLE_DIM = _ops("_softmax", "_log_softmax", "softmax", "log_softmax")
 _PRODUCTS = _ops("mm", "bmm", "mv", "dot", "addmm", "addmv", "baddbmm")
+# every output element depends on its whole group (normalised slice, channel group, channel)
+_NORMS = _ops(
+    "native_layer_norm",
+    "native_group_norm",
+    "native_batch_norm",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit_functional",
+)
 _SCALAR_LINEAR = _ops(
     "add",
     "sub",
@@ -439,6 +450,8 @@ class _Tracer(TorchDispatchMode):
             return [d]
         if packet in _PRODUCTS:
             return [self.product(func, packet, args, kwargs, outs[0])]
+        if packet in _NORMS:
+            return self.normalization(func, packet, args, kwargs, outs)
         if packet is aten.convolution:
             return [self.convolution(func, args, kwargs, outs[0])]
         raise UnsupportedOpError(
@@ -540,6 +553,61 @@ class _Tracer(TorchDispatchMode):
         result: list[_Dep | None] = []
         for o in outs:
             result.append(d if _floating(o) and o.numel() == m_out else None)
+        return result
+
+    def normalization(self, func, packet, args, kwargs, outs) -> list[_Dep | None]:
+        """Layer, group and batch normalisation (``native_layer_norm``, ``native_group_norm``,
+        ``native_batch_norm`` and its functional forms).
+
+        Every output element depends on every input element of its group, as do the saved
+        mean and inverse standard deviation (and updated running statistics), one row per
+        group: the normalised trailing slice (layer norm), the channel group of one sample
+        (group norm), the channel across the batch and positions (batch norm in training).
+        Batch norm in evaluation is elementwise and affine.  Weight, bias and running
+        statistics computed from ``x`` are refused.
+        """
+        b = _bind(func, args, kwargs)
+        x = b["input"]
+        for key in ("weight", "bias", "running_mean", "running_var"):
+            if self.dep(b.get(key)) is not None or self.is_tainted(b.get(key)):
+                raise UnsupportedOpError(
+                    f"{_name(func)} with a {key} computed from x has no sparsity rule here; "
+                    f"gradarg.sparsity_pattern(fn, x) finds a local pattern instead"
+                )
+        d = self.dep(x)
+        shape = tuple(x.shape)
+        numel = math.prod(shape)
+        ids = np.arange(numel, dtype=np.int64)
+        if packet is aten.native_layer_norm:
+            size = math.prod(shape[len(shape) - len(b["normalized_shape"]) :])
+            gid, groups = ids // max(size, 1), numel // max(size, 1)
+        elif packet is aten.native_group_norm:
+            per_sample, group = int(b["C"]) * int(b["HxW"]), int(b["group"])
+            per_group = max(per_sample // group, 1)
+            gid = (ids // per_sample) * group + (ids % per_sample) // per_group
+            groups = int(b["N"]) * group
+        else:
+            training = packet is not aten._native_batch_norm_legit_no_training and bool(
+                b.get("training", True)
+            )
+            if not training:
+                return [d] + [
+                    _Dep(np.zeros(o.numel() + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+                    for o in outs[1:]
+                ]
+            inner = math.prod(shape[2:])
+            gid, groups = (ids // inner) % shape[1], shape[1]
+        reduced = _group(d, gid, ids, groups, self.n)
+        out = _take(reduced, gid)
+        self.nonlinear(out)
+        result: list[_Dep | None] = [out]
+        for o in outs[1:]:
+            if o.numel() == groups:
+                result.append(reduced)
+            elif o.numel() == 0:
+                result.append(_Dep(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)))
+            else:  # pragma: no cover - an output this rule does not know
+                raise UnsupportedOpError(f"{_name(func)}: output of shape {tuple(o.shape)}")
         return result
 
     def whole_dim(self, d: _Dep, shape: tuple[int, ...], dim: int) -> _Dep:
@@ -789,6 +857,10 @@ def jacobian_sparsity(
       ``linalg_vector_norm``, ``var``, ``std``, ``logsumexp`` over given dimensions or all;
       scans ``cumsum``, ``cumprod``, ``logcumsumexp``, ``cummax``, ``cummin``; ``softmax`` and
       ``log_softmax``;
+    * normalisation: ``layer_norm`` (each element depends on its normalised slice),
+      ``group_norm`` (on its channel group in its sample), ``batch_norm`` in training (on its
+      channel across the batch; running statistics updated in place are not followed) and in
+      evaluation (elementwise); weights, biases and running statistics must not depend on ``x``;
     * matrix products ``mm``, ``mv``, ``dot``, ``bmm``, ``addmm``, ``addmv``, ``baddbmm`` (hence
       ``matmul``, ``@``, ``nn.Linear``): a constant operand's zeros are used;
     * convolutions (``conv1d``, ``conv2d``, any stride, padding, dilation, groups; not
