@@ -1,5 +1,7 @@
 """jacobian_sparsity / hessian_sparsity against dense Jacobians and Hessians at random points."""
 
+import itertools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -124,8 +126,8 @@ def test_hessian_needs_a_scalar():
 
 
 def test_unsupported_op_names_it():
-    with pytest.raises(UnsupportedOpError, match=r"aten\.sort.*sparsity_pattern"):
-        jacobian_sparsity(lambda x: torch.sort(x).values, torch.zeros(4))
+    with pytest.raises(UnsupportedOpError, match=r"aten\._linalg_det.*sparsity_pattern"):
+        jacobian_sparsity(lambda x: torch.linalg.det(x.reshape(2, 2)).reshape(1), torch.zeros(4))
 
 
 def test_value_dependent_indices_and_python_numbers_are_refused():
@@ -168,3 +170,33 @@ def test_layer_norm_hessian_is_block_diagonal_by_row():
     rows = torch.arange(12) // 4
     assert torch.equal(p, rows[:, None] == rows[None, :])  # one dense 4 x 4 block per row
     assert torch.equal(torch.func.hessian(energy)(x).reshape(12, 12) != 0, p)
+
+
+ORDER = {
+    "sort": (lambda x: x.sort(1).values * 2, (3, 4), 1),
+    "topk": (lambda x: x.topk(2, dim=1).values, (3, 5), 1),
+    "kthvalue": (lambda x: x.kthvalue(2, dim=0).values, (3, 4), 0),
+    "median keepdim": (lambda x: x.median(1, keepdim=True).values, (3, 4), 1),
+    "msort": (torch.msort, (3, 4), 0),
+}
+
+
+@pytest.mark.parametrize("name", list(ORDER))
+def test_order_statistics_depend_on_their_whole_slice(name):
+    """Which element a sorted position holds depends on the values: for some input it can be
+    any element of its slice, so the global pattern is the whole slice (built by hand here)."""
+    f, shape, dim = ORDER[name]
+    x = torch.zeros(shape, dtype=D)
+    p = jacobian_sparsity(f, x, layout=torch.strided)
+    y_shape = tuple(f(x).shape)
+    lead = [s for k, s in enumerate(shape) if k != dim]
+    slices = torch.arange(x.numel()).reshape(shape).movedim(dim, -1).reshape(-1, shape[dim])
+    want = torch.zeros(*y_shape, x.numel(), dtype=torch.bool)
+    for y_index in itertools.product(*[range(s) for s in y_shape]):
+        other = [i for k, i in enumerate(y_index) if k != dim or len(y_shape) < len(shape)]
+        k = 0
+        for i, s in zip(other, lead, strict=True):
+            k = k * s + i
+        want[y_index][slices[k]] = True
+    assert torch.equal(p, want.reshape(*y_shape, *shape))
+    assert not (true_pattern(f, x) & ~p).any()

@@ -258,6 +258,8 @@ _REDUCTIONS = _ops(
 _SCANS = _ops("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin")
 _WHOLE_DIM = _ops("_softmax", "_log_softmax", "softmax", "log_softmax")
 _PRODUCTS = _ops("mm", "bmm", "mv", "dot", "addmm", "addmv", "baddbmm")
+# order statistics along one dimension: each output element is some element of its slice
+_ORDER = _ops("sort", "topk", "kthvalue", "median", "nanmedian", "mode", "msort")
 # every output element depends on its whole group (normalised slice, channel group, channel)
 _NORMS = _ops(
     "native_layer_norm",
@@ -452,6 +454,8 @@ class _Tracer(TorchDispatchMode):
             return [self.product(func, packet, args, kwargs, outs[0])]
         if packet in _NORMS:
             return self.normalization(func, packet, args, kwargs, outs)
+        if packet in _ORDER:
+            return self.order(func, packet, args, kwargs, outs)
         if packet is aten.convolution:
             return [self.convolution(func, args, kwargs, outs[0])]
         raise UnsupportedOpError(
@@ -553,6 +557,55 @@ class _Tracer(TorchDispatchMode):
         result: list[_Dep | None] = []
         for o in outs:
             result.append(d if _floating(o) and o.numel() == m_out else None)
+        return result
+
+    def order(self, func, packet, args, kwargs, outs) -> list[_Dep | None]:
+        """``sort``, ``topk``, ``kthvalue``, ``median``/``nanmedian``/``mode`` (along a
+        dimension, or over all elements), ``msort``: which element of its slice an output
+        element is depends on the values, so each depends on its whole slice (conservative).
+        Piecewise a selection, so no second derivative.  Index outputs carry none."""
+        b = _bind(func, args, kwargs)
+        x = b["self"]
+        shape = tuple(x.shape)
+        d = self.dep(x)
+        if not shape:
+            return [d if _floating(o) else None for o in outs]
+        if "dim" in b and b["dim"] is not None:
+            dim = int(b["dim"]) % len(shape)
+        elif packet is aten.msort:
+            dim = 0
+        elif packet in (aten.median, aten.nanmedian) and "dim" not in b:
+            dim = None
+        else:
+            dim = len(shape) - 1
+        if dim is None:  # over all elements: one value
+            whole = _group(d, np.zeros(math.prod(shape), dtype=np.int64),
+                           np.arange(math.prod(shape), dtype=np.int64), 1, self.n)
+            return [_take(whole, np.zeros(o.numel(), dtype=np.int64)) if _floating(o) else None
+                    for o in outs]
+        keep = [i for i in range(len(shape)) if i != dim]
+        slices = math.prod(shape[i] for i in keep)
+        ids = _arange(shape).transpose([*keep, dim]).reshape(-1)
+        reduced = _group(d, np.repeat(np.arange(slices, dtype=np.int64), shape[dim]), ids,
+                         slices, self.n)
+        result: list[_Dep | None] = []
+        for o in outs:
+            if not _floating(o):
+                result.append(None)
+                continue
+            o_shape = tuple(o.shape)
+            if len(o_shape) == len(shape):  # sort, topk, keepdim=True: the slice of each
+                owner = np.moveaxis(
+                    np.broadcast_to(
+                        np.arange(slices, dtype=np.int64).reshape([shape[i] for i in keep] + [1]),
+                        [o_shape[i] for i in keep] + [o_shape[dim]],
+                    ),
+                    -1,
+                    dim,
+                ).reshape(-1)
+            else:  # the dimension reduced away
+                owner = np.arange(slices, dtype=np.int64)
+            result.append(_take(reduced, owner))
         return result
 
     def normalization(self, func, packet, args, kwargs, outs) -> list[_Dep | None]:
@@ -861,6 +914,9 @@ def jacobian_sparsity(
       ``group_norm`` (on its channel group in its sample), ``batch_norm`` in training (on its
       channel across the batch; running statistics updated in place are not followed) and in
       evaluation (elementwise); weights, biases and running statistics must not depend on ``x``;
+    * order statistics along a dimension (``sort``, ``topk``, ``kthvalue``, ``median``,
+      ``nanmedian``, ``mode``, ``msort``): each value depends on its whole slice, since which
+      element it is depends on the values;
     * matrix products ``mm``, ``mv``, ``dot``, ``bmm``, ``addmm``, ``addmv``, ``baddbmm`` (hence
       ``matmul``, ``@``, ``nn.Linear``): a constant operand's zeros are used;
     * convolutions (``conv1d``, ``conv2d``, any stride, padding, dilation, groups; not
