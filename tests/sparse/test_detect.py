@@ -26,6 +26,13 @@ def true_pattern(f, x, points=3, seed=0):
 W1 = torch.randn(3, 2, 3, dtype=D, generator=torch.Generator().manual_seed(1))
 W2 = torch.randn(4, 2, 3, 3, dtype=D, generator=torch.Generator().manual_seed(2))
 NET = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(), torch.nn.Linear(6, 3)).double()
+_G = torch.Generator().manual_seed(4)
+W2S = torch.randn(4, 2, 3, 3, dtype=D, generator=_G)
+W2S[:, :, 1, 1] = 0  # the centre of every kernel: its zeros stay zeros
+W3 = torch.randn(2, 2, 2, 3, 2, dtype=D, generator=_G)
+WT1 = torch.randn(2, 3, 3, dtype=D, generator=_G)
+WT2 = torch.randn(4, 1, 3, 2, dtype=D, generator=_G)
+WT3 = torch.randn(2, 2, 2, 2, 2, dtype=D, generator=_G)
 LN = torch.nn.LayerNorm(4).double()
 BN_W, BN_B = torch.rand(3, dtype=D) + 0.5, torch.rand(3, dtype=D)
 
@@ -62,6 +69,14 @@ CASES = {
     "softmax": (lambda x: x.softmax(1), (3, 4)),
     "constant matmul": (lambda x: A @ x + (x @ A.T).sin(), (6,)),
     "bmm": (lambda x: torch.bmm(x, x.transpose(1, 2)), (2, 3, 4)),
+    "conv2d dilated, zeros in the weight": (lambda x: F.conv2d(x, W2S, padding=(1, 2),
+                                                             dilation=(1, 2)), (1, 2, 5, 6)),
+    "conv3d": (lambda x: F.conv3d(x, W3, padding=(1, 0, 1), stride=(2, 1, 1)), (1, 2, 4, 5, 3)),
+    "conv_transpose1d": (lambda x: F.conv_transpose1d(x, WT1, stride=2, padding=1,
+                                                      output_padding=1), (2, 2, 5)),
+    "conv_transpose2d groups": (lambda x: F.conv_transpose2d(
+        x, WT2, stride=(2, 1), padding=(1, 0), groups=2, dilation=(1, 2)), (1, 4, 3, 4)),
+    "conv_transpose3d": (lambda x: F.conv_transpose3d(x, WT3, stride=2), (1, 2, 2, 3, 2)),
     "layer norm": (lambda x: LN(x) + F.layer_norm(x, (5, 4)), (3, 5, 4)),
     "batch norm, training": (BN_TRAIN, (4, 3, 2, 2)),
     "batch norm, evaluation": (BN_EVAL, (5, 3)),
@@ -200,3 +215,11 @@ def test_order_statistics_depend_on_their_whole_slice(name):
         want[y_index][slices[k]] = True
     assert torch.equal(p, want.reshape(*y_shape, *shape))
     assert not (true_pattern(f, x) & ~p).any()
+
+
+def test_transposed_convolution_with_a_weight_from_x_is_refused():
+    def f(x):
+        return F.conv_transpose1d(x[:, :2], x[:2, :2] * 2)
+
+    with pytest.raises(UnsupportedOpError, match="transposed"):
+        jacobian_sparsity(f, torch.zeros(2, 2, 3, dtype=D))

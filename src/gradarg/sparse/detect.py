@@ -766,56 +766,86 @@ class _Tracer(TorchDispatchMode):
         return d
 
     # -- convolution
+    def conv_pairs(
+        self, in_shape: tuple[int, ...], w: torch.Tensor, stride, padding, dilation, groups: int
+    ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+        """(output row, input row) pairs of a (non-transposed) convolution of an input of shape
+        ``in_shape`` (N, C, *spatial, any number of spatial dimensions) with ``w``: output
+        ``(n, o, p)`` reads input ``(n, c, p * stride + k * dilation - padding)`` wherever the
+        weight ``w[o, c, k]`` may be non-zero (input row -1: padding).  Also the output shape.
+        The windows come from slicing a zero-padded tensor of element ids, one kernel offset at
+        a time (``F.unfold``'s layout, for any number of dimensions)."""
+        nb, c, spatial = in_shape[0], in_shape[1], in_shape[2:]
+        kernel = tuple(w.shape[2:])
+        o_ch = w.shape[0]
+        cg, og = c // groups, o_ch // groups
+        out_sp = [
+            (s_ + 2 * p_ - d_ * (k_ - 1) - 1) // st + 1
+            for s_, p_, d_, k_, st in zip(spatial, padding, dilation, kernel, stride, strict=True)
+        ]
+        ids = torch.arange(1, math.prod(in_shape) + 1, dtype=torch.float64).reshape(in_shape)
+        padded = torch.nn.functional.pad(ids, [q for p_ in reversed(padding) for q in (p_, p_)])
+        L = math.prod(out_sp)
+        windows = []
+        for offset in np.ndindex(*kernel):
+            index = [slice(None), slice(None)] + [
+                slice(k_ * d_, k_ * d_ + (n_ - 1) * st + 1, st)
+                for k_, d_, n_, st in zip(offset, dilation, out_sp, stride, strict=True)
+            ]
+            windows.append(padded[tuple(index)].reshape(nb, c, L))
+        kk = len(windows)
+        cols = torch.stack(windows, 2).reshape(nb, c * kk, L).round().to(torch.int64).numpy() - 1
+        wm = self.mask(w).reshape(o_ch, cg * kk)
+        oo, tt = np.nonzero(wm)
+        cc = (oo // og) * cg * kk + tt
+        out_rows = (np.arange(nb)[:, None, None] * o_ch + oo[None, :, None]) * L + np.arange(L)[
+            None, None, :
+        ]
+        in_rows = cols[:, cc, :]
+        return out_rows.reshape(-1), in_rows.reshape(-1), (nb, o_ch, *out_sp)
+
     def convolution(self, func, args, kwargs, o) -> _Dep:
+        """Convolutions in any number of spatial dimensions, transposed ones included (the
+        transpose of the convolution from the output's space to the input's, same weight)."""
         b = _bind(func, args, kwargs)
         x, w, bias = b["input"], b["weight"], b["bias"]
-        if b["transposed"]:
-            raise UnsupportedOpError(f"no sparsity rule for {_name(func)} with transposed=True")
-        spatial = x.dim() - 2
-        if spatial not in (1, 2):
-            raise UnsupportedOpError(f"no sparsity rule for {_name(func)} in {spatial} dimensions")
         stride, padding, dilation = list(b["stride"]), list(b["padding"]), list(b["dilation"])
         groups = int(b["groups"])
-        if spatial == 1:
-            x4 = x.unsqueeze(2)
-            kernel = (1, w.shape[2])
-            stride, padding, dilation = [1, stride[0]], [0, padding[0]], [1, dilation[0]]
-        else:
-            x4 = x
-            kernel = tuple(w.shape[2:])
-        nb, c = x4.shape[0], x4.shape[1]
-        o_ch = w.shape[0]
-        kk = math.prod(kernel)
-        cg = c // groups
-        og = o_ch // groups
+        nb, o_ch = o.shape[0], o.shape[1]
         L = math.prod(o.shape[2:])
         m = o.numel()
         parts = []
         dx, dw = self.dep(x), self.dep(w)
-        if dx is not None:
-            ids = torch.arange(1, x4.numel() + 1, dtype=torch.float64).reshape(x4.shape)
-            cols = torch.nn.functional.unfold(
-                ids, kernel, dilation=dilation, padding=padding, stride=stride
-            )
-            cols = cols.round().to(torch.int64).numpy() - 1  # (N, C*kk, L), -1 = padding
-            wm = self.mask(w).reshape(o_ch, cg * kk)
-            oo, tt = np.nonzero(wm)
-            cc = (oo // og) * cg * kk + tt
-            out_rows = (np.arange(nb)[:, None, None] * o_ch + oo[None, :, None]) * L + np.arange(L)[
-                None, None, :
-            ]
-            in_rows = cols[:, cc, :]
-            parts.append(_group(dx, out_rows.reshape(-1), in_rows.reshape(-1), m, self.n))
-        if dw is not None:
-            # out(n, o, l) may read every weight of channel o
-            red = _group(
-                dw, np.repeat(np.arange(o_ch), cg * kk), np.arange(o_ch * cg * kk), o_ch, self.n
-            )
-            parts.append(
-                _take(
-                    red, np.broadcast_to(np.arange(o_ch)[None, :, None], (nb, o_ch, L)).reshape(-1)
+        if b["transposed"]:
+            if dw is not None or self.is_tainted(w):
+                raise UnsupportedOpError(
+                    f"no sparsity rule for {_name(func)} (transposed) with a weight computed "
+                    f"from x; gradarg.sparsity_pattern(fn, x) finds a local pattern instead"
                 )
-            )
+            if dx is not None:
+                # x = A y for the ordinary convolution A of y's shape with the same weight
+                x_rows, y_rows, shape = self.conv_pairs(
+                    tuple(o.shape), w, stride, padding, dilation, groups
+                )
+                if shape != tuple(x.shape):  # pragma: no cover - torch's shape rule differs
+                    raise UnsupportedOpError(f"{_name(func)}: unexpected shapes {shape}")
+                keep = y_rows >= 0
+                parts.append(_group(dx, y_rows[keep], x_rows[keep], m, self.n))
+        else:
+            if dx is not None:
+                out_rows, in_rows, shape = self.conv_pairs(
+                    tuple(x.shape), w, stride, padding, dilation, groups
+                )
+                if shape != tuple(o.shape):  # pragma: no cover - torch's shape rule differs
+                    raise UnsupportedOpError(f"{_name(func)}: unexpected shapes {shape}")
+                parts.append(_group(dx, out_rows, in_rows, m, self.n))
+            if dw is not None:
+                # out(n, o, l) may read every weight of channel o
+                per = math.prod(w.shape[1:])
+                red = _group(dw, np.repeat(np.arange(o_ch), per), np.arange(o_ch * per), o_ch,
+                             self.n)
+                parts.append(_take(red, np.broadcast_to(
+                    np.arange(o_ch)[None, :, None], (nb, o_ch, L)).reshape(-1)))
         if bias is not None and self.dep(bias) is not None:
             parts.append(
                 _take(
@@ -919,8 +949,9 @@ def jacobian_sparsity(
       element it is depends on the values;
     * matrix products ``mm``, ``mv``, ``dot``, ``bmm``, ``addmm``, ``addmv``, ``baddbmm`` (hence
       ``matmul``, ``@``, ``nn.Linear``): a constant operand's zeros are used;
-    * convolutions (``conv1d``, ``conv2d``, any stride, padding, dilation, groups; not
-      transposed): a constant weight's zeros are used;
+    * convolutions in any number of dimensions (``conv1d``/``2d``/``3d`` and
+      ``conv_transpose1d``/``2d``/``3d``; any stride, padding, dilation, groups): a constant
+      weight's zeros are used (a transposed convolution's weight must not depend on ``x``);
     * data movement — views, ``reshape``, ``permute``, ``transpose``, ``expand``, ``squeeze``,
       ``flatten``, ``clone``, slicing, ``select``, indexing and ``gather``/``index_select`` with
       constant integer indices, ``cat``, ``stack``, ``split``, ``flip``, ``roll``,
