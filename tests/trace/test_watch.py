@@ -226,6 +226,7 @@ def test_vanishing_and_healthy():
     flow = [c for c in w.layers() if c.params]
     assert flow[0].grad_out / flow[-1].grad_out < 1e-3  # independent of the wording below
     assert w.summary().startswith("vanishing gradient")
+    assert "most of it" not in w.summary()  # a gradual shrinking: no single module to blame
     torch.manual_seed(0)
     good = mlp(act=nn.ReLU, layers=3, width=16)
     with gradarg.watch(good) as w:
@@ -244,6 +245,27 @@ def test_exploding():
     with gradarg.watch(net) as w:
         net(torch.randn(4, 16)).pow(2).mean().backward()
     assert w.summary().startswith("exploding gradient")
+    assert "most of it" not in w.summary()
+
+
+def test_a_drop_inside_one_module_is_named():
+    # mean(y**2) of a fresh layer norm's output is 1 whatever its input (up to eps): the gradient
+    # dies inside the norm, not along the depth
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(),
+                        nn.Linear(16, 16), nn.LayerNorm(16))
+    x = torch.randn(8, 16)
+    with gradarg.watch(net) as w:
+        net(x).pow(2).mean().backward()
+    # independently: the gradient at the norm's input against the one at its output
+    h = net[:5](x).detach().requires_grad_()
+    y = net[5](h)
+    g_out, = torch.autograd.grad(y.pow(2).mean(), y, retain_graph=True)
+    g_in, = torch.autograd.grad(y.pow(2).mean(), h)
+    assert g_in.norm() < 1e-3 * g_out.norm()
+    summary = w.summary()
+    assert summary.startswith("vanishing gradient")
+    assert "most of it across '5' (LayerNorm" in summary
 
 
 def test_sparse_embedding():

@@ -590,7 +590,11 @@ class GradWatch:
         ----------
         factor : float
             Vanishing: the gradient arriving at the first layer is at least ``factor`` times
-            smaller than at the last; exploding: at least ``factor`` times larger.
+            smaller than at the last; exploding: at least ``factor`` times larger. When one
+            innermost module accounts for at least half of that change (and for at least an
+            order of magnitude by itself), the phrase names it with the norms at its output and
+            input: a sudden drop inside one module (a loss a layer norm makes constant, say) is
+            not the gradual shrinking of a deep stack.
         dead_fraction : float
             Report a ReLU-like module when at least this fraction of its units is dead.
         """
@@ -615,10 +619,12 @@ class GradWatch:
                            f"'{flow[-1].name}' received {_f(flow[-1].grad_out)}")
             elif ratio <= 1 / factor:
                 out.append(f"vanishing gradient: {_orders(ratio)} orders of magnitude smaller "
-                           f"at '{flow[0].name}' than at '{flow[-1].name}'")
+                           f"at '{flow[0].name}' than at '{flow[-1].name}'"
+                           f"{self._sharpest(ratio)}")
             elif ratio >= factor:
                 out.append(f"exploding gradient: {_orders(ratio)} orders of magnitude larger "
-                           f"at '{flow[0].name}' than at '{flow[-1].name}'")
+                           f"at '{flow[0].name}' than at '{flow[-1].name}'"
+                           f"{self._sharpest(ratio)}")
         for c in self.modules:
             if c.dead_units and c.dead_units[0] >= dead_fraction * c.dead_units[1]:
                 out.append(f"dead units: '{c.name}' has {c.dead_units[0]} of "
@@ -636,6 +642,25 @@ class GradWatch:
             out.append(f".grad already held a gradient for {len(held)} parameter(s) before "
                        f"this backward (zero_grad() not called?)")
         return out
+
+    def _sharpest(self, ratio: float) -> str:
+        """``", most of it across 'name' (...)"`` when one innermost module accounts for at least
+        half of the change ``ratio`` (first layer / last layer) and for at least one order of
+        magnitude by itself; else ``""``. Read from the recorded norms at the module's output
+        and input, nothing else."""
+        total = math.log10(ratio)
+        best, best_change = None, 0.0
+        for c in self.layers():
+            if not (c.grad_out and c.grad_in) or not (
+                    math.isfinite(c.grad_out) and math.isfinite(c.grad_in)):
+                continue
+            change = math.log10(c.grad_in / c.grad_out)  # < 0: shrank on its way through
+            if change * total > 0 and abs(change) > abs(best_change):
+                best, best_change = c, change
+        if best is None or abs(best_change) < max(1.0, abs(total) / 2):
+            return ""
+        return (f", most of it across '{best.name}' ({best.kind}: {_f(best.grad_out)} at its "
+                f"output, {_f(best.grad_in)} at its input)")
 
     def summary(self, **kwargs: Any) -> str:
         """One line: what is wrong with the recorded step's gradient flow, or that nothing is.
