@@ -59,8 +59,9 @@ def jacobian_heatmap(
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel(f"input element j (x flattened, {mat.shape[1]})")
-    ax.set_ylabel(f"output element i (y flattened, {m})")
+    # no index letters: a page's title may name the tensor indices (J[i, k, j, l])
+    ax.set_xlabel(f"column: input element, x flattened ({mat.shape[1]})")
+    ax.set_ylabel(f"row: output element, y flattened ({m})")
     if title:
         ax.set_title(title)
     if annotate if annotate is not None else mat.size <= 64:
