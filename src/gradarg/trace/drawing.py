@@ -80,7 +80,7 @@ LEGEND = (
     "<summary>Arrows run backward, opposite to the forward pass: output at the top, leaves "
     "at the bottom (how to read the drawing)</summary>"
     "An edge label is the upstream gradient (cotangent) sent along that edge, after the "
-    "node's local factor (× f) when both ends are scalars; a tensor shows its shape and norm. "
+    "node's local factor (× f) when both ends are scalars; a tensor of up to 6 entries shows them, a larger one its shape and norm. "
     "An input used twice gets two edges. A leaf box shows its .grad. "
     '<span style="color:#e8590c;font-weight:bold">Orange</span>: all zero; '
     '<span style="color:#e03131;font-weight:bold">red</span>: NaN or Inf.</details>'
