@@ -268,6 +268,30 @@ def test_a_drop_inside_one_module_is_named():
     assert "most of it across '5' (LayerNorm" in summary
 
 
+class _Scale(nn.Module):
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
+
+    def forward(self, x):
+        return x * self.s
+
+
+def test_a_module_outside_the_measured_layers_is_not_named():
+    # the ratio runs from the last Linear's output to the first Linear's output; a scaling
+    # after the last Linear shrinks the gradient by 8 orders but is not part of that ratio
+    torch.manual_seed(0)
+    net = mlp(act=nn.Sigmoid, layers=12, width=16)
+    net.append(_Scale(1e-8))
+    with gradarg.watch(net) as w:
+        net(torch.randn(32, 16)).sum().backward()
+    scale = next(c for c in w.layers() if c.kind == "_Scale")
+    assert scale.grad_in / scale.grad_out < 1e-7  # the drop is there, in the record
+    summary = w.summary()
+    assert summary.startswith("vanishing gradient")
+    assert "most of it" not in summary
+
+
 def test_sparse_embedding():
     class Bag(nn.Module):
         def __init__(self):

@@ -610,21 +610,24 @@ class GradWatch:
         if none:
             shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
             out.append(f"no gradient for {len(none)} parameter(s): {shown}")
-        flow = [c for c in self.layers() if c.params and c.grad_out is not None and
+        layers = self.layers()
+        flow = [c for c in layers if c.params and c.grad_out is not None and
                 math.isfinite(c.grad_out)]
         if len(flow) >= 2 and flow[-1].grad_out > 0:
             ratio = flow[0].grad_out / flow[-1].grad_out
+            # the modules the ratio spans: the gradient from flow[-1]'s output to flow[0]'s
+            span = [c for c in layers if flow[0].index < c.index <= flow[-1].index]
             if ratio == 0:
                 out.append(f"vanishing gradient: exactly zero at '{flow[0].name}' although "
                            f"'{flow[-1].name}' received {_f(flow[-1].grad_out)}")
             elif ratio <= 1 / factor:
                 out.append(f"vanishing gradient: {_orders(ratio)} orders of magnitude smaller "
                            f"at '{flow[0].name}' than at '{flow[-1].name}'"
-                           f"{self._sharpest(ratio)}")
+                           f"{_sharpest(ratio, span)}")
             elif ratio >= factor:
                 out.append(f"exploding gradient: {_orders(ratio)} orders of magnitude larger "
                            f"at '{flow[0].name}' than at '{flow[-1].name}'"
-                           f"{self._sharpest(ratio)}")
+                           f"{_sharpest(ratio, span)}")
         for c in self.modules:
             if c.dead_units and c.dead_units[0] >= dead_fraction * c.dead_units[1]:
                 out.append(f"dead units: '{c.name}' has {c.dead_units[0]} of "
@@ -642,25 +645,6 @@ class GradWatch:
             out.append(f".grad already held a gradient for {len(held)} parameter(s) before "
                        f"this backward (zero_grad() not called?)")
         return out
-
-    def _sharpest(self, ratio: float) -> str:
-        """``", most of it across 'name' (...)"`` when one innermost module accounts for at least
-        half of the change ``ratio`` (first layer / last layer) and for at least one order of
-        magnitude by itself; else ``""``. Read from the recorded norms at the module's output
-        and input, nothing else."""
-        total = math.log10(ratio)
-        best, best_change = None, 0.0
-        for c in self.layers():
-            if not (c.grad_out and c.grad_in) or not (
-                    math.isfinite(c.grad_out) and math.isfinite(c.grad_in)):
-                continue
-            change = math.log10(c.grad_in / c.grad_out)  # < 0: shrank on its way through
-            if change * total > 0 and abs(change) > abs(best_change):
-                best, best_change = c, change
-        if best is None or abs(best_change) < max(1.0, abs(total) / 2):
-            return ""
-        return (f", most of it across '{best.name}' ({best.kind}: {_f(best.grad_out)} at its "
-                f"output, {_f(best.grad_in)} at its input)")
 
     def summary(self, **kwargs: Any) -> str:
         """One line: what is wrong with the recorded step's gradient flow, or that nothing is.
@@ -803,6 +787,26 @@ def _f(v: float | None) -> str:
     if math.isinf(v):
         return "Inf"
     return fmt(v, digits=3)
+
+
+def _sharpest(ratio: float, span: list[ModuleRecord]) -> str:
+    """``", most of it across 'name' (...)"`` when one module of ``span`` (the innermost modules
+    between the first and last layer) accounts for at least half of the change ``ratio`` (first
+    layer / last layer) and for at least one order of magnitude by itself; else ``""``. Read
+    from the recorded norms at the module's output and input, nothing else."""
+    total = math.log10(ratio)
+    best, best_change = None, 0.0
+    for c in span:
+        if not (c.grad_out and c.grad_in) or not (
+                math.isfinite(c.grad_out) and math.isfinite(c.grad_in)):
+            continue
+        change = math.log10(c.grad_in / c.grad_out)  # < 0: shrank on its way through
+        if change * total > 0 and abs(change) > abs(best_change):
+            best, best_change = c, change
+    if best is None or abs(best_change) < max(1.0, abs(total) / 2):
+        return ""
+    return (f", most of it across '{best.name}' ({best.kind}: {_f(best.grad_out)} at its "
+            f"output, {_f(best.grad_in)} at its input)")
 
 
 def _orders(ratio: float) -> str:
