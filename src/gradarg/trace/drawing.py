@@ -18,7 +18,7 @@ import networkx as nx
 import torch
 
 from ..show.render import fmt
-from .tracer import dense_values
+from .tracer import SHOWN_ENTRIES, dense_values
 
 __all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 
@@ -80,7 +80,8 @@ LEGEND = (
     "<summary>Arrows run backward, opposite to the forward pass: output at the top, leaves "
     "at the bottom (how to read the drawing)</summary>"
     "An edge label is the upstream gradient (cotangent) sent along that edge, after the "
-    "node's local factor (× f) when both ends are scalars; a tensor of up to 6 entries shows them, a larger one its shape and norm. "
+    "node's local factor (× f) when both ends are scalars; a tensor of up to "
+    f"{SHOWN_ENTRIES} entries shows them, a larger one its shape and norm. "
     "An input used twice gets two edges. A leaf box shows its .grad. "
     '<span style="color:#e8590c;font-weight:bold">Orange</span>: all zero; '
     '<span style="color:#e03131;font-weight:bold">red</span>: NaN or Inf.</details>'
@@ -128,7 +129,7 @@ def cotangent_text(t: torch.Tensor | None) -> str:
     """
     if t is None:
         return "—"
-    if t.numel() <= 6:
+    if t.numel() <= SHOWN_ENTRIES:
         return fmt(t.to_dense() if t.layout != torch.strided else t)
     shape = f"shape {tuple(t.shape)}"
     if not bool(dense_values(t).any()):

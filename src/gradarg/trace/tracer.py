@@ -300,8 +300,13 @@ class BackwardTrace:
         return "\n".join(lines)
 
 
+SHOWN_ENTRIES = 6
+"""A tensor with at most this many entries is printed and drawn by its values, a larger one by
+its shape and norm."""
+
+
 def _short(t: torch.Tensor, fmt) -> str:
-    if t.numel() <= 6:
+    if t.numel() <= SHOWN_ENTRIES:
         return fmt(t.to_dense() if t.layout != torch.strided else t)
     vals = dense_values(t.detach())
     vals = vals.abs() if vals.is_complex() else vals  # same norm, no "discards imaginary"
