@@ -55,6 +55,12 @@ def glue_math(name: str, latex: str) -> None:
     glue(name, Math(latex), display=False)
 
 
+def glue_lines(name: str, *rows: str) -> None:
+    """Glue a display formula set over several aligned lines (``&=`` marks where they align),
+    for an equation too wide for the column on one line."""
+    glue_math(name, r"\begin{aligned} " + r" \\ ".join(rows) + r" \end{aligned}")
+
+
 def glue_md(name: str, markdown: str) -> None:
     """Glue Markdown for ``{glue:md}`` (inline role or directive with ``:format: myst``)."""
     glue(name, Markdown(markdown), display=False)
