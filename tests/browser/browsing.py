@@ -64,6 +64,8 @@ class Visit:
     download_links: list[str] = field(default_factory=list)
     code_imports: list[str] = field(default_factory=list)  # visible imports of plumbing
     code_overflow: list[str] = field(default_factory=list)  # code boxes scrolling at 1280 px
+    # displayed formulas: typeset width and the width their box offers, px, and the section
+    formulas: list[dict] = field(default_factory=list)
     answers: list[dict] = field(default_factory=list)  # {"open": bool, "text": str}
     explorers: list[dict] = field(default_factory=list)  # data, and what each typed v showed
     theme_after_switch: str = ""  # data-theme on <html> after the switch
@@ -189,6 +191,11 @@ _READ_CONTENT = r"""(sel) => {
                   .map(t => t.match(plumbing)[0].trim()),
     overflow: boxes.filter(b => b.scrollWidth > b.clientWidth)
                    .map(b => `${b.scrollWidth}>${b.clientWidth} px: ${longest(b.textContent)}`),
+    formulas: Array.from(document.querySelectorAll('article mjx-container[display="true"]'))
+      .map(m => ({inner: Math.round(m.firstElementChild ?
+                                    m.firstElementChild.getBoundingClientRect().width : 0),
+                  box: Math.round(m.clientWidth),
+                  section: m.closest('section') ? m.closest('section').id : ''})),
     answers: Array.from(document.querySelectorAll(
         'article details.answer, article .answer > details, article .answer details'))
       .filter((d, i, all) => all.indexOf(d) === i)
@@ -199,9 +206,11 @@ _READ_CONTENT = r"""(sel) => {
 
 
 def _read_content(page, v: Visit) -> None:
-    """Plumbing imports and horizontal scrolling in code boxes; the exercises' answers."""
+    """Plumbing imports and horizontal scrolling in code boxes; the widths of displayed formulas;
+    the exercises' answers."""
     info = page.evaluate(_READ_CONTENT, _CODE_BOXES)
     v.code_imports, v.code_overflow, v.answers = info["imports"], info["overflow"], info["answers"]
+    v.formulas = info["formulas"]
 
 
 def explorer_vs(rel: str, sizes: list[int]) -> list[list[list[str]]]:

@@ -126,6 +126,22 @@ def test_no_code_box_scrolls_sideways_at_1280px(visits, page):
     assert visits(page).code_overflow == [], "shorten these lines to at most 80 characters"
 
 
+def test_displayed_formulas_are_measured(visits):
+    # the pages that teach with displayed equations have some, each typeset with a width
+    for page in ("tutorial/why-a-vector.html", "guide/whole-jacobians.html"):
+        assert visits(page).formulas, page
+    assert all(f["inner"] > 0 for page in CONTENT_PAGES for f in visits(page).formulas)
+
+
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_no_displayed_formula_is_wider_than_its_column_at_1280px(visits, page):
+    """A reader sees the whole equation, result included, without scrolling inside it (at a
+    phone's width a wide matrix may scroll in its own box)."""
+    wide = [f"#{f['section']}: {f['inner']} px in {f['box']}"
+            for f in visits(page).formulas if f["inner"] > f["box"] + 1]
+    assert not wide, wide
+
+
 @pytest.mark.parametrize("page", CONTENT_PAGES)
 def test_page_does_not_scroll_sideways_at_390px(narrow_visits, page):
     """Prose, tables and figures fit a phone; only boxes that scroll themselves may be wider."""
