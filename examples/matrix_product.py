@@ -16,7 +16,7 @@ M = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
 
 
 def matmul(x):
-    return x @ M
+    return torch.mm(x, M)
 
 
 def grad_for(gradient):

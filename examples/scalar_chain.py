@@ -44,7 +44,9 @@ print(f"from c: a.grad = {gradarg.fmt(from_c)}   "
 # %%
 a_values = [1.0, 2.0, 3.0]
 nodes = chain(a_values)
-nodes["d"].sum().backward()
+nodes["d"].sum().backward()                      # e = sum(d)
+print(f'from e: a.grad = {gradarg.fmt(nodes["a"].grad)}')
 c_vec = nodes["c"].detach()
-from_c = grad_from("c", a_values, 1 / c_vec)
-print(f'from e: {gradarg.fmt(nodes["a"].grad)}   from c: {gradarg.fmt(from_c)}')
+for node, v in [("d", torch.ones(3)), ("c", 1 / c_vec), ("b", 8 / c_vec)]:
+    print(f"from {node}, gradient={gradarg.fmt(v)}: "
+          f"a.grad = {gradarg.fmt(grad_from(node, a_values, v))}")

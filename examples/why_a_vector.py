@@ -12,6 +12,12 @@ import torch
 
 import gradarg
 
+torch.manual_seed(0)               # the same random numbers on every run
+x = torch.randn(3, requires_grad=True)
+x.sum().backward()                 # a scalar: backward() means gradient=1
+print(f"x = {gradarg.fmt(x)}, after x.sum().backward(): "
+      f"x.grad = {gradarg.fmt(x.grad)}")
+
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = x**2
 y.backward(torch.ones_like(y))
@@ -57,3 +63,14 @@ J1 = gradarg.jacobian(F1, x.detach())
 J2 = gradarg.jacobian(F2, u.detach())
 print(f"vᵀJ2 = {gradarg.fmt(v @ J2)}, (vᵀJ2)J1 = {gradarg.fmt(v @ J2 @ J1)}")
 print(f"x.grad = {gradarg.fmt(x.grad)}")
+
+# %%
+x = torch.randn(3, requires_grad=True)
+y = x * 2
+k = 1
+while y.norm() < 1000:
+    y = y * 2
+    k += 1
+v = torch.tensor([0.1, 1.0, 0.0001])
+y.backward(v)
+print(f"k = {k}, 2**k = {2**k}, x.grad = {gradarg.fmt(x.grad)}")

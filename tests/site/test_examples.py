@@ -17,8 +17,10 @@ SCRIPTS = visible_code.tutorial_scripts()            # docs/tutorial/NAME.md -> 
 #   why a vector: 2x at [1, 2, 3]; L1 = 0.5^2 + 3^2 = 9.25, L2 = 2.5,
 #     0.2 * 2 (x - t) + 0.8 sign(x) = [0.6, 2]
 EXPECTED = {
-    "scalar_chain": ["c = 200", "a.grad = 0.4", "from c: [2, 1, 0.6667]"],
-    "vjp_by_examples": ["returned None, x.grad = 2\n", "x.grad = 200", "[-0.5, 2.736]",
+    "scalar_chain": ["c = 200", "a.grad = 0.4", "from e: a.grad = [2, 1, 0.6667]",
+                     "from b, gradient=[1, 0.25, 0.1111]: a.grad = [2, 1, 0.6667]"],
+    "vjp_by_examples": ["returned None, x.grad = 2,", "x.grad = 200",
+                        "x.grad = [100, 100], vᵀ·J = [[100. 100.]]", "[-0.5, 2.736]",
                         "X.grad = [[1, 2, 0], [2.5, 0, -6]]", "(2, 2, 2, 3)"],
     "matrix_product": ["x.grad = [[1, 3]]", "x.grad = [[2, 4]]", "x.grad = [[3, 7]]"],
     "why_a_vector": ["[2, 4, 6]", "[9.25, 2.5]", "[0.6, 2]"],
