@@ -1,5 +1,7 @@
-"""Sessions: ``tests`` (pytest + doctests + examples), ``docs`` (the site), ``browser`` (the built
-site in headless Chromium), ``bench`` (speed against torch), ``lint`` (ruff), ``docs-live``, and
+"""Sessions: ``tests`` (pytest + doctests + examples), ``docs`` (the site), ``pages`` (every page
+run as a reader would), ``docs-repro``, ``browser`` (the built site in headless Chromium),
+``site`` (those four in one environment, what ``.ci/run`` uses), ``bench`` (speed against
+torch), ``lint`` (ruff), ``docs-live``, and
 ``tests-oldest`` (the unit tests against the oldest torch pyproject.toml declares; run by hand,
 ``nox -s tests-oldest``: it downloads about 3 GB of torch and CUDA wheels, so it is neither a
 default session nor part of ``.ci/run``).
@@ -44,6 +46,9 @@ def tests(session: nox.Session) -> None:
                 env={"OMP_NUM_THREADS": "1"})
 
 
+PAGES_DEPS = (".[docs]", "pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6", "nbclient")
+
+
 @nox.session(python=PYTHON)
 def pages(session: nox.Session) -> None:
     """Every page as a reader runs it: its visible code, and its downloadable notebook, in a
@@ -52,10 +57,13 @@ def pages(session: nox.Session) -> None:
 
     The tests marked ``pages`` (tests/site/test_visible_code.py, test_downloads.py): one kernel
     per page, about 90 s on two cores, so they are kept out of ``nox -s tests`` (under 60 s)
-    and run here; ``.ci/run`` runs both.
+    and run here; ``.ci/run`` runs them in ``nox -s site``.
     """
-    install(session, "-e", ".[docs]", "pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6",
-            "nbclient")
+    install(session, "-e", *PAGES_DEPS)
+    _run_pages(session)
+
+
+def _run_pages(session: nox.Session) -> None:
     session.run("pytest", "-m", "pages", "tests/site", "-n", "auto", "--dist", "worksteal",
                 *session.posargs, env={"OMP_NUM_THREADS": "1"})
 
@@ -103,10 +111,14 @@ def _sphinx_args() -> list[str]:
 def docs(session: nox.Session) -> None:
     """Build the site (every cell executed, warnings are errors). ``-- --serve`` to serve it."""
     install(session, "-e", ".[docs]")
-    session.run("sphinx-build", *_sphinx_args())
-    session.log(f"built: {DOCS_OUT / 'index.html'}")
+    _build_docs(session)
     if "--serve" in session.posargs:
         session.run("python", "-m", "http.server", "8000", "-b", "127.0.0.1", "-d", str(DOCS_OUT))
+
+
+def _build_docs(session: nox.Session) -> None:
+    session.run("sphinx-build", *_sphinx_args())
+    session.log(f"built: {DOCS_OUT / 'index.html'}")
 
 
 @nox.session(name="docs-repro", python=PYTHON)
@@ -115,6 +127,10 @@ def docs_repro(session: nox.Session) -> None:
     if not (DOCS_OUT / "index.html").exists():
         session.error("build the site first: nox -s docs")
     install(session, "-e", ".[docs]")
+    _repro(session)
+
+
+def _repro(session: nox.Session) -> None:
     second = ROOT / "docs" / "_build" / "html-repro"
     session.run(
         "sphinx-build", "-b", "html", "-q", "-W", "--keep-going", "-j", "auto",
@@ -140,8 +156,25 @@ def browser(session: nox.Session) -> None:
     if not (DOCS_OUT / "index.html").exists():
         session.error("build the site first: nox -s docs")
     install(session, "-e", ".[browser]")
+    _browse(session)
+
+
+def _browse(session: nox.Session) -> None:
     session.run("pytest", "tests/browser", "--confcutdir=tests/browser", "-o", "addopts=-ra", "-v",
                 *session.posargs, env={"GRADARG_SITE": str(DOCS_OUT)})
+
+
+@nox.session(python=PYTHON)
+def site(session: nox.Session) -> None:
+    """CI's site half in one environment, installed once: build the site (``docs``), run every
+    page as a reader would (``pages``), execute it again from scratch and compare
+    (``docs-repro``), open every page in Chromium (``browser``).  The same steps as those four
+    sessions, which each install an environment of their own (about a minute apiece)."""
+    install(session, "-e", ".[docs,browser]", *PAGES_DEPS[1:])
+    _build_docs(session)
+    _run_pages(session)
+    _repro(session)
+    _browse(session)
 
 
 @nox.session(python=PYTHON)

@@ -14,22 +14,19 @@ import torch
 import gradarg
 
 for v in (None, 100.0):           # None: backward() with no argument, v = 1
+    vT = np.array([[1.0 if v is None else v]])    # v as a 1×1 row
     x = torch.tensor(1.0, requires_grad=True)
     y = x**2
     returned = y.backward(gradient=None if v is None else torch.tensor(v))
-    vT = np.array([[1.0 if v is None else v]])   # v as a 1×1 row
     J = np.array([[2 * 1.0]])                     # dy/dx = 2x at x = 1
-    print(f"v = {v}: returned {returned}, x.grad = {gradarg.fmt(x.grad)}, "
-          f"vᵀ·J = {vT @ J}")
-
-# %%
-for v in (None, 100.0):
+    print(f"y = x**2, v = {v}: returned {returned}, "
+          f"x.grad = {gradarg.fmt(x.grad)}, vᵀ·J = {vT @ J}")
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x.sum()
     y.backward(gradient=None if v is None else torch.tensor(v))
-    vT = np.array([[1.0 if v is None else v]])
     J = np.array([[1.0, 1.0]])                    # dy/dx1 = dy/dx2 = 1
-    print(f"v = {v}: x.grad = {gradarg.fmt(x.grad)}, vᵀ·J = {vT @ J}")
+    print(f"y = sum(x), v = {v}: "
+          f"x.grad = {gradarg.fmt(x.grad)}, vᵀ·J = {vT @ J}")
 
 # %%
 def vec_fn(x):
@@ -48,11 +45,11 @@ vec_fn(x).backward(gradient=v)
 by_hand = v.numpy() @ vec_jacobian_numpy(x.detach())
 print(f"x = {gradarg.fmt(x)}, v = {gradarg.fmt(v)}")
 print(f"x.grad = {gradarg.fmt(x.grad)}  vᵀJ by hand = {gradarg.fmt(by_hand)}")
-
-# %%
+# the same comparison in one call (its own backward pass; x is left untouched)
 J_by_hand = vec_jacobian_numpy(x.detach())
 report = gradarg.compare_vjp(vec_fn, x.detach(), v, reference=J_by_hand)
-print(f"agree: {report.agree}, largest difference {report.max_abs_error:.1e}")
+print(f"compare_vjp: agree {report.agree}, largest difference "
+      f"{report.max_abs_error:.1e}")
 
 # %%
 W = torch.tensor([[1.0, -1.0], [2.0, 0.5], [0.0, 3.0]], dtype=torch.float64)

@@ -83,6 +83,8 @@ class NarrowVisit:
     scroll_width: int = 0
     inner_width: int = 0
     overflowing: list[str] = field(default_factory=list)  # content sticking out of the page
+    # displayed formulas: typeset width and the width their box offers, px, and the section
+    formulas: list[dict] = field(default_factory=list)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -353,7 +355,12 @@ _NARROW = """() => {
              + `${Math.round(r.right)} px: ${(e.textContent || '').trim().slice(0, 60)}`);
     if (out.length >= 8) break;
   }
-  return {sw: document.documentElement.scrollWidth, W, out};
+  const formulas = Array.from(document.querySelectorAll('article mjx-container[display="true"]'))
+    .map(m => ({inner: Math.round(m.firstElementChild ?
+                                  m.firstElementChild.getBoundingClientRect().width : 0),
+                box: Math.round(m.clientWidth),
+                section: m.closest('section') ? m.closest('section').id : ''}));
+  return {sw: document.documentElement.scrollWidth, W, out, formulas};
 }"""
 
 
@@ -363,6 +370,7 @@ def visit_narrow(context, server: str, rel: str) -> NarrowVisit:
     page = _open(context, server, rel, v, idle=False)
     info = page.evaluate(_NARROW)
     v.scroll_width, v.inner_width, v.overflowing = info["sw"], info["W"], info["out"]
+    v.formulas = info["formulas"]
     if v.scroll_width > v.inner_width or v.overflowing:  # a picture of the failure only
         (SHOTS / "390").mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "390" / _shot_name(rel)), full_page=True)

@@ -151,6 +151,15 @@ def test_page_does_not_scroll_sideways_at_390px(narrow_visits, page):
     assert n.overflowing == []
 
 
+def test_landing_formula_shows_its_result_on_a_phone(narrow_visits):
+    """The landing page opens with vᵀJ = [result]: at 390 px the result is in sight, not
+    behind a sideways scroll of the formula."""
+    formulas = narrow_visits("index.html").formulas
+    assert formulas, "no displayed formula typeset on the landing page"
+    first = formulas[0]
+    assert first["inner"] <= first["box"] + 1, first
+
+
 @pytest.mark.parametrize("page", TUTORIAL_PAGES)
 def test_exercise_answers_present_and_collapsed(visits, page):
     answers = visits(page).answers

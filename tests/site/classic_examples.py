@@ -51,14 +51,14 @@ EXAMPLES = (
             "tutorial/vjp-by-examples",
             ("x = torch.tensor(1.0, requires_grad=True)", "y = x**2", "torch.tensor(v)",
              "vT @ J"),
-            ("v = None: returned None, x.grad = 2, vᵀ·J = [[2.]]",
-             "v = 100.0: returned None, x.grad = 200, vᵀ·J = [[200.]]")),
+            ("y = x**2, v = None: returned None, x.grad = 2, vᵀ·J = [[2.]]",
+             "y = x**2, v = 100.0: returned None, x.grad = 200, vᵀ·J = [[200.]]")),
     # y = x1 + x2 at [1, 2]: J = [[1, 1]]; v = 1 gives [1, 1], v = 100 gives [100, 100]
     Example("y = sum(x) at x = [1, 2], backward() and backward(tensor(100.)), against NumPy",
             "tutorial/vjp-by-examples",
             ("x = torch.tensor([1.0, 2.0], requires_grad=True)", "y = x.sum()", "vT @ J"),
-            ("v = None: x.grad = [1, 1], vᵀ·J = [[1. 1.]]",
-             "v = 100.0: x.grad = [100, 100], vᵀ·J = [[100. 100.]]")),
+            ("y = sum(x), v = None: x.grad = [1, 1], vᵀ·J = [[1. 1.]]",
+             "y = sum(x), v = 100.0: x.grad = [100, 100], vᵀ·J = [[100. 100.]]")),
     # ones: y = x**2 at [1, 2, 3], both routes give 2x = [2, 4, 6]
     Example("a vector of ones is the upstream gradient of a sum",
             "tutorial/why-a-vector",
