@@ -77,7 +77,7 @@ def generator_grads(upstream):
     gen_out.backward(upstream)
     return torch.cat([p.grad.reshape(-1) for p in generator.parameters()])
 
-
+# %%
 with torch.no_grad():
     x = generator(z)
 x_leaf = x.clone().requires_grad_(True)   # the truth: we own the teacher
