@@ -3,7 +3,9 @@
 Run with ``nox -s browser`` after ``nox -s docs``. ``GRADARG_SITE`` points at the built HTML;
 ``GRADARG_CHROMIUM`` at the browser (default ``/usr/bin/chromium``). Screenshots go to
 ``test-artifacts/screenshots/``: each page at 1280 px in the light theme, in ``dark/`` the
-same in the dark theme, in ``390/`` a page that overflows a phone's width.
+same in the dark theme (both skipped with ``GRADARG_SCREENSHOTS=0``, as ``.ci/run`` does: two
+full-page captures per page cost about 30 s and nobody reads them there), in ``390/`` a page
+that overflows a phone's width.
 
 Each page is loaded twice: once at 1280 px (console, links, copy button, code boxes,
 exercises, the explorer, then the switch to dark mode and its figures) and once at 390 px
@@ -24,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("GRADARG_SITE", ROOT / "docs" / "_build" / "html"))
 CHROMIUM = os.environ.get("GRADARG_CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "test-artifacts" / "screenshots"
+FULL_PAGE_SHOTS = os.environ.get("GRADARG_SCREENSHOTS", "1") != "0"
 NARROW = {"width": 390, "height": 844}  # a phone
 EXPLORER_RUNS = 5  # random upstream gradients typed into each explorer
 FLAGS = [
@@ -170,8 +173,9 @@ def visit_page(context, server: str, rel: str) -> Visit:
         page.wait_for_timeout(200)
         v.copied = page.evaluate("() => navigator.clipboard.readText()")
     _read_content(page, v)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=True)
+    if FULL_PAGE_SHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=True)
     _type_into_explorers(page, v, rel)
     _switch_to_dark(page, v, rel)
     page.close()
@@ -335,9 +339,10 @@ def _switch_to_dark(page, v: Visit, rel: str) -> None:
         if state["visible"]:
             state.update(figure_contrast(page, element))
         v.figures_dark.append(state)
-    (SHOTS / "dark").mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "dark" / _shot_name(rel, ".jpg")), full_page=True,
-                    type="jpeg", quality=80)
+    if FULL_PAGE_SHOTS:
+        (SHOTS / "dark").mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "dark" / _shot_name(rel, ".jpg")), full_page=True,
+                        type="jpeg", quality=80)
 
 
 _NARROW = """() => {
