@@ -111,6 +111,48 @@ def test_the_contract_has_no_cycle():
         reach(room, frozenset({room}))
 
 
+def module_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """``module -> gradarg modules it imports`` (top level or inside a function).
+
+    ``sources`` maps a module name to ``(source, is_package)``.  A name imported from a package
+    (``from . import jacobian``) that is not a module of its own counts as an import of the
+    package; the implicit import of a module's parent packages is not counted.
+    """
+    graph: dict[str, set[str]] = {}
+    for module, (source, is_package) in sources.items():
+        targets = set()
+        for _, target in imported_modules(source, module, is_package):
+            while target not in sources and "." in target:
+                target = target.rpartition(".")[0]
+            if target in sources and target != module:
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every set of modules that import each other, directly or through a chain (sorted)."""
+    import networkx as nx
+
+    g = nx.DiGraph([(a, b) for a, bs in graph.items() for b in bs])
+    return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+
+
+def test_no_file_level_import_cycle():
+    sources = {m: (p.read_text(), p.name == "__init__.py") for p, m in all_modules()}
+    assert import_cycles(module_graph(sources)) == []
+
+
+def test_a_deliberate_file_cycle_is_caught():
+    sources = {
+        "gradarg.trace": ("from .a import f\n", True),
+        "gradarg.trace.a": ("def f():\n    from .b import g\n", False),
+        "gradarg.trace.b": ("from . import a\n", False),
+        "gradarg.trace.c": ("from .a import f\nfrom . import g\n", False),
+    }
+    assert import_cycles(module_graph(sources)) == [["gradarg.trace.a", "gradarg.trace.b"]]
+
+
 def test_every_subpackage_says_what_it_may_import():
     for room in ROOMS - {"_validate", "plot"}:
         doc = ast.get_docstring(ast.parse((SRC / room / "__init__.py").read_text())) or ""
