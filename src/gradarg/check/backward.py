@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import torch
 
-from ..core._routes import call
 from ..core.dense import jacobian
+from ..core.graph import call
 from . import fd_error
 from .localize import WrongEntry, _unravel, classify, region, threshold, worst_entries
 from .report import BackwardCheckReport

@@ -36,7 +36,8 @@ from typing import Any
 
 import torch
 
-from ..core._routes import _VMAP_ERRORS, batched, call
+from ..core.functorch import VMAP_ERRORS, batched
+from ..core.graph import call
 
 # Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
 # combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
@@ -115,7 +116,7 @@ def _evaluate(fn, xs, rows: dict[int, torch.Tensor], state) -> tuple[torch.Tenso
     torch.set_rng_state(state)
     try:
         return batched(at, [rows[j] for j in js], randomness="same")
-    except _VMAP_ERRORS:
+    except VMAP_ERRORS:
         out = []
         for r in range(next(iter(rows.values())).shape[0]):
             torch.set_rng_state(state)
