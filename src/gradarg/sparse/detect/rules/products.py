@@ -50,7 +50,7 @@ def product(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     parts = []
     da, db = tr.dep(a), tr.dep(bb)
     if da is not None:
-        mb = mask(tr, B3)
+        mb = mask(tr, bb, B3)
         if mb.all():  # out(b, i, :) = union over k of A(b, i, k)
             red = group(
                 da, np.repeat(np.arange(nb * ni), nk), np.arange(nb * ni * nk), nb * ni, tr.n
@@ -63,7 +63,7 @@ def product(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
             in_rows = ((bs * ni + i) * nk + ks).reshape(-1)
             parts.append(group(da, out_rows, in_rows, m, tr.n))
     if db is not None:
-        ma = mask(tr, A3)
+        ma = mask(tr, a, A3)
         if ma.all():  # out(b, :, j) = union over k of B(b, k, j)
             ids = arange((nb, nk, nj)).transpose(0, 2, 1).reshape(-1)
             red = group(db, np.repeat(np.arange(nb * nj), nk), ids, nb * nj, tr.n)
@@ -83,8 +83,12 @@ def product(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     return [d]
 
 
-def mask(tr: Tracer, operand: torch.Tensor) -> np.ndarray:
-    """Where an operand may be non-zero: everywhere unless it is a constant."""
+def mask(tr: Tracer, operand: torch.Tensor, shaped: torch.Tensor | None = None) -> np.ndarray:
+    """Where an operand may be non-zero: everywhere unless it is a constant (then its
+    non-zeros), in the shape of ``shaped`` (the operand reshaped for the product; default the
+    operand itself).  Whether it is constant is asked of the operand the traced program
+    passed, never of a reshaped copy, which the mode does not know."""
+    shaped = operand if shaped is None else shaped
     if tr.dep(operand) is not None or tr.is_tainted(operand):
-        return np.ones(tuple(operand.shape), dtype=bool)
-    return (operand.detach() != 0).numpy()
+        return np.ones(tuple(shaped.shape), dtype=bool)
+    return (shaped.detach() != 0).numpy()
