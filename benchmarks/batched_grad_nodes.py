@@ -1,7 +1,7 @@
 """Per backward node: ``torch.autograd.grad(..., is_grads_batched=True)`` against ``torch.func.vmap``.
 
 The reverse route of ``gradarg.jacobian`` takes the older batched path only for graphs whose
-every node is in ``gradarg.core._routes.LEGACY_FAST_BACKWARD``.  This script times, for each
+every node is in ``gradarg.core.speeds.LEGACY_FAST_BACKWARD``.  This script times, for each
 node of that list (and a few candidates), a small function whose graph holds that node (plus
 ``AccumulateGrad`` and, where needed, views), at several sizes and, for matrix products, in
 both product forms (``W @ x``, ``x @ W.T``, batched).  Both paths compute the same rows; the
@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from timing import sample
 
-from gradarg.core import _routes
+from gradarg.core import basis, graph
 
 DTYPE = torch.float32
 
@@ -125,7 +125,7 @@ def _rows(fn, x, legacy: bool) -> Callable[[], object]:
             y = fn(leaf)
         flat = y.reshape(-1)
         m = flat.numel()
-        eye = _routes._identity(m, flat.dtype, flat.device)
+        eye = basis._identity(m, flat.dtype, flat.device)
         if legacy:
             return torch.autograd.grad(
                 [flat], [leaf], [eye], retain_graph=True, is_grads_batched=True
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
                 continue
             leaf = x.detach().requires_grad_(True)
             y = fn(leaf)
-            names = sorted(_routes._graph_names([y]) - {"torch::autograd::AccumulateGrad"})
+            names = sorted(graph.graph_names([y]) - {"torch::autograd::AccumulateGrad"})
             calls = {"legacy": _rows(fn, x, True), "vmap": _rows(fn, x, False)}
             try:
                 a, b = calls["legacy"](), calls["vmap"]()

@@ -1,7 +1,7 @@
 """How ``gradarg.jacobian``'s forward route chooses between its batched paths.
 
 For a few layers (``F.linear`` with and without bias, tanh / relu / softmax), one torch thread,
-this times the double-VJP (``gradarg.core._routes.forward_by_double_vjp``: the derivative of a
+this times the double-VJP (``gradarg.core.forward.forward_by_double_vjp``: the derivative of a
 VJP with respect to its upstream gradient, batched with ``is_grads_batched``) against the best
 forward-mode path (torch's vectorized forward mode for graphs of ``LEGACY_FAST_BACKWARD`` nodes,
 else ``torch.func`` vmap over jvp), and prints which one ``jacobian(method="auto")`` takes.
@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from timing import sample
 
-from gradarg.core import _routes
+from gradarg.core import forward
 
 
 def _layers(n_in: int, hidden: int, n_out: int) -> dict:
@@ -55,13 +55,13 @@ def main() -> int:
     for n_in, n_out in [(16, 512), (64, 256), (256, 1024)]:
         x = torch.randn(n_in, generator=torch.Generator().manual_seed(n_in))
         for label, fn in _layers(n_in, 256, n_out).items():
-            if _routes.forward_by_double_vjp(fn, (x,)) is None:
+            if forward.forward_by_double_vjp(fn, (x,)) is None:
                 continue
-            double = _median_ms(lambda fn=fn, x=x: _routes.forward_by_double_vjp(fn, (x,)))
+            double = _median_ms(lambda fn=fn, x=x: forward.forward_by_double_vjp(fn, (x,)))
             fwd = _median_ms(
-                lambda fn=fn, x=x: _routes.forward_vectorized(fn, (x,), allow_double=False)
+                lambda fn=fn, x=x: forward.forward_vectorized(fn, (x,), allow_double=False)
             )
-            plan = _routes._legacy_forward_plan(fn, (x,), True)[0]
+            plan = forward._legacy_forward_plan(fn, (x,), True)[0]
             print(f"| {label} | {n_in} -> {n_out} | {double:.3f} | {fwd:.3f} | "
                   f"{double / fwd:.2f} | {plan} |", flush=True)
     return 0

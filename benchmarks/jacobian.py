@@ -30,7 +30,7 @@ Functions: ``sin``, ``softmax``, ``matmul`` (``x @ W.T``: an ``mm``), ``W @ x`` 
 
 Exit status 1 (``--no-fail``: 0) when the is_grads_batched fast path is slower than ``rev vmap``
 on any of its rows (beyond a 5 % margin for timing noise): a node on
-``_routes.LEGACY_FAST_BACKWARD`` that loses.  The speed targets are printed as HOLDS/FAILS
+``speeds.LEGACY_FAST_BACKWARD`` that loses.  The speed targets are printed as HOLDS/FAILS
 (``--fail-on-target``: exit 1 when one fails): ``auto`` at most 1.10x the fastest torch route
 of a row where that route takes at least 1 ms (1.5x below 1 ms), and the tall case at least 10x
 faster than torch's default loop.
@@ -67,7 +67,7 @@ from timing import clock_name, sample, use_clock
 from torch.autograd.functional import jacobian as af_jacobian
 
 import gradarg
-from gradarg.core import _routes
+from gradarg.core import functorch, graph, speeds
 from gradarg.core.finite_diff import fd_tolerance
 
 DTYPE = torch.float32
@@ -208,11 +208,11 @@ def implementations(case: Case) -> dict[str, Callable[[], object]]:
 
 def _public_vmap_reverse(fn, x):
     """gradarg's reverse route with the is_grads_batched fast path switched off."""
-    _routes.USE_LEGACY_BATCHED_GRAD = False
+    speeds.USE_LEGACY_BATCHED_GRAD = False
     try:
         return gradarg.jacobian(fn, x, method="reverse")
     finally:
-        _routes.USE_LEGACY_BATCHED_GRAD = True
+        speeds.USE_LEGACY_BATCHED_GRAD = True
 
 
 def takes_fast_path(case: Case) -> bool:
@@ -220,8 +220,8 @@ def takes_fast_path(case: Case) -> bool:
     leaf = case.x.detach().requires_grad_(True)
     y = case.fn(leaf)
     return (
-        y.numel() <= _routes.LEGACY_MAX_ROWS
-        and _routes._graph_names([y]) <= _routes.LEGACY_FAST_BACKWARD
+        y.numel() <= speeds.LEGACY_MAX_ROWS
+        and graph.graph_names([y]) <= speeds.LEGACY_FAST_BACKWARD
     )
 
 
@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     targets_ok, fast_path_ok = summary(cases, args.goal, args.small_goal, args.fast_path_margin)
     if not fast_path_ok and not args.no_fail:
         print("\nFAILED: the is_grads_batched fast path is slower than the public vmap path on "
-              "a row above: take its node off _routes.LEGACY_FAST_BACKWARD")
+              "a row above: take its node off speeds.LEGACY_FAST_BACKWARD")
         return 1
     if not targets_ok and args.fail_on_target:
         print("\nFAILED: a speed target against torch is missed")
@@ -514,12 +514,11 @@ def malloc_setting() -> str:
 
 def overhead(repeats: int, quick: bool = False) -> int:
     """Per-call time, public torch.func (default) vs the private functorch fast path."""
-    from gradarg.core import _routes
 
-    if not _routes.use_private_functorch(True):
+    if not functorch.use_private_functorch(True):
         print("torch's private functorch pieces are not available: nothing to compare")
         return 0
-    _routes.use_private_functorch(False)
+    functorch.use_private_functorch(False)
     w = torch.randn(8, 8, generator=_gen(3), dtype=DTYPE)
     fns = {
         "tanh": torch.tanh,
@@ -539,11 +538,11 @@ def overhead(repeats: int, quick: bool = False) -> int:
                 ref = torch.func.jacrev if method == "reverse" else torch.func.jacfwd
 
                 def run(private: bool, fn=fn, x=x, method=method) -> object:
-                    _routes.use_private_functorch(private)
+                    functorch.use_private_functorch(private)
                     try:
                         return gradarg.jacobian(fn, x, method=method)
                     finally:
-                        _routes.use_private_functorch(False)
+                        functorch.use_private_functorch(False)
 
                 calls = {
                     "public": lambda run=run: run(False),

@@ -44,11 +44,27 @@ def room_of(module: str) -> str | None:
     return parts[1]
 
 
-def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
-    """``(line, absolute module)`` for every import of a gradarg module in ``source``."""
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """``id`` of every node inside an ``if TYPE_CHECKING:`` block (never run)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+                "TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skip
+
+
+def imported_modules(source: str, module: str, is_package: bool,
+                     runtime_only: bool = False) -> list[tuple[int, str]]:
+    """``(line, absolute module)`` for every import of a gradarg module in ``source``
+    (``runtime_only``: not those under ``if TYPE_CHECKING:``, which never run)."""
     package = module if is_package else module.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    skip = _type_checking_only(tree) if runtime_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.startswith("gradarg")]
         elif isinstance(node, ast.ImportFrom):
@@ -109,6 +125,53 @@ def test_the_contract_has_no_cycle():
 
     for room in ALLOWED:
         reach(room, frozenset({room}))
+
+
+def module_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """``module -> gradarg modules it imports`` when it runs (top level or inside a function;
+    not under ``if TYPE_CHECKING:``, which only the type checker reads).
+
+    ``sources`` maps a module name to ``(source, is_package)``.  A name imported from a package
+    (``from . import jacobian``) that is not a module of its own counts as an import of the
+    package; the implicit import of a module's parent packages is not counted.
+    """
+    graph: dict[str, set[str]] = {}
+    for module, (source, is_package) in sources.items():
+        targets = set()
+        for _, target in imported_modules(source, module, is_package, runtime_only=True):
+            while target not in sources and "." in target:
+                target = target.rpartition(".")[0]
+            if target in sources and target != module:
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every set of modules that import each other, directly or through a chain (sorted)."""
+    import networkx as nx
+
+    g = nx.DiGraph([(a, b) for a, bs in graph.items() for b in bs])
+    return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+
+
+def test_no_file_level_import_cycle():
+    sources = {m: (p.read_text(), p.name == "__init__.py") for p, m in all_modules()}
+    assert import_cycles(module_graph(sources)) == []
+
+
+def test_a_deliberate_file_cycle_is_caught():
+    sources = {
+        "gradarg.trace": ("from .a import f\n", True),
+        "gradarg.trace.a": ("def f():\n    from .b import g\n", False),
+        "gradarg.trace.b": ("from . import a\n", False),
+        "gradarg.trace.c": ("from .a import f\nfrom . import g\n", False),
+        # a cycle for the type checker only (never imported at run time) is not one
+        "gradarg.trace.e": ("from .f import h\n", False),
+        "gradarg.trace.f": (("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                             "    from .e import k\n"), False),
+    }
+    assert import_cycles(module_graph(sources)) == [["gradarg.trace.a", "gradarg.trace.b"]]
 
 
 def test_every_subpackage_says_what_it_may_import():

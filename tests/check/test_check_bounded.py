@@ -17,7 +17,7 @@ from layer_cases import (
 )
 
 import gradarg
-from gradarg.check import backward as cb
+from gradarg.check import checker as cb
 from gradarg.check import localize
 
 F64 = torch.float64

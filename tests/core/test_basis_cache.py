@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import gradarg
-from gradarg.core import _routes
+from gradarg.core import basis
 
 F64 = torch.float64
 X = torch.tensor([0.5, -1.0, 2.0, 3.0], dtype=F64)
@@ -60,28 +60,28 @@ def test_tuple_inputs_share_one_cached_identity():
 
 
 def test_cache_is_bounded():
-    _routes.clear_basis_cache()
+    basis.clear_basis_cache()
     for n in (3, 4, 5, 6):
         gradarg.jacobian(torch.sin, torch.ones(n, dtype=F64), method="reverse")
-    assert len(_routes._BASIS) <= _routes._BASIS_ENTRIES
-    big = int((_routes._BASIS_MAX_BYTES / 8) ** 0.5) + 1  # one more row than the cap allows
-    _routes.eye_blocks([torch.Size([big])], [torch.ones(1, dtype=F64)], cached=True)
-    assert all(k[0][0] != big for k in _routes._BASIS)
-    _routes.clear_basis_cache()
-    assert not _routes._BASIS
+    assert len(basis._BASIS) <= basis._BASIS_ENTRIES
+    big = int((basis._BASIS_MAX_BYTES / 8) ** 0.5) + 1  # one more row than the cap allows
+    basis.eye_blocks([torch.Size([big])], [torch.ones(1, dtype=F64)], cached=True)
+    assert all(k[0][0] != big for k in basis._BASIS)
+    basis.clear_basis_cache()
+    assert not basis._BASIS
 
 
 def test_inference_mode_basis_is_not_cached():
-    _routes.clear_basis_cache()
+    basis.clear_basis_cache()
     with torch.inference_mode():
-        _routes.eye_blocks([torch.Size([7])], [torch.ones(1, dtype=F64)], cached=True)
-    assert not _routes._BASIS
+        basis.eye_blocks([torch.Size([7])], [torch.ones(1, dtype=F64)], cached=True)
+    assert not basis._BASIS
 
 
 def test_single_output_basis_is_a_shaped_identity_not_a_view():
-    _routes.clear_basis_cache()
-    (block,) = _routes.eye_blocks([torch.Size([2, 3])], [torch.ones(1, dtype=F64)], cached=True)
+    basis.clear_basis_cache()
+    (block,) = basis.eye_blocks([torch.Size([2, 3])], [torch.ones(1, dtype=F64)], cached=True)
     assert block._base is None  # its own storage: vmap over a view costs more
     torch.testing.assert_close(block.reshape(6, 6), torch.eye(6, dtype=F64), rtol=0, atol=0)
-    (again,) = _routes.eye_blocks([torch.Size([2, 3])], [torch.ones(1, dtype=F64)], cached=True)
+    (again,) = basis.eye_blocks([torch.Size([2, 3])], [torch.ones(1, dtype=F64)], cached=True)
     assert again is block

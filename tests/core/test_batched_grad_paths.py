@@ -1,8 +1,8 @@
 """The reverse route's two public batched backward paths agree on the whole agreement corpus.
 
-``_routes.reverse_vectorized`` computes all rows with ``torch.autograd.grad(...,
+``reverse.reverse_vectorized`` computes all rows with ``torch.autograd.grad(...,
 is_grads_batched=True)`` when every backward node of the graph is in
-``_routes.LEGACY_FAST_BACKWARD`` (and the Jacobian is real, small, without ``create_graph``),
+``speeds.LEGACY_FAST_BACKWARD`` (and the Jacobian is real, small, without ``create_graph``),
 else with ``torch.func.vmap`` over ``torch.autograd.grad``.  Both paths are run on every op of
 ``tests/core/test_ops_corpus.py``, against ``torch.autograd.functional.jacobian``; the choice itself is
 checked by spying on which path ran.
@@ -15,7 +15,7 @@ import torch
 from test_ops_corpus import AUTODIFF_TOL, CORPUS, assert_blocks_close, ids, reference
 
 import gradarg
-from gradarg.core import _routes
+from gradarg.core import graph, reverse, speeds
 
 F64 = torch.float64
 
@@ -24,13 +24,13 @@ F64 = torch.float64
 def legacy_calls(monkeypatch):
     """Count the calls of the is_grads_batched path (still computing through it)."""
     calls = []
-    real = _routes._legacy_batched_grad
+    real = reverse._legacy_batched_grad
 
     def spy(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(_routes, "_legacy_batched_grad", spy)
+    monkeypatch.setattr(reverse, "_legacy_batched_grad", spy)
     return calls
 
 
@@ -40,13 +40,13 @@ def _graph_is_listed(o) -> bool:
     leaves = tuple(t.detach().requires_grad_(True) for t in xs)
     out = o.fn(*leaves)
     outs = [y for y in (out if isinstance(out, tuple) else (out,)) if y.requires_grad]
-    return _routes._graph_names(outs) <= _routes.LEGACY_FAST_BACKWARD
+    return graph.graph_names(outs) <= speeds.LEGACY_FAST_BACKWARD
 
 
 @pytest.mark.parametrize("use_legacy", [True, False], ids=["is_grads_batched", "vmap"])
 @pytest.mark.parametrize("o", CORPUS, ids=ids(CORPUS))
 def test_both_batched_paths_match_torch(o, use_legacy, monkeypatch, legacy_calls):
-    monkeypatch.setattr(_routes, "USE_LEGACY_BATCHED_GRAD", use_legacy)
+    monkeypatch.setattr(speeds, "USE_LEGACY_BATCHED_GRAD", use_legacy)
     # vectorize=None: where torch.func.vmap cannot batch (cdist, or a fallback warning turned
     # into an error by the test settings) the route loops, as users get it
     got = gradarg.jacobian(o.fn, o.inputs(), method="reverse")
@@ -87,7 +87,7 @@ def test_create_graph_complex_and_large_keep_vmap(legacy_calls, monkeypatch):
     z = torch.tensor([1 + 2j, -0.5j], dtype=torch.complex128)
     got = gradarg.jacobian(lambda t: t * t, z)
     torch.testing.assert_close(got, torch.diag(2 * z).conj())
-    monkeypatch.setattr(_routes, "LEGACY_MAX_ROWS", 4)
+    monkeypatch.setattr(speeds, "LEGACY_MAX_ROWS", 4)
     got = gradarg.jacobian(torch.sin, x, method="reverse")
     torch.testing.assert_close(got, torch.diag(torch.cos(x)))
     assert not legacy_calls

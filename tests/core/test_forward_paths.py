@@ -1,8 +1,8 @@
 """The forward route's batched paths: torch's own vectorized forward mode, the double-VJP, and
 ``torch.func``, each equal to torch's Jacobian on every op of the agreement corpus.
 
-``_routes.forward_vectorized`` records ``fn`` once per function and input signature and picks
-(``_routes._FORWARD_PLANS``): torch's vectorized forward mode
+``forward.forward_vectorized`` records ``fn`` once per function and input signature and picks
+(``speeds.PLANS``): torch's vectorized forward mode
 (``torch.autograd.functional.jacobian(vectorize=True, strategy="forward-mode")``) when every node
 of the graph is in ``LEGACY_FAST_BACKWARD``; else the derivative of a VJP with respect to its
 cotangent, batched with ``is_grads_batched``, when the recorded backward's nodes are in
@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from test_ops_corpus import AUTODIFF_TOL, FORWARD_OK, assert_blocks_close, reference
 
 import gradarg
-from gradarg.core import _routes
+from gradarg.core import forward, speeds
 
 F64 = torch.float64
 
@@ -45,13 +45,13 @@ REAL = [o for o in FORWARD_OK if _real(o)]
 
 def _plan(o, allow_double=True):
     """The plan forward_vectorized picks for o (recorded once, as it does)."""
-    return _routes._legacy_forward_plan(o.fn, _xs(o), allow_double)[0]
+    return forward._legacy_forward_plan(o.fn, _xs(o), allow_double)[0]
 
 
 def test_double_vjp_matches_torch_wherever_it_applies():
     applied = []
     for o in REAL:
-        found = _routes.forward_by_double_vjp(o.fn, _xs(o))
+        found = forward.forward_by_double_vjp(o.fn, _xs(o))
         if found is not None:
             assert_blocks_close(_package(found[0], o), reference(o), **AUTODIFF_TOL)
             applied.append(o.name)
@@ -62,7 +62,7 @@ def test_torchs_vectorized_forward_matches_wherever_planned():
     planned = []
     for o in REAL:
         if _plan(o) == "legacy":
-            blocks, _ = _routes.forward_legacy_batched(o.fn, _xs(o))
+            blocks, _ = forward.forward_legacy_batched(o.fn, _xs(o))
             assert_blocks_close(_package(blocks, o), reference(o), **AUTODIFF_TOL)
             planned.append(o.name)
     assert len(planned) >= 5, planned
@@ -98,22 +98,22 @@ def test_plan_follows_the_graph_and_is_remembered(fn, plan):
     x = torch.linspace(-1, 1, 3, dtype=F64)
     got = gradarg.jacobian(fn, x)  # auto: forward, since 20 outputs > 3 inputs
     torch.testing.assert_close(got, torch.func.jacfwd(fn)(x), **AUTODIFF_TOL)
-    assert _routes._FORWARD_PLANS[fn] == {(_routes._plan_key((x,)), True): plan}
+    assert speeds.PLANS.get(fn, forward.plan_key((x,), True)) == plan
 
 
 def test_method_forward_never_differentiates_the_backward(monkeypatch):
     """method="forward" is forward-mode formulas only (check_backward's reference relies on
     it): the double-VJP, which differentiates the backward formulas, is for "auto" only."""
     calls = []
-    real = _routes._double_vjp_columns
-    monkeypatch.setattr(_routes, "_double_vjp_columns",
+    real = forward._double_vjp_columns
+    monkeypatch.setattr(forward, "_double_vjp_columns",
                         lambda *a: calls.append(a) or real(*a))
     fn = _mlp()
     x = torch.linspace(-1, 1, 3, dtype=F64)
     got = gradarg.jacobian(fn, x, method="forward")
     torch.testing.assert_close(got, torch.func.jacfwd(fn)(x), **AUTODIFF_TOL)
     assert not calls
-    assert _routes._FORWARD_PLANS[fn] == {(_routes._plan_key((x,)), False): "func"}
+    assert speeds.PLANS.get(fn, forward.plan_key((x,), False)) == "func"
     gradarg.jacobian(fn, x)
     assert len(calls) == 1
 
@@ -141,7 +141,7 @@ class ForwardModeTwice(torch.autograd.Function):
 def test_autograd_function_gets_its_forward_mode_formula_not_its_backward():
     x = torch.linspace(-1, 1, 4, dtype=F64)
     fn = lambda t: ForwardModeTwice.apply(t).sin()
-    assert _routes.forward_by_double_vjp(fn, (x,)) is None
+    assert forward.forward_by_double_vjp(fn, (x,)) is None
     got = gradarg.jacobian(fn, x, method="forward")
     torch.testing.assert_close(got, torch.diag(2 * torch.cos(2 * x)), **AUTODIFF_TOL)
 
@@ -155,7 +155,7 @@ def test_several_inputs_and_outputs_an_unused_input_and_a_constant_output():
     got = gradarg.jacobian(fn, (a, b, c))  # auto: 28 outputs > 9 inputs
     want = torch.autograd.functional.jacobian(fn, (a, b, c))
     assert_blocks_close(got, want, **AUTODIFF_TOL)
-    assert _routes._FORWARD_PLANS[fn] == {(_routes._plan_key((a, b, c)), True): "double"}
+    assert speeds.PLANS.get(fn, forward.plan_key((a, b, c), True)) == "double"
 
 
 def test_pass_through_does_not_share_the_cached_basis():
@@ -164,7 +164,7 @@ def test_pass_through_does_not_share_the_cached_basis():
         return t.clone(), F.linear(t, W4, B4).tanh()  # clone: tangents as is
 
     first, _ = gradarg.jacobian(fn, x)
-    assert _routes._FORWARD_PLANS[fn] == {(_routes._plan_key((x,)), True): "double"}
+    assert speeds.PLANS.get(fn, forward.plan_key((x,), True)) == "double"
     first.add_(1)
     second, third = gradarg.jacobian(fn, x)
     torch.testing.assert_close(second, torch.eye(4, dtype=F64), rtol=0, atol=0)
@@ -183,14 +183,14 @@ def test_random_op_gives_the_same_draw_as_reverse_mode():
 
 
 def test_switched_off_everything_goes_through_torch_func(monkeypatch):
-    monkeypatch.setattr(_routes, "USE_LEGACY_BATCHED_GRAD", False)
+    monkeypatch.setattr(speeds, "USE_LEGACY_BATCHED_GRAD", False)
     calls = []
-    monkeypatch.setattr(_routes, "_legacy_forward_plan", lambda *a: calls.append(a))
+    monkeypatch.setattr(forward, "_legacy_forward_plan", lambda *a: calls.append(a))
     fn = _mlp()
     x = torch.linspace(-1, 1, 3, dtype=F64)
     torch.testing.assert_close(gradarg.jacobian(fn, x, method="forward"),
                                torch.func.jacfwd(fn)(x), **AUTODIFF_TOL)
-    assert not calls and fn not in _routes._FORWARD_PLANS
+    assert not calls and not speeds.PLANS.of(fn)
 
 
 ACTIVATIONS = {
@@ -211,4 +211,4 @@ def test_linear_layers_with_bias_take_the_double_vjp_and_match_jacfwd(act, shape
 
     got = gradarg.jacobian(fn, x)
     torch.testing.assert_close(got, torch.func.jacfwd(fn)(x), **AUTODIFF_TOL)
-    assert _routes._FORWARD_PLANS[fn] == {(_routes._plan_key((x,)), True): "double"}
+    assert speeds.PLANS.get(fn, forward.plan_key((x,), True)) == "double"

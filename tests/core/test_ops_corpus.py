@@ -279,7 +279,7 @@ def test_corpus_is_broad():
 
 
 def test_cdist_upstream_bug_is_in_torch_func_jacrev():
-    """If this fails, torch fixed the batching rule: drop _routes.WRONG_BATCHED_BACKWARD."""
+    """If this fails, torch fixed the batching rule: drop speeds.WRONG_BATCHED_BACKWARD."""
     (o,) = [o for o in NO_FORWARD if o.name.startswith("cdist")]
     x = o.inputs()
     assert not torch.allclose(torch.func.jacrev(o.fn)(x), torch_jacobian(o.fn, x))

@@ -1,5 +1,5 @@
 """Every Jacobian goes through the public torch.func (vmap, jvp) unless the private functorch
-fast path is switched on (GRADARG_PRIVATE_FUNCTORCH=1 or _routes.use_private_functorch).  Both
+fast path is switched on (GRADARG_PRIVATE_FUNCTORCH=1 or functorch.use_private_functorch).  Both
 paths must give the same Jacobians, and the package must keep working when torch's private
 pieces move (simulated here by hiding them)."""
 
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import gradarg
-from gradarg.core import _routes
+from gradarg.core import functorch
 
 W = torch.randn(5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
 
@@ -33,19 +33,19 @@ PINNED_TORCH = torch.__version__.startswith("2.13.")
 
 @pytest.fixture
 def private_on():
-    available = _routes.use_private_functorch(True)
+    available = functorch.use_private_functorch(True)
     if not available:
         assert not PINNED_TORCH, "torch 2.13 has the private pieces"
         pytest.skip(f"torch {torch.__version__} lacks the private functorch pieces")
     yield
-    _routes.use_private_functorch(False)
+    functorch.use_private_functorch(False)
 
 
 @pytest.mark.skipif(
     os.environ.get("GRADARG_PRIVATE_FUNCTORCH") == "1", reason="fast path switched on"
 )
 def test_public_path_is_the_default():
-    assert _routes._PRIVATE is None
+    assert functorch._PRIVATE is None
 
 
 def _all_blocks(method):
@@ -60,7 +60,7 @@ def _all_blocks(method):
 @pytest.mark.parametrize("method", ["reverse", "forward", "finite-difference"])
 def test_private_path_matches_public_path(method, private_on):
     fast, _ = _all_blocks(method)
-    _routes.use_private_functorch(False)
+    functorch.use_private_functorch(False)
     slow, x = _all_blocks(method)
     for f, s in zip(fast, slow, strict=True):
         torch.testing.assert_close(f, s, rtol=1e-12, atol=1e-14)
@@ -72,7 +72,7 @@ def test_private_path_matches_public_path(method, private_on):
 @pytest.mark.parametrize("public", [True, False], ids=["public", "private"])
 def test_random_draws_are_replayed_on_both_paths(public):
     if not public:
-        _routes.use_private_functorch(True)
+        functorch.use_private_functorch(True)
     try:
         x = torch.randn(8, dtype=torch.float64)
         torch.manual_seed(5)
@@ -80,7 +80,7 @@ def test_random_draws_are_replayed_on_both_paths(public):
         torch.manual_seed(5)
         fwd = gradarg.jacobian(lambda t: torch.nn.functional.dropout(t, 0.5), x, method="forward")
     finally:
-        _routes.use_private_functorch(False)
+        functorch.use_private_functorch(False)
     torch.testing.assert_close(rev, fwd)
     assert set(rev.diagonal().tolist()) <= {0.0, 2.0}
 
@@ -99,9 +99,9 @@ def _hide(monkeypatch, how):
 @pytest.mark.parametrize("how", ["module gone", "function renamed", "meaning changed"])
 def test_switch_stays_off_when_the_private_pieces_moved(monkeypatch, how):
     _hide(monkeypatch, how)
-    assert _routes._load_private_functorch() is None
+    assert functorch._load_private_functorch() is None
     try:
-        assert _routes.use_private_functorch(True) is False
+        assert functorch.use_private_functorch(True) is False
         if how == "meaning changed":  # torch.func.jvp itself needs the counter back
             monkeypatch.undo()
         x = torch.randn(3, 4, dtype=torch.float64)
@@ -109,15 +109,15 @@ def test_switch_stays_off_when_the_private_pieces_moved(monkeypatch, how):
             got = gradarg.jacobian(mlp, x, method=method)
             torch.testing.assert_close(got, torch.func.jacrev(mlp)(x))
     finally:
-        _routes.use_private_functorch(False)
+        functorch.use_private_functorch(False)
 
 
 def test_environment_variable_switches_the_fast_path_on():
-    code = "from gradarg.core import _routes; print(_routes._PRIVATE is not None)"
+    code = "from gradarg.core import functorch; print(functorch._PRIVATE is not None)"
     env = {**os.environ, "GRADARG_PRIVATE_FUNCTORCH": "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
-    available = _routes._load_private_functorch() is not None
+    available = functorch._load_private_functorch() is not None
     assert available or not PINNED_TORCH
     assert out.stdout.strip() == str(available)

@@ -221,12 +221,12 @@ def test_result_is_the_subclass_as_torchs():
 def test_vectorize_true_tries_is_grads_batched_before_giving_up(monkeypatch):
     """When torch.func.vmap cannot batch the backward pass, vectorize=True does what torch
     does (one is_grads_batched call) rather than raise."""
-    from gradarg.core import _routes
+    from gradarg.core import reverse
 
     def refuse(*args, **kwargs):
         raise RuntimeError("vmap: no batching rule (simulated)")
 
-    monkeypatch.setattr(_routes, "batched", refuse)
+    monkeypatch.setattr(reverse, "batched", refuse)
     x = _gen(5, dtype=torch.float64)
     got = gradarg.jacobian(torch.tanh, x, vectorize=True)  # tanh: not on the legacy list
     torch.testing.assert_close(got, AF.jacobian(torch.tanh, x), rtol=1e-12, atol=1e-14)

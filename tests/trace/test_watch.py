@@ -22,7 +22,7 @@ nn = torch.nn
 def live_hook_closures() -> int:
     gc.collect()
     return sum(1 for o in gc.get_objects()
-               if callable(o) and getattr(o, "__qualname__", "").startswith("GradWatch.") and
+               if callable(o) and getattr(o, "__qualname__", "").startswith(("GradWatch.", "Recorder.")) and
                "<locals>" in getattr(o, "__qualname__", ""))
 
 
@@ -498,7 +498,7 @@ def test_module_drawing_of_a_model_without_submodules():
 
 
 def test_norm_is_exact_about_zero_and_overflow():
-    from gradarg.trace.gradflow import _norm
+    from gradarg.trace.values import norm as _norm
 
     assert _norm(torch.tensor([1e30, 1e30])) == pytest.approx(math.sqrt(2) * 1e30, rel=1e-6)
     assert _norm(torch.tensor([1e-30, 0.0])) == pytest.approx(1e-30, rel=1e-6)

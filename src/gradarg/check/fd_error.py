@@ -36,7 +36,8 @@ from typing import Any
 
 import torch
 
-from ..core._routes import _VMAP_ERRORS, batched, call
+from ..core.functorch import VMAP_ERRORS, batched
+from ..core.graph import call
 
 # Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
 # combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
@@ -115,7 +116,7 @@ def _evaluate(fn, xs, rows: dict[int, torch.Tensor], state) -> tuple[torch.Tenso
     torch.set_rng_state(state)
     try:
         return batched(at, [rows[j] for j in js], randomness="same")
-    except _VMAP_ERRORS:
+    except VMAP_ERRORS:
         out = []
         for r in range(next(iter(rows.values())).shape[0]):
             torch.set_rng_state(state)
@@ -173,7 +174,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     return value, error, kink
 
 
-def _n_steps(ratio: torch.Tensor) -> int:
+def n_steps(ratio: torch.Tensor) -> int:
     """Steps from ``4 r s_hi`` down to ``r s_lo / 4``: enough halvings to span both scales."""
     finite = ratio[torch.isfinite(ratio)]
     top = float(finite.max()) if finite.numel() else 1.0
@@ -206,7 +207,7 @@ def partials(
             s_hi = a.clamp_min(1.0)
             s_lo = torch.where(a > 0, a, s_hi)
             h0 = 4 * _root(eps) * s_hi
-            steps = _n_steps(s_hi / s_lo)
+            steps = n_steps(s_hi / s_lo)
             per_dir = []
             for unit in [1.0] + ([1j] if x.is_complex() else []):
 
@@ -243,7 +244,7 @@ def columns(
     a_all = flat_all.abs()
     s_hi_all = a_all.clamp_min(1.0)
     s_lo_all = torch.where(a_all > 0, a_all, s_hi_all)
-    steps = _n_steps((s_hi_all / s_lo_all)[index])
+    steps = n_steps((s_hi_all / s_lo_all)[index])
     m = max(1, sum(y.numel() for y in f0))
     chunk = max(1, budget // (m * (steps + 2)))
     parts: list[Estimate] = []
@@ -319,7 +320,7 @@ def directional(
         s_hi[c] = xmax / umax
         s_lo[c] = min(lo, s_hi[c].item()) if math.isfinite(lo) else s_hi[c]
     h0 = 4 * _root(eps) * s_hi
-    steps = _n_steps(s_hi / s_lo)
+    steps = n_steps(s_hi / s_lo)
 
     def evaluate(h):
         rows_p, rows_m = {}, {}

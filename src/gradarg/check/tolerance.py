@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["backward_rtol"]
+__all__ = ["SAFETY", "backward_rtol", "entry_tolerance"]
 
 # Relative to |v|ᵀ|J| (the sum of the sizes of the terms of vᵀJ, so cancellation is covered).
 _RTOL = {
@@ -55,3 +55,17 @@ def backward_rtol(dtype: torch.dtype) -> float:
         raise TypeError(f"dtype must be floating or complex, got {dtype}")
     real = torch.empty((), dtype=dtype).real.dtype
     return _RTOL[real]
+
+
+SAFETY = 2.0  # margin on the finite-difference error estimate (itself an overestimate)
+
+
+def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float, rtol: float
+                    ) -> torch.Tensor:
+    """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
+    ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
+    estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
+    entries near zero differ by the rounding of the block's largest entries."""
+    scale = float(reference.abs().max()) if reference.numel() else 0.0
+    return SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
+

@@ -5,8 +5,20 @@ upstream gradients), forward mode (columns from JVPs) or central finite differen
 ``backward_vjp`` and ``contract`` (``vᵀJ`` from ``backward`` and from a Jacobian); the
 finite-difference steps and tolerances.
 
-Modules: ``dense`` (the public ``jacobian``), ``_routes`` (the batched reverse and forward
-routes over ``torch.func`` and ``torch.autograd``), ``finite_diff``, ``vjp``.
+Modules, from the public entry down:
+
+- ``dense``: the public ``jacobian`` (input checks, the caller's tensors kept apart, the
+  result's structure); ``vjp``: ``backward_vjp`` and ``contract``; ``finite_diff``: steps,
+  tolerances and central differences.
+- ``choose``: the one place that picks a route (finite differences, reverse, forward).
+- ``reverse`` and ``forward``: the routes (rows from VJPs, columns from JVPs), each with its
+  batched paths and its loop.  A new route is a module of its own, chosen in ``choose``.
+- ``speeds``: what was measured about torch's batching paths (the tables the routes read) and
+  the one per-function plan cache, ``PLANS``.  A new measurement goes there, next to its table.
+- ``functorch``: ``torch.func.vmap``/``jvp`` as the routes call them, public by default, the
+  private fast path on request; ``VMAP_ERRORS``, what a failed batched attempt may raise.
+- ``graph``: evaluating ``fn`` and walking the graph it records; ``basis``: one-hot bases and
+  the blocks ``J[k][j]`` they become.
 
 May import: torch, NumPy and ``gradarg._validate`` only.  Nothing else in gradarg: every other
 subpackage stands on this one.  ``jacobian(..., sparsity=P)`` reaches :mod:`gradarg.sparse`
@@ -14,9 +26,9 @@ through :func:`~gradarg.core.dense.register_sparse_route`, which that package ca
 imported, so the core never imports it.
 """
 
-from ._routes import VectorizationError
 from .dense import METHODS, jacobian
 from .finite_diff import fd_step, fd_tolerance
+from .functorch import VectorizationError
 from .vjp import backward_vjp, contract
 
 __all__ = [

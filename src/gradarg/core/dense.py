@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
 import torch
 
 from .._validate import Inputs, as_input_tuple
-from . import _routes
-from .finite_diff import fd_partials, jacobian_from_partials
+from .basis import Blocks
+from .choose import check_blocks_depend_on_inputs, compute
 
 __all__ = ["METHODS", "jacobian", "register_sparse_route"]
 
@@ -149,18 +148,18 @@ def jacobian(
     Batching goes through the public ``torch.func.vmap`` and ``torch.func.jvp``; the reverse
     route uses the public ``torch.autograd.grad(..., is_grads_batched=True)`` instead (torch's
     older batching rules, about a quarter less per-call overhead) when every backward node of
-    the graph is in ``_routes.LEGACY_FAST_BACKWARD`` (nodes measured faster there with torch
+    the graph is in ``speeds.LEGACY_FAST_BACKWARD`` (nodes measured faster there with torch
     2.13), the Jacobian is real, ``create_graph`` is off and it has at most
-    ``_routes.LEGACY_MAX_ROWS`` rows. Setting the
+    ``speeds.LEGACY_MAX_ROWS`` rows. Setting the
     environment variable ``GRADARG_PRIVATE_FUNCTORCH=1`` before importing gradarg switches on a
     fast path through torch's private functorch pieces (same results, less per-call overhead
     for small Jacobians; ``nox -s bench`` measures both); where those pieces have moved, the
     public path is used. The one-hot basis (an identity matrix) of the last two sizes used is
     kept between calls, at most 32 MiB each, so that repeated calls do not allocate it again;
-    ``gradarg.core._routes.clear_basis_cache()`` frees it.
+    ``gradarg.core.basis.clear_basis_cache()`` frees it.
 
     Where torch's batching rule for a backward node is known to give wrong results
-    (``_routes.WRONG_BATCHED_BACKWARD``: ``cdist`` in torch 2.13), the reverse route loops
+    (``speeds.WRONG_BATCHED_BACKWARD``: ``cdist`` in torch 2.13), the reverse route loops
     over single backward passes instead of batching them.
 
     Examples
@@ -224,11 +223,11 @@ def jacobian(
         # fn makes (replayed for every evaluation) never advance the caller's generator.
         state = torch.get_rng_state()
         try:
-            blocks, out_tuple = _compute(fn, xs, method, vectorize, state, create_graph, strict)
+            blocks, out_tuple = compute(fn, xs, method, vectorize, state, create_graph, strict)
         finally:
             torch.set_rng_state(state)
     if create_graph and strict:
-        _check_blocks_depend_on_inputs(blocks)
+        check_blocks_depend_on_inputs(blocks)
     return _package(blocks, in_tuple, out_tuple, create_graph)
 
 
@@ -278,171 +277,8 @@ def _private_copy(t: torch.Tensor, create_graph: bool) -> torch.Tensor:
     return copy if copy.requires_grad else copy.requires_grad_(True)
 
 
-def _compute(
-    fn,
-    xs,
-    method: str,
-    vectorize: bool | None,
-    state: torch.Tensor,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> tuple[_routes.Blocks, bool]:
-    """The blocks ``J[k][j]``; ``state`` is the CPU generator's state on entry."""
-    if method == "finite-difference":
-        dx, dy, out_tuple = fd_partials(fn, xs)
-        ys = _shapes_only(dx, xs)
-        blocks = [
-            [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]
-            for k in range(len(dx))
-        ]
-        return blocks, out_tuple
-    complex_ = any(t.is_complex() for t in xs)
-    # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
-    auto = method == "auto" and not complex_ and not (strict and create_graph)
-    if method == "forward" or (auto and not strict and _remembered_forward(fn, xs)):
-        if strict:  # the check needs the graph of one recorded pass
-            _check_strict(*_routes.reverse_graph(fn, xs)[:2])
-            torch.set_rng_state(state)
-        return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
-    # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
-    leaves, outs, out_tuple = _routes.reverse_graph(fn, xs, create_graph=create_graph)
-    if strict:
-        _check_strict(leaves, outs)
-    if auto:
-        m = sum(y.numel() for y in outs)
-        n = sum(x.numel() for x in xs)
-        # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
-        if m > n and not any(y.is_complex() for y in outs):
-            del leaves, outs  # free the graph before forward mode runs
-            _remember_forward(fn, xs)
-            torch.set_rng_state(state)
-            return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True)
-    if vectorize is not False:
-        try:
-            return _routes.reverse_vectorized(leaves, outs, create_graph=create_graph), out_tuple
-        except _routes._VMAP_ERRORS as err:
-            if vectorize:
-                # before giving up, what torch.autograd.functional.jacobian(vectorize=True) does
-                with contextlib.suppress(*_routes._VMAP_ERRORS):
-                    blocks = _routes.reverse_grads_batched(leaves, outs, create_graph=create_graph)
-                    return blocks, out_tuple
-                raise _routes.VectorizationError(
-                    f"the backward pass of fn could not be batched with torch.func.vmap nor with "
-                    f"torch.autograd.grad(..., is_grads_batched=True): {err}"
-                ) from err
-    # the loop reuses the graph recorded above: fn is not evaluated again
-    return _routes.reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple
-
-
-def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:
-    """``strict=True``: torch.autograd.functional.jacobian's checks and messages."""
-    for k, y in enumerate(outs):
-        if not y.requires_grad:
-            raise RuntimeError(
-                f"Output {k} of the user-provided function does not require gradients. The "
-                f"outputs must be computed in a differentiable manner from the input when "
-                f"running in strict mode."
-            )
-    for k, y in enumerate(outs):
-        if y.numel() == 0:  # no row, no backward pass: torch does not check it either
-            continue
-        reached = _routes.reachable_inputs(y, leaves)
-        for j in range(len(leaves)):
-            if j not in reached:
-                raise RuntimeError(
-                    f"Output {k} of the user-provided function is independent of input {j}. "
-                    f"This is not allowed in strict mode."
-                )
-
-
-def _check_blocks_depend_on_inputs(blocks: _routes.Blocks) -> None:
-    """``strict`` with ``create_graph``: every block must itself be differentiable."""
-    for row in blocks:
-        for j, b in enumerate(row):
-            if b.numel() and not b.requires_grad:
-                raise RuntimeError(
-                    f"The jacobian of the user-provided function is independent of input {j}. "
-                    f"This is not allowed in strict mode when create_graph=True."
-                )
-
-
-# auto learns the output size from a forward pass recorded for reverse mode; when forward mode
-# wins (more outputs than inputs) that pass is wasted.  The choice affects only speed, never the
-# result, so it is remembered per function and input signature (shapes, dtypes): repeated calls,
-# as in a loop over data points, go straight to forward mode.  Weak keys: no function is kept
-# alive by this table.
-_FORWARD_SIGNATURES: weakref.WeakKeyDictionary[Any, set[tuple]] = weakref.WeakKeyDictionary()
-_MAX_SIGNATURES = 32
-
-
-def _signature(xs) -> tuple:
-    return tuple((tuple(x.shape), x.dtype) for x in xs)
-
-
-def _remembered_forward(fn, xs) -> bool:
-    try:
-        return _signature(xs) in _FORWARD_SIGNATURES.get(fn, ())
-    except TypeError:  # fn cannot be weakly referenced (some builtins)
-        return False
-
-
-def _remember_forward(fn, xs) -> None:
-    with contextlib.suppress(TypeError):
-        seen = _FORWARD_SIGNATURES.setdefault(fn, set())
-        if len(seen) >= _MAX_SIGNATURES:
-            seen.clear()
-        seen.add(_signature(xs))
-
-
-def _forward(
-    fn,
-    xs,
-    vectorize,
-    state: torch.Tensor,
-    create_graph: bool = False,
-    fallback_to_reverse: bool = False,
-):
-    if vectorize is not False:
-        try:
-            return _routes.forward_vectorized(
-                fn, xs, create_graph=create_graph, allow_double=fallback_to_reverse
-            )
-        except _routes._VMAP_ERRORS as err:
-            if vectorize:
-                raise _vectorization_error(fn, xs, err) from err
-    torch.set_rng_state(state)
-    try:
-        return _routes.forward_loop(fn, xs, create_graph=create_graph)
-    except (RuntimeError, NotImplementedError):
-        if not fallback_to_reverse:
-            raise
-    # Some ops have no forward-mode formula; reverse mode still works.
-    torch.set_rng_state(state)
-    return _routes.reverse_loop(fn, xs, create_graph=create_graph)
-
-
-def _vectorization_error(fn, xs, err: BaseException) -> Exception:
-    """``vectorize=True`` and the batched attempt failed: the error to raise.
-
-    One plain call of ``fn`` first, so that a failure of ``fn`` itself (a non-tensor or integer
-    output, a bug in ``fn``) surfaces as it is rather than as a :class:`VectorizationError`.
-    """
-    with torch.no_grad():
-        _routes.call(fn, xs)
-    return _routes.VectorizationError(f"fn could not be batched with torch.func.vmap: {err}")
-
-
-def _shapes_only(dx, xs) -> list[torch.Tensor]:
-    """Empty stand-ins for the outputs (shape and dtype) recovered from the partials."""
-    out = []
-    for row in dx:
-        lead = row[0].shape[: row[0].dim() - xs[0].dim()]
-        out.append(torch.empty(lead, dtype=row[0].dtype))
-    return out
-
-
 def _package(
-    blocks: _routes.Blocks, in_tuple: bool, out_tuple: bool, create_graph: bool = False
+    blocks: Blocks, in_tuple: bool, out_tuple: bool, create_graph: bool = False
 ) -> Any:
     # detach: a forward-mode tangent through a captured tensor that requires grad (a module's
     # parameters) is itself in that graph; the Jacobian is a plain tensor whatever the route,

@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from ._routes import _VMAP_ERRORS, batched, call
+from .functorch import VMAP_ERRORS, batched
+from .graph import call
 
 __all__ = ["fd_partials", "fd_step", "fd_tolerance"]
 
@@ -80,7 +81,7 @@ def _evaluate_batch(
     state = torch.get_rng_state()
     try:
         return batched(at, [batch], randomness="same")
-    except _VMAP_ERRORS:
+    except VMAP_ERRORS:
         rows = []
         for b in batch:
             torch.set_rng_state(state)

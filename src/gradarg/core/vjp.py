@@ -16,7 +16,7 @@ from .._validate import (
     check_tensor,
     fresh_leaves,
 )
-from ._routes import walk_graph
+from .graph import walk_graph
 
 __all__ = ["backward_vjp", "contract"]
 

@@ -12,7 +12,10 @@ colour), and ``jacobian_sparsity`` / ``hessian_sparsity`` (global patterns found
 Modules: ``compressed``, ``coloring`` (conflict graphs, strategies), ``greedy`` (greedy
 colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
 ``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
-substitution), ``hessian``, ``pattern`` (local patterns), ``detect`` (patterns by tracing).
+substitution), ``hessian``, ``pattern`` (local patterns), ``detect/`` (patterns by tracing: a
+``TorchDispatchMode`` in ``detect/mode.py``, a rule registry in ``detect/registry.py``, one
+rule module per family of operators in ``detect/rules/``; a new operator's rule goes in
+``detect/rules/<family>.py``, registered with ``@register("op", family=...)``).
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.show`.  Importing it registers the compressed route

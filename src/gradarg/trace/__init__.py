@@ -5,9 +5,22 @@ records the cotangent each node received and sent), its drawings (``trace_svg``,
 ``side_by_side``, ``Drawing``: SVG laid out in pure Python, no Graphviz binary) and
 ``why_no_grad`` (the cause, read from the live graph and tensors).
 
-Modules: ``tracer``, ``drawing``, ``diagnose``, ``gradflow`` (``watch``: the gradient through
-every module and parameter of the user's own training step) and ``modules`` (``draw_modules``:
-one box per ``nn.Module``).
+Modules:
+
+- ``tracer``: ``trace_backward`` and the ``BackwardTrace`` it returns; ``drawing``: its SVG
+  drawings; ``diagnose``: ``why_no_grad`` from the live graph and tensors.
+- ``gradflow``: ``watch`` and ``GradWatch`` (the record of the user's own training step), built
+  from ``hooks`` (the hooks and the notes they take), ``records`` (the module and parameter
+  records and their assembly), ``findings`` (one function per thing that can be wrong with a
+  step; the summary line), ``explain`` (``GradWatch.why_no_grad`` in words) and ``view``
+  (rows, table, plot); ``modules``: ``draw_modules``, one box per ``nn.Module``.
+- ``values``: how values are shown and measured (``SHOWN_ENTRIES``, norms, sparse values);
+  a leaf every other module may import.
+
+Where a change goes: a new diagnosis finding of ``watch`` is one function in ``findings``,
+added to ``FINDINGS``; a new hook or note in ``hooks``; a new view of the record in ``view``;
+a new drawing primitive in ``drawing`` (operations) or ``modules`` (modules).  No module
+imports one that imports it back (``tests/test_layout.py``).
 
 May import: :mod:`gradarg.core`, :mod:`gradarg.show` and ``gradarg._validate``; never
 :mod:`gradarg.check` or :mod:`gradarg.sparse`.

@@ -18,7 +18,7 @@ import networkx as nx
 import torch
 
 from ..show.render import fmt
-from .tracer import SHOWN_ENTRIES, dense_values
+from .values import SHOWN_ENTRIES, dense_values
 
 __all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 

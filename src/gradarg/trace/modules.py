@@ -189,9 +189,9 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
         ``width``, ``height``: the drawing's natural size in pixels; ``lines``: the text lines
         of each box by call index.
     """
-    from .gradflow import GradWatch
-
-    if not isinstance(record, GradWatch):
+    # the record of gradarg.watch: a GradWatch (checked by its `modules` property, so that this
+    # module need not import gradflow, which imports this one for GradWatch.draw)
+    if not isinstance(getattr(type(record), "modules", None), property):
         raise TypeError(
             f"draw_modules takes the record of gradarg.watch(model), got "
             f"{type(record).__name__}; for a BackwardTrace use trace.draw() (one box per "

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from .._validate import check_cotangent, check_tensor
+from .values import SHOWN_ENTRIES, dense_values
 
 __all__ = ["BackwardTrace", "TracedEdge", "TracedNode", "trace_backward"]
 
@@ -300,31 +301,12 @@ class BackwardTrace:
         return "\n".join(lines)
 
 
-SHOWN_ENTRIES = 6
-"""A tensor with at most this many entries is printed and drawn by its values, a larger one by
-its shape and norm."""
-
-
 def _short(t: torch.Tensor, fmt) -> str:
     if t.numel() <= SHOWN_ENTRIES:
         return fmt(t.to_dense() if t.layout != torch.strided else t)
     vals = dense_values(t.detach())
     vals = vals.abs() if vals.is_complex() else vals  # same norm, no "discards imaginary"
     return f"shape {tuple(t.shape)}, norm {fmt(vals.double().norm())}"
-
-
-def dense_values(t: torch.Tensor) -> torch.Tensor:
-    """The stored values of ``t``: ``t`` itself if strided, the nonzero values if sparse.
-
-    ``isfinite``, ``ne`` and ``any`` are not implemented for sparse COO tensors (the gradients
-    of ``nn.Embedding(sparse=True)`` and ``nn.EmbeddingBag``); their ``coalesce().values()`` are.
-    Other sparse layouts (CSR, ...) are made dense.
-    """
-    if t.layout == torch.sparse_coo:
-        return t.coalesce().values()
-    if t.layout != torch.strided:
-        return t.to_dense()
-    return t
 
 
 def _finite(t: torch.Tensor | None) -> bool:

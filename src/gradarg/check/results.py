@@ -1,0 +1,160 @@
+"""What ``check_backward`` returns: the verdict per (output, input) pair, the probes, an example
+``v`` that shows a wrong backward, and the whole result with its report (:mod:`.report`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .localize import WrongEntry
+from .report import BackwardCheckReport
+
+__all__ = ["BackwardCheck", "ExampleV", "LocalizationCostWarning", "PairCheck", "ProbeCheck"]
+
+
+class LocalizationCostWarning(UserWarning):
+    """``localize="full"`` on a problem whose full Jacobians are expected to be large."""
+
+
+@dataclass(frozen=True)
+class PairCheck:
+    """The verdict for one block ``∂output/∂input`` of the Jacobian.
+
+    Attributes
+    ----------
+    output, input : str
+        Names, e.g. ``"y"`` and ``"w"``.
+    agree : bool
+    max_abs_error : float
+        ``max |got - expected|`` over the block.
+    n_wrong, n_entries : int
+        Entries outside the tolerance, and all entries (``y.numel() * x.numel()``).
+    worst : tuple of WrongEntry
+        The wrong entries with the largest error (output index, input index, expected, got).
+    pattern : str or None
+        ``"zero"``, ``"sign"``, ``"factor"``, ``"transposed"``, ``"offset"``, ``"precision"``
+        or ``None`` when no simple pattern fits.
+    region : str or None
+        ``"where x < 0 (3 of 8 elements)"`` when the wrong columns are the elements of the input
+        on one side of a threshold, at this point and at fresh points (the input's values
+        shuffled) where the check was repeated.
+    sentence : str
+        What is wrong, for a reader.
+    got, expected, tolerance : torch.Tensor or None
+        The block as an ``m × n`` matrix (float64) from the backward, from the reference, and
+        the allowed error per entry; ``None`` when only the random probes ran.  With a sampled
+        localisation, only the compared rows and columns (see ``rows`` and ``columns``).
+    sampled : str
+        What was compared when it was not the whole block (``""`` when it was): e.g.
+        ``"64 of 4096 columns of w, all 2048 rows of y"``, or ``"random probes only"``.
+    n_checked : int
+        Entries compared one by one (``n_entries`` when the whole block was).
+    rows, columns : torch.Tensor or None
+        Flat indices of the output and input elements compared (``None``: all of them).
+    """
+
+    output: str
+    input: str
+    agree: bool
+    max_abs_error: float
+    n_wrong: int
+    n_entries: int
+    worst: tuple[WrongEntry, ...] = ()
+    pattern: str | None = None
+    region: str | None = None
+    sentence: str = ""
+    got: torch.Tensor | None = field(default=None, repr=False)
+    expected: torch.Tensor | None = field(default=None, repr=False)
+    tolerance: torch.Tensor | None = field(default=None, repr=False)
+    sampled: str = ""
+    n_checked: int = -1
+    rows: torch.Tensor | None = field(default=None, repr=False)
+    columns: torch.Tensor | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.n_checked < 0:
+            object.__setattr__(self, "n_checked", self.n_entries)
+
+
+@dataclass(frozen=True)
+class ExampleV:
+    """One upstream gradient that shows the bug: the one-hot of the worst row.
+
+    ``y.backward(gradient=v)`` (with ``v`` zero for the other outputs) gave ``got[name]`` for
+    each input and should give ``expected[name]``.  After a sampled localisation
+    ``expected[name]`` is known only at the compared input elements and NaN elsewhere.
+    """
+
+    output: str
+    index: tuple[int, ...]
+    v: torch.Tensor
+    got: dict[str, torch.Tensor]
+    expected: dict[str, torch.Tensor]
+    right: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProbeCheck:
+    """The randomized check of one pair: ``vᵀ J u`` from the backward and from the reference."""
+
+    output: str
+    input: str
+    got: float
+    expected: float
+    tolerance: float
+
+    @property
+    def agree(self) -> bool:
+        return abs(self.got - self.expected) <= self.tolerance
+
+
+@dataclass(frozen=True)
+class BackwardCheck(BackwardCheckReport):
+    """The result of :func:`check_backward`; true when the backward is right.
+
+    Attributes
+    ----------
+    status : {"agree", "wrong", "non-deterministic"}
+    summary : str
+        One sentence: the verdict, and what is wrong when it is.
+    reference : str
+        Which independent reference was used.
+    inputs, outputs : tuple of str
+        Names of the checked inputs and outputs.
+    skipped : tuple of str
+        Inputs and outputs left out, with the reason.
+    probes : tuple of ProbeCheck
+        The randomized checks (``vᵀJu`` per pair and probe).
+    pairs : tuple of PairCheck
+        One per (output, input) pair when the full Jacobians were compared, else empty.
+    example : ExampleV or None
+        A concrete ``v`` that shows the bug.
+    notes : tuple of str
+        Anything else worth knowing (non-determinism at rounding level, tolerances).
+    rtol : float
+        The backward rounding allowance used (:func:`gradarg.backward_rtol`).
+    full_cost : str
+        What ``localize="full"`` costs (or cost, when it ran) on this problem: backward
+        passes, reference columns and the memory the full Jacobians take.
+    """
+
+    status: str
+    summary: str
+    reference: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    skipped: tuple[str, ...]
+    probes: tuple[ProbeCheck, ...]
+    pairs: tuple[PairCheck, ...]
+    example: ExampleV | None
+    notes: tuple[str, ...]
+    rtol: float
+    full_cost: str = ""
+
+    def __bool__(self) -> bool:
+        return self.status == "agree"
+
+    @property
+    def wrong_pairs(self) -> tuple[PairCheck, ...]:
+        return tuple(p for p in self.pairs if not p.agree)

@@ -1,0 +1,169 @@
+"""Which route computes a Jacobian: the one place where ``jacobian`` chooses.
+
+:func:`compute` takes the validated, private inputs of :func:`gradarg.jacobian` and returns the
+blocks ``J[k][j]``: central finite differences, or reverse mode (one recorded forward pass, then
+batched or looped backward passes, :mod:`.reverse`), or forward mode (:mod:`.forward`), which
+``method="auto"`` takes when there are more outputs than inputs.  A new route is a module of its
+own; it is chosen here, and what was measured to choose it goes in :mod:`.speeds`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from . import speeds
+from .basis import Blocks
+from .finite_diff import fd_partials, jacobian_from_partials
+from .forward import forward_loop, forward_vectorized
+from .functorch import VMAP_ERRORS, VectorizationError
+from .graph import call, reachable_inputs, reverse_graph
+from .reverse import reverse_grads_batched, reverse_loop, reverse_loop_graph, reverse_vectorized
+
+__all__ = ["check_blocks_depend_on_inputs", "compute"]
+
+
+def compute(
+    fn,
+    xs,
+    method: str,
+    vectorize: bool | None,
+    state: torch.Tensor,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Blocks, bool]:
+    """The blocks ``J[k][j]``; ``state`` is the CPU generator's state on entry."""
+    if method == "finite-difference":
+        dx, dy, out_tuple = fd_partials(fn, xs)
+        ys = _shapes_only(dx, xs)
+        blocks = [
+            [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]
+            for k in range(len(dx))
+        ]
+        return blocks, out_tuple
+    complex_ = any(t.is_complex() for t in xs)
+    # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
+    auto = method == "auto" and not complex_ and not (strict and create_graph)
+    if method == "forward" or (auto and not strict and _remembered_forward(fn, xs)):
+        if strict:  # the check needs the graph of one recorded pass
+            _check_strict(*reverse_graph(fn, xs)[:2])
+            torch.set_rng_state(state)
+        return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
+    # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
+    leaves, outs, out_tuple = reverse_graph(fn, xs, create_graph=create_graph)
+    if strict:
+        _check_strict(leaves, outs)
+    if auto:
+        m = sum(y.numel() for y in outs)
+        n = sum(x.numel() for x in xs)
+        # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
+        if m > n and not any(y.is_complex() for y in outs):
+            del leaves, outs  # free the graph before forward mode runs
+            _remember_forward(fn, xs)
+            torch.set_rng_state(state)
+            return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True)
+    if vectorize is not False:
+        try:
+            return reverse_vectorized(leaves, outs, create_graph=create_graph), out_tuple
+        except VMAP_ERRORS as err:
+            if vectorize:
+                # before giving up, what torch.autograd.functional.jacobian(vectorize=True) does
+                with contextlib.suppress(*VMAP_ERRORS):
+                    blocks = reverse_grads_batched(leaves, outs, create_graph=create_graph)
+                    return blocks, out_tuple
+                raise VectorizationError(
+                    f"the backward pass of fn could not be batched with torch.func.vmap nor with "
+                    f"torch.autograd.grad(..., is_grads_batched=True): {err}"
+                ) from err
+    # the loop reuses the graph recorded above: fn is not evaluated again
+    return reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple
+
+
+def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:
+    """``strict=True``: torch.autograd.functional.jacobian's checks and messages."""
+    for k, y in enumerate(outs):
+        if not y.requires_grad:
+            raise RuntimeError(
+                f"Output {k} of the user-provided function does not require gradients. The "
+                f"outputs must be computed in a differentiable manner from the input when "
+                f"running in strict mode."
+            )
+    for k, y in enumerate(outs):
+        if y.numel() == 0:  # no row, no backward pass: torch does not check it either
+            continue
+        reached = reachable_inputs(y, leaves)
+        for j in range(len(leaves)):
+            if j not in reached:
+                raise RuntimeError(
+                    f"Output {k} of the user-provided function is independent of input {j}. "
+                    f"This is not allowed in strict mode."
+                )
+
+
+def check_blocks_depend_on_inputs(blocks: Blocks) -> None:
+    """``strict`` with ``create_graph``: every block must itself be differentiable."""
+    for row in blocks:
+        for j, b in enumerate(row):
+            if b.numel() and not b.requires_grad:
+                raise RuntimeError(
+                    f"The jacobian of the user-provided function is independent of input {j}. "
+                    f"This is not allowed in strict mode when create_graph=True."
+                )
+
+
+def _remembered_forward(fn, xs) -> bool:
+    """``jacobian(method="auto")`` found forward mode cheaper for this function and signature
+    before (see :data:`~gradarg.core.speeds.PLANS`)."""
+    return speeds.PLANS.get(fn, ("auto", speeds.signature(xs))) == "forward"
+
+
+def _remember_forward(fn, xs) -> None:
+    speeds.PLANS.set(fn, ("auto", speeds.signature(xs)), "forward")
+
+
+def _forward(
+    fn,
+    xs,
+    vectorize,
+    state: torch.Tensor,
+    create_graph: bool = False,
+    fallback_to_reverse: bool = False,
+):
+    if vectorize is not False:
+        try:
+            return forward_vectorized(
+                fn, xs, create_graph=create_graph, allow_double=fallback_to_reverse
+            )
+        except VMAP_ERRORS as err:
+            if vectorize:
+                raise _vectorization_error(fn, xs, err) from err
+    torch.set_rng_state(state)
+    try:
+        return forward_loop(fn, xs, create_graph=create_graph)
+    except (RuntimeError, NotImplementedError):
+        if not fallback_to_reverse:
+            raise
+    # Some ops have no forward-mode formula; reverse mode still works.
+    torch.set_rng_state(state)
+    return reverse_loop(fn, xs, create_graph=create_graph)
+
+
+def _vectorization_error(fn, xs, err: BaseException) -> Exception:
+    """``vectorize=True`` and the batched attempt failed: the error to raise.
+
+    One plain call of ``fn`` first, so that a failure of ``fn`` itself (a non-tensor or integer
+    output, a bug in ``fn``) surfaces as it is rather than as a :class:`VectorizationError`.
+    """
+    with torch.no_grad():
+        call(fn, xs)
+    return VectorizationError(f"fn could not be batched with torch.func.vmap: {err}")
+
+
+def _shapes_only(dx, xs) -> list[torch.Tensor]:
+    """Empty stand-ins for the outputs (shape and dtype) recovered from the partials."""
+    out = []
+    for row in dx:
+        lead = row[0].shape[: row[0].dim() - xs[0].dim()]
+        out.append(torch.empty(lead, dtype=row[0].dtype))
+    return out

@@ -1,0 +1,129 @@
+"""Evaluating ``fn`` and walking the autograd graph it records.
+
+:func:`call` evaluates a function and checks its outputs; :func:`reverse_graph` records one
+plain forward pass for reverse mode, :func:`recorded_forward` one for the older batched paths;
+:func:`walk_graph`, :func:`reachable_inputs`, :func:`graph_names` and :func:`custom_nodes` read
+the recorded graph without running a backward pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Iterator, Sequence
+from typing import Any
+
+import torch
+
+from .._validate import as_output_tuple
+from . import speeds
+
+__all__ = ["call", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
+           "reverse_graph", "walk_graph"]
+
+
+def call(
+    fn: Callable[..., Any], xs: Sequence[torch.Tensor]
+) -> tuple[tuple[torch.Tensor, ...], bool]:
+    """Evaluate ``fn(*xs)`` and check its outputs (tensors with differentiable dtypes)."""
+    outs, is_tuple = as_output_tuple(fn, fn(*xs))
+    name = getattr(fn, "__name__", "fn")
+    for k, yk in enumerate(outs):
+        if not (yk.is_floating_point() or yk.is_complex()):
+            label = f"output {k} of {name}" if is_tuple else f"the output of {name}"
+            raise TypeError(
+                f"{label} has dtype {yk.dtype}, which is not differentiable; expected a floating "
+                f"or complex output (integer and bool results such as argmax or comparisons "
+                f"have no Jacobian)"
+            )
+    return outs, is_tuple
+
+
+def reverse_graph(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...], *, create_graph: bool = False
+) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], bool]:
+    """One plain forward pass recorded by autograd: ``(leaves, outputs, is_tuple)``.
+
+    ``fn`` is evaluated once, unbatched, so it may do anything a normal forward pass may
+    (``.item()``, data-dependent control flow, random draws); only the backward passes are
+    batched.  The leaves share memory with ``xs``, which are already private copies.  With
+    ``create_graph`` an ``x`` that requires grad is used as it is (not detached), so that
+    the Jacobian stays connected to the caller's graph.
+    """
+    leaves = tuple(
+        x if create_graph and x.requires_grad else x.detach().requires_grad_(True) for x in xs
+    )
+    with torch.enable_grad():
+        outs, is_tuple = call(fn, leaves)
+    return leaves, outs, is_tuple
+
+
+def walk_graph(roots: Sequence[Any], stop: Container[int] = ()) -> Iterator[Any]:
+    """Every backward node reachable from the ``roots`` (``grad_fn`` nodes), each once; the
+    walk does not go on behind a node whose ``id`` is in ``stop``.
+
+    Visited nodes are kept referenced until the walk ends: autograd may hand out a new Python
+    object for a node each time it is reached (torch 2.1 does), and a dropped object's ``id``
+    can be reused by the next one, which would make an unvisited node look visited.
+    """
+    stack = [r for r in roots if r is not None]
+    seen: dict[int, Any] = {}
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        yield node
+        if id(node) not in stop:
+            stack.extend(nxt for nxt, _ in node.next_functions if nxt is not None)
+
+
+def reachable_inputs(y: torch.Tensor, inputs: Sequence[torch.Tensor]) -> set[int]:
+    """Indices ``j`` of the ``inputs`` that the autograd graph of ``y`` reaches.
+
+    What ``torch.autograd.grad(y, inputs, allow_unused=True)`` answers with ``None`` for an
+    unreached input, found by walking the graph instead of running a backward pass.  The
+    graph behind a non-leaf input is not part of ``fn``: the walk stops there.
+    """
+    leaf_ids = {id(x): j for j, x in enumerate(inputs) if x.grad_fn is None}
+    input_nodes = [(x.grad_fn, j) for j, x in enumerate(inputs) if x.grad_fn is not None]
+    node_ids = {id(node): j for node, j in input_nodes}  # input_nodes keeps them referenced
+    found: set[int] = set()
+    for node in walk_graph([y.grad_fn], stop=node_ids):
+        if id(node) in node_ids:
+            found.add(node_ids[id(node)])
+        variable = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
+        if variable is not None and id(variable) in leaf_ids:
+            found.add(leaf_ids[id(variable)])
+        if len(found) == len(inputs):
+            break
+    return found
+
+
+def graph_names(outs: Sequence[torch.Tensor]) -> set[str]:
+    """The names of every backward node reachable from ``outs`` (``"MmBackward0"``, ...)."""
+    return {node.name() for node in walk_graph([y.grad_fn for y in outs])}
+
+
+def custom_nodes(nodes: Sequence[Any]) -> list[str]:
+    """Names of the nodes whose backward is user code (``autograd.Function``, compiled regions)."""
+    custom = torch.autograd.function.BackwardCFunction
+    return [n.name() for n in nodes if isinstance(n, custom)]
+
+
+def recorded_forward(
+    fn: Callable[..., Any], xs: tuple[torch.Tensor, ...]
+) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], bool, list[Any]] | None:
+    """One forward pass recorded by autograd, for the older batched paths: ``(leaves, outs,
+    is_tuple, graph nodes)``, or ``None`` when they do not apply (complex or non-floating
+    tensors, no output depending on ``xs``, an ``autograd.Function`` or a node of
+    :data:`~gradarg.core.speeds.WRONG_BATCHED_BACKWARD` in the graph)."""
+    if not all(x.is_floating_point() for x in xs):
+        return None
+    leaves = tuple(x.detach().requires_grad_(True) for x in xs)
+    with torch.enable_grad():
+        outs, is_tuple = call(fn, leaves)
+    if any(y.is_complex() for y in outs) or not any(y.requires_grad for y in outs):
+        return None
+    nodes = list(walk_graph([y.grad_fn for y in outs if y.requires_grad]))
+    if custom_nodes(nodes) or any(node.name() in speeds.WRONG_BATCHED_BACKWARD for node in nodes):
+        return None
+    return leaves, outs, is_tuple, nodes

@@ -1,0 +1,133 @@
+"""The tracing mode: every ATen operator ``fn`` runs, and the sets its outputs get.
+
+:class:`Tracer` is a ``TorchDispatchMode`` (``torch.utils._python_dispatch``: the documented
+extension point for ``__torch_dispatch__`` modes).  It keeps the sets, refuses conversions of
+tensors that depend on ``x`` to Python numbers, and asks :mod:`.registry` for each operator's
+rule (:meth:`Tracer.rule`); for Hessians it collects the pairs that nonlinear operators create.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.weak import WeakIdKeyDictionary
+
+from . import rules  # noqa: F401  (registers every rule family)
+from .registry import CONSTANT, RULES, floating, leaves, refusal, value_dependent
+from .rules.pointwise import pointwise
+from .sets import Dep, UnsupportedOpError
+
+__all__ = ["Tracer"]
+
+aten = torch.ops.aten
+
+
+class Tracer(TorchDispatchMode):
+    """Carries, next to every floating tensor computed from ``x``, the sets of input elements
+    its elements depend on (:class:`~.sets.Dep`), operator by operator."""
+
+    def __init__(self, n: int, hessian: bool) -> None:
+        super().__init__()
+        self.n = n
+        self.deps: WeakIdKeyDictionary = WeakIdKeyDictionary()
+        self.tainted: WeakIdKeyDictionary = WeakIdKeyDictionary()  # value-dependent, no deriv.
+        self.hessian = hessian
+        self.pairs: list[np.ndarray] = []
+        self.pair_count = 0
+
+    # -- bookkeeping
+    def dep(self, t: Any) -> Dep | None:
+        return self.deps.get(t) if isinstance(t, torch.Tensor) else None
+
+    def is_tainted(self, t: Any) -> bool:
+        return isinstance(t, torch.Tensor) and t in self.tainted
+
+    def add_square(self, dep: Dep) -> None:
+        """Hessian: every pair within each row may interact (a nonlinear operator)."""
+        lens = dep.lengths()
+        sq = lens * lens
+        total = int(sq.sum())
+        if total == 0:
+            return
+        row = np.repeat(np.arange(dep.m, dtype=np.int64), sq)
+        start = np.repeat(np.cumsum(sq) - sq, sq)
+        local = np.arange(total, dtype=np.int64) - start
+        a, b = np.divmod(local, lens[row])
+        base = dep.indptr[row]
+        keys = np.unique(dep.indices[base + a] * self.n + dep.indices[base + b])
+        self.pairs.append(keys)
+        self.pair_count += keys.size
+        if self.pair_count > 4 * 10**6 and len(self.pairs) > 1:
+            merged = np.unique(np.concatenate(self.pairs))
+            self.pairs, self.pair_count = [merged], merged.size
+
+    # -- dispatch
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        found = leaves((args, kwargs))
+        tracked = [t for t in found if self.dep(t) is not None]
+        tainted = any(self.is_tainted(t) for t in found)
+        if not tracked:
+            if tainted and func.overloadpacket is aten._local_scalar_dense:
+                raise value_dependent(
+                    "fn converts a value computed from x into a Python number (control flow or "
+                    "an index taken from the values of x)"
+                )
+            if tainted:
+                for o in leaves(out):
+                    if isinstance(o, torch.Tensor):
+                        self.tainted[o] = True
+            return out
+        packet = func.overloadpacket
+        if packet is aten._local_scalar_dense:
+            raise UnsupportedOpError(
+                "fn turns a tensor that depends on x into a Python number (.item(), bool(), "
+                "int(), a Python `if` on its value): the dependency would be lost, or the "
+                "pattern would hold only for the branch taken; keep the computation in "
+                "tensors (torch.where) or use gradarg.sparsity_pattern (a local pattern)"
+            )
+        outs = [o for o in leaves(out) if isinstance(o, torch.Tensor)]
+        if packet in CONSTANT:
+            new: list[Dep | None] = [None] * len(outs)
+        else:
+            new = self.rule(func, packet, args, kwargs, out, outs)
+        for o, d in zip(outs, new, strict=True):
+            if d is not None and floating(o):
+                if d.m != o.numel():  # pragma: no cover - a rule's shape bug, never silent
+                    raise AssertionError(f"{func}: {d.m} rows for {o.numel()} elements")
+                self.deps[o] = d
+            else:
+                self.deps.pop(o, None)
+                self.tainted[o] = True
+        # in-place operators (squeeze_, t_, ... after functionalization) update their target
+        first = func._schema.arguments[0] if func._schema.arguments else None
+        writes = first is not None and first.alias_info is not None and first.alias_info.is_write
+        target = args[0] if args else None
+        if writes and isinstance(target, torch.Tensor) and outs and outs[0] is not target:
+            if outs[0] in self.deps:
+                self.deps[target] = self.deps[outs[0]]
+            else:
+                self.deps.pop(target, None)
+        return out
+
+    def rule(self, func, packet, args, kwargs, out, outs) -> list[Dep | None]:
+        """The sets of ``outs``, by the lookup order of :mod:`.registry`."""
+        if not any(floating(o) for o in outs):  # argmax, comparisons: no derivative
+            return [None] * len(outs)
+        if packet is aten._to_copy or packet is aten.to or packet is aten.lift_fresh:
+            d = self.dep(args[0])
+            return [d if floating(outs[0]) else None]
+        if torch.Tag.pointwise in func.tags and len(outs) == 1:
+            return pointwise(self, func, args, kwargs, outs)
+        rule = RULES.get(packet)
+        if rule is None:
+            raise refusal(func, " (called on a tensor that depends on x)")
+        return rule(self, func, args, kwargs, outs)
+
+    def nonlinear(self, d: Dep | None) -> None:
+        if self.hessian and d is not None:
+            self.add_square(d)

@@ -1,0 +1,116 @@
+"""Reductions, scans and softmax: each output element depends on a slice of its operand."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from ..registry import (
+    ZERO_SECOND_DERIVATIVE,
+    bind,
+    dim_list,
+    floating,
+    register,
+)
+from ..sets import Dep, arange, group, take
+
+if TYPE_CHECKING:
+    from ..mode import Tracer
+
+aten = torch.ops.aten
+
+
+@register(
+    "sum",
+    "mean",
+    "nansum",
+    "nanmean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "linalg_vector_norm",
+    "norm",
+    "var",
+    "std",
+    "logsumexp",
+    "var_mean",
+    "std_mean",
+    "aminmax",
+    family="reductions",
+)
+def reduction(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """Reductions over given dimensions or all: each output element depends on its slice."""
+    packet = func.overloadpacket
+    b = bind(func, args, kwargs)
+    x = b["self"]
+    shape = tuple(x.shape)
+    dims = dim_list(b.get("dim"), len(shape))
+    keep = [i for i in range(len(shape)) if i not in dims]
+    ids = arange(shape).transpose(keep + dims) if shape else arange(shape)
+    m_out = math.prod(shape[i] for i in keep)
+    r = math.prod(shape[i] for i in dims)
+    in_rows = ids.reshape(m_out, r).reshape(-1)
+    out_rows = np.repeat(np.arange(m_out, dtype=np.int64), r)
+    d = group(tr.dep(x), out_rows, in_rows, m_out, tr.n)
+    if packet not in ZERO_SECOND_DERIVATIVE:
+        tr.nonlinear(d)
+    result: list[Dep | None] = []
+    for o in outs:
+        result.append(d if floating(o) and o.numel() == m_out else None)
+    return result
+
+
+@register("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", family="reductions")
+def scan(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """Scans: element ``i`` along the dimension depends on elements ``0..i``."""
+    packet = func.overloadpacket
+    b = bind(func, args, kwargs)
+    x = b["self"]
+    shape = tuple(x.shape)
+    d = tr.dep(x)
+    if shape:
+        dim = b["dim"] % len(shape)
+        length = shape[dim]
+        groups = np.moveaxis(arange(shape), dim, -1).reshape(-1, length)
+        p, q = np.tril_indices(length)
+        out_rows = groups[:, p].reshape(-1)
+        in_rows = groups[:, q].reshape(-1)
+        d = group(d, out_rows, in_rows, math.prod(shape), tr.n)
+    if packet not in ZERO_SECOND_DERIVATIVE:
+        tr.nonlinear(d)
+    return [d if floating(o) else None for o in outs]
+
+
+@register("_softmax", "_log_softmax", "softmax", "log_softmax", family="reductions")
+def softmax(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``softmax``, ``log_softmax``: every element depends on its whole slice along ``dim``."""
+    b = bind(func, args, kwargs)
+    d = whole_dim(tr.dep(b["self"]), tuple(b["self"].shape), b["dim"], tr.n)
+    tr.nonlinear(d)
+    return [d]
+
+
+def whole_dim(d: Dep, shape: tuple[int, ...], dim: int, n: int) -> Dep:
+    """Every element depends on every element of its slice along ``dim``."""
+    if not shape:
+        return d
+    dim %= len(shape)
+    t = np.moveaxis(arange(shape), dim, -1)
+    length = shape[dim]
+    groups = t.reshape(-1, length)
+    m_out = groups.shape[0]
+    reduced = group(
+        d,
+        np.repeat(np.arange(m_out, dtype=np.int64), length),
+        groups.reshape(-1),
+        m_out,
+        n,
+    )
+    owner = np.empty(math.prod(shape), dtype=np.int64)
+    owner[groups.reshape(-1)] = np.repeat(np.arange(m_out, dtype=np.int64), length)
+    return take(reduced, owner)

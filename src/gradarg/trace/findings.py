@@ -1,0 +1,169 @@
+"""What can be wrong with a watched step, one function per finding, and the summary line.
+
+Each finding is a function ``finding(w, options) -> Finding``: whether it could be checked on
+this record, and the phrase for the problem it found (``None`` if none).  :data:`FINDINGS` is
+the order the summary reports them in.  A new finding is one more function here, added to
+:data:`FINDINGS`; :func:`problems` and :func:`summary` need no change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .values import fmt_norm as _f
+
+if TYPE_CHECKING:
+    from .gradflow import GradWatch
+    from .records import ModuleRecord
+
+__all__ = ["FINDINGS", "Finding", "Options", "problems", "summary"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Thresholds of the findings (see :meth:`GradWatch.problems`)."""
+
+    factor: float = 1e3
+    dead_fraction: float = 0.5
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check of a watched step: its name, whether it could run, what it found."""
+
+    check: str
+    ran: bool
+    problem: str | None = None
+
+
+def nonfinite(w: GradWatch, o: Options) -> Finding:
+    first = w.first_nonfinite()
+    bad = [n for n, r in w.parameters.items() if r.state == "nonfinite"]
+    if first is not None or bad:
+        where = f" first sent by '{first.name}' ({first.kind})" if first else ""
+        return Finding("non-finite", True,
+                       f"non-finite gradient{where}: {len(bad)} parameter(s) got NaN/Inf")
+    return Finding("non-finite", True)
+
+
+def no_gradient(w: GradWatch, o: Options) -> Finding:
+    none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None]
+    if none:
+        shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
+        return Finding("no gradient", True, f"no gradient for {len(none)} parameter(s): {shown}")
+    return Finding("no gradient", True)
+
+
+def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
+    """The gradient at the first layer against the last (see :meth:`GradWatch.problems`)."""
+    layers = w.layers()
+    flow = [c for c in layers if c.params and c.grad_out is not None and
+            math.isfinite(c.grad_out)]
+    if not (len(flow) >= 2 and flow[-1].grad_out > 0):
+        return Finding("vanishing/exploding", False)
+    ratio = flow[0].grad_out / flow[-1].grad_out
+    # the modules the ratio spans: the gradient from flow[-1]'s output to flow[0]'s
+    span = [c for c in layers if flow[0].index < c.index <= flow[-1].index]
+    if ratio == 0:
+        return Finding("vanishing/exploding", True,
+                       f"vanishing gradient: exactly zero at '{flow[0].name}' although "
+                       f"'{flow[-1].name}' received {_f(flow[-1].grad_out)}")
+    if ratio <= 1 / o.factor:
+        return Finding("vanishing/exploding", True,
+                       f"vanishing gradient: {_orders(ratio)} orders of magnitude smaller "
+                       f"at '{flow[0].name}' than at '{flow[-1].name}'"
+                       f"{_sharpest(ratio, span)}")
+    if ratio >= o.factor:
+        return Finding("vanishing/exploding", True,
+                       f"exploding gradient: {_orders(ratio)} orders of magnitude larger "
+                       f"at '{flow[0].name}' than at '{flow[-1].name}'"
+                       f"{_sharpest(ratio, span)}")
+    return Finding("vanishing/exploding", True)
+
+
+def dead_units(w: GradWatch, o: Options) -> Finding:
+    for c in w.modules:
+        if c.dead_units and c.dead_units[0] >= o.dead_fraction * c.dead_units[1]:
+            return Finding("dead units", True,
+                           f"dead units: '{c.name}' has {c.dead_units[0]} of "
+                           f"{c.dead_units[1]} units at 0 for every example of the batch")
+    return Finding("dead units", True)
+
+
+def all_zero(w: GradWatch, o: Options) -> Finding:
+    zero = [n for n, r in w.parameters.items() if r.state == "zero"]
+    if zero:
+        first_zero = w.first_zero()
+        where = (f" (the gradient first became all zero at '{first_zero.name}' "
+                 f"({first_zero.kind}))" if first_zero else "")
+        return Finding("all-zero", True,
+                       f"all-zero gradient for {len(zero)} parameter(s): "
+                       f"{', '.join(zero[:2])}{', ...' if len(zero) > 2 else ''}{where}")
+    return Finding("all-zero", True)
+
+
+def held_before(w: GradWatch, o: Options) -> Finding:
+    held = [n for n, r in w.parameters.items() if r.held_before]
+    if held:
+        return Finding("accumulated", True,
+                       f".grad already held a gradient for {len(held)} parameter(s) before "
+                       f"this backward (zero_grad() not called?)")
+    return Finding("accumulated", True)
+
+
+FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
+    nonfinite, no_gradient, vanishing_or_exploding, dead_units, all_zero, held_before,
+)
+
+
+def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
+    """Every finding, in order; none when no backward pass reached the model."""
+    if not w._backward_seen:
+        return [Finding("backward", True, "no backward pass reached the model")]
+    options = Options(**kwargs)
+    return [finding(w, options) for finding in FINDINGS]
+
+
+def problems(w: GradWatch, **kwargs: Any) -> list[str]:
+    """The phrases of the findings that found a problem, in order."""
+    return [f.problem for f in run(w, **kwargs) if f.problem is not None]
+
+
+def summary(w: GradWatch, **kwargs: Any) -> str:
+    """One line: what is wrong with the recorded step's gradient flow, or that nothing is."""
+    found = problems(w, **kwargs)
+    if found:
+        return "; ".join(found)
+    flow = [c.grad_out for c in w.layers() if c.params and c.grad_out]
+    spread = ""
+    if len(flow) >= 2:
+        spread = (f", norms at the layers within {_orders(max(flow) / min(flow))} "
+                  f"orders of magnitude")
+    return f"ok: every parameter got a finite, nonzero gradient{spread}"
+
+
+def _sharpest(ratio: float, span: list[ModuleRecord]) -> str:
+    """``", most of it across 'name' (...)"`` when one module of ``span`` (the innermost modules
+    between the first and last layer) accounts for at least half of the change ``ratio`` (first
+    layer / last layer) and for at least one order of magnitude by itself; else ``""``. Read
+    from the recorded norms at the module's output and input, nothing else."""
+    total = math.log10(ratio)
+    best, best_change = None, 0.0
+    for c in span:
+        if not (c.grad_out and c.grad_in) or not (
+                math.isfinite(c.grad_out) and math.isfinite(c.grad_in)):
+            continue
+        change = math.log10(c.grad_in / c.grad_out)  # < 0: shrank on its way through
+        if change * total > 0 and abs(change) > abs(best_change):
+            best, best_change = c, change
+    if best is None or abs(best_change) < max(1.0, abs(total) / 2):
+        return ""
+    return (f", most of it across '{best.name}' ({best.kind}: {_f(best.grad_out)} at its "
+            f"output, {_f(best.grad_in)} at its input)")
+
+
+def _orders(ratio: float) -> str:
+    return f"{abs(math.log10(ratio)):.1f}"

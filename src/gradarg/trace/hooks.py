@@ -1,0 +1,187 @@
+"""The recording half of :class:`~gradarg.trace.gradflow.GradWatch`: the hooks and their notes.
+
+Forward pre-hooks and hooks on every module note the order in which modules ran and hang a
+hook on each tensor that enters or leaves a module (``Node.register_prehook`` for a non-leaf,
+``Tensor.register_hook`` for a leaf); a tensor hook on every parameter sees the gradient this
+backward pass computed for it, before it is added to ``.grad``.  Each hook stores one norm;
+:func:`~gradarg.trace.records.assemble` turns the notes into records.  A new kind of note (a
+new hook) goes here; what the notes mean goes in :mod:`.findings`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .records import ROOT_NAME, RawCall
+from .values import norm as _norm
+from .values import tensors as _tensors
+
+__all__ = ["Recorder"]
+
+# activations whose units can die: the unit's output is exactly 0 for every example
+_DYING = (torch.nn.ReLU, torch.nn.ReLU6)
+_WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
+
+
+class Recorder:
+    """Hooks on a model and what they noted during the last step (see :func:`gradarg.watch`)."""
+
+    def __init__(self, model: torch.nn.Module):
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                f"watch() takes a torch.nn.Module, got {type(model).__name__}; wrap a function "
+                f"in a module, or use gradarg.trace_backward(loss) for a bare graph"
+            )
+        self.model = model
+        self._names = {m: (n or ROOT_NAME) for n, m in model.named_modules()}
+        self._owner = {}
+        for mname, m in model.named_modules():
+            for pname, p in m.named_parameters(recurse=False):
+                full = f"{mname}.{pname}" if mname else pname
+                self._owner.setdefault(p, (full, mname or ROOT_NAME))
+        self._module_handles: list[Any] = []
+        self._param_handles: list[Any] = []
+        self._tensor_handles: list[Any] = []
+        self._active = False
+        self._reset()
+        self._attach()
+
+    # -- hooks --------------------------------------------------------------------------------
+    def _reset(self) -> None:
+        for h in getattr(self, "_tensor_handles", ()):
+            h.remove()
+        self._tensor_handles = []
+        # one note per module call (outs filled in when the call returns)
+        self._raw: list[RawCall] = []
+        self._stack: list[int] = []
+        self._slots: dict[tuple[int, int], int] = {}  # (id, version) of a hooked tensor -> slot
+        self._slot_refs: list[Any] = []  # keeps hooked leaf tensors' ids unique
+        self._shapes: list[tuple[int, ...]] = []
+        self._node_outputs: dict[Any, list[tuple[int, int]]] = {}
+        self._node_owner: dict[Any, int] = {}
+        self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
+        self._param_got: list[tuple[Any, float, float | None, bool]] = []
+        self._dead: dict[int, tuple[torch.Tensor, int]] = {}
+        self._passes = 0
+        self._backward_seen = False
+        self._cache: tuple | None = None
+
+    def _attach(self) -> None:
+        for module in self._names:
+            self._module_handles.append(module.register_forward_pre_hook(self._pre_hook))
+            self._module_handles.append(module.register_forward_hook(self._post_hook))
+        for p in self._owner:
+            if p.requires_grad:
+                self._param_handles.append(p.register_hook(self._param_hook(p)))
+        self._active = True
+
+    def _hook_tensor(self, t: torch.Tensor) -> int | None:
+        """The slot recording ``t``'s gradient; hooks ``t`` the first time it is seen.
+
+        A non-leaf tensor is hooked through its ``grad_fn`` (``Node.register_prehook``, which
+        sees the gradient of every output of the node, each as it was before any later
+        in-place change), a leaf through ``Tensor.register_hook``.
+        """
+        if not t.requires_grad:
+            return None
+        node = t.grad_fn
+        key = (node, t.output_nr) if node is not None else (id(t), -1)
+        slot = self._slots.get(key)
+        if slot is None:
+            if not (t.is_floating_point() or t.is_complex()):
+                return None
+            slot = len(self._shapes)
+            self._slots[key] = slot
+            self._shapes.append(tuple(t.shape))
+            arrivals = self._arrivals
+            if node is None:
+                self._slot_refs.append(t)  # keeps the id unique during the step
+
+                def hook(g, slot=slot):
+                    self._backward_seen = True
+                    arrivals.append((slot, _norm(g)))
+
+                self._tensor_handles.append(t.register_hook(hook))
+            else:
+                outputs = self._node_outputs.get(node)
+                if outputs is None:
+                    outputs = self._node_outputs[node] = []
+
+                    def prehook(grads, outputs=outputs):
+                        self._backward_seen = True
+                        for nr, slot in outputs:
+                            g = grads[nr]
+                            if g is not None:
+                                arrivals.append((slot, _norm(g)))
+
+                    self._tensor_handles.append(node.register_prehook(prehook))
+                outputs.append((t.output_nr, slot))
+        return slot
+
+    def _pre_hook(self, module, args):
+        if self._backward_seen and not self._stack and module is self.model:
+            self._reset()  # a new step: the record keeps the last one
+        self._cache = None
+        index = len(self._raw)
+        ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else _tensors(args)
+        slots, producers = [], []
+        for t in ts:
+            slot = self._hook_tensor(t)
+            if slot is not None:
+                slots.append(slot)
+                node = t.grad_fn
+                owner = self._node_owner.get(node)
+                if owner is not None:
+                    producers.append(owner)
+                elif node is not None:
+                    producers.extend(self._producers(node))
+        self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
+                                 producers))
+        self._stack.append(index)
+
+    def _producers(self, node: Any) -> list[int]:
+        """Module calls whose outputs reach ``node`` through functional operations."""
+        found, seen, todo = [], {node}, [node]
+        while todo and len(seen) <= _WALK_LIMIT:
+            n = todo.pop()
+            owner = self._node_owner.get(n)
+            if owner is not None:
+                found.append(owner)
+                continue
+            for child, _ in n.next_functions:
+                if child is not None and child not in seen and not hasattr(child, "variable"):
+                    seen.add(child)
+                    todo.append(child)
+        return found
+
+    def _post_hook(self, module, args, output):
+        if not self._stack:
+            return
+        index = self._stack.pop()
+        ts = (output,) if type(output) is torch.Tensor else _tensors(output)
+        slots = []
+        owners = self._node_owner
+        for t in ts:
+            slot = self._hook_tensor(t)
+            if slot is not None:
+                slots.append(slot)
+                node = t.grad_fn
+                if node is not None and node not in owners:
+                    owners[node] = index  # the innermost module first
+        self._raw[index] = self._raw[index]._replace(outs=slots)
+        if isinstance(module, _DYING) and type(output) is torch.Tensor and output.dim() >= 2:
+            out = output.detach()
+            peak = out.amax(0) if out.dim() == 2 else out.amax(
+                dim=[d for d in range(out.dim()) if d != 1])
+            self._dead[index] = (peak, out.shape[1])  # ReLU outputs are >= 0
+
+    def _param_hook(self, p: torch.Tensor):
+        def hook(g):
+            self._backward_seen = True
+            held = p.grad
+            self._param_got.append((p, _norm(g), None if held is None else _norm(held),
+                                    g.is_sparse))
+
+        return hook

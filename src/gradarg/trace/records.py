@@ -1,0 +1,190 @@
+"""The records a watched training step leaves: one per module call, one per parameter.
+
+:func:`assemble` turns the raw notes of :class:`~gradarg.trace.gradflow.GradWatch`'s hooks into
+:class:`ModuleRecord` and :class:`ParamRecord` objects; :class:`RawCall` is one such note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import torch
+
+from .values import combine, state
+
+__all__ = ["ModuleRecord", "ParamRecord", "RawCall", "assemble"]
+
+ROOT_NAME = "(model)"
+
+
+class RawCall(NamedTuple):
+    """What the forward hooks noted about one module call (``outs`` set when it returns)."""
+
+    module: torch.nn.Module
+    parent: int | None
+    ins: list[int]
+    outs: list[int] | None
+    producers: list[int]
+
+
+@dataclass
+class ModuleRecord:
+    """One call of one module during the watched step, and the gradient that went through it.
+
+    Attributes
+    ----------
+    index : int
+        Position in forward order (0 is the watched model itself).
+    name : str
+        Qualified name as in ``model.named_modules()`` (``"(model)"`` for the model).
+    kind : str
+        The module's class name, e.g. ``"Linear"``.
+    parent : int or None
+        ``index`` of the module call this one ran inside.
+    depth : int
+        Nesting depth (0 for the model).
+    out_shape : tuple of int or None
+        Shape of the first output tensor that requires grad.
+    in_shape : tuple of int or None
+        Shape of the first input tensor that requires grad.
+    grad_out : float or None
+        Norm of the gradient that arrived at the module's outputs (all of them together);
+        ``None`` if none arrived. NaN or Inf if it held NaN or Inf.
+    grad_in : float or None
+        Norm of the gradient with respect to the module's inputs (what left it toward the
+        inputs). For an input also used elsewhere (a skip connection) it is that tensor's whole
+        gradient. ``None`` if no input requires grad or nothing arrived.
+    param_norm : float or None
+        Norm of this step's gradients of the module's own parameters (not its children's).
+    dead_units : tuple of int or None
+        For ReLU-like modules: ``(dead, units)``, the units (dimension 1: features of a
+        ``Linear``, channels of a ``Conv``) whose output was 0 for every example.
+    producers : tuple of int
+        ``index`` of the module calls whose outputs reached this call's inputs (through
+        functional operations such as ``+`` too).
+    backward_rank : int or None
+        When the gradient reached the module's output in the backward pass (0 first).
+    """
+
+    index: int
+    name: str
+    kind: str
+    parent: int | None
+    depth: int
+    out_shape: tuple[int, ...] | None = None
+    in_shape: tuple[int, ...] | None = None
+    grad_out: float | None = None
+    grad_in: float | None = None
+    param_norm: float | None = None
+    dead_units: tuple[int, int] | None = None
+    producers: tuple[int, ...] = ()
+    backward_rank: int | None = None
+    children: list[int] = field(default_factory=list)
+    params: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ParamRecord:
+    """What one parameter received in the watched step.
+
+    Attributes
+    ----------
+    name : str
+        As in ``model.named_parameters()``.
+    module : str
+        The module that owns it.
+    shape : tuple of int
+    requires_grad : bool
+    grad : float or None
+        Norm of the gradient this step's backward pass computed for it (summed over passes if
+        several ran), before it was added to ``.grad``; ``None`` if no gradient reached it.
+    held_before : float or None
+        Norm of what ``.grad`` already held when that gradient arrived (``None``: ``.grad``
+        was None). Nonzero means ``.grad`` now holds a sum over several backward passes.
+    sparse : bool
+        The gradient arrived as a sparse tensor (``nn.Embedding(sparse=True)``).
+    module_ran : bool
+        Whether the owning module was called in the forward pass.
+    """
+
+    name: str
+    module: str
+    shape: tuple[int, ...]
+    requires_grad: bool
+    grad: float | None = None
+    held_before: float | None = None
+    sparse: bool = False
+    module_ran: bool = False
+
+    @property
+    def state(self) -> str:
+        """``"ok"``, ``"zero"``, ``"nonfinite"`` or ``"none"``."""
+        return state(self.grad)
+
+
+
+
+def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list[tuple[int, ...]],
+             names: dict[Any, str], dead: dict[int, tuple[torch.Tensor, int]],
+             param_got: list[tuple[Any, float, float | None, bool]],
+             owner: dict[Any, tuple[str, str]]
+             ) -> tuple[list[ModuleRecord], dict[str, ParamRecord], int]:
+    """The module calls, the parameters and the number of backward passes, from the hooks'
+    notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (parameter, norm, norm
+    held before, sparse) per gradient that reached a parameter."""
+    by_slot: dict[int, list[float]] = {}
+    rank: dict[int, int] = {}
+    for r, (slot, value) in enumerate(arrivals):
+        by_slot.setdefault(slot, []).append(value)
+        rank.setdefault(slot, r)
+    passes = max((len(v) for v in by_slot.values()), default=0)
+    slot_norm = {s: combine(v) for s, v in by_slot.items()}
+    calls: list[ModuleRecord] = []
+    for index, (module, parent, ins, outs, producers) in enumerate(raw):
+        outs = outs or []
+        depth = 0 if parent is None else calls[parent].depth + 1
+        ranks = [rank[s] for s in outs if s in rank]
+        rec = ModuleRecord(
+            index=index, name=names.get(module, type(module).__name__),
+            kind=type(module).__name__, parent=parent, depth=depth,
+            out_shape=shapes[outs[0]] if outs and shapes else None,
+            in_shape=shapes[ins[0]] if ins and shapes else None,
+            grad_out=combine([slot_norm[s] for s in outs if s in slot_norm]),
+            grad_in=combine([slot_norm[s] for s in ins if s in slot_norm]),
+            producers=tuple(dict.fromkeys(p for p in producers if p != index)),
+            backward_rank=min(ranks) if ranks else None)
+        if index in dead:
+            peak, units = dead[index]
+            rec.dead_units = (int((peak == 0).sum()), units)
+        if parent is not None:
+            calls[parent].children.append(index)
+        calls.append(rec)
+    grads: dict[str, list[float]] = {}
+    held: dict[str, float | None] = {}
+    sparse: dict[str, bool] = {}
+    for p, n, h, is_sparse in param_got:
+        name = owner[p][0]
+        grads.setdefault(name, []).append(n)
+        held.setdefault(name, h)
+        sparse[name] = sparse.get(name, False) or is_sparse
+    ran_names = {c.name for c in calls}
+    first_call: dict[str, int] = {}
+    for rec in calls:
+        first_call.setdefault(rec.name, rec.index)
+    params: dict[str, ParamRecord] = {}
+    own: dict[int, list[float]] = {}
+    for p, (name, mname) in owner.items():
+        g = grads.get(name)
+        total = None if g is None else combine(g)
+        params[name] = ParamRecord(
+            name=name, module=mname, shape=tuple(p.shape), requires_grad=p.requires_grad,
+            grad=total, held_before=held.get(name), sparse=sparse.get(name, False),
+            module_ran=mname in ran_names)
+        if mname in first_call:
+            calls[first_call[mname]].params.append(name)
+            if total is not None:
+                own.setdefault(first_call[mname], []).append(total)
+    for rec in calls:
+        rec.param_norm = combine(own.get(rec.index, []))
+    return calls, params, passes

@@ -1,0 +1,99 @@
+"""Values as the trace room shows and measures them: leaf helpers every other module uses.
+
+Imports nothing of the trace room (so that the tracer, the drawings and the gradient-flow
+record can all use it without import cycles).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+__all__ = ["SHOWN_ENTRIES", "combine", "dense_values", "fmt_norm", "norm", "state", "tensors"]
+
+SHOWN_ENTRIES = 6
+"""A tensor with at most this many entries is printed and drawn by its values, a larger one by
+its shape and norm."""
+
+
+def dense_values(t: torch.Tensor) -> torch.Tensor:
+    """The stored values of ``t``: ``t`` itself if strided, the nonzero values if sparse.
+
+    ``isfinite``, ``ne`` and ``any`` are not implemented for sparse COO tensors (the gradients
+    of ``nn.Embedding(sparse=True)`` and ``nn.EmbeddingBag``); their ``coalesce().values()`` are.
+    Other sparse layouts (CSR, ...) are made dense.
+    """
+    if t.layout == torch.sparse_coo:
+        return t.coalesce().values()
+    if t.layout != torch.strided:
+        return t.to_dense()
+    return t
+
+
+
+def norm(g: torch.Tensor) -> float:
+    """The 2-norm of a gradient as a float: 0.0 only if every entry is 0, NaN/Inf only if one is.
+
+    The norm is taken in the gradient's dtype (fast); the rare results that could be wrong
+    there are checked on the entries: 0 (the squares of entries below about 1e-19 underflow in
+    float32) and Inf (squares above about 1e19 overflow) are redone in float64. Sparse COO
+    gradients (``nn.Embedding(sparse=True)``) are coalesced first: elementwise functions such as
+    ``isfinite`` are not implemented for them, their values are.
+    """
+    if g.is_sparse:
+        g = g.coalesce().values()
+    elif g.layout != torch.strided:
+        g = g.to_dense()
+    n = torch.linalg.vector_norm(g).item()
+    if n == 0.0 or n == math.inf:
+        if n == 0.0 and not bool(g.any()):
+            return 0.0
+        if n == math.inf and not bool(torch.isfinite(g).all()):
+            return math.inf
+        wide = g.to(torch.complex128 if g.is_complex() else torch.float64)
+        n = torch.linalg.vector_norm(wide).item()
+    return n
+
+
+def tensors(value: Any) -> Iterable[torch.Tensor]:
+    """Every tensor in nested tuples, lists and dicts (LSTM returns ``(out, (h, c))``)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from tensors(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from tensors(v)
+
+
+def combine(norms: list[float]) -> float | None:
+    """The norm of several tensors taken together: sqrt of the sum of squared norms."""
+    if not norms:
+        return None
+    if any(math.isnan(n) for n in norms):
+        return math.nan
+    return math.sqrt(sum(n * n for n in norms))
+
+
+def state(norm: float | None) -> str:
+    if norm is None:
+        return "none"
+    if not math.isfinite(norm):
+        return "nonfinite"
+    return "zero" if norm == 0.0 else "ok"
+
+
+def fmt_norm(v: float | None) -> str:
+    from ..show.render import fmt
+
+    if v is None:
+        return "—"
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Inf"
+    return fmt(v, digits=3)
