@@ -25,7 +25,7 @@ def chain(a_value):
 nodes = chain(5.0)
 trace = gradarg.trace_backward(nodes["d"], names=nodes)   # runs d.backward()
 print(f'c = {gradarg.fmt(nodes["c"])}  a.grad = {gradarg.fmt(nodes["a"].grad)}')
-trace.draw()
+trace.player()            # the drawing, to step through with next / previous
 
 # %%
 def grad_from(node, a_value, gradient=None):
@@ -50,3 +50,7 @@ c_vec = nodes["c"].detach()
 for node, v in [("d", torch.ones(3)), ("c", 1 / c_vec), ("b", 8 / c_vec)]:
     print(f"from {node}, gradient={gradarg.fmt(v)}: "
           f"a.grad = {gradarg.fmt(grad_from(node, a_values, v))}")
+
+# %%
+vec_nodes = chain(a_values)
+gradarg.trace_backward(vec_nodes["d"], torch.ones(3), names=vec_nodes).player()

@@ -58,5 +58,4 @@ X = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64,
 V = torch.tensor([[1.0, 0.0], [0.5, -2.0]], dtype=torch.float64)
 (X @ W).backward(gradient=V)
 J = gradarg.jacobian(lambda t: t @ W, X.detach())
-print(f"W = {gradarg.fmt(W)}\nV = {gradarg.fmt(V)}")
 print(f"J.shape = {tuple(J.shape)}   X.grad = {gradarg.fmt(X.grad)}")

@@ -66,11 +66,9 @@ print(f"x.grad = {gradarg.fmt(x.grad)}")
 
 # %%
 x = torch.randn(3, requires_grad=True)
-y = x * 2
-k = 1
+y, k = x * 2, 1
 while y.norm() < 1000:
-    y = y * 2
-    k += 1
+    y, k = y * 2, k + 1
 v = torch.tensor([0.1, 1.0, 0.0001])
 y.backward(v)
-print(f"k = {k}, 2**k = {2**k}, x.grad = {gradarg.fmt(x.grad)}")
+print(f"k = {k}, 2**k = {2**k}, x.grad = {gradarg.fmt(x.grad)} = 2**k v")

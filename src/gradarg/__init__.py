@@ -49,6 +49,7 @@ from .sparse import (
     sparsity_pattern,
 )
 from .trace import (
+    BackwardPlayer,
     BackwardTrace,
     Drawing,
     GradDiagnosis,
@@ -70,6 +71,7 @@ __version__ = "0.1.0"
 __all__ = [
     "METHODS",
     "BackwardCheck",
+    "BackwardPlayer",
     "BackwardTrace",
     "CertificateError",
     "Drawing",

@@ -83,8 +83,8 @@ EXAMPLES = (
     # doubling until the norm passes 1000: x.grad = 2**k v
     Example("y = x * 2 doubled while its norm < 1000, backward([0.1, 1.0, 0.0001])",
             "tutorial/why-a-vector",
-            ("y = x * 2", "while y.norm() < 1000:", "torch.tensor([0.1, 1.0, 0.0001])"),
-            ("2**k =",)),
+            ("x * 2", "while y.norm() < 1000:", "torch.tensor([0.1, 1.0, 0.0001])"),
+            ("2**k =", "= 2**k v")),
     # the memory of a whole Jacobian against one VJP
     Example("why a vector and not the Jacobian: memory",
             "guide/why-not-build-j",

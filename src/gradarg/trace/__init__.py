@@ -14,6 +14,7 @@ Modules:
   records and their assembly), ``findings`` (one function per thing that can be wrong with a
   step; the summary line), ``explain`` (``GradWatch.why_no_grad`` in words) and ``view``
   (rows, table, plot); ``modules``: ``draw_modules``, one box per ``nn.Module``.
+- ``player``: ``BackwardTrace.player()``, the pass step by step (buttons, arrow keys).
 - ``values``: how values are shown and measured (``SHOWN_ENTRIES``, norms, sparse values);
   a leaf every other module may import.
 
@@ -30,9 +31,11 @@ from .diagnose import GradDiagnosis, why_no_grad
 from .drawing import Drawing, side_by_side, trace_svg
 from .gradflow import GradWatch, ModuleRecord, ParamRecord, watch
 from .modules import draw_modules
+from .player import BackwardPlayer
 from .tracer import BackwardTrace, TracedEdge, TracedNode, trace_backward
 
 __all__ = [
+    "BackwardPlayer",
     "BackwardTrace",
     "Drawing",
     "GradDiagnosis",

@@ -322,7 +322,8 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
             ran = "did not run" if n.order is None else f"step {n.order}"
             tip = f"<title>{html.escape(n.grad_fn)}:{html.escape(shape)}, {ran}</title>"
         h = BOX_H if l2 else 24
-        parts.append(f'<g class="{" ".join(gcls)}">{tip}<rect class="ga-box" x="{x - w / 2:.1f}" '
+        parts.append(f'<g class="{" ".join(gcls)}" data-key="{k}">{tip}'
+                     f'<rect class="ga-box" x="{x - w / 2:.1f}" '
                      f'y="{y - h / 2:.1f}" width="{w:.1f}" height="{h}" rx="6"/>')
         ty = y - 3 if l2 else y + 4
         parts.append(f'<text x="{x:.1f}" y="{ty:.1f}" text-anchor="middle">'

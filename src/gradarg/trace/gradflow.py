@@ -175,7 +175,7 @@ class GradWatch(Recorder):
     def problems(self, *, factor: float = 1e3, dead_fraction: float = 0.5) -> list[str]:
         """Each thing wrong with the recorded step, one phrase each (empty if none).
 
-        Each phrase comes from one finding of :mod:`gradarg.trace.findings` (non-finite
+        Each phrase comes from one finding of ``gradarg.trace.findings`` (non-finite
         gradients, missing gradients, vanishing or exploding flow, dead units, all-zero
         gradients, gradients accumulated over earlier passes), in that order.
 
@@ -215,7 +215,7 @@ class GradWatch(Recorder):
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """Gradient norms per module in forward order, log scale, zero and NaN/Inf marked;
-        see :func:`gradarg.trace.view.plot`.
+        see ``gradarg.trace.view.plot``.
 
         Returns
         -------

@@ -270,6 +270,13 @@ class BackwardTrace:
 
         return Drawing(self.to_svg(**kwargs))
 
+    def player(self, **kwargs: Any):
+        """Step through this backward pass node by node: a :class:`~gradarg.BackwardPlayer`
+        (buttons and arrow keys in a notebook or on a page; its ``steps`` as data)."""
+        from .player import BackwardPlayer
+
+        return BackwardPlayer(self, **kwargs)
+
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text, edges labelled with their cotangents.
 
