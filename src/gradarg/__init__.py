@@ -1,8 +1,29 @@
 """gradarg: the ``gradient`` argument of ``Tensor.backward()``, checked.
 
-``y.backward(gradient=v)`` computes the vector-Jacobian product ``vᵀJ`` and puts it in
-``x.grad``.  This package builds Jacobians (three independent routes), compares what
-``backward`` computes with an independent ``vᵀJ``, and renders live tensors as LaTeX.
+``y.backward(gradient=v)`` computes the vector–Jacobian product (VJP) ``vᵀJ``, with ``J`` the
+Jacobian of ``y`` with respect to a leaf ``x``, and adds it to ``x.grad``.  gradarg computes
+what that product is made of, checks backward passes against independent Jacobians, and shows
+what flows through a backward pass.  What it offers, by task (``help(gradarg.<name>)`` for
+each; the guide with worked examples is the site, ``nox -s docs`` builds it):
+
+Jacobians and VJPs
+    ``jacobian(fn, x, method="auto" | "reverse" | "forward" | "finite-difference")``, a
+    drop-in for ``torch.autograd.functional.jacobian``; ``backward_vjp``, ``contract``.
+Is a backward right?
+    ``compare_vjp(fn, x, v)``: what ``backward(gradient=v)`` gives against ``vᵀJ`` from an
+    independent Jacobian.  ``check_backward(MyFunction.apply, *inputs)``: a custom
+    ``autograd.Function`` checked, its wrong entries and their pattern reported.
+What flowed through a backward pass?
+    ``trace_backward(y, v, names=...)``: the upstream gradient at every node (``.draw()``,
+    ``.to_svg()``); ``why_no_grad(y, x)``: why ``x.grad`` is None, zero or NaN;
+    ``with watch(model) as w:`` around a training step: gradient norms per module and
+    parameter, ``w.summary()``; ``draw_modules(w)``.
+Sparse Jacobians and Hessians
+    ``jacobian_sparsity`` / ``hessian_sparsity`` (patterns by tracing), ``SparseJacobian``,
+    ``SparseHessian`` (a few passes by colouring), ``sparsity_pattern``, ``color_pattern``.
+Showing tensors
+    ``fmt``, ``summarize``, ``latex_matrix``, ``latex_jacobian``, ``latex_vjp``,
+    ``markdown_table``; ``explorer(fn, x)``: ``vᵀJ`` recomputed as you type, in a notebook.
 """
 
 # Rooms, bottom to top (imports run downward only; tests/test_layout.py checks it):
