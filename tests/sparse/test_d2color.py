@@ -136,3 +136,59 @@ def test_import_gradarg_does_not_import_numba():
     code = "import sys, gradarg, gradarg.sparse; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------- compiled loops
+
+
+def reference_star_coloring(indptr, indices, sequence):
+    """The former pure-Python star colouring (same rule), for the compiled one to equal."""
+    n = len(indptr) - 1
+    ptr, ind = indptr.tolist(), indices.tolist()
+    color = [-1] * n
+    counts: list[dict[int, int]] = [{} for _ in range(n)]
+    forbid = [-1] * (n + 1)
+    for v in sequence.tolist():
+        for w in ind[ptr[v] : ptr[v + 1]]:
+            a = color[w]
+            if a < 0:
+                continue
+            forbid[a] = v
+            hub = counts[v].get(a, 0) >= 2
+            for x in ind[ptr[w] : ptr[w + 1]]:
+                if color[x] >= 0 and x != v and (hub or counts[x].get(a, 0) >= 2):
+                    forbid[color[x]] = v
+        c = 0
+        while forbid[c] == v:
+            c += 1
+        color[v] = c
+        for z in ind[ptr[v] : ptr[v + 1]]:
+            counts[z][c] = counts[z].get(c, 0) + 1
+    return np.asarray(color, dtype=np.int64)
+
+
+def reference_greedy(indptr, indices, sequence):
+    color = [-1] * (len(indptr) - 1)
+    for v in sequence.tolist():
+        taken = {color[w] for w in indices[indptr[v] : indptr[v + 1]].tolist()}
+        color[v] = next(c for c in range(len(color) + 1) if c not in taken)
+    return np.asarray(color, dtype=np.int64)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 30), density=st.floats(0.02, 0.5), seed=st.integers(0, 2**31 - 1))
+def test_compiled_star_and_greedy_colourings_equal_the_python_ones(n, density, seed):
+    from gradarg.sparse.greedy import ORDERS, greedy, order
+    from gradarg.sparse.star import star_coloring
+
+    rng = np.random.default_rng(seed)
+    a = rng.random((n, n)) < density
+    a = (a | a.T) & ~np.eye(n, dtype=bool)
+    indptr = np.r_[0, np.cumsum(a.sum(1))].astype(np.int64)
+    indices = np.nonzero(a)[1].astype(np.int64)
+    for name in ORDERS:
+        seq = order(indptr, indices, name)
+        assert sorted(seq.tolist()) == list(range(n))
+        assert np.array_equal(greedy(indptr, indices, seq), reference_greedy(indptr, indices, seq))
+        assert np.array_equal(star_coloring(indptr, indices, seq),
+                              reference_star_coloring(indptr, indices, seq))
