@@ -56,7 +56,10 @@ def test_distance2_colourings_are_valid_and_largest_first_is_networkx(mask, side
         assert colors.shape == (size,)
         assert same_coloured_conflict(mask, side, colors) is None, strategy
     indptr, indices = conflict_adjacency(co, side)
-    assert np.array_equal(d2color.distance2_degrees(*arrays), np.diff(indptr))
+    degree = d2color.distance2_degrees(*arrays)
+    assert np.array_equal(degree, np.diff(indptr))
+    # DSATUR's binary-heap version (used past one bucket per key) is a valid colouring too
+    assert same_coloured_conflict(mask, side, d2color._dsatur(*arrays, degree)) is None
     graph = nx.Graph()
     graph.add_nodes_from(range(size))
     graph.add_edges_from((a, b) for a in range(size) for b in indices[indptr[a]:indptr[a + 1]])
@@ -192,3 +195,20 @@ def test_compiled_star_and_greedy_colourings_equal_the_python_ones(n, density, s
         assert np.array_equal(greedy(indptr, indices, seq), reference_greedy(indptr, indices, seq))
         assert np.array_equal(star_coloring(indptr, indices, seq),
                               reference_star_coloring(indptr, indices, seq))
+
+
+@settings(max_examples=30, deadline=None)
+@given(mask=masks(max_side=20).filter(lambda m: m.shape[0] == m.shape[1]) | st.builds(
+    lambda k, seed: torch.rand(k, k, generator=torch.Generator().manual_seed(seed)) < 0.2,
+    st.integers(1, 20), st.integers(0, 2**31 - 1)).filter(lambda m: bool(m.any())))
+def test_symmetrized_pattern_is_the_union_with_transpose_and_diagonal(mask):
+    from gradarg.sparse.symmetric import symmetrized
+
+    rows, cols, indptr, indices = symmetrized(coordinates(mask))
+    sym = (mask | mask.T).numpy()
+    np.fill_diagonal(sym, True)
+    want_rows, want_cols = np.nonzero(sym)
+    assert np.array_equal(rows, want_rows) and np.array_equal(cols, want_cols)
+    off = sym & ~np.eye(len(sym), dtype=bool)
+    assert np.array_equal(indptr, np.r_[0, np.cumsum(off.sum(1))])
+    assert np.array_equal(indices, np.nonzero(off)[1])

@@ -23,8 +23,9 @@ __all__ = ["lazy_njit"]
 class _Lazy:
     """A kernel not compiled yet: forwards every call to the module's compiled version."""
 
-    def __init__(self, func: Callable[..., Any]) -> None:
+    def __init__(self, func: Callable[..., Any], inline: bool = False) -> None:
         self.func = func
+        self.inline = inline
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any) -> Any:
@@ -40,10 +41,14 @@ def _compile_module(namespace: dict[str, Any]) -> dict[str, Any]:
 
     for name, obj in list(namespace.items()):
         if isinstance(obj, _Lazy):
-            namespace[name] = numba.njit(cache=True)(obj.func)
+            options = {"inline": "always"} if obj.inline else {}
+            namespace[name] = numba.njit(cache=True, **options)(obj.func)
     return namespace
 
 
-def lazy_njit(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark ``func`` (a module-level function numba can compile) as a lazily compiled kernel."""
+def lazy_njit(func: Callable[..., Any] | None = None, *, inline: bool = False):
+    """Mark ``func`` (a module-level function numba can compile) as a lazily compiled kernel;
+    ``@lazy_njit(inline=True)``: a small helper inlined into the kernels that call it."""
+    if func is None:
+        return lambda f: _Lazy(f, inline)
     return _Lazy(func)

@@ -20,7 +20,7 @@ from torch.func import vmap
 from ._layouts import assemble, check_layout
 from .acyclic import acyclic_coloring, substitution_plan
 from .greedy import order
-from .pattern import coordinates, sorted_unique
+from .pattern import coordinates
 from .star import star_coloring, star_recovery
 
 __all__ = ["ORDERS_TRIED", "SparseHessian"]
@@ -114,14 +114,9 @@ class SparseHessian:
             )
         start = time.perf_counter()
         n = co.n
-        key = sorted_unique(
-            np.concatenate([co.rows * n + co.cols, co.cols * n + co.rows, np.arange(n) * (n + 1)])
-        )
-        rows, cols = np.divmod(key, n)
-        off = rows != cols
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows[off], minlength=n), out=indptr[1:])
-        indices = cols[off]
+        from .symmetric import symmetrized  # imports numba
+
+        rows, cols, indptr, indices = symmetrized(co)
         best = None
         colour = star_coloring if method == "star" else acyclic_coloring
         for name in ORDERS_TRIED:
