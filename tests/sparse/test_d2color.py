@@ -170,6 +170,36 @@ def reference_star_coloring(indptr, indices, sequence):
     return np.asarray(color, dtype=np.int64)
 
 
+def reference_acyclic_coloring(indptr, indices, sequence):
+    """The former pure-Python acyclic colouring (union-find per colour pair, in dicts)."""
+    ptr, ind = indptr.tolist(), indices.tolist()
+    color = [-1] * (len(ptr) - 1)
+    forests: dict[tuple[int, int], dict[int, int]] = {}
+
+    def find(parent, v):
+        while parent.get(v, v) != v:
+            v = parent[v]
+        return v
+
+    for v in sequence.tolist():
+        by_colour: dict[int, list[int]] = {}
+        for w in ind[ptr[v] : ptr[v + 1]]:
+            if color[w] >= 0:
+                by_colour.setdefault(color[w], []).append(w)
+        c = 0
+        while c in by_colour or any(
+            len({find(forests.get((min(c, d), max(c, d)), {}), w) for w in ws}) < len(ws)
+            for d, ws in by_colour.items()
+        ):
+            c += 1
+        color[v] = c
+        for d, ws in by_colour.items():
+            parent = forests.setdefault((min(c, d), max(c, d)), {})
+            for w in ws:
+                parent[find(parent, w)] = find(parent, v)
+    return np.asarray(color, dtype=np.int64)
+
+
 def reference_greedy(indptr, indices, sequence):
     color = [-1] * (len(indptr) - 1)
     for v in sequence.tolist():
@@ -180,7 +210,8 @@ def reference_greedy(indptr, indices, sequence):
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 30), density=st.floats(0.02, 0.5), seed=st.integers(0, 2**31 - 1))
-def test_compiled_star_and_greedy_colourings_equal_the_python_ones(n, density, seed):
+def test_compiled_star_acyclic_and_greedy_colourings_equal_the_python_ones(n, density, seed):
+    from gradarg.sparse.acyclic import acyclic_coloring
     from gradarg.sparse.greedy import ORDERS, greedy, order
     from gradarg.sparse.star import star_coloring
 
@@ -195,6 +226,8 @@ def test_compiled_star_and_greedy_colourings_equal_the_python_ones(n, density, s
         assert np.array_equal(greedy(indptr, indices, seq), reference_greedy(indptr, indices, seq))
         assert np.array_equal(star_coloring(indptr, indices, seq),
                               reference_star_coloring(indptr, indices, seq))
+        assert np.array_equal(acyclic_coloring(indptr, indices, seq),
+                              reference_acyclic_coloring(indptr, indices, seq))
 
 
 @settings(max_examples=30, deadline=None)
