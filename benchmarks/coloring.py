@@ -28,6 +28,10 @@ product per input element), float64, each result checked against the other (rtol
 a banded Hessian with 10 off-diagonal bands, n = 4096 (target ≥ 100× faster; star
 colouring needs 11 products, acyclic colouring with substitution 6), and the energy of a
 64 × 64 grid with 5-point couplings.
+
+Part 3, growth: detection (``jacobian_sparsity``) and colouring (``SparseJacobian(pattern)``)
+of a 1-D stencil with ``exp`` (3 non-zeros a row) at 10⁴ to 10⁶ unknowns (``--quick``: to
+10⁵), one run each, with the factor per 10× unknowns; target at 10⁶: ≤ 2 s each.
 """
 
 from __future__ import annotations
