@@ -1,7 +1,8 @@
 """Sessions: ``tests`` (pytest + doctests + examples), ``docs`` (the site), ``pages`` (every page
 run as a reader would), ``docs-repro``, ``browser`` (the built site in headless Chromium),
 ``site`` (those four in one environment, what ``.ci/run`` uses), ``bench`` (speed against
-torch), ``lint`` (ruff), ``docs-live``, and
+torch), ``bench-asdex`` (sparse Jacobians and Hessians beside JAX's asdex; bench only),
+``lint`` (ruff), ``docs-live``, and
 ``tests-oldest`` (the unit tests against the oldest torch pyproject.toml declares; run by hand,
 ``nox -s tests-oldest``: it downloads about 3 GB of torch and CUDA wheels, so it is neither a
 default session nor part of ``.ci/run``).
@@ -235,6 +236,23 @@ def bench(session: nox.Session) -> None:
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
     # watch and trace_backward against a plain training step, four models, ratio of medians
     session.run("python", "benchmarks/watch.py", env={"OMP_NUM_THREADS": threads})
+
+
+@nox.session(name="bench-asdex", python=PYTHON)
+def bench_asdex(session: nox.Session) -> None:
+    """Sparse Jacobians and Hessians beside asdex (JAX): seven functions in one process.
+
+    A bench-only session: not a default session and not in ``.ci/run``.  It installs
+    ``jax[cpu]`` and ``asdex`` from PyPI (with numba, which gradarg uses too) beside gradarg,
+    pinned by the constraints file like every session, and runs
+    benchmarks/asdex_side_by_side.py: float64, one thread for torch and XLA, medians of
+    interleaved rounds; patterns, passes, colouring time, cached call time, asdex's trace +
+    compile time, agreement.  Arguments go to the script (``-- --rounds 3``).
+    """
+    install(session, "-e", ".", "jax[cpu]", "asdex")
+    # the script sets XLA_FLAGS for one thread itself, before importing JAX
+    session.run("python", "benchmarks/asdex_side_by_side.py", *session.posargs,
+                env={"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
 
 
 @nox.session(python=PYTHON)

@@ -28,6 +28,10 @@ product per input element), float64, each result checked against the other (rtol
 a banded Hessian with 10 off-diagonal bands, n = 4096 (target ≥ 100× faster; star
 colouring needs 11 products, acyclic colouring with substitution 6), and the energy of a
 64 × 64 grid with 5-point couplings.
+
+Part 3, growth: detection (``jacobian_sparsity``) and colouring (``SparseJacobian(pattern)``)
+of a 1-D stencil with ``exp`` (3 non-zeros a row) at 10⁴ to 10⁶ unknowns (``--quick``: to
+10⁵), one run each, with the factor per 10× unknowns; target at 10⁶: ≤ 2 s each.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import numpy as np
 import torch
 
 import gradarg
-from gradarg.sparse.coloring import color_graph, conflict_adjacency
+from gradarg.sparse.d2color import color_side
 from gradarg.sparse.pattern import coordinates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sparse"))
@@ -117,8 +121,8 @@ def coloring_rows(repeats: int) -> list[list[str]]:
         assert sj is not None
         co = coordinates(pattern)
         side = "columns" if sj.mode == "forward" else "rows"
-        _, tried = color_graph(*conflict_adjacency(co, side), "best")
-        lf, ds = tried["largest_first"][0], tried["DSATUR"][0]
+        lf = int(color_side(co, side, "largest_first")[0].max()) + 1
+        ds = int(color_side(co, side, "DSATUR")[0].max()) + 1
         t = statistics.median(times)
         if asdex is not None:
             verdict = "HOLDS" if sj.passes <= asdex and t <= 0.030 else "FAILS"
@@ -184,6 +188,40 @@ def hessian_rows(repeats: int) -> list[list[str]]:
     return rows
 
 
+# --------------------------------------------------------------------------- growth
+
+
+def stencil_exp(u: torch.Tensor) -> torch.Tensor:
+    """1-D stencil with ``exp``: 3 non-zeros a row."""
+    up = torch.nn.functional.pad(u, (1, 1))
+    return up[:-2] - 2 * u + up[2:] + torch.exp(u)
+
+
+GROWTH_SIZES = (10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6)
+
+
+def growth_rows(quick: bool) -> list[list[str]]:
+    """Detection (``jacobian_sparsity``) and colouring (``SparseJacobian(pattern)``: coordinates,
+    colouring, decompression plan) of the 1-D stencil, 10⁴ to 10⁶ unknowns, one run each."""
+    gradarg.SparseJacobian(torch.eye(3, dtype=torch.bool))  # numba's import and cache loads
+    rows, seen = [], {}
+    for n in GROWTH_SIZES[:3] if quick else GROWTH_SIZES:
+        x = torch.rand(n, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+        start = time.perf_counter()
+        pattern = gradarg.jacobian_sparsity(stencil_exp, x)
+        detect = time.perf_counter() - start
+        start = time.perf_counter()
+        sj = gradarg.SparseJacobian(pattern, x.shape)
+        colour = time.perf_counter() - start
+        seen[n] = (detect, colour)
+        before = seen.get(n // 10)
+        growth = f"{detect / before[0]:.1f}x / {colour / before[1]:.1f}x" if before else "-"
+        target = ("HOLDS" if detect <= 2 and colour <= 2 else "FAILS") if n == 10**6 else ""
+        rows.append([f"{n:,}", str(sj.passes), f"{detect:.3f}", f"{colour:.3f}",
+                     f"{sj.coloring_seconds:.3f}", growth, target])
+    return rows
+
+
 def table(headers: list[str], body: list[list[str]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
@@ -207,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
           "products = Hessian-vector products per call")
     table(["energy", "size", "products", "distance-2", "hessian's", "colour ms", "sparse ms",
            "hessian ms", "speed-up", "target"], hessian_rows(repeats))
+    print("\nGrowth, 1-D stencil with exp (3 non-zeros a row), one run each: detection "
+          "(jacobian_sparsity) and colouring (SparseJacobian(pattern): coordinates, colouring, "
+          "plan; 'colouring only' its coloring_seconds); x per 10x unknowns; target at 10⁶: "
+          "<= 2 s each")
+    table(["unknowns", "passes", "detect s", "colour s", "colouring only s",
+           "growth detect / colour", "target"], growth_rows(args.quick))
     return 0
 
 

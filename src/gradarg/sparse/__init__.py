@@ -2,20 +2,24 @@
 
 What it is for: ``SparseJacobian(pattern)`` (colour once, then every call makes one batched pass
 per colour instead of one per row or column, with a random certificate; a bidirectional split
-when a row and a column are dense), ``color_pattern`` (greedy colouring of the row or column
-intersection graph: largest-first and DSATUR compiled by rustworkx, other orders in
-``greedy``), ``sparsity_pattern`` (a local pattern from dense Jacobians at random points),
-``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per
+when a row and a column are dense), ``color_pattern`` (greedy colouring of the rows or columns:
+largest-first and DSATUR at distance 2 on the pattern's CSR/CSC arrays, other orders on an
+explicit intersection graph), ``sparsity_pattern`` (a local pattern from dense Jacobians at
+random points), ``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per
 colour), and ``jacobian_sparsity`` / ``hessian_sparsity`` (global patterns found by tracing
 ``fn``, valid for every input).
 
-Modules: ``compressed``, ``coloring`` (conflict graphs, strategies), ``greedy`` (greedy
-colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
+Modules: ``compressed``, ``coloring`` (strategies, explicit conflict graphs), ``d2color``
+(distance-2 colouring on CSR/CSC arrays), ``peel`` (dense lines: candidate splits), ``greedy``
+(greedy colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
 ``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
 substitution), ``hessian``, ``pattern`` (local patterns), ``detect/`` (patterns by tracing: a
 ``TorchDispatchMode`` in ``detect/mode.py``, a rule registry in ``detect/registry.py``, one
 rule module per family of operators in ``detect/rules/``; a new operator's rule goes in
 ``detect/rules/<family>.py``, registered with ``@register("op", family=...)``).
+
+Compiled loops are marked ``@lazy_njit`` (``_numba``): numba is imported on the first colouring,
+never by ``import gradarg``.
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.show`.  Importing it registers the compressed route

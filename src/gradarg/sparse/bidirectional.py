@@ -8,12 +8,14 @@ at once, since once row 0 is set aside they share no row).
 
 This is a simple *peeling* heuristic in the spirit of the bidirectional partitions of Coleman
 and Verma ("The efficient computation of sparse Jacobian matrices using automatic
-differentiation", SIAM J. Sci. Comput. 19, 1998) and Hossain and Steihaug (1998): for a few
-thresholds ``t`` on the number of non-zeros, rows with at least ``t`` entries go to reverse mode
-(their rows coloured among themselves: rows sharing a column conflict) and the remaining
-entries to forward mode (their columns coloured: columns sharing a row *outside* the peeled
-rows conflict); the same with columns peeled to forward mode.  The split with the fewest
-passes in total is kept.
+differentiation", SIAM J. Sci. Comput. 19, 1998) and Hossain and Steihaug (1998): the
+candidate splits of :mod:`gradarg.sparse.peel` (dense rows to reverse mode, or dense columns
+to forward mode, for a few thresholds) are coloured in increasing lower bound (reverse rows
+coloured among themselves: rows sharing a column conflict; forward columns: columns sharing a
+row *outside* the peeled rows conflict), through the pattern's CSR/CSC arrays
+(:mod:`gradarg.sparse.d2color`), until the bound reaches the best split found.  The split
+with the fewest passes in total is kept.  ``explicit=True`` is the former search: every
+candidate, each side coloured on an explicit conflict graph (kept as the tests' reference).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .coloring import color_graph, conflict_adjacency
+from .coloring import COMPRESSED, color_graph, conflict_adjacency
 from .pattern import Coordinates
+from .peel import candidate_splits
 
 __all__ = ["Partition", "bidirectional_partition"]
 
@@ -43,12 +46,17 @@ class Partition:
         return self.reverse_passes + self.forward_passes
 
 
-def _colors(coords: Coordinates, keep: np.ndarray, side: str, strategy: str):
+def _colors(coords: Coordinates, keep: np.ndarray, side: str, strategy: str, explicit: bool):
     size = coords.m if side == "rows" else coords.n
     if not keep.any():
         return np.zeros(size, dtype=np.int64), 0
     sub = Coordinates(coords.rows[keep], coords.cols[keep], coords.m, coords.n, None, None)
-    colors, _ = color_graph(*conflict_adjacency(sub, side), strategy)
+    if explicit or strategy not in COMPRESSED:
+        colors, _ = color_graph(*conflict_adjacency(sub, side), strategy)
+    else:
+        from .d2color import color_side  # imports numba
+
+        colors, _ = color_side(sub, side, strategy)
     used = np.unique(colors[sub.rows if side == "rows" else sub.cols])
     # renumber the colours that entries use as 0, 1, ... (isolated absent nodes may hold others)
     table = np.full(int(colors.max()) + 1, 0, dtype=np.int64)
@@ -57,25 +65,22 @@ def _colors(coords: Coordinates, keep: np.ndarray, side: str, strategy: str):
 
 
 def bidirectional_partition(
-    coords: Coordinates, strategy: str = "best", thresholds: int = 4
+    coords: Coordinates, strategy: str = "best", thresholds: int = 4, *, explicit: bool = False
 ) -> Partition:
     """The peeling split with fewest passes over ``thresholds`` cut-offs on each side."""
     best: Partition | None = None
-    for side in ("rows", "columns"):
-        line = coords.rows if side == "rows" else coords.cols
-        size = coords.m if side == "rows" else coords.n
-        nnz = np.bincount(line, minlength=size)
-        for t in np.unique(nnz)[::-1][:thresholds]:
-            peeled = nnz[line] >= t  # entries on a dense line
-            if peeled.all():
-                continue
-            rev = peeled if side == "rows" else ~peeled
-            rc, kr = _colors(coords, rev, "rows", strategy)
-            cc, kc = _colors(coords, ~rev, "columns", strategy)
-            if best is None or kr + kc < best.passes:
-                best = Partition(rev, rc, cc, kr, kc)
+    candidates = candidate_splits(coords, thresholds)
+    if not explicit:
+        candidates.sort(key=lambda c: c[1])  # stable: rows first on equal bounds
+    for rev, bound in candidates:
+        if not explicit and best is not None and bound >= best.passes:
+            break
+        rc, kr = _colors(coords, rev, "rows", strategy, explicit)
+        cc, kc = _colors(coords, ~rev, "columns", strategy, explicit)
+        if best is None or kr + kc < best.passes:
+            best = Partition(rev, rc, cc, kr, kc)
     if best is None:  # every line equally dense: all entries to reverse mode
         rev = np.ones(coords.nnz, dtype=bool)
-        rc, kr = _colors(coords, rev, "rows", strategy)
+        rc, kr = _colors(coords, rev, "rows", strategy, explicit)
         best = Partition(rev, rc, np.zeros(coords.n, dtype=np.int64), kr, 0)
     return best

@@ -9,11 +9,14 @@ share a row conflict).  See Curtis, Powell and Reid, "On the estimation of spars
 matrices", IMA J. Appl. Math. 13 (1974), and Gebremedhin, Manne and Pothen, "What color is
 your Jacobian? Graph coloring for computing derivatives", SIAM Review 47 (2005).
 
-The graph is built from the pattern's coordinates without any ``m × m`` matrix: the non-zeros
-are grouped by column (a column → rows index) and each group contributes all its pairs, as
-compressed adjacency arrays.  The colouring is sequential greedy in one of several vertex orders
-(:mod:`gradarg.sparse.greedy`), or rustworkx's compiled DSATUR (Brélaz, Comm. ACM 22, 1979) and
-independent-set colourings; ``"best"`` runs several and keeps the one with fewest colours.
+``"best"``, ``"largest_first"`` and ``"DSATUR"`` never build that graph: they colour at
+distance 2 in the bipartite graph of the pattern, through its CSR and CSC arrays
+(:mod:`gradarg.sparse.d2color`, compiled by numba on first use).  The other strategies build
+the graph explicitly (:func:`conflict_adjacency`: one sparse product ``P Pᵀ``) and colour it
+greedily in one of several vertex orders (:mod:`gradarg.sparse.greedy`), or with rustworkx's
+independent-set colouring, or networkx's orders; :func:`color_graph` on
+:func:`conflict_adjacency` is also the former ``"best"`` (largest-first and rustworkx's DSATUR),
+kept as the reference the tests compare colour counts with.
 """
 
 from __future__ import annotations
@@ -50,8 +53,10 @@ STRATEGIES: tuple[str, ...] = (
     "connected_sequential_bfs",
     "connected_sequential_dfs",
 )
-# what "best" tries, cheapest first
+# what "best" tries on an explicit graph (color_graph), cheapest first
 BEST_OF: tuple[str, ...] = ("largest_first", "DSATUR")
+# colourings made on the pattern's CSR/CSC arrays, without an explicit graph (d2color)
+COMPRESSED: tuple[str, ...] = ("best", "largest_first", "DSATUR")
 # compiled in rustworkx: its "Degree" order sorts by decreasing degree, stably (ties by index),
 # the same order as networkx's and gradarg.sparse.greedy's largest_first
 _RX = {
@@ -167,9 +172,9 @@ def color_pattern(
 
     Rows with the same colour have disjoint column supports (``side="rows"``: one reverse-mode
     pass per colour); columns with the same colour have disjoint row supports
-    (``side="columns"``: one forward-mode pass per colour).  The conflict (intersection) graph
-    is built from the pattern's coordinates with array operations; the colouring is a
-    sequential greedy colouring in the order ``strategy``.
+    (``side="columns"``: one forward-mode pass per colour).  ``"best"``, ``"largest_first"``
+    and ``"DSATUR"`` colour at distance 2 through the pattern's CSR and CSC arrays, without
+    building the conflict (intersection) graph; other strategies build it explicitly.
 
     Parameters
     ----------
@@ -181,12 +186,14 @@ def color_pattern(
         The input's shape, needed when ``pattern`` has more than 2 dimensions.
     strategy : str
         One of :data:`gradarg.sparse.STRATEGIES`: ``"best"`` (default) colours with
-        largest-first and DSATUR and keeps the fewer colours (never more than
-        ``networkx.greedy_color(strategy="largest_first")``);
+        largest-first and, unless it meets the lower bound, DSATUR (two tie-breaks) and keeps
+        the fewest colours (never more than ``networkx.greedy_color(strategy="largest_first")``,
+        whose colouring ``"largest_first"`` reproduces); ``"DSATUR"``: Brélaz's order, ties
+        by most uncoloured neighbours (:mod:`gradarg.sparse.d2color`);
         ``"largest_first"``, ``"smallest_last"``, ``"incidence_degree"``,
         ``"dynamic_largest_first"``, ``"random_sequential"`` (seeded) are greedy orders
-        (Gebremedhin, Manne and Pothen, SIAM Review 47, 2005); ``"DSATUR"`` and
-        ``"independent_set"`` are rustworkx's ``graph_greedy_color``;
+        (Gebremedhin, Manne and Pothen, SIAM Review 47, 2005); ``"independent_set"`` is
+        rustworkx's ``graph_greedy_color``;
         ``"connected_sequential_bfs"`` / ``"_dfs"`` are ``networkx.greedy_color``.
 
     Returns
@@ -216,5 +223,12 @@ def color_pattern(
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     coords = pattern if isinstance(pattern, Coordinates) else coordinates(pattern, x_shape)
-    colors, _ = color_graph(*conflict_adjacency(coords, side), strategy)
+    if side not in ("rows", "columns"):
+        raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
+    if strategy in COMPRESSED:
+        from .d2color import color_side  # imports numba: only once a colouring is asked for
+
+        colors, _ = color_side(coords, side, strategy)
+    else:
+        colors, _ = color_graph(*conflict_adjacency(coords, side), strategy)
     return torch.from_numpy(colors)

@@ -409,11 +409,15 @@ class SparseJacobian:
 
 
 def _symmetric(coords) -> bool:
-    """Structurally symmetric square pattern: rows and columns have the same conflict graph."""
+    """Structurally symmetric square pattern: rows and columns have the same conflict graph
+    (its CSR arrays equal its CSC arrays; the transpose is a counting sort, no comparison
+    sort)."""
     if coords.m != coords.n:
         return False
-    key = coords.rows * coords.n + coords.cols  # sorted (row-major coordinates)
-    return bool(np.array_equal(np.sort(coords.cols * coords.n + coords.rows), key))
+    from .d2color import bipartite  # imports numba: a colouring follows anyway
+
+    rptr, rind, cptr, cind = bipartite(coords, "rows")
+    return bool(np.array_equal(rptr, cptr) and np.array_equal(rind, cind))
 
 
 def _has_dense_line(coords) -> bool:

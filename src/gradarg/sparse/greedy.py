@@ -14,11 +14,14 @@ in order, the smallest colour none of its coloured neighbours has.  The orders:
 
 These are the orders of Gebremedhin, Manne and Pothen, "What color is your Jacobian?",
 SIAM Review 47 (2005), section 6, each computed with bucket queues in ``O(|V| + |E|)``.
+The loops are compiled by numba on first use (:mod:`gradarg.sparse._numba`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ._numba import lazy_njit
 
 __all__ = ["ORDERS", "greedy", "order"]
 
@@ -33,20 +36,32 @@ ORDERS = (
 
 def greedy(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray | list[int]) -> np.ndarray:
     """Colour vertices in ``sequence`` with the smallest colour free among their neighbours."""
-    n = len(indptr) - 1
-    ptr, ind = indptr.tolist(), indices.tolist()
-    color = [-1] * n
-    mark = [-1] * (max(np.diff(indptr).max(initial=0), 0) + 2)
-    for v in sequence.tolist() if isinstance(sequence, np.ndarray) else sequence:
-        for w in ind[ptr[v] : ptr[v + 1]]:
-            c = color[w]
-            if c >= 0:
+    return _greedy(_i64(indptr), _i64(indices), _i64(sequence))
+
+
+def _i64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+@lazy_njit
+def _greedy(ptr, ind, sequence):  # pragma: no cover - compiled
+    n = ptr.size - 1
+    color = np.full(n, -1, dtype=np.int64)
+    widest = 0
+    for v in range(n):
+        widest = max(widest, ptr[v + 1] - ptr[v])
+    mark = np.full(widest + 2, -1, dtype=np.int64)
+    for t in range(sequence.size):
+        v = sequence[t]
+        for p in range(ptr[v], ptr[v + 1]):
+            c = color[ind[p]]
+            if c >= 0 and c <= widest:
                 mark[c] = v
         c = 0
         while mark[c] == v:
             c += 1
         color[v] = c
-    return np.asarray(color, dtype=np.int64)
+    return color
 
 
 def order(indptr: np.ndarray, indices: np.ndarray, name: str, seed: int = 0) -> np.ndarray:
@@ -68,36 +83,70 @@ def order(indptr: np.ndarray, indices: np.ndarray, name: str, seed: int = 0) -> 
 
 def _bucket_order(indptr, indices, start, *, pick_max: bool, step: int) -> np.ndarray:
     """Pick vertices one by one by the extreme key; each pick adds ``step`` to the keys of its
-    not-yet-picked neighbours.  Buckets are insertion-ordered dicts (deterministic)."""
+    not-yet-picked neighbours.  Buckets are doubly linked lists, appended at the tail and
+    picked from the head (first in, first out: deterministic)."""
     n = len(indptr) - 1
-    ptr, ind = indptr.tolist(), indices.tolist()
-    key = start.tolist()
-    top = (max(key, default=0) + n + 2) if step > 0 else (max(key, default=0) + 2)
-    buckets: list[dict[int, None]] = [{} for _ in range(top)]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    top = int(start.max()) + (n + 2 if step > 0 else 2)
+    return _bucket_kernel(_i64(indptr), _i64(indices), _i64(start).copy(), pick_max, step, top)
+
+
+@lazy_njit
+def _unlink(head, tail, nxt, prv, b, v):  # pragma: no cover - compiled
+    if prv[v] >= 0:
+        nxt[prv[v]] = nxt[v]
+    else:
+        head[b] = nxt[v]
+    if nxt[v] >= 0:
+        prv[nxt[v]] = prv[v]
+    else:
+        tail[b] = prv[v]
+
+
+@lazy_njit
+def _append(head, tail, nxt, prv, b, v):  # pragma: no cover - compiled
+    nxt[v] = -1
+    prv[v] = tail[b]
+    if tail[b] >= 0:
+        nxt[tail[b]] = v
+    else:
+        head[b] = v
+    tail[b] = v
+
+
+@lazy_njit
+def _bucket_kernel(ptr, ind, key, pick_max, step, top):  # pragma: no cover - compiled
+    n = ptr.size - 1
+    head = np.full(top, -1, dtype=np.int64)
+    tail = np.full(top, -1, dtype=np.int64)
+    nxt = np.full(n, -1, dtype=np.int64)
+    prv = np.full(n, -1, dtype=np.int64)
     for v in range(n):
-        buckets[key[v]][v] = None
-    done = [False] * n
-    out = []
-    cur = max(key, default=0) if pick_max else min(key, default=0)
-    for _ in range(n):
+        _append(head, tail, nxt, prv, key[v], v)
+    done = np.zeros(n, dtype=np.bool_)
+    out = np.empty(n, dtype=np.int64)
+    cur = key.max() if pick_max else key.min()
+    for t in range(n):
         if pick_max:
-            while not buckets[cur]:
+            while head[cur] < 0:
                 cur -= 1
         else:
-            while not buckets[cur]:
+            while head[cur] < 0:
                 cur += 1
-        v = next(iter(buckets[cur]))
-        del buckets[cur][v]
+        v = head[cur]
+        _unlink(head, tail, nxt, prv, cur, v)
         done[v] = True
-        out.append(v)
-        for w in ind[ptr[v] : ptr[v + 1]]:
+        out[t] = v
+        for p in range(ptr[v], ptr[v + 1]):
+            w = ind[p]
             if not done[w]:
                 k = key[w]
-                del buckets[k][w]
+                _unlink(head, tail, nxt, prv, k, w)
                 key[w] = k + step
-                buckets[k + step][w] = None
+                _append(head, tail, nxt, prv, k + step, w)
         if pick_max and step > 0:
             cur += 1  # a neighbour may now sit one bucket higher
         elif not pick_max and step < 0:
             cur = max(cur - 1, 0)
-    return np.asarray(out, dtype=np.int64)
+    return out

@@ -9,7 +9,6 @@ forward-over-reverse (``torch.func.jvp`` of ``torch.func.grad``, batched with
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -20,7 +19,6 @@ from torch.func import vmap
 
 from ._layouts import assemble, check_layout
 from .acyclic import acyclic_coloring, substitution_plan
-from .coloring import color_graph
 from .greedy import order
 from .pattern import coordinates
 from .star import star_coloring, star_recovery
@@ -116,14 +114,9 @@ class SparseHessian:
             )
         start = time.perf_counter()
         n = co.n
-        key = np.unique(
-            np.concatenate([co.rows * n + co.cols, co.cols * n + co.rows, np.arange(n) * (n + 1)])
-        )
-        rows, cols = np.divmod(key, n)
-        off = rows != cols
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows[off], minlength=n), out=indptr[1:])
-        indices = cols[off]
+        from .symmetric import symmetrized  # imports numba
+
+        rows, cols, indptr, indices = symmetrized(co)
         best = None
         colour = star_coloring if method == "star" else acyclic_coloring
         for name in ORDERS_TRIED:
@@ -141,7 +134,6 @@ class SparseHessian:
             self._diagonal_slot = torch.from_numpy(best[rows[diagonal]] * n + rows[diagonal])
             self._rounds = [tuple(torch.from_numpy(a) for a in r) for r in rounds]
         self.coloring_seconds = time.perf_counter() - start
-        self._adjacency = (indptr, indices)
         self._distance2_colors: int | None = None
         self.colors = torch.from_numpy(best)
         self.passes = int(best.max()) + 1
@@ -155,8 +147,15 @@ class SparseHessian:
     def distance2_colors(self) -> int:
         """Colours of a distance-2 colouring of the pattern (computed on first access)."""
         if self._distance2_colors is None:
-            d2 = _distance2(*self._adjacency)
-            self._distance2_colors = int(color_graph(*d2)[0].max()) + 1
+            from .d2color import color_bipartite  # imports numba
+
+            # columns of the pattern with its diagonal: two conflict iff at distance <= 2;
+            # the pattern is symmetric, so its CSR arrays are its CSC arrays
+            rows = self._rows.numpy()
+            ptr = np.zeros(self.shape[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=self.shape[0]), out=ptr[1:])
+            cols = self._cols.numpy()
+            self._distance2_colors = int(color_bipartite(ptr, cols, ptr, cols)[0].max()) + 1
         return self._distance2_colors
 
     def __repr__(self) -> str:
@@ -248,33 +247,3 @@ class SparseHessian:
                 found.index_add_(0, other, v)
         shape = tuple(x.shape)
         return assemble(values, self._rows, self._cols, shape, shape, layout)
-
-
-def _distance2(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Adjacency of the square of the graph (vertices at distance 1 or 2)."""
-    n = len(indptr) - 1
-    with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
-        warnings.simplefilter("ignore", UserWarning)
-        a = torch.sparse_csr_tensor(
-            torch.from_numpy(indptr + np.arange(n + 1)),  # with the diagonal
-            torch.from_numpy(_with_diagonal(indptr, indices)),
-            torch.ones(indices.size + n),
-            (n, n),
-            check_invariants=False,
-        )
-        sq = a @ a
-    crow, col = sq.crow_indices(), sq.col_indices()
-    row = torch.repeat_interleave(torch.arange(n), crow.diff())
-    keep = row != col
-    ptr = torch.zeros(n + 1, dtype=torch.int64)
-    ptr[1:] = torch.bincount(row[keep], minlength=n).cumsum(0)
-    return ptr.numpy(), col[keep].numpy().astype(np.int64)
-
-
-def _with_diagonal(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    n = len(indptr) - 1
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    allr = np.concatenate([rows, np.arange(n)])
-    allc = np.concatenate([indices, np.arange(n)])
-    by = np.lexsort((allc, allr))
-    return allc[by]

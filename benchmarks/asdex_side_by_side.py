@@ -1,0 +1,315 @@
+"""gradarg's sparse Jacobians and Hessians beside asdex (JAX), seven functions, one process.
+
+Run with ``nox -s bench-asdex`` (it installs ``jax[cpu]`` and ``asdex`` from PyPI beside
+gradarg), or ``python benchmarks/asdex_side_by_side.py [--rounds 7]`` in an environment that
+has both.  float64 (``jax_enable_x64``), one thread for both (``OMP_NUM_THREADS=1``,
+``torch.set_num_threads(1)``, ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1``, set before JAX is imported), medians of interleaved rounds
+(each round times every function with both tools in turn; a first round, not counted, pays
+numba's import and cache loads and JAX's compilations).
+
+For each function, written once with torch and once with jax.numpy:
+
+* ``pattern``: asdex's detected pattern (``asdex.jacobian_sparsity`` /
+  ``hessian_sparsity``) equal to gradarg's (``jacobian_sparsity`` / ``hessian_sparsity``);
+* ``passes``: gradarg's (``SparseJacobian(pattern).passes``: reverse, forward or
+  bidirectional; ``SparseHessian(pattern).passes``, star colouring) and asdex's colours
+  (``jacobian_coloring_from_sparsity`` / ``hessian_coloring_from_sparsity``, star);
+* ``colouring``: building ``SparseJacobian`` / ``SparseHessian`` from the detected pattern
+  (coordinates, colouring, decompression plan) against asdex's colouring from its pattern;
+* ``call``: one cached call, gradarg eager (``sj(f, x)``, sparse COO) against asdex's
+  ``jax.jit(jacobian_from_coloring(f, colouring))`` (BCOO), and asdex's trace + compile
+  (its first jitted call);
+* ``agree``: the largest difference of the two results' entries over the largest entry.
+
+The target of issue 29: gradarg's colouring within 2× of asdex's, passes never more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+import warnings
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "")
+        + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    ).strip()
+
+import asdex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import gradarg
+from gradarg.sparse.pattern import coordinates
+
+jax.config.update("jax_enable_x64", True)
+torch.set_num_threads(1)
+warnings.simplefilter("ignore")  # asdex's DenseColoringWarning, torch's sparse CSR notices
+
+F64 = torch.float64
+
+
+# --------------------------------------------------------------------------- the functions
+
+
+def burgers(lib, n=2000):
+    h, nu = 1.0 / (n + 1), 0.01
+
+    def f(u):
+        up = F.pad(u, (1, 1)) if lib is torch else jnp.pad(u, (1, 1))
+        return -u * (up[2:] - up[:-2]) / (2 * h) + nu * (up[2:] - 2 * u + up[:-2]) / h**2
+
+    return f
+
+
+def gray_scott(lib):
+    du, dv, feed, kill = 0.16, 0.08, 0.035, 0.065
+
+    def lap(a):
+        roll = torch.roll if lib is torch else jnp.roll
+        return sum(roll(a, s, d) for s in (1, -1) for d in (0, 1)) - 4 * a
+
+    def f(z):
+        u, v = z[0], z[1]
+        uvv = u * v * v
+        parts = [du * lap(u) - uvv + feed * (1 - u), dv * lap(v) + uvv - (feed + kill) * v]
+        return torch.stack(parts) if lib is torch else jnp.stack(parts)
+
+    return f
+
+
+def rosenbrock_powell(lib):
+    def f(x):
+        rosen = (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+        q = x.reshape(-1, 4)
+        a, b, c, d = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+        powell = ((a + 10 * b) ** 2 + 5 * (c - d) ** 2 + (b - 2 * c) ** 4
+                  + 10 * (a - d) ** 4).sum()
+        return rosen + powell
+
+    return f
+
+
+_W = np.random.default_rng(0)
+W1, B1 = _W.standard_normal((8, 16)) / 3, _W.standard_normal(16) / 3
+W2, B2 = _W.standard_normal((16, 4)) / 4, _W.standard_normal(4) / 4
+
+
+def mlp(lib):
+    if lib is torch:
+        w1, b1, w2, b2 = (torch.from_numpy(a) for a in (W1, B1, W2, B2))
+        return lambda x: torch.tanh(x @ w1 + b1) @ w2 + b2
+    w1, b1, w2, b2 = (jnp.asarray(a) for a in (W1, B1, W2, B2))
+    return lambda x: jnp.tanh(x @ w1 + b1) @ w2 + b2
+
+
+def minimal_surface(lib, s=64):
+    h = 1.0 / (s - 1)
+
+    def f(u):
+        dx = (u[1:, :-1] - u[:-1, :-1]) / h
+        dy = (u[:-1, 1:] - u[:-1, :-1]) / h
+        root = torch.sqrt if lib is torch else jnp.sqrt
+        return (root(1 + dx**2 + dy**2) * h * h).sum()
+
+    return f
+
+
+def tridiagonal_mean(lib, dense_column=False):
+    def f(u):
+        up = F.pad(u, (1, 1)) if lib is torch else jnp.pad(u, (1, 1))
+        exp = torch.exp if lib is torch else jnp.exp
+        r = up[:-2] - 2 * u + up[2:] - 1e-3 * exp(u)
+        if dense_column:
+            r = r + 0.1 * u[0] ** 2
+        mean = u.mean().reshape(1)
+        return torch.cat([r, mean]) if lib is torch else jnp.concatenate([r, mean])
+
+    return f
+
+
+def _x(shape, seed=1):
+    return np.random.default_rng(seed).uniform(-0.5, 0.5, shape)
+
+
+PROBLEMS = [  # name, kind, builder, x
+    ("Burgers n=2000", "jacobian", burgers, _x(2000)),
+    ("Gray-Scott 2x48x48", "jacobian", gray_scott, _x((2, 48, 48))),
+    ("Rosenbrock+Powell n=5000 (H)", "hessian", rosenbrock_powell, _x(5000)),
+    ("per-sample MLP B=256", "jacobian", mlp, _x((256, 8))),
+    ("minimal surface 64x64 (H)", "hessian", minimal_surface, _x((64, 64))),
+    ("tridiagonal + mean row n=3000", "jacobian", tridiagonal_mean, _x(3000)),
+    ("+ dense column", "jacobian", lambda lib: tridiagonal_mean(lib, True), _x(3000)),
+]
+
+
+# --------------------------------------------------------------------------- one problem
+
+
+def _flat_entries(rows, cols, values, n):
+    key = np.asarray(rows, dtype=np.int64) * n + np.asarray(cols, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    return key[order], np.asarray(values)[order]
+
+
+def _flat(indices: np.ndarray, shape: tuple[int, ...], k: int):
+    """Flat ``(row, column)`` of COO ``indices`` (``ndim × nnz``) of a ``y.shape + x.shape``
+    array whose last ``k`` dimensions are ``x``'s."""
+    y_shape, x_shape = tuple(shape[: len(shape) - k]), tuple(shape[len(shape) - k:])
+    y = indices[: len(y_shape)]
+    rows = np.ravel_multi_index(tuple(y), y_shape) if y_shape else np.zeros(indices.shape[1], int)
+    return rows, np.ravel_multi_index(tuple(indices[len(y_shape):]), x_shape)
+
+
+def _agreement(ours: torch.Tensor, theirs, k: int, n: int) -> float:
+    """Largest difference of the entries over the largest entry (absent entries are 0)."""
+    co = ours.coalesce()
+    a_key, a_val = _flat_entries(*_flat(co.indices().numpy(), tuple(co.shape), k),
+                                 co.values().numpy(), n)
+    t_idx = np.asarray(theirs.indices).T
+    b_key, b_val = _flat_entries(*_flat(t_idx, tuple(theirs.shape), k),
+                                 np.asarray(theirs.data), n)
+    keys = np.union1d(a_key, b_key)
+    a = np.zeros(keys.size)
+    b = np.zeros(keys.size)
+    np.add.at(a, np.searchsorted(keys, a_key), a_val)
+    np.add.at(b, np.searchsorted(keys, b_key), b_val)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+
+
+class Case:
+    def __init__(self, name, kind, build, x):
+        self.name, self.kind = name, kind
+        self.f_t, self.f_j = build(torch), build(jnp)
+        self.x_t = torch.from_numpy(np.array(x, dtype=np.float64))
+        self.x_j = jnp.asarray(x, dtype=jnp.float64)
+        hess = kind == "hessian"
+        start = time.perf_counter()
+        detect = gradarg.hessian_sparsity if hess else gradarg.jacobian_sparsity
+        self.pattern = detect(self.f_t, self.x_t)
+        self.detect_ours = time.perf_counter() - start
+        start = time.perf_counter()
+        self.sp = (asdex.hessian_sparsity if hess else asdex.jacobian_sparsity)(self.f_j, self.x_j)
+        self.detect_theirs = time.perf_counter() - start
+        co = coordinates(self.pattern, self.x_t.shape)
+        self.m, self.n = co.m, co.n
+        ours = set((co.rows * co.n + co.cols).tolist())
+        theirs = set((np.asarray(self.sp.rows, np.int64) * co.n + self.sp.cols).tolist())
+        self.same_pattern = ours == theirs and (self.sp.m, self.sp.n) == (co.m, co.n)
+        self.times: dict[str, list[float]] = {}
+        self.compiled = None
+
+    def _time(self, key, call):
+        start = time.perf_counter()
+        out = call()
+        self.times.setdefault(key, []).append(time.perf_counter() - start)
+        return out
+
+    def colour(self):
+        if self.kind == "hessian":
+            self.ours = self._time("colour_ours", lambda: gradarg.SparseHessian(
+                self.pattern, self.x_t.shape))
+            self.theirs = self._time("colour_theirs", lambda: asdex.hessian_coloring_from_sparsity(
+                self.sp))
+        else:
+            self.ours = self._time("colour_ours", lambda: gradarg.SparseJacobian(
+                self.pattern, self.x_t.shape))
+            self.theirs = self._time("colour_theirs", lambda: asdex.jacobian_coloring_from_sparsity(
+                self.sp))
+
+    def call(self, repeats: int):
+        if self.compiled is None:
+            build = (asdex.hessian_from_coloring if self.kind == "hessian"
+                     else asdex.jacobian_from_coloring)
+            self.compiled = jax.jit(build(self.f_j, self.theirs))
+            start = time.perf_counter()
+            self.result_theirs = jax.block_until_ready(self.compiled(self.x_j))
+            self.compile_theirs = time.perf_counter() - start
+        ours, theirs = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            self.result_ours = self.ours(self.f_t, self.x_t)
+            ours.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            jax.block_until_ready(self.compiled(self.x_j))
+            theirs.append(time.perf_counter() - start)
+        self.times.setdefault("call_ours", []).append(statistics.median(ours))
+        self.times.setdefault("call_theirs", []).append(statistics.median(theirs))
+
+    def median(self, key, skip_first=True):
+        values = self.times[key][1:] if skip_first and len(self.times[key]) > 1 else \
+            self.times[key]
+        return statistics.median(values)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f}" if seconds < 1 else f"{seconds * 1e3:,.0f}"
+
+
+def table(headers: list[str], body: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    for r in body:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=7, help="counted rounds (default 7)")
+    p.add_argument("--calls", type=int, default=5, help="calls per round (median)")
+    args = p.parse_args(argv)
+    print(f"\ngradarg {gradarg.__version__} (torch {torch.__version__}) beside asdex "
+          f"{_version('asdex')} (jax {jax.__version__}) | Python {platform.python_version()} | "
+          f"float64 | torch threads {torch.get_num_threads()} | XLA_FLAGS "
+          f"{os.environ['XLA_FLAGS']!r} | medians of {args.rounds} interleaved rounds after "
+          f"one uncounted\n")
+    cases = [Case(*problem) for problem in PROBLEMS]
+    for _ in range(args.rounds + 1):
+        for case in cases:
+            case.colour()
+            case.call(args.calls)
+    body, verdicts = [], []
+    for c in cases:
+        ours_k = c.ours.passes
+        theirs_k = int(c.theirs.num_colors)
+        mode = "star" if c.kind == "hessian" else c.ours.mode
+        t_ours, t_theirs = c.median("colour_ours"), c.median("colour_theirs")
+        ratio = t_ours / t_theirs
+        agree = _agreement(c.result_ours, c.result_theirs, c.x_t.ndim, c.n)
+        ok = c.same_pattern and ours_k <= theirs_k and ratio <= 2 and agree < 1e-9
+        verdicts.append(ok)
+        body.append([
+            c.name, "equal" if c.same_pattern else "DIFFERS",
+            f"{ours_k} ({mode})", f"{theirs_k} ({c.theirs.mode})",
+            _ms(t_ours), _ms(t_theirs), f"{ratio:.2f}",
+            _ms(c.median("call_ours")), _ms(c.median("call_theirs")), _ms(c.compile_theirs),
+            f"{agree:.1e}", "HOLDS" if ok else "FAILS",
+        ])
+    table(["function", "pattern", "passes gradarg", "colours asdex", "colour ms gradarg",
+           "asdex", "ratio", "call ms gradarg (eager)", "asdex (jit)", "asdex trace+compile ms",
+           "agree", "colouring ≤ 2×, passes ≤"], body)
+    print("\nFirst colouring in this process (numba import and cached kernels loaded; "
+          "not counted above), and detection (one run each):")
+    table(["function", "first colour ms gradarg", "asdex", "detect ms gradarg", "asdex"],
+          [[c.name, _ms(c.times["colour_ours"][0]), _ms(c.times["colour_theirs"][0]),
+            _ms(c.detect_ours), _ms(c.detect_theirs)] for c in cases])
+    return 0 if all(verdicts) else 1
+
+
+def _version(name: str) -> str:
+    from importlib.metadata import version
+
+    return version(name)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
