@@ -240,9 +240,9 @@ class BackwardPlayer:
 
     Attributes
     ----------
-    steps : list of gradarg.trace.player.Step
-        One per node autograd ran, in that order, then a final step with every leaf's
-        ``.grad``.
+    steps : list
+        ``Step`` records (``title``, ``arrived``, ``local``, ``sent``, ``text``, ``key``): one
+        per node autograd ran, in that order, then a final step with every leaf's ``.grad``.
 
     Examples
     --------
