@@ -13,6 +13,15 @@ import torch
 Inputs = torch.Tensor | Sequence[torch.Tensor]
 
 
+def check_callable(name: str, fn: Any, what: str = "fn(x) -> y") -> None:
+    """Refuse a ``fn`` that cannot be called, naming the argument and what was expected."""
+    if not callable(fn):
+        got = f"a tensor of shape {tuple(fn.shape)}" if isinstance(fn, torch.Tensor) else (
+            type(fn).__name__)
+        raise TypeError(f"{name} must be a function (or module) {what}, got {got}; "
+                        f"pass the function itself, not its result")
+
+
 def check_tensor(name: str, value: Any) -> torch.Tensor:
     """Return ``value`` if it is a tensor, else raise a ``TypeError`` naming ``name``."""
     if not isinstance(value, torch.Tensor):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import torch
 
+from .._validate import check_callable
 from .checker import Checker
 from .results import (
     BackwardCheck,
@@ -136,6 +137,7 @@ def check_backward(
     >>> r.summary
     'WRONG: ∂y/∂x: off by a constant factor: the backward gives 1/2 × ∂y/∂x.'
     """
+    check_callable("fn", fn)
     if reference not in ("auto", "forward", "finite-difference"):
         raise ValueError(f"reference must be 'auto', 'forward' or 'finite-difference', "
                          f"got {reference!r}")

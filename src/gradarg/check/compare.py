@@ -28,7 +28,7 @@ __all__ = ["VJPComparison", "compare_vjp"]
 Reference = str | np.ndarray | torch.Tensor | Callable[[torch.Tensor], Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class VJPComparison:
     """The result of :func:`compare_vjp`.
 
@@ -81,6 +81,10 @@ class VJPComparison:
         cells = [["quantity", "value"], *format_cells(self._rows(), digits=6)]
         width = max(len(c[0]) for c in cells)
         return "\n".join(f"{a:<{width}}  {b}" for a, b in cells)
+
+    def __repr__(self) -> str:
+        """At the REPL, the same short table as ``print`` (not the fields' dump)."""
+        return str(self)
 
     def _repr_markdown_(self) -> str:
         return markdown_table(self._rows(), ["quantity", "value"], digits=6)

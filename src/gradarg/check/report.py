@@ -80,6 +80,10 @@ class BackwardCheckReport:
                              f"should be {fmt(float(exp.reshape(-1)[i]), 6)}")
         return lines
 
+    def __repr__(self) -> str:
+        """At the REPL, the same report as ``print`` (not the fields' dump)."""
+        return str(self)
+
     def __str__(self) -> str:
         wrap = textwrap.TextWrapper(_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
         lines = wrap.wrap(self.summary)
@@ -134,7 +138,9 @@ class BackwardCheckReport:
 
     def _png(self) -> str | None:
         try:
-            import matplotlib.pyplot as plt
+            from ..show.plot import pyplot
+
+            plt = pyplot("this figure")
         except ImportError:  # pragma: no cover - matplotlib is optional
             return None
         fig = self.figure(pairs="wrong")
@@ -160,7 +166,9 @@ class BackwardCheckReport:
         ValueError
             The full Jacobians were not compared (only random probes ran).
         """
-        import matplotlib.pyplot as plt
+        from ..show.plot import pyplot
+
+        plt = pyplot("this figure")
 
         chosen = [p for p in self.pairs if (pairs == "all" or not p.agree)
                   and p.got is not None]

@@ -109,7 +109,7 @@ class ProbeCheck:
         return abs(self.got - self.expected) <= self.tolerance
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BackwardCheck(BackwardCheckReport):
     """The result of :func:`check_backward`; true when the backward is right.
 

@@ -34,6 +34,13 @@ def compute(
     strict: bool = False,
 ) -> tuple[Blocks, bool]:
     """The blocks ``J[k][j]``; ``state`` is the CPU generator's state on entry."""
+    if not strict and sum(x.numel() for x in xs) == 0:
+        # no input element, no column: one plain call gives the output shapes (every route
+        # would batch over zero tangents or cotangents, which vmap refuses)
+        with torch.no_grad():
+            outs, out_tuple = call(fn, xs)
+        return [[torch.zeros((*y.shape, *x.shape), dtype=y.dtype, device=y.device)
+                 for x in xs] for y in outs], out_tuple
     if method == "finite-difference":
         dx, dy, out_tuple = fd_partials(fn, xs)
         ys = _shapes_only(dx, xs)

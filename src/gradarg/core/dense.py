@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import torch
 
-from .._validate import Inputs, as_input_tuple
+from .._validate import Inputs, as_input_tuple, check_callable
 from .basis import Blocks
 from .choose import check_blocks_depend_on_inputs, compute
 
@@ -25,12 +25,36 @@ def register_sparse_route(route: Callable[..., Any]) -> None:
     _SPARSE_ROUTE = route
 
 Method = Literal["auto", "reverse", "forward", "finite-difference"]
-METHODS: tuple[str, ...] = ("auto", "reverse", "forward", "finite-difference")
+METHODS: tuple[Method, ...] = ("auto", "reverse", "forward", "finite-difference")
 Strategy = Literal["reverse-mode", "forward-mode"]
 # torch.autograd.functional.jacobian's names for two of the methods
 STRATEGIES: dict[str, str] = {"reverse-mode": "reverse", "forward-mode": "forward"}
 
 
+@overload
+def jacobian(
+    fn: Callable[[torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    create_graph: bool = ...,
+    strict: bool = ...,
+    vectorize: bool | None = ...,
+    strategy: Strategy | None = ...,
+    *,
+    method: Method = ...,
+    sparsity: Any = ...,
+) -> torch.Tensor: ...
+@overload
+def jacobian(
+    fn: Callable[..., Any],
+    x: Inputs,
+    create_graph: bool = ...,
+    strict: bool = ...,
+    vectorize: bool | None = ...,
+    strategy: Strategy | None = ...,
+    *,
+    method: Method = ...,
+    sparsity: Any = ...,
+) -> Any: ...
 def jacobian(
     fn: Callable[..., Any],
     x: Inputs,
@@ -51,7 +75,9 @@ def jacobian(
         tuple of tensors, with floating or complex dtypes.
     x : torch.Tensor or tuple of torch.Tensor
         Point of evaluation: any shape (0-d included), any strides, float32/float64/complex.
-        Never modified: ``fn`` receives private copies.
+        Never modified: ``fn`` receives private copies.  An empty ``x`` (no elements) gives a
+        Jacobian with no columns, of shape ``y.shape + x.shape``, as ``torch.func.jacrev``
+        does.
     create_graph : bool
         ``False`` (default): the Jacobian is a plain tensor without autograd history.
         ``True``: it is computed with differentiable operations (``create_graph=True`` in every
@@ -183,6 +209,7 @@ def jacobian(
     >>> torch.equal(H, torch.diag(6 * x))
     True
     """
+    check_callable("fn", fn)
     method = _resolve_method(method, strategy)
     if sparsity is not None:
         if create_graph or strict:

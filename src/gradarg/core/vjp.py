@@ -10,6 +10,7 @@ import torch
 
 from .._validate import (
     as_input_tuple,
+    check_callable,
     check_cotangent,
     check_requires_grad,
     check_single_output,
@@ -56,6 +57,7 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
     >>> backward_vjp(lambda t: t**2, x, v)
     tensor([200.,   4.])
     """
+    check_callable("fn", fn)
     (x_,), _ = as_input_tuple("x", x)
     return run_backward(fn, x_, v)[0]
 

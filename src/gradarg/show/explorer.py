@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from .._validate import as_input_tuple, check_cotangent, check_single_output
+from .._validate import as_input_tuple, check_callable, check_cotangent, check_single_output
 from ..core.dense import jacobian
 from .render import fmt
 
@@ -299,6 +299,7 @@ def explorer(
     >>> 'data-jacobian="[[1.0, 3.0], [2.0, 4.0]]"' in ex._repr_html_()
     True
     """
+    check_callable("fn", fn)
     (x,), _ = as_input_tuple("x", x)
     if x.is_complex():
         raise TypeError(

@@ -9,7 +9,26 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["jacobian_heatmap"]
+__all__ = ["jacobian_heatmap", "pyplot"]
+
+
+def pyplot(what: str = "this plot") -> Any:
+    """``matplotlib.pyplot``, or an ``ImportError`` that says how to get it.
+
+    Raises
+    ------
+    ImportError
+        (a ``ModuleNotFoundError``) matplotlib is not installed; the message names the extra
+        ``gradarg[plot]`` that installs it.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError as err:
+        raise ModuleNotFoundError(
+            f"{what} needs matplotlib, an optional dependency of gradarg: "
+            f"pip install 'gradarg[plot]' (or pip install matplotlib)", name=err.name
+        ) from err
+    return plt
 
 
 def jacobian_heatmap(
@@ -44,9 +63,9 @@ def jacobian_heatmap(
     Raises
     ------
     ImportError
-        matplotlib is not installed.
+        matplotlib is not installed (the message says ``pip install 'gradarg[plot]'``).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot("jacobian_heatmap")
 
     m = math.prod(out_shape)
     mat = jac.detach().reshape(m, -1).cpu().double().numpy()

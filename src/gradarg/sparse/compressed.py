@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
+from .._validate import check_callable
 from . import _seen
 from ._layouts import assemble, check_layout, coo_indices, crow_indices
 from .bidirectional import bidirectional_partition
@@ -129,7 +130,7 @@ class SparseJacobian:
         pattern: torch.Tensor,
         x_shape: tuple[int, ...] | torch.Size | None = None,
         *,
-        method: str = "auto",
+        method: Literal["auto", "reverse", "forward", "bidirectional"] = "auto",
         strategy: str = "best",
     ) -> None:
         if method not in ("auto", "reverse", "forward", "bidirectional"):
@@ -261,6 +262,7 @@ class SparseJacobian:
         CertificateError
             ``certify > 0`` and a random check failed (the pattern misses non-zeros of ``J``).
         """
+        check_callable("fn", fn)
         check_layout(layout)
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
             raise TypeError(

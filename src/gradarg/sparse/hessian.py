@@ -17,6 +17,7 @@ from torch.func import grad as func_grad
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
+from .._validate import check_callable
 from ._layouts import assemble, check_layout
 from .acyclic import acyclic_coloring, substitution_plan
 from .greedy import order
@@ -195,6 +196,7 @@ class SparseHessian:
         ValueError
             ``x`` does not match the pattern; ``f(x)`` is not a scalar; unknown ``layout``.
         """
+        check_callable("f", f)
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
             raise TypeError(
                 f"x must be a real floating torch.Tensor (float32/float64), got "

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validate import check_callable
 from ..core.dense import jacobian
 
 __all__ = ["Coordinates", "coordinates", "sorted_unique", "sparsity_pattern"]
@@ -182,6 +183,7 @@ def sparsity_pattern(
             [0, 1, 1, 0],
             [0, 0, 1, 1]], dtype=torch.int32)
     """
+    check_callable("fn", fn)
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise TypeError(
             f"x must be a real floating torch.Tensor, got "

@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import networkx as nx
 import torch
 
 from .._validate import check_tensor
@@ -30,9 +29,17 @@ from .tracer import (
     trace_backward,
 )
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 __all__ = ["GradDiagnosis", "why_no_grad"]
 
-CASES = (
+Case = Literal[
+    "integer-dtype", "inference-mode", "output-no-grad", "new-leaf", "requires-grad-false",
+    "not-reachable", "unused-parameter", "non-leaf", "modified-in-place", "not-run",
+    "nonfinite", "zero", "accumulated", "differs", "ok",
+]
+CASES: tuple[Case, ...] = (
     "integer-dtype", "inference-mode", "output-no-grad", "new-leaf", "requires-grad-false",
     "not-reachable", "unused-parameter", "non-leaf", "modified-in-place", "not-run",
     "nonfinite", "zero", "accumulated", "differs", "ok",
@@ -59,7 +66,7 @@ class GradDiagnosis:
         The gradient one backward pass gives the tensor, when it could be computed.
     """
 
-    case: str
+    case: Case
     message: str
     node: str | None = None
     gradient: torch.Tensor | None = None
@@ -134,6 +141,7 @@ def _cut(nodes, x: torch.Tensor, xname: str) -> tuple[str, str | None]:
 def _zero_node(trace, target_key: int) -> str | None:
     """The first node (execution order) on a path to the target that received a nonzero
     cotangent and sent only zeros towards the target."""
+    import networkx as nx  # imported when used: import gradarg stays light
     g = nx.DiGraph((e.src, e.dst) for e in trace.edges)
     g.add_node(target_key)
     towards = nx.ancestors(g, target_key) | {target_key}
@@ -175,6 +183,7 @@ def _saved_tensors(nodes):
 
 
 def _graph(nodes, index) -> nx.DiGraph:
+    import networkx as nx  # imported when used: import gradarg stays light
     g = nx.DiGraph()
     g.add_nodes_from(range(len(nodes)))
     g.add_edges_from((i, index[c]) for i, n in enumerate(nodes) for c, _ in n.next_functions
@@ -184,11 +193,13 @@ def _graph(nodes, index) -> nx.DiGraph:
 
 def _on_path(g: nx.DiGraph, key: int) -> set[int]:
     """Nodes on some path from the output's node (0) to ``key``."""
+    import networkx as nx  # imported when used: import gradarg stays light
     return (nx.ancestors(g, key) | {key}) & (nx.descendants(g, 0) | {0})
 
 
 def _cut_by(g: nx.DiGraph, key: int, blocked: set[int]) -> bool:
     """Whether every path from the output's node to ``key`` passes through ``blocked``."""
+    import networkx as nx  # imported when used: import gradarg stays light
     if 0 in blocked:
         return True
     h = g.subgraph(set(g) - blocked)
@@ -606,6 +617,7 @@ def _custom_on_path(nodes, index, key) -> str | None:
 
 
 def _nonfinite(trace, nodes, index, key, xname, grad) -> GradDiagnosis:
+    import networkx as nx  # imported when used: import gradarg stays light
     first = trace.first_nonfinite
     if first is None:
         return GradDiagnosis("nonfinite", f"{xname}'s gradient holds NaN or Inf", None, grad)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-import networkx as nx
 import torch
 
 from ..show.render import fmt
@@ -73,6 +74,36 @@ class Drawing:
 
     def __str__(self) -> str:
         return self.svg
+
+    def __repr__(self) -> str:
+        size = re.search(r'width="([0-9.]+)" height="([0-9.]+)"', self.svg)
+        dims = f" {float(size[1]):.0f} × {float(size[2]):.0f} px" if size else ""
+        return (f"<Drawing: SVG{dims}; .save('drawing.svg') writes it, a notebook shows it, "
+                f"str() is the SVG text>")
+
+    def save(self, path: str) -> str:
+        """Write the drawing to ``path``: an SVG file (a ``.html`` name writes a page with the
+        drawing and its legend); return the path written.
+
+        Examples
+        --------
+        >>> import torch, tempfile, pathlib, gradarg
+        >>> x = torch.tensor(2.0, requires_grad=True)
+        >>> drawing = gradarg.trace_backward(x * x, names={"x": x}).draw()
+        >>> out = drawing.save(pathlib.Path(tempfile.mkdtemp()) / "trace.svg")
+        >>> pathlib.Path(out).read_text().startswith("<svg")
+        True
+        """
+        target = Path(path)
+        if self.svg.count("<svg") > 1 and target.suffix.lower() not in (".html", ".htm"):
+            raise ValueError(f"this drawing holds {self.svg.count('<svg')} SVG drawings side "
+                             f"by side; save it under a .html name, got {target.name!r}")
+        if target.suffix.lower() in (".html", ".htm"):
+            target.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+                              + self._repr_html_() + "</body></html>", encoding="utf-8")
+        else:
+            target.write_text(self.svg, encoding="utf-8")
+        return str(target)
 
 
 LEGEND = (
@@ -186,6 +217,7 @@ def _node_lines(n) -> tuple[str, str, str]:
 
 
 def _layout(trace, edges: list[_Edge], widths: dict[int, float]) -> dict[int, tuple[float, float]]:
+    import networkx as nx  # imported when used: import gradarg stays light
     g = nx.DiGraph()
     g.add_node(-1)
     g.add_nodes_from(n.key for n in trace.nodes)

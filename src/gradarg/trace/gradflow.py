@@ -16,7 +16,7 @@ the value before it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -24,6 +24,9 @@ from . import explain, findings, view
 from .hooks import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
 from .values import state as _state
+
+if TYPE_CHECKING:
+    from .drawing import Drawing
 
 __all__ = ["GradWatch", "ModuleRecord", "ParamRecord", "watch"]
 
@@ -228,7 +231,7 @@ class GradWatch(Recorder):
         """
         return view.plot(self, ax, title=title)
 
-    def draw(self, **kwargs: Any):
+    def draw(self, **kwargs: Any) -> Drawing:
         """The module-level drawing; see :func:`gradarg.draw_modules` for the options."""
         from .modules import draw_modules
 

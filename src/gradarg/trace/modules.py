@@ -197,6 +197,10 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
             f"{type(record).__name__}; for a BackwardTrace use trace.draw() (one box per "
             f"operation)"
         )
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
+                              or depth < 0):
+        raise ValueError(f"depth must be None or a nesting depth >= 0 (0: the model's direct "
+                         f"submodules), got {depth!r}")
     calls = record.modules
     if not calls:
         raise ValueError("the watch recorded no module call: run the model's forward (and "

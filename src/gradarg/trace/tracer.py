@@ -15,12 +15,16 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .._validate import check_cotangent, check_tensor
 from .values import SHOWN_ENTRIES, dense_values
+
+if TYPE_CHECKING:
+    from .drawing import Drawing
+    from .player import BackwardPlayer
 
 __all__ = ["BackwardTrace", "TracedEdge", "TracedNode", "trace_backward"]
 
@@ -261,7 +265,7 @@ class BackwardTrace:
 
         return trace_svg(self, **kwargs)
 
-    def draw(self, **kwargs: Any):
+    def draw(self, **kwargs: Any) -> Drawing:
         """The drawing as a :class:`gradarg.Drawing`, shown inline by notebooks.
 
         Keyword arguments go to :func:`gradarg.trace_svg` (``source``, ``title``).
@@ -270,7 +274,7 @@ class BackwardTrace:
 
         return Drawing(self.to_svg(**kwargs))
 
-    def player(self, **kwargs: Any):
+    def player(self, **kwargs: Any) -> BackwardPlayer:
         """Step through this backward pass node by node: a :class:`~gradarg.BackwardPlayer`
         (buttons and arrow keys in a notebook or on a page; its ``steps`` as data)."""
         from .player import BackwardPlayer

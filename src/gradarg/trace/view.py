@@ -78,7 +78,9 @@ def plot(w: GradWatch, ax: Any = None, *, title: str | None = None) -> Any:
     ImportError
         matplotlib is not installed (``pip install gradarg[plot]``).
     """
-    import matplotlib.pyplot as plt
+    from ..show.plot import pyplot
+
+    plt = pyplot("GradWatch.plot()")
 
     rows_ = rows(w)
     if ax is None:

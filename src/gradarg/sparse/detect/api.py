@@ -117,6 +117,7 @@ def jacobian_sparsity(
         ``fn(x)`` returns one tensor; built from the operators above.
     x : torch.Tensor
         Real floating tensor: its shape and dtype are what matter (``fn`` runs on a copy).
+        An empty ``x`` gives a pattern with no columns (shape ``y.shape + x.shape``).
     layout : torch.layout
         ``torch.sparse_coo`` (default: coalesced COO, memory ``O(nnz)``) or ``torch.strided``
         (dense).
