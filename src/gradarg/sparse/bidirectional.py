@@ -9,11 +9,11 @@ at once, since once row 0 is set aside they share no row).
 This is a simple *peeling* heuristic in the spirit of the bidirectional partitions of Coleman
 and Verma ("The efficient computation of sparse Jacobian matrices using automatic
 differentiation", SIAM J. Sci. Comput. 19, 1998) and Hossain and Steihaug (1998): the
-candidate splits of :mod:`gradarg.sparse.peel` (dense rows to reverse mode, or dense columns
+candidate splits of ``gradarg.sparse.peel`` (dense rows to reverse mode, or dense columns
 to forward mode, for a few thresholds) are coloured in increasing lower bound (reverse rows
 coloured among themselves: rows sharing a column conflict; forward columns: columns sharing a
 row *outside* the peeled rows conflict), through the pattern's CSR/CSC arrays
-(:mod:`gradarg.sparse.d2color`), until the bound reaches the best split found.  The split
+(``gradarg.sparse.d2color``), until the bound reaches the best split found.  The split
 with the fewest passes in total is kept.  ``explicit=True`` is the former search: every
 candidate, each side coloured on an explicit conflict graph (kept as the tests' reference).
 """

@@ -11,7 +11,7 @@ your Jacobian? Graph coloring for computing derivatives", SIAM Review 47 (2005).
 
 ``"best"``, ``"largest_first"`` and ``"DSATUR"`` never build that graph: they colour at
 distance 2 in the bipartite graph of the pattern, through its CSR and CSC arrays
-(:mod:`gradarg.sparse.d2color`, compiled by numba on first use).  The other strategies build
+(``gradarg.sparse.d2color``, compiled by numba on first use).  The other strategies build
 the graph explicitly (:func:`conflict_adjacency`: one sparse product ``P Pᵀ``) and colour it
 greedily in one of several vertex orders (:mod:`gradarg.sparse.greedy`), or with rustworkx's
 independent-set colouring, or networkx's orders; :func:`color_graph` on
@@ -193,7 +193,7 @@ def color_pattern(
         largest-first and, unless it meets the lower bound, DSATUR (two tie-breaks) and keeps
         the fewest colours (never more than ``networkx.greedy_color(strategy="largest_first")``,
         whose colouring ``"largest_first"`` reproduces); ``"DSATUR"``: Brélaz's order, ties
-        by most uncoloured neighbours (:mod:`gradarg.sparse.d2color`);
+        by most uncoloured neighbours (``gradarg.sparse.d2color``);
         ``"largest_first"``, ``"smallest_last"``, ``"incidence_degree"``,
         ``"dynamic_largest_first"``, ``"random_sequential"`` (seeded) are greedy orders
         (Gebremedhin, Manne and Pothen, SIAM Review 47, 2005); ``"independent_set"`` is

@@ -9,7 +9,7 @@ forbidden-colour array stamped with ``v`` marks the colours they use (Gebremedhi
 Pothen, "What color is your Jacobian?", SIAM Review 47 (2005), section 3.3, partial
 distance-2 colouring; as in SparseMatrixColorings.jl and asdex).  Rows work the same way with
 the arrays swapped.  The work is ``Σ_r nnz(r)²`` over the rows ``r`` (for columns): linear in
-the non-zeros when lines are short; dense lines belong to :mod:`gradarg.sparse.peel` first.
+the non-zeros when lines are short; dense lines belong to ``gradarg.sparse.peel`` first.
 
 Vertex orders and colourings:
 

@@ -149,10 +149,10 @@ def _zero_node(trace, target_key: int) -> str | None:
         if n.key not in towards or n.key == target_key:
             continue
         got = n.arrived
-        if got is None or not bool(dense_values(got).any()):
+        if got is None or not bool((dense_values(got) != 0).any()):
             continue
         outs = [e.cotangent for e in trace.edges if e.src == n.key and e.dst in towards]
-        if outs and all(t is None or not bool(dense_values(t).any()) for t in outs):
+        if outs and all(t is None or not bool((dense_values(t) != 0).any()) for t in outs):
             return n.label
     return None
 

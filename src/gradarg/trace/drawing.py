@@ -135,7 +135,7 @@ def _classes(t: torch.Tensor | None) -> str:
     vals = dense_values(t)  # sparse gradients (nn.Embedding(sparse=True)): stored values
     if (t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(vals).all()):
         return "ga-bad"
-    if t.numel() > 0 and not bool(vals.any()):
+    if t.numel() > 0 and not bool((vals != 0).any()):
         return "ga-zero"
     return ""
 
@@ -163,7 +163,7 @@ def cotangent_text(t: torch.Tensor | None) -> str:
     if t.numel() <= SHOWN_ENTRIES:
         return fmt(t.to_dense() if t.layout != torch.strided else t)
     shape = f"shape {tuple(t.shape)}"
-    if not bool(dense_values(t).any()):
+    if not bool((dense_values(t) != 0).any()):  # != 0: complex any() warns in torch 2.1
         return f"{shape}, all 0"
     return f"{shape}, norm {fmt(_norm(t))}"
 

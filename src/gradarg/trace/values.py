@@ -49,7 +49,7 @@ def norm(g: torch.Tensor) -> float:
         g = g.to_dense()
     n = torch.linalg.vector_norm(g).item()
     if n == 0.0 or n == math.inf:
-        if n == 0.0 and not bool(g.any()):
+        if n == 0.0 and not bool((g != 0).any()):  # != 0: complex any() warns in torch 2.1
             return 0.0
         if n == math.inf and not bool(torch.isfinite(g).all()):
             return math.inf
