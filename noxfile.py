@@ -236,6 +236,8 @@ def bench(session: nox.Session) -> None:
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
     # watch and trace_backward against a plain training step, four models, ratio of medians
     session.run("python", "benchmarks/watch.py", env={"OMP_NUM_THREADS": threads})
+    # what import gradarg costs over import torch; fails if it loads networkx, numba, matplotlib
+    session.run("python", "benchmarks/import_time.py")
 
 
 @nox.session(name="bench-asdex", python=PYTHON)
