@@ -32,11 +32,13 @@ class Options:
 
 @dataclass(frozen=True)
 class Finding:
-    """One check of a watched step: its name, whether it could run, what it found."""
+    """One check of a watched step: its name, whether it could run (and why not), what it
+    found."""
 
     check: str
     ran: bool
     problem: str | None = None
+    why_not: str = ""
 
 
 def nonfinite(w: GradWatch, o: Options) -> Finding:
@@ -53,8 +55,8 @@ def no_gradient(w: GradWatch, o: Options) -> Finding:
     none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None]
     if none:
         shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
-        return Finding("no gradient", True, f"no gradient for {len(none)} parameter(s): {shown}")
-    return Finding("no gradient", True)
+        return Finding("missing gradients", True, f"no gradient for {len(none)} parameter(s): {shown}")
+    return Finding("missing gradients", True)
 
 
 def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
@@ -63,7 +65,8 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     flow = [c for c in layers if c.params and c.grad_out is not None and
             math.isfinite(c.grad_out)]
     if not (len(flow) >= 2 and flow[-1].grad_out > 0):
-        return Finding("vanishing/exploding", False)
+        return Finding("vanishing/exploding", False,
+                       why_not="fewer than two layers with parameters received a gradient")
     ratio = flow[0].grad_out / flow[-1].grad_out
     # the modules the ratio spans: the gradient from flow[-1]'s output to flow[0]'s
     span = [c for c in layers if flow[0].index < c.index <= flow[-1].index]
@@ -89,7 +92,8 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
         if c.dead_units and c.dead_units[0] >= o.dead_fraction * c.dead_units[1]:
             return Finding("dead units", True,
                            f"dead units: '{c.name}' has {c.dead_units[0]} of "
-                           f"{c.dead_units[1]} units at 0 for every example of the batch")
+                           f"{c.dead_units[1]} units ({c.unit_axis}) at 0 for every example "
+                           f"and position of the batch")
     return Finding("dead units", True)
 
 
@@ -114,8 +118,40 @@ def held_before(w: GradWatch, o: Options) -> Finding:
     return Finding("accumulated", True)
 
 
+def edited_after_backward(w: GradWatch, o: Options) -> Finding:
+    """``.grad`` at the end of the block against what this step's backward computed: clipping
+    (``clip_grad_norm_`` scales every gradient by one factor), a ``GradScaler``'s ``unscale_``,
+    any other edit.  Only parameters whose ``.grad`` was None before the step compare (a sum
+    with an earlier gradient cannot be taken apart from norms)."""
+    params = [r for r in w.parameters.values() if r.grad is not None]
+    if not params or not params[0].final_known:
+        return Finding("edited after backward", False,
+                       why_not="the with block has not ended (the final .grad is read then)")
+    comparable = [r for r in params if r.held_before is None]
+    cleared = [r for r in comparable if r.grad and not r.final]
+    if comparable and len(cleared) == len(comparable):
+        return Finding("edited after backward", False,
+                       why_not=".grad was cleared before the block ended (zero_grad inside it)")
+    edited = [(r, r.final / r.grad) for r in comparable if r.grad and r.final and
+              math.isfinite(r.grad) and abs(r.final / r.grad - 1) > 1e-5]
+    if not edited:
+        return Finding("edited after backward", True)
+    factors = [f for _, f in edited]
+    r0, f0 = edited[0]
+    if len(edited) == len(comparable) and max(factors) <= min(factors) * 1.001:
+        return Finding("edited after backward", True,
+                       f"gradients changed after backward: .grad of every parameter is "
+                       f"{_f(f0)} times what backward computed (one factor for all: "
+                       f"clip_grad_norm_, or a GradScaler's scale)")
+    return Finding("edited after backward", True,
+                   f"gradients changed after backward for {len(edited)} parameter(s): "
+                   f"{r0.name}'s .grad has norm {_f(r0.final)}, backward computed "
+                   f"{_f(r0.grad)} (× {_f(f0)}; clipping by value, a scaler or an edit)")
+
+
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     nonfinite, no_gradient, vanishing_or_exploding, dead_units, all_zero, held_before,
+    edited_after_backward,
 )
 
 
@@ -132,17 +168,33 @@ def problems(w: GradWatch, **kwargs: Any) -> list[str]:
     return [f.problem for f in run(w, **kwargs) if f.problem is not None]
 
 
-def summary(w: GradWatch, **kwargs: Any) -> str:
-    """One line: what is wrong with the recorded step's gradient flow, or that nothing is."""
-    found = problems(w, **kwargs)
+def summary(w: GradWatch, *, checks: bool = True, **kwargs: Any) -> str:
+    """One line: what is wrong with the recorded step's gradient flow, or that nothing is;
+    then which checks ran and which could not (and why), and any frozen parameters."""
+    results = run(w, **kwargs)
+    found = [f.problem for f in results if f.problem is not None]
+    frozen = [n for n, r in w.parameters.items() if not r.requires_grad]
     if found:
-        return "; ".join(found)
-    flow = [c.grad_out for c in w.layers() if c.params and c.grad_out]
-    spread = ""
-    if len(flow) >= 2:
-        spread = (f", norms at the layers within {_orders(max(flow) / min(flow))} "
-                  f"orders of magnitude")
-    return f"ok: every parameter got a finite, nonzero gradient{spread}"
+        line = "; ".join(found)
+    else:
+        flow = [c.grad_out for c in w.layers() if c.params and c.grad_out]
+        spread = ""
+        if len(flow) >= 2:
+            spread = (f", norms at the layers within {_orders(max(flow) / min(flow))} "
+                      f"orders of magnitude")
+        which = "trainable parameter" if frozen else "parameter"
+        line = f"ok: every {which} got a finite, nonzero gradient{spread}"
+    if frozen:
+        shown = ", ".join(frozen[:3]) + (", ..." if len(frozen) > 3 else "")
+        line += (f"; {len(frozen)} of {len(w.parameters)} parameters are frozen "
+                 f"(requires_grad=False: backward skips them): {shown}")
+    if not checks:
+        return line
+    ran = [f.check for f in results if f.ran]
+    skipped = [f"{f.check} ({f.why_not})" for f in results if not f.ran]
+    line += f" [checked: {', '.join(ran)}"
+    line += f"; not checked: {'; '.join(skipped)}]" if skipped else "]"
+    return line
 
 
 def _sharpest(ratio: float, span: list[ModuleRecord]) -> str:

@@ -23,6 +23,7 @@ import torch
 from . import explain, findings, view
 from .hooks import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
+from .values import norm as _norm
 from .values import state as _state
 
 if TYPE_CHECKING:
@@ -63,6 +64,12 @@ class GradWatch(Recorder):
         (OrderedDict(), OrderedDict())
         """
         if self._active:
+            if self._backward_seen:
+                # what .grad holds when the block ends, to compare with what backward computed
+                # (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows there)
+                self._final = {p: (None if p.grad is None else _norm(p.grad))
+                               for p in self._owner}
+                self._cache = None
             self._finish()
         for h in self._module_handles + self._param_handles + self._tensor_handles:
             h.remove()
@@ -84,7 +91,7 @@ class GradWatch(Recorder):
             return self._cache[:2]
         calls, params, self._passes = assemble(
             self._raw, self._arrivals, self._shapes, self._names, self._dead, self._param_got,
-            self._owner)
+            self._owner, self._final)
         self._cache = (calls, params, key)
         return calls, params
 
@@ -196,12 +203,16 @@ class GradWatch(Recorder):
         """
         return findings.problems(self, factor=factor, dead_fraction=dead_fraction)
 
-    def summary(self, **kwargs: Any) -> str:
+    def summary(self, *, checks: bool = True, **kwargs: Any) -> str:
         """One line: what is wrong with the recorded step's gradient flow, or that nothing is.
 
-        Keyword arguments go to :meth:`problems`.
+        "ok" only when every check that ran passed; frozen parameters are named (they get no
+        gradient on purpose, or by mistake); with ``checks`` (default) the line ends with the
+        checks that ran and those that could not, and why (the comparison with the final
+        ``.grad`` needs the ``with`` block to have ended).  Keyword arguments go to
+        :meth:`problems`.
         """
-        return findings.summary(self, **kwargs)
+        return findings.summary(self, checks=checks, **kwargs)
 
     def rows(self) -> list[dict[str, Any]]:
         """The gradient-flow table as dicts, one per innermost module call in forward order.

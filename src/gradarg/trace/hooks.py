@@ -22,6 +22,10 @@ __all__ = ["Recorder"]
 
 # activations whose units can die: the unit's output is exactly 0 for every example
 _DYING = (torch.nn.ReLU, torch.nn.ReLU6)
+# modules whose output has its units (channels) on dimension 1
+_CHANNELS_FIRST = (torch.nn.modules.conv._ConvNd, torch.nn.modules.batchnorm._BatchNorm,
+                   torch.nn.GroupNorm, torch.nn.modules.pooling._MaxPoolNd,
+                   torch.nn.modules.pooling._AvgPoolNd)
 _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
 
 
@@ -63,9 +67,10 @@ class Recorder:
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
         self._param_got: list[tuple[Any, float, float | None, bool]] = []
-        self._dead: dict[int, tuple[torch.Tensor, int]] = {}
+        self._dead: dict[int, tuple[torch.Tensor, int, str]] = {}
         self._passes = 0
         self._backward_seen = False
+        self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._cache: tuple | None = None
 
     def _attach(self) -> None:
@@ -173,9 +178,14 @@ class Recorder:
         self._raw[index] = self._raw[index]._replace(outs=slots)
         if isinstance(module, _DYING) and type(output) is torch.Tensor and output.dim() >= 2:
             out = output.detach()
-            peak = out.amax(0) if out.dim() == 2 else out.amax(
-                dim=[d for d in range(out.dim()) if d != 1])
-            self._dead[index] = (peak, out.shape[1])  # ReLU outputs are >= 0
+            # the units: channels (dimension 1) after a convolution, else features (the last
+            # dimension: a Linear on (batch, sequence, features) input works on the last one)
+            producers = [self._raw[i].module for i in self._raw[index].producers]
+            channels = any(isinstance(m, _CHANNELS_FIRST) for m in producers)
+            axis = 1 if channels else out.dim() - 1
+            peak = out.amax(dim=[d for d in range(out.dim()) if d != axis])
+            kind = "channels, dimension 1" if channels else "features, the last dimension"
+            self._dead[index] = (peak, out.shape[axis], kind)  # ReLU outputs are >= 0
 
     def _param_hook(self, p: torch.Tensor):
         def hook(g):

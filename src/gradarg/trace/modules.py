@@ -324,7 +324,7 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
 
     lay = module_layout(record, expand, depth=depth)
     calls = record.modules
-    title = record.summary() if title is None else title
+    title = record.summary(checks=False) if title is None else title
     width = math.ceil(max(lay["width"], MARGIN * 2 + CHAR_W * max(len(title), 70)))
     height = math.ceil(lay["height"])
     out = [

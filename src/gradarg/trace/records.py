@@ -58,8 +58,13 @@ class ModuleRecord:
     param_norm : float or None
         Norm of this step's gradients of the module's own parameters (not its children's).
     dead_units : tuple of int or None
-        For ReLU-like modules: ``(dead, units)``, the units (dimension 1: features of a
-        ``Linear``, channels of a ``Conv``) whose output was 0 for every example.
+        For ReLU-like modules: ``(dead, units)``, the units whose output was 0 for every
+        example and position.  Units are channels (dimension 1) after a convolution, batch
+        norm or pooling, else features (the last dimension: a ``Linear`` on ``(batch, sequence,
+        features)`` input).
+    unit_axis : str or None
+        What the units were counted along: ``"features, the last dimension"`` or
+        ``"channels, dimension 1"``.
     producers : tuple of int
         ``index`` of the module calls whose outputs reached this call's inputs (through
         functional operations such as ``+`` too).
@@ -78,6 +83,7 @@ class ModuleRecord:
     grad_in: float | None = None
     param_norm: float | None = None
     dead_units: tuple[int, int] | None = None
+    unit_axis: str | None = None
     producers: tuple[int, ...] = ()
     backward_rank: int | None = None
     children: list[int] = field(default_factory=list)
@@ -106,6 +112,13 @@ class ParamRecord:
         The gradient arrived as a sparse tensor (``nn.Embedding(sparse=True)``).
     module_ran : bool
         Whether the owning module was called in the forward pass.
+    final_known : bool
+        Whether the watch saw the end of the ``with`` block (or :meth:`GradWatch.remove`),
+        where ``final`` is read.
+    final : float or None
+        Norm of ``.grad`` when the block ended (``None``: ``.grad`` was None then).  Differs
+        from ``grad`` when the gradient was edited after backward: clipped, scaled, unscaled
+        by a ``GradScaler``, or cleared.
     """
 
     name: str
@@ -116,6 +129,8 @@ class ParamRecord:
     held_before: float | None = None
     sparse: bool = False
     module_ran: bool = False
+    final_known: bool = False
+    final: float | None = None
 
     @property
     def state(self) -> str:
@@ -126,9 +141,10 @@ class ParamRecord:
 
 
 def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list[tuple[int, ...]],
-             names: dict[Any, str], dead: dict[int, tuple[torch.Tensor, int]],
+             names: dict[Any, str], dead: dict[int, tuple[torch.Tensor, int, str]],
              param_got: list[tuple[Any, float, float | None, bool]],
-             owner: dict[Any, tuple[str, str]]
+             owner: dict[Any, tuple[str, str]],
+             final: dict[Any, float | None] | None = None,
              ) -> tuple[list[ModuleRecord], dict[str, ParamRecord], int]:
     """The module calls, the parameters and the number of backward passes, from the hooks'
     notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (parameter, norm, norm
@@ -155,8 +171,9 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
             producers=tuple(dict.fromkeys(p for p in producers if p != index)),
             backward_rank=min(ranks) if ranks else None)
         if index in dead:
-            peak, units = dead[index]
+            peak, units, kind = dead[index]
             rec.dead_units = (int((peak == 0).sum()), units)
+            rec.unit_axis = kind
         if parent is not None:
             calls[parent].children.append(index)
         calls.append(rec)
@@ -180,7 +197,8 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
         params[name] = ParamRecord(
             name=name, module=mname, shape=tuple(p.shape), requires_grad=p.requires_grad,
             grad=total, held_before=held.get(name), sparse=sparse.get(name, False),
-            module_ran=mname in ran_names)
+            module_ran=mname in ran_names, final_known=final is not None,
+            final=None if final is None else final.get(p))
         if mname in first_call:
             calls[first_call[mname]].params.append(name)
             if total is not None:

@@ -120,7 +120,7 @@ def plot(w: GradWatch, ax: Any = None, *, title: str | None = None) -> Any:
                   fontsize=8 if len(rows_) > 16 else 9)
     ax.set_xlabel("module (forward order: input → output)")
     ax.set_ylabel("gradient norm")
-    ax.set_title(title if title is not None else w.summary(), fontsize=9, loc="left")
+    ax.set_title(title if title is not None else w.summary(checks=False), fontsize=9, loc="left")
     ax.legend(fontsize=8, loc="best")
     ax.grid(True, which="major", axis="y", alpha=0.3)
     return fig
