@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import torch
 from torch import nn
 
@@ -100,3 +101,16 @@ def test_dead_units_after_a_convolution_are_channels():
         net(torch.randn(4, 3, 8, 8)).sum().backward()
     rec = next(c for c in w.modules if c.name == "1")
     assert rec.dead_units == (4, 6) and rec.unit_axis == "channels, dimension 1"
+
+
+def test_after_a_backward_that_raised_the_in_place_edit_is_still_named():
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 4)
+    h = torch.tanh(lin(torch.randn(2, 4)))
+    h.clamp_(max=0.5)  # tanh saved its output for backward; this edits it
+    loss = h.sum()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    d = gradarg.why_no_grad(loss, lin.weight)
+    assert d.case == "modified-in-place" and "TanhBackward0" in d.message
+    assert "zero_grad" not in d.message and "inputs=" not in d.message

@@ -450,6 +450,15 @@ def why_no_grad(
             f".grad only for leaf tensors: call {xname}.retain_grad() before backward(), or "
             f"use torch.autograd.grad({oname}, {xname})"), tensor.grad_fn.name())
     if freed:
+        # a backward that raised (an in-place edit of a saved tensor) freed what it ran before
+        # the error; the version counters of what is still saved show the edit
+        node = _modified_in_place(nodes)
+        if node is not None:
+            return GradDiagnosis("modified-in-place", (
+                f"a tensor the backward pass needs (saved for {node}) was modified in place "
+                f"after it was saved, so backward() stops with an error (the tensor's version "
+                f"counter shows it): write the operation out of place (h = h + 1 instead of "
+                f"h += 1) or clone before modifying"), node)
         return _from_structure(nodes, index, key, tensor, xname, oname)
 
     if gradient is None:
@@ -499,6 +508,20 @@ def why_no_grad(
         return GradDiagnosis(diff[0], diff[1], None, grad)
     return GradDiagnosis("ok", (
         f"{xname} is reachable from {oname} and its gradient is finite and nonzero"), None, grad)
+
+
+def _modified_in_place(nodes) -> str | None:
+    """The first node (output side first) one of whose saved tensors was modified in place
+    since it was saved: unpacking it raises torch's version-counter error.  Saved tensors a
+    backward already freed are skipped."""
+    for node in nodes:
+        for attr in saved_names(node):
+            try:
+                getattr(node, attr)
+            except RuntimeError as err:
+                if "modified by an inplace operation" in str(err):
+                    return node.name()
+    return None
 
 
 def _no_graph(output, tensor, names, xname, oname) -> GradDiagnosis:
