@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from .mode import Tracer
-from .sets import empty, identity
+from .sets import empty, identity, sorted_unique
 
 __all__ = ["hessian_sparsity", "jacobian_sparsity"]
 
@@ -228,6 +228,6 @@ def hessian_sparsity(
             f"{tuple(y.shape)}; for a vector function use jacobian_sparsity"
         )
     n = tracer.n
-    keys = np.unique(np.concatenate(tracer.pairs)) if tracer.pairs else np.zeros(0, np.int64)
+    keys = sorted_unique(np.concatenate(tracer.pairs)) if tracer.pairs else np.zeros(0, np.int64)
     rows, cols = np.divmod(keys, n) if n else (keys, keys)
     return _as_pattern(rows, cols, tuple(x.shape), tuple(x.shape), layout)

@@ -18,7 +18,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 from . import rules  # noqa: F401  (registers every rule family)
 from .registry import CONSTANT, RULES, floating, leaves, refusal, value_dependent
 from .rules.pointwise import pointwise
-from .sets import Dep, UnsupportedOpError
+from .sets import Dep, UnsupportedOpError, sorted_unique
 
 __all__ = ["Tracer"]
 
@@ -57,11 +57,11 @@ class Tracer(TorchDispatchMode):
         local = np.arange(total, dtype=np.int64) - start
         a, b = np.divmod(local, lens[row])
         base = dep.indptr[row]
-        keys = np.unique(dep.indices[base + a] * self.n + dep.indices[base + b])
+        keys = sorted_unique(dep.indices[base + a] * self.n + dep.indices[base + b])
         self.pairs.append(keys)
         self.pair_count += keys.size
         if self.pair_count > 4 * 10**6 and len(self.pairs) > 1:
-            merged = np.unique(np.concatenate(self.pairs))
+            merged = sorted_unique(np.concatenate(self.pairs))
             self.pairs, self.pair_count = [merged], merged.size
 
     # -- dispatch
