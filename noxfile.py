@@ -46,6 +46,8 @@ def tests(session: nox.Session) -> None:
     install(session, "-e", ".[test]")
     session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs,
                 env={"OMP_NUM_THREADS": "1"})
+    # types: the package and a typed usage script, with the files pyproject.toml lists
+    session.run("mypy")
 
 
 PAGES_DEPS = (".[docs]", "pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6", "nbclient")

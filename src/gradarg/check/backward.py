@@ -147,7 +147,8 @@ def check_backward(
     if expected is not None and not callable(expected):
         raise TypeError(f"expected must be a function (grad_output, *args) -> gradients, "
                         f"got {type(expected).__name__}")
-    mode = {None: "auto", True: "full", False: "none"}.get(localize, localize)
+    mode: str = ("auto" if localize is None else "full" if localize is True else
+                 "none" if localize is False else localize)
     s = setup(fn, args, parameters)
     gen = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):

@@ -16,11 +16,10 @@ from ..core.dense import jacobian
 from . import fd_error
 from .references import choose
 from .results import BackwardCheck, LocalizationCostWarning, PairCheck, ProbeCheck
-from .sampling import BLOCK_ENTRIES, CHUNK_ENTRIES, Localizer
+from .sampling import Localizer
 from .setup import Setup
 from .tolerance import SAFETY, backward_rtol, entry_tolerance
-from .under_test import BackwardUnderTest
-from .verdict import Verdicts
+from .under_test import BLOCK_ENTRIES, CHUNK_ENTRIES
 
 __all__ = ["BLOCK_ENTRIES", "FULL_SIZE", "FULL_WARN_BYTES", "Checker"]
 
@@ -28,7 +27,7 @@ FULL_SIZE = 16_384  # Jacobians with at most this many entries are always built 
 FULL_WARN_BYTES = 1 << 30  # localize="full" warns before it runs when it expects more memory
 
 
-class Checker(BackwardUnderTest, Localizer, Verdicts):
+class Checker(Localizer):
     """One run of ``check_backward``: the backward under test, its reference, the steps."""
 
     def __init__(self, setup: Setup, reference, probes, localize, rtol, gen, intended=None):
@@ -153,10 +152,6 @@ class Checker(BackwardUnderTest, Localizer, Verdicts):
             outputs=tuple(self.out_names[k] for k in self.keep), skipped=tuple(skipped),
             probes=tuple(probes), pairs=tuple(pairs), example=example,
             notes=tuple(self.notes), rtol=self.rtol, full_cost=getattr(self, "cost_text", ""))
-
-    def _random_vs(self) -> dict[int, torch.Tensor]:
-        return {k: torch.randn(self.outs[k].shape, generator=self.gen,
-                               dtype=self.outs[k].dtype) for k in self.keep}
 
     def determinism(self) -> str | None:
         vs = self._random_vs()

@@ -237,7 +237,7 @@ def _reference(
         if reference == "finite-difference":
             return _fd_reference(fn, x, y, v, got_dtype)
         if reference in ("forward", "reverse"):
-            jac = jacobian(fn, x, method=reference)
+            jac = jacobian(fn, x, method="forward" if reference == "forward" else "reverse")
             if reference == "forward":  # ∂y/∂x itself: complex for a complex y of a real x
                 return reference, vjp_from_partials(v, jac, None, x), None, ""
             return reference, contract(v, jac), None, ""

@@ -131,7 +131,9 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     function's own products with ``x``) perturbs ``f`` by about ``eps * |x| * |f'|``.
     """
     n = h0.shape[0]
-    D, gaps, hs = [[] for _ in f0], [[] for _ in f0], []
+    D: list[list[torch.Tensor]] = [[] for _ in f0]
+    gaps: list[list[torch.Tensor]] = [[] for _ in f0]
+    hs: list[Any] = []
     for k in range(steps):
         plus, minus, hp, hm = evaluate(h0 / 2**k)
         hs.append((hp + hm) / 2)

@@ -150,8 +150,8 @@ def _transposed(got, expected, tol, out_shape, in_shape) -> str | None:
     full = tuple(out_shape) + tuple(in_shape)
     g, e, t = got.reshape(full), expected.reshape(full), tol.reshape(full)
     no = len(out_shape)
-    for dims, label in ((range(no, len(full)), "input"), (range(no), "output")):
-        dims = list(dims)
+    for span, label in ((range(no, len(full)), "input"), (range(no), "output")):
+        dims = list(span)
         for a in dims:
             for b in dims:
                 if a < b and full[a] == full[b] and full[a] > 1:

@@ -59,6 +59,15 @@ class Reference:
         """What computing the full Jacobians takes: a phrase and the bytes expected."""
         raise NotImplementedError
 
+    # the row-wise side of the interface (``by_rows`` references: VJPs, not JVPs)
+    def vjp(self, vs: dict[int, torch.Tensor]) -> list[torch.Tensor]:
+        """The reference's VJP for upstream gradients ``vs`` (``by_rows`` references)."""
+        raise NotImplementedError
+
+    def rows(self, k: int, rows: torch.Tensor) -> list[torch.Tensor]:
+        """Rows ``rows`` of output ``k``'s Jacobian, per input (``by_rows`` references)."""
+        raise NotImplementedError
+
 
 class ForwardMode(Reference):
     name = "forward mode (Jacobian–vector products)"
@@ -251,7 +260,7 @@ class IntendedBackward(Reference):
         """Rows of the intended backward's Jacobian, per input: ``len(rows) × n_j``."""
         c = self.c
         y = c.outs[k]
-        per = [[] for _ in c.s.xs]
+        per: list[list[torch.Tensor]] = [[] for _ in c.s.xs]
         for i in rows.tolist():
             v = torch.zeros(y.numel(), dtype=y.dtype)
             v[i] = 1

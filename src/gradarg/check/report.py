@@ -7,12 +7,15 @@ import html
 import io
 import math
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
 from ..show.render import fmt, summarize
 from .localize import _unravel
+
+if TYPE_CHECKING:
+    from .results import ExampleV, PairCheck, ProbeCheck
 
 _WIDTH = 78  # text reports fit an 80-column terminal and the site's code box
 _MAX_SHOWN = 12  # a gradient with more entries is shown by its largest differences
@@ -24,6 +27,24 @@ def _index(ix: tuple[int, ...]) -> str:
 
 class BackwardCheckReport:
     """Mixin: ``__str__``, ``_repr_html_`` and ``figure()`` for :class:`BackwardCheck`."""
+
+    # the fields of BackwardCheck (a frozen dataclass) this mixin reads, for type checkers
+    if TYPE_CHECKING:
+        status: str
+        summary: str
+        reference: str
+        inputs: tuple[str, ...]
+        outputs: tuple[str, ...]
+        skipped: tuple[str, ...]
+        probes: tuple[ProbeCheck, ...]
+        pairs: tuple[PairCheck, ...]
+        example: ExampleV | None
+        notes: tuple[str, ...]
+        rtol: float
+        full_cost: str
+
+        @property
+        def wrong_pairs(self) -> tuple[PairCheck, ...]: ...
 
     # ------------------------------------------------------------------ text
 
@@ -183,12 +204,14 @@ class BackwardCheckReport:
         for ax in axes.flat[len(chosen):]:
             ax.set_visible(False)
         # one colour scale for all panels: a right block stays white next to a wrong one
-        top = max(float((p.got - p.expected).abs().max()) for p in chosen) or 1.0
+        got = {id(p): cast(torch.Tensor, p.got) for p in chosen}
+        exp = {id(p): cast(torch.Tensor, p.expected) for p in chosen}
+        top = max(float((got[id(p)] - exp[id(p)]).abs().max()) for p in chosen) or 1.0
         for ax, p in zip(axes.flat, chosen, strict=False):
-            err = (p.got - p.expected).abs().numpy()
+            err = (got[id(p)] - exp[id(p)]).abs().numpy()
             im = ax.imshow(err, cmap="Reds", vmin=0, vmax=top, aspect="auto",
                            interpolation="nearest")
-            wrong = ((p.got - p.expected).abs() > p.tolerance).numpy()
+            wrong = ((got[id(p)] - exp[id(p)]).abs() > cast(torch.Tensor, p.tolerance)).numpy()
             if wrong.any() and wrong.size <= 4096:
                 ii, jj = wrong.nonzero()
                 ax.scatter(jj, ii, s=12, facecolors="none", edgecolors="black", linewidths=0.6)

@@ -15,17 +15,12 @@ import torch
 from . import fd_error
 from .results import PairCheck
 from .tolerance import SAFETY, entry_tolerance
+from .under_test import BLOCK_ENTRIES, CHUNK_ENTRIES, MAX_COLUMNS, MIN_COLUMNS
+from .verdict import Verdicts
 
 __all__ = ["BLOCK_ENTRIES", "CHUNK_ENTRIES", "MAX_COLUMNS", "MIN_COLUMNS", "Localizer"]
 
-# Bounded localisation of a wrong pair: at most this many Jacobian entries compared per pair
-# (sampled columns × all rows), at least MIN_COLUMNS columns, at most MAX_COLUMNS.
-BLOCK_ENTRIES = 1 << 19
-MIN_COLUMNS, MAX_COLUMNS = 16, 512
-CHUNK_ENTRIES = 1 << 21  # entries per batched backward pass (rows × input size)
-
-
-class Localizer:
+class Localizer(Verdicts):
     """The localisation steps of :class:`~gradarg.check.checker.Checker` (a mixin)."""
 
     def compare_bounded(self, probes) -> tuple[PairCheck, ...]:

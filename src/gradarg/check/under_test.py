@@ -6,15 +6,47 @@ the user wrote), batched with ``is_grads_batched`` where torch can, row by row o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 import torch
 
-from .sampling import BLOCK_ENTRIES, CHUNK_ENTRIES, MIN_COLUMNS
+if TYPE_CHECKING:
+    from .references import Reference
+    from .setup import Setup
 
-__all__ = ["BackwardUnderTest"]
+__all__ = ["BLOCK_ENTRIES", "CHUNK_ENTRIES", "MAX_COLUMNS", "MIN_COLUMNS", "BackwardUnderTest"]
+
+# Bounded localisation of a wrong pair: at most this many Jacobian entries compared per pair
+# (sampled columns × all rows), at least MIN_COLUMNS columns, at most MAX_COLUMNS.
+BLOCK_ENTRIES = 1 << 19
+MIN_COLUMNS, MAX_COLUMNS = 16, 512
+CHUNK_ENTRIES = 1 << 21  # entries per batched backward pass (rows × input size)
 
 
 class BackwardUnderTest:
-    """What :class:`~gradarg.check.checker.Checker` asks of the backward (a mixin)."""
+    """What :class:`~gradarg.check.checker.Checker` asks of the backward (the base of its
+    mixins: the state a run keeps is declared here, set in ``Checker.__init__``)."""
+
+    s: Setup
+    leaves: tuple[torch.Tensor, ...]
+    outs: tuple[torch.Tensor, ...]
+    keep: list[int]
+    out_names: list[str]
+    rtol: float
+    dtype: torch.dtype
+    gen: torch.Generator
+    state: torch.Tensor
+    ref: Reference
+    reference: str
+    intended: Any
+    notes: list[str]
+    affine: dict[str, bool]
+    cost_text: str
+
+    def _random_vs(self) -> dict[int, torch.Tensor]:
+        """Random upstream gradients, one per checked output (from the check's generator)."""
+        return {k: torch.randn(self.outs[k].shape, generator=self.gen,
+                               dtype=self.outs[k].dtype) for k in self.keep}
 
 
     def backward(self, vs: dict[int, torch.Tensor]) -> tuple[list[torch.Tensor], list[bool]]:
@@ -71,13 +103,14 @@ class BackwardUnderTest:
         """
         y, x = self.outs[k], self.leaves[j]
         m, n = y.numel(), x.numel()
-        c = cols.numel() if dirs is None else dirs.shape[0]
+        assert cols is not None or dirs is not None
+        c = cast(torch.Tensor, cols).numel() if dirs is None else dirs.shape[0]
 
         def block(start: int, stop: int) -> torch.Tensor:  # one-hot rows built per chunk
             if dirs is not None:
                 return dirs[start:stop]
             b = torch.zeros(stop - start, n, dtype=x.dtype)
-            b[torch.arange(stop - start), cols[start:stop]] = 1
+            b[torch.arange(stop - start), cast(torch.Tensor, cols)[start:stop]] = 1
             return b
 
         def apply(rows_of_j: torch.Tensor) -> torch.Tensor:  # (r × n) -> (r × c)

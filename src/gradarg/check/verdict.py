@@ -7,6 +7,7 @@ The wording comes from :mod:`.localize` (patterns, regions) and :mod:`.report` (
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -14,11 +15,12 @@ from .localize import WrongEntry, _unravel, classify, region, threshold, worst_e
 from .references import choose
 from .results import ExampleV, PairCheck
 from .tolerance import entry_tolerance
+from .under_test import BackwardUnderTest
 
 __all__ = ["Verdicts"]
 
 
-class Verdicts:
+class Verdicts(BackwardUnderTest):
     """The verdict steps of :class:`~gradarg.check.checker.Checker` (a mixin)."""
 
     def _pair(self, k, j, got, exp, tol, dropped, rows=None, cols=None,
@@ -97,8 +99,9 @@ class Verdicts:
             xs = list(self.s.xs)
             xs[j] = x.reshape(-1)[perm].reshape(x.shape).clone()
             try:
-                sub = type(self)(self.s.at(tuple(xs)), self.reference, 0, "none", self.rtol,
-                                 self.gen, self.intended)
+                checker: Any = type(self)  # a Checker: the mixins run inside one
+                sub = checker(self.s.at(tuple(xs)), self.reference, 0, "none", self.rtol,
+                              self.gen, self.intended)
                 sub.ref = choose(sub, sub.reference, sub.intended)
                 if self.ref.by_rows:
                     ridx = torch.arange(sub.outs[k].numel()) if rows is None else rows
@@ -146,12 +149,12 @@ class Verdicts:
                 r = flat_row
             else:
                 hit = (q.rows == flat_row).nonzero()
-                r = int(hit[0, 0]) if hit.numel() else None
-            if q.columns is None and r is not None:
+                r = int(hit[0, 0]) if hit.numel() else -1
+            if q.columns is None and r >= 0:
                 expected[name] = q.expected[r].reshape(shape).to(dtype)
                 continue
             full = torch.full((self.s.xs[j].numel(),), math.nan, dtype=dtype)
-            if r is not None:
+            if r >= 0:
                 full[q.columns if q.columns is not None else slice(None)] = (
                     q.expected[r].to(dtype))
             expected[name] = full.reshape(shape)

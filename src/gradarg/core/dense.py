@@ -210,7 +210,7 @@ def jacobian(
     True
     """
     check_callable("fn", fn)
-    method = _resolve_method(method, strategy)
+    resolved = _resolve_method(method, strategy)
     if sparsity is not None:
         if create_graph or strict:
             raise ValueError(
@@ -222,21 +222,21 @@ def jacobian(
                 "sparsity= needs gradarg.sparse, which registers the compressed route on import; "
                 "import gradarg (or gradarg.sparse) first"
             )
-        return _SPARSE_ROUTE(fn, x, sparsity, method=method)
+        return _SPARSE_ROUTE(fn, x, sparsity, method=resolved)
     xs, in_tuple = as_input_tuple("x", x)
-    if method == "forward" and any(t.is_complex() for t in xs):
+    if resolved == "forward" and any(t.is_complex() for t in xs):
         raise ValueError(
             "method='forward' does not support complex inputs: forward mode gives f'(z) where "
             "PyTorch's reverse mode gives its conjugate; use method='reverse' or "
             "'finite-difference'"
         )
-    if method == "forward" and strict and create_graph:
+    if resolved == "forward" and strict and create_graph:
         raise ValueError(
             "strict=True with create_graph=True needs reverse mode: forward-mode tangents of an "
             "input that requires grad always require grad, so a Jacobian that does not depend on "
             "the input cannot be told apart; use method='reverse' or 'auto'"
         )
-    if method == "finite-difference" and (create_graph or strict):
+    if resolved == "finite-difference" and (create_graph or strict):
         flag = "create_graph" if create_graph else "strict"
         raise ValueError(
             f"{flag}=True needs autodiff (the autograd graph of fn); method='finite-difference' "
@@ -250,7 +250,7 @@ def jacobian(
         # fn makes (replayed for every evaluation) never advance the caller's generator.
         state = torch.get_rng_state()
         try:
-            blocks, out_tuple = compute(fn, xs, method, vectorize, state, create_graph, strict)
+            blocks, out_tuple = compute(fn, xs, resolved, vectorize, state, create_graph, strict)
         finally:
             torch.set_rng_state(state)
     if create_graph and strict:

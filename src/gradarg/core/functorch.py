@@ -82,7 +82,7 @@ class VectorizationError(RuntimeError):
 
 
 def batched(
-    f: Callable[..., tuple[torch.Tensor, ...]],
+    f: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]],
     args: Sequence[torch.Tensor],
     randomness: str = "error",
 ) -> tuple[torch.Tensor, ...]:
@@ -142,6 +142,7 @@ def jvp(
                 single = isinstance(res, torch.Tensor)
                 out = []
                 for y in (res,) if single else res:
+                    assert isinstance(y, torch.Tensor)
                     tangent = fwAD.unpack_dual(y).tangent
                     if tangent is None:
                         tangent = torch.zeros_like(y)

@@ -106,7 +106,7 @@ def graph_names(outs: Sequence[torch.Tensor]) -> set[str]:
 def custom_nodes(nodes: Sequence[Any]) -> list[str]:
     """Names of the nodes whose backward is user code (``autograd.Function``, compiled regions)."""
     custom = torch.autograd.function.BackwardCFunction
-    return [n.name() for n in nodes if isinstance(n, custom)]
+    return [n.name() for n in nodes if isinstance(n, custom)]  # type: ignore[attr-defined]
 
 
 def recorded_forward(

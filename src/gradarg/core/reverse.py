@@ -129,7 +129,7 @@ def reverse_vectorized(
             return _rows_from_is_grads_batched(leaves, outs, live, cot)
     unused: set[int] = set()
 
-    def vjp(*v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def vjp(*v: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
         grads = torch.autograd.grad(
             live_outs, leaves, v, retain_graph=True, create_graph=create_graph, allow_unused=True
         )

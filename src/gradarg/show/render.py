@@ -250,7 +250,7 @@ def _long_cells(
     rows: Sequence[Sequence[Any]], headers: Sequence[str], max_entries: int
 ) -> list[tuple[str, Any]]:
     """``(label, tensor)`` for every summarised cell; the label names its row and column."""
-    found = []
+    found: list[tuple[str, Any]] = []
     for row in rows:
         for j, x in enumerate(row):
             if _is_long(x, max_entries):

@@ -42,7 +42,7 @@ def _compile_module(namespace: dict[str, Any]) -> dict[str, Any]:
     for name, obj in list(namespace.items()):
         if isinstance(obj, _Lazy):
             options = {"inline": "always"} if obj.inline else {}
-            namespace[name] = numba.njit(cache=True, **options)(obj.func)
+            namespace[name] = numba.njit(cache=True, **options)(obj.func)  # type: ignore[call-overload]
     return namespace
 
 

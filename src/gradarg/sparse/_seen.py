@@ -37,6 +37,7 @@ def _key(pattern: Any, x_shape: torch.Size, method: str) -> tuple | None:
     """
     if type(pattern) is not torch.Tensor or pattern.dtype != torch.bool:
         return None
+    parts: tuple[torch.Tensor, ...]
     if pattern.layout == torch.sparse_coo:
         parts = (pattern._indices(), pattern._values())
     elif pattern.layout == torch.sparse_csr:
@@ -55,7 +56,7 @@ def _key(pattern: Any, x_shape: torch.Size, method: str) -> tuple | None:
         for part in parts:
             t = part.detach().cpu().contiguous()
             digest.update(str((t.dtype, tuple(t.shape))).encode())
-            digest.update(t.view(-1).numpy())
+            digest.update(t.view(-1).numpy().tobytes())
         content = (digest.hexdigest(), pattern.layout, tuple(pattern.shape))
         _LAST = (weakref.ref(pattern), versions, content)
     return (*content, tuple(x_shape), method)

@@ -52,7 +52,7 @@ def _colors(coords: Coordinates, keep: np.ndarray, side: str, strategy: str, exp
         return np.zeros(size, dtype=np.int64), 0
     sub = Coordinates(coords.rows[keep], coords.cols[keep], coords.m, coords.n, None, None)
     if explicit or strategy not in COMPRESSED:
-        colors, _ = color_graph(*conflict_adjacency(sub, side), strategy)
+        colors, _ = color_graph(*conflict_adjacency(sub, side), strategy)  # type: ignore[arg-type]
     else:
         from .d2color import color_side  # imports numba
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import torch
@@ -476,7 +476,8 @@ def sparse_jacobian(
             raise TypeError(f"with sparsity=, x must be one tensor, got {type(x).__name__}")
         # colour once: a pattern with the same content as one seen before reuses its colouring
         sj = _seen.sparse_jacobian_for(
-            sparsity, x.shape, method, lambda: SparseJacobian(sparsity, x.shape, method=method)
+            sparsity, x.shape, method,
+            lambda: SparseJacobian(sparsity, x.shape, method=cast(Any, method))
         )
     return sj(fn, x)
 

@@ -43,7 +43,8 @@ __all__ = ["BEST_OF", "bipartite", "color_bipartite", "color_side", "distance2_d
 BEST_OF = ("largest_first", "DSATUR")
 
 
-def bipartite(coords: Coordinates, side: str):
+def bipartite(coords: Coordinates, side: str
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(pa, ia, pb, ib)``: the vertices' lines (``pa``/``ia``, CSR for ``side="rows"``, CSC
     for ``"columns"``) and the other side's (CSC, resp. CSR), ``int64``."""
     rptr = np.zeros(coords.m + 1, dtype=np.int64)

@@ -373,19 +373,19 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
                          f'{note}</text>')
             xs.append(x + w / 2 + 8 + len(note) * CHAR_W)
 
-    x0, x1 = min(xs) - 10, max(xs) + 10
+    x0, x1 = float(min(xs) - 10), float(max(xs) + 10)
     y0, y1 = min(ys) - 10, max(ys) + 10
     if title:
         parts.insert(0, f'<text x="{x0 + 10:.1f}" y="{y0 - 4:.1f}" font-weight="bold">'
                         f'{html.escape(title)}</text>')
         y0 -= 24
         x1 = max(x1, x0 + 20 + len(title) * CHAR_W)
-    w, h = x1 - x0, y1 - y0
+    width, height = x1 - x0, y1 - y0
     label = html.escape(f"backward graph of {trace.output_name or trace.nodes[0].label}")
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="ga-trace" role="img" '
-        f'aria-label="{label}" viewBox="{x0:.1f} {y0:.1f} {w:.1f} {h:.1f}" width="{w:.0f}" '
-        f'height="{h:.0f}" style="max-width:none;height:auto">'
+        f'aria-label="{label}" viewBox="{x0:.1f} {y0:.1f} {width:.1f} {height:.1f}" width="{width:.0f}" '
+        f'height="{height:.0f}" style="max-width:none;height:auto">'
         f"<style>{STYLE}</style>{''.join(parts)}</svg>"
     )
 
@@ -412,7 +412,7 @@ def side_by_side(traces: Sequence[Any], titles: Sequence[str] | None = None,
     ValueError
         ``titles`` does not have one entry per trace.
     """
-    titles = list(titles) if titles is not None else [None] * len(traces)
+    titles = list(titles) if titles is not None else [""] * len(traces)
     if len(titles) != len(traces):
         raise ValueError(f"got {len(traces)} traces but {len(titles)} titles; expected one each")
     svgs = [trace_svg(t, title=ti, **kwargs) for t, ti in zip(traces, titles, strict=True)]

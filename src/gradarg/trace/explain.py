@@ -69,6 +69,7 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
     text = f"{name} received a gradient that is exactly zero{where}"
     if dead:
         c = dead[0]
-        text += (f"; module '{c.name}' ({c.kind}) had {c.dead_units[0]} of "
-                 f"{c.dead_units[1]} units at 0 for every example of the batch")
+        d, units = c.dead_units or (0, 0)
+        text += (f"; module '{c.name}' ({c.kind}) had {d} of {units} units "
+                 f"({c.unit_axis}) at 0 for every example and position of the batch")
     return text

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .values import fmt_norm as _f
 
@@ -64,10 +64,11 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     layers = w.layers()
     flow = [c for c in layers if c.params and c.grad_out is not None and
             math.isfinite(c.grad_out)]
-    if not (len(flow) >= 2 and flow[-1].grad_out > 0):
+    outs = [cast(float, c.grad_out) for c in flow]
+    if not (len(flow) >= 2 and outs[-1] > 0):
         return Finding("vanishing/exploding", False,
                        why_not="fewer than two layers with parameters received a gradient")
-    ratio = flow[0].grad_out / flow[-1].grad_out
+    ratio = outs[0] / outs[-1]
     # the modules the ratio spans: the gradient from flow[-1]'s output to flow[0]'s
     span = [c for c in layers if flow[0].index < c.index <= flow[-1].index]
     if ratio == 0:

@@ -40,7 +40,7 @@ class Recorder:
             )
         self.model = model
         self._names = {m: (n or ROOT_NAME) for n, m in model.named_modules()}
-        self._owner = {}
+        self._owner: dict[torch.Tensor, tuple[str, str]] = {}
         for mname, m in model.named_modules():
             for pname, p in m.named_parameters(recurse=False):
                 full = f"{mname}.{pname}" if mname else pname
@@ -60,7 +60,7 @@ class Recorder:
         # one note per module call (outs filled in when the call returns)
         self._raw: list[RawCall] = []
         self._stack: list[int] = []
-        self._slots: dict[tuple[int, int], int] = {}  # (id, version) of a hooked tensor -> slot
+        self._slots: dict[tuple[Any, int], int] = {}  # (id, version) of a hooked tensor -> slot
         self._slot_refs: list[Any] = []  # keeps hooked leaf tensors' ids unique
         self._shapes: list[tuple[int, ...]] = []
         self._node_outputs: dict[Any, list[tuple[int, int]]] = {}

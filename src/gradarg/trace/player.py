@@ -122,7 +122,7 @@ def _local(node: TracedNode) -> str:
     if sent and all(f is not None for f in factors):
         if len(set(factors)) == 1:
             return f"local derivative {factors[0]}"
-        return "local derivatives " + ", ".join(factors)
+        return "local derivatives " + ", ".join(f for f in factors if f)
     rule = _RULES.get(node.op, f"the vector–Jacobian product of {node.op}")
     shapes = ", ".join(_shape(g) for g in sent) or "nothing"
     return f"{rule}: g {_shape(arrived)} → {shapes}"
@@ -137,7 +137,8 @@ def _steps(trace: BackwardTrace) -> list[Step]:
         if n.is_leaf:
             got = n.grad if n.grad is not None else n.arrived
             local = "a leaf: accumulates into .grad"
-            sent = (f"added to {n.name or n.label}.grad: {cotangent_text(n.arrived)}",)
+            added = f"added to {n.name or n.label}.grad: {cotangent_text(n.arrived)}"
+            sent: tuple[str, ...] = (added,)
             text = (f"Step {len(steps) + 1}: {n.name or n.label} is a leaf. {arrived} arrived "
                     f"and is added to its .grad"
                     + (f", which now holds {cotangent_text(got)}." if got is not None else "."))
@@ -290,11 +291,11 @@ class BackwardPlayer:
     def save(self, path: str) -> str:
         """Write the player as a standalone HTML page (opens offline in any browser); return
         the path written.  ``path``: a file name (a ``pathlib.Path`` works too)."""
-        path = Path(path)
-        path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        target = Path(path)
+        target.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'>"
                         "<title>backward pass, step by step</title></head><body>"
                         + self._repr_html_() + "</body></html>", encoding="utf-8")
-        return str(path)
+        return str(target)
 
     def __repr__(self) -> str:
         lines = [f"BackwardPlayer: {len(self.steps) - 1} nodes, then the leaves' .grad"]

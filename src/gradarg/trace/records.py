@@ -166,8 +166,8 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
             kind=type(module).__name__, parent=parent, depth=depth,
             out_shape=shapes[outs[0]] if outs and shapes else None,
             in_shape=shapes[ins[0]] if ins and shapes else None,
-            grad_out=combine([slot_norm[s] for s in outs if s in slot_norm]),
-            grad_in=combine([slot_norm[s] for s in ins if s in slot_norm]),
+            grad_out=combine([n for s in outs if (n := slot_norm.get(s)) is not None]),
+            grad_in=combine([n for s in ins if (n := slot_norm.get(s)) is not None]),
             producers=tuple(dict.fromkeys(p for p in producers if p != index)),
             backward_rank=min(ranks) if ranks else None)
         if index in dead:

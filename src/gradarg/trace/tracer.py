@@ -186,7 +186,7 @@ class BackwardTrace:
     def executed(self) -> tuple[TracedNode, ...]:
         """The nodes that ran, in execution order."""
         ran = [n for n in self.nodes if n.order is not None]
-        return tuple(sorted(ran, key=lambda n: n.order))
+        return tuple(sorted(ran, key=lambda n: n.order or 0))
 
     @property
     def leaves(self) -> dict[str, torch.Tensor | None]:

@@ -52,9 +52,12 @@ def from_pairs(rows: np.ndarray, cols: np.ndarray, m: int, n: int) -> Dep:
     return Dep(indptr, c)
 
 
-def take(dep: Dep, ids: np.ndarray) -> Dep:
-    """Row ``k`` of the result is row ``ids[k]`` of ``dep`` (empty where ``ids[k] < 0``)."""
+def take(dep: Dep | None, ids: np.ndarray) -> Dep:
+    """Row ``k`` of the result is row ``ids[k]`` of ``dep`` (empty where ``ids[k] < 0``;
+    every row empty when ``dep`` is None: an operand that depends on nothing)."""
     ids = np.asarray(ids, dtype=np.int64)
+    if dep is None:
+        return empty(ids.size)
     valid = ids >= 0
     safe = np.where(valid, ids, 0)
     lens = np.where(valid, dep.indptr[safe + 1] - dep.indptr[safe], 0)
@@ -75,8 +78,11 @@ def union(deps: list[Dep], n: int) -> Dep:
     return from_pairs(rows, cols, m, n)
 
 
-def group(dep: Dep, out_rows: np.ndarray, in_rows: np.ndarray, m: int, n: int) -> Dep:
-    """Row ``o`` of the result is the union of rows ``in_rows[k]`` with ``out_rows[k] == o``."""
+def group(dep: Dep | None, out_rows: np.ndarray, in_rows: np.ndarray, m: int, n: int) -> Dep:
+    """Row ``o`` of the result is the union of rows ``in_rows[k]`` with ``out_rows[k] == o``
+    (every row empty when ``dep`` is None)."""
+    if dep is None:
+        return empty(m)
     keep = in_rows >= 0
     out_rows, in_rows = out_rows[keep], in_rows[keep]
     gathered = take(dep, in_rows)

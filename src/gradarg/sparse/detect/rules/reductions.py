@@ -95,7 +95,7 @@ def softmax(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     return [d]
 
 
-def whole_dim(d: Dep, shape: tuple[int, ...], dim: int, n: int) -> Dep:
+def whole_dim(d: Dep | None, shape: tuple[int, ...], dim: int, n: int) -> Dep | None:
     """Every element depends on every element of its slice along ``dim``."""
     if not shape:
         return d
