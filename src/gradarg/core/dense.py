@@ -28,7 +28,7 @@ Method = Literal["auto", "reverse", "forward", "finite-difference"]
 METHODS: tuple[Method, ...] = ("auto", "reverse", "forward", "finite-difference")
 Strategy = Literal["reverse-mode", "forward-mode"]
 # torch.autograd.functional.jacobian's names for two of the methods
-STRATEGIES: dict[str, str] = {"reverse-mode": "reverse", "forward-mode": "forward"}
+STRATEGIES: dict[str, Method] = {"reverse-mode": "reverse", "forward-mode": "forward"}
 
 
 @overload
@@ -42,6 +42,7 @@ def jacobian(
     *,
     method: Method = ...,
     sparsity: Any = ...,
+    batch_dim: int | None = ...,
 ) -> torch.Tensor: ...
 @overload
 def jacobian(
@@ -54,6 +55,7 @@ def jacobian(
     *,
     method: Method = ...,
     sparsity: Any = ...,
+    batch_dim: int | None = ...,
 ) -> Any: ...
 def jacobian(
     fn: Callable[..., Any],
@@ -65,6 +67,7 @@ def jacobian(
     *,
     method: Method = "auto",
     sparsity: Any = None,
+    batch_dim: int | None = None,
 ) -> Any:
     r"""Jacobian of ``fn`` at ``x``: ``J[i..., j...] = ∂y[i...] / ∂x[j...]``.
 
@@ -124,6 +127,14 @@ def jacobian(
         of the 8 patterns used last are kept, keyed by their content (entries, shapes,
         ``method``), so a loop that passes the same pattern again skips the colouring. Single
         tensor ``x`` and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
+    batch_dim : int, optional
+        Per-sample Jacobians: ``fn`` maps one sample (``x`` without its dimension
+        ``batch_dim``), and the result has shape ``(B, *y_sample.shape, *x_sample.shape)``:
+        each sample's output against its own input only, what
+        ``torch.func.vmap(torch.func.jacrev(fn), in_dims=batch_dim)(x)`` computes (the
+        ``(B·m) × (B·n)`` Jacobian of the whole batch, zero off its diagonal blocks, is never
+        formed).  One tensor ``x``; not with ``sparsity``, ``strict`` or ``create_graph``.
+        ``jacobian`` itself also composes with ``torch.func.vmap``.
 
     Returns
     -------
@@ -211,6 +222,9 @@ def jacobian(
     """
     check_callable("fn", fn)
     resolved = _resolve_method(method, strategy)
+    if batch_dim is not None:
+        return _per_sample(fn, x, batch_dim, resolved, vectorize,
+                           sparsity is not None or strict or create_graph)
     if sparsity is not None:
         if create_graph or strict:
             raise ValueError(
@@ -258,11 +272,30 @@ def jacobian(
     return _package(blocks, in_tuple, out_tuple, create_graph)
 
 
-def _resolve_method(method: str, strategy: str | None) -> str:
+def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
+                vectorize: bool | None, refused: bool) -> torch.Tensor:
+    """``jacobian(fn, x, batch_dim=...)``: the Jacobian of every sample, by ``torch.func.vmap``
+    over this very function (which composes with it)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"batch_dim= needs one tensor x (a batch of samples), got "
+                        f"{type(x).__name__}")
+    if isinstance(batch_dim, bool) or not isinstance(batch_dim, int) or not (
+            -x.dim() <= batch_dim < x.dim()):
+        raise ValueError(f"batch_dim must be a dimension of x (shape {tuple(x.shape)}), got "
+                         f"{batch_dim!r}")
+    if refused:
+        raise ValueError("batch_dim= cannot be combined with sparsity=, strict=True or "
+                         "create_graph=True")
+    per = torch.func.vmap(lambda s: jacobian(fn, s, vectorize=vectorize, method=method),
+                          in_dims=batch_dim)
+    return per(x)
+
+
+def _resolve_method(method: str, strategy: str | None) -> Method:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if strategy is None:
-        return method
+        return method  # type: ignore[return-value]  # checked against METHODS above
     if strategy not in STRATEGIES:
         raise ValueError(
             f"strategy must be 'reverse-mode' or 'forward-mode' (the names of "
