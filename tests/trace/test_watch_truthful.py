@@ -114,3 +114,39 @@ def test_after_a_backward_that_raised_the_in_place_edit_is_still_named():
     d = gradarg.why_no_grad(loss, lin.weight)
     assert d.case == "modified-in-place" and "TanhBackward0" in d.message
     assert "zero_grad" not in d.message and "inputs=" not in d.message
+
+
+class PartlyUnderNoGrad(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.att = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, x):
+        with torch.no_grad():  # the bug: att is trained by nobody
+            a = self.att(x)
+        return self.head(x + a)
+
+
+def test_a_module_run_under_no_grad_is_named_with_the_cause_the_grad_mode_shows():
+    torch.manual_seed(0)
+    net = PartlyUnderNoGrad()
+    with gradarg.watch(net) as w:
+        net(torch.randn(4, 8)).pow(2).mean().backward()
+    s = w.summary()
+    assert "module 'att' (Linear) produced an output without autograd history" in s
+    assert "gradients disabled (torch.no_grad()" in s
+    assert "'head'" not in s.split("[checked")[0]  # the head is fine
+
+
+def test_a_detached_output_is_not_blamed_on_no_grad():
+    class Detached(PartlyUnderNoGrad):
+        def forward(self, x):
+            return self.head(x + self.att(x).detach())
+
+    torch.manual_seed(0)
+    net = Detached()
+    with gradarg.watch(net) as w:
+        net(torch.randn(4, 8)).pow(2).mean().backward()
+    s = w.summary()
+    assert "no_grad" not in s.split("[checked")[0]

@@ -88,6 +88,30 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     return Finding("vanishing/exploding", True)
 
 
+def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
+    """A module with parameters that require grad produced outputs without autograd history:
+    its forward ran under ``torch.no_grad()`` (or its output was detached), so nothing flows
+    back through that call."""
+    grad_mode = {i: on for i, on in w._cut}
+    calls = [w.modules[i] for i in grad_mode if i < len(w.modules)]
+    # reentrant checkpointing runs a forward without history on purpose and records it again
+    # during backward: a module that got a gradient in another call of the step is not cut
+    flowed = {c.name for c in w.modules if c.grad_out is not None}
+    outer = [c for c in calls if (c.parent is None or c.parent not in grad_mode)
+             and c.name not in flowed]
+    if not outer:
+        return Finding("cut from the graph", True)
+    c = outer[0]
+    more = f" (and {len(outer) - 1} other call(s))" if len(outer) > 1 else ""
+    cause = ("it ran with gradients disabled (torch.no_grad() around it)"
+             if not grad_mode[c.index] else
+             "grad mode was on, so its output was detached or its parameters are not used")
+    return Finding("cut from the graph", True,
+                   f"module '{c.name}' ({c.kind}) produced an output without autograd history "
+                   f"although its parameters require grad{more}: {cause}; no gradient flows "
+                   f"back through that call")
+
+
 def dead_units(w: GradWatch, o: Options) -> Finding:
     for c in w.modules:
         if c.dead_units and c.dead_units[0] >= o.dead_fraction * c.dead_units[1]:
@@ -151,8 +175,8 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
-    nonfinite, no_gradient, vanishing_or_exploding, dead_units, all_zero, held_before,
-    edited_after_backward,
+    nonfinite, no_gradient, cut_from_the_graph, vanishing_or_exploding, dead_units, all_zero,
+    held_before, edited_after_backward,
 )
 
 

@@ -68,12 +68,16 @@ class Recorder:
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
         self._param_got: list[tuple[Any, float, float | None, bool]] = []
         self._dead: dict[int, tuple[torch.Tensor, int, str]] = {}
+        # calls of trainable modules whose outputs had no history, and whether grad mode was on
+        self._cut: list[tuple[int, bool]] = []
         self._passes = 0
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._cache: tuple | None = None
 
     def _attach(self) -> None:
+        # modules with a parameter that requires grad (their own or a child's), once
+        self._trainable = {m for m in self._names if any(p.requires_grad for p in m.parameters())}
         for module in self._names:
             self._module_handles.append(module.register_forward_pre_hook(self._pre_hook))
             self._module_handles.append(module.register_forward_hook(self._post_hook))
@@ -186,6 +190,12 @@ class Recorder:
             peak = out.amax(dim=[d for d in range(out.dim()) if d != axis])
             kind = "channels, dimension 1" if channels else "features, the last dimension"
             self._dead[index] = (peak, out.shape[axis], kind)  # ReLU outputs are >= 0
+        if module in self._trainable:
+            outs = [t for t in ((output,) if type(output) is torch.Tensor else _tensors(output))
+                    if t.is_floating_point() or t.is_complex()]
+            if outs and not any(t.requires_grad for t in outs):
+                # trainable, yet no autograd history: torch.no_grad() around it, or detached
+                self._cut.append((index, torch.is_grad_enabled()))
 
     def _param_hook(self, p: torch.Tensor):
         def hook(g):
