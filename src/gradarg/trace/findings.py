@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+import torch
+
 from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
@@ -55,8 +57,28 @@ def no_gradient(w: GradWatch, o: Options) -> Finding:
     none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None]
     if none:
         shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
-        return Finding("missing gradients", True, f"no gradient for {len(none)} parameter(s): {shown}")
+        return Finding("missing gradients", True,
+                       f"no gradient for {len(none)} parameter(s): {shown}{_ddp_unused(w)}")
     return Finding("missing gradients", True)
+
+
+def _ddp_unused(w: GradWatch) -> str:
+    """What parameters without a gradient do to ``DistributedDataParallel``, said only under
+    DDP, and what the final ``.grad`` shows of it once the block has ended."""
+    if w.engine != "DDP":
+        return ""
+    ddp = next(m for m in w.model.modules()
+               if isinstance(m, torch.nn.parallel.DistributedDataParallel))
+    if getattr(ddp, "find_unused_parameters", False):
+        return " (DistributedDataParallel was built with find_unused_parameters=True: it skips them)"
+    text = (" (under DistributedDataParallel without find_unused_parameters=True, the next "
+            "forward raises \"Expected to have finished reduction in the prior iteration "
+            "before starting a new one\": these are the parameters it waits for")
+    got = [r for r in w.parameters.values() if r.grad is not None and r.final_known]
+    if got and w.world > 1 and all(r.final == r.grad for r in got):
+        text += (f"; this step's .grad was not averaged over the {w.world} processes: it "
+                 f"equals this process's own gradient")
+    return text + ")"
 
 
 def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
@@ -149,7 +171,15 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
     any other edit.  Only parameters whose ``.grad`` was None before the step compare (a sum
     with an earlier gradient cannot be taken apart from norms)."""
     params = [r for r in w.parameters.values() if r.grad is not None]
-    if not params or not params[0].final_known:
+    if w.engine is not None and w.world > 1:
+        how = "all-reduce" if w.engine == "DDP" else "reduce-scatter"
+        return Finding("edited after backward", False,
+                       why_not=f"under {w.engine}, .grad is to hold the average over the "
+                               f"{w.world} processes ({how}); the record holds this process's "
+                               f"gradient")
+    if not params:
+        return Finding("edited after backward", False, why_not="no parameter got a gradient")
+    if not params[0].final_known:
         return Finding("edited after backward", False,
                        why_not="the with block has not ended (the final .grad is read then)")
     comparable = [r for r in params if r.held_before is None]
@@ -213,6 +243,12 @@ def summary(w: GradWatch, *, checks: bool = True, **kwargs: Any) -> str:
         shown = ", ".join(frozen[:3]) + (", ..." if len(frozen) > 3 else "")
         line += (f"; {len(frozen)} of {len(w.parameters)} parameters are frozen "
                  f"(requires_grad=False: backward skips them): {shown}")
+    if w.engine is not None:
+        line += (f"; {w.engine}, process {w.rank} of {w.world}: module and parameter norms are "
+                 f"this process's gradients before they are averaged")
+        if w.engine == "FSDP2":
+            line += (" (FSDP2's unsharded parameters); .grad norms, of the sharded DTensors, "
+                     "are global")
     if not checks:
         return line
     ran = [f.check for f in results if f.ran]

@@ -74,7 +74,7 @@ class GradWatch(Recorder):
         for h in self._module_handles + self._param_handles + self._tensor_handles:
             h.remove()
         self._module_handles, self._param_handles, self._tensor_handles = [], [], []
-        self._slot_refs, self._slots = [], {}
+        self._slot_refs, self._slots, self._swapped = [], {}, {}
         self._node_owner, self._node_outputs = {}, {}
         self._active = False
 
@@ -291,6 +291,14 @@ def watch(model: torch.nn.Module) -> GradWatch:
     checkpointed modules appear twice: once from the forward (no gradient arrives there) and
     once from their recomputation during the backward. Not tried: modules compiled with
     ``torch.compile``.
+
+    Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
+    process records its own step: module and parameter norms are this process's gradients
+    before the processes average them (under FSDP2, of the unsharded parameters it computes
+    with), and the final ``.grad`` norms, read when the block ends, are those of the averaged
+    gradient (of the whole sharded ``DTensor``: a collective, so every process must leave the
+    block).  Parameters without a gradient under DDP are named with the error DDP raises for
+    them at the next forward.
 
     Examples
     --------

@@ -29,6 +29,30 @@ _CHANNELS_FIRST = (torch.nn.modules.conv._ConvNd, torch.nn.modules.batchnorm._Ba
 _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
 
 
+def _engine(model: torch.nn.Module) -> tuple[str | None, int, int]:
+    """``("DDP" | "FSDP2" | None, rank, world size)``: the engine that spreads ``model`` over
+    processes, read from its modules' types once ``torch.distributed`` is initialised."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()):
+        return None, 0, 1
+    rank, world = dist.get_rank(), dist.get_world_size()
+    from torch.nn.parallel import DistributedDataParallel
+
+    fsdp_module: Any = None
+    try:
+        from torch.distributed.fsdp import FSDPModule
+
+        fsdp_module = FSDPModule
+    except ImportError:  # torch < 2.6 has no FSDP2 under this name
+        pass
+    for m in model.modules():
+        if isinstance(m, DistributedDataParallel):
+            return "DDP", rank, world
+        if fsdp_module is not None and isinstance(m, fsdp_module):
+            return "FSDP2", rank, world
+    return None, rank, world
+
+
 class Recorder:
     """Hooks on a model and what they noted during the last step (see :func:`gradarg.watch`)."""
 
@@ -45,6 +69,16 @@ class Recorder:
             for pname, p in m.named_parameters(recurse=False):
                 full = f"{mname}.{pname}" if mname else pname
                 self._owner.setdefault(p, (full, mname or ROOT_NAME))
+        self.engine, self.rank, self.world = _engine(model)
+        # FSDP2 computes with unsharded copies of the parameters it puts on the modules during
+        # the forward: the parameters registered at construction never see a gradient
+        self._swappable: dict[Any, list[tuple[str, torch.Tensor]]] = {}
+        if self.engine == "FSDP2":
+            for m in self._names:
+                direct = [(n, p) for n, p in m.named_parameters(recurse=False)]
+                if direct:
+                    self._swappable[m] = direct
+        self._swapped: dict[int, torch.Tensor] = {}
         self._module_handles: list[Any] = []
         self._param_handles: list[Any] = []
         self._tensor_handles: list[Any] = []
@@ -132,6 +166,8 @@ class Recorder:
     def _pre_hook(self, module, args):
         if self._backward_seen and not self._stack and module is self.model:
             self._reset()  # a new step: the record keeps the last one
+        if self._swappable:
+            self._follow_swaps(module)
         self._cache = None
         index = len(self._raw)
         ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else _tensors(args)
@@ -197,10 +233,24 @@ class Recorder:
                 # trainable, yet no autograd history: torch.no_grad() around it, or detached
                 self._cut.append((index, torch.is_grad_enabled()))
 
-    def _param_hook(self, p: torch.Tensor):
+    def _follow_swaps(self, module: Any) -> None:
+        """Hook the parameters FSDP2 put on ``module`` for this forward (its pre-forward hook,
+        registered with ``prepend=True``, has run): their gradients count for the parameters
+        registered under the same names."""
+        for pname, p in self._swappable.get(module, ()):
+            live = getattr(module, pname, None)
+            if (not isinstance(live, torch.Tensor) or live is p or not live.requires_grad
+                    or self._swapped.get(id(live)) is live):
+                continue
+            self._swapped[id(live)] = live  # a reference keeps the id unique
+            self._param_handles.append(live.register_hook(self._param_hook(p, live)))
+
+    def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
+        held_by = p if live is None else live
+
         def hook(g):
             self._backward_seen = True
-            held = p.grad
+            held = held_by.grad
             self._param_got.append((p, _norm(g), None if held is None else _norm(held),
                                     g.is_sparse))
 

@@ -43,6 +43,10 @@ def norm(g: torch.Tensor) -> float:
     gradients (``nn.Embedding(sparse=True)``) are coalesced first: elementwise functions such as
     ``isfinite`` are not implemented for them, their values are.
     """
+    if _is_dtensor(g):
+        # a sharded gradient (FSDP2): the norm of the whole tensor, summed over the shards of
+        # every process (a collective: each process must ask for the same norms, in order)
+        return float(torch.linalg.vector_norm(g).full_tensor().item())
     if g.is_sparse:
         g = g.coalesce().values()
     elif g.layout != torch.strided:
@@ -56,6 +60,10 @@ def norm(g: torch.Tensor) -> float:
         wide = g.to(torch.complex128 if g.is_complex() else torch.float64)
         n = torch.linalg.vector_norm(wide).item()
     return n
+
+
+def _is_dtensor(t: torch.Tensor) -> bool:
+    return type(t).__name__ == "DTensor" and hasattr(t, "full_tensor")
 
 
 def tensors(value: Any) -> Iterable[torch.Tensor]:

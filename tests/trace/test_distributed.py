@@ -1,0 +1,96 @@
+"""watch under DistributedDataParallel and FSDP2: two processes on the gloo backend (CPU), one
+step each, run by ``distributed_steps.py`` in a subprocess under a timeout.  The record is
+compared with the same step on an unwrapped copy of the model (this process's gradient) and
+with ``.grad`` read back after the step (the average over the processes)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import gradarg
+
+pytestmark = pytest.mark.skipif(
+    not (torch.distributed.is_available() and torch.distributed.is_gloo_available()),
+    reason="torch.distributed with the gloo backend is not available")
+
+SCRIPT = Path(__file__).with_name("distributed_steps.py")
+
+
+def run(kind: str, tmp_path: Path) -> list[dict]:
+    env = dict(os.environ, OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([str(Path(gradarg.__file__).parents[1]),
+                                           os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, str(SCRIPT), kind, str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads((tmp_path / f"{kind}-{rank}.json").read_text()) for rank in (0, 1)]
+
+
+def close(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-5)
+
+
+def test_ddp_records_this_process_gradient_and_says_so(tmp_path):
+    for rank, out in enumerate(run("ddp", tmp_path)):
+        assert out["summary"].startswith("ok: every parameter got"), out["summary"]
+        assert f"DDP, process {rank} of 2" in out["summary"]
+        # the record is this process's gradient (an unwrapped copy on the same batch) ...
+        assert out["records"].keys() == out["local"].keys()
+        for name, (grad, final) in out["records"].items():
+            assert close(grad, out["local"][name]), name
+            # ... and the final .grad, DDP's average, is read as it is
+            assert close(final, out["grad"][name]), name
+        # the processes had different batches: the average differs from either gradient,
+        # which is why the comparison with the final .grad is not made (and says so)
+        assert not close(out["grad"]["module.body.weight"], out["local"]["module.body.weight"])
+        assert "not checked: edited after backward (under DDP" in out["summary"]
+        assert "gradients changed after backward" not in out["summary"]
+        assert out["hooks_left"] == 0
+
+
+def test_ddp_names_the_parameters_its_own_error_only_counts(tmp_path):
+    for out in run("ddp-unused", tmp_path):
+        s = out["summary"]
+        assert "no gradient for 2 parameter(s): module.unused.weight, module.unused.bias" in s
+        # the error the summary announces is the one DDP raises at the next forward
+        assert "Expected to have finished reduction in the prior iteration" in s
+        assert "Expected to have finished reduction in the prior iteration" in out["next_forward"]
+        assert "module.unused" not in out["next_forward"]  # DDP's own message has indices
+        # the step's .grad was not averaged: it equals this process's own gradient
+        assert "was not averaged over the 2 processes" in s
+        for name, value in out["local"].items():
+            assert close(out["grad"][name], value), name
+
+
+def has_fsdp2() -> bool:
+    try:
+        from torch.distributed.fsdp import fully_shard  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not has_fsdp2(), reason="FSDP2 (torch.distributed.fsdp.fully_shard) needs torch >= 2.6")
+def test_fsdp2_follows_the_unsharded_parameters_and_global_norms(tmp_path):
+    outs = run("fsdp2", tmp_path)
+    for rank, out in enumerate(outs):
+        s = out["summary"]
+        assert s.startswith("ok: every parameter got"), s
+        assert "no gradient" not in s
+        assert f"FSDP2, process {rank} of 2" in s and "are global" in s
+        for name, (grad, final) in out["records"].items():
+            assert close(grad, out["local"][name]), name  # this process's gradient
+            assert close(final, out["grad"][name]), name  # the whole sharded .grad
+        assert out["hooks_left"] == 0
+    # the global norms are the same on both processes; their own gradients are not
+    for name in outs[0]["records"]:
+        assert close(outs[0]["records"][name][1], outs[1]["records"][name][1])
+    assert not close(outs[0]["local"]["0.weight"], outs[1]["local"]["0.weight"])
