@@ -32,6 +32,7 @@ __all__ = [
     "median_times",
     "peak_bytes",
     "raises",
+    "torchrun",
     "vjp_figure",
 ]
 
@@ -71,6 +72,32 @@ def glue_table(name: str, rows: Sequence[Sequence[Any]], headers: Sequence[str],
     """Glue ``gradarg.markdown_table(rows, headers)``; show it with the directive
     ``{glue:md} name`` and the option ``:format: myst``."""
     glue_md(name, gradarg.markdown_table(rows, headers, digits))
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def torchrun(script: str, processes: int = 2) -> dict[int, str]:
+    """Run ``docs/guide/scripts/<script>`` with ``torchrun --standalone`` on ``processes``
+    processes (CPU, one thread each); return what each process printed, by rank (torchrun
+    writes each process's standard output to its own file).  A failure fails the build with
+    the script's error output."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "guide" / "scripts" / script
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with tempfile.TemporaryDirectory() as logs:
+        done = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone",
+             f"--nproc-per-node={processes}", f"--log-dir={logs}", "--redirects=1",
+             str(path)],
+            capture_output=True, text=True, timeout=300, env=env, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{script} failed:\n{done.stderr[-4000:]}")
+        return {rank: next(Path(logs).glob(f"**/{rank}/stdout.log")).read_text()
+                for rank in range(processes)}
 
 
 # --------------------------------------------------------------------------- errors, docs
