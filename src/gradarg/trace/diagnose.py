@@ -585,7 +585,7 @@ def _not_reachable(nodes, index, tensor, xname, oname, names, module, freed) -> 
     leaf_ids = {id(n.variable) for n in nodes if hasattr(n, "variable")}
     sub, mod = _module_of(xname, module)
     if mod is not None and not any(id(p) in leaf_ids for p in mod.parameters()) and not opaque:
-        cut = "" if freed else _history_free(nodes, f"{sub}'s output", oname)
+        cut = _history_free(nodes, f"{sub}'s output", oname, names)
         return GradDiagnosis("unused-parameter", (
             f"{xname} is not in {oname}'s graph, and neither is any other parameter of module "
             f"{sub} ({type(mod).__name__}): {sub} did not take part in computing {oname} (its "
@@ -615,21 +615,111 @@ def _not_reachable(nodes, index, tensor, xname, oname, names, module, freed) -> 
             f"forward) or it was not used; which node took it as a constant could not be "
             f"checked, because backward() freed the saved tensors: recompute {oname} and call "
             f"why_no_grad before backward(){hint}"))
-    more = _history_free(nodes, xname, oname)
+    more = _history_free(nodes, xname, oname, names)
     return GradDiagnosis("not-reachable", (
         f"{xname} is not reachable from {oname}: {_cut(nodes, tensor, xname)[0]}{more}{hint}"))
 
 
-def _history_free(nodes, what: str, oname: str) -> str:
-    """Where the graph takes tensors without history (input data, or values cut from it)."""
-    consts = [(n.name(), tuple(v.shape)) for n, _, v in _saved_tensors(nodes)
-              if v.grad_fn is None and not v.requires_grad and v.is_floating_point()]
-    if not consts:
-        return ""
-    seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())
-    return (f"; {oname}'s graph takes tensors without history at {seen} (input data, or values "
-            f"computed under torch.no_grad() or detached): if {what} should reach {oname}, "
-            f"its path runs into one of these")
+def _history_free(nodes, what: str, oname: str, names: Mapping[str, Any] | None = None) -> str:
+    """Where a value without history joins the graph: the junctions of :func:`_junctions`
+    (input data and integer targets excluded), each with the module whose parameters take its
+    result, if ``names`` holds them."""
+    found = _junctions(nodes, names or {})
+    if not found:
+        # no cut value meets computed values: the graph's inputs without history are where
+        # data enters (which is also where a value cut before the first parameter enters)
+        consts = [(n.name(), tuple(v.shape)) for n, _, v in _saved_tensors(nodes)
+                  if v.grad_fn is None and not v.requires_grad and v.is_floating_point()
+                  and v.dim() > 0 and not _is_mask(v)]
+        if not consts:
+            return ""
+        seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())
+        return (f"; {oname}'s graph takes tensors without history only at {seen} (input "
+                f"data, or values computed under torch.no_grad() or detached): if {what} "
+                f"should reach {oname}, its path runs into one of these")
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    one = len(found) == 1
+    return (f"; {'a value' if one else 'values'} without history (computed under "
+            f"torch.no_grad(), detached, or made from NumPy) join{'s' if one else ''} "
+            f"{oname}'s graph at {shown}: if {what} should reach {oname}, its path was cut "
+            f"before {'there' if one else 'one of these'}")
+
+
+def _junctions(nodes, names: Mapping[str, Any]) -> list[str]:
+    """Nodes, output side first, where a tensor without history (an input of the node absent
+    from ``next_functions``) meets a value computed from the model's input data: where a cut
+    value rejoins the computation.  Not junctions: the layer that takes the input data itself
+    (its other inputs are parameters only), integer inputs (targets, indices), scalars, and
+    dropout masks (a saved factor holding only 0 and one other value)."""
+    import networkx as nx  # imported when used: import gradarg stays light
+
+    index = {n: k for k, n in enumerate(nodes)}
+    g = _graph(nodes, index)
+    if not nx.is_directed_acyclic_graph(g):
+        return []
+    # carries[k]: the value of node k depends on the model's input data (or on some other
+    # value without history): an input outside the graph below it, or integer indices saved
+    carries: dict[int, bool] = {}
+    for k in reversed(list(nx.topological_sort(g))):
+        n = nodes[k]
+        if hasattr(n, "variable"):
+            carries[k] = False
+            continue
+        here = any(c is None for c, _ in n.next_functions) or any(
+            not (v.is_floating_point() or v.is_complex()) for _, _, v in _saved_tensors([n]))
+        carries[k] = here or any(carries[c] for c in g.successors(k))
+    by_id = {id(t): name for name, t in names.items()}
+    found = []
+    for k, n in enumerate(nodes):
+        if hasattr(n, "variable") or not any(c is None for c, _ in n.next_functions):
+            continue
+        if not any(carries[c] for c in g.successors(k)):
+            continue  # the first layer on the input data
+        saved = [v for _, _, v in _saved_tensors([n]) if not v.requires_grad]
+        if saved and all(v.dim() == 0 or _is_mask(v) or not v.is_floating_point()
+                         for v in saved):
+            continue
+        shape = next((tuple(v.shape) for v in saved if v.dim() > 0), None)
+        text = n.name() + (f" (a constant of shape {shape})" if shape else "")
+        module = _consumer(g, nodes, k, by_id)
+        found.append(text + (f", whose result goes into module '{module}'" if module else ""))
+    return found
+
+
+def _is_mask(v: torch.Tensor) -> bool:
+    """A dropout mask: only 0 and one other value (``1 / (1 - p)``)."""
+    if not v.is_floating_point() or v.numel() < 2:
+        return False
+    values = torch.unique(v.detach())
+    return len(values) <= 2 and bool((values == 0).any())
+
+
+def _consumer(g, nodes, k: int, by_id: Mapping[int, str]) -> str | None:
+    """The module (from parameter names) of the nearest node on the output side of ``k`` that
+    takes a parameter, directly or through at most two view nodes (``TBackward0``)."""
+    if not by_id:
+        return None
+    seen, frontier = {k}, [k]
+    while frontier:
+        nxt = []
+        for a in frontier:
+            for p in g.predecessors(a):
+                if p in seen:
+                    continue
+                seen.add(p)
+                nxt.append(p)
+                todo = [(c, 0) for c in g.successors(p)]
+                while todo:
+                    c, depth = todo.pop()
+                    var = getattr(nodes[c], "variable", None)
+                    if var is not None and id(var) in by_id:
+                        name = by_id[id(var)]
+                        return name.rsplit(".", 1)[0] if "." in name else "(the model itself)"
+                    if depth < 2 and var is None and _cls(nodes[c]) in (
+                            "TBackward0", "ViewBackward0", "ExpandBackward0"):
+                        todo += [(cc, depth + 1) for cc in g.successors(c)]
+        frontier = nxt
+    return None
 
 
 def _custom_on_path(nodes, index, key) -> str | None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from . import findings
 from .records import ROOT_NAME, ParamRecord
 from .values import fmt_norm as _f
 
@@ -36,6 +37,14 @@ def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
             return (f"no gradient reached {name}: module '{r.module}' ({kind}) was never "
                     f"called in the forward pass, so the parameter is probably unused by "
                     f"the model's forward (a parent could still read it directly)")
+        cut = [(w.modules[i], mode) for i, mode in w._cut
+               if i < len(w.modules) and w.modules[i].name == r.module]
+        if cut:
+            c, mode = cut[0]
+            return (f"no gradient reached {name}: module '{c.name}' ({c.kind}) produced an "
+                    f"output without autograd history: {findings.CUT_CAUSE[mode]}; "
+                    f"gradarg.why_no_grad(loss, param, module=model) names where that output "
+                    f"rejoins the graph")
         return (f"no gradient reached {name}, although module '{r.module}' ran: either "
                 f"the module's forward does not use it, or its path to the loss was cut "
                 f"(detach(), .data, torch.no_grad(), a NumPy round trip); the record cannot "

@@ -125,13 +125,19 @@ def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
         return Finding("cut from the graph", True)
     c = outer[0]
     more = f" (and {len(outer) - 1} other call(s))" if len(outer) > 1 else ""
-    cause = ("it ran with gradients disabled (torch.no_grad() around it)"
-             if not grad_mode[c.index] else
-             "grad mode was on, so its output was detached or its parameters are not used")
+    cause = CUT_CAUSE[grad_mode[c.index]]
     return Finding("cut from the graph", True,
                    f"module '{c.name}' ({c.kind}) produced an output without autograd history "
                    f"although its parameters require grad{more}: {cause}; no gradient flows "
                    f"back through that call")
+
+
+CUT_CAUSE = {
+    "no_grad": "it ran with gradients disabled (torch.no_grad() around it)",
+    "inference_mode": "it ran under torch.inference_mode(), so its output is an inference "
+                      "tensor that can never join a graph",
+    "on": "grad mode was on, so its output was detached or its parameters are not used",
+}
 
 
 def dead_units(w: GradWatch, o: Options) -> Finding:

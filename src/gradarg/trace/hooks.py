@@ -103,7 +103,7 @@ class Recorder:
         self._param_got: list[tuple[Any, float, float | None, bool]] = []
         self._dead: dict[int, tuple[torch.Tensor, int, str]] = {}
         # calls of trainable modules whose outputs had no history, and whether grad mode was on
-        self._cut: list[tuple[int, bool]] = []
+        self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
         self._passes = 0
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
@@ -231,7 +231,9 @@ class Recorder:
                     if t.is_floating_point() or t.is_complex()]
             if outs and not any(t.requires_grad for t in outs):
                 # trainable, yet no autograd history: torch.no_grad() around it, or detached
-                self._cut.append((index, torch.is_grad_enabled()))
+                mode = ("inference_mode" if torch.is_inference_mode_enabled() else
+                        "on" if torch.is_grad_enabled() else "no_grad")
+                self._cut.append((index, mode))
 
     def _follow_swaps(self, module: Any) -> None:
         """Hook the parameters FSDP2 put on ``module`` for this forward (its pre-forward hook,
