@@ -45,6 +45,16 @@ def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
                     f"output without autograd history: {findings.CUT_CAUSE[mode]}; "
                     f"gradarg.why_no_grad(loss, param, module=model) names where that output "
                     f"rejoins the graph")
+        unused = [c for c in w.modules if c.name == r.module and c.out_shape is not None
+                  and c.grad_out is None and c.index not in w._late]
+        if unused and not any(c.grad_out is not None for c in w.modules
+                              if c.name == r.module):
+            c = unused[0]
+            return (f"no gradient reached {name}: module '{c.name}' ({c.kind}) ran and "
+                    f"returned an output with autograd history, but no gradient reached that "
+                    f"output: nothing on the way to the loss uses it (a returned state, such "
+                    f"as a recurrent encoder's hidden state, not passed on), or it is detached "
+                    f"after the module")
         return (f"no gradient reached {name}, although module '{r.module}' ran: either "
                 f"the module's forward does not use it, or its path to the loss was cut "
                 f"(detach(), .data, torch.no_grad(), a NumPy round trip); the record cannot "

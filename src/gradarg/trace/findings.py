@@ -48,6 +48,14 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
     bad = [n for n, r in w.parameters.items() if r.state == "nonfinite"]
     if first is not None or bad:
         where = f" first sent by '{first.name}' ({first.kind})" if first else ""
+        if first is None:
+            # already NaN/Inf where it reached the model: made outside it (the loss)
+            outer = [c for c in w.modules if c.parent is None and c.index not in w._late
+                     and c.grad_out is not None and not math.isfinite(c.grad_out)]
+            if outer:
+                c = outer[0]
+                where = (f": already NaN/Inf where it arrives at the output of '{c.name}' "
+                         f"({c.kind}), so the loss, or what follows the model, made it")
         return Finding("non-finite", True,
                        f"non-finite gradient{where}: {len(bad)} parameter(s) got NaN/Inf")
     return Finding("non-finite", True)
@@ -140,6 +148,35 @@ CUT_CAUSE = {
 }
 
 
+def output_unused(w: GradWatch, o: Options) -> Finding:
+    """A module call whose output has autograd history but received no gradient in a step
+    whose backward reached the model: nothing on the way to the loss used that output (an
+    encoder state not passed on, an output detached after the module).  Calls that started
+    after the backward (recomputation by checkpointing) do not count."""
+    calls = w.modules
+    unused = [c for c in calls if c.out_shape is not None and c.grad_out is None
+              and c.index not in w._late and c.backward_rank is None]
+    names = {c.name for c in unused}
+    # the outermost such call; a module that got a gradient in another call is not unused
+    flowed = {c.name for c in calls if c.grad_out is not None}
+    outer = [c for c in unused if c.name not in flowed and
+             (c.parent is None or calls[c.parent].name not in names)]
+    if not outer:
+        return Finding("outputs used", True)
+    c = outer[0]
+    more = f" (and {len(outer) - 1} other module(s))" if len(outer) > 1 else ""
+    got = [n for n, r in w.parameters.items() if r.module == c.name and r.grad]
+    through = ""
+    if got:
+        through = (f"; its parameters still got a gradient ({', '.join(got[:2])}), through "
+                   f"another path: a tied or shared weight")
+    return Finding("outputs used", True,
+                   f"module '{c.name}' ({c.kind}) returned an output with autograd history "
+                   f"that received no gradient{more}: nothing on the way to the loss uses it "
+                   f"(a returned state not passed on), or it is detached after the module"
+                   f"{through}")
+
+
 def dead_units(w: GradWatch, o: Options) -> Finding:
     for c in w.modules:
         if c.dead_units and c.dead_units[0] >= o.dead_fraction * c.dead_units[1]:
@@ -211,7 +248,8 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
-    nonfinite, no_gradient, cut_from_the_graph, vanishing_or_exploding, dead_units, all_zero,
+    nonfinite, no_gradient, cut_from_the_graph, output_unused, vanishing_or_exploding,
+    dead_units, all_zero,
     held_before, edited_after_backward,
 )
 

@@ -105,6 +105,9 @@ class Recorder:
         # calls of trainable modules whose outputs had no history, and whether grad mode was on
         self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
         self._passes = 0
+        # calls that started after a backward pass reached the model and within the same step:
+        # recomputations during backward (torch.utils.checkpoint), or forwards after backward
+        self._late: set[int] = set()
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._cache: tuple | None = None
@@ -182,6 +185,8 @@ class Recorder:
                     producers.append(owner)
                 elif node is not None:
                     producers.extend(self._producers(node))
+        if self._backward_seen:
+            self._late.add(index)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
         self._stack.append(index)
