@@ -11,7 +11,7 @@ traced ``torch.autograd.grad`` pass with ``retain_graph=True`` (nothing is accum
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,12 +37,12 @@ __all__ = ["GradDiagnosis", "why_no_grad"]
 Case = Literal[
     "integer-dtype", "inference-mode", "output-no-grad", "new-leaf", "requires-grad-false",
     "not-reachable", "unused-parameter", "non-leaf", "modified-in-place", "not-run",
-    "nonfinite", "zero", "accumulated", "differs", "ok",
+    "nonfinite", "zero", "accumulated", "differs", "random-forward", "ok",
 ]
 CASES: tuple[Case, ...] = (
     "integer-dtype", "inference-mode", "output-no-grad", "new-leaf", "requires-grad-false",
     "not-reachable", "unused-parameter", "non-leaf", "modified-in-place", "not-run",
-    "nonfinite", "zero", "accumulated", "differs", "ok",
+    "nonfinite", "zero", "accumulated", "differs", "random-forward", "ok",
 )
 
 
@@ -262,8 +262,9 @@ def _compare(current: torch.Tensor, grad: torch.Tensor, tensor: torch.Tensor, xn
         f"{xname}.grad differs from what one backward pass gives (norm ratio {fmt(ratio, 3)}, "
         f"cosine {fmt(cos, 3)}): consistent with gradients accumulated over earlier backward() "
         f"calls without zero_grad(), with an edit of .grad (clipping per value, weight "
-        f"decay, a hook), or with a backward(gradient=...) other than the one given here; the "
-        f"tensors do not show which")
+        f"decay, a hook), with a backward(gradient=...) other than the one given here, or "
+        f"with a recomputed forward that is random (pass a function that recomputes the "
+        f"output instead of the output, and it is checked); the tensors do not show which")
 
 
 def _forward_origin(node: Any, index: dict[Any, int]) -> Any | None:
@@ -304,7 +305,7 @@ def _module_of(name: str, module: torch.nn.Module | None):
 
 
 def why_no_grad(
-    output: torch.Tensor,
+    output: torch.Tensor | Callable[[], torch.Tensor],
     tensor: torch.Tensor,
     *,
     gradient: Any = None,
@@ -323,8 +324,14 @@ def why_no_grad(
 
     Parameters
     ----------
-    output : torch.Tensor
-        The tensor ``backward`` is (or was) called on.
+    output : torch.Tensor or callable
+        The tensor ``backward`` is (or was) called on, or a function of no arguments that
+        recomputes it (``lambda: loss_fn(model(x), y)``).  A function is called twice, under
+        ``torch.random.fork_rng`` (your random state is left as it was): when the two
+        results differ, the forward is random (dropout in training mode, random
+        augmentation), and ``.grad`` from an earlier step is not compared with a pass of the
+        recomputed graph (``"random-forward"``).  Each call is an ordinary forward: it
+        updates what a forward updates (batch-norm running statistics in training mode).
     tensor : torch.Tensor
         The tensor whose ``.grad`` is in question.
     gradient : torch.Tensor or number, optional
@@ -391,6 +398,17 @@ def why_no_grad(
     >>> why_no_grad(loss, x).case
     'new-leaf'
     """
+    random_forward = None
+    if callable(output) and not isinstance(output, torch.Tensor):
+        with torch.random.fork_rng():
+            first, second = output(), output()
+        check_tensor("output()", first)
+        if isinstance(second, torch.Tensor) and not torch.equal(first.detach(),
+                                                                 second.detach()):
+            random_forward = ("two calls of the function you passed gave different outputs "
+                              "(run under torch.random.fork_rng: your random state is as it "
+                              "was)")
+        output = first
     check_tensor("output", output)
     check_tensor("tensor", tensor)
     if module is not None and not isinstance(module, torch.nn.Module):
@@ -505,9 +523,37 @@ def why_no_grad(
             f"or inputs= left it out"), None, grad)
     diff = _compare(current, grad, tensor, xname)
     if diff is not None:
+        random_forward = random_forward or _random_nodes(nodes)
+        if random_forward:
+            return GradDiagnosis("random-forward", (
+                f"{xname}.grad differs from what one backward pass of {oname} gives, but the "
+                f"forward is random: {random_forward}; a recomputed {oname} draws new random "
+                f"values, so this comparison cannot tell clipping, accumulation or an edit "
+                f"from a different draw: compare in eval() mode, or call torch.manual_seed(s) "
+                f"before the step and again before recomputing"), None, grad)
         return GradDiagnosis(diff[0], diff[1], None, grad)
     return GradDiagnosis("ok", (
         f"{xname} is reachable from {oname} and its gradient is finite and nonzero"), None, grad)
+
+
+_RANDOM = ("NativeDropoutBackward0", "FusedDropoutBackward0", "BernoulliBackward0",
+           "BernoulliBackward1", "RreluWithNoiseBackward0", "NormalBackward0",
+           "NormalBackward1", "NormalBackward2", "NormalBackward3")
+
+
+def _random_nodes(nodes) -> str | None:
+    """What in the graph shows a random forward: a dropout node, a random draw, or a factor
+    saved as a dropout mask (0 and one value above 1, the ``1 / (1 - p)`` of dropout)."""
+    for node in nodes:
+        if _cls(node) in _RANDOM:
+            return f"the graph holds {_cls(node)} (dropout in training mode, or a random draw)"
+    for node, attr, v in _saved_tensors(nodes):
+        if _cls(node) == "MulBackward0" and not v.requires_grad and _is_mask(v):
+            keep = float(v.max())
+            if keep > 1:
+                return (f"{_cls(node)} multiplies by a dropout mask (0 and {fmt(keep, 4)}, "
+                        f"dropout in training mode)")
+    return None
 
 
 def _modified_in_place(nodes) -> str | None:
@@ -829,12 +875,18 @@ def _from_structure(nodes, index, key, tensor, xname, oname) -> GradDiagnosis:
     grad = tensor.grad
     if grad is None:
         custom = _custom_on_path(nodes, index, key)
-        why = (f"; the path passes through the custom Function {custom}: if its backward "
-               f"returns None for this input, .grad stays None" if custom else "")
+        ran = (f"{xname} is in {oname}'s graph, and backward() has run through that graph "
+               f"(its saved tensors are freed), yet {xname}.grad is None")
+        if custom:
+            return GradDiagnosis("zero", (
+                f"{ran}: the path passes through the custom Function {custom}, whose "
+                f"backward() returning None for this input leaves .grad None (return a "
+                f"gradient for every input that requires grad); the only other causes: .grad "
+                f"was reset after the backward (zero_grad(set_to_none=True)), or "
+                f"backward(inputs=...) left {xname} out"), custom)
         return GradDiagnosis("not-run", (
-            f"{xname} is in {oname}'s graph but its .grad is None: backward() has not reached "
-            f"it since .grad was last reset (zero_grad(set_to_none=True) after backward, or "
-            f"backward(inputs=...) left it out){why}"), custom)
+            f"{ran}: .grad was reset after that backward (zero_grad(set_to_none=True)), or "
+            f"backward(inputs=...) left {xname} out"), None)
     total, bad, nonzero = _stats(grad)
     if bad:
         singular = sorted({op_name(nodes[k]) for k in path if op_name(nodes[k]) in _SINGULAR
