@@ -547,7 +547,7 @@ def _random_nodes(nodes) -> str | None:
     for node in nodes:
         if _cls(node) in _RANDOM:
             return f"the graph holds {_cls(node)} (dropout in training mode, or a random draw)"
-    for node, attr, v in _saved_tensors(nodes):
+    for node, _, v in _saved_tensors(nodes):
         if _cls(node) == "MulBackward0" and not v.requires_grad and _is_mask(v):
             keep = float(v.max())
             if keep > 1:

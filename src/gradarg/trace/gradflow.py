@@ -86,12 +86,15 @@ class GradWatch(Recorder):
 
     # -- the record ---------------------------------------------------------------------------
     def _finish(self) -> tuple[list[ModuleRecord], dict[str, ParamRecord]]:
-        key = (len(self._arrivals), len(self._param_got))
+        for call in list(self._sent_open):  # edges that never got a gradient this pass
+            self._close_sent(call)
+        key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())))
         if self._cache is not None and self._cache[2] == key:
             return self._cache[:2]
+        sent = {i: self._sent.get(i, []) for i in self._sent_edges}
         calls, params, self._passes = assemble(
             self._raw, self._arrivals, self._shapes, self._names, self._dead, self._param_got,
-            self._owner, self._final)
+            self._owner, self._final, sent)
         self._cache = (calls, params, key)
         return calls, params
 

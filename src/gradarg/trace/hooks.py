@@ -27,6 +27,7 @@ _CHANNELS_FIRST = (torch.nn.modules.conv._ConvNd, torch.nn.modules.batchnorm._Ba
                    torch.nn.GroupNorm, torch.nn.modules.pooling._MaxPoolNd,
                    torch.nn.modules.pooling._AvgPoolNd)
 _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
+_SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges to its inputs
 
 
 def _engine(model: torch.nn.Module) -> tuple[str | None, int, int]:
@@ -108,6 +109,13 @@ class Recorder:
         # calls that started after a backward pass reached the model and within the same step:
         # recomputations during backward (torch.utils.checkpoint), or forwards after backward
         self._late: set[int] = set()
+        # what each call sent back to its inputs (not what its inputs received from all uses)
+        self._call_inputs: dict[int, tuple[set[tuple[Any, int]], list[torch.Tensor]]] = {}
+        self._edge_calls: dict[Any, list[tuple[int, int]]] = {}  # node -> [(input nr, call)]
+        self._sent_edges: dict[int, int] = {}  # call -> edges into its inputs
+        self._sent_open: dict[int, list[Any]] = {}  # call -> [running sum, edges arrived]
+        self._sent: dict[int, list[float]] = {}  # call -> norm per backward pass
+        self._passthrough: set[int] = set()  # calls that returned an input tensor itself
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._cache: tuple | None = None
@@ -173,7 +181,7 @@ class Recorder:
             self._follow_swaps(module)
         self._cache = None
         index = len(self._raw)
-        ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else _tensors(args)
+        ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else list(_tensors(args))
         slots, producers = [], []
         for t in ts:
             slot = self._hook_tensor(t)
@@ -187,9 +195,75 @@ class Recorder:
                     producers.extend(self._producers(node))
         if self._backward_seen:
             self._late.add(index)
+        if slots:
+            keys, leaves = set(), []
+            for t in ts:
+                if t.requires_grad:
+                    if t.grad_fn is not None:
+                        keys.add((t.grad_fn, t.output_nr))
+                    else:
+                        leaves.append(t)
+            self._call_inputs[index] = (keys, leaves)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
         self._stack.append(index)
+
+    def _hook_sent(self, index: int, outs: list[torch.Tensor]) -> None:
+        """Hook the edges by which call ``index`` sends gradient to its inputs: walking from its
+        outputs' nodes down to its input tensors' nodes, each node with an input among them
+        gets a post-hook (``Node.register_hook``: it sees ``grad_inputs``, what the node sends
+        to each of its inputs).  The walk is bounded; a call whose inputs it does not reach
+        keeps the gradient at its input tensors (the total over all their uses)."""
+        keys, leaves = self._call_inputs.pop(index)
+        leaf_ids = {id(t) for t in leaves}
+        if any((t.grad_fn, t.output_nr) in keys for t in outs if t.grad_fn is not None):
+            self._passthrough.add(index)  # returns its input itself (Dropout(p=0), Identity)
+            return
+        edges: list[tuple[Any, int]] = []
+        roots = [t.grad_fn for t in outs if t.grad_fn is not None]
+        seen, todo = set(roots), list(roots)
+        while todo:
+            if len(seen) > _SENT_LIMIT:
+                return
+            n = todo.pop()
+            for k, (c, nr) in enumerate(n.next_functions):
+                if c is None:
+                    continue
+                if (c, nr) in keys or id(getattr(c, "variable", None)) in leaf_ids:
+                    edges.append((n, k))
+                elif c not in seen and not hasattr(c, "variable"):
+                    seen.add(c)
+                    todo.append(c)
+        if not edges:
+            return
+        self._sent_edges[index] = len(edges)
+        for n, k in edges:
+            entries = self._edge_calls.get(n)
+            if entries is None:
+                entries = self._edge_calls[n] = []
+                self._tensor_handles.append(n.register_hook(self._sent_hook(entries)))
+            entries.append((k, index))
+
+    def _sent_hook(self, entries: list[tuple[int, int]]):
+        def hook(grad_inputs, grad_outputs):
+            for k, call in entries:
+                g = grad_inputs[k]
+                acc = self._sent_open.get(call)
+                if acc is None:
+                    acc = self._sent_open[call] = [None, 0]
+                if g is not None:
+                    g = g.detach()
+                    acc[0] = g.clone() if acc[0] is None else acc[0] + g
+                acc[1] += 1
+                if acc[1] == self._sent_edges[call]:  # every edge of this pass arrived
+                    self._close_sent(call)
+
+        return hook
+
+    def _close_sent(self, call: int) -> None:
+        total, _ = self._sent_open.pop(call)
+        if total is not None:
+            self._sent.setdefault(call, []).append(_norm(total))
 
     def _producers(self, node: Any) -> list[int]:
         """Module calls whose outputs reach ``node`` through functional operations."""
@@ -210,7 +284,7 @@ class Recorder:
         if not self._stack:
             return
         index = self._stack.pop()
-        ts = (output,) if type(output) is torch.Tensor else _tensors(output)
+        ts = (output,) if type(output) is torch.Tensor else list(_tensors(output))
         slots = []
         owners = self._node_owner
         for t in ts:
@@ -221,6 +295,8 @@ class Recorder:
                 if node is not None and node not in owners:
                     owners[node] = index  # the innermost module first
         self._raw[index] = self._raw[index]._replace(outs=slots)
+        if index in self._call_inputs:
+            self._hook_sent(index, [t for t in ts if isinstance(t, torch.Tensor)])
         if isinstance(module, _DYING) and type(output) is torch.Tensor and output.dim() >= 2:
             out = output.detach()
             # the units: channels (dimension 1) after a convolution, else features (the last

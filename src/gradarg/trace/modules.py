@@ -127,7 +127,7 @@ def _expand_set(names: Iterable[str] | None, depth: int | None, calls) -> set[st
     return out
 
 
-def _lines(c, calls) -> list[tuple[str, str]]:
+def _lines(c, calls, shared: int = 1) -> list[tuple[str, str]]:
     """The two detail lines of a box: ``(text, css class of the highlighted number)``."""
     out_t, out_cls = _norm_text(c.grad_out)
     in_t, in_cls = _norm_text(c.grad_in)
@@ -144,7 +144,8 @@ def _lines(c, calls) -> list[tuple[str, str]]:
     if c.in_shape is None:
         to_input = "↑ to input: none (no input needs a gradient)"
     else:
-        to_input = f"↑ to input {_shape(c.in_shape)}  ‖·‖={in_t}"
+        total = f" (total of {shared} calls)" if shared > 1 else ""
+        to_input = f"↑ to input {_shape(c.in_shape)}  ‖·‖={in_t}{total}"
     line2 = (f"{to_input}  params ‖·‖={p_t}{sub}", in_cls or p_cls)
     return [line1, line2]
 
@@ -212,7 +213,11 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
                        f"{', '.join(sorted(known)[:12])}...")
     items = _display_items(calls, _expand_set(expand, depth, calls))
     shown = {i for i, _ in items}
-    lines = {i: _lines(calls[i], calls) for i, header in items if not header}
+    from .view import shared_inputs
+
+    boxed = {i for i, header in items if not header}
+    sharing = shared_inputs(record, boxed - set(record._sent_edges) - record._passthrough)
+    lines = {i: _lines(calls[i], calls, sharing.get(i, 1)) for i in boxed}
     base_depth = min(calls[i].depth for i, _ in items)
     text_w = 0.0
     for i, _ in items:
@@ -247,6 +252,15 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
                 src = shown_box(p)
                 if src is None or src == b.call or src not in pos:
                     continue
+                if boxes[pos[src]].header:
+                    # an expanded module's output comes from its last box shown inside it
+                    inner = [q for q in _subtree(calls[src], calls)
+                             if q in pos and not boxes[pos[q]].header and pos[q] < k]
+                    if not inner:
+                        continue
+                    src = max(inner, key=lambda q: pos[q])
+                    if src == b.call:
+                        continue
                 if pos[src] > k:
                     continue
                 edges_set[(src, b.call)] = None

@@ -52,9 +52,13 @@ class ModuleRecord:
         Norm of the gradient that arrived at the module's outputs (all of them together);
         ``None`` if none arrived. NaN or Inf if it held NaN or Inf.
     grad_in : float or None
-        Norm of the gradient with respect to the module's inputs (what left it toward the
-        inputs). For an input also used elsewhere (a skip connection) it is that tensor's whole
-        gradient. ``None`` if no input requires grad or nothing arrived.
+        Norm of what this call sent back to its inputs: the gradient with respect to its
+        inputs through this call alone (hooks on the autograd edges from the call's
+        operations to its input tensors), not the input tensors' whole gradient when they are
+        also used elsewhere (a skip connection, a module called twice on one input); summed
+        over several inputs.  Where those edges are not found within a bounded walk of the
+        graph, the input tensors' whole gradient.  ``None`` if no input requires grad or
+        nothing arrived.
     param_norm : float or None
         Norm of this step's gradients of the module's own parameters (not its children's).
     dead_units : tuple of int or None
@@ -145,10 +149,12 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
              param_got: list[tuple[Any, float, float | None, bool]],
              owner: dict[Any, tuple[str, str]],
              final: dict[Any, float | None] | None = None,
+             sent: dict[int, list[float]] | None = None,
              ) -> tuple[list[ModuleRecord], dict[str, ParamRecord], int]:
     """The module calls, the parameters and the number of backward passes, from the hooks'
     notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (parameter, norm, norm
-    held before, sparse) per gradient that reached a parameter."""
+    held before, sparse) per gradient that reached a parameter; ``sent`` (call -> norm per
+    pass) what a call sent back to its inputs, where its edges were found."""
     by_slot: dict[int, list[float]] = {}
     rank: dict[int, int] = {}
     for r, (slot, value) in enumerate(arrivals):
@@ -167,7 +173,8 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
             out_shape=shapes[outs[0]] if outs and shapes else None,
             in_shape=shapes[ins[0]] if ins and shapes else None,
             grad_out=combine([n for s in outs if (n := slot_norm.get(s)) is not None]),
-            grad_in=combine([n for s in ins if (n := slot_norm.get(s)) is not None]),
+            grad_in=(combine(sent[index]) if sent and index in sent else
+                     combine([n for s in ins if (n := slot_norm.get(s)) is not None])),
             producers=tuple(dict.fromkeys(p for p in producers if p != index)),
             backward_rank=min(ranks) if ranks else None)
         if index in dead:
