@@ -116,6 +116,9 @@ class Recorder:
         self._sent_open: dict[int, list[Any]] = {}  # call -> [running sum, edges arrived]
         self._sent: dict[int, list[float]] = {}  # call -> norm per backward pass
         self._passthrough: set[int] = set()  # calls that returned an input tensor itself
+        self._slot_users: dict[int, list[int]] = {}  # input slot -> calls that took it
+        self._needs_sent: set[int] = set()  # calls sharing an input with another call
+        self._call_outs: dict[int, list[Any]] = {}  # finished call -> its outputs' nodes
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._cache: tuple | None = None
@@ -204,23 +207,33 @@ class Recorder:
                     else:
                         leaves.append(t)
             self._call_inputs[index] = (keys, leaves)
+            # an input another call (not one this call runs inside) also took: the hook on
+            # that tensor sees the sum of what both send, so each call's own share is hooked
+            open_calls = set(self._stack)
+            for slot in slots:
+                users = self._slot_users.setdefault(slot, [])
+                others = [j for j in users if j not in open_calls]
+                if others:
+                    self._needs_sent.add(index)
+                    for j in others:
+                        if j not in self._needs_sent:
+                            self._needs_sent.add(j)
+                            if j in self._call_outs:
+                                self._hook_sent(j, self._call_outs.pop(j))
+                users.append(index)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
         self._stack.append(index)
 
-    def _hook_sent(self, index: int, outs: list[torch.Tensor]) -> None:
-        """Hook the edges by which call ``index`` sends gradient to its inputs: walking from its
-        outputs' nodes down to its input tensors' nodes, each node with an input among them
+    def _hook_sent(self, index: int, roots: list[Any]) -> None:
+        """Hook the edges by which call ``index`` sends gradient to its inputs (when another
+        call takes one of the same input tensors): walking from its outputs' nodes ``roots`` down to its input tensors' nodes, each node with an input among them
         gets a post-hook (``Node.register_hook``: it sees ``grad_inputs``, what the node sends
         to each of its inputs).  The walk is bounded; a call whose inputs it does not reach
         keeps the gradient at its input tensors (the total over all their uses)."""
         keys, leaves = self._call_inputs.pop(index)
         leaf_ids = {id(t) for t in leaves}
-        if any((t.grad_fn, t.output_nr) in keys for t in outs if t.grad_fn is not None):
-            self._passthrough.add(index)  # returns its input itself (Dropout(p=0), Identity)
-            return
         edges: list[tuple[Any, int]] = []
-        roots = [t.grad_fn for t in outs if t.grad_fn is not None]
         seen, todo = set(roots), list(roots)
         while todo:
             if len(seen) > _SENT_LIMIT:
@@ -248,6 +261,10 @@ class Recorder:
         def hook(grad_inputs, grad_outputs):
             for k, call in entries:
                 g = grad_inputs[k]
+                if self._sent_edges[call] == 1:  # one edge: its norm, no sum to keep
+                    if g is not None:
+                        self._sent.setdefault(call, []).append(_norm(g))
+                    continue
                 acc = self._sent_open.get(call)
                 if acc is None:
                     acc = self._sent_open[call] = [None, 0]
@@ -296,7 +313,17 @@ class Recorder:
                     owners[node] = index  # the innermost module first
         self._raw[index] = self._raw[index]._replace(outs=slots)
         if index in self._call_inputs:
-            self._hook_sent(index, [t for t in ts if isinstance(t, torch.Tensor)])
+            roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor)
+                     and t.grad_fn is not None]
+            keys = self._call_inputs[index][0]
+            if any((t.grad_fn, t.output_nr) in keys for t in ts
+                   if isinstance(t, torch.Tensor) and t.grad_fn is not None):
+                self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
+                del self._call_inputs[index]
+            elif index in self._needs_sent:
+                self._hook_sent(index, roots)
+            else:
+                self._call_outs[index] = roots
         if isinstance(module, _DYING) and type(output) is torch.Tensor and output.dim() >= 2:
             out = output.detach()
             # the units: channels (dimension 1) after a convolution, else features (the last

@@ -52,12 +52,12 @@ class ModuleRecord:
         Norm of the gradient that arrived at the module's outputs (all of them together);
         ``None`` if none arrived. NaN or Inf if it held NaN or Inf.
     grad_in : float or None
-        Norm of what this call sent back to its inputs: the gradient with respect to its
-        inputs through this call alone (hooks on the autograd edges from the call's
-        operations to its input tensors), not the input tensors' whole gradient when they are
-        also used elsewhere (a skip connection, a module called twice on one input); summed
-        over several inputs.  Where those edges are not found within a bounded walk of the
-        graph, the input tensors' whole gradient.  ``None`` if no input requires grad or
+        Norm of the gradient with respect to the module's inputs.  When another module call
+        takes the same input tensor (a module called twice on one input, two heads on one
+        body), it is what this call alone sent back (hooks on the autograd edges from the
+        call's operations to that tensor, summed per pass); otherwise it is the input
+        tensor's whole gradient, which for an input also used by a functional operation (the
+        skip of ``x + attn(x)``) includes that use.  ``None`` if no input requires grad or
         nothing arrived.
     param_norm : float or None
         Norm of this step's gradients of the module's own parameters (not its children's).
