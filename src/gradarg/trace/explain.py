@@ -72,7 +72,15 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
 
     state = r.state
     if state == "ok":
-        return f"{name} received a gradient of norm {fmt(r.grad)}"
+        text = f"{name} received a gradient of norm {fmt(r.grad)} from backward"
+        if r.final_known and r.held_before is None and r.final != r.grad:
+            if r.final is None:
+                text += "; .grad was cleared before the with block ended (zero_grad)"
+            elif r.grad and abs(r.final / r.grad - 1) > 1e-5:
+                text += (f"; .grad held {fmt(r.final)} when the with block ended, "
+                         f"{fmt(r.final / r.grad, 3)} times that: changed after backward "
+                         f"(clipping, a GradScaler's unscale_, or an edit)")
+        return text
     calls = [c for c in w.modules if c.name == r.module]
     where = ""
     if calls:

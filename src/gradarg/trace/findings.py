@@ -41,6 +41,7 @@ class Finding:
     ran: bool
     problem: str | None = None
     why_not: str = ""
+    note: str = ""  # a fact worth saying that is not a problem
 
 
 def nonfinite(w: GradWatch, o: Options) -> Finding:
@@ -201,6 +202,18 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
 
 def held_before(w: GradWatch, o: Options) -> Finding:
     held = [n for n, r in w.parameters.items() if r.held_before]
+    if held and w._earlier and len(w._probe_values) == 2:
+        if w._probe_values[0] == w._probe_values[1]:
+            return Finding("accumulated", True, note=(
+                f".grad holds the sum of this step's gradient and those of {w._earlier} "
+                f"earlier forward/backward pass(es) in this with block, the parameters "
+                f"unchanged in between: gradient accumulation over micro-batches (the record "
+                f"is the last micro-batch)"))
+        return Finding("accumulated", True,
+                       f".grad already held a gradient for {len(held)} parameter(s) before "
+                       f"this backward, although the parameters changed since the previous "
+                       f"step in this with block (an optimizer step): zero_grad() is missing "
+                       f"between steps")
     if held:
         return Finding("accumulated", True,
                        f".grad already held a gradient for {len(held)} parameter(s) before "
@@ -237,10 +250,16 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
     factors = [f for _, f in edited]
     r0, f0 = edited[0]
     if len(edited) == len(comparable) and max(factors) <= min(factors) * 1.001:
+        scale = 1 / f0
+        k = round(math.log2(scale)) if scale > 1 else 0
+        if k >= 1 and abs(scale / 2 ** k - 1) < 1e-4:
+            cause = (f"1/{2 ** k}: a GradScaler's unscale_ divides by its scale, a power of "
+                     f"2, {2 ** k} here")
+        else:
+            cause = "clip_grad_norm_ rescales every .grad by one factor"
         return Finding("edited after backward", True,
                        f"gradients changed after backward: .grad of every parameter is "
-                       f"{_f(f0)} times what backward computed (one factor for all: "
-                       f"clip_grad_norm_, or a GradScaler's scale)")
+                       f"{_f(f0)} times what backward computed (one factor for all; {cause})")
     return Finding("edited after backward", True,
                    f"gradients changed after backward for {len(edited)} parameter(s): "
                    f"{r0.name}'s .grad has norm {_f(r0.final)}, backward computed "
@@ -283,6 +302,9 @@ def summary(w: GradWatch, *, checks: bool = True, **kwargs: Any) -> str:
                       f"orders of magnitude")
         which = "trainable parameter" if frozen else "parameter"
         line = f"ok: every {which} got a finite, nonzero gradient{spread}"
+    for f in results:
+        if f.note:
+            line += f"; {f.note}"
     if frozen:
         shown = ", ".join(frozen[:3]) + (", ..." if len(frozen) > 3 else "")
         line += (f"; {len(frozen)} of {len(w.parameters)} parameters are frozen "

@@ -84,6 +84,11 @@ class Recorder:
         self._param_handles: list[Any] = []
         self._tensor_handles: list[Any] = []
         self._active = False
+        # earlier steps in this watch: (their count, whether a parameter changed since, i.e.
+        # an optimizer step ran) read when the record is asked for
+        self._earlier = 0
+        self._probe = next((p for p in self._owner if p.requires_grad and p.numel()), None)
+        self._probe_values: list[float] = []  # its sum at the start of each step
         self._reset()
         self._attach()
 
@@ -179,6 +184,7 @@ class Recorder:
 
     def _pre_hook(self, module, args):
         if self._backward_seen and not self._stack and module is self.model:
+            self._earlier += 1
             self._reset()  # a new step: the record keeps the last one
         if self._swappable:
             self._follow_swaps(module)
@@ -360,6 +366,10 @@ class Recorder:
 
         def hook(g):
             self._backward_seen = True
+            if p is self._probe and not any(q is p for q, *_ in self._param_got):
+                # the probe's value at each step's backward: unchanged between two steps
+                # means no optimizer step ran in between (micro-batches)
+                self._probe_values[:] = [*self._probe_values[-1:], float(p.detach().sum())]
             held = held_by.grad
             self._param_got.append((p, _norm(g), None if held is None else _norm(held),
                                     g.is_sparse))
