@@ -2,7 +2,8 @@
 (CPU), watched by gradarg; each process writes what it saw as JSON.
 
 Run by ``tests/trace/test_distributed.py``:
-``python distributed_steps.py {ddp,ddp-unused,fsdp2} OUTDIR``.  Beside the watch's record, each
+``python distributed_steps.py OUTDIR KIND [KIND ...]`` with kinds ``ddp``, ``ddp-unused``,
+``fsdp2``, run one after the other in the same two processes.  Beside the watch's record, each
 process computes the same step on an unwrapped copy of the model (no DDP, no FSDP2): the
 gradients the record must show, taken independently of the hooks.
 """
@@ -40,9 +41,17 @@ def local_norms(model: nn.Module, x: torch.Tensor) -> dict[str, float]:
     return {n: float(p.grad.norm()) for n, p in model.named_parameters() if p.grad is not None}
 
 
-def step(rank: int, world: int, kind: str, outdir: str) -> None:
+def steps(rank: int, world: int, kinds: list[str], outdir: str) -> None:
+    torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{outdir}/rendezvous", rank=rank,
                             world_size=world)
+    for kind in kinds:
+        step(rank, kind, outdir)
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+def step(rank: int, kind: str, outdir: str) -> None:
     torch.manual_seed(0)
     out: dict[str, object] = {}
     if kind.startswith("ddp"):
@@ -89,10 +98,8 @@ def step(rank: int, world: int, kind: str, outdir: str) -> None:
             out["next_forward"] = str(e)
     with open(os.path.join(outdir, f"{kind}-{rank}.json"), "w") as f:
         json.dump(out, f)
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    kind, outdir = sys.argv[1], sys.argv[2]
-    torch.set_num_threads(1)
-    mp.spawn(step, args=(2, kind, outdir), nprocs=2)
+    outdir, kinds = sys.argv[1], sys.argv[2:]
+    mp.spawn(steps, args=(2, kinds, outdir), nprocs=2)

@@ -24,22 +24,40 @@ pytestmark = pytest.mark.skipif(
 SCRIPT = Path(__file__).with_name("distributed_steps.py")
 
 
-def run(kind: str, tmp_path: Path) -> list[dict]:
+def has_fsdp2() -> bool:
+    try:
+        from torch.distributed.fsdp import fully_shard  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+KINDS = ["ddp", "ddp-unused"] + (["fsdp2"] if has_fsdp2() else [])
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory) -> Path:
+    """The three steps, one after the other in the same two processes (one start-up)."""
+    out = tmp_path_factory.mktemp("distributed")
     env = dict(os.environ, OMP_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([str(Path(gradarg.__file__).parents[1]),
                                            os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, str(SCRIPT), kind, str(tmp_path)], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run([sys.executable, str(SCRIPT), str(out), *KINDS], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads((tmp_path / f"{kind}-{rank}.json").read_text()) for rank in (0, 1)]
+    return out
+
+
+def run(kind: str, out: Path) -> list[dict]:
+    return [json.loads((out / f"{kind}-{rank}.json").read_text()) for rank in (0, 1)]
 
 
 def close(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-5)
 
 
-def test_ddp_records_this_process_gradient_and_says_so(tmp_path):
-    for rank, out in enumerate(run("ddp", tmp_path)):
+def test_ddp_records_this_process_gradient_and_says_so(steps):
+    for rank, out in enumerate(run("ddp", steps)):
         assert out["summary"].startswith("ok: every parameter got"), out["summary"]
         assert f"DDP, process {rank} of 2" in out["summary"]
         # the record is this process's gradient (an unwrapped copy on the same batch) ...
@@ -56,8 +74,8 @@ def test_ddp_records_this_process_gradient_and_says_so(tmp_path):
         assert out["hooks_left"] == 0
 
 
-def test_ddp_names_the_parameters_its_own_error_only_counts(tmp_path):
-    for out in run("ddp-unused", tmp_path):
+def test_ddp_names_the_parameters_its_own_error_only_counts(steps):
+    for out in run("ddp-unused", steps):
         s = out["summary"]
         assert "no gradient for 2 parameter(s): module.unused.weight, module.unused.bias" in s
         # the error the summary announces is the one DDP raises at the next forward
@@ -70,17 +88,9 @@ def test_ddp_names_the_parameters_its_own_error_only_counts(tmp_path):
             assert close(out["grad"][name], value), name
 
 
-def has_fsdp2() -> bool:
-    try:
-        from torch.distributed.fsdp import fully_shard  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 @pytest.mark.skipif(not has_fsdp2(), reason="FSDP2 (torch.distributed.fsdp.fully_shard) needs torch >= 2.6")
-def test_fsdp2_follows_the_unsharded_parameters_and_global_norms(tmp_path):
-    outs = run("fsdp2", tmp_path)
+def test_fsdp2_follows_the_unsharded_parameters_and_global_norms(steps):
+    outs = run("fsdp2", steps)
     for rank, out in enumerate(outs):
         s = out["summary"]
         assert s.startswith("ok: every parameter got"), s
