@@ -30,6 +30,12 @@ _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module t
 _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges to its inputs
 
 
+def _eager(fn: Any) -> Any:
+    """``fn`` run eagerly under ``torch.compile`` (``torch.compiler.disable``)."""
+    disable = getattr(getattr(torch, "compiler", None), "disable", None)
+    return fn if disable is None else disable(fn)
+
+
 def _engine(model: torch.nn.Module) -> tuple[str | None, int, int]:
     """``("DDP" | "FSDP2" | None, rank, world size)``: the engine that spreads ``model`` over
     processes, read from its modules' types once ``torch.distributed`` is initialised."""
@@ -116,9 +122,11 @@ class Recorder:
         self._late: set[int] = set()
         # what each call sent back to its inputs (not what its inputs received from all uses)
         self._call_inputs: dict[int, tuple[set[tuple[Any, int]], list[torch.Tensor]]] = {}
-        self._edge_calls: dict[Any, list[tuple[int, int]]] = {}  # node -> [(input nr, call)]
-        self._sent_edges: dict[int, int] = {}  # call -> edges into its inputs
-        self._sent_open: dict[int, list[Any]] = {}  # call -> [running sum, edges arrived]
+        self._edge_calls: dict[Any, list[tuple[int, int, Any]]] = {}  # node -> [(nr, call, input)]
+        # call -> {input: number of edges from the call into it}
+        self._sent_edges: dict[int, dict[Any, int]] = {}
+        # (call, input) -> [running sum, edges arrived] while a pass is under way
+        self._sent_open: dict[tuple[int, Any], list[Any]] = {}
         self._sent: dict[int, list[float]] = {}  # call -> norm per backward pass
         self._passthrough: set[int] = set()  # calls that returned an input tensor itself
         self._slot_users: dict[int, list[int]] = {}  # input slot -> calls that took it
@@ -131,9 +139,12 @@ class Recorder:
     def _attach(self) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
         self._trainable = {m for m in self._names if any(p.requires_grad for p in m.parameters())}
+        # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
+        # break at each module call: they read tensors' autograd state, which tracing lacks)
+        pre, post = _eager(self._pre_hook), _eager(self._post_hook)
         for module in self._names:
-            self._module_handles.append(module.register_forward_pre_hook(self._pre_hook))
-            self._module_handles.append(module.register_forward_hook(self._post_hook))
+            self._module_handles.append(module.register_forward_pre_hook(pre))
+            self._module_handles.append(module.register_forward_hook(post))
         for p in self._owner:
             if p.requires_grad:
                 self._param_handles.append(p.register_hook(self._param_hook(p)))
@@ -239,7 +250,7 @@ class Recorder:
         keeps the gradient at its input tensors (the total over all their uses)."""
         keys, leaves = self._call_inputs.pop(index)
         leaf_ids = {id(t) for t in leaves}
-        edges: list[tuple[Any, int]] = []
+        edges: list[tuple[Any, int, Any]] = []  # (node, input number, the input it feeds)
         seen, todo = set(roots), list(roots)
         while todo:
             if len(seen) > _SENT_LIMIT:
@@ -248,45 +259,60 @@ class Recorder:
             for k, (c, nr) in enumerate(n.next_functions):
                 if c is None:
                     continue
-                if (c, nr) in keys or id(getattr(c, "variable", None)) in leaf_ids:
-                    edges.append((n, k))
+                if (c, nr) in keys:
+                    edges.append((n, k, (c, nr)))
+                elif leaf_ids and id(getattr(c, "variable", None)) in leaf_ids:
+                    edges.append((n, k, id(c.variable)))
                 elif c not in seen and not hasattr(c, "variable"):
                     seen.add(c)
                     todo.append(c)
         if not edges:
             return
-        self._sent_edges[index] = len(edges)
-        for n, k in edges:
+        counts: dict[Any, int] = {}
+        for _, _, target in edges:
+            counts[target] = counts.get(target, 0) + 1
+        self._sent_edges[index] = counts
+        for n, k, target in edges:
             entries = self._edge_calls.get(n)
             if entries is None:
                 entries = self._edge_calls[n] = []
                 self._tensor_handles.append(n.register_hook(self._sent_hook(entries)))
-            entries.append((k, index))
+            entries.append((k, index, target))
 
-    def _sent_hook(self, entries: list[tuple[int, int]]):
+    def _sent_hook(self, entries: list[tuple[int, int, Any]]):
         def hook(grad_inputs, grad_outputs):
-            for k, call in entries:
-                g = grad_inputs[k]
-                if self._sent_edges[call] == 1:  # one edge: its norm, no sum to keep
-                    if g is not None:
-                        self._sent.setdefault(call, []).append(_norm(g))
-                    continue
-                acc = self._sent_open.get(call)
-                if acc is None:
-                    acc = self._sent_open[call] = [None, 0]
-                if g is not None:
-                    g = g.detach()
-                    acc[0] = g.clone() if acc[0] is None else acc[0] + g
-                acc[1] += 1
-                if acc[1] == self._sent_edges[call]:  # every edge of this pass arrived
-                    self._close_sent(call)
+            for k, call, target in entries:
+                try:
+                    self._arrive(call, target, grad_inputs[k])
+                except Exception:  # never break the user's backward: that call keeps the
+                    self._sent_edges.pop(call, None)  # input tensors' whole gradient
 
         return hook
 
-    def _close_sent(self, call: int) -> None:
-        total, _ = self._sent_open.pop(call)
+    def _arrive(self, call: int, target: Any, g: torch.Tensor | None) -> None:
+        """One edge of ``call`` into its input ``target`` delivered ``g``; when every edge
+        into that input has, the norm of their sum joins the call's record."""
+        counts = self._sent_edges.get(call)
+        if counts is None:
+            return
+        if counts[target] == 1:  # one edge: its norm, no sum to keep
+            if g is not None:
+                self._sent.setdefault(call, []).append(_norm(g))
+            return
+        acc = self._sent_open.get((call, target))
+        if acc is None:
+            acc = self._sent_open[(call, target)] = [None, 0]
+        if g is not None:
+            g = g.detach()
+            acc[0] = g.clone() if acc[0] is None else acc[0] + g
+        acc[1] += 1
+        if acc[1] == counts[target]:  # every edge into it arrived in this pass
+            self._close_sent((call, target))
+
+    def _close_sent(self, key: tuple[int, Any]) -> None:
+        total, _ = self._sent_open.pop(key)
         if total is not None:
-            self._sent.setdefault(call, []).append(_norm(total))
+            self._sent.setdefault(key[0], []).append(_norm(total))
 
     def _producers(self, node: Any) -> list[int]:
         """Module calls whose outputs reach ``node`` through functional operations."""
