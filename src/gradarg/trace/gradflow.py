@@ -86,8 +86,8 @@ class GradWatch(Recorder):
 
     # -- the record ---------------------------------------------------------------------------
     def _finish(self) -> tuple[list[ModuleRecord], dict[str, ParamRecord]]:
-        for key in list(self._sent_open):  # edges that never got a gradient this pass
-            self._close_sent(key)
+        for open_key in list(self._sent_open):  # edges that never got a gradient this pass
+            self._close_sent(open_key)
         key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())))
         if self._cache is not None and self._cache[2] == key:
             return self._cache[:2]

@@ -284,7 +284,7 @@ class Recorder:
             for k, call, target in entries:
                 try:
                     self._arrive(call, target, grad_inputs[k])
-                except Exception:  # never break the user's backward: that call keeps the
+                except Exception:  # noqa: BLE001 (never break the user's backward: that call keeps the
                     self._sent_edges.pop(call, None)  # input tensors' whole gradient
 
         return hook
