@@ -92,7 +92,12 @@ def check_backward(
         finite differences, no forward mode.
     rtol : float, optional
         Rounding a correct backward may show, relative to ``|v|ᵀ|J|``; default
-        :func:`gradarg.backward_rtol` of the inputs' dtype.
+        :func:`gradarg.backward_rtol` of the inputs' dtype.  Without it, for inputs in
+        float32 (or lower) the random probes measure the rounding instead: the backward is run
+        again on float64 copies, and a probe may differ by six standard deviations of that
+        measured rounding plus 16 times the forward's own relative rounding (at least the
+        dtype's eps) of ``‖vᵀJ‖``; so the allowance does not grow with the size, and a backward
+        that loses precision against its forward (a reduction in bfloat16) is caught.
     seed : int
         Seed of the random probes (the caller's generator is not touched).
 
