@@ -164,3 +164,33 @@ def test_a_flat_forward_with_a_gradient_or_a_flipped_sign_gets_the_hint():
     flipped = _case("softmin/sign", 8, 64)
     r = gradarg.check_backward(flipped.fn, *flipped.inputs(F64))
     assert r.wrong_pairs[0].pattern == "sign" and HINT in r.summary
+
+
+# ------------------------------------------------------------------ the whole corpus
+
+CORPUS = cases(32, 128)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in CORPUS])
+def test_the_corpus_at_32x128(case, dtype):
+    args = case.inputs(dtype)
+    r = gradarg.check_backward(case.fn, *args, expected=case.expected)
+    if not case.wrong:
+        assert r.status == "agree", str(r)  # no false alarm
+        return
+    assert r.status == "wrong", str(r)  # no miss
+    named = {p.input for p in r.wrong_pairs}
+    assert case.wrong_input in named, r.summary
+    if case.kind is not None:
+        p = next(p for p in r.wrong_pairs if p.input == case.wrong_input)
+        assert p.pattern == case.kind, p.sentence
+    assert_named_entries_are_wrong(case, args, r)
+
+
+def test_the_corpus_has_ten_functions_each_right_and_with_two_bugs():
+    names = {c.name.split("/")[0] for c in CORPUS}
+    assert len(names) >= 10
+    for n in names:
+        assert sum(c.wrong for c in CORPUS if c.name.split("/")[0] == n) == 2
+        assert sum(not c.wrong for c in CORPUS if c.name.split("/")[0] == n) == 1

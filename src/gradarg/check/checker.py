@@ -14,7 +14,7 @@ import torch
 
 from ..core.dense import jacobian
 from . import fd_error
-from .references import choose
+from .references import FiniteDifferences, choose
 from .results import BackwardCheck, LocalizationCostWarning, PairCheck, ProbeCheck
 from .sampling import Localizer
 from .setup import Setup
@@ -26,7 +26,8 @@ __all__ = ["BLOCK_ENTRIES", "FULL_SIZE", "FULL_WARN_BYTES", "Checker"]
 # a backward in float32 (or lower) may lose this many times the forward's relative rounding
 # (at least its dtype's eps), norm-wise, before it is said to compute in a lower precision
 C_PRECISION = 16.0
-FULL_SIZE = 16_384  # Jacobians with at most this many entries are always built in full
+FULL_SIZE = 16_384
+FD_FULL_COLUMNS = 1_024  # with finite differences, "auto" builds full Jacobians up to this n  # Jacobians with at most this many entries are always built in full
 FULL_WARN_BYTES = 1 << 30  # localize="full" warns before it runs when it expects more memory
 
 
@@ -152,7 +153,11 @@ class Checker(Localizer):
         probe_wrong = [p for p in probes if not p.agree]
         mode = self.localize
         if mode == "auto":
-            mode = "full" if m * n <= FULL_SIZE else ("bounded" if probe_wrong else "none")
+            # finite differences take a Richardson table per column: a full Jacobian of many
+            # columns (a scalar loss of 4,096 inputs) is left to the probes and the bounded way
+            cheap = not isinstance(self.ref, FiniteDifferences) or n <= FD_FULL_COLUMNS
+            mode = ("full" if m * n <= FULL_SIZE and cheap else
+                    "bounded" if probe_wrong else "none")
         pairs: tuple[PairCheck, ...] = ()
         example = None
         if mode == "full":
