@@ -92,7 +92,12 @@ def check_backward(
         finite differences, no forward mode.
     rtol : float, optional
         Rounding a correct backward may show, relative to ``|v|ᵀ|J|``; default
-        :func:`gradarg.backward_rtol` of the inputs' dtype.
+        :func:`gradarg.backward_rtol` of the inputs' dtype.  Without it, for inputs in
+        float32 (or lower) the random probes measure the rounding instead: the backward is run
+        again on float64 copies, and a probe may differ by six standard deviations of that
+        measured rounding plus 16 times the forward's own relative rounding (at least the
+        dtype's eps) of ``‖vᵀJ‖``; so the allowance does not grow with the size, and a backward
+        that loses precision against its forward (a reduction in bfloat16) is caught.
     seed : int
         Seed of the random probes (the caller's generator is not touched).
 
@@ -105,10 +110,11 @@ def check_backward(
     Raises
     ------
     ValueError
-        No input requires grad; ``reference="forward"`` for a function without forward mode;
+        No input requires grad; an input that requires grad is empty (named); ``reference="forward"`` for a function without forward mode;
         an unknown ``localize``; ``expected`` returning gradients of the wrong number or shape.
     TypeError
-        ``fn`` returns something other than tensors.
+        ``fn`` is not callable (e.g. a tensor ``fn(x)`` passed instead of ``fn``); ``fn``
+        returns something other than tensors.
 
     Notes
     -----
@@ -150,6 +156,11 @@ def check_backward(
     mode: str = ("auto" if localize is None else "full" if localize is True else
                  "none" if localize is False else localize)
     s = setup(fn, args, parameters)
+    for name, x in zip(s.names, s.xs, strict=True):
+        if x.numel() == 0:
+            raise ValueError(
+                f"{name} is empty (shape {tuple(x.shape)}): a gradient with no elements has "
+                f"nothing to check; pass an input with at least one element")
     gen = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
         return Checker(s, reference, probes, mode, rtol, gen, expected).run()

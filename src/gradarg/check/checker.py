@@ -14,7 +14,7 @@ import torch
 
 from ..core.dense import jacobian
 from . import fd_error
-from .references import choose
+from .references import FiniteDifferences, choose
 from .results import BackwardCheck, LocalizationCostWarning, PairCheck, ProbeCheck
 from .sampling import Localizer
 from .setup import Setup
@@ -23,7 +23,11 @@ from .under_test import BLOCK_ENTRIES, CHUNK_ENTRIES
 
 __all__ = ["BLOCK_ENTRIES", "FULL_SIZE", "FULL_WARN_BYTES", "Checker"]
 
-FULL_SIZE = 16_384  # Jacobians with at most this many entries are always built in full
+# a backward in float32 (or lower) may lose this many times the forward's relative rounding
+# (at least its dtype's eps), norm-wise, before it is said to compute in a lower precision
+C_PRECISION = 16.0
+FULL_SIZE = 16_384
+FD_FULL_COLUMNS = 1_024  # with finite differences, "auto" builds full Jacobians up to this n  # Jacobians with at most this many entries are always built in full
 FULL_WARN_BYTES = 1 << 30  # localize="full" warns before it runs when it expects more memory
 
 
@@ -65,6 +69,71 @@ class Checker(Localizer):
         dtype = setup.xs[0].dtype
         self.rtol = backward_rtol(dtype) if rtol is None else rtol
         self.dtype = dtype
+        self.user_rtol = rtol is not None
+        self.twin = self._twin()
+
+    # -------------------------------------------------------------- rounding, measured
+
+    def _twin(self):
+        """The same function on float64 copies of the inputs, recorded for autograd: its
+        backward is the backward under test run in float64, so ``g - g64`` is the rounding the
+        backward under test shows in its own dtype.  ``None`` for float64 inputs, when ``fn``
+        refuses float64 copies, or when its float64 outputs are not its outputs rounded (random
+        draws that differ between the dtypes)."""
+        if self.user_rtol or all(x.dtype == torch.float64 for x in self.s.xs):
+            return None
+        try:
+            leaves = tuple(x.detach().double().requires_grad_(True) for x in self.s.xs)
+            torch.set_rng_state(self.state)
+            with torch.enable_grad():
+                outs = self.s.flat(*leaves)
+        except (RuntimeError, TypeError, ValueError):
+            return None
+        rho = 0.0
+        for k in self.keep:
+            y, y64 = self.outs[k], outs[k]
+            if y64.dtype != torch.float64 or y64.shape != y.shape:
+                return None
+            if not y64.requires_grad:
+                continue
+            scale = float(y64.detach().norm())
+            d = float((y.detach().double() - y64.detach()).norm())
+            if not (d <= 1e-2 * scale):  # not the same function (random draws), or NaN
+                return None
+            rho = max(rho, d / scale if scale > 0 else 0.0)
+        eps = torch.finfo(self.dtype).eps
+        # the precision a backward in this dtype may have: its dtype's, or the forward's
+        self.forward_rounding = max(eps, rho)
+        return leaves, outs
+
+    def backward64(self, vs: dict[int, torch.Tensor]) -> list[torch.Tensor] | None:
+        """The backward under test run in float64 (on the twin) for the same ``vs``."""
+        if self.twin is None:
+            return None
+        leaves, outs = self.twin
+        live = [k for k in vs if outs[k].requires_grad]
+        if not live:
+            return [torch.zeros_like(x) for x in leaves]
+        try:
+            with torch.enable_grad():
+                grads = torch.autograd.grad([outs[k] for k in live], leaves,
+                                            [vs[k].detach().double() for k in live],
+                                            retain_graph=True, allow_unused=True)
+        except RuntimeError:
+            return None
+        return [torch.zeros_like(x) if g is None else g.detach()
+                for g, x in zip(grads, leaves, strict=True)]
+
+    def probe_rounding(self, g: torch.Tensor, g64: torch.Tensor | None) -> float | None:
+        """How far ``g · u`` of a correct backward may be from the exact value, for ``u`` with
+        independent standard normal entries: six standard deviations of ``δ · u`` with ``δ =
+        g - g64`` the rounding measured on this very product, plus the precision the backward
+        may lose against the forward's (``C_PRECISION`` times the forward's relative rounding,
+        at least its dtype's eps, of ``‖g64‖``).  ``None`` without a float64 twin."""
+        if g64 is None:
+            return None
+        delta = float((g - g64).norm())
+        return 6.0 * (delta + C_PRECISION * self.forward_rounding * float(g64.norm()))
 
     # -------------------------------------------------------------- steps
 
@@ -84,7 +153,11 @@ class Checker(Localizer):
         probe_wrong = [p for p in probes if not p.agree]
         mode = self.localize
         if mode == "auto":
-            mode = "full" if m * n <= FULL_SIZE else ("bounded" if probe_wrong else "none")
+            # finite differences take a Richardson table per column: a full Jacobian of many
+            # columns (a scalar loss of 4,096 inputs) is left to the probes and the bounded way
+            cheap = not isinstance(self.ref, FiniteDifferences) or n <= FD_FULL_COLUMNS
+            mode = ("full" if m * n <= FULL_SIZE and cheap else
+                    "bounded" if probe_wrong else "none")
         pairs: tuple[PairCheck, ...] = ()
         example = None
         if mode == "full":
@@ -111,13 +184,16 @@ class Checker(Localizer):
                 if ok_inputs:
                     names = (", ".join(ok_inputs[:-1]) + " and " + ok_inputs[-1]
                              if len(ok_inputs) > 1 else ok_inputs[0])
-                    summary += (f" Only some inputs are wrong: the gradients of {names} "
-                                f"are right.")
-            if any(p.pattern == "not-derivative" or (p.pattern == "sign" and not p.region)
-                   for p in wrong) and (
-                    not self.ref.by_rows):
+                    probed = all(p.got is None for p in right if p.input in ok_inputs)
+                    how = ("agree in every random probe" if probed else
+                           "are right" if all(p.n_checked == p.n_entries for p in right
+                                              if p.input in ok_inputs) else
+                           "agree on every compared entry")
+                    summary += f" Only some inputs are wrong: the gradients of {names} {how}."
+            if not self.ref.by_rows and any(_surrogate_like(p) for p in wrong):
                 summary += (" If that is intended (a straight-through estimator, a "
-                            "surrogate gradient, gradient reversal), check it against what the backward should compute: "
+                            "surrogate gradient, gradient reversal), check it against what "
+                            "the backward should compute: "
                             "check_backward(..., expected=lambda grad_output, *args: ...).")
         else:
             seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong)
@@ -208,6 +284,7 @@ class Checker(Localizer):
         for p, (vs, us) in enumerate(vss):
             for k in self.keep:
                 grads, _ = self.backward({k: vs[k]})
+                grads64 = self.backward64({k: vs[k]})
                 v64 = vs[k].double()
                 if self.ref.by_rows:
                     want = self.ref.vjp({k: vs[k]})
@@ -224,8 +301,12 @@ class Checker(Localizer):
                     jv, je = ref_vals[p * nin + j][k], ref_errs[p * nin + j][k]
                     expected = float((v64 * jv).sum())
                     err = float((v64.abs() * je).sum())
-                    scale = float((g * u).abs().sum()) + float((v64 * jv).abs().sum())
-                    tol = SAFETY * err + self.rtol * scale + 1e-300
+                    rounding = self.probe_rounding(
+                        grads[j].double(), None if grads64 is None else grads64[j])
+                    if rounding is None:
+                        scale = float((g * u).abs().sum()) + float((v64 * jv).abs().sum())
+                        rounding = self.rtol * scale
+                    tol = SAFETY * err + rounding + 1e-300
                     out.append(ProbeCheck(self.out_names[k], self.s.names[j], got, expected, tol))
         return out
 
@@ -250,6 +331,19 @@ class Checker(Localizer):
                 pairs.append(self._pair(k, j, got, exp, entry_tolerance(exp, e, self.rtol),
                                         none[j]))
         return tuple(pairs)
+
+
+def _surrogate_like(p: PairCheck) -> bool:
+    """Does a wrong block look like a gradient that was meant to differ from the derivative?
+    Only two shapes do: the forward is flat (zero derivative) on every compared entry while
+    the backward passes a gradient (a straight-through or surrogate gradient), or the sign is
+    flipped on the whole block (gradient reversal).  A backward wrong where the forward is
+    not flat (a missing mask, padded rows that get a gradient) is a bug, not a surrogate."""
+    if p.pattern == "sign" and not p.region:
+        return True
+    if p.pattern != "not-derivative" or p.expected is None or p.tolerance is None:
+        return False
+    return bool((p.expected.abs() <= p.tolerance).all())
 
 
 def _bytes(n: float) -> str:

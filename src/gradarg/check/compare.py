@@ -137,11 +137,12 @@ def compare_vjp(
     Raises
     ------
     TypeError
-        Non-tensor ``x``/``v``, integer ``x``, ``fn`` returning a tuple or non-tensor, a
-        reference of an unknown kind.
+        ``fn`` neither callable nor a tensor (named ``fn``); non-tensor ``x``/``v``, integer
+        ``x``, ``fn`` returning a tuple or non-tensor, a reference of an unknown kind.
     ValueError
-        ``v.shape != y.shape``; a reference Jacobian whose shape is not ``y.shape + x.shape``;
-        an output that does not require grad; a string reference with an output tensor.
+        ``x`` empty (no elements); ``v.shape != y.shape``; a reference Jacobian whose shape is
+        not ``y.shape + x.shape``; an output that does not require grad; a string reference
+        with an output tensor.
 
     Notes
     -----
@@ -164,6 +165,13 @@ def compare_vjp(
     finite-difference
     """
     (x,), _ = as_input_tuple("x", x)  # warns once about NaN/Inf; the references stay quiet
+    if x.numel() == 0:
+        raise ValueError(f"x is empty (shape {tuple(x.shape)}): a gradient with no elements "
+                         f"has nothing to compare; pass an input with at least one element")
+    if not isinstance(fn, torch.Tensor) and not callable(fn):
+        raise TypeError(f"fn must be a callable or an output tensor, got "
+                        f"{type(fn).__name__}; pass the function itself (or its output y "
+                        f"with reference= a Jacobian or a VJP function)")
     v_bwd = v.detach().clone() if isinstance(v, torch.Tensor) else v  # the backward may write
     # Every evaluation of fn replays the caller's RNG state, so random draws (dropout) are the
     # same in the backward pass under test and in the reference; the caller's state is kept.

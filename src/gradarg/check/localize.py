@@ -85,6 +85,7 @@ def classify(
     dropped: bool = False, dtype: torch.dtype | None = None,
     names: tuple[str, str] = ("y", "x"),
     partial: bool = False, affine: bool = False, intended: bool = False,
+    forward_rounding: float | None = None,
 ) -> Pattern | None:
     """The simplest description of ``got`` in terms of ``expected``, if there is one.
 
@@ -96,6 +97,9 @@ def classify(
     by a constant, and relative errors below 0.1 that fit no other pattern (rounding in a lower
     precision than ``dtype``, the function's).  ``dropped``: the backward returned ``None`` for
     this input; ``affine``: it gives a nonzero gradient for a zero upstream gradient.
+    Ratios ``got / expected`` that cluster tightly away from 1 (within a tenth of their distance
+    to 1) are a nearly constant factor (``"factor"``), not rounding.  ``forward_rounding``:
+    the forward's own relative rounding (low-precision inputs), quoted beside the backward's.
     """
     y, x = names
     wrong = (got - expected).abs() > tol
@@ -117,6 +121,11 @@ def classify(
                 return Pattern("sign", f"the sign is flipped: the backward gives -{what}")
             return Pattern("factor", f"off by a constant factor: the backward gives "
                                      f"{_nice_factor(c)} × {what}")
+    near = _near_factor(got, expected, tol, wrong)
+    if near is not None:
+        lo, hi = near
+        return Pattern("factor", f"off by a nearly constant factor: the backward gives "
+                                 f"{fmt(lo, 6)} to {fmt(hi, 6)} × {what}")
     t = None if partial else _transposed(got, expected, tol, out_shape, in_shape)
     if t is not None:
         return Pattern("transposed", f"transposed: the backward gives ∂{y}/∂{x} with {t} "
@@ -134,13 +143,44 @@ def classify(
         return Pattern("offset", f"off by a constant: every wrong entry of {what} is "
                                  f"{fmt(c, 4)} away from it ({why})")
     if dtype is not None:
-        rel = float(((got - expected).abs() / expected.abs().clamp_min(1e-300))[wrong].max())
-        if rel < 0.1:
-            return Pattern("precision", f"wrong only at the rounding level of a lower precision "
-                                        f"(relative error up to {fmt(rel, 2)} in a "
-                                        f"{str(dtype).replace('torch.', '')} function): the "
-                                        f"backward computes in a lower precision")
+        rel_all = ((got - expected).abs() / expected.abs().clamp_min(1e-300))[wrong]
+        rel = float(rel_all.max())
+        signed = (got - expected)[wrong]
+        # rounding scatters both ways; a systematic error of one sign is no rounding
+        mixed = bool((signed > 0).any()) and bool((signed < 0).any())
+        if rel < 0.1 and mixed:
+            name = str(dtype).replace("torch.", "")
+            fwd = (f", against {fmt(forward_rounding, 2)} for the forward in {name}"
+                   if forward_rounding else "")
+            return Pattern("precision", f"wrong at the rounding level of a lower precision "
+                                        f"(relative error up to {fmt(rel, 2)} in a {name} "
+                                        f"function{fwd}): the backward computes in a lower "
+                                        f"precision than the forward")
     return None
+
+
+def _near_factor(got, expected, tol, wrong) -> tuple[float, float] | None:
+    """``(lo, hi)`` when ``got / expected`` on the wrong entries (with ``expected`` clear of
+    its tolerance) lies in a band narrower than a tenth of its distance to 1, and the entries
+    that are not wrong are consistent with it; else ``None``."""
+    big = wrong & (expected.abs() > 10 * tol)
+    if int(big.sum()) < 2 or bool((wrong & ~big).any()):  # wrong where the truth is ~0
+        return None
+    r = (got[big] / expected[big]).double()
+    lo, hi = float(r.min()), float(r.max())
+    mid = (lo + hi) / 2
+    if not (hi - lo <= 0.1 * abs(mid - 1) and abs(mid - 1) > 0):
+        return None
+    if lo * hi <= 0 or hi - lo > 0.1 * abs(mid):  # a band through or near 0 is no factor
+        return None
+    # everywhere else: within the tolerance of some ratio in the band
+    rest = ~wrong & (expected.abs() > 10 * tol)
+    if bool(rest.any()):
+        rr = got[rest] / expected[rest]
+        if bool(((rr < lo - 0.5 * (hi - lo) - 1e-12) | (rr > hi + 0.5 * (hi - lo) + 1e-12))
+                .any()):
+            return None
+    return lo, hi
 
 
 def _transposed(got, expected, tol, out_shape, in_shape) -> str | None:

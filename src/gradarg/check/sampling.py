@@ -25,6 +25,7 @@ class Localizer(Verdicts):
 
     def compare_bounded(self, probes) -> tuple[PairCheck, ...]:
         bad = {(p.output, p.input) for p in probes if not p.agree}
+        self._how_sampled = {}
         _, none = self.backward(self._random_vs())
         pairs, sampled = [], []
         for k in self.keep:
@@ -61,6 +62,14 @@ class Localizer(Verdicts):
             exp = self.ref.rows(k, idx)[j]
             tol = entry_tolerance(exp, 0.0, self.rtol)
             cols = None
+            if rows is not None and not bool(((got - exp).abs() > tol).any()):
+                # a random sample of rows missed errors confined to a few: group tests
+                found = self.screen_rows(k, j, r)
+                if found is not None:
+                    rows = found
+                    got = self.got_rows(k, j, rows)
+                    exp = self.ref.rows(k, rows)[j]
+                    tol = entry_tolerance(exp, 0.0, self.rtol)
         else:
             c = min(n, max(MIN_COLUMNS, min(MAX_COLUMNS, BLOCK_ENTRIES // max(m, 1))))
             perm = torch.randperm(n, generator=self.gen)
@@ -95,18 +104,17 @@ class Localizer(Verdicts):
     def screen_columns(self, k: int, j: int, c: int, groups: int = 16):
         """Input elements of ``j`` whose columns hold the errors, by group tests.
 
-        The candidates are split into ``groups`` groups; each gets one random direction ``u``
-        supported on it, and ``J u`` from the backward is compared with the reference's: a
-        group whose products differ holds a wrong column.  The wrong groups are split again
-        until at most ``c`` candidates are left (``groups`` products per level, about
-        ``log(n / c) / log(groups)`` levels).  ``None`` when no group differs.
+        A group of candidate columns gets one random direction ``u`` supported on it, and
+        ``J u`` from the backward is compared with the reference's: a group whose products
+        differ holds a wrong column.  Groups that differ are halved and tested again
+        (:func:`halving`), so ``k`` wrong columns among ``n`` take ``O(k log n)`` products.
+        ``None`` when no group differs.
         """
         x = self.s.xs[j]
         n = x.numel()
-        cand = torch.randperm(n, generator=self.gen)
         nin = len(self.s.xs)
-        while cand.numel() > c:
-            parts = [p for p in cand.chunk(groups) if p.numel()]
+
+        def test(parts: list[torch.Tensor]) -> list[bool]:
             dirs = torch.zeros(len(parts), n, dtype=x.dtype)
             for i, p in enumerate(parts):
                 dirs[i, p] = torch.randn(p.numel(), generator=self.gen,
@@ -126,7 +134,66 @@ class Localizer(Verdicts):
                 exp, err = exp[rows], err[rows]
             scale = exp.abs().amax(0) + got.abs().amax(0)
             bad = ((got - exp).abs() > SAFETY * err + self.rtol * scale * 10 + 1e-300).any(0)
-            if not bool(bad.any()):
-                return None
-            cand = torch.cat([p for p, b in zip(parts, bad.tolist(), strict=True) if b])
-        return cand.sort().values
+            return bad.tolist()
+
+        found = halving(n, test, c, self.gen, groups)
+        if found is not None:
+            self._how_sampled[(k, j)] = "screened"
+        return found
+
+    def screen_rows(self, k: int, j: int, r: int, groups: int = 16):
+        """Output elements of ``k`` whose rows (against the intended backward) hold the
+        errors, by group tests: an upstream gradient ``v`` supported on a group, the
+        backward's ``vᵀJ`` against the intended one.  ``None`` when no group differs."""
+        y = self.outs[k]
+        m = y.numel()
+
+        def test(parts: list[torch.Tensor]) -> list[bool]:
+            bad = []
+            for p in parts:
+                v = torch.zeros(m, dtype=y.dtype)
+                v[p] = torch.randn(p.numel(), generator=self.gen,
+                                   dtype=torch.float64).to(y.dtype)
+                v = v.reshape(y.shape)
+                got = self.backward({k: v})[0][j].double()
+                exp = self.ref.vjp({k: v})[j].double()
+                scale = float(exp.abs().max()) + float(got.abs().max())
+                bad.append(bool(((got - exp).abs() > 10 * self.rtol * scale + 1e-300).any()))
+            return bad
+
+        found = halving(m, test, r, self.gen, groups)
+        if found is not None:
+            self._how_sampled[(k, j)] = "screened"
+        return found
+
+
+def halving(n: int, test, want: int, gen: torch.Generator, groups: int = 16,
+            keep: int = 8) -> torch.Tensor | None:
+    """Adaptive group testing: indices among ``range(n)`` for which ``test`` says "bad".
+
+    ``test(parts)`` gets a list of index tensors (groups) and says for each whether it holds
+    a bad index.  The indices are shuffled into ``groups`` groups; the bad ones are halved and
+    tested again, at most ``keep`` of them per level (a random choice when more are bad), until
+    single indices are left: ``k`` bad indices among ``n`` take about ``2 min(k, keep)
+    log2(n / groups)`` tests.  Returns up to ``want`` bad indices (sorted), or ``None`` when no
+    group of the first level is bad.
+    """
+    perm = torch.randperm(n, generator=gen)
+    level = [p for p in perm.chunk(min(groups, n)) if p.numel()]
+    found: list[torch.Tensor] = []
+    first = True
+    while level and len(found) < want:
+        bad = [p for p, b in zip(level, test(level), strict=True) if b]
+        if first and not bad:
+            return None
+        first = False
+        single = [p for p in bad if p.numel() == 1]
+        found += single
+        rest = [p for p in bad if p.numel() > 1]
+        if len(rest) > keep:
+            pick = torch.randperm(len(rest), generator=gen)[:keep].tolist()
+            rest = [rest[i] for i in pick]
+        level = [h for p in rest for h in p.chunk(2) if h.numel()]
+    if not found:
+        return None
+    return torch.cat(found)[:want].sort().values
