@@ -290,10 +290,12 @@ def watch(model: torch.nn.Module) -> GradWatch:
     its parameters' gradients are the sum over the calls, shown at the first. Until the block
     ends (or the next step starts) the record holds the step's autograd nodes, as the loss
     does; forward passes with grad enabled and no backward (an evaluation loop without
-    ``torch.no_grad()``) keep their graphs until then. Under reentrant ``torch.utils.checkpoint`` the
-    checkpointed modules appear twice: once from the forward (no gradient arrives there) and
-    once from their recomputation during the backward. Not tried: modules compiled with
-    ``torch.compile``.
+    ``torch.no_grad()``) keep their graphs until then. Under ``torch.utils.checkpoint``
+    (reentrant or not) the checkpointed modules appear twice: once from the forward and once
+    from their recomputation during the backward, flagged in the table as run after the
+    backward; the findings read the first.  A module called twice on the same input shows
+    what each call sent back to it.  Under ``torch.compile`` the hooks run eagerly, outside
+    the compiled graph (``torch.compiler.disable``: a graph break at each module call).
 
     Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
     process records its own step: module and parameter norms are this process's gradients
