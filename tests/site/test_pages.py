@@ -50,7 +50,9 @@ def test_visible_code_fits_the_code_box(page):
 
 
 def test_example_scripts_fit_the_code_box():
-    for script in (ROOT / "examples").glob("*.py"):
+    scripts = [*(ROOT / "examples").glob("*.py"), *(DOCS / "guide" / "scripts").glob("*.py")]
+    assert len(scripts) > 5
+    for script in scripts:
         for n, line in enumerate(script.read_text(encoding="utf-8").splitlines(), 1):
             assert len(line) <= MAX_COLUMNS, f"{script.name}:{n}: {len(line)} columns"
 

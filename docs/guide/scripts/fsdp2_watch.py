@@ -10,11 +10,11 @@ import gradarg
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.manual_seed(0)
-model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
-                      nn.Linear(64, 10))
+model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(),
+                      nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
 for layer in model:
     if isinstance(layer, nn.Linear):
-        fully_shard(layer)                  # each layer's parameters split in two
+        fully_shard(layer)          # each layer's parameters split in two
 fully_shard(model)
 torch.manual_seed(1 + rank)
 x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))

@@ -60,18 +60,12 @@ def backward_rtol(dtype: torch.dtype) -> float:
 SAFETY = 2.0  # margin on the finite-difference error estimate (itself an overestimate)
 
 
-def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float, rtol: float,
-                    rounding: torch.Tensor | float | None = None) -> torch.Tensor:
+def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
+                    rtol: float) -> torch.Tensor:
     """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
     ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
     estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
-    entries near zero differ by the rounding of the block's largest entries.
-
-    With ``rounding`` (the rounding of the backward's entries estimated from the computation
-    itself, :meth:`~gradarg.check.checker.Checker.rounding`), it replaces the ``rtol`` terms:
-    ``SAFETY · e + rounding``."""
-    if rounding is not None:
-        return SAFETY * error + rounding + torch.zeros_like(reference) + 1e-300
+    entries near zero differ by the rounding of the block's largest entries."""
     scale = float(reference.abs().max()) if reference.numel() else 0.0
     return SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
 

@@ -46,11 +46,6 @@ class BackwardUnderTest:
     twin: Any = None  # the function recorded on float64 copies, for measured rounding
     _how_sampled: dict  # (k, j) -> "screened" when group tests chose the compared elements
 
-    def tol_floor(self, k: int, j: int) -> torch.Tensor | float | None:
-        """The rounding allowed per entry of block (k, j) when it is measured rather than
-        taken from ``rtol`` (``None``: the ``rtol`` rule of :func:`.tolerance.entry_tolerance`)."""
-        return None
-
     def _random_vs(self) -> dict[int, torch.Tensor]:
         """Random upstream gradients, one per checked output (from the check's generator)."""
         return {k: torch.randn(self.outs[k].shape, generator=self.gen,
