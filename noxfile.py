@@ -221,6 +221,9 @@ def bench(session: nox.Session) -> None:
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
     session.run("python", script, *session.posargs,
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
+    # the same table in float64: auto picks its route by dtype as well as by shape
+    session.run("python", script, "--dtype", "float64", *session.posargs,
+                env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": tunables})
     quick = [a for a in session.posargs if a == "--quick"]
     session.run("python", script, "--overhead", *quick,
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})

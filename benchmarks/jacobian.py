@@ -452,7 +452,13 @@ def main(argv: list[str] | None = None) -> int:
         "--only", action="append", default=None, metavar="LABEL",
         help="only the rows whose label (e.g. 'mlp 16->512') contains LABEL; repeatable",
     )
+    p.add_argument(
+        "--dtype", choices=("float32", "float64"), default="float32",
+        help="dtype of x and the weights (auto chooses its route by dtype too)",
+    )
     args = p.parse_args(argv)
+    global DTYPE
+    DTYPE = getattr(torch, args.dtype)
     use_clock(args.clock)
     if args.overhead:
         return overhead(args.repeats or 21, quick=args.quick)

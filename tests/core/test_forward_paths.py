@@ -212,3 +212,21 @@ def test_linear_layers_with_bias_take_the_double_vjp_and_match_jacfwd(act, shape
     got = gradarg.jacobian(fn, x)
     torch.testing.assert_close(got, torch.func.jacfwd(fn)(x), **AUTODIFF_TOL)
     assert speeds.PLANS.get(fn, forward.plan_key((x,), True)) == "double"
+
+
+@pytest.mark.parametrize(("dtype", "n", "route"), [
+    (torch.float64, 256, "forward"), (torch.float64, 128, None), (torch.float32, 256, None)])
+def test_auto_picks_its_route_by_dtype_for_square_jacobians(dtype, n, route):
+    """Square W @ x: forward mode from 256 inputs on in float64 (measured faster there,
+    speeds.FLOAT64_SQUARE_FORWARD), reverse mode in float32; the result is the Jacobian either
+    way."""
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(n, n, generator=g, dtype=dtype)
+
+    def fn(x):
+        return torch.tanh(w @ x)
+
+    x = torch.randn(n, generator=g, dtype=dtype)
+    got = gradarg.jacobian(fn, x)
+    torch.testing.assert_close(got, torch.func.jacrev(fn)(x))
+    assert speeds.PLANS.get(fn, ("auto", speeds.signature((x,)))) == route

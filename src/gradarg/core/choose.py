@@ -73,7 +73,7 @@ def compute(
         m = sum(y.numel() for y in outs)
         n = sum(x.numel() for x in xs)
         # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
-        if m > n and not any(y.is_complex() for y in outs):
+        if _forward_wins(m, n, outs) and not any(y.is_complex() for y in outs):
             del leaves, outs  # free the graph before forward mode runs
             _remember_forward(fn, xs)
             torch.set_rng_state(state)
@@ -93,6 +93,16 @@ def compute(
                 ) from err
     # the loop reuses the graph recorded above: fn is not evaluated again
     return reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple
+
+
+def _forward_wins(m: int, n: int, outs: tuple[torch.Tensor, ...]) -> bool:
+    """Whether ``auto`` takes forward mode for ``m`` output and ``n`` input elements: when
+    there are more outputs than inputs (fewer passes), and in float64 also for square
+    Jacobians from 256 inputs on (:data:`.speeds.FLOAT64_SQUARE_FORWARD`)."""
+    if m > n:
+        return True
+    return (m == n >= speeds.FLOAT64_SQUARE_FORWARD
+            and all(y.dtype == torch.float64 for y in outs))
 
 
 def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:
