@@ -218,8 +218,8 @@ def test_linear_layers_with_bias_take_the_double_vjp_and_match_jacfwd(act, shape
     (torch.float64, 256, "forward"), (torch.float64, 128, None), (torch.float32, 256, None)])
 def test_auto_picks_its_route_by_dtype_for_square_jacobians(dtype, n, route):
     """Square W @ x: forward mode from 256 inputs on in float64 (measured faster there,
-    speeds.FLOAT64_SQUARE_FORWARD), reverse mode in float32; the result is the Jacobian either
-    way."""
+    speeds.FLOAT64_MV_FORWARD), reverse mode in float32; the result is the Jacobian either
+    way.  Without a matrix-vector product (x @ W.T) reverse mode stays."""
     g = torch.Generator().manual_seed(0)
     w = torch.randn(n, n, generator=g, dtype=dtype)
 
@@ -230,3 +230,15 @@ def test_auto_picks_its_route_by_dtype_for_square_jacobians(dtype, n, route):
     got = gradarg.jacobian(fn, x)
     torch.testing.assert_close(got, torch.func.jacrev(fn)(x))
     assert speeds.PLANS.get(fn, ("auto", speeds.signature((x,)))) == route
+
+
+def test_auto_keeps_reverse_mode_for_square_float64_without_a_matrix_vector_product():
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(256, 256, generator=g, dtype=torch.float64)
+
+    def fn(x):
+        return torch.tanh(x @ w.T)
+
+    x = torch.randn(256, generator=g, dtype=torch.float64).reshape(1, 256)
+    torch.testing.assert_close(gradarg.jacobian(fn, x), torch.func.jacrev(fn)(x))
+    assert speeds.PLANS.get(fn, ("auto", speeds.signature((x,)))) is None

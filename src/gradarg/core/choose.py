@@ -18,7 +18,7 @@ from .basis import Blocks
 from .finite_diff import fd_partials, jacobian_from_partials
 from .forward import forward_loop, forward_vectorized
 from .functorch import VMAP_ERRORS, VectorizationError
-from .graph import call, reachable_inputs, reverse_graph
+from .graph import call, graph_names, reachable_inputs, reverse_graph
 from .reverse import reverse_grads_batched, reverse_loop, reverse_loop_graph, reverse_vectorized
 
 __all__ = ["check_blocks_depend_on_inputs", "compute"]
@@ -97,12 +97,13 @@ def compute(
 
 def _forward_wins(m: int, n: int, outs: tuple[torch.Tensor, ...]) -> bool:
     """Whether ``auto`` takes forward mode for ``m`` output and ``n`` input elements: when
-    there are more outputs than inputs (fewer passes), and in float64 also for square
-    Jacobians from 256 inputs on (:data:`.speeds.FLOAT64_SQUARE_FORWARD`)."""
+    there are more outputs than inputs (fewer passes), and for a square float64 Jacobian from
+    256 inputs on whose graph has a matrix-vector product (:data:`.speeds.FLOAT64_MV_FORWARD`)."""
     if m > n:
         return True
-    return (m == n >= speeds.FLOAT64_SQUARE_FORWARD
-            and all(y.dtype == torch.float64 for y in outs))
+    return (m == n >= speeds.FLOAT64_MV_FORWARD
+            and all(y.dtype == torch.float64 for y in outs)
+            and bool(graph_names(outs) & {"MvBackward0", "AddmvBackward0"}))
 
 
 def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:

@@ -18,7 +18,7 @@ import torch
 
 __all__ = [
     "DOUBLE_VJP_WINS",
-    "FLOAT64_SQUARE_FORWARD",
+    "FLOAT64_MV_FORWARD",
     "LEGACY_FAST_BACKWARD",
     "LEGACY_FAST_DOUBLE_BACKWARD",
     "LEGACY_MAX_ROWS",
@@ -94,13 +94,14 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 )  # fmt: skip
 
 
-# Square Jacobians in float64: forward mode (one batched JVP over the identity) takes 0.62-0.72x
-# the time of reverse mode from 256 inputs on (tanh(W @ x) and W @ x, W 256x256 and 512x512,
-# torch 2.13, one thread; torch.func.jacfwd is likewise faster than jacrev there), while at
-# 128-192 the two are within noise of each other or reverse wins (0.93x, 1.26x); in float32
-# reverse mode wins at every size measured (0.8-0.95x of forward).  benchmarks/jacobian.py
-# --dtype float64 shows the table.
-FLOAT64_SQUARE_FORWARD = 256
+# Square float64 Jacobians of a matrix-vector product (``W @ x`` with a 1-d ``x``: MvBackward0,
+# AddmvBackward0): forward mode (one batched JVP over the identity) takes 0.62-0.72x the time of
+# reverse mode from 256 inputs on (tanh(W @ x) and W @ x, W 256x256 and 512x512, torch 2.13,
+# one thread; torch.func.jacfwd is likewise faster than jacrev there), while at 128-192 the two
+# are within noise or reverse wins (0.93x, 1.26x).  Without a matrix-vector product (an MLP on
+# a batch, X @ W.T) reverse mode stays faster in float64 too (1.2-1.4x), and in float32 reverse
+# wins throughout (0.8-0.95x of forward).  benchmarks/jacobian.py --dtype float64 shows it.
+FLOAT64_MV_FORWARD = 256
 
 
 def signature(xs: Sequence[torch.Tensor]) -> tuple:
