@@ -102,3 +102,24 @@ def test_bad_pattern_still_raises_the_patterns_error(colourings):
     x = torch.zeros(3, dtype=F64)
     with pytest.raises(TypeError, match=r"torch\.bool"):
         gradarg.jacobian(torch.sin, x, sparsity=torch.eye(3))
+
+
+def test_construction_does_the_one_off_forward_mode_work(monkeypatch):
+    """A SparseHessian (and a forward-mode SparseJacobian) loads torch's forward-mode machinery
+    when it is built, so that its first call costs what the next ones cost
+    (benchmarks/first_call.py measures it): one jvp, once per process."""
+    from gradarg.sparse import _warm
+
+    calls = []
+    real = torch.func.jvp
+    monkeypatch.setattr(_warm, "_ready", False)
+    monkeypatch.setattr(torch.func, "jvp", lambda *a, **k: calls.append(a) or real(*a, **k))
+    pattern = torch.eye(4, dtype=torch.bool)
+    gradarg.SparseHessian(pattern)
+    gradarg.SparseHessian(pattern)
+    assert len(calls) == 1 and _warm._ready
+    monkeypatch.setattr(_warm, "_ready", False)
+    gradarg.SparseJacobian(torch.ones(8, 2, dtype=torch.bool), method="reverse")
+    assert len(calls) == 1  # reverse mode needs no forward mode
+    gradarg.SparseJacobian(torch.ones(8, 2, dtype=torch.bool), method="forward")
+    assert len(calls) == 2

@@ -22,6 +22,7 @@ from torch.func import vmap
 from .._validate import check_callable
 from . import _seen
 from ._layouts import assemble, check_layout, coo_indices, crow_indices
+from ._warm import forward_mode_ready
 from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
 from .pattern import coordinates
@@ -175,6 +176,7 @@ class SparseJacobian:
         if self._split is not None:
             sp = self._split
             self.mode, self.colors = "bidirectional", None
+            forward_mode_ready()
             self.passes = sp.passes
             self._row_colors_t = torch.from_numpy(sp.row_colors)
             self._col_colors_t = torch.from_numpy(sp.column_colors)
@@ -194,6 +196,8 @@ class SparseJacobian:
                 self.mode, self.colors = "forward", cc
             assert self.colors is not None
             self.passes = _count(self.colors)
+            if self.mode == "forward":
+                forward_mode_ready()  # the first call then costs what the next ones cost
             # decompression: entry e of the pattern sits at flat position gather[e] of the
             # compressed result (passes × n in reverse mode, passes × m in forward mode)
             if self.mode == "reverse":
