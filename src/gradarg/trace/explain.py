@@ -37,18 +37,15 @@ def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
             return (f"no gradient reached {name}: module '{r.module}' ({kind}) was never "
                     f"called in the forward pass, so the parameter is probably unused by "
                     f"the model's forward (a parent could still read it directly)")
-        cut = [(w.modules[i], mode) for i, mode in w._cut
-               if i < len(w.modules) and w.modules[i].name == r.module]
+        cut = [(c, mode) for c, mode in findings.cut_calls(w) if c.name == r.module]
         if cut:
             c, mode = cut[0]
             return (f"no gradient reached {name}: module '{c.name}' ({c.kind}) produced an "
                     f"output without autograd history: {findings.CUT_CAUSE[mode]}; "
                     f"gradarg.why_no_grad(loss, param, module=model) names where that output "
                     f"rejoins the graph")
-        unused = [c for c in w.modules if c.name == r.module and c.out_shape is not None
-                  and c.grad_out is None and c.index not in w._late]
-        if unused and not any(c.grad_out is not None for c in w.modules
-                              if c.name == r.module):
+        unused = [c for c in findings.unused_output_calls(w) if c.name == r.module]
+        if unused:
             c = unused[0]
             return (f"no gradient reached {name}: module '{c.name}' ({c.kind}) ran and "
                     f"returned an output with autograd history, but no gradient reached that "

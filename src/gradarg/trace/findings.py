@@ -119,12 +119,28 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     return Finding("vanishing/exploding", True)
 
 
+def cut_calls(w: GradWatch) -> list[tuple[ModuleRecord, str]]:
+    """The calls of trainable modules whose outputs had no autograd history, each with the
+    grad mode it ran in (``"no_grad"``, ``"inference_mode"`` or ``"on"``)."""
+    return [(w.modules[i], mode) for i, mode in w._cut if i < len(w.modules)]
+
+
+def unused_output_calls(w: GradWatch) -> list[ModuleRecord]:
+    """The calls whose output has autograd history but received no gradient, of modules no
+    call of which received one; calls that started after the backward (recomputation by
+    checkpointing) do not count."""
+    flowed = {c.name for c in w.modules if c.grad_out is not None}
+    return [c for c in w.modules if c.out_shape is not None and c.grad_out is None
+            and c.index not in w._late and c.name not in flowed]
+
+
 def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
     """A module with parameters that require grad produced outputs without autograd history:
     its forward ran under ``torch.no_grad()`` (or its output was detached), so nothing flows
     back through that call."""
-    grad_mode = {i: on for i, on in w._cut}
-    calls = [w.modules[i] for i in grad_mode if i < len(w.modules)]
+    cut = cut_calls(w)
+    grad_mode = {c.index: mode for c, mode in cut}
+    calls = [c for c, _ in cut]
     # reentrant checkpointing runs a forward without history on purpose and records it again
     # during backward: a module that got a gradient in another call of the step is not cut
     flowed = {c.name for c in w.modules if c.grad_out is not None}
@@ -155,13 +171,10 @@ def output_unused(w: GradWatch, o: Options) -> Finding:
     encoder state not passed on, an output detached after the module).  Calls that started
     after the backward (recomputation by checkpointing) do not count."""
     calls = w.modules
-    unused = [c for c in calls if c.out_shape is not None and c.grad_out is None
-              and c.index not in w._late and c.backward_rank is None]
+    unused = unused_output_calls(w)
     names = {c.name for c in unused}
-    # the outermost such call; a module that got a gradient in another call is not unused
-    flowed = {c.name for c in calls if c.grad_out is not None}
-    outer = [c for c in unused if c.name not in flowed and
-             (c.parent is None or calls[c.parent].name not in names)]
+    # the outermost such call
+    outer = [c for c in unused if c.parent is None or calls[c.parent].name not in names]
     if not outer:
         return Finding("outputs used", True)
     c = outer[0]

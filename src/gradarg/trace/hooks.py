@@ -82,7 +82,7 @@ class Recorder:
         self._swappable: dict[Any, list[tuple[str, torch.Tensor]]] = {}
         if self.engine == "FSDP2":
             for m in self._names:
-                direct = [(n, p) for n, p in m.named_parameters(recurse=False)]
+                direct = list(m.named_parameters(recurse=False))
                 if direct:
                     self._swappable[m] = direct
         self._swapped: dict[int, torch.Tensor] = {}
@@ -130,7 +130,8 @@ class Recorder:
         self._sent: dict[int, list[float]] = {}  # call -> norm per backward pass
         self._passthrough: set[int] = set()  # calls that returned an input tensor itself
         self._slot_users: dict[int, list[int]] = {}  # input slot -> calls that took it
-        self._needs_sent: set[int] = set()  # calls sharing an input with another call
+        # call -> the calls it shares an input tensor with (neither running inside the other)
+        self._sharers: dict[int, set[int]] = {}
         self._call_outs: dict[int, list[Any]] = {}  # finished call -> its outputs' nodes
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
@@ -231,23 +232,33 @@ class Recorder:
                 users = self._slot_users.setdefault(slot, [])
                 others = [j for j in users if j not in open_calls]
                 if others:
-                    self._needs_sent.add(index)
+                    self._sharers.setdefault(index, set()).update(others)
                     for j in others:
-                        if j not in self._needs_sent:
-                            self._needs_sent.add(j)
+                        if j not in self._sharers:
+                            self._sharers[j] = set()
                             if j in self._call_outs:
                                 self._hook_sent(j, self._call_outs.pop(j))
+                        self._sharers[j].add(index)
                 users.append(index)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
         self._stack.append(index)
 
+    def shared_total(self, index: int) -> int:
+        """How many calls' gradients the ``grad_in`` of call ``index`` adds up: 1 when it is
+        this call's own (its edges were hooked, or no other call took its inputs), else the
+        number of calls sharing its input tensor, whose whole gradient it then is."""
+        if index in self._sent_edges or index in self._passthrough:
+            return 1
+        return len(self._sharers.get(index, ())) + 1
+
     def _hook_sent(self, index: int, roots: list[Any]) -> None:
         """Hook the edges by which call ``index`` sends gradient to its inputs (when another
-        call takes one of the same input tensors): walking from its outputs' nodes ``roots`` down to its input tensors' nodes, each node with an input among them
-        gets a post-hook (``Node.register_hook``: it sees ``grad_inputs``, what the node sends
-        to each of its inputs).  The walk is bounded; a call whose inputs it does not reach
-        keeps the gradient at its input tensors (the total over all their uses)."""
+        call takes one of the same input tensors): walking from its outputs' nodes ``roots``
+        down to its input tensors' nodes, each node with an input among them gets a post-hook
+        (``Node.register_hook``: it sees ``grad_inputs``, what the node sends to each of its
+        inputs).  The walk is bounded; a call whose inputs it does not reach keeps the
+        gradient at its input tensors (the total over all their uses)."""
         keys, leaves = self._call_inputs.pop(index)
         leaf_ids = {id(t) for t in leaves}
         edges: list[tuple[Any, int, Any]] = []  # (node, input number, the input it feeds)
@@ -284,8 +295,8 @@ class Recorder:
             for k, call, target in entries:
                 try:
                     self._arrive(call, target, grad_inputs[k])
-                except Exception:  # noqa: BLE001 (never break the user's backward: that call keeps the
-                    self._sent_edges.pop(call, None)  # input tensors' whole gradient
+                except Exception:  # noqa: BLE001 (never break the user's backward)
+                    self._sent_edges.pop(call, None)  # the call keeps its inputs' total
 
         return hook
 
@@ -352,7 +363,7 @@ class Recorder:
                    if isinstance(t, torch.Tensor) and t.grad_fn is not None):
                 self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
                 del self._call_inputs[index]
-            elif index in self._needs_sent:
+            elif index in self._sharers:
                 self._hook_sent(index, roots)
             else:
                 self._call_outs[index] = roots

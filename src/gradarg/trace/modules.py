@@ -213,11 +213,8 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
                        f"{', '.join(sorted(known)[:12])}...")
     items = _display_items(calls, _expand_set(expand, depth, calls))
     shown = {i for i, _ in items}
-    from .view import shared_inputs
-
-    boxed = {i for i, header in items if not header}
-    sharing = shared_inputs(record, boxed - set(record._sent_edges) - record._passthrough)
-    lines = {i: _lines(calls[i], calls, sharing.get(i, 1)) for i in boxed}
+    lines = {i: _lines(calls[i], calls, record.shared_total(i))
+             for i, header in items if not header}
     base_depth = min(calls[i].depth for i, _ in items)
     text_w = 0.0
     for i, _ in items:

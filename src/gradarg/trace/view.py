@@ -29,8 +29,6 @@ def rows(w: GradWatch) -> list[dict[str, Any]]:
     rows = []
     calls = w.modules
     number = {c.index: [d.index for d in calls if d.name == c.name] for c in calls}
-    sharing = shared_inputs(w, {c.index for c in w.layers()} - set(w._sent_edges)
-                            - w._passthrough)
     for c in w.layers():
         flags = []
         for what, v in (("out", c.grad_out), ("in", c.grad_in), ("params", c.param_norm)):
@@ -43,8 +41,9 @@ def rows(w: GradWatch) -> list[dict[str, Any]]:
             flags.append(f"no grad: {', '.join(p.rsplit('.', 1)[-1] for p in missing)}")
         if c.dead_units and c.dead_units[0]:
             flags.append(f"dead {c.dead_units[0]}/{c.dead_units[1]}")
-        if sharing.get(c.index, 1) > 1 and c.index not in w._sent_edges:
-            flags.append(f"input shared by {sharing[c.index]} calls: ‖grad in‖ is their total")
+        shared = w.shared_total(c.index)
+        if shared > 1:
+            flags.append(f"input shared by {shared} calls: ‖grad in‖ is their total")
         if c.index in w._late:
             flags.append("ran after the backward (recomputed by checkpointing?)")
         same = number[c.index]
@@ -56,34 +55,12 @@ def rows(w: GradWatch) -> list[dict[str, Any]]:
     return rows
 
 
-def shared_inputs(w: GradWatch, only: set[int] | None = None) -> dict[int, int]:
-    """For each module call, how many calls (not nested in one another) take the same first
-    input tensor: a hook on that tensor sees the sum of what all of them send back."""
-    calls = w.modules
-    first = {i: raw.ins[0] for i, raw in enumerate(w._raw) if raw.ins and i < len(calls)}
-
-    def ancestors(i: int) -> set[int]:
-        out, p = set(), calls[i].parent
-        while p is not None:
-            out.add(p)
-            p = calls[p].parent
-        return out
-
-    out = {}
-    for i, slot in first.items():
-        if only is not None and i not in only:
-            continue
-        up = ancestors(i)
-        out[i] = sum(1 for j, s in first.items()
-                     if s == slot and (j == i or (j not in up and i not in ancestors(j))))
-    return out
-
-
 def table(w: GradWatch) -> str:
     """The gradient-flow table as aligned text (innermost modules in forward order)."""
     head = ["module", "type", "shape", "‖grad out‖", "‖grad in‖", "‖param grads‖", "flags"]
-    body = [[r["module"] + (f" (call {r['call']})" if r["call"] else ""), r["type"], r["shape"], _f(r["grad_out"]), _f(r["grad_in"]),
-             _f(r["params"]), r["flags"]] for r in rows(w)]
+    body = [[r["module"] + (f" (call {r['call']})" if r["call"] else ""), r["type"],
+             r["shape"], _f(r["grad_out"]), _f(r["grad_in"]), _f(r["params"]), r["flags"]]
+            for r in rows(w)]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
              for row in [head, *body]]
