@@ -80,21 +80,31 @@ def frozen_backbone_trained_head():
                 never={"summary": ("every parameter got", "no gradient for")}, healthy=True)
 
 
+class TiedLM(nn.Module):
+    """An embedding whose weight is also the output layer's (weight tying); ``detach=True``
+    plants a hidden ``.detach()`` after the embedding."""
+
+    def __init__(self, detach: bool = False):
+        super().__init__()
+        self.detach = detach
+        self.emb, self.body = nn.Embedding(20, 8), nn.Linear(8, 8)
+        self.head = nn.Linear(8, 20, bias=False)
+        self.head.weight = self.emb.weight
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        return self.head(torch.tanh(self.body(h.detach() if self.detach else h)))
+
+
+def tied_lm_step(detach: bool):
+    torch.manual_seed(0)
+    m, ids = TiedLM(detach), torch.randint(0, 20, (4, 6))
+    return watched(m, lambda: F.cross_entropy(m(ids).flatten(0, 1), ids.flatten()).backward())
+
+
 @scenario
 def tied_weights_language_model():
-    class LM(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.emb, self.body = nn.Embedding(20, 8), nn.Linear(8, 8)
-            self.head = nn.Linear(8, 20, bias=False)
-            self.head.weight = self.emb.weight
-
-        def forward(self, ids):
-            return self.head(torch.tanh(self.body(self.emb(ids))))
-
-    torch.manual_seed(0)
-    m, ids = LM(), torch.randint(0, 20, (4, 6))
-    w = watched(m, lambda: F.cross_entropy(m(ids).flatten(0, 1), ids.flatten()).backward())
+    w = tied_lm_step(detach=False)
     return Seen({"summary": w.summary()}, never={"summary": ("tied or shared",)}, healthy=True)
 
 
@@ -435,19 +445,7 @@ def nan_made_inside_the_model():
 
 @scenario
 def embedding_detached_while_its_tied_weight_learns():
-    class LM(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.emb, self.body = nn.Embedding(20, 8), nn.Linear(8, 8)
-            self.head = nn.Linear(8, 20, bias=False)
-            self.head.weight = self.emb.weight
-
-        def forward(self, ids):
-            return self.head(torch.tanh(self.body(self.emb(ids).detach())))  # hidden detach
-
-    torch.manual_seed(0)
-    m, ids = LM(), torch.randint(0, 20, (4, 6))
-    w = watched(m, lambda: F.cross_entropy(m(ids).flatten(0, 1), ids.flatten()).backward())
+    w = tied_lm_step(detach=True)
     return Seen({"summary": w.summary()},
                 must={"summary": ("module 'emb'", "tied or shared weight")},
                 never={"summary": NEVER_OK})
