@@ -26,8 +26,8 @@ __all__ = ["BLOCK_ENTRIES", "FULL_SIZE", "FULL_WARN_BYTES", "Checker"]
 # a backward in float32 (or lower) may lose this many times the forward's relative rounding
 # (at least its dtype's eps), norm-wise, before it is said to compute in a lower precision
 C_PRECISION = 16.0
-FULL_SIZE = 16_384
-FD_FULL_COLUMNS = 1_024  # with finite differences, "auto" builds full Jacobians up to this n  # Jacobians with at most this many entries are always built in full
+FULL_SIZE = 16_384  # Jacobians with at most this many entries are built in full
+FD_FULL_COLUMNS = 1_024  # with finite differences, only up to this many input elements
 FULL_WARN_BYTES = 1 << 30  # localize="full" warns before it runs when it expects more memory
 
 
