@@ -25,6 +25,7 @@ from ._layouts import assemble, check_layout, coo_indices, crow_indices
 from ._warm import forward_mode_ready
 from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
+from .compiled import CompiledSparse
 from .pattern import coordinates
 
 __all__ = ["CertificateError", "SparseJacobian", "sparse_jacobian"]
@@ -173,6 +174,8 @@ class SparseJacobian:
         rows = torch.from_numpy(coords.rows)
         cols = torch.from_numpy(coords.cols)
         self._rows, self._cols = rows, cols
+        # the other side's colouring when it needs as many passes (compile() times both)
+        self._tie: torch.Tensor | None = None
         if self._split is not None:
             sp = self._split
             self.mode, self.colors = "bidirectional", None
@@ -196,6 +199,9 @@ class SparseJacobian:
                 self.mode, self.colors = "forward", cc
             assert self.colors is not None
             self.passes = _count(self.colors)
+            other = cc if self.mode == "reverse" else rc
+            if other is not None and _count(other) == self.passes:  # a tie: kept for compile
+                self._tie = other
             if self.mode == "forward":
                 forward_mode_ready()  # the first call then costs what the next ones cost
             # decompression: entry e of the pattern sits at flat position gather[e] of the
@@ -204,7 +210,7 @@ class SparseJacobian:
                 self._gather = self.colors[rows] * coords.n + cols
             else:
                 self._gather = self.colors[cols] * coords.m + rows
-        self._seeds: dict[torch.dtype, torch.Tensor] = {}
+        self._seeds: dict[Any, Any] = {}
         self._crow: torch.Tensor | None = None
         self._coo_index: dict[tuple, torch.Tensor] = {}
 
@@ -268,15 +274,7 @@ class SparseJacobian:
         """
         check_callable("fn", fn)
         check_layout(layout)
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise TypeError(
-                f"x must be a real floating torch.Tensor (float32/float64), got "
-                f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
-            )
-        co = self._coords
-        if x.numel() != co.n or (co.x_shape is not None and tuple(x.shape) != co.x_shape):
-            want = co.x_shape if co.x_shape is not None else f"{co.n} elements"
-            raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+        self._check_x(x)
         if certify < 0:
             raise ValueError(f"certify must be >= 0, got {certify}")
         x0 = x.detach().clone()  # fn never reaches the caller's tensor
@@ -297,6 +295,120 @@ class SparseJacobian:
             torch.set_rng_state(state)
         return self._assemble(values, tuple(y.shape), tuple(x.shape), layout)
 
+    # ------------------------------------------------------------------ compiled call
+
+    def compile(
+        self,
+        fn: Callable[[torch.Tensor], torch.Tensor],
+        *,
+        backend: str = "inductor",
+        mode: str | None = None,
+        fullgraph: bool = True,
+    ) -> CompiledSparse:
+        r"""``fn``'s compressed Jacobian as one compiled function of ``x``: compile once.
+
+        The compressed pass (``torch.func.vjp`` batched by ``vmap`` over the row colours, or
+        ``torch.func.jvp`` over the column colours, or both when bidirectional) and the
+        decompression are handed to ``torch.compile`` together, so that a call is a few fused
+        kernels.  The first call at an input shape and dtype compiles (seconds, in
+        ``compile_seconds``); it pays where ``fn`` is called many times at one shape.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(x)`` returns one real floating tensor; it must be traceable by
+            ``torch.compile`` and ``torch.func`` (no ``.item()``, no in-place change of
+            ``x``, no randomness).
+        backend, mode : str
+            Passed to ``torch.compile``.  ``"inductor"`` (default) generates C++ kernels and
+            needs a C++ compiler on the machine; ``"aot_eager"`` only traces.
+        fullgraph : bool
+            ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
+            what could not be captured; ``False`` lets torch run those parts eagerly.
+
+        Returns
+        -------
+        CompiledSparse
+            ``jac(x, layout=torch.sparse_coo)`` returns what ``sj(fn, x, layout=...)``
+            returns; ``jac.values(x)`` the 1-D values in the pattern's entry order.
+
+        Examples
+        --------
+        >>> import torch
+        >>> n = 200
+        >>> band = (torch.arange(n)[:, None] - torch.arange(n)).abs() <= 1
+        >>> sj = SparseJacobian(band)
+        >>> def f(u):
+        ...     up = torch.nn.functional.pad(u, (1, 1))
+        ...     return up[:-2] - 2 * u + up[2:] - torch.exp(u)
+        >>> jac = sj.compile(f, backend="aot_eager")  # "inductor": C++ kernels
+        >>> x = torch.rand(n, dtype=torch.float64)
+        >>> torch.equal(jac(x).to_dense(), sj(f, x).to_dense())
+        True
+        """
+        check_callable("fn", fn)
+        candidates = {self.mode: self._pure(fn, self.mode, self.colors)}
+        if self._tie is not None:  # both sides need as many passes: the faster one is kept
+            other = "forward" if self.mode == "reverse" else "reverse"
+            candidates[other] = self._pure(fn, other, self._tie)
+
+        def prepare(x: torch.Tensor) -> tuple[int, ...]:
+            self._check_x(x)
+            with torch.no_grad():
+                return tuple(self._check_y(fn(x.detach().clone())).shape)
+
+        return CompiledSparse(self, fn, candidates, prepare, self._assemble, backend=backend,
+                              mode=mode, fullgraph=fullgraph)
+
+    def _pure(self, fn: Callable[[torch.Tensor], torch.Tensor], mode: str,
+              colors: torch.Tensor | None) -> tuple[Callable[..., torch.Tensor], Callable]:
+        """``fn``'s compressed pass and decompression in ``mode``, as a pure function of
+        ``(x, *seeds)`` for ``torch.compile``, and the function giving the seeds by dtype."""
+        co = self._coords
+        split = self._split
+        if mode == "reverse" and colors is not None:
+            gather = colors[self._rows] * co.n + self._cols
+        elif mode == "forward" and colors is not None:
+            gather = colors[self._cols] * co.m + self._rows
+        else:
+            gather = self._gather
+
+        def reverse(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            y, pull = torch.func.vjp(fn, x)[:2]
+            return vmap(lambda s: pull(s.view(y.shape).to(y.dtype))[0])(v).reshape(-1)
+
+        def forward(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            return vmap(lambda s: func_jvp(fn, (x,), (s.view(x.shape),))[1])(t).reshape(-1)
+
+        def pure(x: torch.Tensor, *seeds: torch.Tensor) -> torch.Tensor:
+            x = x.clone()  # fn never reaches the caller's tensor
+            if mode == "reverse":
+                flat = reverse(x, seeds[0])
+            elif mode == "forward":
+                flat = forward(x, seeds[0])
+            else:
+                parts = [reverse(x, seeds[0])]
+                if split is not None and split.forward_passes:
+                    parts.append(forward(x, seeds[1]).to(parts[0].dtype))
+                flat = torch.cat(parts)
+            return flat[gather]
+
+        kept: dict[torch.dtype, tuple[torch.Tensor, ...]] = {}
+
+        def seeds(dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+            if dtype not in kept:
+                if mode == "bidirectional":
+                    kept[dtype] = self._split_seeds(dtype, dtype)
+                else:
+                    assert colors is not None
+                    size = co.m if mode == "reverse" else co.n
+                    seed = torch.zeros(_count(colors), size, dtype=dtype)
+                    seed[colors, torch.arange(size)] = 1
+                    kept[dtype] = (seed,)
+            return kept[dtype]
+
+        return pure, seeds
+
     def _seed(self, size: int, dtype: torch.dtype) -> torch.Tensor:
         """The compressed seeds: row ``c`` is the sum of the one-hots of colour ``c``."""
         seed = self._seeds.get(dtype)
@@ -305,6 +417,17 @@ class SparseJacobian:
             seed[self.colors, torch.arange(size)] = 1
             self._seeds[dtype] = seed
         return seed
+
+    def _check_x(self, x: Any) -> None:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            raise TypeError(
+                f"x must be a real floating torch.Tensor (float32/float64), got "
+                f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
+            )
+        co = self._coords
+        if x.numel() != co.n or (co.x_shape is not None and tuple(x.shape) != co.x_shape):
+            want = co.x_shape if co.x_shape is not None else f"{co.n} elements"
+            raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
 
     def _check_y(self, y: Any) -> torch.Tensor:
         if not isinstance(y, torch.Tensor) or not y.is_floating_point():
@@ -326,18 +449,10 @@ class SparseJacobian:
     def _bidirectional(self, fn, x0):
         """One batched VJP per reverse colour, one batched JVP per forward colour."""
         sp = self._split
-        co = self._coords
         leaf = x0.requires_grad_(True)
         with torch.enable_grad():
             y = self._check_y(fn(leaf))
-        key = ("bidirectional", y.dtype)
-        if key not in self._seeds:
-            v = torch.zeros(sp.reverse_passes, co.m, dtype=y.dtype)
-            v[self._row_colors_t[self._rev_lines], self._rev_lines] = 1
-            t = torch.zeros(sp.forward_passes, co.n, dtype=x0.dtype)
-            t[self._col_colors_t[self._fwd_lines], self._fwd_lines] = 1
-            self._seeds[key] = (v, t)
-        v, t = self._seeds[key]
+        v, t = self._split_seeds(y.dtype, x0.dtype)
         parts = [_vjps(y, leaf, v.view(-1, *y.shape)).reshape(-1).to(y.dtype)]
         if sp.forward_passes:
             x1 = x0.detach()
@@ -352,6 +467,20 @@ class SparseJacobian:
                 cols = torch.stack([one(u) for u in tangents])
             parts.append(cols.detach().reshape(-1).to(y.dtype))
         return torch.cat(parts), y, leaf
+
+    def _split_seeds(self, y_dtype: torch.dtype, x_dtype: torch.dtype,
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The bidirectional split's seeds: ``v`` (reverse colours × m), ``t`` (forward × n)."""
+        key = ("bidirectional", y_dtype, x_dtype)
+        if key not in self._seeds:
+            sp, co = self._split, self._coords
+            assert sp is not None
+            v = torch.zeros(sp.reverse_passes, co.m, dtype=y_dtype)
+            v[self._row_colors_t[self._rev_lines], self._rev_lines] = 1
+            t = torch.zeros(sp.forward_passes, co.n, dtype=x_dtype)
+            t[self._col_colors_t[self._fwd_lines], self._fwd_lines] = 1
+            self._seeds[key] = (v, t)
+        return self._seeds[key]
 
     def _forward(self, fn, x0):
         seeds = self._seed(self._coords.n, x0.dtype).view(self.passes, *x0.shape)

@@ -18,9 +18,10 @@ from torch.func import jvp as func_jvp
 from torch.func import vmap
 
 from .._validate import check_callable
-from ._layouts import assemble, check_layout
+from ._layouts import assemble, check_layout, coo_indices
 from ._warm import forward_mode_ready
 from .acyclic import acyclic_coloring, substitution_plan
+from .compiled import CompiledSparse
 from .greedy import order
 from .pattern import coordinates
 from .star import star_coloring, star_recovery
@@ -145,6 +146,7 @@ class SparseHessian:
         self._x_shape = co.x_shape
         self._rows, self._cols = torch.from_numpy(rows), torch.from_numpy(cols)
         self._seeds: dict[torch.dtype, torch.Tensor] = {}
+        self._coo_index: dict[tuple[int, ...], torch.Tensor] = {}
 
     @property
     def distance2_colors(self) -> int:
@@ -199,22 +201,10 @@ class SparseHessian:
             ``x`` does not match the pattern; ``f(x)`` is not a scalar; unknown ``layout``.
         """
         check_callable("f", f)
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise TypeError(
-                f"x must be a real floating torch.Tensor (float32/float64), got "
-                f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
-            )
-        n = self.shape[0]
-        if x.numel() != n or (self._x_shape is not None and tuple(x.shape) != self._x_shape):
-            want = self._x_shape if self._x_shape is not None else f"{n} elements"
-            raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+        self._check_x(x)
         check_layout(layout)
         x0 = x.detach().clone()
-        seeds = self._seeds.get(x0.dtype)
-        if seeds is None:
-            seeds = torch.zeros(self.passes, n, dtype=x0.dtype)
-            seeds[self.colors, torch.arange(n)] = 1
-            self._seeds[x0.dtype] = seeds
+        seeds = self._seed(x0.dtype)
 
         def scalar(u: torch.Tensor) -> torch.Tensor:
             out = f(u)
@@ -236,18 +226,128 @@ class SparseHessian:
             products = torch.stack([hvp(v) for v in seeds])
         except _VMAP_ERRORS:  # an op without a batching rule: one product at a time
             products = torch.stack([hvp(v) for v in seeds])
-        flat = products.detach().reshape(-1)
+        values = self._recover(products.detach().reshape(-1))
+        return self._assemble(values, tuple(x.shape), layout)
+
+    def _recover(self, flat: torch.Tensor) -> torch.Tensor:
+        """The entries' values from the flat ``passes × n`` products."""
         if self.method == "star":
-            values = flat[self._gather]
-        else:  # substitution: peel the two-coloured trees, round by round
-            values = torch.empty(self.nnz, dtype=flat.dtype)
-            values[self._diagonal] = flat[self._diagonal_slot]
-            found = torch.zeros_like(flat)
-            for entries, slot, mirror, other in self._rounds:
-                v = flat[slot] - found[slot]
-                values[entries] = v
-                values[mirror] = v
-                found.index_add_(0, slot, v)
-                found.index_add_(0, other, v)
-        shape = tuple(x.shape)
-        return assemble(values, self._rows, self._cols, shape, shape, layout)
+            return flat[self._gather]
+        # substitution: peel the two-coloured trees, round by round
+        values = torch.empty(self.nnz, dtype=flat.dtype)
+        values[self._diagonal] = flat[self._diagonal_slot]
+        found = torch.zeros_like(flat)
+        for entries, slot, mirror, other in self._rounds:
+            v = flat[slot] - found[slot]
+            values[entries] = v
+            values[mirror] = v
+            found.index_add_(0, slot, v)
+            found.index_add_(0, other, v)
+        return values
+
+    def _assemble(self, values: torch.Tensor, shape: tuple[int, ...],
+                  layout: torch.layout) -> torch.Tensor:
+        indices = None
+        if layout == torch.sparse_coo:  # the same on every call: kept
+            indices = self._coo_index.get(shape)
+            if indices is None:
+                indices = self._coo_index[shape] = coo_indices(self._rows, self._cols,
+                                                               shape, shape)
+        return assemble(values, self._rows, self._cols, shape, shape, layout, indices=indices)
+
+    def _check_x(self, x: object) -> None:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            raise TypeError(
+                f"x must be a real floating torch.Tensor (float32/float64), got "
+                f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
+            )
+        n = self.shape[0]
+        if x.numel() != n or (self._x_shape is not None and tuple(x.shape) != self._x_shape):
+            want = self._x_shape if self._x_shape is not None else f"{n} elements"
+            raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+
+    def _seed(self, dtype: torch.dtype) -> torch.Tensor:
+        seeds = self._seeds.get(dtype)
+        if seeds is None:
+            n = self.shape[0]
+            seeds = torch.zeros(self.passes, n, dtype=dtype)
+            seeds[self.colors, torch.arange(n)] = 1
+            self._seeds[dtype] = seeds
+        return seeds
+
+    def compile(
+        self,
+        f: Callable[[torch.Tensor], torch.Tensor],
+        *,
+        backend: str = "inductor",
+        mode: str | None = None,
+        fullgraph: bool = True,
+    ) -> CompiledSparse:
+        r"""``f``'s sparse Hessian as one compiled function of ``x``: compile once.
+
+        The ``passes`` Hessian-vector products (``torch.func.jvp`` of ``torch.func.grad``,
+        batched by ``vmap``) and the recovery of the entries are handed to ``torch.compile``
+        together.  The first call at an input shape and dtype compiles (seconds, in
+        ``compile_seconds``); it pays where ``f`` is called many times at one shape.
+
+        Parameters
+        ----------
+        f : callable
+            ``f(x)`` returns a real floating scalar; traceable by ``torch.compile`` and
+            ``torch.func`` (no ``.item()``, no in-place change of ``x``, no randomness).
+        backend, mode : str
+            Passed to ``torch.compile``.  ``"inductor"`` (default) generates C++ kernels and
+            needs a C++ compiler on the machine; ``"aot_eager"`` only traces.
+        fullgraph : bool
+            ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
+            what could not be captured; ``False`` lets torch run those parts eagerly.
+
+        Returns
+        -------
+        CompiledSparse
+            ``hess(x, layout=torch.sparse_coo)`` returns what ``sh(f, x, layout=...)``
+            returns; ``hess.values(x)`` the 1-D values in the entry order.
+
+        Examples
+        --------
+        >>> import torch
+        >>> n = 100
+        >>> sh = SparseHessian((torch.arange(n)[:, None] - torch.arange(n)).abs() <= 1)
+        >>> def f(u):
+        ...     return ((u[1:] - u[:-1] ** 2) ** 2).sum() + torch.cosh(u).sum()
+        >>> hess = sh.compile(f, backend="aot_eager")  # "inductor": C++ kernels
+        >>> x = torch.rand(n, dtype=torch.float64)
+        >>> torch.allclose(hess(x).to_dense(), sh(f, x).to_dense())
+        True
+        """
+        check_callable("f", f)
+        recover = self._recover
+
+        def scalar(u: torch.Tensor) -> torch.Tensor:
+            return f(u).reshape(())
+
+        def pure(x: torch.Tensor, seeds: torch.Tensor) -> torch.Tensor:
+            x = x.clone()  # f never reaches the caller's tensor
+
+            def hvp(v: torch.Tensor) -> torch.Tensor:
+                return func_jvp(func_grad(scalar), (x,), (v.view(x.shape),))[1].reshape(-1)
+
+            return recover(vmap(hvp)(seeds).reshape(-1))
+
+        def prepare(x: torch.Tensor) -> tuple[int, ...]:
+            self._check_x(x)
+            with torch.no_grad():
+                out = f(x.detach().clone())
+            if not isinstance(out, torch.Tensor) or out.numel() != 1:
+                raise ValueError(
+                    f"f must return a scalar (one-element tensor), got "
+                    f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
+                )
+            return tuple(x.shape)
+
+        def assemble(values, y_shape, x_shape, layout):
+            return self._assemble(values, x_shape, layout)
+
+        candidates = {self.method: (pure, lambda dtype: (self._seed(dtype),))}
+        return CompiledSparse(self, f, candidates, prepare, assemble, backend=backend,
+                              mode=mode, fullgraph=fullgraph)

@@ -1,0 +1,169 @@
+"""A compressed Jacobian or Hessian compiled once for one function, then called many times.
+
+``SparseJacobian.compile(fn)`` and ``SparseHessian.compile(f)`` return a
+:class:`CompiledSparse`: the compressed pass (one ``torch.func.vjp`` / ``jvp`` batched by
+``torch.func.vmap`` over the colours, or ``jvp`` of ``grad`` for a Hessian) and the recovery of
+the entries, written as one pure function of ``x`` and handed to ``torch.compile``.  A call is
+then a handful of fused kernels instead of the eager batched pass's hundreds of operator calls.
+It pays where a function is called many times at one input shape (Newton iterations, implicit
+time stepping); compilation takes seconds, so one call stays cheaper eagerly.
+
+May import torch and :mod:`gradarg.sparse._layouts`; its owners (``compressed``, ``hessian``)
+give it the pure function and the recovery, so nothing here knows a colouring.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from ._layouts import check_layout
+
+__all__ = ["CompiledSparse"]
+
+
+class CompiledSparse:
+    r"""A sparse Jacobian or Hessian of one function, compiled by ``torch.compile``.
+
+    Built by :meth:`gradarg.SparseJacobian.compile` or :meth:`gradarg.SparseHessian.compile`;
+    calling it with ``x`` returns what the eager call ``sj(fn, x)`` / ``sh(f, x)`` returns
+    (same entries, same layout rules), computed by one compiled function of ``x``.
+
+    The first call at a new input shape or dtype traces ``fn`` under ``torch.func``'s
+    transforms and compiles (``torch.compile(..., backend=backend, fullgraph=fullgraph,
+    dynamic=False)``; see https://pytorch.org/docs/stable/generated/torch.compile.html): seconds,
+    reported in :attr:`compile_seconds`.  Later calls at that shape and dtype reuse it.
+
+    Attributes
+    ----------
+    passes : int
+        Compressed passes (VJPs, JVPs or Hessian-vector products) per call, as in the owner.
+    mode : str
+        ``"reverse"``, ``"forward"``, ``"bidirectional"`` or ``"star"``/``"acyclic"``.  When
+        a Jacobian's row and column colourings need as many passes, both are compiled at the
+        first call and the faster over 3 calls is kept (reverse is faster on a 1-D stencil,
+        forward on a 2-D periodic stencil with ``torch.roll``, by up to 4×).
+    compile_seconds : float or None
+        Wall-clock seconds of the first call (trace, compile, run), ``None`` before it; seconds.
+    backend : str
+        The ``torch.compile`` backend (``"inductor"`` by default: C++ kernels on the CPU,
+        which needs a C++ compiler; ``"aot_eager"`` traces without generating code).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a call, as the eager call raises them (wrong ``x``, wrong output of ``fn``).
+    RuntimeError
+        The first call could not compile ``fn`` (with ``fullgraph=True``, an operation that
+        ``torch.compile`` cannot capture, such as ``.item()`` or printing): the message says
+        so and keeps torch's reason; the eager call ``sj(fn, x)`` still works.
+    """
+
+    def __init__(
+        self,
+        owner: Any,
+        fn: Callable[..., torch.Tensor],
+        candidates: Mapping[str, tuple[Callable[..., torch.Tensor],
+                                    Callable[[torch.dtype], tuple[torch.Tensor, ...]]]],
+        prepare: Callable[[torch.Tensor], tuple[int, ...]],
+        assemble: Callable[[torch.Tensor, tuple[int, ...], tuple[int, ...], torch.layout],
+                           torch.Tensor],
+        *,
+        backend: str,
+        mode: str | None,
+        fullgraph: bool,
+    ) -> None:
+        self._owner = owner
+        self.fn = fn
+        self.passes: int = owner.passes
+        self.backend = backend
+        self.compile_seconds: float | None = None
+        self.mode = next(iter(candidates))
+        self._prepare = prepare
+        self._assemble = assemble
+        self._y_shapes: dict[tuple, tuple[int, ...]] = {}
+        self._fullgraph = fullgraph
+        self._candidates = {
+            name: (self._own_compile(pure, backend, mode, fullgraph), seeds)
+            for name, (pure, seeds) in candidates.items()
+        }
+        self._compiled, self._seeds = self._candidates[self.mode]
+
+    @staticmethod
+    def _own_compile(pure, backend, mode, fullgraph):
+        # torch.compile keeps its compiled graphs on the function's code object, one entry per
+        # closure it has seen, up to a limit (8): each compiled function gets its own code
+        own = types.FunctionType(pure.__code__.replace(), pure.__globals__, pure.__name__,
+                                 pure.__defaults__, pure.__closure__)
+        return torch.compile(own, backend=backend, mode=mode, fullgraph=fullgraph,
+                             dynamic=False)
+
+    def __repr__(self) -> str:
+        seconds = "not yet" if self.compile_seconds is None else f"{self.compile_seconds:.2f} s"
+        return (f"CompiledSparse({type(self._owner).__name__}, mode={self.mode!r}, "
+                f"passes={self.passes}, backend={self.backend!r}, compiled: {seconds})")
+
+    def values(self, x: torch.Tensor) -> torch.Tensor:
+        """The values of the pattern's entries (1-D, in the owner's entry order) at ``x``.
+
+        The compiled function alone, without building a sparse tensor: for a solver that
+        keeps its own index arrays (the owner's ``rows`` and ``cols`` order).
+        """
+        key = (tuple(x.shape), x.dtype)
+        if key not in self._y_shapes:
+            self._y_shapes[key] = self._prepare(x)  # validates x and fn(x) eagerly, once
+        state = torch.get_rng_state()
+        try:
+            if self.compile_seconds is None:
+                start = time.perf_counter()
+                out = self._first(x)
+                self.compile_seconds = time.perf_counter() - start
+                return out
+            return self._compiled(x.detach(), *self._seeds(x.dtype))
+        finally:
+            torch.set_rng_state(state)
+
+    def _first(self, x: torch.Tensor) -> torch.Tensor:
+        """Compile (every candidate; with two, keep the faster over 3 calls) and run once."""
+        best, out = None, None
+        for name, (compiled, seeds) in self._candidates.items():
+            try:
+                got = compiled(x.detach(), *seeds(x.dtype))
+            except Exception as err:  # torch.compile's errors have many types
+                if type(err).__module__.startswith(("torch._dynamo", "torch._inductor")):
+                    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+                    first = " ".join(lines[:2]).rstrip(".")
+                    raise RuntimeError(
+                        f"torch.compile (backend={self.backend!r}, fullgraph="
+                        f"{self._fullgraph}) failed on {getattr(self.fn, '__name__', 'fn')}: "
+                        f"{type(err).__name__}: {first}. The eager call (without .compile) "
+                        f"still runs it; with fullgraph=False torch runs what it cannot "
+                        f"capture eagerly"
+                    ) from err
+                raise
+            if len(self._candidates) == 1:
+                return got
+            times = []
+            for _ in range(3):
+                start = time.perf_counter()
+                compiled(x.detach(), *seeds(x.dtype))
+                times.append(time.perf_counter() - start)
+            if best is None or min(times) < best[0]:
+                best, out = (min(times), name), got
+        assert best is not None and out is not None
+        self.mode = best[1]
+        self._compiled, self._seeds = self._candidates[self.mode]
+        self._candidates = {self.mode: self._candidates[self.mode]}
+        return out
+
+    def __call__(self, x: torch.Tensor, *, layout: torch.layout = torch.sparse_coo,
+                 ) -> torch.Tensor:
+        """The sparse Jacobian or Hessian at ``x``, in ``layout`` (as the eager call)."""
+        check_layout(layout)
+        values = self.values(x)
+        y_shape = self._y_shapes[(tuple(x.shape), x.dtype)]
+        return self._assemble(values, y_shape, tuple(x.shape), layout)

@@ -1,0 +1,158 @@
+"""The compiled call (``SparseJacobian.compile`` / ``SparseHessian.compile``) against the eager
+call and against dense references (``torch.func.jacrev`` / ``hessian``).
+
+Most tests compile with ``backend="aot_eager"`` (torch.compile's tracing and graph capture,
+no code generation: seconds); one per kind uses the default ``"inductor"`` (C++ kernels),
+skipped where no C++ compiler is found.  No timing here: speed is in
+``nox -s bench-asdex``.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+import torch.nn.functional as F
+from problems import band_energy, brusselator, stencil_1d, stencil_2d
+
+from gradarg import SparseHessian, SparseJacobian, hessian_sparsity, jacobian_sparsity
+
+F64 = torch.float64
+OLD = tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 4)
+pytestmark = pytest.mark.skipif(OLD, reason="torch.compile of torch.func transforms: torch>=2.4")
+NO_CXX = shutil.which("g++") is None and shutil.which("c++") is None
+
+
+def tridiagonal_mean(u: torch.Tensor) -> torch.Tensor:
+    """A tridiagonal residual plus one dense row (the mean) and one dense column (u[0]**2)."""
+    up = F.pad(u, (1, 1))
+    r = up[:-2] - 2 * u + up[2:] - 1e-3 * torch.exp(u) + 0.1 * u[0] ** 2
+    return torch.cat([r, u.mean().reshape(1)])
+
+
+def jac_case(fn, x, method="auto"):
+    sj = SparseJacobian(jacobian_sparsity(fn, x), x.shape, method=method)
+    return sj, torch.func.jacrev(fn)(x)
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape", "method"),
+    [
+        (stencil_1d, (300,), "reverse"),
+        (stencil_1d, (300,), "forward"),
+        (stencil_2d, (12, 12), "auto"),
+        (brusselator, (2, 8, 8), "forward"),
+        (tridiagonal_mean, (200,), "auto"),  # bidirectional
+    ],
+)
+def test_compiled_jacobian_equals_dense(fn, shape, method):
+    x = torch.rand(shape, dtype=F64, generator=torch.Generator().manual_seed(0))
+    sj, dense = jac_case(fn, x, method)
+    if fn is tridiagonal_mean:
+        assert sj.mode == "bidirectional"
+    jac = sj.compile(fn, backend="aot_eager")
+    assert jac.compile_seconds is None
+    got = jac(x)
+    assert jac.compile_seconds is not None and jac.compile_seconds > 0
+    assert got.layout == torch.sparse_coo and got.shape == dense.shape
+    torch.testing.assert_close(got.to_dense(), dense, rtol=1e-12, atol=1e-12)
+    # a second point: the compiled function is reused, and right there too
+    x2 = x + 0.25
+    torch.testing.assert_close(jac(x2).to_dense(), torch.func.jacrev(fn)(x2),
+                               rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(jac(x2, layout=torch.strided), sj(fn, x2, layout=torch.strided),
+                               rtol=1e-12, atol=1e-12)
+    values = jac.values(x2)
+    assert values.shape == (sj.nnz,)
+
+
+def test_a_tie_compiles_both_sides_and_keeps_one():
+    x = torch.rand(10, 10, dtype=F64)
+    sj, dense = jac_case(stencil_2d, x)
+    assert sj.row_colors == sj.column_colors  # symmetric pattern: the same colouring
+    jac = sj.compile(stencil_2d, backend="aot_eager")
+    assert set(jac._candidates) == {"reverse", "forward"}
+    got = jac(x)
+    assert jac.mode in ("reverse", "forward") and set(jac._candidates) == {jac.mode}
+    torch.testing.assert_close(got.to_dense(), dense, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(jac(x * 2).to_dense(), torch.func.jacrev(stencil_2d)(x * 2),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["star", "acyclic"])
+@pytest.mark.parametrize("half", [1, 3])
+def test_compiled_hessian_equals_dense(method, half):
+    f = band_energy(half)
+    x = torch.rand(120, dtype=F64, generator=torch.Generator().manual_seed(1))
+    sh = SparseHessian(hessian_sparsity(f, x), x.shape, method=method)
+    hess = sh.compile(f, backend="aot_eager")
+    got = hess(x)
+    torch.testing.assert_close(got.to_dense(), torch.func.hessian(f)(x), rtol=1e-10,
+                               atol=1e-10)
+    torch.testing.assert_close(hess(x, layout=torch.sparse_csr).to_dense(),
+                               sh(f, x, layout=torch.sparse_csr).to_dense(),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_the_caller_tensor_is_left_alone():
+    x = torch.rand(50, dtype=F64).requires_grad_(True)
+    before = x.detach().clone()
+    seen = []
+
+    def fn(u):
+        seen.append(u is x)
+        return torch.sin(2 * u)
+
+    sj = SparseJacobian(torch.eye(50, dtype=torch.bool))
+    got = sj.compile(fn, backend="aot_eager")(x)
+    assert torch.equal(x.detach(), before) and x.grad is None and x.grad_fn is None
+    assert seen and not any(seen)
+    torch.testing.assert_close(got.to_dense(), torch.diag(2 * torch.cos(2 * before)))
+
+
+def test_many_compiled_functions_in_one_process():
+    """torch.compile keeps graphs per code object, 8 at most: each compile gets its own."""
+    sj = SparseJacobian(torch.eye(30, dtype=torch.bool))
+    x = torch.rand(30, dtype=F64)
+    for k in range(10):
+        def fn(u, k=k):
+            return torch.sin(u) * (k + 1)
+        got = sj.compile(fn, backend="aot_eager")(x)
+        torch.testing.assert_close(got.to_dense(), torch.diag(torch.cos(x) * (k + 1)))
+
+
+def test_bad_input_and_uncapturable_function():
+    sj = SparseJacobian(torch.eye(20, dtype=torch.bool))
+    jac = sj.compile(torch.sin, backend="aot_eager")
+    with pytest.raises(ValueError, match=r"x has shape \(21,\); the pattern expects 20"):
+        jac(torch.rand(21))
+    with pytest.raises(TypeError, match="real floating"):
+        jac(torch.arange(20))
+
+    def branches(u):  # Python control flow on a tensor's value: a graph break
+        if u.sum() > 0:
+            return torch.sin(u)
+        return torch.cos(u)
+
+    with pytest.raises(RuntimeError, match=r"torch.compile .* failed on branches: .*eager"):
+        sj.compile(branches, backend="aot_eager")(torch.rand(20))
+    # the eager call runs it
+    x = torch.rand(20, dtype=F64)
+    torch.testing.assert_close(sj(branches, x).to_dense(), torch.diag(torch.cos(x)))
+
+    sh = SparseHessian(torch.eye(20, dtype=torch.bool))
+    with pytest.raises(ValueError, match="f must return a scalar"):
+        sh.compile(torch.sin, backend="aot_eager")(torch.rand(20))
+
+
+@pytest.mark.skipif(NO_CXX, reason="inductor needs a C++ compiler")
+def test_inductor_jacobian_and_hessian():
+    x = torch.rand(400, dtype=F64, generator=torch.Generator().manual_seed(2))
+    sj, dense = jac_case(tridiagonal_mean, x)
+    torch.testing.assert_close(sj.compile(tridiagonal_mean)(x).to_dense(), dense,
+                               rtol=1e-12, atol=1e-12)
+    f = band_energy(2)
+    sh = SparseHessian(hessian_sparsity(f, x), x.shape)
+    torch.testing.assert_close(sh.compile(f)(x).to_dense(), torch.func.hessian(f)(x),
+                               rtol=1e-10, atol=1e-10)
