@@ -156,3 +156,21 @@ def test_inductor_jacobian_and_hessian():
     sh = SparseHessian(hessian_sparsity(f, x), x.shape)
     torch.testing.assert_close(sh.compile(f)(x).to_dense(), torch.func.hessian(f)(x),
                                rtol=1e-10, atol=1e-10)
+
+
+def test_auto_backend_without_a_compiler(monkeypatch, tmp_path):
+    from gradarg.sparse.compiled import resolve_backend
+
+    monkeypatch.delenv("CXX", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no compiler on it
+    assert resolve_backend("auto") == "aot_eager"
+    sj = SparseJacobian(torch.eye(10, dtype=torch.bool))
+    jac = sj.compile(torch.sin)
+    assert jac.backend == "aot_eager"
+    x = torch.rand(10, dtype=F64)
+    torch.testing.assert_close(jac(x).to_dense(), torch.diag(torch.cos(x)))
+    fake = tmp_path / "g++"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert resolve_backend("auto") == "inductor"
+    assert resolve_backend("aot_eager") == "aot_eager"

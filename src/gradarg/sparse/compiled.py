@@ -14,6 +14,8 @@ give it the pure function and the recovery, so nothing here knows a colouring.
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 import types
 from collections.abc import Callable, Mapping
@@ -23,7 +25,19 @@ import torch
 
 from ._layouts import check_layout
 
-__all__ = ["CompiledSparse"]
+__all__ = ["CompiledSparse", "resolve_backend"]
+
+
+def resolve_backend(backend: str) -> str:
+    """``"auto"`` -> ``"inductor"`` when a C++ compiler is on the machine (``$CXX``, ``g++``,
+    ``c++`` or ``clang++`` on the ``PATH``: inductor compiles its CPU kernels with it), else
+    ``"aot_eager"``; any other name is returned as given (``torch.compile`` checks it)."""
+    if backend != "auto":
+        return backend
+    cxx = os.environ.get("CXX")
+    found = (cxx and shutil.which(cxx)) or any(
+        shutil.which(name) for name in ("g++", "c++", "clang++"))
+    return "inductor" if found else "aot_eager"
 
 
 class CompiledSparse:
@@ -50,8 +64,10 @@ class CompiledSparse:
     compile_seconds : float or None
         Wall-clock seconds of the first call (trace, compile, run), ``None`` before it; seconds.
     backend : str
-        The ``torch.compile`` backend (``"inductor"`` by default: C++ kernels on the CPU,
-        which needs a C++ compiler; ``"aot_eager"`` traces without generating code).
+        The ``torch.compile`` backend used: ``"inductor"`` (C++ kernels on the CPU, which
+        needs a C++ compiler) or ``"aot_eager"`` (traced and functionalised, then run by
+        torch's own kernels: no compiler needed, a smaller gain).  ``"auto"`` chooses
+        inductor when :func:`resolve_backend` finds a C++ compiler.
 
     Raises
     ------
@@ -80,7 +96,7 @@ class CompiledSparse:
         self._owner = owner
         self.fn = fn
         self.passes: int = owner.passes
-        self.backend = backend
+        self.backend = resolve_backend(backend)
         self.compile_seconds: float | None = None
         self.mode = next(iter(candidates))
         self._prepare = prepare
@@ -88,7 +104,7 @@ class CompiledSparse:
         self._y_shapes: dict[tuple, tuple[int, ...]] = {}
         self._fullgraph = fullgraph
         self._candidates = {
-            name: (self._own_compile(pure, backend, mode, fullgraph), seeds)
+            name: (self._own_compile(pure, self.backend, mode, fullgraph), seeds)
             for name, (pure, seeds) in candidates.items()
         }
         self._compiled, self._seeds = self._candidates[self.mode]

@@ -88,8 +88,9 @@ class SparseJacobian:
         bidirectional.
     row_colors, column_colors : int or None
         Number of colours of each side (``None`` for a side not coloured, also when a
-        bidirectional split needs no more passes than that side's lower bound, the most
-        entries in one column (rows) or one row (columns)).
+        bidirectional split needs fewer passes than that side's lower bound, the most
+        entries in one column (rows) or one row (columns)).  On a tie in passes, reverse is
+        used before forward, and either before the split.
     coloring_seconds : float
         Wall-clock time of the colouring(s), paid once.
     nnz, shape : int, tuple
@@ -150,15 +151,15 @@ class SparseJacobian:
         if method == "bidirectional" or (method == "auto" and _has_dense_line(coords)):
             split = bidirectional_partition(coords, strategy)
         # a side's colouring needs at least as many colours as the densest column (rows) or
-        # row (columns) has entries: skip it when the split already does as well
+        # row (columns) has entries: skip it when the split already does better
         row_bound = int(np.bincount(coords.cols).max())
         col_bound = int(np.bincount(coords.rows).max())
         if method == "reverse" or (
-            method == "auto" and (split is None or split.passes > row_bound)
+            method == "auto" and (split is None or split.passes >= row_bound)
         ):
             rc = color_pattern(coords, "rows", strategy=strategy)
         if method == "forward" or (
-            method == "auto" and (split is None or split.passes > col_bound)
+            method == "auto" and (split is None or split.passes >= col_bound)
         ):
             if rc is not None and _symmetric(coords):  # same conflict graph on both sides
                 cc = rc
@@ -166,53 +167,56 @@ class SparseJacobian:
                 cc = color_pattern(coords, "columns", strategy=strategy)
         self.row_colors = None if rc is None else _count(rc)
         self.column_colors = None if cc is None else _count(cc)
-        one_side = min(k for k in (self.row_colors, self.column_colors, coords.m + coords.n)
-                       if k is not None)
-        self._split = split if split is not None and (
-            method == "bidirectional" or split.passes < one_side) else None
+        # passes of each side coloured; the fewest win, one side before the split on a tie
+        sides: dict[str, int] = {}
+        if rc is not None:
+            sides["reverse"] = _count(rc)
+        if cc is not None:
+            sides["forward"] = _count(cc)
+        if split is not None:
+            sides["bidirectional"] = split.passes
+        self.mode = min(sides, key=lambda side: sides[side])
+        self.passes = sides[self.mode]
+        # the other sides that need as many passes: compile() times them all
+        self._ties = [side for side, k in sides.items() if k == self.passes and side != self.mode]
+        self._side_colors = {"reverse": rc, "forward": cc}
+        self.colors = self._side_colors.get(self.mode)
+        self._split = split if "bidirectional" in (self.mode, *self._ties) else None
         self.coloring_seconds = time.perf_counter() - start
         rows = torch.from_numpy(coords.rows)
         cols = torch.from_numpy(coords.cols)
         self._rows, self._cols = rows, cols
-        # the other side's colouring when it needs as many passes (compile() times both)
-        self._tie: torch.Tensor | None = None
         if self._split is not None:
             sp = self._split
-            self.mode, self.colors = "bidirectional", None
-            forward_mode_ready()
-            self.passes = sp.passes
             self._row_colors_t = torch.from_numpy(sp.row_colors)
             self._col_colors_t = torch.from_numpy(sp.column_colors)
             rev = torch.from_numpy(sp.reverse)
-            # position in cat(reverse result (kr × n), forward result (kc × m)), flattened
-            self._gather = torch.where(
-                rev,
-                self._row_colors_t[rows] * coords.n + cols,
-                sp.reverse_passes * coords.n + self._col_colors_t[cols] * coords.m + rows,
-            )
             self._rev_lines = torch.unique(rows[rev])
             self._fwd_lines = torch.unique(cols[~rev])
-        else:
-            if cc is None or (rc is not None and _count(rc) <= _count(cc)):
-                self.mode, self.colors = "reverse", rc
-            else:
-                self.mode, self.colors = "forward", cc
-            assert self.colors is not None
-            self.passes = _count(self.colors)
-            other = cc if self.mode == "reverse" else rc
-            if other is not None and _count(other) == self.passes:  # a tie: kept for compile
-                self._tie = other
-            if self.mode == "forward":
-                forward_mode_ready()  # the first call then costs what the next ones cost
-            # decompression: entry e of the pattern sits at flat position gather[e] of the
-            # compressed result (passes × n in reverse mode, passes × m in forward mode)
-            if self.mode == "reverse":
-                self._gather = self.colors[rows] * coords.n + cols
-            else:
-                self._gather = self.colors[cols] * coords.m + rows
+        if self.mode != "reverse":
+            forward_mode_ready()  # the first call then costs what the next ones cost
+        self._gather = self._gather_for(self.mode)
         self._seeds: dict[Any, Any] = {}
         self._crow: torch.Tensor | None = None
         self._coo_index: dict[tuple, torch.Tensor] = {}
+
+    def _gather_for(self, mode: str) -> torch.Tensor:
+        """Decompression: entry ``e`` of the pattern sits at flat position ``gather[e]`` of
+        the compressed result (``passes × n`` in reverse mode, ``passes × m`` in forward
+        mode, the two concatenated when bidirectional)."""
+        co, rows, cols = self._coords, self._rows, self._cols
+        colors = self._side_colors.get(mode)
+        if mode == "reverse" and colors is not None:
+            return colors[rows] * co.n + cols
+        if mode == "forward" and colors is not None:
+            return colors[cols] * co.m + rows
+        sp = self._split
+        assert sp is not None
+        return torch.where(
+            torch.from_numpy(sp.reverse),
+            self._row_colors_t[rows] * co.n + cols,
+            sp.reverse_passes * co.n + self._col_colors_t[cols] * co.m + rows,
+        )
 
     def __repr__(self) -> str:
         return (
@@ -301,7 +305,7 @@ class SparseJacobian:
         self,
         fn: Callable[[torch.Tensor], torch.Tensor],
         *,
-        backend: str = "inductor",
+        backend: str = "auto",
         mode: str | None = None,
         fullgraph: bool = True,
     ) -> CompiledSparse:
@@ -319,9 +323,12 @@ class SparseJacobian:
             ``fn(x)`` returns one real floating tensor; it must be traceable by
             ``torch.compile`` and ``torch.func`` (no ``.item()``, no in-place change of
             ``x``, no randomness).
-        backend, mode : str
-            Passed to ``torch.compile``.  ``"inductor"`` (default) generates C++ kernels and
-            needs a C++ compiler on the machine; ``"aot_eager"`` only traces.
+        backend : str
+            ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
+            where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
+            kernels); :attr:`CompiledSparse.backend` says which.
+        mode : str, optional
+            Passed to ``torch.compile``.
         fullgraph : bool
             ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
             what could not be captured; ``False`` lets torch run those parts eagerly.
@@ -341,16 +348,16 @@ class SparseJacobian:
         >>> def f(u):
         ...     up = torch.nn.functional.pad(u, (1, 1))
         ...     return up[:-2] - 2 * u + up[2:] - torch.exp(u)
-        >>> jac = sj.compile(f, backend="aot_eager")  # "inductor": C++ kernels
+        >>> jac = sj.compile(f, backend="aot_eager")  # no C++ step
         >>> x = torch.rand(n, dtype=torch.float64)
         >>> torch.equal(jac(x).to_dense(), sj(f, x).to_dense())
         True
         """
         check_callable("fn", fn)
-        candidates = {self.mode: self._pure(fn, self.mode, self.colors)}
-        if self._tie is not None:  # both sides need as many passes: the faster one is kept
-            other = "forward" if self.mode == "reverse" else "reverse"
-            candidates[other] = self._pure(fn, other, self._tie)
+        if self._ties:
+            forward_mode_ready()
+        # the sides that need as many passes as this one are all compiled; the faster is kept
+        candidates = {side: self._pure(fn, side) for side in (self.mode, *self._ties)}
 
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
             self._check_x(x)
@@ -361,17 +368,13 @@ class SparseJacobian:
                               mode=mode, fullgraph=fullgraph)
 
     def _pure(self, fn: Callable[[torch.Tensor], torch.Tensor], mode: str,
-              colors: torch.Tensor | None) -> tuple[Callable[..., torch.Tensor], Callable]:
+              ) -> tuple[Callable[..., torch.Tensor], Callable]:
         """``fn``'s compressed pass and decompression in ``mode``, as a pure function of
         ``(x, *seeds)`` for ``torch.compile``, and the function giving the seeds by dtype."""
         co = self._coords
         split = self._split
-        if mode == "reverse" and colors is not None:
-            gather = colors[self._rows] * co.n + self._cols
-        elif mode == "forward" and colors is not None:
-            gather = colors[self._cols] * co.m + self._rows
-        else:
-            gather = self._gather
+        colors = self._side_colors.get(mode)
+        gather = self._gather_for(mode)
 
         def reverse(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             y, pull = torch.func.vjp(fn, x)[:2]

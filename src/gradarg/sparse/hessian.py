@@ -279,7 +279,7 @@ class SparseHessian:
         self,
         f: Callable[[torch.Tensor], torch.Tensor],
         *,
-        backend: str = "inductor",
+        backend: str = "auto",
         mode: str | None = None,
         fullgraph: bool = True,
     ) -> CompiledSparse:
@@ -295,9 +295,12 @@ class SparseHessian:
         f : callable
             ``f(x)`` returns a real floating scalar; traceable by ``torch.compile`` and
             ``torch.func`` (no ``.item()``, no in-place change of ``x``, no randomness).
-        backend, mode : str
-            Passed to ``torch.compile``.  ``"inductor"`` (default) generates C++ kernels and
-            needs a C++ compiler on the machine; ``"aot_eager"`` only traces.
+        backend : str
+            ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
+            where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
+            kernels); :attr:`CompiledSparse.backend` says which.
+        mode : str, optional
+            Passed to ``torch.compile``.
         fullgraph : bool
             ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
             what could not be captured; ``False`` lets torch run those parts eagerly.
@@ -315,7 +318,7 @@ class SparseHessian:
         >>> sh = SparseHessian((torch.arange(n)[:, None] - torch.arange(n)).abs() <= 1)
         >>> def f(u):
         ...     return ((u[1:] - u[:-1] ** 2) ** 2).sum() + torch.cosh(u).sum()
-        >>> hess = sh.compile(f, backend="aot_eager")  # "inductor": C++ kernels
+        >>> hess = sh.compile(f, backend="aot_eager")  # no C++ step
         >>> x = torch.rand(n, dtype=torch.float64)
         >>> torch.allclose(hess(x).to_dense(), sh(f, x).to_dense())
         True
