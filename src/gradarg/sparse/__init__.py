@@ -1,33 +1,36 @@
 """Sparse Jacobians by compression: one backward pass for several rows that touch disjoint columns.
 
 What it is for: ``SparseJacobian(pattern)`` (colour once, then every call makes one batched pass
-per colour instead of one per row or column, with a random certificate; a bidirectional split
-when a row and a column are dense), ``color_pattern`` (greedy colouring of the rows or columns:
-largest-first and DSATUR at distance 2 on the pattern's CSR/CSC arrays, other orders on an
-explicit intersection graph), ``sparsity_pattern`` (a local pattern from dense Jacobians at
-random points), ``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per
-colour), and ``jacobian_sparsity`` / ``hessian_sparsity`` (global patterns found by tracing
-``fn``, valid for every input).
+per colour instead of one per row or column, with a random certificate; a bidirectional split when
+a row and a column are dense), ``color_pattern`` (greedy colouring of the rows or columns:
+largest-first and DSATUR at distance 2 on the pattern's CSR/CSC arrays, other orders on an explicit
+intersection graph), ``sparsity_pattern`` (a local pattern from dense Jacobians at random points),
+``SparseHessian(pattern)`` (star or acyclic colouring, one Hessian-vector product per colour),
+``.compile(fn)`` on either (``CompiledSparse``: the compressed pass handed to ``torch.compile``
+once, for a function called many times at one shape), and ``jacobian_sparsity`` /
+``hessian_sparsity`` (global patterns found by tracing ``fn``, valid for every input).
 
 Modules: ``compressed``, ``coloring`` (strategies, explicit conflict graphs), ``d2color``
 (distance-2 colouring on CSR/CSC arrays), ``peel`` (dense lines: candidate splits), ``greedy``
 (greedy colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
-``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
-substitution), ``hessian``, ``pattern`` (local patterns), ``detect/`` (patterns by tracing: a
-``TorchDispatchMode`` in ``detect/mode.py``, a rule registry in ``detect/registry.py``, one
-rule module per family of operators in ``detect/rules/``; a new operator's rule goes in
-``detect/rules/<family>.py``, registered with ``@register("op", family=...)``).
+``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and substitution),
+``hessian``, ``compiled`` (the compiled call), ``pattern`` (local patterns), ``detect/`` (patterns
+by tracing: a ``TorchDispatchMode`` in ``detect/mode.py``, a rule registry in
+``detect/registry.py``, one rule module per family of operators in ``detect/rules/``; a new
+operator's rule goes in ``detect/rules/<family>.py``, registered with ``@register("op",
+family=...)``).
 
 Compiled loops are marked ``@lazy_njit`` (``_numba``): numba is imported on the first colouring,
 never by ``import gradarg``.
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
-:mod:`gradarg.trace` or :mod:`gradarg.show`.  Importing it registers the compressed route
-that ``gradarg.jacobian(fn, x, sparsity=P)`` calls.
+:mod:`gradarg.trace` or :mod:`gradarg.show`. Importing it registers the compressed route that
+``gradarg.jacobian(fn, x, sparsity=P)`` calls.
 """
 
 from ..core.dense import register_sparse_route
 from .coloring import STRATEGIES, color_pattern
+from .compiled import CompiledSparse
 from .compressed import CertificateError, SparseJacobian, sparse_jacobian
 from .detect import UnsupportedOpError, hessian_sparsity, jacobian_sparsity
 from .hessian import SparseHessian
@@ -38,6 +41,7 @@ register_sparse_route(sparse_jacobian)
 __all__ = [
     "STRATEGIES",
     "CertificateError",
+    "CompiledSparse",
     "SparseHessian",
     "SparseJacobian",
     "UnsupportedOpError",
