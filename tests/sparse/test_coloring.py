@@ -311,3 +311,240 @@ def test_acyclic_hessian_of_a_random_pairwise_energy_is_exact(mask):
     torch.testing.assert_close(got, torch.func.hessian(energy)(x), rtol=1e-12, atol=1e-300)
     with pytest.raises(ValueError, match="method must be"):
         gradarg.SparseHessian(sym, method="distance2")
+
+
+# ------------------------------------------------- acyclic: substitution by prefix sums
+
+
+def pair_energy(n: int, a: np.ndarray, b: np.ndarray):
+    """``cos`` of every ``u_v`` and, per pair ``{a, b}``, ``w (u_a − u_b)⁴ + sin(u_a u_b)``:
+    a Hessian whose pattern is the pairs and the diagonal, every entry generically non-zero."""
+    a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
+    w = torch.randn(len(a), generator=torch.Generator().manual_seed(n), dtype=F64)
+
+    def energy(u):
+        ua, ub = u[a_t], u[b_t]
+        return torch.cos(u).sum() + (w.to(u.dtype) * (ua - ub) ** 4 + torch.sin(ua * ub)).sum()
+
+    pattern = torch.eye(n, dtype=torch.bool)
+    pattern[a_t, b_t] = pattern[b_t, a_t] = True
+    return pattern, energy
+
+
+def band_pairs(n: int, half: int):
+    return (np.concatenate([np.arange(n - k) for k in range(1, half + 1)]),
+            np.concatenate([np.arange(k, n) for k in range(1, half + 1)]))
+
+
+def grid_pairs(side: int):  # the 5-point stencil on a side × side grid
+    v = np.arange(side * side).reshape(side, side)
+    return (np.r_[v[:, :-1].ravel(), v[:-1, :].ravel()], np.r_[v[:, 1:].ravel(), v[1:, :].ravel()])
+
+
+def random_pairs(n: int, density: float, seed: int):
+    return np.nonzero(np.triu(np.random.default_rng(seed).random((n, n)) < density, 1))
+
+
+PAIR_PROBLEMS = {
+    "band n=2000 half-width 1": (2000, band_pairs(2000, 1)),
+    "band n=2000 half-width 3": (2000, band_pairs(2000, 3)),
+    "grid 40x40 5-point": (1600, grid_pairs(40)),
+    "arrowhead n=2000": (2000, (np.zeros(1999, dtype=np.int64), np.arange(1, 2000))),
+    "random n=300 seed 0": (300, random_pairs(300, 0.01, 0)),
+    "random n=300 seed 1": (300, random_pairs(300, 0.02, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(PAIR_PROBLEMS))
+def test_acyclic_hessian_against_torch_func_hessian_float64_and_float32(name):
+    n, (a, b) = PAIR_PROBLEMS[name]
+    pattern, energy = pair_energy(n, a, b)
+    x = torch.randn(n, generator=torch.Generator().manual_seed(2), dtype=F64)
+    acyclic = gradarg.SparseHessian(pattern, method="acyclic")
+    star = gradarg.SparseHessian(pattern)
+    assert acyclic.passes <= star.passes
+    want = torch.func.hessian(energy)(x)
+    scale = want.abs().max()
+    got = acyclic(energy, x, layout=torch.strided)
+    assert got.dtype == F64
+    assert (got - want).abs().max() <= 1e-13 * scale  # star: ~1e-17, acyclic: ~1e-16
+    # float32: the products' rounding adds up over subtrees (at most half a tree each), but the
+    # prefix sum is float64: within a small factor of star's error
+    x32 = x.float()
+    want = torch.func.hessian(energy)(x32.double())
+    got32 = acyclic(energy, x32, layout=torch.strided)
+    assert got32.dtype == torch.float32
+    err_acyclic = (got32.double() - want).abs().max()
+    err_star = (star(energy, x32, layout=torch.strided).double() - want).abs().max()
+    assert err_acyclic <= 4 * max(err_star, 1e-7 * want.abs().max())
+
+
+def integer_hessian(sym: np.ndarray, seed: int) -> np.ndarray:
+    """A symmetric integer matrix with the pattern ``sym`` (every entry in it non-zero): all the
+    sums of a substitution are exact in float64."""
+    rng = np.random.default_rng(seed)
+    h = np.triu(rng.integers(1, 1000, sym.shape) * rng.choice([-1, 1], sym.shape), 1)
+    return np.where(sym, h + h.T + np.diag(rng.integers(-999, 1000, len(sym))), 0).astype(float)
+
+
+def products(h: np.ndarray, colors: np.ndarray) -> np.ndarray:
+    """``H s_c`` for every colour ``c``, flattened ``passes × n``."""
+    seeds = np.zeros((len(h), colors.max() + 1))
+    seeds[np.arange(len(h)), colors] = 1
+    return (h @ seeds).T.ravel()
+
+
+def proper_colouring(sym: np.ndarray, sequence: np.ndarray) -> np.ndarray:
+    """Greedy distance-1 colouring (proper, not necessarily acyclic)."""
+    colors = np.full(len(sym), -1)
+    for v in sequence:
+        used = set(colors[np.flatnonzero(sym[v])].tolist())
+        colors[v] = min(set(range(len(sym) + 1)) - used)
+    return colors
+
+
+@settings(max_examples=60, deadline=None)
+@given(mask=st.builds(
+    lambda k, p, seed: torch.rand(k, k, generator=torch.Generator().manual_seed(seed)) < p,
+    st.integers(1, 12), st.floats(0.05, 0.6), st.integers(0, 2**31 - 1)),
+    seed=st.integers(0, 2**31 - 1))
+def test_substitution_plan_is_exact_or_refuses_a_colouring_that_is_not_acyclic(mask, seed):
+    from gradarg.sparse.acyclic import substitution_plan
+
+    sym = symmetric(mask).numpy()
+    rows, cols = np.nonzero(sym)
+    h = integer_hessian(sym, seed)
+    colors = proper_colouring(sym & ~np.eye(len(sym), dtype=bool),
+                              np.random.default_rng(seed).permutation(len(sym)))
+    if two_coloured_cycle(sym, colors):
+        with pytest.raises(ValueError, match="not acyclic"):
+            substitution_plan(rows, cols, colors)
+    else:
+        plan = substitution_plan(rows, cols, colors)
+        np.testing.assert_array_equal(plan.values(products(h, colors)), h[rows, cols])
+
+
+def test_substitution_plan_refuses_a_two_coloured_cycle_and_an_improper_colouring():
+    from gradarg.sparse.acyclic import substitution_plan
+
+    cycle = np.eye(4, dtype=bool)
+    for v in range(4):  # 0 - 1 - 2 - 3 - 0
+        cycle[v, (v + 1) % 4] = cycle[(v + 1) % 4, v] = True
+    rows, cols = np.nonzero(cycle)
+    with pytest.raises(ValueError, match="two-coloured cycle"):
+        substitution_plan(rows, cols, np.array([0, 1, 0, 1]))
+    with pytest.raises(ValueError, match="share a colour"):
+        substitution_plan(rows, cols, np.array([0, 0, 1, 2]))
+    plan = substitution_plan(rows, cols, np.array([0, 1, 0, 2]))  # three colours: acyclic
+    h = integer_hessian(cycle, 0)
+    np.testing.assert_array_equal(plan.values(products(h, np.array([0, 1, 0, 2]))),
+                                  h[rows, cols])
+
+
+def test_acyclic_plan_of_a_path_of_200000_is_built_without_rounds_and_exact():
+    # the former plan peeled a path from both ends, one round of array operations per layer
+    # (n / 4 rounds, each over what is left: quadratic); now one depth-first search, and a
+    # tree 100 000 deep is no recursion
+    n = 200_000
+    i = torch.arange(n - 1)
+    pattern = torch.sparse_coo_tensor(torch.stack([i, i + 1]), torch.ones(n - 1, dtype=torch.bool),
+                                      (n, n), check_invariants=True)
+    sh = gradarg.SparseHessian(pattern, method="acyclic")
+    assert sh.passes == 2
+    g = torch.Generator().manual_seed(3)
+    w = torch.randint(1, 100, (n - 1,), generator=g).to(F64)
+    d = torch.randint(-99, 100, (n,), generator=g).to(F64)
+
+    def energy(u):  # integer coefficients: every product and sum exact
+        return 0.5 * (w * (u[1:] - u[:-1]) ** 2).sum() + 0.5 * (d * u * u).sum()
+
+    got = sh(energy, torch.zeros(n, dtype=F64)).coalesce()
+    assert got._nnz() == 3 * n - 2
+    r, c = got.indices()
+    diagonal = d + torch.cat([w, w.new_zeros(1)]) + torch.cat([w.new_zeros(1), w])
+    want = torch.where(r == c, diagonal[r], -w[torch.minimum(r, c).clamp_max(n - 2)])
+    assert torch.equal(got.values(), want)
+    # the slots form one path of n nodes, rooted at its middle: no entry sums more than half
+    from gradarg.sparse.acyclic import substitution_plan
+
+    plan = substitution_plan(r.numpy(), c.numpy(), sh.colors.numpy())
+    assert np.abs(plan.plus - plan.minus)[(r != c).numpy()].max() <= n // 2
+
+
+def test_acyclic_substitution_is_the_same_few_torch_operations_however_deep_the_trees():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops += 1
+            return func(*args, **(kwargs or {}))
+
+    counts = []
+    for n in (10, 3000):  # tree depth ~ n / 2 (path) or ~ n / 6 (band of half-width 3)
+        for half in (1, 3):
+            sh = gradarg.SparseHessian(banded(n, half).to_sparse(), method="acyclic")
+            for dtype in (F64, torch.float32):
+                flat = torch.randn(sh.passes * n, dtype=dtype)
+                with Count() as count:
+                    values = sh._substitute(flat)
+                assert values.dtype == dtype and values.shape == (sh.nnz,)
+                counts.append((dtype, count.ops))
+    for dtype in (F64, torch.float32):  # float32: two casts more
+        assert len({ops for d, ops in counts if d == dtype}) == 1
+    assert max(ops for _, ops in counts) <= 10
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+def test_acyclic_substitution_keeps_small_entries_beside_large_sums(dtype):
+    # arrowhead: the hub's product sums 2000 entries of size 100 (2e5), and a leaf's entry is
+    # the difference of two prefix sums of that size: accumulated in float32, an entry of 1e-3
+    # would be lost (eps32 · 2e5 = 0.01); in float64 it comes back to float32's precision.
+    # The diagonal (1e8) enters the prefix sum as +B, -B: read back exactly (as +B, +B, the
+    # prefix sum would grow to 2e11 and the diagonal lose its last digits in float64)
+    n = 2001
+    g = torch.Generator().manual_seed(4)
+    h = 100 * (1 + torch.rand(n - 1, generator=g, dtype=F64))
+    h[::7] = 1e-3 * (1 + torch.rand(len(h[::7]), generator=g, dtype=F64))
+    d = 1e8 * (1 + torch.rand(n, generator=g, dtype=F64))
+    pattern = torch.eye(n, dtype=torch.bool)
+    pattern[0] = pattern[:, 0] = True
+
+    def energy(u):
+        return u[0] * (h.to(u.dtype) * u[1:]).sum() + 0.5 * (d.to(u.dtype) * u * u).sum()
+
+    x = torch.zeros(n, dtype=dtype)
+    sh = gradarg.SparseHessian(pattern, method="acyclic")
+    assert sh.passes == 2
+    got = sh(energy, x, layout=torch.strided)
+    want = gradarg.SparseHessian(pattern)(energy, x, layout=torch.strided)  # read directly
+    torch.testing.assert_close(got[0, 1:], want[0, 1:], rtol=1e-7, atol=0)  # float64: 1.4e-8
+    assert torch.equal(got.diagonal(), want.diagonal())
+
+
+def test_acyclic_substitution_visits_the_largest_child_last():
+    # a caterpillar: a spine of 2000 entries below 1 with a leaf of ±1e3 (alternating, so that
+    # the signed leaf entries still to come add up) at each spine vertex.  Going down the spine
+    # before the leaves would hold them all in the prefix sum (2e6): spine entries off by
+    # 2e-9; with the largest child last, no more than a few: 4e-12
+    n = 2000
+    g = torch.Generator().manual_seed(5)
+    spine = torch.rand(n - 1, generator=g, dtype=F64)
+    leaf = 1e3 * (1 + torch.rand(n, generator=g, dtype=F64)) * (-1.0) ** torch.arange(n)
+    d = torch.rand(2 * n, generator=g, dtype=F64)
+    k = torch.arange(n)
+    want = torch.diag(d)
+    want[k[:-1], k[1:]] = want[k[1:], k[:-1]] = spine
+    want[k, n + k] = want[n + k, k] = leaf
+
+    def energy(u):
+        return ((spine * u[:n - 1] * u[1:n]).sum() + (leaf * u[:n] * u[n:]).sum()
+                + 0.5 * (d * u * u).sum())
+
+    sh = gradarg.SparseHessian(want != 0, method="acyclic")
+    assert sh.passes == 2
+    got = sh(energy, torch.zeros(2 * n, dtype=F64), layout=torch.strided)
+    assert (got - want).abs().max() <= 1e-10

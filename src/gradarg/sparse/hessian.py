@@ -58,8 +58,13 @@ class SparseHessian:
         ``"star"`` (default): star colouring, every entry read directly off one product.
         ``"acyclic"``: acyclic colouring (every two colour classes span a forest), fewer
         products (a band of half-width ``β``: ``β + 1`` instead of ``2β + 1``), entries found
-        by substitution along the trees (one round of array operations per peeling step;
-        rounding errors can accumulate along long trees).
+        by substitution along the two-coloured trees, all trees at once: each entry is the
+        difference of two values of one signed prefix sum of the products (a fixed handful of
+        array operations per call, however deep the trees; :mod:`gradarg.sparse.acyclic`),
+        accumulated in float64 whatever ``x``'s dtype, then rounded to it.  An entry adds up the
+        products over as much as half of its tree (each tree rooted at its centroid), and their
+        rounding errors with them; a non-finite product makes every entry after it in the
+        prefix sum non-finite.
 
     Attributes
     ----------
@@ -133,10 +138,9 @@ class SparseHessian:
         if method == "star":
             self._gather = torch.from_numpy(star_recovery(rows, cols, best))
         else:
-            diagonal, rounds = substitution_plan(rows, cols, best)
-            self._diagonal = torch.from_numpy(diagonal)
-            self._diagonal_slot = torch.from_numpy(best[rows[diagonal]] * n + rows[diagonal])
-            self._rounds = [tuple(torch.from_numpy(a) for a in r) for r in rounds]
+            plan = substitution_plan(rows, cols, best)
+            self._order, self._sign = torch.from_numpy(plan.order), torch.from_numpy(plan.sign)
+            self._plus, self._minus = torch.from_numpy(plan.plus), torch.from_numpy(plan.minus)
         self.coloring_seconds = time.perf_counter() - start
         self._distance2_colors: int | None = None
         self.colors = torch.from_numpy(best)
@@ -233,17 +237,7 @@ class SparseHessian:
         """The entries' values from the flat ``passes × n`` products."""
         if self.method == "star":
             return flat[self._gather]
-        # substitution: peel the two-coloured trees, round by round
-        values = torch.empty(self.nnz, dtype=flat.dtype)
-        values[self._diagonal] = flat[self._diagonal_slot]
-        found = torch.zeros_like(flat)
-        for entries, slot, mirror, other in self._rounds:
-            v = flat[slot] - found[slot]
-            values[entries] = v
-            values[mirror] = v
-            found.index_add_(0, slot, v)
-            found.index_add_(0, other, v)
-        return values
+        return self._substitute(flat)
 
     def _assemble(self, values: torch.Tensor, shape: tuple[int, ...],
                   layout: torch.layout) -> torch.Tensor:
@@ -354,3 +348,12 @@ class SparseHessian:
         candidates = {self.method: (pure, lambda dtype: (self._seed(dtype),))}
         return CompiledSparse(self, f, candidates, prepare, assemble, backend=backend,
                               mode=mode, fullgraph=fullgraph)
+
+    def _substitute(self, flat: torch.Tensor) -> torch.Tensor:
+        """The entries from the flat products, acyclic colouring: differences of one signed
+        prefix sum, accumulated in float64 (:class:`gradarg.sparse.acyclic.SubstitutionPlan`);
+        the same few torch operations whatever the trees' depth."""
+        w = flat.index_select(0, self._order).to(torch.float64) * self._sign
+        prefix = torch.cat([w.new_zeros(1), torch.cumsum(w, 0)])  # functional: compilable
+        return (prefix.index_select(0, self._plus)
+                - prefix.index_select(0, self._minus)).to(flat.dtype)
