@@ -291,7 +291,7 @@ class SparseJacobian:
             else:
                 compressed, y = self._forward(fn, x0)
                 leaf = None
-            values = compressed.reshape(-1)[self._gather]
+            values = compressed.reshape(-1).index_select(0, self._gather)
             if certify:
                 torch.set_rng_state(state)
                 self._certify(fn, x0, y, leaf, values, certify, generator)
@@ -312,9 +312,9 @@ class SparseJacobian:
         r"""``fn``'s compressed Jacobian as one compiled function of ``x``: compile once.
 
         The compressed pass (``torch.func.vjp`` batched by ``vmap`` over the row colours, or
-        ``torch.func.jvp`` over the column colours, or both when bidirectional) and the
-        decompression are handed to ``torch.compile`` together, so that a call is a few fused
-        kernels.  The first call at an input shape and dtype compiles (seconds, in
+        ``torch.func.jvp`` over the column colours, or both when bidirectional) is handed to
+        ``torch.compile``, so that a call is a few fused kernels and one ``index_select`` that
+        reads the entries off.  The first call at an input shape and dtype compiles (seconds, in
         ``compile_seconds``); it pays where ``fn`` is called many times at one shape.
 
         Parameters
@@ -368,9 +368,9 @@ class SparseJacobian:
                               mode=mode, fullgraph=fullgraph)
 
     def _pure(self, fn: Callable[[torch.Tensor], torch.Tensor], mode: str,
-              ) -> tuple[Callable[..., torch.Tensor], Callable]:
-        """``fn``'s compressed pass and decompression in ``mode``, as a pure function of
-        ``(x, *seeds)`` for ``torch.compile``, and the function giving the seeds by dtype."""
+              ) -> tuple[Callable[..., torch.Tensor], Callable, Callable]:
+        """``fn``'s compressed pass in ``mode``, as a pure function of ``(x, *seeds)`` for
+        ``torch.compile``; the function giving the seeds by dtype; the decompression."""
         co = self._coords
         split = self._split
         colors = self._side_colors.get(mode)
@@ -394,7 +394,7 @@ class SparseJacobian:
                 if split is not None and split.forward_passes:
                     parts.append(forward(x, seeds[1]).to(parts[0].dtype))
                 flat = torch.cat(parts)
-            return flat[gather]
+            return flat
 
         kept: dict[torch.dtype, tuple[torch.Tensor, ...]] = {}
 
@@ -410,7 +410,7 @@ class SparseJacobian:
                     kept[dtype] = (seed,)
             return kept[dtype]
 
-        return pure, seeds
+        return pure, seeds, lambda flat: flat.index_select(0, gather)
 
     def _seed(self, size: int, dtype: torch.dtype) -> torch.Tensor:
         """The compressed seeds: row ``c`` is the sum of the one-hots of colour ``c``."""
