@@ -7,8 +7,9 @@ function of ``x`` and handed to ``torch.compile``, then the recovery of the entr
 result (one ``index_select``, or the acyclic substitution's few operations), run eagerly.  A call
 is then a handful of fused kernels instead of the eager batched pass's hundreds of operator calls.
 The recovery stays outside the compiled function because inductor fuses a gather into the
-kernels that produce its input, recomputing them per entry: 1.7× slower on the minimal-surface
-Hessian, 2.6× on Gray-Scott (torch 2.13; 7 % faster on one case of the seven).
+kernels that produce its input, recomputing them per entry: fused, a call was 1.9× slower on
+the minimal-surface Hessian and 3.3× on Gray-Scott, and faster on none of the seven functions of
+``benchmarks/asdex_side_by_side.py`` (torch 2.13, one thread).
 It pays where a function is called many times at one input shape (Newton iterations, implicit
 time stepping); compilation takes seconds, so one call stays cheaper eagerly.
 
