@@ -72,7 +72,7 @@ class CompiledSparse:
         The ``torch.compile`` backend used: ``"inductor"`` (C++ kernels on the CPU, which
         needs a C++ compiler) or ``"aot_eager"`` (traced and functionalised, then run by
         torch's own kernels: no compiler needed, a smaller gain).  ``"auto"`` chooses
-        inductor when :func:`resolve_backend` finds a C++ compiler.
+        inductor when ``gradarg.sparse.compiled.resolve_backend`` finds a C++ compiler.
 
     Raises
     ------

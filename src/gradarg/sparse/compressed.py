@@ -326,7 +326,7 @@ class SparseJacobian:
         backend : str
             ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
             where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
-            kernels); :attr:`CompiledSparse.backend` says which.
+            kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
         mode : str, optional
             Passed to ``torch.compile``.
         fullgraph : bool
@@ -335,7 +335,7 @@ class SparseJacobian:
 
         Returns
         -------
-        CompiledSparse
+        gradarg.sparse.CompiledSparse
             ``jac(x, layout=torch.sparse_coo)`` returns what ``sj(fn, x, layout=...)``
             returns; ``jac.values(x)`` the 1-D values in the pattern's entry order.
 

@@ -60,7 +60,7 @@ class SparseHessian:
         products (a band of half-width ``β``: ``β + 1`` instead of ``2β + 1``), entries found
         by substitution along the two-coloured trees, all trees at once: each entry is the
         difference of two values of one signed prefix sum of the products (a fixed handful of
-        array operations per call, however deep the trees; :mod:`gradarg.sparse.acyclic`),
+        array operations per call, however deep the trees; ``gradarg.sparse.acyclic``),
         accumulated in float64 whatever ``x``'s dtype, then rounded to it.  An entry adds up the
         products over as much as half of its tree (each tree rooted at its centroid), and their
         rounding errors with them; a non-finite product makes every entry after it in the
@@ -292,7 +292,7 @@ class SparseHessian:
         backend : str
             ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
             where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
-            kernels); :attr:`CompiledSparse.backend` says which.
+            kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
         mode : str, optional
             Passed to ``torch.compile``.
         fullgraph : bool
@@ -301,7 +301,7 @@ class SparseHessian:
 
         Returns
         -------
-        CompiledSparse
+        gradarg.sparse.CompiledSparse
             ``hess(x, layout=torch.sparse_coo)`` returns what ``sh(f, x, layout=...)``
             returns; ``hess.values(x)`` the 1-D values in the entry order.
 
