@@ -309,7 +309,8 @@ class SparseHessian:
         --------
         >>> import torch
         >>> n = 100
-        >>> sh = SparseHessian((torch.arange(n)[:, None] - torch.arange(n)).abs() <= 1)
+        >>> i = torch.arange(n)
+        >>> sh = SparseHessian((i[:, None] - i).abs() <= 1)   # tridiagonal
         >>> def f(u):
         ...     return ((u[1:] - u[:-1] ** 2) ** 2).sum() + torch.cosh(u).sum()
         >>> hess = sh.compile(f, backend="aot_eager")  # no C++ step
