@@ -200,25 +200,33 @@ def stencil_exp(u: torch.Tensor) -> torch.Tensor:
 GROWTH_SIZES = (10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6)
 
 
-def growth_rows(quick: bool) -> list[list[str]]:
+def growth_rows(quick: bool, repeats: int) -> list[list[str]]:
     """Detection (``jacobian_sparsity``) and colouring (``SparseJacobian(pattern)``: coordinates,
-    colouring, decompression plan) of the 1-D stencil, 10⁴ to 10⁶ unknowns, one run each."""
+    colouring, decompression plan) of the 1-D stencil, 10⁴ to 10⁶ unknowns: the first run at
+    each size, and the median of ``repeats`` runs, on which the growth is computed (one run
+    each varied by 2× from run to run at 10⁶: 0.38 to 0.83 s for detection on a quiet
+    machine).  The target at 10⁶ holds for the first run and the median."""
     gradarg.SparseJacobian(torch.eye(3, dtype=torch.bool))  # numba's import and cache loads
     rows, seen = [], {}
     for n in GROWTH_SIZES[:3] if quick else GROWTH_SIZES:
         x = torch.rand(n, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-        start = time.perf_counter()
-        pattern = gradarg.jacobian_sparsity(stencil_exp, x)
-        detect = time.perf_counter() - start
-        start = time.perf_counter()
-        sj = gradarg.SparseJacobian(pattern, x.shape)
-        colour = time.perf_counter() - start
+        detects, colours = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            pattern = gradarg.jacobian_sparsity(stencil_exp, x)
+            detects.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            sj = gradarg.SparseJacobian(pattern, x.shape)
+            colours.append(time.perf_counter() - start)
+        detect, colour = statistics.median(detects), statistics.median(colours)
         seen[n] = (detect, colour)
         before = seen.get(n // 10)
         growth = f"{detect / before[0]:.1f}x / {colour / before[1]:.1f}x" if before else "-"
-        target = ("HOLDS" if detect <= 2 and colour <= 2 else "FAILS") if n == 10**6 else ""
-        rows.append([f"{n:,}", str(sj.passes), f"{detect:.3f}", f"{colour:.3f}",
-                     f"{sj.coloring_seconds:.3f}", growth, target])
+        worst = max(detects[0], colours[0], detect, colour)
+        target = ("HOLDS" if worst <= 2 else "FAILS") if n == 10**6 else ""
+        rows.append([f"{n:,}", str(sj.passes), f"{detects[0]:.3f} / {detect:.3f}",
+                     f"{colours[0]:.3f} / {colour:.3f}", f"{sj.coloring_seconds:.3f}", growth,
+                     target])
     return rows
 
 
@@ -245,12 +253,13 @@ def main(argv: list[str] | None = None) -> int:
           "products = Hessian-vector products per call")
     table(["energy", "size", "products", "distance-2", "hessian's", "colour ms", "sparse ms",
            "hessian ms", "speed-up", "target"], hessian_rows(repeats))
-    print("\nGrowth, 1-D stencil with exp (3 non-zeros a row), one run each: detection "
+    print(f"\nGrowth, 1-D stencil with exp (3 non-zeros a row), first run / median of {repeats}: "
+          "detection "
           "(jacobian_sparsity) and colouring (SparseJacobian(pattern): coordinates, colouring, "
           "plan; 'colouring only' its coloring_seconds); x per 10x unknowns; target at 10⁶: "
-          "<= 2 s each")
+          "<= 2 s each, first run and median")
     table(["unknowns", "passes", "detect s", "colour s", "colouring only s",
-           "growth detect / colour", "target"], growth_rows(args.quick))
+           "growth detect / colour (medians)", "target"], growth_rows(args.quick, repeats))
     return 0
 
 
