@@ -174,3 +174,26 @@ def test_auto_backend_without_a_compiler(monkeypatch, tmp_path):
     fake.chmod(0o755)
     assert resolve_backend("auto") == "inductor"
     assert resolve_backend("aot_eager") == "aot_eager"
+
+
+def test_a_module_with_parameters_updated_in_place():
+    """A model's parameters require grad and change between calls (a training loop): the
+    compiled Jacobian follows them, comes out detached, and leaves .grad alone."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(),
+                                torch.nn.Linear(8, 2)).double()
+    x = torch.randn(16, 3, dtype=F64)
+
+    def f(u):
+        return model(u)
+
+    sj = SparseJacobian(jacobian_sparsity(f, x), x.shape)
+    jac = sj.compile(f, backend="aot_eager")
+    got = jac(x)
+    assert not got.requires_grad and not jac.values(x).requires_grad
+    torch.testing.assert_close(got.to_dense(), torch.func.jacrev(f)(x))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(1.5)
+    torch.testing.assert_close(jac(x).to_dense(), torch.func.jacrev(f)(x))
+    assert all(p.grad is None for p in model.parameters())

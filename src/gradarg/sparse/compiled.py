@@ -139,13 +139,17 @@ class CompiledSparse:
         if key not in self._y_shapes:
             self._y_shapes[key] = self._prepare(x)  # validates x and fn(x) eagerly, once
         state = torch.get_rng_state()
+        # under no_grad: the Jacobian comes out detached, as the eager call's does, and the
+        # compiled graph is forward-only (a function of parameters that require grad would
+        # otherwise get a backward graph too: 0.146 against 0.095 ms on an MLP of 64 rows)
         try:
-            if self.compile_seconds is None:
-                start = time.perf_counter()
-                out = self._first(x)
-                self.compile_seconds = time.perf_counter() - start
-                return out
-            return self._recover(self._compiled(x.detach(), *self._seeds(x.dtype)))
+            with torch.no_grad():
+                if self.compile_seconds is None:
+                    start = time.perf_counter()
+                    out = self._first(x)
+                    self.compile_seconds = time.perf_counter() - start
+                    return out
+                return self._recover(self._compiled(x.detach(), *self._seeds(x.dtype)))
         finally:
             torch.set_rng_state(state)
 
