@@ -197,3 +197,24 @@ def test_a_module_with_parameters_updated_in_place():
             p.mul_(1.5)
     torch.testing.assert_close(jac(x).to_dense(), torch.func.jacrev(f)(x))
     assert all(p.grad is None for p in model.parameters())
+
+
+def test_the_eager_call_is_kept_when_it_is_faster(monkeypatch):
+    from gradarg.sparse import compiled
+
+    calls = []
+
+    def timed(call):  # the candidates take 1 s, the eager call (timed last) none
+        calls.append(call)
+        call()
+        return 1.0 if len(calls) == 1 else 0.0
+
+    monkeypatch.setattr(compiled, "_best_of_3", timed)
+    x = torch.rand(40, dtype=F64)
+    sj, dense = jac_case(stencil_1d, x, "reverse")
+    jac = sj.compile(stencil_1d, backend="aot_eager")
+    torch.testing.assert_close(jac(x).to_dense(), dense)
+    assert jac.route == "eager" and len(calls) == 2
+    x2 = x + 1
+    torch.testing.assert_close(jac(x2).to_dense(), torch.func.jacrev(stencil_1d)(x2))
+    assert "route='eager'" in repr(jac)

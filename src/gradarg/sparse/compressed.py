@@ -364,8 +364,11 @@ class SparseJacobian:
             with torch.no_grad():
                 return tuple(self._check_y(fn(x.detach().clone())).shape)
 
-        return CompiledSparse(self, fn, candidates, prepare, self._assemble, backend=backend,
-                              mode=mode, fullgraph=fullgraph)
+        def eager(x: torch.Tensor) -> torch.Tensor:
+            return self(fn, x).values()  # coalesced COO: the entries in the pattern's order
+
+        return CompiledSparse(self, fn, candidates, prepare, eager, self._assemble,
+                              backend=backend, mode=mode, fullgraph=fullgraph)
 
     def _pure(self, fn: Callable[[torch.Tensor], torch.Tensor], mode: str,
               ) -> tuple[Callable[..., torch.Tensor], Callable, Callable]:

@@ -346,7 +346,10 @@ class SparseHessian:
             return self._assemble(values, x_shape, layout)
 
         candidates = {self.method: (pure, lambda dtype: (self._seed(dtype),), self._recover)}
-        return CompiledSparse(self, f, candidates, prepare, assemble, backend=backend,
+        def eager(x: torch.Tensor) -> torch.Tensor:
+            return self(f, x).values()  # coalesced COO: the entries in the pattern's order
+
+        return CompiledSparse(self, f, candidates, prepare, eager, assemble, backend=backend,
                               mode=mode, fullgraph=fullgraph)
 
     def _substitute(self, flat: torch.Tensor) -> torch.Tensor:
