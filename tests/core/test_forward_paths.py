@@ -90,15 +90,31 @@ W4, B4 = torch.randn(4, 4, generator=_G, dtype=F64), torch.randn(4, generator=_G
 
 @pytest.mark.parametrize(
     ("fn", "plan"),
-    [(lambda t: t @ W.T, "legacy"), (_mlp(), "double"), (lambda t: W @ t, "func"),
+    [(lambda t: t @ W.T, "legacy"), (_mlp(), "double"), (lambda t: W @ t, "legacy"),
      (lambda t: torch.tanh(t @ W.T), "func")],
-    ids=["x @ W.T", "tanh MLP with bias", "W @ x (mv: slow older rule)", "tanh, no bias"],
+    ids=["x @ W.T", "tanh MLP with bias", "W @ x (mv: few columns)", "tanh, no bias"],
 )
 def test_plan_follows_the_graph_and_is_remembered(fn, plan):
     x = torch.linspace(-1, 1, 3, dtype=F64)
     got = gradarg.jacobian(fn, x)  # auto: forward, since 20 outputs > 3 inputs
     torch.testing.assert_close(got, torch.func.jacfwd(fn)(x), **AUTODIFF_TOL)
     assert speeds.PLANS.get(fn, forward.plan_key((x,), True)) == plan
+
+
+def test_a_matrix_vector_product_takes_the_older_forward_path_only_for_few_columns():
+    """MvBackward0's older forward rule is fast at few columns, slow at many
+    (speeds.LEGACY_FORWARD_MV_MAX_COLUMNS): the plan switches there, the result does not."""
+    g = torch.Generator().manual_seed(0)
+    for n, plan in ((speeds.LEGACY_FORWARD_MV_MAX_COLUMNS, "legacy"),
+                    (speeds.LEGACY_FORWARD_MV_MAX_COLUMNS + 1, "func")):
+        w = torch.randn(4 * n, n, generator=g, dtype=F64)
+
+        def fn(t, w=w):
+            return w @ t
+
+        x = torch.randn(n, generator=g, dtype=F64)
+        torch.testing.assert_close(gradarg.jacobian(fn, x), w)
+        assert speeds.PLANS.get(fn, forward.plan_key((x,), True)) == plan
 
 
 def test_method_forward_never_differentiates_the_backward(monkeypatch):
@@ -214,12 +230,15 @@ def test_linear_layers_with_bias_take_the_double_vjp_and_match_jacfwd(act, shape
     assert speeds.PLANS.get(fn, forward.plan_key((x,), True)) == "double"
 
 
+@pytest.mark.parametrize("faster", [True, False])
 @pytest.mark.parametrize(("dtype", "n", "route"), [
     (torch.float64, 256, "forward"), (torch.float64, 128, None), (torch.float32, 256, None)])
-def test_auto_picks_its_route_by_dtype_for_square_jacobians(dtype, n, route):
-    """Square W @ x: forward mode from 256 inputs on in float64 (measured faster there,
-    speeds.FLOAT64_MV_FORWARD), reverse mode in float32; the result is the Jacobian either
-    way.  Without a matrix-vector product (x @ W.T) reverse mode stays."""
+def test_auto_picks_its_route_by_dtype_for_square_jacobians(dtype, n, route, faster,
+                                                            monkeypatch):
+    """Square W @ x: forward mode from 256 inputs on in float64 where this machine measured it
+    faster (speeds.float64_mv_forward_faster, set here both ways), reverse mode in float32 and
+    below 256; the result is the Jacobian either way."""
+    monkeypatch.setattr(speeds, "_mv_forward", faster)
     g = torch.Generator().manual_seed(0)
     w = torch.randn(n, n, generator=g, dtype=dtype)
 
@@ -229,7 +248,16 @@ def test_auto_picks_its_route_by_dtype_for_square_jacobians(dtype, n, route):
     x = torch.randn(n, generator=g, dtype=dtype)
     got = gradarg.jacobian(fn, x)
     torch.testing.assert_close(got, torch.func.jacrev(fn)(x))
-    assert speeds.PLANS.get(fn, ("auto", speeds.signature((x,)))) == route
+    want = route if faster else None
+    assert speeds.PLANS.get(fn, ("auto", speeds.signature((x,)))) == want
+
+
+def test_the_float64_matrix_vector_measurement_is_made_once(monkeypatch):
+    monkeypatch.setattr(speeds, "_mv_forward", None)
+    first = speeds.float64_mv_forward_faster()
+    assert isinstance(first, bool) and speeds._mv_forward is first
+    monkeypatch.setattr(torch.func, "vmap", None)  # a second measurement would fail
+    assert speeds.float64_mv_forward_faster() is first
 
 
 def test_auto_keeps_reverse_mode_for_square_float64_without_a_matrix_vector_product():

@@ -98,12 +98,14 @@ def compute(
 def _forward_wins(m: int, n: int, outs: tuple[torch.Tensor, ...]) -> bool:
     """Whether ``auto`` takes forward mode for ``m`` output and ``n`` input elements: when
     there are more outputs than inputs (fewer passes), and for a square float64 Jacobian from
-    256 inputs on whose graph has a matrix-vector product (:data:`.speeds.FLOAT64_MV_FORWARD`)."""
+    256 inputs on whose graph has a matrix-vector product, where forward mode was measured
+    faster on this machine (:func:`.speeds.float64_mv_forward_faster`)."""
     if m > n:
         return True
     return (m == n >= speeds.FLOAT64_MV_FORWARD
             and all(y.dtype == torch.float64 for y in outs)
-            and bool(graph_names(outs) & {"MvBackward0", "AddmvBackward0"}))
+            and bool(graph_names(outs) & {"MvBackward0", "AddmvBackward0"})
+            and speeds.float64_mv_forward_faster())
 
 
 def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:

@@ -21,11 +21,13 @@ __all__ = [
     "FLOAT64_MV_FORWARD",
     "LEGACY_FAST_BACKWARD",
     "LEGACY_FAST_DOUBLE_BACKWARD",
+    "LEGACY_FORWARD_MV_MAX_COLUMNS",
     "LEGACY_MAX_ROWS",
     "PLANS",
     "USE_LEGACY_BATCHED_GRAD",
     "WRONG_BATCHED_BACKWARD",
     "PlanCache",
+    "float64_mv_forward_faster",
     "signature",
 ]
 
@@ -68,6 +70,13 @@ LEGACY_FAST_BACKWARD = frozenset(
     }
 )  # fmt: skip
 
+# Torch's older vectorized forward mode (forward_legacy_batched) is fast for a matrix-vector
+# product with few columns, though its backward rule is not: W @ x (float32 and float64, torch
+# 2.13, one thread) took 0.65x the time of torch.func's forward mode at 16 -> 512 and 0.8x at
+# 64 -> 64, but 3.7x at 256 -> 256 and 5x at 256 -> 1024.  So MvBackward0 counts as fast for the
+# forward path up to this many columns.
+LEGACY_FORWARD_MV_MAX_COLUMNS = 64
+
 # The older batched path only up to this many rows (cotangents): the range measured.
 LEGACY_MAX_ROWS = 1024
 # False: every batched backward goes through torch.func.vmap (the tests run both paths).
@@ -95,13 +104,57 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 
 
 # Square float64 Jacobians of a matrix-vector product (``W @ x`` with a 1-d ``x``: MvBackward0,
-# AddmvBackward0): forward mode (one batched JVP over the identity) takes 0.62-0.72x the time of
-# reverse mode from 256 inputs on (tanh(W @ x) and W @ x, W 256x256 and 512x512, torch 2.13,
-# one thread; torch.func.jacfwd is likewise faster than jacrev there), while at 128-192 the two
-# are within noise or reverse wins (0.93x, 1.26x).  Without a matrix-vector product (an MLP on
-# a batch, X @ W.T) reverse mode stays faster in float64 too (1.2-1.4x), and in float32 reverse
-# wins throughout (0.8-0.95x of forward).  benchmarks/jacobian.py --dtype float64 shows it.
+# AddmvBackward0) from FLOAT64_MV_FORWARD inputs on: which mode is faster depends on the machine.
+# On one machine of this workplace forward mode (one batched JVP over the identity) took
+# 0.62-0.72x the time of reverse mode (tanh(W @ x) and W @ x, W 256x256 and 512x512, torch 2.13,
+# one thread); on another, of the same kind, reverse mode was faster (0.83 against 1.07 ms at
+# 256, 28 against 33 ms at 1024).  So it is measured once per process, at the first such
+# Jacobian (float64_mv_forward_faster).  Below 256 the two are within noise or reverse wins;
+# without a matrix-vector product (an MLP on a batch, X @ W.T) reverse mode stays faster in
+# float64 too (1.2-1.4x), and in float32 reverse wins throughout (0.8-0.95x of forward).
+# benchmarks/jacobian.py --dtype float64 shows it.
 FLOAT64_MV_FORWARD = 256
+
+_mv_forward: bool | None = None  # the measurement, once per process
+
+
+def float64_mv_forward_faster() -> bool:
+    """Whether forward mode computes the Jacobian of ``W @ x`` (``W`` 256 × 256, float64)
+    in less than 0.9 times reverse mode's time on this machine: measured at the first call of
+    the process (best of 3 batched passes each, after one untimed, about 10 ms; the first JVP
+    of a process also loads torch's forward-mode decompositions, about 0.1 s), then kept."""
+    global _mv_forward
+    if _mv_forward is None:
+        import time
+
+        g = torch.Generator().manual_seed(0)
+        n = FLOAT64_MV_FORWARD
+        w = torch.randn(n, n, generator=g, dtype=torch.float64)
+        x = torch.randn(n, generator=g, dtype=torch.float64)
+        eye = torch.eye(n, dtype=torch.float64)
+
+        def reverse() -> torch.Tensor:
+            leaf = x.detach().requires_grad_(True)
+            with torch.enable_grad():
+                y = w @ leaf
+            return torch.func.vmap(lambda v: torch.autograd.grad(
+                y, leaf, v, retain_graph=True)[0])(eye)
+
+        def forward() -> torch.Tensor:
+            return torch.func.vmap(lambda t: torch.func.jvp(
+                lambda u: w @ u, (x,), (t,))[1])(eye)
+
+        def best(call: Callable[[], Any]) -> float:
+            call()
+            times = []
+            for _ in range(3):
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
+            return min(times)
+
+        _mv_forward = best(forward) < 0.9 * best(reverse)
+    return _mv_forward
 
 
 def signature(xs: Sequence[torch.Tensor]) -> tuple:
