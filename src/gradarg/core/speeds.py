@@ -10,6 +10,7 @@ route won, so that a graph is recorded and inspected once rather than on every c
 from __future__ import annotations
 
 import contextlib
+import time
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "USE_LEGACY_BATCHED_GRAD",
     "WRONG_BATCHED_BACKWARD",
     "PlanCache",
+    "best_of_3",
     "float64_mv_forward_faster",
     "signature",
 ]
@@ -125,8 +127,6 @@ def float64_mv_forward_faster() -> bool:
     of a process also loads torch's forward-mode decompositions, about 0.1 s), then kept."""
     global _mv_forward
     if _mv_forward is None:
-        import time
-
         g = torch.Generator().manual_seed(0)
         n = FLOAT64_MV_FORWARD
         w = torch.randn(n, n, generator=g, dtype=torch.float64)
@@ -144,17 +144,20 @@ def float64_mv_forward_faster() -> bool:
             return torch.func.vmap(lambda t: torch.func.jvp(
                 lambda u: w @ u, (x,), (t,))[1])(eye)
 
-        def best(call: Callable[[], Any]) -> float:
-            call()
-            times = []
-            for _ in range(3):
-                start = time.perf_counter()
-                call()
-                times.append(time.perf_counter() - start)
-            return min(times)
-
-        _mv_forward = best(forward) < 0.9 * best(reverse)
+        forward()  # one untimed call each
+        reverse()
+        _mv_forward = best_of_3(forward) < 0.9 * best_of_3(reverse)
     return _mv_forward
+
+
+def best_of_3(call: Callable[[], Any]) -> float:
+    """The shortest of 3 timed calls of ``call``, seconds (``time.perf_counter``)."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def signature(xs: Sequence[torch.Tensor]) -> tuple:

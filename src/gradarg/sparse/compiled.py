@@ -13,7 +13,8 @@ the minimal-surface Hessian and 3.3× on Gray-Scott, and faster on none of the s
 It pays where a function is called many times at one input shape (Newton iterations, implicit
 time stepping); compilation takes seconds, so one call stays cheaper eagerly.
 
-May import torch and :mod:`gradarg.sparse._layouts`; its owners (``compressed``, ``hessian``)
+May import torch, :mod:`gradarg.sparse._layouts` and ``gradarg.core.speeds`` (its timing
+helper); its owners (``compressed``, ``hessian``)
 give it the pure function and the recovery, so nothing here knows a colouring.
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 
 import torch
 
+from ..core.speeds import best_of_3
 from ._layouts import check_layout
 
 __all__ = ["CompiledSparse", "resolve_backend"]
@@ -187,11 +189,11 @@ class CompiledSparse:
                         f"capture eagerly"
                     ) from err
                 raise
-            time_ = _best_of_3(functools.partial(_run, compiled, seeds, recover, x))
+            time_ = best_of_3(functools.partial(_run, compiled, seeds, recover, x))
             if best is None or time_ < best[0]:
                 best, out = (time_, name), got
         assert best is not None and out is not None
-        if _best_of_3(lambda: self._eager(x)) < best[0]:
+        if best_of_3(lambda: self._eager(x)) < best[0]:
             self.route = "eager"
         self.mode = best[1]
         self._compiled, self._seeds, self._recover = self._candidates[self.mode]
@@ -205,16 +207,6 @@ class CompiledSparse:
         values = self.values(x)
         y_shape = self._y_shapes[(tuple(x.shape), x.dtype)]
         return self._assemble(values, y_shape, tuple(x.shape), layout)
-
-
-def _best_of_3(call: Callable[[], Any]) -> float:
-    """The shortest of 3 timed calls, seconds."""
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def _run(compiled, seeds, recover, x: torch.Tensor) -> torch.Tensor:
