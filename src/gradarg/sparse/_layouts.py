@@ -1,7 +1,8 @@
-"""A compressed derivative's values, laid out as the caller asked: dense, sparse COO or CSR.
+"""A compressed derivative's input check and seeds, and its values laid out as the caller asked:
+dense, sparse COO or CSR.
 
-Shared by :class:`~gradarg.SparseJacobian` and :class:`~gradarg.SparseHessian`: both recover the
-values of the pattern's entries (flat row-major coordinates ``rows``, ``cols``) and return them
+Shared by :class:`~gradarg.SparseJacobian` and :class:`~gradarg.SparseHessian`: both check ``x``
+against the pattern the same way, seed one pass per colour, and recover the values of the pattern's entries (flat row-major coordinates ``rows``, ``cols``) and return them
 with the shape ``row_shape + col_shape`` (COO, dense) or as the flat ``m × n`` matrix (CSR).
 """
 
@@ -20,6 +21,28 @@ def check_layout(layout: torch.layout) -> None:
         raise ValueError(
             f"layout must be torch.sparse_coo, torch.sparse_csr or torch.strided, got {layout}"
         )
+
+
+def check_x(x: object, n: int, x_shape: tuple[int, ...] | None) -> None:
+    """``x`` must be a real floating tensor with ``n`` elements (of shape ``x_shape``, if
+    known): ``TypeError`` / ``ValueError`` saying what it is and what the pattern expects."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError(
+            f"x must be a real floating torch.Tensor (float32/float64), got "
+            f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
+        )
+    if x.numel() != n or (x_shape is not None and tuple(x.shape) != x_shape):
+        want = x_shape if x_shape is not None else f"{n} elements"
+        raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+
+
+def colour_seeds(colors: torch.Tensor, size: int, dtype: torch.dtype) -> torch.Tensor:
+    """The compressed seeds, ``passes × size``: row ``c`` is the sum of the one-hots of the
+    elements of colour ``c`` (``colors``: ``int64``, one colour per element)."""
+    passes = int(colors.max()) + 1 if colors.numel() else 0
+    seeds = torch.zeros(passes, size, dtype=dtype)
+    seeds[colors, torch.arange(size)] = 1
+    return seeds
 
 
 def unravel(flat: torch.Tensor, shape: tuple[int, ...]) -> list[torch.Tensor]:

@@ -21,7 +21,7 @@ from torch.func import vmap
 
 from .._validate import check_callable
 from . import _seen
-from ._layouts import assemble, check_layout, coo_indices, crow_indices
+from ._layouts import assemble, check_layout, check_x, colour_seeds, coo_indices, crow_indices
 from ._warm import forward_mode_ready
 from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
@@ -408,9 +408,7 @@ class SparseJacobian:
                 else:
                     assert colors is not None
                     size = co.m if mode == "reverse" else co.n
-                    seed = torch.zeros(_count(colors), size, dtype=dtype)
-                    seed[colors, torch.arange(size)] = 1
-                    kept[dtype] = (seed,)
+                    kept[dtype] = (colour_seeds(colors, size, dtype),)
             return kept[dtype]
 
         return pure, seeds, lambda flat: flat.index_select(0, gather)
@@ -419,21 +417,12 @@ class SparseJacobian:
         """The compressed seeds: row ``c`` is the sum of the one-hots of colour ``c``."""
         seed = self._seeds.get(dtype)
         if seed is None:
-            seed = torch.zeros(self.passes, size, dtype=dtype)
-            seed[self.colors, torch.arange(size)] = 1
-            self._seeds[dtype] = seed
+            assert self.colors is not None
+            seed = self._seeds[dtype] = colour_seeds(self.colors, size, dtype)
         return seed
 
     def _check_x(self, x: Any) -> None:
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise TypeError(
-                f"x must be a real floating torch.Tensor (float32/float64), got "
-                f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
-            )
-        co = self._coords
-        if x.numel() != co.n or (co.x_shape is not None and tuple(x.shape) != co.x_shape):
-            want = co.x_shape if co.x_shape is not None else f"{co.n} elements"
-            raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+        check_x(x, self._coords.n, self._coords.x_shape)
 
     def _check_y(self, y: Any) -> torch.Tensor:
         if not isinstance(y, torch.Tensor) or not y.is_floating_point():

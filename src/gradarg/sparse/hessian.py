@@ -18,7 +18,7 @@ from torch.func import jvp as func_jvp
 from torch.func import vmap
 
 from .._validate import check_callable
-from ._layouts import assemble, check_layout, coo_indices
+from ._layouts import assemble, check_layout, check_x, colour_seeds, coo_indices
 from ._warm import forward_mode_ready
 from .acyclic import acyclic_coloring, substitution_plan
 from .compiled import CompiledSparse
@@ -211,13 +211,7 @@ class SparseHessian:
         seeds = self._seed(x0.dtype)
 
         def scalar(u: torch.Tensor) -> torch.Tensor:
-            out = f(u)
-            if not isinstance(out, torch.Tensor) or out.numel() != 1:
-                raise ValueError(
-                    f"f must return a scalar (one-element tensor), got "
-                    f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
-                )
-            return out.reshape(())
+            return _scalar(f(u))
 
         def hvp(v: torch.Tensor) -> torch.Tensor:
             return func_jvp(func_grad(scalar), (x0,), (v.view(x0.shape),))[1].reshape(-1)
@@ -250,23 +244,12 @@ class SparseHessian:
         return assemble(values, self._rows, self._cols, shape, shape, layout, indices=indices)
 
     def _check_x(self, x: object) -> None:
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise TypeError(
-                f"x must be a real floating torch.Tensor (float32/float64), got "
-                f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
-            )
-        n = self.shape[0]
-        if x.numel() != n or (self._x_shape is not None and tuple(x.shape) != self._x_shape):
-            want = self._x_shape if self._x_shape is not None else f"{n} elements"
-            raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+        check_x(x, self.shape[0], self._x_shape)
 
     def _seed(self, dtype: torch.dtype) -> torch.Tensor:
         seeds = self._seeds.get(dtype)
         if seeds is None:
-            n = self.shape[0]
-            seeds = torch.zeros(self.passes, n, dtype=dtype)
-            seeds[self.colors, torch.arange(n)] = 1
-            self._seeds[dtype] = seeds
+            seeds = self._seeds[dtype] = colour_seeds(self.colors, self.shape[0], dtype)
         return seeds
 
     def compile(
@@ -334,12 +317,7 @@ class SparseHessian:
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
             self._check_x(x)
             with torch.no_grad():
-                out = f(x.detach().clone())
-            if not isinstance(out, torch.Tensor) or out.numel() != 1:
-                raise ValueError(
-                    f"f must return a scalar (one-element tensor), got "
-                    f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
-                )
+                _scalar(f(x.detach().clone()))
             return tuple(x.shape)
 
         def assemble(values, y_shape, x_shape, layout):
@@ -360,3 +338,13 @@ class SparseHessian:
         prefix = torch.cat([w.new_zeros(1), torch.cumsum(w, 0)])  # functional: compilable
         return (prefix.index_select(0, self._plus)
                 - prefix.index_select(0, self._minus)).to(flat.dtype)
+
+
+def _scalar(out: object) -> torch.Tensor:
+    """``f``'s output as a 0-d tensor, or the ``ValueError`` saying it is not a scalar."""
+    if not isinstance(out, torch.Tensor) or out.numel() != 1:
+        raise ValueError(
+            f"f must return a scalar (one-element tensor), got "
+            f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
+        )
+    return out.reshape(())
