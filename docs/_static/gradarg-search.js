@@ -190,6 +190,9 @@ const GradargSearch = (() => {
     ready();
     const { results, stems } = rank(queryText);
     const highlight = new Set(words(queryText));
+    // the words the opened page highlights (sphinx_highlight.js), as searchtools.js stores them
+    if (typeof SPHINX_HIGHLIGHT_ENABLED !== "undefined" && SPHINX_HIGHLIGHT_ENABLED)
+      localStorage.setItem("sphinx_highlight_terms", [...highlight].join(" "));
     const items = results.map((r) => [
       r.docname, r.title, r.anchor, null, r.score, r.filename, SearchResultKind.text,
     ]);
