@@ -80,13 +80,12 @@ def test_a_word_no_page_uses_does_not_empty_the_results(search_page):
 
 
 def test_more_matching_words_rank_higher(search_page):
-    """Ranked by how many of the query's words a page holds, not by title on a tie."""
+    """Pages holding some of the words are listed too (Sphinx's own search listed only pages
+    holding all of them), below the page that holds more of them."""
     page, _ = search_page
-    scores = page.evaluate(
-        "q => Object.fromEntries(GradargSearch.search(q).map(r => [r.docname, r.score]))",
-        "wirtinger conjugate holomorphic")
-    assert max(scores, key=scores.get) == "guide/complex"
-    assert len(scores) >= 1
+    names = ranked(page, "wirtinger holomorphic conjugate xqzwv")
+    assert names[0] == "guide/complex"
+    assert len(names) > 1, "pages with 'conjugate' alone are listed too"
 
 
 def test_titles_weigh_more_than_body_text(search_page):
