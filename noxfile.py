@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import nox
@@ -181,25 +182,55 @@ def site(session: nox.Session) -> None:
     sessions, which each install an environment of their own (about a minute apiece)."""
     install(session, "-e", ".[docs,browser]", *PAGES_DEPS[1:])
     _build_docs(session)
-    # The from-scratch execution (docs-repro) keeps both cores busy while the browser suite
-    # mostly waits on Chromium (about 50 s of CPU in 160 s): run them side by side.
-    log = Path(session.create_tmp()) / "docs-repro.log"
-    env = {**os.environ, **REPRO_ENV,
-           "PATH": f"{session.bin}{os.pathsep}{os.environ.get('PATH', '')}"}
-    with log.open("w") as out:
-        repro = subprocess.Popen(REPRO_ARGS, cwd=ROOT, env=env, stdout=out,
-                                 stderr=subprocess.STDOUT)
-        try:
-            _browse(session, env={"GRADARG_SCREENSHOTS": "0"})
-        except BaseException:
-            repro.kill()
-            repro.wait()
-            raise
-        code = repro.wait()
-    if code != 0:
-        session.error(f"docs-repro build failed:\n{log.read_text()}")
-    _compare_builds(session)
-    _run_pages(session)
+    # The browser suite mostly waits on Chromium (about 50 s of CPU in 2.5 min); the
+    # from-scratch execution (docs-repro), its comparison and the page runs keep both cores
+    # busy: run them one after the other beside the browser suite.
+    log = Path(session.create_tmp()) / "repro-and-pages.log"
+    # the session's bin first (none under ``nox --no-venv``, which runs in the current one)
+    path = os.pathsep.join([*(session.bin_paths or []), os.environ.get("PATH", "")])
+    env = {**os.environ, **REPRO_ENV, "PATH": path}
+    steps = [
+        (list(REPRO_ARGS), env),
+        (["python", "docs/tools/compare_builds.py", str(DOCS_OUT), str(REPRO_OUT)], env),
+        (["pytest", "-m", "pages", "tests/site", "-n", "auto", "--dist", "worksteal",
+          *session.posargs], {**env, "OMP_NUM_THREADS": "1"}),
+    ]
+    names = ("docs-repro build", "docs-repro comparison", "page runs")
+    failed: list[str] = []
+    current: list[subprocess.Popen] = []
+    stop = threading.Event()
+
+    def in_turn() -> None:
+        with log.open("w") as out:
+            for name, (args, step_env) in zip(names, steps, strict=True):
+                if stop.is_set():
+                    return
+                out.write(f"$ {' '.join(args)}\n")
+                out.flush()
+                proc = subprocess.Popen(args, cwd=ROOT, env=step_env, stdout=out,
+                                        stderr=subprocess.STDOUT)
+                current.append(proc)
+                if stop.is_set():  # the browser suite failed while this one started
+                    proc.kill()
+                if proc.wait() != 0:
+                    failed.append(name)
+                    return
+
+    side = threading.Thread(target=in_turn)
+    side.start()
+    try:
+        _browse(session, env={"GRADARG_SCREENSHOTS": "0"})
+    except BaseException:
+        stop.set()
+        for proc in current:
+            proc.kill()
+        side.join()
+        raise
+    side.join()
+    session.log(f"run beside the browser suite: docs-repro, its comparison, the page runs\n"
+                f"{log.read_text()}")
+    if failed:
+        session.error(f"{failed[0]} failed (output above)")
 
 
 @nox.session(python=PYTHON)

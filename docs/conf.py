@@ -22,6 +22,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 )
 sys.path.insert(0, os.path.join(_HERE, "tools"))
+import search_extra  # synonyms and error messages for the search page, see setup
 import visible_code  # the downloadable notebooks, see add_download_notebook
 
 # The one place for the project's repository address: empty by default, and while it is empty
@@ -117,6 +118,11 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 html_last_updated_fmt = None
+# Search: the theme's search box opens search.html, where docs/_static/gradarg-search.js ranks
+# pages over Sphinx's own index by how many query words each holds (titles, synonyms and
+# headings above body text), with the synonyms of each page's front matter
+# (``search-synonyms``) and the error messages its outputs quote (docs/tools/search_extra.py).
+html_search_language = "en"
 
 
 def add_download_notebook(app, pagename, templatename, context, doctree):
@@ -148,6 +154,8 @@ def drop_source_download(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.connect("html-page-context", search_extra.add_scripts)
+    app.connect("build-finished", search_extra.write)
     # before the theme builds its header buttons (priority 501)
     app.connect("html-page-context", add_download_notebook, priority=500)
     # after it

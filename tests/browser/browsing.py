@@ -18,6 +18,7 @@ import base64
 import http.server
 import os
 import random
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urldefrag, urlparse
@@ -96,13 +97,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 
-def _open(context, server: str, rel: str, v, idle: bool = True) -> object:
-    """A new tab on ``rel``: requests off localhost are blocked and recorded, MathJax done.
-
-    ``idle`` also waits for the network to be quiet for 500 ms (what the copy button and
-    clipboard checks need); layout measurements only need the load event, MathJax and fonts.
-    """
-    page = context.new_page()
+def _record(page, server: str, current) -> None:
+    """Block and record requests off localhost; record console errors and failed requests.
+    ``current()`` is the visit (Visit or NarrowVisit) the tab is on."""
     host = urlparse(server).netloc
 
     def on_request(route):
@@ -111,15 +108,34 @@ def _open(context, server: str, rel: str, v, idle: bool = True) -> object:
         if parsed.scheme in ("data", "blob", "about") or parsed.netloc == host:
             route.continue_()
         else:
-            v.foreign_requests.append(url)
+            current().foreign_requests.append(url)
             route.abort()
 
+    def on_console(message):
+        v = current()
+        if message.type == "error" and isinstance(v, Visit):
+            v.console_errors.append(message.text)
+
+    def on_page_error(error):
+        v = current()
+        if isinstance(v, Visit):
+            v.console_errors.append(f"pageerror: {error}")
+
+    def on_failed(request):
+        v = current()
+        if isinstance(v, Visit) and urlparse(request.url).netloc == host:
+            v.failed_requests.append(request.url)
+
     page.route("**/*", on_request)
-    if isinstance(v, Visit):
-        page.on("console", lambda m: v.console_errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: v.console_errors.append(f"pageerror: {e}"))
-        page.on("requestfailed", lambda r: v.failed_requests.append(r.url)
-                if urlparse(r.url).netloc == host else None)
+    page.on("console", on_console)
+    page.on("pageerror", on_page_error)
+    page.on("requestfailed", on_failed)
+
+
+def _load(page, v, idle: bool = True) -> None:
+    """Go to ``v.url`` in ``page``; wait for the load event and MathJax, then for the network
+    to be quiet for 500 ms (``idle``: what the copy button and clipboard checks need) or for
+    the fonts (layout measurements need only those)."""
     page.goto(v.url, wait_until="load")
     page.wait_for_function(
         "() => !window.MathJax || (window.MathJax.startup && window.MathJax.startup.promise)",
@@ -130,7 +146,71 @@ def _open(context, server: str, rel: str, v, idle: bool = True) -> object:
         page.wait_for_load_state("networkidle")
     else:
         page.evaluate("() => document.fonts.ready.then(() => null)")
+
+
+def _open(context, server: str, rel: str, v, idle: bool = True) -> object:
+    """A new tab on ``rel``: requests off localhost are blocked and recorded, MathJax done."""
+    page = context.new_page()
+    _record(page, server, lambda: v)
+    _load(page, v, idle)
     return page
+
+
+_IMAGES_AND_LINKS = """() => ({
+  images: Array.from(document.images).map(i => [i.src, i.complete && i.naturalWidth > 0]),
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+})"""
+
+
+def visit_in_one_tab(context, server: str, rels: list[str]) -> list[Visit]:
+    """Load the pages one after the other in a single tab and record what ``visit_page``
+    records for every page (console errors, requests that failed or left localhost, broken
+    images, links), without its checks of our content (copy button, code boxes, exercises,
+    explorers, dark mode). For the generated source pages (``_modules/``): the theme's
+    pages, with no content of ours, that readers rarely open."""
+    page = context.new_page()
+    done: list[Visit] = []
+    _record(page, server, lambda: done[-1])
+    for rel in rels:
+        v = Visit(url=server + rel)
+        done.append(v)
+        _load(page, v, idle=False)
+        info = page.evaluate(_IMAGES_AND_LINKS)
+        v.images = len(info["images"])
+        v.broken_images = [src for src, ok in info["images"] if not ok]
+        v.links = sorted({link for link in info["links"] if link.startswith(server)})
+    page.wait_for_load_state("networkidle")  # what the last page still loads
+    page.close()
+    return done
+
+
+_FETCHED: dict[str, tuple[bool, str, frozenset[str]]] = {}
+_ID = re.compile(r'\bid="([^"]*)"')
+
+
+def broken_links(request, links: list[str]) -> list[str]:
+    """The links among ``links`` (on the site) that do not resolve: a page that does not load
+    or has no element with the link's #anchor, a file that does not exist. Each target is
+    fetched once per test run (``request``: a Playwright APIRequestContext)."""
+    broken = []
+    for link in links:
+        base, frag = split_url(link)
+        path = urlparse(base).path
+        is_page = path.endswith(("/", ".html")) or "." not in path.rsplit("/", 1)[-1]
+        if base not in _FETCHED:
+            if is_page:
+                resp = request.get(base)
+                ids = frozenset(_ID.findall(resp.text())) if resp.ok else frozenset()
+                _FETCHED[base] = (resp.ok, f"{resp.status}", ids)
+            else:
+                resp = request.head(base)
+                _FETCHED[base] = (resp.ok, f"{resp.status}", frozenset())
+        ok, status, ids = _FETCHED[base]
+        if not ok:
+            broken.append(f"{link} -> {status}")
+        elif is_page and frag and base.endswith(".html") and frag not in ids:
+            broken.append(f"no anchor {link}")
+    return broken
 
 
 def visit_page(context, server: str, rel: str) -> Visit:

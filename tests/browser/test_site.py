@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import urlparse
 
 import pytest
-from browsing import SITE, figure_contrast, site_pages, split_url
+from browsing import SITE, broken_links, figure_contrast, site_pages, visit_in_one_tab
 
 PAGES = site_pages()
-# Generated index pages carry no content of ours; still visited for links and errors.
-CONTENT_PAGES = [p for p in PAGES if not p.startswith(("_modules/", "genindex", "search", "py-modindex"))]
+# The generated source pages (viewcode's "[source]" of each function): the theme around
+# highlighted code, no content of ours. All of them are loaded in one tab by one test,
+# test_source_pages, with the checks that apply to them.
+SOURCE_PAGES = [p for p in PAGES if p.startswith("_modules/")]
+# Every other page, one test per page and check. Generated index pages carry no content of
+# ours; still visited for links and errors.
+READER_PAGES = [p for p in PAGES if p not in SOURCE_PAGES]
+CONTENT_PAGES = [p for p in READER_PAGES if not p.startswith(("genindex", "search", "py-modindex"))]
 NOTEBOOK_PAGES = [p for p in CONTENT_PAGES if p.startswith(("tutorial/", "guide/"))]
 TUTORIAL_PAGES = [p for p in CONTENT_PAGES if p.startswith("tutorial/")]
 MIN_FIGURE_CONTRAST = 3.0  # WCAG's minimum for graphics, between a figure's ink and its ground
@@ -37,12 +42,12 @@ def test_site_was_built():
     assert set(KEY_NUMBERS) <= set(PAGES)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", READER_PAGES)
 def test_no_console_error(visits, page):
     assert visits(page).console_errors == []
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", READER_PAGES)
 def test_no_request_leaves_localhost(visits, page):
     v = visits(page)
     assert v.foreign_requests == [], "math, fonts and scripts must be served by the site itself"
@@ -64,7 +69,7 @@ def test_math_pages_have_math(visits):
         assert visits(page).mathjax_containers > 0, page
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", READER_PAGES)
 def test_images_load(visits, page):
     assert visits(page).broken_images == []
 
@@ -93,19 +98,24 @@ def test_notebook_download_link(visits, browser_context, page):
     assert "pagekit" not in resp.text() and "glue(" not in resp.text()
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", READER_PAGES)
 def test_internal_links_resolve(visits, browser_context, page):
-    v = visits(page)
-    for link in v.links:
-        base, frag = split_url(link)
-        path = urlparse(base).path
-        if path.endswith(("/", ".html")) or "." not in path.rsplit("/", 1)[-1]:
-            resp = browser_context.request.get(base)
-            assert resp.ok, f"{link} -> {resp.status}"
-            if frag and base.endswith(".html"):
-                assert re.search(rf'id="{re.escape(frag)}"', resp.text()), f"no anchor {link}"
-        else:
-            assert browser_context.request.head(base).ok, link
+    assert broken_links(browser_context.request, visits(page).links) == []
+
+
+def test_source_pages(browser_context, server):
+    """Every generated source page, in one tab: no console error, no request off localhost
+    or failing, images load, links resolve (the four checks every reader page gets)."""
+    assert SOURCE_PAGES, "no _modules/ pages: is sphinx.ext.viewcode still on?"
+    problems = []
+    for v in visit_in_one_tab(browser_context, server, SOURCE_PAGES):
+        problems += [f"{v.url}: console: {e}" for e in v.console_errors]
+        problems += [f"{v.url}: request off localhost: {u}" for u in v.foreign_requests]
+        problems += [f"{v.url}: failed request: {u}" for u in v.failed_requests]
+        problems += [f"{v.url}: broken image: {u}" for u in v.broken_images]
+        problems += [f"{v.url}: {b}" for b in broken_links(browser_context.request, v.links)]
+        assert v.links, f"{v.url}: no links read"
+    assert problems == []
 
 
 @pytest.mark.parametrize(("page", "numbers"), sorted(KEY_NUMBERS.items()))

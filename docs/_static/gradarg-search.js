@@ -1,0 +1,206 @@
+/*
+ * Ranked search over Sphinx's own index (searchindex.js), for the site's search page.
+ *
+ * Sphinx's searchtools.js keeps only the pages that contain every word of a query and gives
+ * each page the score of its best word, so a pasted error message with one word no page uses
+ * finds nothing and ties sort by title. Here every query word counts:
+ *
+ *   score(page) = sum over query words w of  weight(best field of the page holding w) * idf(w)
+ *
+ * with idf(w) = ln(1 + N / pages holding w). Fields, strongest first: the page title, its
+ * synonyms (the "search-synonyms" of its front matter), its section headings, its body text
+ * (prose, code and outputs, as Sphinx indexed them); a word found only as the start of a longer
+ * indexed word counts a fraction. A query that contains a run of words of an error message a
+ * page quotes (searchextra.js, written at build time from the built pages) adds a bonus to that
+ * page: pasted messages land on the page that raises them. Each result links to the section
+ * heading that holds most of the query's words.
+ *
+ * GradargSearch.rank(query) returns the ranked results ([{docname, title, anchor, score}]);
+ * the search page shows them through searchtools.js's own display functions.
+ */
+"use strict";
+
+const GradargSearch = (() => {
+  const WEIGHT = { title: 6, synonym: 5, heading: 4, body: 1.5, partial: 0.5 };
+  const PHRASE_BONUS = 3; // per matched word of an error message, times its idf
+  const MIN_PHRASE = 4; // words in a row that count as quoting a message
+  const MAX_RESULTS = 30;
+
+  let prepared = null;
+
+  const words = (text) =>
+    splitQuery(text.toLowerCase()).filter(
+      (w) => !stopwords.has(w) && !/^\d+$/.test(w),
+    );
+
+  const postings = (map, term) => {
+    if (!Object.prototype.hasOwnProperty.call(map, term)) return [];
+    const found = map[term];
+    return typeof found === "number" ? [found] : found;
+  };
+
+  function prepare(index) {
+    const stemmer = new Stemmer();
+    const stemCache = new Map();
+    const stem = (w) => {
+      if (!stemCache.has(w)) stemCache.set(w, stemmer.stemWord(w));
+      return stemCache.get(w);
+    };
+    const nDocs = index.docnames.length;
+    const extra = window.GRADARG_SEARCH_EXTRA || { synonyms: {}, messages: {} };
+    const docOf = new Map(index.docnames.map((name, i) => [name, i]));
+    // per page: stems of its title, of each heading (with its anchor), of its synonyms
+    const titleStems = index.titles.map((t) => new Set(words(t || "").map(stem)));
+    const headings = index.docnames.map(() => []);
+    for (const [heading, places] of Object.entries(index.alltitles)) {
+      const stems = new Set(words(heading).map(stem));
+      for (const [doc, anchor] of places)
+        if (anchor) headings[doc].push({ heading, anchor, stems });
+    }
+    const synonymStems = index.docnames.map(() => new Set());
+    for (const [docname, list] of Object.entries(extra.synonyms)) {
+      if (!docOf.has(docname)) continue;
+      for (const phrase of list)
+        for (const w of words(phrase)) synonymStems[docOf.get(docname)].add(stem(w));
+    }
+    // error messages: the sequence of (unstemmed) words, per page
+    const messages = [];
+    for (const [docname, list] of Object.entries(extra.messages)) {
+      if (!docOf.has(docname)) continue;
+      for (const text of list)
+        messages.push({ doc: docOf.get(docname), words: splitQuery(text.toLowerCase()) });
+    }
+    const termKeys = Object.keys(index.terms);
+    return { index, stem, nDocs, titleStems, headings, synonymStems, messages, termKeys };
+  }
+
+  // pages holding the stem in each field, as sets of document numbers
+  function locate(p, s, raw) {
+    const { index } = p;
+    const body = new Set([
+      ...postings(index.terms, s), ...postings(index.terms, raw),
+      ...postings(index.titleterms, s), ...postings(index.titleterms, raw),
+    ]);
+    const title = new Set(), synonym = new Set(), heading = new Set();
+    for (let d = 0; d < p.nDocs; d++) {
+      if (p.titleStems[d].has(s)) title.add(d);
+      if (p.synonymStems[d].has(s)) synonym.add(d);
+      if (p.headings[d].some((h) => h.stems.has(s))) heading.add(d);
+    }
+    // the start of a longer indexed word ("backprop" in "backpropag..."), if nothing else
+    const partial = new Set();
+    if (s.length >= 4)
+      for (const key of p.termKeys)
+        if (key !== s && key.startsWith(s))
+          for (const d of postings(index.terms, key)) partial.add(d);
+    return { title, synonym, heading, body, partial };
+  }
+
+  function phraseBonus(p, rawWords, idfOf) {
+    // longest run of query words found in a row inside a message of each page
+    const bonus = new Map();
+    const n = rawWords.length;
+    for (const m of p.messages) {
+      let best = null;
+      for (let i = 0; i < n; i++)
+        for (let j = 0; j < m.words.length; j++) {
+          let k = 0;
+          while (i + k < n && j + k < m.words.length && rawWords[i + k] === m.words[j + k]) k++;
+          if (k >= MIN_PHRASE && (!best || k > best.length)) best = { start: i, length: k };
+        }
+      if (!best) continue;
+      let value = 0;
+      for (let k = 0; k < best.length; k++) value += idfOf(rawWords[best.start + k]);
+      value *= PHRASE_BONUS;
+      bonus.set(m.doc, Math.max(bonus.get(m.doc) || 0, value));
+    }
+    return bonus;
+  }
+
+  function rank(query) {
+    const p = prepared;
+    const { index } = p;
+    const queryWords = [...new Set(words(query))];
+    const stems = [...new Set(queryWords.map(p.stem))];
+    const scores = new Map();
+    const idfByStem = new Map();
+    const found = new Map();
+    for (const s of stems) {
+      const raw = queryWords.find((w) => p.stem(w) === s) || s;
+      const where = locate(p, s, raw);
+      const any = new Set([...where.title, ...where.synonym, ...where.heading, ...where.body]);
+      const df = any.size || where.partial.size;
+      if (!df) continue;
+      const idf = Math.log(1 + p.nDocs / df);
+      idfByStem.set(s, idf);
+      found.set(s, where);
+      const pages = new Set([...any, ...where.partial]);
+      for (const d of pages) {
+        let w = 0;
+        if (where.title.has(d)) w = WEIGHT.title;
+        else if (where.synonym.has(d)) w = WEIGHT.synonym;
+        else if (where.heading.has(d)) w = WEIGHT.heading;
+        else if (where.body.has(d)) w = WEIGHT.body;
+        else w = WEIGHT.partial;
+        scores.set(d, (scores.get(d) || 0) + w * idf);
+      }
+    }
+    // a pasted message: its words in a row, unstemmed, against the messages each page quotes
+    const rawAll = splitQuery(query.toLowerCase());
+    const idfOf = (w) => idfByStem.get(p.stem(w)) || Math.log(1 + p.nDocs);
+    for (const [d, bonus] of phraseBonus(p, rawAll, idfOf))
+      scores.set(d, (scores.get(d) || 0) + bonus);
+
+    const results = [...scores.entries()]
+      .sort((a, b) => b[1] - a[1] || index.titles[a[0]].localeCompare(index.titles[b[0]]))
+      .slice(0, MAX_RESULTS)
+      .map(([d, score]) => {
+        // the section whose heading holds most of the query's weight
+        let anchor = "", heading = "", best = 0;
+        for (const h of p.headings[d]) {
+          let v = 0;
+          for (const s of stems) if (h.stems.has(s)) v += idfByStem.get(s) || 0;
+          if (v > best + 1e-9) { best = v; anchor = "#" + h.anchor; heading = h.heading; }
+        }
+        const title = index.titles[d];
+        return {
+          docname: index.docnames[d],
+          filename: index.filenames[d],
+          title: heading && heading !== title ? `${title} > ${heading}` : title,
+          anchor,
+          score: Math.round(score * 100) / 100,
+        };
+      });
+    return { results, stems };
+  }
+
+  function ready() {
+    if (!prepared && Search._index) prepared = prepare(Search._index);
+    return prepared !== null;
+  }
+
+  /** Ranked results for `query`: [{docname, title, anchor, score}], best first. */
+  function search(query) {
+    if (!ready()) throw new Error("the search index is not loaded yet");
+    return rank(query).results;
+  }
+
+  // Show them on the search page with searchtools.js's display functions.
+  function query(queryText) {
+    ready();
+    const { results, stems } = rank(queryText);
+    const highlight = new Set(words(queryText));
+    // the words the opened page highlights (sphinx_highlight.js), as searchtools.js stores them
+    if (typeof SPHINX_HIGHLIGHT_ENABLED !== "undefined" && SPHINX_HIGHLIGHT_ENABLED)
+      localStorage.setItem("sphinx_highlight_terms", [...highlight].join(" "));
+    const items = results.map((r) => [
+      r.docname, r.title, r.anchor, null, r.score, r.filename, SearchResultKind.text,
+    ]);
+    _removeChildren(document.getElementById("search-progress"));
+    // _displayNextItem shows the last item first
+    _displayNextItem(items.reverse(), items.length, new Set(stems), highlight);
+  }
+
+  if (typeof Search !== "undefined") Search.query = query;
+  return { search };
+})();

@@ -1,0 +1,102 @@
+"""What the search page knows besides Sphinx's index: each page's synonyms and the error messages
+it quotes (docs/_static/gradarg-search.js ranks with them).
+
+Written once the HTML is built, as ``_static/searchextra.js``:
+
+- **synonyms**: the ``search-synonyms`` list of a page's front matter, the words its readers use
+  for its topics when the page says them otherwise ("multiple GPUs" for a page that says
+  ``DataParallel``)::
+
+      ---
+      file_format: mystnb
+      search-synonyms: [multiple GPUs, multi-GPU, NoneType]
+      ---
+
+- **messages**: what a page quotes verbatim, one sentence a line: every line of its cell outputs
+  that reads as a sentence (torch's exception and warning messages, printed diagnoses) and every
+  sentence glued into its prose. A reader who pastes one finds the page that shows it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+SYNONYMS_KEY = "search-synonyms"
+_PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.DOTALL)
+_PASTED = re.compile(r'<span class="pasted-text">(.*?)</span>', re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
+MIN_WORDS = 5  # a line with this many words is a sentence, not a number or a tensor
+
+
+def synonyms(metadata: dict) -> list[str]:
+    """The page's ``search-synonyms``: a YAML list (MyST keeps it as JSON text) or a comma list."""
+    value = metadata.get(SYNONYMS_KEY)
+    if not value:
+        return []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            value = value.split(",")
+    if isinstance(value, str):
+        value = [value]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(_TAG.sub("", fragment))
+
+
+def _sentence(line: str) -> bool:
+    words = _WORD.findall(line)
+    return len(words) >= MIN_WORDS and sum(map(len, words)) >= 0.5 * len(line.strip())
+
+
+def messages(page_html: str) -> list[str]:
+    """The sentences a built page quotes: lines of its cell outputs, glued text; no repeats."""
+    found: list[str] = []
+    for block in _PRE.finditer(page_html):
+        before = page_html[:block.start()]
+        if before.rfind('class="cell_output') <= before.rfind('class="cell_input'):
+            continue  # code a reader types, not what torch printed
+        for line in _text(block.group(1)).splitlines():
+            if _sentence(line):
+                found.append(" ".join(line.split()))
+    for span in _PASTED.findall(page_html):
+        text = " ".join(_text(span).split())
+        if _sentence(text):
+            found.append(text)
+    return list(dict.fromkeys(found))
+
+
+def write(app, exception) -> None:
+    """``build-finished`` handler: write ``searchextra.js`` for the HTML builder."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    data: dict[str, dict[str, list[str]]] = {"synonyms": {}, "messages": {}}
+    for docname in sorted(app.env.found_docs):
+        words = synonyms(app.env.metadata.get(docname, {}))
+        if words:
+            data["synonyms"][docname] = words
+        page = out / (docname + app.builder.out_suffix)
+        if page.exists():
+            found = messages(page.read_text(encoding="utf-8"))
+            if found:
+                data["messages"][docname] = found
+    text = json.dumps(data, ensure_ascii=False, indent=0, sort_keys=True)
+    (out / "_static" / "searchextra.js").write_text(f"window.GRADARG_SEARCH_EXTRA = {text};\n",
+                                        encoding="utf-8")
+
+
+def add_scripts(app, pagename, templatename, context, doctree) -> None:
+    """``html-page-context`` handler: the search page loads the extra data and the ranking, after
+    searchtools.js and the index (deferred scripts run once the page is parsed)."""
+    if pagename != "search":
+        return
+    app.add_js_file("searchextra.js", defer="defer")
+    app.add_js_file("gradarg-search.js", defer="defer")

@@ -1,0 +1,122 @@
+"""The site's search, in Chromium on the built site: what readers type finds the page that
+answers it (the pairs of search_pairs.py, each in the first three results), through the theme's
+search box, offline and without console errors."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+from browsing import SITE, Visit, _open
+from search_pairs import PAIRS, PENDING
+
+TOP = 3
+
+
+def _expected(pages: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (pages,) if isinstance(pages, str) else pages
+
+
+def _id(pair) -> str:
+    return pair[0][:60]
+
+
+@pytest.fixture(scope="module")
+def search_page(browser_context, server):
+    """search.html with its index loaded, and what it logged (console errors, requests that
+    failed or left localhost), as the other pages' visits record them."""
+    visit = Visit(url=server + "search.html")
+    page = _open(browser_context, server, "search.html", visit)
+    page.wait_for_function("() => typeof GradargSearch !== 'undefined' && Search._index")
+    yield page, visit
+    page.close()
+
+
+def ranked(page, query: str) -> list[str]:
+    """Page names in the order the search page lists them (one result per page)."""
+    return page.evaluate("q => GradargSearch.search(q).map(r => r.docname)", query)
+
+
+def _check(search_page, query, pages):
+    page, visit = search_page
+    results = ranked(page, query)
+    wanted = _expected(pages)
+    assert any(p in results[:TOP] for p in wanted), (
+        f"{' or '.join(wanted)} not in the first {TOP}: {results[:5]}")
+    assert visit.console_errors == [] and visit.failed_requests == []
+
+
+@pytest.mark.parametrize(("query", "pages"), PAIRS, ids=[_id(p) for p in PAIRS])
+def test_reader_query_finds_its_page(search_page, query, pages):
+    _check(search_page, query, pages)
+
+
+@pytest.mark.parametrize(("query", "pages"), PENDING, ids=[_id(p) for p in PENDING])
+def test_reader_query_finds_its_new_page(search_page, query, pages):
+    missing = [p for p in _expected(pages) if not (SITE / f"{p}.html").exists()]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not in this build yet")
+    _check(search_page, query, pages)
+
+
+def test_enough_pairs():
+    assert len(PAIRS) >= 40
+    assert len({q for q, _ in PAIRS + PENDING}) == len(PAIRS + PENDING), "a query is repeated"
+
+
+def test_every_expected_page_exists():
+    """A pair names a built page (or a pending one): a renamed page fails here, not silently."""
+    pending = {p for _, pages in PENDING for p in _expected(pages)}
+    for _, pages in PAIRS:
+        for p in _expected(pages):
+            assert (SITE / f"{p}.html").exists() or p in pending, p
+
+
+def test_a_word_no_page_uses_does_not_empty_the_results(search_page):
+    """Sphinx's own search dropped every page missing one word of the query."""
+    page, _ = search_page
+    message = "grad can be implicitly created only for scalar outputs"
+    assert ranked(page, f"xqzwv {message}")[:1] == ranked(page, message)[:1] == ["guide/errors"]
+
+
+def test_more_matching_words_rank_higher(search_page):
+    """Pages holding some of the words are listed too (Sphinx's own search listed only pages
+    holding all of them), below the page that holds more of them."""
+    page, _ = search_page
+    names = ranked(page, "wirtinger holomorphic conjugate xqzwv")
+    assert names[0] == "guide/complex"
+    assert len(names) > 1, "pages with 'conjugate' alone are listed too"
+
+
+def test_titles_weigh_more_than_body_text(search_page):
+    """A word in a page's title outranks the same word in other pages' prose."""
+    page, _ = search_page
+    assert ranked(page, "cheat sheet")[0] == "reference/cheatsheet"
+    assert ranked(page, "accumulation")[0] == "guide/accumulation"
+
+
+def test_search_box_shows_ranked_results(browser_context, server):
+    """The theme's search box: type a pasted error message, press Enter; search.html lists
+    the page that raises it first, links to its section, nothing leaves localhost and the
+    console stays clean."""
+    visit = Visit(url=server + "guide/five-ways.html")
+    page = _open(browser_context, server, "guide/five-ways.html", visit)
+    page.keyboard.press("Control+k")  # the theme's shortcut opens its search dialog
+    box = page.locator("form.bd-search input[name=q]:visible").first
+    box.fill("RuntimeError: element 0 of tensors does not require grad and does not have a "
+             "grad_fn")
+    with page.expect_navigation():
+        box.press("Enter")
+    assert urlparse(page.url).path.endswith("/search.html")
+    first = page.locator("#search-results ul.search li a").first
+    first.wait_for()
+    href = first.get_attribute("href")
+    assert href.startswith("guide/errors.html#"), href
+    page.wait_for_function(
+        "() => document.querySelector('#search-results .search-summary') && "
+        "/found/.test(document.querySelector('#search-results .search-summary').textContent)")
+    assert page.locator("#search-results ul.search li").count() >= TOP
+    page.wait_for_load_state("networkidle")
+    assert visit.console_errors == [] and visit.failed_requests == []
+    assert visit.foreign_requests == []
+    page.close()
