@@ -76,17 +76,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
                                                       "guide/accumulation")),
     ("one-hot gradient picks a row of the jacobian", ("tutorial/matrix-product",
                                                       "guide/whole-jacobians")),
-    ("create_graph second derivative", "guide/accumulation"),
-    ("register_hook gradient of an intermediate tensor", "guide/accumulation"),
-    # API names
-    ("gradarg.jacobian", "reference/api"),
-    ("why_no_grad", ("guide/missing-gradients", "reference/api")),
-    ("check_backward", ("guide/checking-a-backward", "reference/api")),
-    ("cheat sheet", "reference/cheatsheet"),
-]
-
-# Pages being written; each pair is checked once its page is in the build.
-PENDING: list[tuple[str, str | tuple[str, ...]]] = [
+    ("create_graph second derivative", ("guide/higher-order", "guide/accumulation")),
+    ("register_hook gradient of an intermediate tensor", ("guide/hooks", "guide/accumulation")),
+    # the pages on hooks, custom Functions, torch.func and second derivatives
     ("register_full_backward_hook grad_input grad_output", "guide/hooks"),
     ("how do I remove a hook handle.remove()", "guide/hooks"),
     ("register_post_accumulate_grad_hook", "guide/hooks"),
@@ -102,4 +94,43 @@ PENDING: list[tuple[str, str | tuple[str, ...]]] = [
     ("gradient penalty create_graph=True", "guide/higher-order"),
     ("second derivative of a linear function is None allow_unused", "guide/higher-order"),
     ("materialize_grads", "guide/higher-order"),
+    (("Full backward hook is firing when gradients are computed with respect to module outputs "
+     "since no inputs require gradients"), "guide/hooks"),
+    ("backward hook not called model.forward", "guide/hooks"),
+    ("freeze some rows of an embedding", "guide/hooks"),
+    ("must override the setup_context staticmethod", "guide/custom-functions"),
+    ("trying to differentiate twice a function that was marked with @once_differentiable",
+     "guide/custom-functions"),
+    ("nn.Module backward method never called", "guide/custom-functions"),
+    ("vmap grad in_dims None 0 0", "guide/torch-func"),
+    ("vmap: called random operation while in randomness error mode", "guide/torch-func"),
+    ("hessian is all zeros relu", "guide/torch-func"),
+    ("hessian with respect to model parameters functional_call", "guide/torch-func"),
+    ("second derivative create_graph", ("guide/higher-order", "guide/accumulation")),
+    ("gradient penalty WGAN-GP grad_outputs ones_like", "guide/higher-order"),
+    (("Using backward() with create_graph=True will create a reference cycle between the "
+     "parameter and its gradient"), "guide/higher-order"),
+    ("hessian vector product double backward", "guide/higher-order"),
+    # the causes and the gradient argument in practice
+    ("a leaf Variable that requires grad is being used in an in-place operation", "guide/errors"),
+    ("The differentiated Tensor at index 0 appears to not have been used in the graph",
+     ("guide/errors", "guide/higher-order")),
+    ("nan gradient torch.where loss is finite", "guide/missing-gradients"),
+    ("grad is None after .to(device) requires_grad", "guide/missing-gradients"),
+    ("torch.tensor list of tensors no gradient stack", "guide/missing-gradients"),
+    ("argmax in loss no gradient", "guide/missing-gradients"),
+    ("weighted loss reduction none backward weights", "guide/accumulation"),
+    ("per-sample gradients backward ones_like batchnorm", ("guide/accumulation", "guide/torch-func")),
+    ("PINN second derivative u_xx grad_outputs ones", "guide/whole-jacobians"),
+    ("autograd.grad list of outputs identical rows", "guide/whole-jacobians"),
+    ("grad_outputs None", "guide/accumulation"),
+    # API names
+    ("gradarg.jacobian", "reference/api"),
+    ("why_no_grad", ("guide/missing-gradients", "reference/api")),
+    ("check_backward", ("guide/checking-a-backward", "reference/api")),
+    ("cheat sheet", "reference/cheatsheet"),
+]
+
+# Pages being written; each pair is checked once its page is in the build.
+PENDING: list[tuple[str, str | tuple[str, ...]]] = [
 ]
