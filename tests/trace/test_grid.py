@@ -1,28 +1,37 @@
 """A grid of model families × bug kinds, each kind also in its healthy variant: what ``watch``
-and ``why_no_grad`` must name, and what they must never say, on each cell.
+and ``why_no_grad`` must name, and what they must never say, on each cell (issue 37).
 
 The cells are generated: every family of ``grid_models.FAMILIES`` × every kind of
-:data:`KINDS` × (bug, healthy).  Each cell builds its model small, runs one ordinary training
-step inside ``with gradarg.watch(model) as w:`` and reads four texts about the parameter the
-bug concerns (its *target*):
+:data:`KINDS` × (bug, healthy); a kind that does not apply to a family is skipped with the
+reason.  Each cell builds its model small, runs one ordinary training step inside
+``with gradarg.watch(model) as w:`` (``zero_grad``, forward, ``backward``, ``step``, with the
+bug's own edit of that sequence) and reads the texts about the parameter the bug concerns (its
+*target*):
 
 - ``summary``: ``w.summary(checks=False)`` after the block (the findings and notes, without
   the list of checks that ran);
-- ``watch``: ``w.why_no_grad(target)`` after the block;
+- ``watch``: ``w.why_no_grad(target)`` after the block; ``watch_now``: the same question about
+  the parameter the model holds under the target's name when the step ended, where that is
+  another tensor (a parameter re-created in ``forward``);
 - ``before``: ``gradarg.why_no_grad(loss, target, module=model)`` on the same model and
   step, before the user's ``backward()`` (a fresh build, outside any watch);
 - ``after``: the same question after the block, on the step's own loss.
 
 What must be named comes from the bug planted: the target's name (written ``⟨T⟩`` in the
-patterns: every text has the target's name replaced by it), the module where it is planted,
-the word for the cause, a figure recomputed here (the clipping factor).  What must never be
-said: the causes of the other kinds (:data:`CLAIMS`), unless the bug planted makes them true
-(``Kind.allow``); a healthy cell says "ok" and names no cause.  ``gradarg.why_no_grad``
-hedges on purpose ("cut by .detach(), .data, ... or torch.no_grad()"), so its texts are held
-to fewer claims (:data:`NEVER`).
+patterns: every text has the target's name replaced by it), the module where it is planted, the
+zero operand (``⟨Z⟩``), the word for the cause, a figure recomputed here (the clipping factor).
+What must never be said: the causes of the other kinds (:data:`CLAIMS`), unless the bug planted
+makes them true (``Kind.allow``); a healthy cell says "ok" and names no cause.
+``gradarg.why_no_grad`` lists the possible causes of a cut path ("cut by .detach(), .data, ...
+or torch.no_grad()"), and a graph cannot tell a ``.detach()`` from a ``no_grad`` block, so its
+texts are held to fewer claims (:data:`NEVER`) and, for those two kinds, to naming the module
+whose output was cut and the cause among the ones listed.
 
-Cells that state something false today are in :data:`XFAIL` (issue 37), strict: a fix makes
-them pass, and the line goes.
+Each cell first checks its plant (:data:`PLANTED`: what the bug leaves in the target's
+``.grad``, recomputed for two passes), so a cell cannot pass or fail for a bug that was not
+there.  Cells that state something false today are in :data:`XFAIL` (issue 37): strict, and
+expected to fail only by their texts (:class:`DiagnosisWrong`), never by a crash; a fix makes
+them pass (XPASS, a failure under ``strict``), and the line goes.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from torch import nn
 
 import gradarg
 
-VIEWS = ("summary", "watch", "before", "after")
+VIEWS = ("summary", "watch", "watch_now", "before", "after")
 
 # each cause, as a text claims it; matched case-sensitively
 CLAIMS: dict[str, str] = {
@@ -65,6 +74,7 @@ CLAIMS: dict[str, str] = {
 NEVER: dict[str, frozenset[str]] = {
     "summary": frozenset(CLAIMS),
     "watch": frozenset(CLAIMS),
+    "watch_now": frozenset(CLAIMS),
     "before": frozenset({"vanishing", "dead", "nonfinite", "clip", "inplace", "recreated",
                          "zero", "checkpoint", "frozen_word"}),
     "after": frozenset({"vanishing", "dead", "nonfinite", "clip", "inplace", "recreated",
@@ -74,6 +84,7 @@ NEVER: dict[str, frozenset[str]] = {
 HEALTHY_MUST = {
     "summary": (r"^ok\b",),
     "watch": (r"⟨T⟩",),
+    "watch_now": (r"⟨T⟩",),
     "before": (r"nonzero",),
     "after": (r"nonzero",),
 }
@@ -167,7 +178,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
                "watch": (r"unused|not used|uses it",),
                "before": (_NOT_IN_GRAPH,), "after": (_NOT_IN_GRAPH,)}),
     Kind("recreated", target="site.scale", allow=frozenset({"recreated", "no_gradient"}),
-         must={"summary": (r"⟨T⟩", REC), "watch": (REC,), "before": (REC,), "after": (REC,)}),
+         must={"summary": (r"⟨T⟩", REC), "watch": (REC,), "watch_now": (REC,),
+               "before": (REC,), "after": (REC,)}),
     Kind("zero_factor", allow=frozenset({"zero"}),
          must={"summary": (r"⟨Z⟩", r"zero"), "watch": (r"⟨Z⟩",), "before": (r"⟨Z⟩",),
                "after": (r"⟨Z⟩",)}),
@@ -219,7 +231,9 @@ NAN_FORWARD = ("issue 37: NaN made in site's forward (sqrt of a negative): the s
                "at log_softmax, 'a derivative is infinite there'")
 RECREATED = ("issue 37: a parameter re-created in forward (self.scale = nn.Parameter(...)): no "
              "text says so; the summary says 'no gradient', w.why_no_grad 'the record cannot "
-             "tell which' (unused, detach, no_grad), why_no_grad 'not reachable'")
+             "tell which' (unused, detach, no_grad), why_no_grad 'not reachable'; "
+             "w.why_no_grad(model.site.scale) raises KeyError 'that tensor is not a parameter "
+             "of the watched model'")
 ZERO_GATE = ("issue 37: a branch multiplied by an all-zero gate parameter (site.gate): no text "
              "names the gate; 'all-zero gradient', 'the cotangent became zero at mul'")
 ZERO_LORA = ("issue 37: LoRA with B initialised to zero: the summary says 'vanishing gradient: "
@@ -416,6 +430,12 @@ def run(family: Family, kind: Kind, bug: bool) -> Cell:
         "before": before,
         "after": str(gradarg.why_no_grad(loss, param, module=model)),
     }
+    now = model.get_parameter(target)
+    if now is not param:  # recreated: the parameter the model holds now, asked about by name
+        try:
+            texts["watch_now"] = w.why_no_grad(now)
+        except KeyError as err:  # a parameter of the model, though not when the watch began
+            texts["watch_now"] = f"KeyError: {err}"
     return Cell(texts, target, grad, factor, one_pass)
 
 
@@ -453,6 +473,8 @@ def violations(family: Family, kind: Kind, bug: bool, cell: Cell) -> list[str]:
     out = []
     zero = family.zero[1] if (kind.name == "zero_factor" and family.zero) else r"site\.gate"
     for view in VIEWS:
+        if view not in cell.texts:
+            continue
         text = cell.texts[view].replace(cell.target, "⟨T⟩")
         if bug:
             must = kind.must.get(view, ())
