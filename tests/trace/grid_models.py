@@ -5,8 +5,8 @@ the last dimension) where the bugs that live inside a forward are planted; the f
 surround it, so the gradient that reaches the site, and the one that leaves it, runs through
 the family's own kind of graph (batch norm, a GRU, attention, GPT-2's blocks, a tied head, a
 LoRA adapter, checkpointed recomputation).  A family may plant a kind itself (the LoRA family
-plants the zero factor in its adapter's ``B``); what it plants and where is stated in
-:class:`Family`.
+plants the zero factor in its adapter: ``A`` zero as well as ``B``); what it plants and where
+is stated in :class:`Family`.
 """
 
 from __future__ import annotations
@@ -114,8 +114,12 @@ class Family:
         A parameter of the family's own layers (not of the site): the one frozen by mistake,
         and the one looked at in the step-level kinds.
     zero : tuple or None
-        ``(target, operand regex)`` when the family plants ``zero_factor`` itself (LoRA: ``B``
-        initialised to zero); ``None``: the site's gate is the zero factor.
+        ``(target, operand regex)`` when the family plants ``zero_factor`` itself (LoRA: ``A``
+        initialised to zero as well as ``B``); ``None``: the site's gate is the zero factor.
+    zero_by_design : str or None
+        A regex for a parameter initialised to zero on purpose, which makes another one's
+        gradient exactly zero at the first step (LoRA's ``B``): the summary is to say so, as a
+        note ("expected until it moves"), not as a problem.
     checkpointed : bool
         Its blocks run under ``torch.utils.checkpoint``.
     frozen_by_design : tuple of str
@@ -129,6 +133,7 @@ class Family:
     zero: tuple[str, str] | None = None
     checkpointed: bool = False
     frozen_by_design: tuple[str, ...] = ()
+    zero_by_design: str | None = None
 
 
 def per_example(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -256,19 +261,19 @@ class Tied(nn.Module):
 
 
 class LoRALinear(nn.Module):
-    """A frozen ``base`` Linear plus ``B(A(x))``; ``B`` starts at zero (the standard LoRA
-    initialisation, ``zero_b``) or, as after some training, small and nonzero."""
+    """A frozen ``base`` Linear plus ``B(A(x))``, initialised as LoRA is: ``A`` random, ``B``
+    zero (so ``A``'s gradient is exactly zero until ``B`` moves); ``zero_a`` also sets ``A``
+    to zero, and then neither ever gets a gradient."""
 
-    def __init__(self, d_in, d_out, rank, zero_b):
+    def __init__(self, d_in, d_out, rank, zero_a=False):
         super().__init__()
         self.base = nn.Linear(d_in, d_out).requires_grad_(False)
         self.A = nn.Linear(d_in, rank, bias=False)
         self.B = nn.Linear(rank, d_out, bias=False)
         with torch.no_grad():
-            if zero_b:
-                self.B.weight.zero_()
-            else:
-                self.B.weight.normal_(0.0, 0.1)
+            self.B.weight.zero_()
+            if zero_a:
+                self.A.weight.zero_()
 
     def forward(self, x):
         return self.base(x) + self.B(self.A(x))
@@ -278,7 +283,7 @@ class LoRA(nn.Module):
     def __init__(self, kind, bug):
         super().__init__()
         torch.manual_seed(0)
-        self.lora = LoRALinear(8, D, 4, zero_b=(kind == "zero_factor" and bug))
+        self.lora = LoRALinear(8, D, 4, zero_a=(kind == "zero_factor" and bug))
         site_kind = None if kind == "zero_factor" else kind  # planted in the adapter
         self.site = Site(D, site_kind, bug)
         self.head = nn.Linear(D, 3)
@@ -324,9 +329,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("transformer", Encoder, _vectors((4, 5, 8)), own="encoder.layers.0.linear1.weight"),
     Family("gpt2", GPT2, _tokens(2, 8, 100), own="gpt.transformer.h.0.attn.c_attn.weight"),
     Family("tied_embedding", Tied, _tokens(4, 6, 100), own="emb.weight"),
-    Family("lora", LoRA, _vectors((8, 8)), own="lora.A.weight",
-           zero=("lora.A.weight", r"lora\.B\b"),
-           frozen_by_design=("lora.base.weight", "lora.base.bias")),
+    Family("lora", LoRA, _vectors((8, 8)), own="lora.B.weight",
+           zero=("lora.B.weight", r"lora\.A\b"),
+           frozen_by_design=("lora.base.weight", "lora.base.bias"), zero_by_design=r"lora\.B\b"),
     Family("checkpointed", Checkpointed, _vectors((8, 8)), own="first.lin.weight",
            checkpointed=True),
 )}
