@@ -244,6 +244,7 @@ LORA_A_AND_B = ("issue 37: LoRA with A as well as B initialised to zero (neither
 REENTRANT = ("issue 37: reentrant checkpoint on an input that does not require grad: summary and "
              "w.why_no_grad say 'torch.no_grad() around it'; neither names the checkpoint")
 
+
 def _and(first: str, second: str) -> str:
     """Two reasons for one cell (it passes once both are fixed)."""
     return f"{first}; and {second.removeprefix('issue 37: ')}"
