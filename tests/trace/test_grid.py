@@ -538,6 +538,16 @@ def violations(family: Family, kind: Kind, bug: bool, cell: Cell) -> list[str]:
     return out
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """The models are tiny: one intra-op thread is fastest, and on a busy machine a second
+    one spins (the grid took 1.6 min wall instead of 20 s on two loaded cores)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 class DiagnosisWrong(AssertionError):
     """A cell's texts fail its patterns (what an XFAIL line expects; a crash or a plant that
     does not work fails the cell even when it is in :data:`XFAIL`)."""
