@@ -4,8 +4,9 @@ Every size limit of ``check_backward`` is here: how many Jacobian entries a boun
 of one (output, input) block may hold (:func:`columns_for`, :func:`rows_for`), how many one-hot
 rows or directions go through one batched pass (:func:`chunk`, :func:`directions_per_call`),
 when the full Jacobians are built (:func:`comparison`), and what ``localize="full"`` would take
-(:func:`full_cost`, quoted in every result and in the warning before an expensive run).  A new
-budget, or advice that depends on time or memory, goes here.
+(:func:`full_cost`, quoted in every result and in the warning before an expensive run), and
+the advice to run it (:func:`full_advice`).  A new budget, or advice that depends on time or
+memory, goes here.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "columns_for",
     "comparison",
     "directions_per_call",
+    "full_advice",
     "full_cost",
     "rows_for",
 ]
@@ -85,6 +87,12 @@ def full_cost(m: int, ns: list[int], reference_cost) -> tuple[str, int]:
     text = (f"the full Jacobians have {m * n:,} entries: {m:,} backward passes and {ref}, "
             f"about {_bytes(mem)} of memory")
     return text, mem
+
+
+def full_advice(cost_text: str = "") -> str:
+    """The advice a report gives when a sample left something open: compare every entry
+    (with what that costs, :func:`full_cost`, when given)."""
+    return "localize='full' compares every entry" + (f": {cost_text}" if cost_text else "")
 
 
 def _bytes(n: float) -> str:

@@ -20,7 +20,7 @@ import torch
 
 from ..core.dense import jacobian
 from .blocks import Block
-from .budget import FULL_WARN_BYTES, comparison, full_cost
+from .budget import FULL_WARN_BYTES, comparison, full_advice, full_cost
 from .confirm import Confirm
 from .localize import Localizer
 from .probes import random_probes
@@ -39,7 +39,7 @@ class Checker:
     them (``localize`` as ``"auto"``, ``"bounded"``, ``"full"`` or ``"none"``)."""
 
     def __init__(self, setup: Setup, reference: str, probes: int, localize: str,
-                 rtol: float | None, gen: torch.Generator, intended: Any = None) -> None:
+                 rtol: float | None, gen: torch.Generator, intended: Any) -> None:
         self.reference, self.intended = reference, intended
         self.n_probes, self.localize = probes, localize
         self.gen = gen
@@ -48,6 +48,8 @@ class Checker:
         # without a given rtol, the probes measure the rounding on a float64 twin
         self.bwd = BackwardUnderTest(setup, gen, self.rtol, twin=rtol is None)
         self.ref = self._reference(self.bwd, self.notes)
+        self.localizer = Localizer(self.bwd, self.ref)
+        self.verdict = Verdict(self.bwd, self.ref, Confirm(self.bwd, self.ref, self.at))
 
     def _reference(self, bwd: BackwardUnderTest, notes: Notes) -> Reference:
         return choose(bwd.s, bwd.outs, bwd.state, notes, self.gen, self.reference,
@@ -79,17 +81,16 @@ class Checker:
         probes = random_probes(bwd, ref, self.n_probes)
         mode = comparison(self.localize, m, sum(ns), isinstance(ref, FiniteDifferences),
                           any(not p.agree for p in probes))
-        verdict = Verdict(bwd, ref, Confirm(bwd, ref, self.at), affine)
         pairs: tuple[PairCheck, ...] = ()
         if mode == "full":
             if cost_bytes > FULL_WARN_BYTES:
                 warnings.warn(f"localize='full': {cost_text}",
                               LocalizationCostWarning, stacklevel=3)
-            pairs = self.compare_full(verdict)
+            pairs = self.compare_full(affine)
         elif mode == "bounded":
-            pairs = self.compare_bounded(verdict, probes, cost_text)
+            pairs = self.compare_bounded(probes, affine, cost_text)
         status, text = summary(pairs, probes, s.names, ref.by_rows)
-        example = verdict.example(pairs) if status == "wrong" else None
+        example = self.verdict.example(pairs) if status == "wrong" else None
         return BackwardCheck(status, text, probes=tuple(probes), pairs=pairs, example=example,
                              notes=tuple(self.notes.items), **result)
 
@@ -131,7 +132,7 @@ class Checker:
                     f"a term that does not depend on v")
         return affine
 
-    def compare_full(self, verdict: Verdict) -> tuple[PairCheck, ...]:
+    def compare_full(self, affine: dict[str, bool]) -> tuple[PairCheck, ...]:
         """Every entry of every block: the backward's Jacobian by reverse mode (its rows)
         against the reference's whole Jacobian."""
         bwd = self.bwd
@@ -151,14 +152,14 @@ class Checker:
                 got = rows[k][j].detach().double().reshape(y.numel(), x.numel())
                 exp = ref[k][j]
                 block = Block(got, exp, entry_tolerance(exp, kinks[k][j], self.rtol), None, None)
-                pairs.append(verdict.pair(k, j, block, none[j]))
+                pairs.append(self.verdict.pair(k, j, block, none[j], affine[bwd.s.names[j]]))
         return tuple(pairs)
 
-    def compare_bounded(self, verdict: Verdict, probes, cost_text: str) -> tuple[PairCheck, ...]:
+    def compare_bounded(self, probes, affine: dict[str, bool],
+                        cost_text: str) -> tuple[PairCheck, ...]:
         """The pairs whose probes disagree, each on a sample chosen by the localiser; the
         others as the probes left them."""
-        bwd = self.bwd
-        localizer = Localizer(bwd, self.ref)
+        bwd, verdict = self.bwd, self.verdict
         bad = {(p.output, p.input) for p in probes if not p.agree}
         _, none = bwd.backward(bwd.random_vs())
         pairs, sampled = [], []
@@ -169,8 +170,8 @@ class Checker:
                     pairs.append(PairCheck(yname, xname, True, 0.0, 0, y.numel() * x.numel(),
                                            sampled="random probes only", n_checked=0))
                     continue
-                block, what, how = localizer.block(k, j)
-                pair = verdict.pair(k, j, block, none[j], sampled=what, how=how)
+                block, what, how = self.localizer.block(k, j)
+                pair = verdict.pair(k, j, block, none[j], affine[xname], sampled=what, how=how)
                 if pair.agree:  # the probes disagree, yet no compared entry is wrong
                     pair = verdict.unconfirmed(pair)
                 pairs.append(pair)
@@ -178,5 +179,5 @@ class Checker:
                     sampled.append(f"∂{yname}/∂{xname}: {pair.sampled}")
         if sampled:
             self.notes.add("localised on a sample of the Jacobian (" + "; ".join(sampled)
-                           + "); localize='full' compares every entry: " + cost_text)
+                           + "); " + full_advice(cost_text))
         return tuple(pairs)

@@ -19,6 +19,8 @@ A new tolerance is one more function (or constant) here, used where it applies.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 __all__ = [
@@ -127,7 +129,7 @@ def probe_rounding(delta: float, forward_rounding: float, size: float) -> float:
 LOOSE = 10  # two computations of one quantity by the backward under test: LOOSE × its rtol
 
 
-def loose_tolerance(scale, rtol: float, error=0.0):
+def loose_tolerance(scale: Any, rtol: float, error: Any = 0.0) -> Any:
     """How far two computations of the same quantity by the backward under test may differ
     (two runs with the same ``v``; its derivative with respect to ``v`` against one plain
     pass; a group test ``J u`` against the reference's, ``error`` its estimated error):

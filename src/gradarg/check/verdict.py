@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .budget import full_advice
 from .localize import WrongEntry, region, threshold, unravel, worst_entries
 from .patterns import classify
 from .results import ExampleV, PairCheck, ProbeCheck
@@ -30,18 +31,17 @@ __all__ = ["Verdict", "summary"]
 
 class Verdict:
     """Verdicts on the blocks of the run of ``bwd`` against ``ref``; ``confirm`` takes the
-    second looks, ``affine`` says per input whether the backward adds a term that does not
-    depend on the upstream gradient."""
+    second looks."""
 
-    def __init__(self, bwd: BackwardUnderTest, ref: Reference, confirm: Confirm,
-                 affine: dict[str, bool]) -> None:
-        self.bwd, self.ref, self.confirm, self.affine = bwd, ref, confirm, affine
+    def __init__(self, bwd: BackwardUnderTest, ref: Reference, confirm: Confirm) -> None:
+        self.bwd, self.ref, self.confirm = bwd, ref, confirm
 
-    def pair(self, k: int, j: int, block: Block, dropped: bool, sampled: str = "",
-             how: str = "random") -> PairCheck:
+    def pair(self, k: int, j: int, block: Block, dropped: bool, affine: bool,
+             sampled: str = "", how: str = "random") -> PairCheck:
         """The verdict on block ``(k, j)`` compared at ``block``; ``dropped``: the backward
-        returned ``None`` for input ``j``; ``sampled`` and ``how``: what a bounded
-        localisation compared and how it chose it (:meth:`.localize.Localizer.block`)."""
+        returned ``None`` for input ``j``; ``affine``: it adds a term that does not depend on
+        the upstream gradient; ``sampled`` and ``how``: what a bounded localisation compared
+        and how it chose it (:meth:`.localize.Localizer.block`)."""
         bwd = self.bwd
         got, exp, tol, rows, cols = (block.got, block.expected, block.tolerance, block.rows,
                                      block.cols)
@@ -74,7 +74,7 @@ class Verdict:
                        dtype=bwd.dtype,
                        names=(yname, xname),
                        partial=not full_block,
-                       affine=self.affine.get(xname, False),
+                       affine=affine,
                        intended=self.ref.by_rows,
                        forward_rounding=bwd.forward_rounding)
         if pat is None and not full_block and where is None:
@@ -121,8 +121,7 @@ class Verdict:
         return dataclasses.replace(
             pair, agree=False, sentence=(
                 f"the random probes disagree, but none of the compared entries "
-                f"is wrong ({pair.sampled}); localize='full' compares every "
-                f"entry"))
+                f"is wrong ({pair.sampled}); {full_advice()}"))
 
     def _as_backward_gives(self, k, j, worst):
         """The named entries as ``y.backward(gradient=one-hot)`` gives them.  A sampled block
@@ -140,7 +139,7 @@ class Verdict:
         return tuple(out)
 
     @staticmethod
-    def _listed(wrong_cols, cols, in_shape, xname, full_block: bool = True) -> str:
+    def _listed(wrong_cols, cols, in_shape, xname, full_block: bool) -> str:
         idx = wrong_cols.nonzero().reshape(-1)
         if cols is not None:
             idx = cols[idx]
