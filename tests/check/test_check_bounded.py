@@ -17,8 +17,8 @@ from layer_cases import (
 )
 
 import gradarg
+from gradarg.check import budget, fd_error, localize
 from gradarg.check import checker as cb
-from gradarg.check import localize
 
 F64 = torch.float64
 
@@ -31,7 +31,7 @@ def no_full_jacobian(monkeypatch):
         raise AssertionError("a whole Jacobian was built")
 
     monkeypatch.setattr(cb, "jacobian", forbidden)
-    monkeypatch.setattr(cb.fd_error, "partials", forbidden)
+    monkeypatch.setattr(fd_error, "partials", forbidden)
 
 
 def test_linear_forgot_bias_names_the_pair_without_whole_jacobians(no_full_jacobian):
@@ -71,7 +71,7 @@ def test_layer_norm_wrong_dim_is_localised_on_a_sample(no_full_jacobian):
     assert not r
     (p,) = r.wrong_pairs
     assert (p.output, p.input) == ("y", "x")
-    assert p.sampled and p.n_checked <= cb.BLOCK_ENTRIES < p.n_entries == 2048 * 2048
+    assert p.sampled and p.n_checked <= budget.BLOCK_ENTRIES < p.n_entries == 2048 * 2048
     assert p.columns is not None and p.got.shape == (2048, p.columns.numel())
     assert any("localize='full'" in n for n in r.notes)
     # the worst entries are wrong by an independent computation of the true Jacobian

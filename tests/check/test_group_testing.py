@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gradarg
-from gradarg.check.sampling import halving
+from gradarg.check.localize import halving
 
 F64 = torch.float64
 N = 100_000

@@ -21,7 +21,7 @@ from ..core.finite_diff import vjp_from_partials
 from ..core.vjp import contract, run_backward_or_none
 from ..show.render import format_cells, html_table, markdown_table
 from . import fd_error
-from .tolerance import backward_rtol
+from .tolerance import assert_close_tolerance, backward_rtol, uncertain, vjp_atol
 
 __all__ = ["VJPComparison", "compare_vjp"]
 
@@ -202,7 +202,7 @@ def compare_vjp(
         torch.set_rng_state(state)
         name, ref, default_tol, ref_note = _reference(reference, fn_, x, y, v_t, got.dtype)
     note = "; ".join(n for n in (note, ref_note) if n)
-    tol = default_tol if default_tol is not None else _default_tol(got.dtype)
+    tol = default_tol if default_tol is not None else assert_close_tolerance(got.dtype)
     rtol = tol[0] if rtol is None else rtol
     atol = tol[1] if atol is None else atol
     wide = torch.promote_types(got.dtype, ref.dtype)  # the difference in the finer dtype
@@ -283,7 +283,7 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     (``e_ij`` the estimated error of ``J_ij``) and ``rtol_b = backward_rtol(dtype)``; the
     factor 2 is a safety margin on an estimate that is itself an overestimate.
     """
-    est, _, _ = fd_error.partials(fn, (x.detach().clone(),))  # fn never sees the caller's x
+    est = fd_error.partials(fn, (x.detach().clone(),))  # fn never sees the caller's x
     shape = tuple(y.shape) + tuple(x.shape)
 
     def block(t: torch.Tensor) -> torch.Tensor:
@@ -301,26 +301,12 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     if dy is not None:
         err = err + torch.tensordot(va, ey, dims=nd)
         size = size + torch.tensordot(va, dy.abs().to(ex.dtype), dims=nd)
-    rtol_b = backward_rtol(got_dtype)
     worst = float(err.max()) if err.numel() else 0.0
     scale = float(size.max()) if size.numel() else 0.0
-    atol = 2 * worst + rtol_b * scale
-    if atol == 0.0:
-        atol = torch.finfo(err.dtype).tiny
+    atol = vjp_atol(worst, scale, got_dtype, err.dtype)
     note = ""
-    if worst > 0.01 * scale:
+    if uncertain(worst, scale):
         note = (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
                 f"vᵀJ, against |v|ᵀ|J| up to {scale:.2g}): fn may be discontinuous or random "
                 f"at x, so an 'agree' says little; try reference='forward'")
-    return "finite-difference", ref, (rtol_b, atol), note
-
-
-def _default_tol(dtype: torch.dtype) -> tuple[float, float]:
-    """``torch.testing.assert_close`` defaults (rtol, atol) for ``dtype``."""
-    real = torch.empty((), dtype=dtype).real.dtype
-    return {
-        torch.float16: (1e-3, 1e-5),
-        torch.bfloat16: (1.6e-2, 1e-5),
-        torch.float32: (1.3e-6, 1e-5),
-        torch.float64: (1e-7, 1e-7),
-    }[real]
+    return "finite-difference", ref, (backward_rtol(got_dtype), atol), note

@@ -38,13 +38,12 @@ import torch
 
 from ..core.functorch import VMAP_ERRORS, batched
 from ..core.graph import call
+from .tolerance import C_ROUND
 
-# Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
-# combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
-C_ROUND = 16.0
 MAX_STEPS = 20
 MIN_STEPS = 5
 _ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
+_TABLE_BUDGET = _ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
 _LOW = (torch.float16, torch.bfloat16, torch.float32)
 
 
@@ -60,8 +59,6 @@ class Estimate:
     value: list[torch.Tensor]
     error: list[torch.Tensor]
     kink: list[torch.Tensor]
-    outputs: tuple[torch.Tensor, ...]
-    eval_dtype: torch.dtype
 
 
 def upcast(xs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -77,7 +74,7 @@ def upcast(xs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
 
 
 def base_outputs(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
-    """``(xs_eval, f(xs_eval), is_tuple)``, on float64 copies when ``fn`` accepts them.
+    """``(xs_eval, f(xs_eval))``, on float64 copies when ``fn`` accepts them.
 
     The CPU generator is left as it was: every later evaluation replays the same draws.
     """
@@ -88,13 +85,13 @@ def base_outputs(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
         if any(a is not b for a, b in zip(up, xs, strict=True)):
             try:
                 with torch.no_grad():
-                    outs, is_tuple = call(fn, up)
-                return up, outs, is_tuple
+                    outs = call(fn, up)[0]
+                return up, outs
             except (RuntimeError, TypeError):  # e.g. a matmul with a captured float32 weight
                 torch.set_rng_state(state)
         with torch.no_grad():
-            outs, is_tuple = call(fn, xs)
-        return xs, outs, is_tuple
+            outs = call(fn, xs)[0]
+        return xs, outs
     finally:
         torch.set_rng_state(state)
 
@@ -183,22 +180,34 @@ def n_steps(ratio: torch.Tensor) -> int:
     return int(min(MAX_STEPS, max(MIN_STEPS, 1 + math.ceil(math.log2(16 * top)))))
 
 
+def _spans(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The scales ``(s_hi, s_lo)`` on which ``f`` may vary near elements of size ``a``:
+    ``max(1, |x|)`` and ``|x|`` (``s_hi`` where ``x`` is 0)."""
+    s_hi = a.clamp_min(1.0)
+    return s_hi, torch.where(a > 0, a, s_hi)
+
+
+def steps_for(x: torch.Tensor) -> int:
+    """The number of steps :func:`partials` takes for the elements of ``x``."""
+    s_hi, s_lo = _spans(x.abs().reshape(-1))
+    return n_steps(s_hi / s_lo)
+
+
 def _root(eps: float) -> float:
     return eps ** 0.2  # the step that balances h**4 truncation against eps/h rounding
 
 
 def partials(
     fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, xs_eval=None, f0=None
-) -> tuple[list[list[Estimate]], tuple[torch.Tensor, ...], torch.dtype]:
+) -> list[list[Estimate]]:
     """Jacobian columns of every input element: ``est[j][d]`` for input ``j`` and direction
     ``d`` (0: real part; 1: imaginary part, complex inputs only).
 
     ``est[j][d].value[k]`` has shape ``(x_j.numel(), *y_k.shape)``.
-    Returns ``(estimates, outputs, evaluation dtype)``.
     """
     state = torch.get_rng_state()  # the draws of f0 and of every step are the same
     if xs_eval is None:
-        xs_eval, f0, _ = base_outputs(fn, xs)
+        xs_eval, f0 = base_outputs(fn, xs)
     eps = _eps(f0)
     out: list[list[Estimate]] = []
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
@@ -206,8 +215,7 @@ def partials(
             flat = x.reshape(-1)
             real = flat.real if flat.is_complex() else flat
             a = flat.abs().to(real.dtype)
-            s_hi = a.clamp_min(1.0)
-            s_lo = torch.where(a > 0, a, s_hi)
+            s_hi, s_lo = _spans(a)
             h0 = 4 * _root(eps) * s_hi
             steps = n_steps(s_hi / s_lo)
             per_dir = []
@@ -222,33 +230,32 @@ def partials(
                     return plus, minus, hp.to(real.dtype), hm.to(real.dtype)
 
                 v, e, kk = _ridders(evaluate, f0, h0, a, steps, eps)
-                per_dir.append(Estimate(v, e, kk, f0, xs_eval[0].dtype))
+                per_dir.append(Estimate(v, e, kk))
             out.append(per_dir)
     torch.set_rng_state(state)
-    return out, f0, (f0[0].real.dtype if f0 else torch.float64)
+    return out
 
 
 def columns(
     fn: Callable[..., Any], xs_eval: Sequence[torch.Tensor], f0: tuple[torch.Tensor, ...],
-    j: int, index: torch.Tensor, *, budget: int = _ROW_BUDGET // 4,
+    j: int, index: torch.Tensor,
 ) -> Estimate:
     """Jacobian columns of some elements of input ``j`` (real inputs): ``value[k]`` has shape
     ``(len(index), *y_k.shape)``, column ``c`` the derivative along element ``index[c]``.
 
     The same estimate as :func:`partials` for those columns, computed a few columns at a time
-    so that the Richardson tables (steps × columns × outputs) stay under ``budget`` entries
-    each: memory grows with the output size, not with the number of columns.
+    so that the Richardson tables (steps × columns × outputs) stay under ``_TABLE_BUDGET``
+    entries each: memory grows with the output size, not with the number of columns.
     """
     state = torch.get_rng_state()
     eps = _eps(f0)
     x = xs_eval[j]
     flat_all = x.reshape(-1)
     a_all = flat_all.abs()
-    s_hi_all = a_all.clamp_min(1.0)
-    s_lo_all = torch.where(a_all > 0, a_all, s_hi_all)
+    s_hi_all, s_lo_all = _spans(a_all)
     steps = n_steps((s_hi_all / s_lo_all)[index])
     m = max(1, sum(y.numel() for y in f0))
-    chunk = max(1, budget // (m * (steps + 2)))
+    chunk = max(1, _TABLE_BUDGET // (m * (steps + 2)))
     parts: list[Estimate] = []
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
         for start in range(0, index.numel(), chunk):
@@ -262,11 +269,11 @@ def columns(
                 return plus, minus, xp - flat_all[idx], flat_all[idx] - xm
 
             v, e, kk = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps)
-            parts.append(Estimate(v, e, kk, f0, x.dtype))
+            parts.append(Estimate(v, e, kk))
     torch.set_rng_state(state)
     cat = [[torch.cat([getattr(p, name)[k] for p in parts]) for k in range(len(f0))]
            for name in ("value", "error", "kink")]
-    return Estimate(cat[0], cat[1], cat[2], f0, x.dtype)
+    return Estimate(cat[0], cat[1], cat[2])
 
 
 def _columns(fn, xs, j, flat, xp, xm, shape, state, index=None):
@@ -342,4 +349,4 @@ def directional(
     with torch.random.fork_rng(devices=[]):
         v, e, kk = _ridders(evaluate, f0, h0, s_hi, steps, eps)
     torch.set_rng_state(state)
-    return Estimate(v, e, kk, f0, xs_eval[0].dtype if xs_eval else torch.float64)
+    return Estimate(v, e, kk)

@@ -4,9 +4,11 @@ A reference answers, for the function under check: Jacobian–vector products al
 directions (:meth:`Reference.directional`), the whole Jacobian (:meth:`Reference.jacobian`),
 some of its columns (:meth:`Reference.columns`) and what the full comparison would cost
 (:meth:`Reference.cost`).  Values and errors come as float64; an error is the reference's own
-estimated uncertainty (zero for forward mode).  :func:`choose` picks one the way
-``check_backward`` documents.  A new kind of reference is one more class here, returned by
-:func:`choose`.
+estimated uncertainty (zero for forward mode).  A reference is given only what it needs: the
+function and the checked inputs (a :class:`~.setup.Setup`), the outputs of the recorded forward
+pass (for their shapes and dtypes), the random state every evaluation replays, and the run's
+:class:`~.results.Notes`.  :func:`choose` picks one the way ``check_backward`` documents.  A new
+kind of reference is one more class here, returned by :func:`choose`.
 
 - :class:`ForwardMode`: ``torch.func.jvp`` / forward-mode Jacobians, independent of the
   backward formulas;
@@ -18,6 +20,7 @@ estimated uncertainty (zero for forward mode).  :func:`choose` picks one the way
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -25,9 +28,12 @@ import torch
 from ..core.dense import jacobian
 from ..core.graph import call
 from . import fd_error
+from .budget import chunk, directions_per_call
+from .tolerance import uncertain
 
 if TYPE_CHECKING:
-    from .checker import Checker
+    from .results import Notes
+    from .setup import Setup
 
 __all__ = ["FiniteDifferences", "ForwardMode", "IntendedBackward", "Reference", "choose"]
 
@@ -38,13 +44,25 @@ class Reference:
     name: str = ""
     by_rows = False  # True: compared through VJPs (rows), not JVPs (columns)
 
-    def __init__(self, c: Checker) -> None:
-        self.c = c
+    def __init__(self, s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor,
+                 notes: Notes) -> None:
+        self.s, self.outs, self.state, self.notes = s, outs, state, notes
 
     def directional(self, dirs: list[list[torch.Tensor | None]]):
         """``J u`` per direction ``dirs[c]`` (one tensor or None per input): values[c][k] and
         errors[c][k]."""
         raise NotImplementedError
+
+    def directional_chunked(self, dirs: list[list[torch.Tensor | None]], m: int):
+        """:meth:`directional`, a few directions per call (:func:`.budget.directions_per_call`
+        for ``m`` output elements), so that a finite difference's tables stay bounded."""
+        per = directions_per_call(m)
+        vals, errs = [], []
+        for start in range(0, len(dirs), per):
+            v_, e_ = self.directional(dirs[start:start + per])
+            vals += v_
+            errs += e_
+        return vals, errs
 
     def jacobian(self):
         """Blocks ``[k][j]`` as ``m × n`` float64 matrices: values, errors, and errors with
@@ -73,33 +91,31 @@ class ForwardMode(Reference):
     name = "forward mode (Jacobian–vector products)"
 
     def directional(self, dirs):
-        c = self.c
+        s = self.s
         vals = []
         for us in dirs:
             tangents = tuple(torch.zeros_like(x) if u is None else u
-                             for x, u in zip(c.s.xs, us, strict=True))
-            torch.set_rng_state(c.state)
-            _, t = torch.func.jvp(c.s.flat, c.s.xs, tangents)
+                             for x, u in zip(s.xs, us, strict=True))
+            torch.set_rng_state(self.state)
+            _, t = torch.func.jvp(s.flat, s.xs, tangents)
             vals.append([tk.detach().double() for tk in t])
         return vals, [[torch.zeros_like(v) for v in row] for row in vals]
 
     def jacobian(self):
-        c = self.c
-        ms = [y.numel() for y in c.outs]
-        ns = [x.numel() for x in c.s.xs]
-        torch.set_rng_state(c.state)
-        jac = jacobian(c.s.flat, c.s.xs, method="forward")
+        ms = [y.numel() for y in self.outs]
+        ns = [x.numel() for x in self.s.xs]
+        torch.set_rng_state(self.state)
+        jac = jacobian(self.s.flat, self.s.xs, method="forward")
         vals = [[jac[k][j].detach().double().reshape(ms[k], ns[j])
                  for j in range(len(ns))] for k in range(len(ms))]
         zeros = [[torch.zeros_like(b) for b in row] for row in vals]
         return vals, zeros, zeros
 
     def columns(self, j, cols):
-        c = self.c
-        x = c.s.xs[j]
+        x = self.s.xs[j]
         n = x.numel()
-        vals = [[] for _ in c.outs]
-        step = c._chunk(n)
+        vals = [[] for _ in self.outs]
+        step = chunk(n)
         for start in range(0, cols.numel(), step):
             idx = cols[start:start + step]
             dirs = []
@@ -107,9 +123,9 @@ class ForwardMode(Reference):
                 u = torch.zeros(n, dtype=x.dtype)
                 u[i] = 1
                 dirs.append([u.reshape(x.shape) if jj == j else None
-                             for jj in range(len(c.s.xs))])
+                             for jj in range(len(self.s.xs))])
             vs, _ = self.directional(dirs)
-            for kk in range(len(c.outs)):
+            for kk in range(len(self.outs)):
                 vals[kk].append(torch.stack([v[kk].reshape(-1) for v in vs]))
         vals = [torch.cat(v).T for v in vals]
         return vals, [torch.zeros_like(v) for v in vals]
@@ -122,44 +138,44 @@ class FiniteDifferences(Reference):
     """Central differences with error estimates, evaluated at ``xs_eval`` (float64 copies
     where ``fn`` computes in float64, else the inputs' own dtype)."""
 
-    def __init__(self, c: Checker) -> None:
-        super().__init__(c)
-        up = fd_error.upcast(c.s.xs)
-        torch.set_rng_state(c.state)
+    def __init__(self, s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor,
+                 notes: Notes) -> None:
+        super().__init__(s, outs, state, notes)
+        up = fd_error.upcast(s.xs)
+        dtype = s.xs[0].dtype
+        torch.set_rng_state(state)
         try:
             with torch.no_grad():
-                f0 = call(c.s.flat, up)[0]
-            if not all(f0[k].dtype == torch.float64 for k in c.keep if k < len(f0)):
+                f0 = call(s.flat, up)[0]
+            if not all(f0[k].dtype == torch.float64 for k in range(len(outs)) if k < len(f0)):
                 raise TypeError("fn does not compute in float64")
             self.xs_eval, self.f0 = up, f0
             self.name = "central differences with error estimates, on float64 copies"
         except (RuntimeError, TypeError) as err:
-            torch.set_rng_state(c.state)
+            torch.set_rng_state(state)
             with torch.no_grad():
-                self.xs_eval = tuple(x.detach() for x in c.s.xs)
-                self.f0 = call(c.s.flat, self.xs_eval)[0]
-            if c.dtype != torch.float64:
-                c.notes.append(f"finite differences in {c.dtype}: fn failed on float64 "
-                               f"copies ({str(err).splitlines()[0]})")
-            self.name = f"central differences with error estimates, in {c.dtype}"
+                self.xs_eval = tuple(x.detach() for x in s.xs)
+                self.f0 = call(s.flat, self.xs_eval)[0]
+            if dtype != torch.float64:
+                notes.add(f"finite differences in {dtype}: fn failed on float64 "
+                          f"copies ({str(err).splitlines()[0]})")
+            self.name = f"central differences with error estimates, in {dtype}"
 
     def directional(self, dirs):
-        c = self.c
         dirs_eval = [[None if u is None else u.to(x.dtype) for u, x in
                       zip(us, self.xs_eval, strict=True)] for us in dirs]
-        torch.set_rng_state(c.state)
-        est = fd_error.directional(c.s.flat, self.xs_eval, self.f0, dirs_eval)
+        torch.set_rng_state(self.state)
+        est = fd_error.directional(self.s.flat, self.xs_eval, self.f0, dirs_eval)
         n_out = len(self.f0)
         vals = [[est.value[k][i].double() for k in range(n_out)] for i in range(len(dirs))]
         errs = [[est.error[k][i].double() for k in range(n_out)] for i in range(len(dirs))]
         return vals, errs
 
     def jacobian(self):
-        c = self.c
-        ms = [y.numel() for y in c.outs]
-        ns = [x.numel() for x in c.s.xs]
-        torch.set_rng_state(c.state)
-        est, _, _ = fd_error.partials(c.s.flat, self.xs_eval, xs_eval=self.xs_eval, f0=self.f0)
+        ms = [y.numel() for y in self.outs]
+        ns = [x.numel() for x in self.s.xs]
+        torch.set_rng_state(self.state)
+        est = fd_error.partials(self.s.flat, self.xs_eval, xs_eval=self.xs_eval, f0=self.f0)
         vals = [[est[j][0].value[k].double().reshape(ns[j], ms[k]).T for j in range(len(ns))]
                 for k in range(len(ms))]
         # an entry at a kink carries half the gap of its one-sided slopes as its error: that is
@@ -172,25 +188,20 @@ class FiniteDifferences(Reference):
         return vals, errs, kinks
 
     def columns(self, j, cols):
-        c = self.c
-        torch.set_rng_state(c.state)
-        est = fd_error.columns(c.s.flat, self.xs_eval, self.f0, j, cols)
+        torch.set_rng_state(self.state)
+        est = fd_error.columns(self.s.flat, self.xs_eval, self.f0, j, cols)
         vals = [v.double().reshape(cols.numel(), -1).T for v in est.value]
         errs = [e.double().reshape(cols.numel(), -1).T for e in est.error]
         plain = [torch.where(kk, torch.zeros_like(e), e).double().reshape(cols.numel(), -1).T
                  for e, kk in zip(est.error, est.kink, strict=True)]
-        shaky = [c.out_names[k] for k in c.keep if plain[k].numel() and float(
-            plain[k].max()) > 0.01 * max(float(vals[k].abs().max()), 1e-300)]
-        if shaky:
-            c.note_uncertain(f"the sampled columns of {c.s.names[j]}")
+        if any(plain[k].numel() and uncertain(float(plain[k].max()),
+                                              max(float(vals[k].abs().max()), 1e-300))
+               for k in range(len(self.outs))):
+            self.notes.uncertain(f"the sampled columns of {self.s.names[j]}")
         return vals, errs
 
     def cost(self, m, ns, size):
-        xs = self.c.s.xs
-        steps = [fd_error.n_steps(  # the step count partials uses
-            x.abs().clamp_min(1.0).reshape(-1) / torch.where(
-                x.reshape(-1) != 0, x.abs().reshape(-1), torch.ones(1, dtype=x.dtype)))
-            if x.numel() else 0 for x in xs]
+        steps = [fd_error.steps_for(x) if x.numel() else 0 for x in self.s.xs]
         evals = sum(2 * k * nj for k, nj in zip(steps, ns, strict=True))
         # the Richardson tables of the largest input: about nine (steps × n_j × m) arrays
         big = max((k * nj for k, nj in zip(steps, ns, strict=True)), default=0)
@@ -203,24 +214,24 @@ class IntendedBackward(Reference):
     name = "the intended backward given as expected=(grad_output, *args)"
     by_rows = True
 
-    def __init__(self, c: Checker, intended: Any) -> None:
-        super().__init__(c)
+    def __init__(self, s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor,
+                 notes: Notes, intended: Any) -> None:
+        super().__init__(s, outs, state, notes)
         self.intended = intended
-        self.vjp({k: torch.zeros_like(c.outs[k]) for k in c.keep})  # fails early on bad input
+        self.vjp({k: torch.zeros_like(y) for k, y in enumerate(outs)})  # fails early
 
     def vjp(self, vs: dict[int, torch.Tensor]) -> list[torch.Tensor]:
         """What the intended backward gives for upstream gradients ``vs`` (others zero)."""
-        c = self.c
-        gos = [vs[k].detach().clone() if k in vs else torch.zeros_like(c.outs[k]).detach()
-               for k in c.keep]
-        torch.set_rng_state(c.state)
+        gos = [vs[k].detach().clone() if k in vs else torch.zeros_like(y).detach()
+               for k, y in enumerate(self.outs)]
+        torch.set_rng_state(self.state)
         with torch.no_grad():
-            out = self.intended(gos[0] if len(gos) == 1 else tuple(gos), *c.s.call_args())
+            out = self.intended(gos[0] if len(gos) == 1 else tuple(gos), *self.s.call_args())
         return self._grads(out)
 
     def _grads(self, out) -> list[torch.Tensor]:
-        c = self.c
-        names, xs = c.s.names, c.s.xs
+        s = self.s
+        names, xs = s.names, s.xs
         if isinstance(out, dict):
             unknown = [k for k in out if k not in names]
             if unknown:
@@ -228,14 +239,14 @@ class IntendedBackward(Reference):
                                  f"inputs are {names}")
             picked = [out.get(n) for n in names]
         elif isinstance(out, (tuple, list)):
-            if len(out) == len(c.s.args):  # like backward: one per argument of fn
-                picked = [out[key] if kind == "arg" else None for kind, key in c.s.slots]
+            if len(out) == len(s.args):  # like backward: one per argument of fn
+                picked = [out[key] if kind == "arg" else None for kind, key in s.slots]
             elif len(out) == len(names):
                 picked = list(out)
             else:
                 raise ValueError(
                     f"expected returned {len(out)} gradients; give one per argument of fn "
-                    f"({len(c.s.args)}, None where there is none, like backward) or one per "
+                    f"({len(s.args)}, None where there is none, like backward) or one per "
                     f"checked input ({', '.join(names)})")
         elif isinstance(out, torch.Tensor) or out is None:
             if len(names) != 1:
@@ -258,21 +269,19 @@ class IntendedBackward(Reference):
 
     def rows(self, k: int, rows: torch.Tensor) -> list[torch.Tensor]:
         """Rows of the intended backward's Jacobian, per input: ``len(rows) × n_j``."""
-        c = self.c
-        y = c.outs[k]
-        per: list[list[torch.Tensor]] = [[] for _ in c.s.xs]
+        y = self.outs[k]
+        per: list[list[torch.Tensor]] = [[] for _ in self.s.xs]
         for i in rows.tolist():
             v = torch.zeros(y.numel(), dtype=y.dtype)
             v[i] = 1
             for j, g in enumerate(self.vjp({k: v.reshape(y.shape)})):
                 per[j].append(g.reshape(-1).double())
         return [torch.stack(p) if p else torch.zeros(0, x.numel(), dtype=torch.float64)
-                for p, x in zip(per, c.s.xs, strict=True)]
+                for p, x in zip(per, self.s.xs, strict=True)]
 
     def jacobian(self):
-        c = self.c
-        ms = [y.numel() for y in c.outs]
-        vals = [[self.rows(k, torch.arange(ms[k]))[j] for j in range(len(c.s.xs))]
+        ms = [y.numel() for y in self.outs]
+        vals = [[self.rows(k, torch.arange(ms[k]))[j] for j in range(len(self.s.xs))]
                 for k in range(len(ms))]
         zeros = [[torch.zeros_like(b) for b in row] for row in vals]
         return vals, zeros, zeros
@@ -281,21 +290,23 @@ class IntendedBackward(Reference):
         return f"{m:,} calls of expected", 3 * size
 
 
-def choose(c: Checker, reference: str, intended: Any = None) -> Reference:
+def choose(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor, notes: Notes,
+           gen: torch.Generator, reference: str, intended: Any) -> Reference:
     """The reference ``check_backward(reference=..., expected=...)`` asks for: the intended
     backward when given; else forward mode where ``fn`` supports it (unless
-    ``reference="finite-difference"``), else finite differences."""
+    ``reference="finite-difference"``; tried along a direction drawn from ``gen``), else finite
+    differences."""
     if intended is not None:
-        return IntendedBackward(c, intended)
+        return IntendedBackward(s, outs, state, notes, intended)
     if reference == "finite-difference":
-        return FiniteDifferences(c)
-    us = [torch.randn(x.shape, generator=c.gen, dtype=x.dtype) for x in c.s.xs]
+        return FiniteDifferences(s, outs, state, notes)
+    us = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]
     try:
-        torch.set_rng_state(c.state)
-        torch.func.jvp(c.s.flat, c.s.xs, tuple(us))
-        return ForwardMode(c)
+        torch.set_rng_state(state)
+        torch.func.jvp(s.flat, s.xs, tuple(us))
+        return ForwardMode(s, outs, state, notes)
     except (RuntimeError, NotImplementedError) as err:
         if reference == "forward":
             raise ValueError(f"reference='forward': fn does not support forward mode: "
                              f"{str(err).splitlines()[0]}") from err
-    return FiniteDifferences(c)
+    return FiniteDifferences(s, outs, state, notes)

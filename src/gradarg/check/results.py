@@ -1,16 +1,19 @@
 """What ``check_backward`` returns: the verdict per (output, input) pair, the probes, an example
-``v`` that shows a wrong backward, and the whole result with its report (:mod:`.report`)."""
+``v`` that shows a wrong backward, and the whole result with its report (:mod:`.report`); and
+the notes a run collects for it (:class:`Notes`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
+from . import report
 from .localize import WrongEntry
-from .report import BackwardCheckReport
 
-__all__ = ["BackwardCheck", "ExampleV", "LocalizationCostWarning", "PairCheck", "ProbeCheck"]
+__all__ = ["BackwardCheck", "ExampleV", "LocalizationCostWarning", "Notes", "PairCheck",
+           "ProbeCheck"]
 
 
 class LocalizationCostWarning(UserWarning):
@@ -110,7 +113,7 @@ class ProbeCheck:
 
 
 @dataclass(frozen=True, repr=False)
-class BackwardCheck(BackwardCheckReport):
+class BackwardCheck:
     """The result of :func:`check_backward`; true when the backward is right.
 
     Attributes
@@ -158,3 +161,50 @@ class BackwardCheck(BackwardCheckReport):
     @property
     def wrong_pairs(self) -> tuple[PairCheck, ...]:
         return tuple(p for p in self.pairs if not p.agree)
+
+    def __str__(self) -> str:
+        return report.text(self)
+
+    def __repr__(self) -> str:
+        """At the REPL, the same report as ``print`` (not the fields' dump)."""
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        return report.html_report(self)
+
+    def figure(self, pairs: str = "all") -> Any:
+        """Heatmap of ``|got - expected|`` for every (output, input) block, wrong entries outlined.
+
+        One panel per pair (``pairs="wrong"``: only the wrong ones); rows are output elements,
+        columns input elements, both flattened.  White background, so it reads on light and
+        dark pages.  Needs matplotlib.
+
+        Returns
+        -------
+        fig : object
+            A ``matplotlib.figure.Figure``.
+
+        Raises
+        ------
+        ValueError
+            The full Jacobians were not compared (only random probes ran).
+        """
+        return report.figure(self, pairs)
+
+
+class Notes:
+    """The notes a run of ``check_backward`` collects for its result, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, note: str) -> None:
+        self.items.append(note)
+
+    def uncertain(self, what: str) -> None:
+        """Say (once) that finite differences are uncertain for ``what``."""
+        note = (f"the finite differences are uncertain for {what} (estimated error above 1% of "
+                f"the largest entry): fn may be discontinuous or random there, so agreement "
+                f"there says little")
+        if note not in self.items:
+            self.items.append(note)

@@ -33,12 +33,17 @@ def arg_names(fn: Any, n: int) -> list[str]:
 
 @dataclass
 class Setup:
+    """The checked inputs ``xs`` (detached copies) and their ``names``; ``flat(*xs)``, ``fn`` as a
+    function of them returning a tuple of outputs; the inputs left out with the reason
+    (``skipped``); ``fn``'s positional ``args`` and where each checked input comes from
+    (``slots``: ``("arg", position)`` or ``("param", name)``)."""
+
     names: list[str]
     xs: tuple[torch.Tensor, ...]
     flat: Callable[..., tuple[torch.Tensor, ...]]
     skipped: list[str]
-    args: tuple = ()
-    slots: tuple = ()
+    args: tuple
+    slots: tuple
 
     def at(self, xs: tuple[torch.Tensor, ...]) -> Setup:
         """The same function at other values of the checked inputs."""
@@ -47,6 +52,16 @@ class Setup:
             if kind == "arg":
                 args[key] = x
         return Setup(self.names, xs, self.flat, [], tuple(args), self.slots)
+
+    def outputs(self, keep: list[int]) -> Setup:
+        """The same function returning only its outputs ``keep`` (in that order)."""
+        flat = self.flat
+
+        def kept(*ts: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            out = flat(*ts)
+            return tuple(out[k] for k in keep)
+
+        return Setup(self.names, self.xs, kept, self.skipped, self.args, self.slots)
 
     def call_args(self) -> list:
         """``args`` with the checked tensors replaced by detached copies of ``xs``."""

@@ -1,10 +1,43 @@
-"""How far a correct backward may be from the exact vector-Jacobian product, per dtype."""
+"""Every tolerance of the checks: how far a correct backward may be from an independent
+reference, and when a reference is too uncertain to judge by.
+
+- :func:`backward_rtol`: the rounding a correct backward may show, per dtype (relative to
+  ``|v|ᵀ|J|``);
+- :func:`entry_tolerance`: per entry of a Jacobian block (``check_backward``'s comparisons);
+- :func:`probe_tolerance` and :func:`probe_rounding`: per random probe ``vᵀJu``, with the
+  rounding measured on a float64 twin of the backward when there is one (``C_PRECISION``);
+- :func:`loose_tolerance`: two computations of the same quantity by the backward under test
+  (two runs, its derivative against one pass, group tests), ``LOOSE`` times the allowance;
+- :func:`assert_close_tolerance` and :func:`vjp_atol`: ``compare_vjp``'s ``(rtol, atol)``;
+- :func:`uncertain`: a finite-difference estimate too uncertain to say much;
+  :func:`same_function`: float64 outputs that are the outputs rounded, not other draws;
+- ``C_ROUND``: the rounding of one evaluation of ``fn`` that the finite differences of
+  :mod:`gradarg.check.fd_error` allow for.
+
+A new tolerance is one more function (or constant) here, used where it applies.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-__all__ = ["SAFETY", "backward_rtol", "entry_tolerance"]
+__all__ = [
+    "C_PRECISION",
+    "C_ROUND",
+    "LOOSE",
+    "SAFETY",
+    "assert_close_tolerance",
+    "backward_rtol",
+    "entry_tolerance",
+    "loose_tolerance",
+    "probe_rounding",
+    "probe_tolerance",
+    "same_function",
+    "uncertain",
+    "vjp_atol",
+]
 
 # Relative to |v|ᵀ|J| (the sum of the sizes of the terms of vᵀJ, so cancellation is covered).
 _RTOL = {
@@ -69,3 +102,75 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
     scale = float(reference.abs().max()) if reference.numel() else 0.0
     return SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
 
+
+def probe_tolerance(error: float, rounding: float) -> float:
+    """How far a random probe ``vᵀJu`` of a correct backward may be from the reference's:
+    ``SAFETY · e + rounding``, with ``e`` the reference's estimated error of the probe (zero
+    for forward mode and an intended backward) and ``rounding`` the backward's allowance
+    (:func:`probe_rounding`, or ``rtol · (|g·u| + |reference·u|)`` summed entrywise)."""
+    return SAFETY * error + rounding + 1e-300
+
+
+# a backward in float32 (or lower) may lose this many times the forward's relative rounding
+# (at least its dtype's eps), norm-wise, before it is said to compute in a lower precision
+C_PRECISION = 16.0
+
+
+def probe_rounding(delta: float, forward_rounding: float, size: float) -> float:
+    """How far ``g · u`` of a correct backward may be from the exact value, for ``u`` with
+    independent standard normal entries: six standard deviations of ``δ · u``, with ``delta =
+    ‖g - g64‖`` the rounding measured on this very product (``g64`` the same backward run in
+    float64), plus the precision the backward may lose against the forward's (``C_PRECISION``
+    times the forward's relative rounding ``forward_rounding``, at least its dtype's eps, of
+    ``size = ‖g64‖``)."""
+    return 6.0 * (delta + C_PRECISION * forward_rounding * size)
+
+
+LOOSE = 10  # two computations of one quantity by the backward under test: LOOSE × its rtol
+
+
+def loose_tolerance(scale: Any, rtol: float, error: Any = 0.0) -> Any:
+    """How far two computations of the same quantity by the backward under test may differ
+    (two runs with the same ``v``; its derivative with respect to ``v`` against one plain
+    pass; a group test ``J u`` against the reference's, ``error`` its estimated error):
+    ``SAFETY · error + LOOSE · rtol · scale``, ``scale`` the size of the quantities (a float or
+    a tensor)."""
+    return SAFETY * error + LOOSE * rtol * scale + 1e-300
+
+
+def uncertain(error: float, size: float) -> bool:
+    """A finite-difference estimate whose estimated error is above 1% of ``size`` (its largest
+    entry, or ``|v|ᵀ|J|``): ``fn`` may be discontinuous or random there, so an agreement there
+    says little."""
+    return error > 0.01 * size
+
+
+def same_function(difference: float, size: float) -> bool:
+    """Are outputs computed on float64 copies the outputs of the same function, rounded
+    (``‖y - y64‖ <= 1% of ‖y64‖``), not other random draws?  False for NaN."""
+    return difference <= 1e-2 * size
+
+
+def assert_close_tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    """``torch.testing.assert_close`` defaults ``(rtol, atol)`` for ``dtype``: ``compare_vjp``'s
+    tolerance with a reference that carries no error estimate."""
+    real = torch.empty((), dtype=dtype).real.dtype
+    return {
+        torch.float16: (1e-3, 1e-5),
+        torch.bfloat16: (1.6e-2, 1e-5),
+        torch.float32: (1.3e-6, 1e-5),
+        torch.float64: (1e-7, 1e-7),
+    }[real]
+
+
+def vjp_atol(error: float, size: float, dtype: torch.dtype, tiny_dtype: torch.dtype) -> float:
+    """``compare_vjp``'s ``atol`` against finite differences: ``SAFETY · max_j err_j +
+    backward_rtol(dtype) · max_j (|v|ᵀ|J|)_j``, ``error`` and ``size`` those maxima; at least
+    the smallest normal number of ``tiny_dtype`` (the estimate's dtype)."""
+    atol = SAFETY * error + backward_rtol(dtype) * size
+    return atol if atol != 0.0 else torch.finfo(tiny_dtype).tiny
+
+
+# Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
+# combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
+C_ROUND = 16.0

@@ -1,59 +1,144 @@
 """The backward under test: its VJPs, and rows or columns of the Jacobian it implies.
 
-Every number here comes from ``torch.autograd.grad`` on the recorded forward pass (the backward
-the user wrote), batched with ``is_grads_batched`` where torch can, row by row otherwise.
+:class:`BackwardUnderTest` records the forward pass once (its floating outputs only) and answers
+everything a check asks of the backward the user wrote: gradients for upstream gradients
+(:meth:`~BackwardUnderTest.backward`), the same run in float64 on a recorded twin
+(:meth:`~BackwardUnderTest.backward64`, for the rounding it shows), and rows or columns of the
+Jacobian it implies (:meth:`~BackwardUnderTest.rows`, :meth:`~BackwardUnderTest.columns`).
+Every number comes from ``torch.autograd.grad`` on the recorded forward pass, batched with
+``is_grads_batched`` where torch can, row by row otherwise.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import cast
 
 import torch
 
-if TYPE_CHECKING:
-    from .references import Reference
-    from .setup import Setup
+from .budget import chunk, rows_for
+from .setup import Setup
+from .tolerance import loose_tolerance, same_function
 
-__all__ = ["BLOCK_ENTRIES", "CHUNK_ENTRIES", "MAX_COLUMNS", "MIN_COLUMNS", "BackwardUnderTest"]
-
-# Bounded localisation of a wrong pair: at most this many Jacobian entries compared per pair
-# (sampled columns × all rows), at least MIN_COLUMNS columns, at most MAX_COLUMNS.
-BLOCK_ENTRIES = 1 << 19
-MIN_COLUMNS, MAX_COLUMNS = 16, 512
-CHUNK_ENTRIES = 1 << 21  # entries per batched backward pass (rows × input size)
+__all__ = ["BackwardUnderTest"]
 
 
 class BackwardUnderTest:
-    """What :class:`~gradarg.check.checker.Checker` asks of the backward (the base of its
-    mixins: the state a run keeps is declared here, set in ``Checker.__init__``)."""
+    """The backward of ``setup.flat`` at ``setup.xs``, recorded once.
 
-    s: Setup
-    leaves: tuple[torch.Tensor, ...]
-    outs: tuple[torch.Tensor, ...]
-    keep: list[int]
-    out_names: list[str]
-    rtol: float
-    dtype: torch.dtype
-    gen: torch.Generator
-    state: torch.Tensor
-    ref: Reference
-    reference: str
-    intended: Any
-    notes: list[str]
-    affine: dict[str, bool]
-    cost_text: str
-    forward_rounding: float = 0.0  # the forward's relative rounding (low-precision inputs)
-    twin: Any = None  # the function recorded on float64 copies, for measured rounding
-    _how_sampled: dict  # (k, j) -> "screened" when group tests chose the compared elements
+    Parameters
+    ----------
+    setup : Setup
+        The function and the checked inputs.
+    gen : torch.Generator
+        The check's generator: random upstream gradients and samples of rows.
+    rtol : float
+        The rounding allowance of the check (:mod:`.tolerance`).
+    twin : bool
+        Also record the function on float64 copies of low-precision inputs, so the rounding of
+        the backward can be measured (:meth:`backward64`).
 
-    def _random_vs(self) -> dict[int, torch.Tensor]:
-        """Random upstream gradients, one per checked output (from the check's generator)."""
-        return {k: torch.randn(self.outs[k].shape, generator=self.gen,
-                               dtype=self.outs[k].dtype) for k in self.keep}
+    Raises
+    ------
+    TypeError
+        ``fn`` returned no floating-point tensor.
 
+    Attributes
+    ----------
+    s : Setup
+        The setup with ``flat`` returning the floating outputs only.
+    outs, out_names, dropped_outputs
+        The recorded floating outputs, their names (``"y"``, ``"y[1]"``), and the outputs left
+        out with the reason.
+    state : torch.Tensor
+        The CPU random state before the forward pass; every later evaluation replays it.
+    forward_rounding : float
+        The forward's relative rounding measured on the twin (at least the dtype's eps), else 0.
+    """
+
+    def __init__(self, setup: Setup, gen: torch.Generator, rtol: float, *, twin: bool) -> None:
+        self.gen = gen
+        self.rtol = rtol
+        self.state = torch.get_rng_state()
+        leaves = tuple(x.clone().requires_grad_(True) for x in setup.xs)
+        with torch.enable_grad():
+            raw = setup.flat(*leaves)
+        names = ["y"] if len(raw) == 1 else [f"y[{k}]" for k in range(len(raw))]
+        floating = [k for k, y in enumerate(raw)
+                    if isinstance(y, torch.Tensor) and y.is_floating_point()]
+        self.dropped_outputs = [
+            f"{names[k]} ({getattr(y, 'dtype', type(y).__name__)}): not a floating output"
+            for k, y in enumerate(raw) if k not in floating]
+        if not floating:
+            raise TypeError("fn returned no floating-point tensor: nothing to differentiate")
+        self.s = setup.outputs(floating)
+        self.leaves, self.outs = leaves, tuple(raw[k] for k in floating)
+        self.out_names = [names[k] for k in floating]
+        self.dtype = setup.xs[0].dtype
+        self.forward_rounding = 0.0
+        self.twin = self._twin() if twin else None
+
+    # -------------------------------------------------------------- rounding, measured
+
+    def _twin(self):
+        """The same function on float64 copies of the inputs, recorded for autograd: its
+        backward is the backward under test run in float64, so ``g - g64`` is the rounding the
+        backward under test shows in its own dtype.  ``None`` for float64 inputs, when ``fn``
+        refuses float64 copies, or when its float64 outputs are not its outputs rounded (random
+        draws that differ between the dtypes).  Sets :attr:`forward_rounding`."""
+        if all(x.dtype == torch.float64 for x in self.s.xs):
+            return None
+        try:
+            leaves = tuple(x.detach().double().requires_grad_(True) for x in self.s.xs)
+            torch.set_rng_state(self.state)
+            with torch.enable_grad():
+                outs = self.s.flat(*leaves)
+        except (RuntimeError, TypeError, ValueError):
+            return None
+        rho = 0.0
+        for k, y in enumerate(self.outs):
+            y64 = outs[k]
+            if y64.dtype != torch.float64 or y64.shape != y.shape:
+                return None
+            if not y64.requires_grad:
+                continue
+            scale = float(y64.detach().norm())
+            d = float((y.detach().double() - y64.detach()).norm())
+            if not same_function(d, scale):  # not the same function (random draws), or NaN
+                return None
+            rho = max(rho, d / scale if scale > 0 else 0.0)
+        eps = torch.finfo(self.dtype).eps
+        # the precision a backward in this dtype may have: its dtype's, or the forward's
+        self.forward_rounding = max(eps, rho)
+        return leaves, outs
+
+    def backward64(self, vs: dict[int, torch.Tensor]) -> list[torch.Tensor] | None:
+        """The backward under test run in float64 (on the twin) for the same ``vs``."""
+        if self.twin is None:
+            return None
+        leaves, outs = self.twin
+        live = [k for k in vs if outs[k].requires_grad]
+        if not live:
+            return [torch.zeros_like(x) for x in leaves]
+        try:
+            with torch.enable_grad():
+                grads = torch.autograd.grad([outs[k] for k in live], leaves,
+                                            [vs[k].detach().double() for k in live],
+                                            retain_graph=True, allow_unused=True)
+        except RuntimeError:
+            return None
+        return [torch.zeros_like(x) if g is None else g.detach()
+                for g, x in zip(grads, leaves, strict=True)]
+
+    # -------------------------------------------------------------- passes
+
+    def random_vs(self) -> dict[int, torch.Tensor]:
+        """Random upstream gradients, one per output (from the check's generator)."""
+        return {k: torch.randn(y.shape, generator=self.gen, dtype=y.dtype)
+                for k, y in enumerate(self.outs)}
 
     def backward(self, vs: dict[int, torch.Tensor]) -> tuple[list[torch.Tensor], list[bool]]:
-        """Gradients for every input given upstream gradients for some outputs (cloned)."""
+        """Gradients for every input given upstream gradients for some outputs (cloned), and
+        for each input whether the backward returned ``None`` for it."""
         live = [k for k in vs if self.outs[k].requires_grad]
         if not live:
             return [torch.zeros_like(x) for x in self.leaves], [True] * len(self.leaves)
@@ -65,18 +150,14 @@ class BackwardUnderTest:
         return [torch.zeros_like(x) if g is None else g.detach()
                 for g, x in zip(grads, self.leaves, strict=True)], none
 
-
-    def _chunk(self, width: int) -> int:
-        return max(1, CHUNK_ENTRIES // max(width, 1))
-
-    def got_rows(self, k: int, j: int, rows: torch.Tensor) -> torch.Tensor:
+    def rows(self, k: int, j: int, rows: torch.Tensor) -> torch.Tensor:
         """Rows ``rows`` of block (k, j) of the backward's Jacobian, ``len(rows) × n_j``."""
         y, x = self.outs[k], self.leaves[j]
         m, n = y.numel(), x.numel()
         if not y.requires_grad:
             return torch.zeros(rows.numel(), n, dtype=torch.float64)
         out = []
-        step = self._chunk(max(m, n))
+        step = chunk(max(m, n))
         for start in range(0, rows.numel(), step):
             idx = rows[start:start + step]
             basis = torch.zeros(idx.numel(), m, dtype=y.dtype)
@@ -93,8 +174,8 @@ class BackwardUnderTest:
             out.append(g.detach().reshape(idx.numel(), n).double())
         return torch.cat(out)
 
-    def got_columns(self, k: int, j: int, cols: torch.Tensor | None,
-                    dirs: torch.Tensor | None = None):
+    def columns(self, k: int, j: int, cols: torch.Tensor | None,
+                dirs: torch.Tensor | None = None):
         """Columns ``cols`` of block (k, j) of the backward's Jacobian: ``(rows, m × c)``;
         with ``dirs`` (``c × n_j``) instead, the products ``J u`` for each row ``u`` of it.
 
@@ -133,7 +214,7 @@ class BackwardUnderTest:
                 return None, torch.zeros(m, c, dtype=torch.float64)
             off = apply(g.detach().reshape(1, -1).double())[0]
             out = [] if g.requires_grad else [torch.zeros(c, m, dtype=torch.float64)]
-            step = self._chunk(max(m, n))
+            step = chunk(max(m, n))
             for start in range(0, c if g.requires_grad else 0, step):
                 basis = block(start, min(c, start + step)).to(g.dtype).reshape(-1, *x.shape)
                 b_n = basis.shape[0]
@@ -156,19 +237,20 @@ class BackwardUnderTest:
             rhs = vr.reshape(-1).double() @ res
             scale = float((vr.reshape(-1).double().abs() @ res.abs()).max()) + float(
                 lhs.abs().max()) if res.numel() else 0.0
-            if res.numel() and float((lhs - rhs).abs().max()) > 10 * self.rtol * scale + 1e-300:
+            if res.numel() and float((lhs - rhs).abs().max()) > loose_tolerance(scale,
+                                                                               self.rtol):
                 raise RuntimeError("the derivative of the backward does not match it")
             return None, res + off
         except RuntimeError:
             pass
-        rows_needed = min(m, max(MIN_COLUMNS, BLOCK_ENTRIES // max(c, 1)))
+        rows_needed = rows_for(m, c)
         rows = None if rows_needed == m else (
             torch.randperm(m, generator=self.gen)[:rows_needed].sort().values)
         idx = torch.arange(m) if rows is None else rows
         out = []
-        step = self._chunk(max(m, n))
+        step = chunk(max(m, n))
         for start in range(0, idx.numel(), step):
-            out.append(apply(self.got_rows(k, j, idx[start:start + step])))
+            out.append(apply(self.rows(k, j, idx[start:start + step])))
         return rows, torch.cat(out)
 
 

@@ -1,48 +1,68 @@
-"""The verdict on one (output, input) block: wrong entries, where they are, their pattern, and
-an example upstream gradient ``v`` that shows the difference.
+"""The verdict: on one (output, input) block, which entries are wrong, where, their pattern and
+the sentence that says it (:meth:`Verdict.pair`); an example upstream gradient ``v`` that shows
+the difference (:meth:`Verdict.example`); and the summary of a whole run (:func:`summary`).
 
-The wording comes from :mod:`.localize` (patterns, regions) and :mod:`.report` (the table).
+The wording of patterns comes from :mod:`.patterns`, of regions from :mod:`.localize`; the
+tests that confirm a pattern or a region from :mod:`.confirm`; the table from :mod:`.report`.
+A new sentence on a block, or a new hint in the summary, goes here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .localize import WrongEntry, _unravel, classify, region, threshold, worst_entries
-from .references import choose
-from .results import ExampleV, PairCheck
-from .tolerance import entry_tolerance
-from .under_test import BackwardUnderTest
+from .budget import full_advice
+from .localize import WrongEntry, region, threshold, unravel, worst_entries
+from .patterns import classify
+from .results import ExampleV, PairCheck, ProbeCheck
 
-__all__ = ["Verdicts"]
+if TYPE_CHECKING:
+    from .blocks import Block
+    from .confirm import Confirm
+    from .references import Reference
+    from .under_test import BackwardUnderTest
+
+__all__ = ["Verdict", "summary"]
 
 
-class Verdicts(BackwardUnderTest):
-    """The verdict steps of :class:`~gradarg.check.checker.Checker` (a mixin)."""
+class Verdict:
+    """Verdicts on the blocks of the run of ``bwd`` against ``ref``; ``confirm`` takes the
+    second looks."""
 
-    def _pair(self, k, j, got, exp, tol, dropped, rows=None, cols=None,
-              sampled="") -> PairCheck:
-        yname, xname = self.out_names[k], self.s.names[j]
-        out_shape, in_shape = tuple(self.outs[k].shape), tuple(self.s.xs[j].shape)
-        total = self.outs[k].numel() * self.s.xs[j].numel()
+    def __init__(self, bwd: BackwardUnderTest, ref: Reference, confirm: Confirm) -> None:
+        self.bwd, self.ref, self.confirm = bwd, ref, confirm
+
+    def pair(self, k: int, j: int, block: Block, dropped: bool, affine: bool,
+             sampled: str = "", how: str = "random") -> PairCheck:
+        """The verdict on block ``(k, j)`` compared at ``block``; ``dropped``: the backward
+        returned ``None`` for input ``j``; ``affine``: it adds a term that does not depend on
+        the upstream gradient; ``sampled`` and ``how``: what a bounded localisation compared
+        and how it chose it (:meth:`.localize.Localizer.block`)."""
+        bwd = self.bwd
+        got, exp, tol, rows, cols = (block.got, block.expected, block.tolerance, block.rows,
+                                     block.cols)
+        yname, xname = bwd.out_names[k], bwd.s.names[j]
+        out_shape, in_shape = tuple(bwd.outs[k].shape), tuple(bwd.s.xs[j].shape)
+        total = bwd.outs[k].numel() * bwd.s.xs[j].numel()
         diff = (got - exp).abs()
         wrong = diff > tol
         nw = int(wrong.sum())
         max_err = float(diff.max()) if diff.numel() else 0.0
-        extra = {"sampled": sampled, "n_checked": got.numel(), "rows": rows,
+        extra: dict[str, Any] = {"sampled": sampled, "n_checked": got.numel(), "rows": rows,
                  "columns": cols}
         if nw == 0:
             return PairCheck(yname, xname, True, max_err, 0, total, got=got,
                              expected=exp, tolerance=tol, **extra)
-        x_flat = self.s.xs[j].reshape(-1)
+        x_flat = bwd.s.xs[j].reshape(-1)
         x_cols = x_flat if cols is None else x_flat[cols]
         wrong_cols = wrong.any(0)
         split = threshold(wrong_cols, x_cols)
         where = None
-        if split is not None and self._split_holds(k, j, cols, rows, split):
+        if split is not None and self.confirm.region_holds(k, j, block, split):
             where = region(wrong_cols, x_cols, xname)
             if cols is not None and where:
                 where = where.replace(" elements)", " sampled elements)")
@@ -51,20 +71,20 @@ class Verdicts(BackwardUnderTest):
         pat = classify(got[:, sub], exp[:, sub], tol[:, sub], out_shape,
                        in_shape if where is None and full_block else (int(sub.sum()),),
                        dropped=dropped and where is None,
-                       dtype=self.dtype,
+                       dtype=bwd.dtype,
                        names=(yname, xname),
                        partial=not full_block,
-                       affine=self.affine.get(xname, False),
+                       affine=affine,
                        intended=self.ref.by_rows,
-                       forward_rounding=getattr(self, "forward_rounding", None))
+                       forward_rounding=bwd.forward_rounding)
         if pat is None and not full_block and where is None:
-            pat = self._sampled_transpose(k, j, got, exp, tol, rows, cols)
+            pat = self.confirm.sampled_transpose(k, j, block, (yname, xname))
         systematic = False
-        if pat is not None and pat.kind == "precision" and self._error_is_smooth(
-                k, j, got - exp, wrong, rows, cols):
+        if pat is not None and pat.kind == "precision" and self.confirm.error_is_smooth(
+                k, j, block, wrong):
             pat, systematic = None, True
         # a block compared on a sample says what was sampled, never "only"
-        how_many = "" if full_block else self._sample_count(wrong, rows, cols, k, j)
+        how_many = "" if full_block else self._sample_count(wrong, rows, cols, k, j, how)
         if pat is not None:
             if where:
                 sentence = pat.sentence + (f", only {where}" if full_block else f", {where}")
@@ -86,18 +106,22 @@ class Verdicts(BackwardUnderTest):
             sentence += self._listed(wrong_cols, cols, in_shape, xname, full_block)
         if how_many:
             sentence += f"; {how_many}"
-        worst = worst_entries(got, exp, wrong, (got.shape[0],), (got.shape[1],))
         worst = tuple(WrongEntry(
-            _unravel(int(e.output_index[0]) if rows is None else int(rows[e.output_index[0]]),
-                     out_shape),
-            _unravel(int(e.input_index[0]) if cols is None else int(cols[e.input_index[0]]),
-                     in_shape),
-            e.expected, e.got) for e in worst)
+            unravel(r if rows is None else int(rows[r]), out_shape),
+            unravel(c if cols is None else int(cols[c]), in_shape), e, g)
+            for r, c, e, g in worst_entries(got, exp, wrong))
         if not full_block:
             worst = self._as_backward_gives(k, j, worst)
         return PairCheck(
             yname, xname, False, max_err, nw, total, worst,
             pat.kind if pat else None, where, sentence, got, exp, tol, **extra)
+
+    def unconfirmed(self, pair: PairCheck) -> PairCheck:
+        """A pair whose probes disagree although none of its compared entries is wrong."""
+        return dataclasses.replace(
+            pair, agree=False, sentence=(
+                f"the random probes disagree, but none of the compared entries "
+                f"is wrong ({pair.sampled}); {full_advice()}"))
 
     def _as_backward_gives(self, k, j, worst):
         """The named entries as ``y.backward(gradient=one-hot)`` gives them.  A sampled block
@@ -107,19 +131,19 @@ class Verdicts(BackwardUnderTest):
         out, rows_seen = [], {}
         for e in worst:
             if e.output_index not in rows_seen:
-                v = torch.zeros_like(self.outs[k]).detach()
+                v = torch.zeros_like(self.bwd.outs[k]).detach()
                 v[e.output_index] = 1
-                rows_seen[e.output_index] = self.backward({k: v})[0][j]
+                rows_seen[e.output_index] = self.bwd.backward({k: v})[0][j]
             got = float(rows_seen[e.output_index][e.input_index])
             out.append(WrongEntry(e.output_index, e.input_index, e.expected, got))
         return tuple(out)
 
     @staticmethod
-    def _listed(wrong_cols, cols, in_shape, xname, full_block: bool = True) -> str:
+    def _listed(wrong_cols, cols, in_shape, xname, full_block: bool) -> str:
         idx = wrong_cols.nonzero().reshape(-1)
         if cols is not None:
             idx = cols[idx]
-        shown = [f"{xname}[{', '.join(map(str, _unravel(int(i), in_shape)))}]"
+        shown = [f"{xname}[{', '.join(map(str, unravel(int(i), in_shape)))}]"
                  for i in idx[:6].tolist()]
         more = f" and {idx.numel() - 6} more" if idx.numel() > 6 else ""
         if full_block:
@@ -127,15 +151,14 @@ class Verdicts(BackwardUnderTest):
         verb = "is" if idx.numel() == 1 else "are"
         return f" ({', '.join(shown)}{more} {verb} wrong)"
 
-    def _sample_count(self, wrong, rows, cols, k, j) -> str:
+    def _sample_count(self, wrong, rows, cols, k, j, how: str) -> str:
         """What a sampled comparison found, as counts of what was sampled, with an estimate
-        of the whole when the sample was a uniform random one."""
-        m, n = self.outs[k].numel(), self.s.xs[j].numel()
-        xname, yname = self.s.names[j], self.out_names[k]
+        of the whole when the sample was a uniform random one (``how``)."""
+        m, n = self.bwd.outs[k].numel(), self.bwd.s.xs[j].numel()
+        xname, yname = self.bwd.s.names[j], self.bwd.out_names[k]
         parts = []
         if cols is not None:
             kw, c = int(wrong.any(0).sum()), cols.numel()
-            how = getattr(self, "_how_sampled", {}).get((k, j), "random")
             if how == "random":
                 parts.append(f"{kw} wrong of {c} columns sampled (of {n}, elements of "
                              f"{xname}); estimated {_estimate(kw, c, n)} wrong columns in all")
@@ -144,7 +167,6 @@ class Verdicts(BackwardUnderTest):
                              f"(elements of {xname}) pointed to")
         if rows is not None:
             kr, r = int(wrong.any(1).sum()), rows.numel()
-            how = getattr(self, "_how_sampled", {}).get((k, j), "random")
             if how == "random" or cols is not None:
                 parts.append(f"{kr} wrong of {r} rows sampled (of {m}, elements of {yname})"
                              + (f"; estimated {_estimate(kr, r, m)} wrong rows in all"
@@ -154,139 +176,27 @@ class Verdicts(BackwardUnderTest):
                              f"(elements of {yname}) pointed to")
         return "; ".join(parts)
 
-    def _sampled_transpose(self, k, j, got, exp, tol, rows, cols):
-        """The transposition patterns, tested on a sampled block: the backward's sampled
-        columns against the reference's columns at the transposed indices (two equally long
-        input dimensions swapped), or, for a square block, the backward's rows at the sampled
-        indices against the reference's columns there (rows and columns exchanged)."""
-        from .localize import Pattern
-
-        yname, xname = self.out_names[k], self.s.names[j]
-        x = self.s.xs[j]
-        m, n = self.outs[k].numel(), x.numel()
-        if cols is None or self.ref.by_rows:
-            return None
-        wrong = (got - exp).abs() > tol
-        if not bool(wrong.any()):
-            return None
-        try:
-            shape = tuple(x.shape)
-            for a in range(len(shape)):
-                for b in range(a + 1, len(shape)):
-                    if shape[a] != shape[b] or shape[a] < 2:
-                        continue
-                    perm = list(range(len(shape)))
-                    perm[a], perm[b] = perm[b], perm[a]
-                    flat = torch.arange(n).reshape(shape).permute(perm).reshape(-1)
-                    swapped = flat[cols]
-                    vals, errs = self.ref.columns(j, swapped)
-                    ref_t = vals[k] if rows is None else vals[k][rows]
-                    err_t = errs[k] if rows is None else errs[k][rows]
-                    tol_t = entry_tolerance(ref_t, err_t, self.rtol)
-                    if bool(((got - ref_t).abs() <= torch.maximum(tol, tol_t)).all()):
-                        return Pattern("transposed", (
-                            f"transposed: the backward gives ∂{yname}/∂{xname} with its input "
-                            f"dimensions {a} and {b} swapped (a matrix used where its "
-                            f"transpose belongs; tested on the sampled columns)"))
-            if m == n and rows is None:
-                g_rows = self.got_rows(k, j, cols)  # (c × n): the backward's rows at cols
-                # rows of the backward = columns of the reference: J given where Jᵀ belongs
-                if bool(((g_rows.T - exp).abs() <= tol).all()):
-                    return Pattern("transposed", (
-                        f"transposed: the backward gives ∂{yname}/∂{xname} with rows and "
-                        f"columns exchanged (a matrix used where its transpose belongs; "
-                        f"tested on the sampled columns)"))
-        except (RuntimeError, ValueError, IndexError):
-            return None
-        return None
-
-    def _error_is_smooth(self, k, j, err, wrong, rows, cols) -> bool:
-        """Is an error that looks like rounding really a small, systematic one?  Rounding
-        in a lower precision changes at random when the inputs move by more than its unit
-        (here 2⁻⁶ relative); the error of a formula that is slightly off moves with them, so
-        errors that stay correlated (> 0.9) at a nearby point are systematic."""
-        xs = list(self.s.xs)
-        x = xs[j]
-        noise = torch.randn(x.shape, generator=self.gen, dtype=torch.float64)
-        xs[j] = (x.double() * (1 + 2.0 ** -6 * noise)).to(x.dtype)
-        idx = torch.arange(x.numel()) if cols is None else cols
-        try:
-            checker: Any = type(self)
-            sub = checker(self.s.at(tuple(xs)), self.reference, 0, "none", self.rtol,
-                          self.gen, self.intended)
-            sub.ref = choose(sub, sub.reference, sub.intended)
-            ridx = torch.arange(sub.outs[k].numel()) if rows is None else rows
-            if self.ref.by_rows:
-                got = sub.got_rows(k, j, ridx)[:, idx]
-                exp = sub.ref.rows(k, ridx)[j][:, idx]
-            else:
-                r2, got = sub.got_columns(k, j, idx)
-                vals, _ = sub.ref.columns(j, idx)
-                exp = vals[k] if r2 is None else vals[k][r2]
-                if r2 is not None and rows is not None and not torch.equal(r2, rows):
-                    return False
-        except (RuntimeError, ValueError, TypeError, IndexError):
-            return False
-        e1, e2 = err[wrong], (got - exp)[wrong]
-        if e1.numel() < 3:
-            return False
-        c = float((e1 * e2).sum()) / max(float(e1.norm() * e2.norm()), 1e-300)
-        return c > 0.9
-
-    def _split_holds(self, k, j, cols, rows, split, points: int = 2) -> bool:
-        """Does "wrong exactly where x op t" hold again with the input's values shuffled?"""
-        op, t = split
-        x = self.s.xs[j]
-        n = x.numel()
-        idx = torch.arange(n) if cols is None else cols
-        for _ in range(points):
-            perm = torch.randperm(n, generator=self.gen)
-            xs = list(self.s.xs)
-            xs[j] = x.reshape(-1)[perm].reshape(x.shape).clone()
-            try:
-                checker: Any = type(self)  # a Checker: the mixins run inside one
-                sub = checker(self.s.at(tuple(xs)), self.reference, 0, "none", self.rtol,
-                              self.gen, self.intended)
-                sub.ref = choose(sub, sub.reference, sub.intended)
-                if self.ref.by_rows:
-                    ridx = torch.arange(sub.outs[k].numel()) if rows is None else rows
-                    got = sub.got_rows(k, j, ridx)[:, idx]
-                    exp = sub.ref.rows(k, ridx)[j][:, idx]
-                    err = torch.zeros_like(exp)
-                else:
-                    r2, got = sub.got_columns(k, j, idx)
-                    vals, errs = sub.ref.columns(j, idx)
-                    exp, err = vals[k], errs[k]
-                    if r2 is not None:
-                        exp, err = exp[r2], err[r2]
-                tol = entry_tolerance(exp, err, self.rtol)
-                wrong = ((got - exp).abs() > tol).any(0)
-            except (RuntimeError, ValueError, TypeError, IndexError):
-                return False
-            xv = xs[j].reshape(-1)[idx].double()
-            side = xv < t if op == "<" else xv > t
-            if not torch.equal(wrong, side):
-                return False
-        return True
-
     def example(self, pairs) -> ExampleV | None:
+        """The one-hot ``v`` at the worst row of the pair with the largest error, what the
+        backward gives for it and what it should give (``None`` when nothing is wrong)."""
         wrong = [p for p in pairs if not p.agree and p.worst]
         if not wrong:
             return None
         p = max(wrong, key=lambda q: q.max_abs_error)
-        k = self.out_names.index(p.output)
+        bwd = self.bwd
+        k = bwd.out_names.index(p.output)
         row = p.worst[0].output_index
-        v = torch.zeros_like(self.outs[k]).detach()
+        v = torch.zeros_like(bwd.outs[k]).detach()
         v[row] = 1
-        grads, _ = self.backward({k: v})
+        grads, _ = bwd.backward({k: v})
         got, expected, right = {}, {}, {}
-        flat_row = int(sum(i * math.prod(self.outs[k].shape[d + 1:])
+        flat_row = int(sum(i * math.prod(bwd.outs[k].shape[d + 1:])
                            for d, i in enumerate(row)))
-        for j, name in enumerate(self.s.names):
+        for j, name in enumerate(bwd.s.names):
             q = next(pp for pp in pairs if pp.output == p.output and pp.input == name)
             got[name] = grads[j]
             right[name] = q.agree
-            shape, dtype = self.s.xs[j].shape, grads[j].dtype
+            shape, dtype = bwd.s.xs[j].shape, grads[j].dtype
             if q.expected is None:  # agreed in the probes: nothing else known
                 expected[name] = grads[j].clone()
                 continue
@@ -298,12 +208,62 @@ class Verdicts(BackwardUnderTest):
             if q.columns is None and r >= 0:
                 expected[name] = q.expected[r].reshape(shape).to(dtype)
                 continue
-            full = torch.full((self.s.xs[j].numel(),), math.nan, dtype=dtype)
+            full = torch.full((bwd.s.xs[j].numel(),), math.nan, dtype=dtype)
             if r >= 0:
                 full[q.columns if q.columns is not None else slice(None)] = (
                     q.expected[r].to(dtype))
             expected[name] = full.reshape(shape)
         return ExampleV(p.output, row, v, got, expected, right)
+
+
+def summary(pairs: tuple[PairCheck, ...], probes: list[ProbeCheck], names: list[str],
+            intended: bool) -> tuple[str, str]:
+    """``(status, summary)`` of a run: ``"agree"`` or ``"wrong"``, and the sentence that says
+    which pairs are wrong and how, which inputs are right, and, when a wrong block looks meant
+    (:func:`_surrogate_like`, not against an ``intended`` backward), how to check it as such."""
+    probe_wrong = [p for p in probes if not p.agree]
+    wrong = [p for p in pairs if not p.agree]
+    if not wrong and not probe_wrong:
+        return "agree", ("agree: the backward matches the reference for every "
+                         "(output, input) pair.")
+    if not wrong:
+        seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong)
+        return "wrong", ("WRONG: random probes vᵀJu disagree for " + ", ".join(seen)
+                         + " (run with localize='bounded' or 'full' to see which entries).")
+    parts = [f"∂{p.output}/∂{p.input}: {p.sentence}" for p in wrong]
+    text = "WRONG: " + "; ".join(parts) + "."
+    right = [p for p in pairs if p.agree]
+    if right and len({p.input for p in wrong}) < len(names):
+        bad = {p.input for p in wrong}
+        ok_inputs = [n for n in names if n not in bad and any(p.input == n for p in right)]
+        if ok_inputs:
+            listed = (", ".join(ok_inputs[:-1]) + " and " + ok_inputs[-1]
+                      if len(ok_inputs) > 1 else ok_inputs[0])
+            probed = all(p.got is None for p in right if p.input in ok_inputs)
+            how = ("agree in every random probe" if probed else
+                   "are right" if all(p.n_checked == p.n_entries for p in right
+                                      if p.input in ok_inputs) else
+                   "agree on every compared entry")
+            text += f" Only some inputs are wrong: the gradients of {listed} {how}."
+    if not intended and any(_surrogate_like(p) for p in wrong):
+        text += (" If that is intended (a straight-through estimator, a "
+                 "surrogate gradient, gradient reversal), check it against what "
+                 "the backward should compute: "
+                 "check_backward(..., expected=lambda grad_output, *args: ...).")
+    return "wrong", text
+
+
+def _surrogate_like(p: PairCheck) -> bool:
+    """Does a wrong block look like a gradient that was meant to differ from the derivative?
+    Only two shapes do: the forward is flat (zero derivative) on every compared entry while
+    the backward passes a gradient (a straight-through or surrogate gradient), or the sign is
+    flipped on the whole block (gradient reversal).  A backward wrong where the forward is
+    not flat (a missing mask, padded rows that get a gradient) is a bug, not a surrogate."""
+    if p.pattern == "sign" and not p.region:
+        return True
+    if p.pattern != "not-derivative" or p.expected is None or p.tolerance is None:
+        return False
+    return bool((p.expected.abs() <= p.tolerance).all())
 
 
 def _estimate(hits: int, sampled: int, total: int) -> str:
