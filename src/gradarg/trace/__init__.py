@@ -32,7 +32,8 @@ from .drawing import Drawing, side_by_side, trace_svg
 from .gradflow import GradWatch, ModuleRecord, ParamRecord, watch
 from .modules import draw_modules
 from .player import BackwardPlayer
-from .tracer import BackwardTrace, TracedEdge, TracedNode, trace_backward
+from .traced import BackwardTrace, TracedEdge, TracedNode
+from .tracer import trace_backward
 
 __all__ = [
     "BackwardPlayer",
