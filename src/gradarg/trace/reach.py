@@ -118,9 +118,12 @@ OUTPUT_ITSELF = Cause(("ok",), 'the output itself (``"ok"``)', _output_itself)
 
 
 # -- not in the output's graph ----------------------------------------------------------------
+def _outside(c: Context) -> bool:
+    """The tensor is not a node of the output's graph (these rules apply only then)."""
+    return c.key is None
+
+
 def _held_itself(c: Context) -> Answer | None:
-    if c.key is not None:
-        return None
     xname = c.xname
     for node, _, val in saved_tensors(c.nodes):
         if val is c.tensor:
@@ -133,13 +136,12 @@ def _held_itself(c: Context) -> Answer | None:
 
 
 HELD_ITSELF = Cause(("not-reachable",), 'not in the output\'s graph (``"not-reachable"``, '
-                    "with what cut the path when the graph shows it)", _held_itself)
+                    "with what cut the path when the graph shows it)", _held_itself,
+                    when=_outside)
 
 
 def _cut_found(c: Context) -> Answer | None:
     """Live only: which constant shows the cut (freed saved tensors show nothing)."""
-    if c.key is not None:
-        return None
     xname, oname = c.xname, c.oname
     text, node = cut(c.nodes, c.tensor, xname)
     if node is not None:
@@ -158,12 +160,10 @@ def _cut_found(c: Context) -> Answer | None:
     return None
 
 
-CUT_FOUND = Cause(("not-reachable",), "", _cut_found, undecided)
+CUT_FOUND = Cause(("not-reachable",), "", _cut_found, undecided, _outside)
 
 
 def _unused_module(c: Context) -> Answer | None:
-    if c.key is not None:
-        return None
     xname, oname = c.xname, c.oname
     leaf_ids = {id(t) for t in c.graph.leaves()}
     sub, mod = module_of(xname, c.module)
@@ -180,11 +180,11 @@ def _unused_module(c: Context) -> Answer | None:
 
 
 UNUSED_MODULE = Cause(("unused-parameter",), "no parameter of its module in the graph "
-                      'either (``"unused-parameter"``)', _unused_module)
+                      'either (``"unused-parameter"``)', _unused_module, when=_outside)
 
 
 def _opaque(c: Context) -> Answer | None:
-    if c.key is not None or not c.opaque:
+    if not c.opaque:
         return None
     xname = c.xname
     return Answer("not-reachable", (
@@ -195,7 +195,7 @@ def _opaque(c: Context) -> Answer | None:
         c.opaque[0])
 
 
-OPAQUE = Cause(("not-reachable",), "", _opaque)
+OPAQUE = Cause(("not-reachable",), "", _opaque, when=_outside)
 
 
 def _leaves_hint(c: Context) -> str:
@@ -210,8 +210,6 @@ def _leaves_hint(c: Context) -> str:
 
 
 def _unreachable(c: Context) -> Answer | None:
-    if c.key is not None:
-        return None
     more = history_free(c.graph, c.xname, c.oname, c.names)
     return Answer("not-reachable", (
         f"{c.xname} is not reachable from {c.oname}: {cut(c.nodes, c.tensor, c.xname)[0]}"
@@ -219,8 +217,6 @@ def _unreachable(c: Context) -> Answer | None:
 
 
 def _unreachable_freed(c: Context) -> Answer | None:
-    if c.key is not None:
-        return None
     return Answer("not-reachable", (
         f"{c.xname} is not in {c.oname}'s graph: the path from it was cut (.detach(), .data, "
         f".item()/NumPy, torch.no_grad(), an integer cast, requires_grad_() after the "
@@ -229,7 +225,7 @@ def _unreachable_freed(c: Context) -> Answer | None:
         f"why_no_grad before backward(){_leaves_hint(c)}"))
 
 
-UNREACHABLE = Cause(("not-reachable",), "", _unreachable, _unreachable_freed)
+UNREACHABLE = Cause(("not-reachable",), "", _unreachable, _unreachable_freed, _outside)
 
 
 # -- in the graph -----------------------------------------------------------------------------

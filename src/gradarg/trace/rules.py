@@ -38,14 +38,19 @@ class Rule(Generic[C, A]):
     freed : callable or None
         The same for a context whose ``freed`` is true (``backward()`` freed the saved
         tensors); ``None`` when the handling is the same.
+    when : callable or None
+        ``when(context)``: whether the rule applies at all (asked first; ``None``: always).
     """
 
     cases: tuple[str, ...]
     doc: str
     live: Callable[[C], A | None]
     freed: Callable[[C], A | None] | None = None
+    when: Callable[[C], bool] | None = None
 
     def __call__(self, context: C) -> A | None:
+        if self.when is not None and not self.when(context):
+            return None
         # the context's ``freed`` is asked only by rules that handle it: it may cost a pass
         if self.freed is not None and _freed(context):
             return self.freed(context)

@@ -30,7 +30,7 @@ from .nodes import (
 )
 from .traced import BackwardTrace, TracedEdge, TracedNode
 
-__all__ = ["BackwardTrace", "TracedEdge", "TracedNode", "trace_backward"]
+__all__ = ["trace_backward"]
 
 
 def _as_tensors(value: Any, what: str) -> tuple[torch.Tensor, ...] | None:
