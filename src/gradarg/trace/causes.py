@@ -82,8 +82,7 @@ def _recompute(c: Context) -> str:
 def _custom_none(c: Context) -> Answer | None:
     if c.pass_grad is not None:
         return None
-    assert c.key is not None
-    custom = custom_on_path(c.graph, c.key)
+    custom = custom_on_path(c.graph, c.position)
     if not custom:
         return None
     return Answer("zero", (
@@ -95,8 +94,7 @@ def _custom_none(c: Context) -> Answer | None:
 def _custom_none_freed(c: Context) -> Answer | None:
     if c.tensor.grad is not None:
         return None
-    assert c.key is not None
-    custom = custom_on_path(c.graph, c.key)
+    custom = custom_on_path(c.graph, c.position)
     if not custom:
         return None
     return Answer("zero", (
@@ -190,9 +188,8 @@ _STEP_FIX = ("a step function has derivative zero almost everywhere: if the roun
 def _zero(c: Context) -> Answer | None:
     if c.stats[2]:
         return None
-    assert c.key is not None
     trace = c.trace
-    where = zero_node(trace, c.graph, c.key)
+    where = zero_node(trace, c.graph, c.position)
     detail = ""
     if where is not None:
         node = next(n for n in trace.nodes if n.label == where)
@@ -217,10 +214,9 @@ def _zero_freed(c: Context) -> Answer | None:
     grad = c.tensor.grad
     if grad is None or stats(grad)[2]:
         return None
-    assert c.key is not None
     nodes, xname = c.nodes, c.xname
     steps = {k for k in c.path if row(op_name(nodes[k])).zero_derivative}
-    if steps and c.graph.cut_by(c.key, steps):
+    if steps and c.graph.cut_by(c.position, steps):
         op = op_name(nodes[min(steps)])
         return Answer("zero", (
             f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "

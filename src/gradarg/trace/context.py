@@ -60,6 +60,13 @@ class Context:
         """The tensor's position in the graph, ``None`` if it is not in it."""
         return self.graph.key_of(self.tensor)
 
+    @property
+    def position(self) -> int:
+        """:attr:`key` of a tensor known to be in the graph (asked by the rules after the
+        reachability ones)."""
+        assert self.key is not None
+        return self.key
+
     @cached_property
     def opaque(self) -> list[str]:
         """Reentrant-checkpoint nodes of the graph (what runs inside them hooks cannot see)."""
@@ -68,8 +75,7 @@ class Context:
     @cached_property
     def path(self) -> set[int]:
         """Nodes on some path from the output's node to the tensor's."""
-        assert self.key is not None
-        return self.graph.on_path(self.key)
+        return self.graph.on_path(self.position)
 
     @cached_property
     def saved_freed(self) -> bool:
@@ -119,8 +125,7 @@ class Context:
     def pass_grad(self) -> torch.Tensor | None:
         """What the pass gives the tensor: a leaf's gradient, or what reached a non-leaf's node
         (the output itself: the upstream gradient); ``None`` where nothing reached it."""
-        trace, key = self.trace, self.key
-        assert key is not None
+        trace, key = self.trace, self.position
         if self.tensor.grad_fn is None:
             return trace.nodes[key].grad
         return trace.gradient if key == 0 else trace._incoming_sum(key)
