@@ -200,7 +200,7 @@ OPAQUE = Cause(("not-reachable",), "", _opaque, when=_outside)
 
 def _leaves_hint(c: Context) -> str:
     leaves = c.graph.leaves()
-    if not (0 < len(leaves) <= 3 and c.module is None and not c.freed):
+    if not (0 < len(leaves) <= 3 and c.module is None):
         return ""
     shapes = ", ".join(str(tuple(v.shape)) for v in leaves)
     return (f"; the graph's leaves are tensors of shape {shapes}, none of them {c.xname}: if "
@@ -222,7 +222,7 @@ def _unreachable_freed(c: Context) -> Answer | None:
         f".item()/NumPy, torch.no_grad(), an integer cast, requires_grad_() after the "
         f"forward) or it was not used; which node took it as a constant could not be "
         f"checked, because backward() freed the saved tensors: recompute {c.oname} and call "
-        f"why_no_grad before backward(){_leaves_hint(c)}"))
+        f"why_no_grad before backward()"))
 
 
 UNREACHABLE = Cause(("not-reachable",), "", _unreachable, _unreachable_freed, _outside)
