@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..show.render import fmt
 from .values import SHOWN_ENTRIES, dense_values, finite
 
 if TYPE_CHECKING:
@@ -262,20 +263,18 @@ class BackwardTrace:
         return framed(self.to_svg())
 
     def __repr__(self) -> str:
-        from ..show.render import fmt
-
         lines = [f"BackwardTrace: {len(self.executed)} of {len(self.nodes)} nodes ran"]
         for n in self.executed:
-            got = "" if n.arrived is None else _short(n.arrived, fmt)
+            got = "" if n.arrived is None else _short(n.arrived)
             lines.append(f"  {n.order:>3}  {n.label:<24} {n.grad_fn:<18} received {got}")
         for n in self.nodes:
             if n.is_leaf:
-                g = "None" if n.grad is None else _short(n.grad, fmt)
+                g = "None" if n.grad is None else _short(n.grad)
                 lines.append(f"  leaf {n.name or n.label}: grad {g}")
         return "\n".join(lines)
 
 
-def _short(t: torch.Tensor, fmt) -> str:
+def _short(t: torch.Tensor) -> str:
     if t.numel() <= SHOWN_ENTRIES:
         return fmt(t.to_dense() if t.layout != torch.strided else t)
     vals = dense_values(t.detach())
