@@ -1,67 +1,122 @@
 """Why a parameter's gradient was None, zero or NaN in a watched step, in words.
 
 Built from what the hooks of :class:`~gradarg.trace.gradflow.GradWatch` saw, nothing else;
-where the record cannot decide between causes it says so.
+where the record cannot decide between causes it says so.  The causes are ordered rules
+(:data:`RULES`, the shape of :data:`gradarg.trace.causes.RULES`, :mod:`.rules`): a new one is
+one function here, placed in :data:`RULES`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from . import findings
+from . import findings, rules
 from .records import ROOT_NAME, ParamRecord
+from .rules import Rule
 from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
     from .gradflow import GradWatch
 
-__all__ = ["why_no_grad"]
+__all__ = ["RULES", "why_no_grad"]
+
+
+class Asked(NamedTuple):
+    """What a rule reads: the watch, the parameter's name and its record."""
+
+    w: GradWatch
+    name: str
+    r: ParamRecord
+
+
+def _frozen(a: Asked) -> str | None:
+    if a.r.requires_grad:
+        return None
+    return (f"{a.name} has requires_grad=False (frozen): backward computes no gradient "
+            f"for it")
+
+
+def _no_backward(a: Asked) -> str | None:
+    if a.r.grad is not None or a.w._backward_seen:
+        return None
+    return (f"no backward pass reached the model while it was watched, so nothing "
+            f"reached {a.name}")
+
+
+def _module_not_called(a: Asked) -> str | None:
+    w, r = a.w, a.r
+    if r.grad is not None or r.module_ran:
+        return None
+    kind = type(dict(w.model.named_modules())[
+        "" if r.module == ROOT_NAME else r.module]).__name__
+    return (f"no gradient reached {a.name}: module '{r.module}' ({kind}) was never "
+            f"called in the forward pass, so the parameter is probably unused by "
+            f"the model's forward (a parent could still read it directly)")
+
+
+def _cut(a: Asked) -> str | None:
+    if a.r.grad is not None:
+        return None
+    cut = [(c, mode) for c, mode in findings.cut_calls(a.w) if c.name == a.r.module]
+    if not cut:
+        return None
+    c, mode = cut[0]
+    return (f"no gradient reached {a.name}: module '{c.name}' ({c.kind}) produced an "
+            f"output without autograd history: {findings.CUT_CAUSE[mode]}; "
+            f"gradarg.why_no_grad(loss, param, module=model) names where that output "
+            f"rejoins the graph")
+
+
+def _output_unused(a: Asked) -> str | None:
+    if a.r.grad is not None:
+        return None
+    unused = [c for c in findings.unused_output_calls(a.w) if c.name == a.r.module]
+    if not unused:
+        return None
+    c = unused[0]
+    return (f"no gradient reached {a.name}: module '{c.name}' ({c.kind}) ran and "
+            f"returned an output with autograd history, but no gradient reached that "
+            f"output: nothing on the way to the loss uses it (a returned state, such "
+            f"as a recurrent encoder's hidden state, not passed on), or it is detached "
+            f"after the module")
+
+
+def _cannot_tell(a: Asked) -> str | None:
+    if a.r.grad is not None:
+        return None
+    return (f"no gradient reached {a.name}, although module '{a.r.module}' ran: either "
+            f"the module's forward does not use it, or its path to the loss was cut "
+            f"(detach(), .data, torch.no_grad(), a NumPy round trip); the record cannot "
+            f"tell which: gradarg.why_no_grad(loss, param) reads the graph")
+
+
+def _received(a: Asked) -> str | None:
+    text = _state_text(a.w, a.name, a.r)
+    if a.r.held_before:
+        text += (f"; .grad already held a gradient of norm {_f(a.r.held_before)} when this "
+                 f"step's arrived, so .grad now holds their sum (zero_grad() not called "
+                 f"before this backward?)")
+    return text
+
+
+RULES: tuple[Rule[Asked, str], ...] = (
+    Rule(("frozen",), "", _frozen),
+    Rule(("no-backward",), "", _no_backward),
+    Rule(("module-not-called",), "", _module_not_called),
+    Rule(("cut",), "", _cut),
+    Rule(("output-unused",), "", _output_unused),
+    Rule(("cannot-tell",), "", _cannot_tell),
+    Rule(("received",), "", _received),
+)
+"""What :meth:`GradWatch.why_no_grad` checks, in order; the last rule always answers."""
 
 
 def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
     """See :meth:`GradWatch.why_no_grad`."""
     name = w._param_name(param)
-    r = w.parameters[name]
-    if not r.requires_grad:
-        return (f"{name} has requires_grad=False (frozen): backward computes no gradient "
-                f"for it")
-    if r.grad is None:
-        if not w._backward_seen:
-            return (f"no backward pass reached the model while it was watched, so nothing "
-                    f"reached {name}")
-        if not r.module_ran:
-            kind = type(dict(w.model.named_modules())[
-                "" if r.module == ROOT_NAME else r.module]).__name__
-            return (f"no gradient reached {name}: module '{r.module}' ({kind}) was never "
-                    f"called in the forward pass, so the parameter is probably unused by "
-                    f"the model's forward (a parent could still read it directly)")
-        cut = [(c, mode) for c, mode in findings.cut_calls(w) if c.name == r.module]
-        if cut:
-            c, mode = cut[0]
-            return (f"no gradient reached {name}: module '{c.name}' ({c.kind}) produced an "
-                    f"output without autograd history: {findings.CUT_CAUSE[mode]}; "
-                    f"gradarg.why_no_grad(loss, param, module=model) names where that output "
-                    f"rejoins the graph")
-        unused = [c for c in findings.unused_output_calls(w) if c.name == r.module]
-        if unused:
-            c = unused[0]
-            return (f"no gradient reached {name}: module '{c.name}' ({c.kind}) ran and "
-                    f"returned an output with autograd history, but no gradient reached that "
-                    f"output: nothing on the way to the loss uses it (a returned state, such "
-                    f"as a recurrent encoder's hidden state, not passed on), or it is detached "
-                    f"after the module")
-        return (f"no gradient reached {name}, although module '{r.module}' ran: either "
-                f"the module's forward does not use it, or its path to the loss was cut "
-                f"(detach(), .data, torch.no_grad(), a NumPy round trip); the record cannot "
-                f"tell which: gradarg.why_no_grad(loss, param) reads the graph")
-    text = _state_text(w, name, r)
-    if r.held_before:
-        text += (f"; .grad already held a gradient of norm {_f(r.held_before)} when this "
-                 f"step's arrived, so .grad now holds their sum (zero_grad() not called "
-                 f"before this backward?)")
-    return text
+    return rules.decide(RULES, Asked(w, name, w.parameters[name]))[1]
 
 
 def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:

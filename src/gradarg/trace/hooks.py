@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from .nodes import children, is_leaf, leaf_tensor
 from .records import ROOT_NAME, RawCall
 from .values import norm as _norm
 from .values import tensors as _tensors
@@ -28,12 +29,6 @@ _CHANNELS_FIRST = (torch.nn.modules.conv._ConvNd, torch.nn.modules.batchnorm._Ba
                    torch.nn.modules.pooling._AvgPoolNd)
 _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
 _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges to its inputs
-
-
-def _eager(fn: Any) -> Any:
-    """``fn`` run eagerly under ``torch.compile`` (``torch.compiler.disable``)."""
-    disable = getattr(getattr(torch, "compiler", None), "disable", None)
-    return fn if disable is None else disable(fn)
 
 
 def _engine(model: torch.nn.Module) -> tuple[str | None, int, int]:
@@ -142,7 +137,8 @@ class Recorder:
         self._trainable = {m for m in self._names if any(p.requires_grad for p in m.parameters())}
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
         # break at each module call: they read tensors' autograd state, which tracing lacks)
-        pre, post = _eager(self._pre_hook), _eager(self._post_hook)
+        pre = torch.compiler.disable(self._pre_hook)
+        post = torch.compiler.disable(self._post_hook)
         for module in self._names:
             self._module_handles.append(module.register_forward_pre_hook(pre))
             self._module_handles.append(module.register_forward_hook(post))
@@ -267,14 +263,15 @@ class Recorder:
             if len(seen) > _SENT_LIMIT:
                 return
             n = todo.pop()
-            for k, (c, nr) in enumerate(n.next_functions):
+            for k, (c, nr) in enumerate(children(n)):
                 if c is None:
                     continue
+                leaf = leaf_tensor(c)
                 if (c, nr) in keys:
                     edges.append((n, k, (c, nr)))
-                elif leaf_ids and id(getattr(c, "variable", None)) in leaf_ids:
-                    edges.append((n, k, id(c.variable)))
-                elif c not in seen and not hasattr(c, "variable"):
+                elif leaf_ids and id(leaf) in leaf_ids:
+                    edges.append((n, k, id(leaf)))
+                elif c not in seen and leaf is None:
                     seen.add(c)
                     todo.append(c)
         if not edges:
@@ -334,8 +331,8 @@ class Recorder:
             if owner is not None:
                 found.append(owner)
                 continue
-            for child, _ in n.next_functions:
-                if child is not None and child not in seen and not hasattr(child, "variable"):
+            for child, _ in children(n):
+                if child is not None and child not in seen and not is_leaf(child):
                     seen.add(child)
                     todo.append(child)
         return found

@@ -9,8 +9,8 @@ step shows every leaf's ``.grad``.  In a notebook or on a page it is the trace's
 announced to screen readers; plain inline JavaScript, no kernel, no network.  Every number comes
 from the trace: nothing is recomputed here.
 
-May import: torch, :mod:`gradarg.show` and the trace room's own ``drawing``, ``tracer`` and
-``values``.
+May import: torch, :mod:`gradarg.show` and the trace room's own ``drawing``, ``operators``
+(the rule each operation applies, in words), ``traced`` and ``values``.
 """
 
 from __future__ import annotations
@@ -26,46 +26,12 @@ import torch
 
 from ..show.render import fmt
 from .drawing import LEGEND, cotangent_text, trace_svg
+from .operators import row
 
 if TYPE_CHECKING:
-    from .tracer import BackwardTrace, TracedNode
+    from .traced import BackwardTrace, TracedNode
 
 __all__ = ["BackwardPlayer", "Step"]
-
-# op -> what its backward does to the upstream gradient ``g``, in words a reader can check.
-# (The ops of tracer._TEMPLATES and the common elementwise ones; anything else is named as the
-# vector–Jacobian product of its operation.)
-_RULES = {
-    "mul": "g × the other factor",
-    "add": "g passed on unchanged to each operand",
-    "sub": "g to the first operand, −g to the second",
-    "rsub": "−g to the first operand, g to the second",
-    "neg": "−g",
-    "div": "g / b to a, −g·a / b² to b",
-    "log": "g / x",
-    "exp": "g × exp(x)",
-    "sin": "g × cos(x)",
-    "cos": "−g × sin(x)",
-    "tanh": "g × (1 − tanh²(x))",
-    "sigmoid": "g × σ(x)(1 − σ(x))",
-    "relu": "g where x > 0, else 0",
-    "pow": "g × n·xⁿ⁻¹",
-    "sqrt": "g / (2√x)",
-    "sum": "g copied to every summed entry",
-    "mean": "g / n copied to every averaged entry",
-    "mm": "g @ Bᵀ to A, Aᵀ @ g to B",
-    "matmul": "g @ Bᵀ to A, Aᵀ @ g to B",
-    "mv": "g ⊗ x to W (an outer product), Wᵀ g to x",
-    "addmm": "to the bias: g summed over the rows; to A: g @ Bᵀ; to B: Aᵀ @ g (y = bias + A @ B)",
-    "t": "gᵀ",
-    "transpose": "g transposed back",
-    "permute": "g permuted back",
-    "view": "g reshaped to the input's shape",
-    "reshape": "g reshaped to the input's shape",
-    "unsafe_view": "g reshaped to the input's shape",
-    "expand": "g summed over the expanded dimensions",
-    "clone": "g passed on unchanged",
-}
 
 
 @dataclass(frozen=True)
@@ -123,7 +89,7 @@ def _local(node: TracedNode) -> str:
         if len(set(factors)) == 1:
             return f"local derivative {factors[0]}"
         return "local derivatives " + ", ".join(f for f in factors if f)
-    rule = _RULES.get(node.op, f"the vector–Jacobian product of {node.op}")
+    rule = row(node.op).rule or f"the vector–Jacobian product of {node.op}"
     shapes = ", ".join(_shape(g) for g in sent) or "nothing"
     return f"{rule}: g {_shape(arrived)} → {shapes}"
 

@@ -11,465 +11,26 @@ returned :class:`BackwardTrace` keeps only detached tensors and strings, never t
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from .._validate import check_cotangent, check_tensor
-from .values import SHOWN_ENTRIES, dense_values
-
-if TYPE_CHECKING:
-    from .drawing import Drawing
-    from .player import BackwardPlayer
-
-__all__ = ["BackwardTrace", "TracedEdge", "TracedNode", "trace_backward"]
-
-# forward operation -> expression template over the node's inputs (one per next function)
-_TEMPLATES = {
-    "mul": "{0} * {1}", "add": "{0} + {1}", "sub": "{0} - {1}", "rsub": "{1} - {0}",
-    "div": "{0} / {1}", "pow": "{0} ** {1}", "mm": "{0} @ {1}", "matmul": "{0} @ {1}",
-    "bmm": "{0} @ {1}", "mv": "{0} @ {1}", "dot": "{0} @ {1}", "neg": "-{0}",
-    "addmm": "{1} @ {2} + {0}", "t": "{0}.T", "permute": "{0}.permute", "transpose": "{0}.T",
-}
-# saved attributes that hold the constant operand of a binary op, by input slot
-_CONST_SLOTS = {0: ("_saved_self",), 1: ("_saved_other", "_saved_exponent", "_saved_mat2")}
-
-
-_OP_NAMES: dict[type, str] = {}
-
-
-def op_name(node: Any) -> str:
-    """The forward operation of a ``grad_fn`` node: ``MulBackward0`` -> ``"mul"``."""
-    kind = type(node)
-    if kind not in _OP_NAMES:
-        _OP_NAMES[kind] = _op_name(node)
-    return _OP_NAMES[kind]
-
-
-def _op_name(node: Any) -> str:
-    cls = node.name().rsplit("::", 1)[-1]
-    if cls == "AccumulateGrad":
-        return "leaf"
-    base = re.sub(r"Backward\d*$", "", cls)
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", base).lower() if base else cls
-
-
-@dataclass(frozen=True)
-class TracedNode:
-    """One node of the backward graph and what flowed through it.
-
-    Attributes
-    ----------
-    key : int
-        Position in the graph walk from the output (0 is the output's ``grad_fn``).
-    name : str or None
-        The caller's name for the tensor this node belongs to, if any.
-    label : str
-        ``"c = 8 * b"`` for a named node, the forward operation (``"relu"``) otherwise.
-    grad_fn : str
-        The node's class, e.g. ``"MulBackward0"``, ``"AccumulateGrad"`` for a leaf.
-    op : str
-        The forward operation, e.g. ``"mul"`` (``"leaf"`` for a leaf tensor).
-    order : int or None
-        Execution order in the backward pass (0 first); ``None`` if the node did not run.
-    grad_outputs : tuple of torch.Tensor or None
-        The cotangent(s) that arrived, detached; one per forward output of the operation.
-    grad_inputs : tuple of torch.Tensor or None
-        What the node sent on, one entry per next node (``None`` where nothing was sent).
-    children : tuple of int or None
-        The ``key`` of the next node for each entry of ``grad_inputs`` (``None``: no gradient
-        is needed there, e.g. a constant operand).
-    is_leaf : bool
-        Whether the node accumulates into a leaf tensor (``AccumulateGrad``).
-    grad : torch.Tensor or None
-        For a leaf: its ``.grad`` after the pass (or the gradient returned by
-        ``torch.autograd.grad``), detached and copied.
-    shape : tuple of int or None
-        Shape of the (first) forward output, from the arriving cotangent.
-    dtype : torch.dtype or None
-        Its dtype.
-    value : torch.Tensor or None
-        The forward value of a named tensor with one element (``a = 5``, ``c = 200``), detached
-        and copied; ``None`` for unnamed nodes and larger tensors.
-    """
-
-    key: int
-    name: str | None
-    label: str
-    grad_fn: str
-    op: str
-    order: int | None
-    grad_outputs: tuple[torch.Tensor | None, ...]
-    grad_inputs: tuple[torch.Tensor | None, ...]
-    children: tuple[int | None, ...]
-    is_leaf: bool
-    grad: torch.Tensor | None
-    value: torch.Tensor | None = None
-
-    @property
-    def arrived(self) -> torch.Tensor | None:
-        """The cotangent that arrived (the first one for multi-output operations)."""
-        return self.grad_outputs[0] if self.grad_outputs else None
-
-    @property
-    def shape(self) -> tuple[int, ...] | None:
-        t = self.arrived
-        return None if t is None else tuple(t.shape)
-
-    @property
-    def dtype(self) -> torch.dtype | None:
-        t = self.arrived
-        return None if t is None else t.dtype
-
-
-@dataclass(frozen=True)
-class TracedEdge:
-    """What one node sent to one next node.
-
-    Attributes
-    ----------
-    src, dst : int
-        Keys of the sending and the receiving node.
-    slot : int
-        Index into the sender's ``grad_inputs``.
-    input_nr : int
-        Which of the receiver's ``grad_outputs`` it feeds.
-    cotangent : torch.Tensor or None
-        The tensor sent (``None`` if the sender did not run or sent nothing).
-    """
-
-    src: int
-    dst: int
-    slot: int
-    input_nr: int
-    cotangent: torch.Tensor | None
-
-
-class BackwardTrace:
-    """What one backward pass sent through every node; returned by :func:`trace_backward`.
-
-    Holds detached tensors and strings only: dropping it (and the output) frees the graph.
-    Draw it with :meth:`to_svg` (notebooks show it directly), export it with :meth:`to_dot`.
-
-    Attributes
-    ----------
-    nodes : tuple of TracedNode
-        Every node of the graph, in the order of the graph walk (``nodes[0]`` is the output's).
-    edges : tuple of TracedEdge
-        One per (sender, next node) pair.
-    gradient : torch.Tensor
-        The upstream gradient ``v`` the pass started from (detached).
-    output_name : str or None
-        The caller's name for the output.
-    unreached : tuple of str
-        Names given in ``names`` whose tensors are not nodes of the traced graph (unused in the
-        forward, cut from it, or used inside a region the hooks cannot see).
-    opaque : tuple of str
-        Nodes whose inner graph runs in a backward pass of its own, out of reach of node hooks
-        (reentrant ``torch.utils.checkpoint``: ``CheckpointFunctionBackward``).
-    """
-
-    def __init__(self, nodes, edges, gradient, output_name, unreached=(), opaque=()):
-        self.nodes: tuple[TracedNode, ...] = tuple(nodes)
-        self.edges: tuple[TracedEdge, ...] = tuple(edges)
-        self.gradient: torch.Tensor = gradient
-        self.output_name: str | None = output_name
-        self.unreached: tuple[str, ...] = tuple(unreached)
-        self.opaque: tuple[str, ...] = tuple(opaque)
-
-    # -- look-ups -----------------------------------------------------------------------------
-    @property
-    def executed(self) -> tuple[TracedNode, ...]:
-        """The nodes that ran, in execution order."""
-        ran = [n for n in self.nodes if n.order is not None]
-        return tuple(sorted(ran, key=lambda n: n.order or 0))
-
-    @property
-    def leaves(self) -> dict[str, torch.Tensor | None]:
-        """Leaf label -> its gradient (``.grad`` after the pass, or the returned gradient)."""
-        return {n.name or n.label: n.grad for n in self.nodes if n.is_leaf}
-
-    def node(self, name: str) -> TracedNode:
-        """The node of the tensor the caller named ``name`` (or whose label is ``name``).
-
-        Raises
-        ------
-        KeyError
-            No node has that name or label; the message says why when it can (a name given
-            to :func:`trace_backward` whose tensor is not in the traced graph, e.g. a parameter
-            used inside a reentrant ``torch.utils.checkpoint`` region).
-        """
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        for n in self.nodes:
-            if n.label == name:
-                return n
-        known = sorted({n.name or n.label for n in self.nodes})
-        if name in self.unreached:
-            why = (f"{name!r} was named, but its tensor is not a node of the traced graph: "
-                   f"it was not used in computing the output, or its path was cut")
-            if self.opaque:
-                why += (f", or it is used inside a reentrant torch.utils.checkpoint region "
-                        f"({', '.join(self.opaque)}): that region's graph is rebuilt and run "
-                        f"in a separate backward pass that node hooks cannot see; use "
-                        f"checkpoint(..., use_reentrant=False) to trace inside it")
-            raise KeyError(why)
-        raise KeyError(f"no node named {name!r} in the trace; known: {known}")
-
-    def cotangent(self, name: str) -> torch.Tensor | None:
-        """The upstream gradient that arrived at the node named ``name``.
-
-        For a leaf it is the sum of what its incoming edges carried in this pass.
-        """
-        n = self.node(name)
-        if n.is_leaf or n.arrived is None:
-            return self._incoming_sum(n.key)
-        return n.arrived
-
-    def sent(self, src: str, dst: str) -> torch.Tensor | None:
-        """The sum of what the node named ``src`` sent to the node named ``dst``."""
-        s, d = self.node(src).key, self.node(dst).key
-        parts = [e.cotangent for e in self.edges if e.src == s and e.dst == d and
-                 e.cotangent is not None]
-        return _sum(parts)
-
-    def _incoming_sum(self, key: int) -> torch.Tensor | None:
-        return _sum([e.cotangent for e in self.edges if e.dst == key and e.cotangent is not None])
-
-    @property
-    def first_nonfinite(self) -> TracedNode | None:
-        """The first node (in execution order) that received finite cotangents but sent NaN/Inf.
-
-        ``None`` if every cotangent is finite. If ``v`` itself holds NaN/Inf, the output's node.
-        """
-        for n in self.executed:
-            sent_bad = any(not _finite(t) for t in n.grad_inputs)
-            got_bad = any(not _finite(t) for t in n.grad_outputs)
-            if got_bad and n.key == 0:
-                return n
-            if sent_bad and not got_bad:
-                return n
-            if n.is_leaf and not _finite(n.grad) and not got_bad:
-                return n
-        return None
-
-    # -- output -------------------------------------------------------------------------------
-    def to_svg(self, **kwargs: Any) -> str:
-        """The drawing as SVG text; see :func:`gradarg.trace_svg` for options."""
-        from .drawing import trace_svg
-
-        return trace_svg(self, **kwargs)
-
-    def draw(self, **kwargs: Any) -> Drawing:
-        """The drawing as a :class:`gradarg.Drawing`, shown inline by notebooks.
-
-        Keyword arguments go to :func:`gradarg.trace_svg` (``source``, ``title``).
-        """
-        from .drawing import Drawing
-
-        return Drawing(self.to_svg(**kwargs))
-
-    def player(self, **kwargs: Any) -> BackwardPlayer:
-        """Step through this backward pass node by node: a :class:`~gradarg.BackwardPlayer`
-        (buttons and arrow keys in a notebook or on a page; its ``steps`` as data)."""
-        from .player import BackwardPlayer
-
-        return BackwardPlayer(self, **kwargs)
-
-    def to_dot(self) -> str:
-        """The graph as Graphviz DOT text, edges labelled with their cotangents.
-
-        Needs no Graphviz installation to produce; render it anywhere DOT is understood.
-        """
-        from .drawing import trace_dot
-
-        return trace_dot(self)
-
-    def _repr_svg_(self) -> str:
-        return self.to_svg()
-
-    def _repr_html_(self) -> str:
-        from .drawing import framed
-
-        return framed(self.to_svg())
-
-    def __repr__(self) -> str:
-        from ..show.render import fmt
-
-        lines = [f"BackwardTrace: {len(self.executed)} of {len(self.nodes)} nodes ran"]
-        for n in self.executed:
-            got = "" if n.arrived is None else _short(n.arrived, fmt)
-            lines.append(f"  {n.order:>3}  {n.label:<24} {n.grad_fn:<18} received {got}")
-        for n in self.nodes:
-            if n.is_leaf:
-                g = "None" if n.grad is None else _short(n.grad, fmt)
-                lines.append(f"  leaf {n.name or n.label}: grad {g}")
-        return "\n".join(lines)
-
-
-def _short(t: torch.Tensor, fmt) -> str:
-    if t.numel() <= SHOWN_ENTRIES:
-        return fmt(t.to_dense() if t.layout != torch.strided else t)
-    vals = dense_values(t.detach())
-    vals = vals.abs() if vals.is_complex() else vals  # same norm, no "discards imaginary"
-    return f"shape {tuple(t.shape)}, norm {fmt(vals.double().norm())}"
-
-
-def _finite(t: torch.Tensor | None) -> bool:
-    if t is None or not (t.is_floating_point() or t.is_complex()):
-        return True
-    return bool(torch.isfinite(dense_values(t)).all())
-
-
-def _sum(parts: list[torch.Tensor]) -> torch.Tensor | None:
-    if not parts:
-        return None
-    total = parts[0].clone()
-    for p in parts[1:]:
-        total = total + p
-    return total
-
-
-def _walk(root: Any) -> tuple[list[Any], dict[Any, int]]:
-    """Every node reachable from ``root`` through ``next_functions``, breadth first."""
-    order, index = [root], {root: 0}
-    i = 0
-    while i < len(order):
-        for child, _ in order[i].next_functions:
-            if child is not None and child not in index:
-                index[child] = len(order)
-                order.append(child)
-        i += 1
-    return order, index
-
-
-_SAVED_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def saved_names(node: Any) -> tuple[str, ...]:
-    """The ``_saved_*`` attributes of a node's class (cached per class)."""
-    cls = type(node)
-    if cls not in _SAVED_NAMES:
-        _SAVED_NAMES[cls] = tuple(a for a in dir(node) if a.startswith("_saved_"))
-    return _SAVED_NAMES[cls]
-
-
-def graph_freed(nodes: Sequence[Any]) -> Any | None:
-    """The first node whose saved tensors an earlier backward pass freed, or ``None``.
-
-    Every saved attribute is read: a node's first one can be a plain number (``PowBackward0``'s
-    exponent) that is never freed while its saved tensors are.
-    """
-    for node in nodes:
-        for attr in saved_names(node):
-            try:
-                getattr(node, attr)
-            except RuntimeError as err:
-                if "freed" in str(err):
-                    return node
-    return None
-
-
-def check_not_freed(nodes: Sequence[Any]) -> None:
-    """Raise a ``RuntimeError`` if an earlier backward freed the graph's saved tensors."""
-    node = graph_freed(nodes)
-    if node is not None:
-        raise RuntimeError(
-            f"the output's graph was already freed by an earlier backward pass "
-            f"({node.name()} no longer holds its saved tensors); call that earlier "
-            f"backward with retain_graph=True, or recompute the output"
-        )
-
-
-# nodes whose inner graph runs in a backward pass of its own, out of reach of node hooks
-_OPAQUE = ("CheckpointFunctionBackward",)
-
-
-def opaque_nodes(nodes: Sequence[Any]) -> list[str]:
-    """Names of reentrant-checkpoint nodes: what runs inside them is not seen by node hooks."""
-    return [n.name() for n in nodes if n.name().rsplit("::", 1)[-1] in _OPAQUE]
-
-
-def _names_by_node(names: Mapping[str, Any] | None, walk_index: dict[Any, int],
-                   nodes: list[Any]) -> dict[int, str]:
-    if names is None:
-        return {}
-    if not isinstance(names, Mapping):
-        raise TypeError(f"names must be a mapping of str to tensors, got {type(names).__name__}")
-    leaves = {id(n.variable): k for k, n in enumerate(nodes) if hasattr(n, "variable")}
-    out: dict[int, str] = {}
-    for name, t in names.items():
-        check_tensor(f"names[{name!r}]", t)
-        key = walk_index.get(t.grad_fn) if t.grad_fn is not None else leaves.get(id(t))
-        if key is not None and key not in out:
-            out[key] = str(name)
-    return out
-
-
-def _forward_values(names: Mapping[str, Any] | None, labels_by_key: dict[int, str],
-                    walk_index: dict[Any, int], nodes: list[Any]) -> dict[int, torch.Tensor]:
-    """Forward values of the named one-element tensors, by node key (for the drawings)."""
-    if not names:
-        return {}
-    leaves = {id(n.variable): k for k, n in enumerate(nodes) if hasattr(n, "variable")}
-    out: dict[int, torch.Tensor] = {}
-    for name, t in names.items():
-        key = walk_index.get(t.grad_fn) if t.grad_fn is not None else leaves.get(id(t))
-        if (key is not None and labels_by_key.get(key) == str(name) and t.numel() == 1
-                and t.layout == torch.strided):
-            out[key] = t.detach().clone()
-    return out
-
-
-def _constant(node: Any, slot: int, consts: dict[str, torch.Tensor]) -> str | None:
-    """The constant operand in ``slot``: its value if a number, its name if the caller named it."""
-    for attr in _CONST_SLOTS.get(slot, ()):
-        if attr in saved_names(node):
-            try:
-                val = getattr(node, attr)
-            except RuntimeError:
-                return None
-            from ..show.render import fmt
-
-            if isinstance(val, torch.Tensor) and val.numel() == 1:
-                return fmt(val)
-            if isinstance(val, (int, float)):
-                return fmt(val)
-            if isinstance(val, torch.Tensor):
-                for name, t in consts.items():
-                    if (t.shape == val.shape and t.numel() and
-                            t.untyped_storage().data_ptr() == val.untyped_storage().data_ptr()):
-                        return name
-    return None
-
-
-def _label(node: Any, key: int, names: dict[int, str], index: dict[Any, int],
-           consts: dict[str, torch.Tensor]) -> str:
-    op = op_name(node)
-    name = names.get(key)
-    if op == "leaf":
-        return name or f"leaf {tuple(node.variable.shape)}"
-    args = []
-    for slot, (child, _) in enumerate(node.next_functions):
-        if child is None:
-            args.append(_constant(node, slot, consts) or "·")
-        else:
-            ck = index[child]
-            args.append(names.get(ck) or ("·" if op_name(child) == "leaf" else op_name(child)))
-    if op == "mul" and len(args) == 2 and node.next_functions[1][0] is None and args[1] != "·":
-        expr = f"{args[1]} * {args[0]}"  # 8 * b: torch records it as mul(b, 8)
-    elif op in _TEMPLATES and len(args) >= _TEMPLATES[op].count("{"):
-        expr = _TEMPLATES[op].format(*args)
-    elif args:
-        expr = f"{op}({', '.join(args)})"
-    else:
-        expr = f"{op}()"
-    return op if name is None else f"{name} = {expr}"
+from .labels import forward_values, label, names_by_node
+from .nodes import (
+    check_not_freed,
+    children,
+    leaf_tensor,
+    node_class,
+    op_name,
+    opaque_nodes,
+    walk,
+)
+from .traced import BackwardTrace, TracedEdge, TracedNode
+
+__all__ = ["trace_backward"]
 
 
 def _as_tensors(value: Any, what: str) -> tuple[torch.Tensor, ...] | None:
@@ -588,8 +149,8 @@ def trace_backward(
         gradient = torch.ones_like(output)
     v = check_cotangent(gradient, output, name="gradient")
     input_seq = _as_tensors(inputs, "inputs")
-    order, index = _walk(output.grad_fn)
-    labels_by_key = _names_by_node(names, index, order)
+    order, index = walk(output.grad_fn)
+    labels_by_key = names_by_node(names, index, order)
     check_not_freed(order)
     opaque = opaque_nodes(order)
     if opaque:
@@ -599,12 +160,13 @@ def trace_backward(
             f"their own that node hooks cannot see, so they are absent from the trace (their "
             f".grad is still filled); use checkpoint(..., use_reentrant=False) to trace them",
             UserWarning, stacklevel=2)
-    leaf_ids = {id(n.variable) for n in order if hasattr(n, "variable")}
+    leaves = {k: var for k, n in enumerate(order) if (var := leaf_tensor(n)) is not None}
+    leaf_ids = {id(t) for t in leaves.values()}
     unreached = tuple(str(k) for k, t in (names or {}).items()
                       if not (t.grad_fn in index if t.grad_fn is not None else id(t) in leaf_ids))
     consts = {k: t for k, t in (names or {}).items() if not t.requires_grad}
-    labels = [_label(n, k, labels_by_key, index, consts) for k, n in enumerate(order)]
-    values = _forward_values(names, labels_by_key, index, order)
+    labels = [label(n, k, labels_by_key, index, consts) for k, n in enumerate(order)]
+    values = forward_values(names, labels_by_key, index, order)
     output_name = labels_by_key.get(0)
 
     arrived: dict[int, tuple] = {}
@@ -622,8 +184,7 @@ def trace_backward(
         return pre, post
 
     # .grad before the pass: where there was none, .grad afterwards is what arrived (no copy)
-    had_grad = {k for k, n in enumerate(order) if hasattr(n, "variable") and
-                n.variable.grad is not None} if not use_grad else set()
+    had_grad = {k for k, t in leaves.items() if t.grad is not None} if not use_grad else set()
     handles = []
     grads_returned: dict[int, torch.Tensor | None] = {}
     try:
@@ -632,10 +193,10 @@ def trace_backward(
             handles.append(node.register_prehook(pre))
             handles.append(node.register_hook(post))
         if use_grad:
-            targets = input_seq or tuple(n.variable for n in order if hasattr(n, "variable"))
+            targets = input_seq or tuple(leaves.values())
             res = torch.autograd.grad(output, targets, grad_outputs=v,
                                       retain_graph=retain_graph, allow_unused=True)
-            by_id = {id(n.variable): k for k, n in enumerate(order) if hasattr(n, "variable")}
+            by_id = {id(t): k for k, t in leaves.items()}
             for t, g in zip(targets, res, strict=True):
                 if id(t) in by_id:
                     grads_returned[by_id[id(t)]] = None if g is None else g.detach().clone()
@@ -654,26 +215,28 @@ def trace_backward(
     run_order = {k: i for i, k in enumerate(ran)}
     nodes, edges = [], []
     for key, node in enumerate(order):
-        is_leaf = hasattr(node, "variable")
+        leaf = leaves.get(key)
         grad = None
-        if is_leaf:
+        if leaf is not None:
             if use_grad:
                 grad = grads_returned.get(key)
             elif key not in had_grad and arrived.get(key):
                 grad = arrived[key][0].detach()  # AccumulateGrad copied it into .grad
             else:
-                g = node.variable.grad
-                grad = None if g is None else g.detach().clone()
-        children = tuple(None if c is None else index[c] for c, _ in node.next_functions)
+                held = leaf.grad
+                grad = None if held is None else held.detach().clone()
+        nexts = children(node)
+        child_keys = tuple(None if c is None else index[c] for c, _ in nexts)
         got = sent.get(key, ())
         nodes.append(TracedNode(
             key=key, name=labels_by_key.get(key), label=labels[key],
-            grad_fn=node.name().rsplit("::", 1)[-1], op=op_name(node),
+            grad_fn=node_class(node), op=op_name(node),
             order=run_order.get(key), grad_outputs=_detach(arrived.get(key, ())),
-            grad_inputs=_detach(got), children=children, is_leaf=is_leaf, grad=grad,
+            grad_inputs=_detach(got), children=child_keys, is_leaf=leaf is not None,
+            grad=grad,
             value=values.get(key),
         ))
-        for slot, (child, input_nr) in enumerate(node.next_functions):
+        for slot, (child, input_nr) in enumerate(nexts):
             if child is not None:
                 cot = got[slot] if slot < len(got) else None
                 edges.append(TracedEdge(key, index[child], slot, input_nr,

@@ -12,7 +12,9 @@ from typing import Any
 
 import torch
 
-__all__ = ["SHOWN_ENTRIES", "combine", "dense_values", "fmt_norm", "norm", "state", "tensors"]
+__all__ = [
+    "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "norm", "state", "tensors",
+]
 
 SHOWN_ENTRIES = 6
 """A tensor with at most this many entries is printed and drawn by its values, a larger one by
@@ -32,6 +34,12 @@ def dense_values(t: torch.Tensor) -> torch.Tensor:
         return t.to_dense()
     return t
 
+
+def finite(t: torch.Tensor | None) -> bool:
+    """Whether every stored value of ``t`` is finite (``None`` and integer tensors are)."""
+    if t is None or not (t.is_floating_point() or t.is_complex()):
+        return True
+    return bool(torch.isfinite(dense_values(t)).all())
 
 
 def norm(g: torch.Tensor) -> float:

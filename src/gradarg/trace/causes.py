@@ -1,0 +1,304 @@
+"""Why a ``.grad`` is None, zero or NaN: the causes :func:`gradarg.why_no_grad` checks, in order.
+
+Each cause is a :class:`~gradarg.trace.rules.Rule` over one
+:class:`~gradarg.trace.context.Context`: the cases it answers, a phrase for the docstring, and
+its handling of a live graph (read from one traced pass) and of one whose saved tensors
+``backward()`` freed (read from ``.grad`` and the graph's structure), or ``None`` where it
+cannot decide.  :data:`RULES` is the order: first those of :mod:`.reach` (is the tensor tracked
+and in the graph?), then those here (what the pass and ``.grad`` show).  ``why_no_grad``'s
+``Case`` type, its docstring's list of cases and its Returns prose are made from
+:data:`RULES`.  A new cause is one rule, in :mod:`.reach` or here, placed in its ``RULES``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+from . import reach
+from .context import Answer, Cause, Context
+from .gradients import (
+    bad_data,
+    compare,
+    custom_on_path,
+    forward_origin,
+    random_nodes,
+    stats,
+    zero_node,
+)
+from .nodes import is_custom, modified_in_place, node_class, op_name
+from .operators import row, singular
+from .rules import undecided
+from .values import dense_values, finite
+
+__all__ = ["RULES"]
+
+
+def _in_place(c: Context) -> Answer | None:
+    err = c.inplace_error
+    if err is None:
+        return None
+    notes = " ".join(getattr(err, "__notes__", []))  # trace_backward names the node
+    where = re.search(r"\((\w+Backward\d*)\)", notes) or re.search(
+        r"output \d+ of (\w+)", str(err))
+    node = where.group(1) if where else None
+    at = f" (saved for {node})" if node else ""
+    return Answer("modified-in-place", (
+        f"a tensor the backward pass needs{at} was modified in place after it was "
+        f"saved, so the pass stops with an error: write the operation out of place "
+        f"(h = h + 1 instead of h += 1) or clone before modifying"), node)
+
+
+def _in_place_freed(c: Context) -> Answer | None:
+    # a backward that raised (an in-place edit of a saved tensor) freed what it ran before
+    # the error; the version counters of what is still saved show the edit
+    node = modified_in_place(c.nodes) if c.saved_freed else None
+    if node is None:
+        return None
+    return Answer("modified-in-place", (
+        f"a tensor the backward pass needs (saved for {node}) was modified in place "
+        f"after it was saved, so backward() stops with an error (the tensor's version "
+        f"counter shows it): write the operation out of place (h = h + 1 instead of "
+        f"h += 1) or clone before modifying"), node)
+
+
+IN_PLACE = Cause(("modified-in-place",),
+                 'a saved tensor modified in place (``"modified-in-place"``)', _in_place,
+                 _in_place_freed)
+
+
+def _ran(c: Context) -> str:
+    return (f"{c.xname} is in {c.oname}'s graph, and backward() has run through that graph "
+            f"(its saved tensors are freed), yet {c.xname}.grad is None")
+
+
+def _recompute(c: Context) -> str:
+    return (f"which node did it could not be checked: backward() freed the saved tensors "
+            f"it needs; recompute {c.oname} and call why_no_grad before backward(), or "
+            f"trace it with gradarg.trace_backward")
+
+
+def _custom_none(c: Context) -> Answer | None:
+    if c.pass_grad is not None:
+        return None
+    custom = custom_on_path(c.graph, c.position)
+    if not custom:
+        return None
+    return Answer("zero", (
+        f"{c.xname} is in {c.oname}'s graph but no gradient reaches it: the custom "
+        f"Function {custom} returns None for it from backward() (so .grad stays "
+        f"None); return a gradient for every input that requires grad"), custom)
+
+
+def _custom_none_freed(c: Context) -> Answer | None:
+    if c.tensor.grad is not None:
+        return None
+    custom = custom_on_path(c.graph, c.position)
+    if not custom:
+        return None
+    return Answer("zero", (
+        f"{_ran(c)}: the path passes through the custom Function {custom}, whose "
+        f"backward() returning None for this input leaves .grad None (return a "
+        f"gradient for every input that requires grad); the only other causes: .grad "
+        f"was reset after the backward (zero_grad(set_to_none=True)), or "
+        f"backward(inputs=...) left {c.xname} out"), custom)
+
+
+CUSTOM_NONE = Cause(("zero",), 'a custom Function returning None for it (``"zero"``)',
+                    _custom_none, _custom_none_freed)
+
+
+def _nonfinite(c: Context) -> Answer | None:
+    if not c.stats[1]:
+        return None
+    xname, grad, trace = c.xname, c.grad, c.trace
+    first = trace.first_nonfinite
+    if first is None:
+        return Answer("nonfinite", f"{xname}'s gradient holds NaN or Inf", None, grad)
+    live = c.nodes[first.key]
+    where = [k for k in c.graph.ancestors(first.key) if row(op_name(c.nodes[k])).masks_branch]
+    sent = next((t for t in first.grad_inputs if t is not None and not finite(t)), None)
+    got = first.arrived
+    if where and sent is not None and got is not None and got.shape == sent.shape:
+        bad = ~torch.isfinite(dense_values(sent)) if sent.layout != torch.strided else \
+            ~torch.isfinite(sent)
+        if sent.layout == torch.strided and bool((got[bad] == 0).all()):
+            return Answer("nonfinite", (
+                f"{xname}'s gradient holds NaN: torch.where sends a zero cotangent into the "
+                f"branch it did not take, and {first.label} ({first.grad_fn}) turns that 0 into "
+                f"NaN (0 · inf: its derivative is infinite or undefined at those inputs); "
+                f"masking the output is not enough, mask the input too (the double where): "
+                f"safe = torch.where(cond, x, 1.0); torch.where(cond, torch.sqrt(safe), 0.0)"),
+                first.label, grad)
+    data = bad_data(live)
+    if data is not None:
+        return Answer("nonfinite", (
+            f"{xname}'s gradient holds NaN or Inf; it first appears at {first.label} "
+            f"({first.grad_fn}), whose backward multiplies by a saved input without history "
+            f"({data}) that holds NaN or Inf: the data (or a constant) is not finite; check it "
+            f"with torch.isfinite(...).all() before the forward"), first.label, grad)
+    origin = forward_origin(live, c.graph.index)
+    if origin is not None and origin is not live:
+        olabel = trace.nodes[c.graph.index[origin]].label
+        fix = row(op_name(origin)).fix_in_product
+        extra = f" ({fix})" if fix and row(first.op).product else ""
+        return Answer("nonfinite", (
+            f"{xname}'s gradient holds NaN or Inf; it starts at {olabel} ({node_class(origin)}): its "
+            f"forward value is already infinite or NaN there (e.g. log of 0), and the backward "
+            f"of {first.label} ({first.grad_fn}) multiplies by that value; keep the input of "
+            f"{olabel} away from that point (clamp(min=eps)){extra}"), olabel, grad)
+    return Answer("nonfinite", (
+        f"{xname}'s gradient holds NaN or Inf; it first appears at {first.label} "
+        f"({first.grad_fn}): a derivative is infinite there (sqrt at 0, log of 0, division by "
+        f"0); keep the input away from that point, e.g. clamp(min=eps)"), first.label, grad)
+
+
+def _nonfinite_freed(c: Context) -> Answer | None:
+    grad = c.tensor.grad
+    if grad is None:
+        return None
+    total, bad, _ = stats(grad)
+    if not bad:
+        return None
+    ops = {op_name(c.nodes[k]) for k in c.path}
+    kinds = sorted({op_name(c.nodes[k]) for k in c.path if singular(c.nodes[k])})
+    hint = ""
+    if any(row(o).masks_branch for o in ops) and kinds:
+        hint = (f"; the path has torch.where above {', '.join(kinds)}: where sends 0 "
+                f"into the branch not taken and 0 · inf = NaN there; the fix is the double "
+                f"where (mask the input too: torch.where(cond, x, 1.0) before the op)")
+    elif kinds:
+        hint = (f"; the path passes through {', '.join(kinds)}, whose derivative is "
+                f"infinite at some inputs (sqrt at 0, log of 0, division by 0)")
+    return Answer("nonfinite", (
+        f"{c.xname}.grad holds NaN or Inf in {bad} of {total} entries{hint}; {_recompute(c)}"),
+        None, grad)
+
+
+NONFINITE = Cause(("nonfinite",), 'NaN/Inf (``"nonfinite"``: the node where it starts)',
+                  _nonfinite, _nonfinite_freed)
+
+
+_STEP_FIX = ("a step function has derivative zero almost everywhere: if the rounding is "
+             "meant, a straight-through estimator (x + (x.round() - x).detach()) keeps its "
+             "values and passes the gradient")
+
+
+def _zero(c: Context) -> Answer | None:
+    if c.stats[2]:
+        return None
+    trace = c.trace
+    where = zero_node(trace, c.graph, c.position)
+    detail = ""
+    if where is not None:
+        node = next(n for n in trace.nodes if n.label == where)
+        op = node.grad_fn
+        if is_custom(c.nodes[node.key]):
+            none = any(t is None for t in node.grad_inputs)
+            why = (f" (the custom Function {op}: its backward() "
+                   + ("returns None for this input" if none else "returns zeros") + ")")
+        elif row(node.op).dead_unit:
+            why = " (a ReLU whose inputs were all ≤ 0: a dead ReLU)"
+        elif row(node.op).zero_derivative:
+            why = f" ({node.op}: {_STEP_FIX})"
+        else:
+            why = ""
+        detail = f"; the cotangent became zero at {where} ({op}){why}"
+    return Answer("zero", (
+        f"{c.xname} is reachable from {c.oname} but its gradient is exactly zero{detail}"),
+        where, c.grad)
+
+
+def _zero_freed(c: Context) -> Answer | None:
+    grad = c.tensor.grad
+    if grad is None or stats(grad)[2]:
+        return None
+    nodes, xname = c.nodes, c.xname
+    steps = {k for k in c.path if row(op_name(nodes[k])).zero_derivative}
+    if steps and c.graph.cut_by(c.position, steps):
+        op = op_name(nodes[min(steps)])
+        return Answer("zero", (
+            f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
+            f"through {op} ({nodes[min(steps)].name()}), whose derivative is zero; "
+            f"{_STEP_FIX}"), op)
+    gates = sorted({o for o in (op_name(nodes[k]) for k in c.path) if row(o).gate})
+    hint = (f"; the path passes through {', '.join(gates)}, which can send zeros (a "
+            f"ReLU whose inputs were all ≤ 0, a mask, a multiplication by 0)" if gates
+            else "")
+    return Answer("zero", f"{xname}.grad is exactly zero{hint}; {_recompute(c)}")
+
+
+ZERO = Cause(("zero",), 'exactly zero (``"zero"``: where the cotangent became zero, e.g. '
+             "a dead ReLU)", _zero, _zero_freed)
+
+
+def _not_run(c: Context) -> Answer | None:
+    if c.tensor.grad is not None:
+        return None
+    return Answer("not-run", (
+        f"{c.xname} is reachable and one pass gives it a nonzero gradient, but its .grad is "
+        f"None: backward() has not run since it was last reset (zero_grad(set_to_none=True)), "
+        f"or inputs= left it out"), None, c.grad)
+
+
+def _not_run_freed(c: Context) -> Answer | None:
+    if c.tensor.grad is not None:
+        return None
+    return Answer("not-run", (
+        f"{_ran(c)}: .grad was reset after that backward (zero_grad(set_to_none=True)), or "
+        f"backward(inputs=...) left {c.xname} out"), None)
+
+
+NOT_RUN = Cause(("not-run",), '``.grad`` not filled (``"not-run"``)', _not_run,
+                _not_run_freed)
+
+
+def _differs(c: Context) -> Answer | None:
+    current = c.tensor.grad
+    assert current is not None
+    diff = compare(current, c.grad, c.tensor, c.xname)
+    if diff is None:
+        return None
+    random_forward = c.random_forward or random_nodes(c.nodes)
+    if random_forward:
+        xname, oname = c.xname, c.oname
+        return Answer("random-forward", (
+            f"{xname}.grad differs from what one backward pass of {oname} gives, but the "
+            f"forward is random: {random_forward}; a recomputed {oname} draws new random "
+            f"values, so this comparison cannot tell clipping, accumulation or an edit "
+            f"from a different draw: compare in eval() mode, or call torch.manual_seed(s) "
+            f"before the step and again before recomputing"), None, c.grad)
+    return Answer(diff[0], diff[1], None, c.grad)
+
+
+DIFFERS = Cause(("random-forward", "accumulated", "differs"),
+                '``.grad`` unlike one pass (``"random-forward"`` when the forward is random, '
+                '``"accumulated"`` when it is exactly k passes, ``"differs"`` otherwise, with '
+                "what the difference is consistent with)", _differs, undecided)
+
+
+def _ok(c: Context) -> Answer | None:
+    return Answer("ok", (
+        f"{c.xname} is reachable from {c.oname} and its gradient is finite and nonzero"),
+        None, c.grad)
+
+
+def _ok_freed(c: Context) -> Answer | None:
+    grad = c.tensor.grad
+    assert grad is not None
+    total, _, nonzero = stats(grad)
+    return Answer("ok", (
+        f"{c.xname}.grad is finite and nonzero ({nonzero} of {total} entries nonzero); whether "
+        f"it holds exactly one backward pass (and not an accumulation or an edited .grad) "
+        f"could not be checked: backward() freed the saved tensors; recompute {c.oname} and "
+        f"ask again to compare"))
+
+
+OK = Cause(("ok",), 'fine (``"ok"``)', _ok, _ok_freed)
+
+
+RULES: tuple[Cause, ...] = (
+    *reach.RULES, IN_PLACE, CUSTOM_NONE, NONFINITE, ZERO, NOT_RUN, DIFFERS, OK,
+)
+"""The causes, in the order :func:`gradarg.why_no_grad` checks them."""

@@ -1,0 +1,181 @@
+"""Where a path to the output was cut, as the graph shows it: the constants its nodes saved.
+
+A tensor that reaches a node without history (``.detach()``, ``.data``, ``.item()``, NumPy, an
+integer cast, ``torch.no_grad()``) is saved there as a constant, not linked through
+``next_functions``: its memory, its values or its dtype can still tell where it came from while
+the saved tensors are there (before ``backward()`` frees them).  Read by the diagnosis rules of
+:mod:`.causes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from ..show.render import fmt
+from .nodes import Graph, children, is_leaf, leaf_tensor, op_name, saved_tensors, saved_values
+from .operators import row
+
+__all__ = ["constants", "cut", "history_free", "is_mask", "module_of", "same_storage"]
+
+
+def same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` and ``b`` share memory (a ``.detach()`` or ``.data`` alias)."""
+    try:
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() != 0
+    except RuntimeError:
+        return False
+
+
+def constants(nodes: list[Any]) -> list[tuple[Any, str, Any]]:
+    """``(node, attribute, value)`` for every saved input that does not require grad."""
+    return [(node, attr, val) for node, attr, val in saved_values(nodes) if "result" not in attr
+            and ((isinstance(val, torch.Tensor) and not val.requires_grad)
+                 or (isinstance(val, (int, float)) and not isinstance(val, bool)))]
+
+
+def cut(nodes: list[Any], x: torch.Tensor, xname: str) -> tuple[str, str | None]:
+    """What cut the path from ``x`` to the output, judged from the constants the graph holds:
+    the phrase, and the node that holds the evidence (``None`` if none does)."""
+    consts = constants(nodes)
+    for node, _, val in consts:
+        if isinstance(val, torch.Tensor) and same_storage(val, x):
+            return ((f"the graph holds {xname}'s memory as a constant in {node.name()}: the path "
+                    f"was cut by .detach() or .data (or a NumPy round trip through "
+                    f"torch.from_numpy); use {xname} itself"), node.name())
+    for node, _, val in consts:
+        if (isinstance(val, torch.Tensor) and not (val.is_floating_point() or val.is_complex())
+                and val.numel() == x.numel() and val.numel() > 1):
+            return ((f"{node.name()} takes an integer tensor ({val.dtype}) with {xname}'s size: "
+                    f"a cast to an integer dtype (.long(), .int(), .round().long()) cut the "
+                    f"path; integer tensors carry no gradient"), node.name())
+    for node, _, val in consts:
+        if (isinstance(val, torch.Tensor) and val.shape == x.shape and val.numel() > 1
+                and val.dtype == x.dtype and torch.equal(val, x.detach())):
+            return ((f"{node.name()} takes a copy of {xname}'s values that has no graph "
+                    f"(torch.tensor(x.tolist()), a NumPy round trip, .detach().clone()): "
+                    f"compute with {xname} itself"), node.name())
+    if x.numel() == 1:
+        xv = x.detach().reshape(()).item()
+        for node, _, val in consts:
+            num = val.item() if isinstance(val, torch.Tensor) and val.numel() == 1 else val
+            if isinstance(num, (int, float)) and num == xv:
+                return ((f"{node.name()} uses {xname}'s value {fmt(xv)} as a plain number: "
+                        f".item() or float() cut the path; keep it a tensor"), node.name())
+    return ((f"nothing in the output's graph comes from {xname}: between them the path was cut "
+            f"(by .detach(), .data, .item()/NumPy, torch.no_grad(), or an integer cast)"), None)
+
+
+def module_of(name: str, module: torch.nn.Module | None) -> tuple[Any, Any]:
+    """``(submodule name, submodule)`` owning the parameter ``name`` of ``module``, or
+    ``(None, None)``."""
+    if module is None or "." not in name:
+        return None, None
+    sub = name.rsplit(".", 1)[0]
+    try:
+        return sub, module.get_submodule(sub)
+    except AttributeError:
+        return None, None
+
+
+def is_mask(v: torch.Tensor) -> bool:
+    """A dropout mask: only 0 and one other value (``1 / (1 - p)``)."""
+    if not v.is_floating_point() or v.numel() < 2:
+        return False
+    values = torch.unique(v.detach())
+    return len(values) <= 2 and bool((values == 0).any())
+
+
+def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) -> str:
+    """Where a value without history joins the graph: the junctions of :func:`_junctions`
+    (input data and integer targets excluded), each with the module whose parameters take its
+    result, if ``names`` holds them; ``""`` when the graph shows none."""
+    found = _junctions(graph, names)
+    if not found:
+        # no cut value meets computed values: the graph's inputs without history are where
+        # data enters (which is also where a value cut before the first parameter enters)
+        consts = [(n.name(), tuple(v.shape)) for n, _, v in saved_tensors(graph.nodes)
+                  if v.grad_fn is None and not v.requires_grad and v.is_floating_point()
+                  and v.dim() > 0 and not is_mask(v)]
+        if not consts:
+            return ""
+        seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())
+        return (f"; {oname}'s graph takes tensors without history only at {seen} (input "
+                f"data, or values computed under torch.no_grad() or detached): if {what} "
+                f"should reach {oname}, its path runs into one of these")
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    one = len(found) == 1
+    return (f"; {'a value' if one else 'values'} without history (computed under "
+            f"torch.no_grad(), detached, or made from NumPy) join{'s' if one else ''} "
+            f"{oname}'s graph at {shown}: if {what} should reach {oname}, its path was cut "
+            f"before {'there' if one else 'one of these'}")
+
+
+def _junctions(graph: Graph, names: Mapping[str, Any]) -> list[str]:
+    """Nodes, output side first, where a tensor without history (an input of the node absent
+    from ``next_functions``) meets a value computed from the model's input data: where a cut
+    value rejoins the computation.  Not junctions: the layer that takes the input data itself
+    (its other inputs are parameters only), integer inputs (targets, indices), scalars, and
+    dropout masks (a saved factor holding only 0 and one other value)."""
+    import networkx as nx  # imported when used: import gradarg stays light
+
+    nodes, g = graph.nodes, graph.nx
+    if not nx.is_directed_acyclic_graph(g):
+        return []
+    # carries[k]: the value of node k depends on the model's input data (or on some other
+    # value without history): an input outside the graph below it, or integer indices saved
+    carries: dict[int, bool] = {}
+    for k in reversed(list(nx.topological_sort(g))):
+        n = nodes[k]
+        if is_leaf(n):
+            carries[k] = False
+            continue
+        here = any(c is None for c, _ in children(n)) or any(
+            not (v.is_floating_point() or v.is_complex()) for _, _, v in saved_tensors([n]))
+        carries[k] = here or any(carries[c] for c in g.successors(k))
+    by_id = {id(t): name for name, t in names.items()}
+    found = []
+    for k, n in enumerate(nodes):
+        if is_leaf(n) or not any(c is None for c, _ in children(n)):
+            continue
+        if not any(carries[c] for c in g.successors(k)):
+            continue  # the first layer on the input data
+        saved = [v for _, _, v in saved_tensors([n]) if not v.requires_grad]
+        if saved and all(v.dim() == 0 or is_mask(v) or not v.is_floating_point()
+                         for v in saved):
+            continue
+        shape = next((tuple(v.shape) for v in saved if v.dim() > 0), None)
+        text = n.name() + (f" (a constant of shape {shape})" if shape else "")
+        module = _consumer(graph, k, by_id)
+        found.append(text + (f", whose result goes into module '{module}'" if module else ""))
+    return found
+
+
+def _consumer(graph: Graph, k: int, by_id: Mapping[int, str]) -> str | None:
+    """The module (from parameter names) of the nearest node on the output side of ``k`` that
+    takes a parameter, directly or through at most two view nodes (``TBackward0``)."""
+    if not by_id:
+        return None
+    nodes, g = graph.nodes, graph.nx
+    seen, frontier = {k}, [k]
+    while frontier:
+        nxt = []
+        for a in frontier:
+            for p in g.predecessors(a):
+                if p in seen:
+                    continue
+                seen.add(p)
+                nxt.append(p)
+                todo = [(c, 0) for c in g.successors(p)]
+                while todo:
+                    c, depth = todo.pop()
+                    var = leaf_tensor(nodes[c])
+                    if var is not None and id(var) in by_id:
+                        name = by_id[id(var)]
+                        return name.rsplit(".", 1)[0] if "." in name else "(the model itself)"
+                    if depth < 2 and var is None and row(op_name(nodes[c])).view:
+                        todo += [(cc, depth + 1) for cc in g.successors(c)]
+        frontier = nxt
+    return None

@@ -1,0 +1,185 @@
+"""What the trace room knows about each operation: one row per operator, nothing elsewhere.
+
+A row is keyed by the operation's name as :func:`~gradarg.trace.nodes.op_name` reads it from a
+backward node (``MulBackward0`` -> ``"mul"``) and says, where it applies: the label of a named
+node (``c = 8 * b``), the local derivative the player shows, where the derivative is zero or
+infinite, whether it can send exact zeros (a gate), whether its forward is random.  The
+tracer, the player and the diagnosis read these rows and nothing else about operations; an
+operation without a row is shown by its name and gets no special diagnosis.
+
+A new operator is one row of :data:`OPERATORS`; ``tests/trace/test_operators.py`` checks every
+row against torch (the rule against autograd on a small input, the stated regions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .nodes import constant_exponent, op_name
+
+__all__ = ["OPERATORS", "Operator", "row", "singular"]
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One operation, as the trace room shows and diagnoses it.
+
+    Attributes
+    ----------
+    name : str
+        The operation, as :func:`~gradarg.trace.nodes.op_name` reads it (``"mul"``).
+    label : str or None
+        Expression over the node's inputs (``"{0} * {1}"``), for a node the caller named.
+    constant_first : bool
+        With a known constant as second operand, show it first (``8 * b``: torch records
+        ``mul(b, 8)``).
+    rule : str or None
+        What its backward does to the upstream gradient ``g``, in words a reader can check.
+    zero_derivative : bool
+        A step function: the derivative is zero almost everywhere.
+    singular : str or None
+        Where the derivative is infinite or undefined.
+    regular_from_exponent : float or None
+        With a constant exponent at least this, the derivative is finite everywhere (``pow``).
+    gate : str or None
+        Where it sends exact zeros although ``g`` is nonzero (a ReLU, a mask).
+    dead_unit : bool
+        A zero gradient through it is a unit that never fired (a dead ReLU).
+    masks_branch : bool
+        Sends a zero cotangent into the branch it did not take (``torch.where``).
+    product : bool
+        Its backward multiplies ``g`` by the other (saved) factor: a saved factor of 0 and one
+        other value is a dropout mask; a non-finite factor makes NaN from a zero ``g``.
+    fix_in_product : str or None
+        The safer form when a product's backward multiplies by this operation's non-finite
+        value (``p * log(p)`` at ``p = 0``).
+    random : bool
+        The forward draws random numbers (dropout in training mode, a random draw).
+    view : bool
+        A view of its input (no arithmetic): looked through when finding the module a value
+        goes into.
+    """
+
+    name: str
+    label: str | None = None
+    constant_first: bool = False
+    rule: str | None = None
+    zero_derivative: bool = False
+    singular: str | None = None
+    regular_from_exponent: float | None = None
+    gate: str | None = None
+    dead_unit: bool = False
+    masks_branch: bool = False
+    product: bool = False
+    fix_in_product: str | None = None
+    random: bool = False
+    view: bool = False
+
+
+_MATMUL = "g @ Bᵀ to A, Aᵀ @ g to B"
+_RESHAPED = "g reshaped to the input's shape"
+_NEAR_ZERO_P = "a coordinate near 0 when p < 1 (the derivative grows without bound there)"
+_ONE_ELEMENT = "a single element (n − 1 = 0 with the default correction)"
+
+OPERATORS: dict[str, Operator] = {op.name: op for op in (
+    # arithmetic
+    Operator("mul", label="{0} * {1}", constant_first=True, rule="g × the other factor",
+             gate="where the other factor is 0", product=True),
+    Operator("add", label="{0} + {1}", rule="g passed on unchanged to each operand"),
+    Operator("sub", label="{0} - {1}", rule="g to the first operand, −g to the second"),
+    Operator("rsub", label="{1} - {0}", rule="−g to the first operand, g to the second"),
+    Operator("neg", label="-{0}", rule="−g"),
+    Operator("div", label="{0} / {1}", rule="g / b to a, −g·a / b² to b", singular="b = 0"),
+    Operator("pow", label="{0} ** {1}", rule="g × n·xⁿ⁻¹",
+             singular="x = 0 with an exponent below 1", regular_from_exponent=1),
+    Operator("reciprocal", singular="x = 0"),
+    Operator("xlogy", singular="y = 0 (for x ≠ 0)"),
+    Operator("atan2", singular="(y, x) near (0, 0) (the derivative grows as 1 / r)"),
+    # products
+    Operator("mm", label="{0} @ {1}", rule=_MATMUL),
+    Operator("matmul", label="{0} @ {1}", rule=_MATMUL),
+    Operator("bmm", label="{0} @ {1}"),
+    Operator("mv", label="{0} @ {1}", rule="g ⊗ x to W (an outer product), Wᵀ g to x"),
+    Operator("dot", label="{0} @ {1}"),
+    Operator("addmm", label="{1} @ {2} + {0}",
+             rule="to the bias: g summed over the rows; to A: g @ Bᵀ; to B: Aᵀ @ g "
+                  "(y = bias + A @ B)"),
+    Operator("cdist", singular=_NEAR_ZERO_P),
+    # elementwise
+    Operator("exp", rule="g × exp(x)"),
+    Operator("log", rule="g / x", singular="x = 0",
+             fix_in_product="for p * log(p) use torch.special.xlogy(p, p), which is 0 at p = 0"),
+    Operator("log2", singular="x = 0"),
+    Operator("log10", singular="x = 0"),
+    Operator("sqrt", rule="g / (2√x)", singular="x = 0"),
+    Operator("rsqrt", singular="x = 0"),
+    Operator("sin", rule="g × cos(x)"),
+    Operator("cos", rule="−g × sin(x)"),
+    Operator("asin", singular="x = ±1"),
+    Operator("acos", singular="x = ±1"),
+    Operator("atanh", singular="x = ±1"),
+    Operator("tanh", rule="g × (1 − tanh²(x))"),
+    Operator("sigmoid", rule="g × σ(x)(1 − σ(x))"),
+    # gates: they send exact zeros
+    Operator("relu", rule="g where x > 0, else 0", gate="x ≤ 0", dead_unit=True),
+    Operator("threshold", gate="x ≤ the threshold", dead_unit=True),
+    Operator("leaky_relu", dead_unit=True),
+    Operator("threshold_backward", dead_unit=True),  # the backward of relu, differentiated
+    Operator("leaky_relu_backward", dead_unit=True),
+    Operator("hardtanh", gate="x outside [min, max]"),
+    Operator("clamp", gate="x outside [min, max]"),
+    Operator("where", gate="the branch not taken", masks_branch=True),
+    Operator("masked_fill", gate="the masked entries"),
+    Operator("max", gate="every entry but the maximum"),
+    Operator("min", gate="every entry but the minimum"),
+    Operator("index", gate="the entries not indexed"),
+    # step functions
+    Operator("round", zero_derivative=True),
+    Operator("floor", zero_derivative=True),
+    Operator("ceil", zero_derivative=True),
+    Operator("trunc", zero_derivative=True),
+    Operator("sign", zero_derivative=True),
+    Operator("sgn", zero_derivative=True),
+    # reductions
+    Operator("sum", rule="g copied to every summed entry"),
+    Operator("mean", rule="g / n copied to every averaged entry"),
+    Operator("norm", singular=_NEAR_ZERO_P),
+    Operator("linalg_vector_norm", singular=_NEAR_ZERO_P),
+    Operator("std", singular=_ONE_ELEMENT),
+    Operator("var", singular=_ONE_ELEMENT),
+    # moves and views
+    Operator("t", label="{0}.T", rule="gᵀ", view=True),
+    Operator("transpose", label="{0}.T", rule="g transposed back"),
+    Operator("permute", label="{0}.permute", rule="g permuted back"),
+    Operator("view", rule=_RESHAPED, view=True),
+    Operator("unsafe_view", rule=_RESHAPED),
+    Operator("expand", rule="g summed over the expanded dimensions", view=True),
+    Operator("clone", rule="g passed on unchanged"),
+    # random forwards
+    Operator("native_dropout", random=True),
+    Operator("fused_dropout", random=True),
+    Operator("bernoulli", random=True),
+    Operator("rrelu_with_noise", random=True),
+    Operator("normal", random=True),
+)}
+"""Every operator the trace room knows, by name."""
+
+_NONE = Operator("")
+
+
+def row(op: str) -> Operator:
+    """The row of operation ``op``; an empty row (no label, rule or region) if it has none."""
+    return OPERATORS.get(op, _NONE)
+
+
+def singular(node: Any) -> bool:
+    """Whether the derivative of ``node``'s operation is infinite somewhere it can be
+    evaluated: its row states a region, and no constant exponent rules it out (``x ** 2``)."""
+    op = row(op_name(node))
+    if op.singular is None:
+        return False
+    if op.regular_from_exponent is not None:
+        exponent = constant_exponent(node)
+        return not (isinstance(exponent, (int, float)) and exponent >= op.regular_from_exponent)
+    return True

@@ -1,0 +1,250 @@
+"""Is the tensor tracked, and is it in the output's graph? The first causes
+:func:`gradarg.why_no_grad` checks (:data:`RULES`, in order; the rest are in :mod:`.causes`).
+
+Each cause is a :class:`~gradarg.trace.rules.Rule`: the cases it answers, a phrase for the
+docstring, its handling of a live graph and, where it differs, of a freed one.  Only the
+graph's structure and the constants its nodes saved are read here: no backward pass runs.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .context import Answer, Cause, Context
+from .cuts import constants, cut, history_free, module_of, same_storage
+from .nodes import leaf_tensor, saved_tensors
+from .rules import undecided
+
+__all__ = ["RULES"]
+
+
+# -- the tensor and the output ----------------------------------------------------------------
+def _integer_dtype(c: Context) -> Answer | None:
+    if c.tensor.is_floating_point() or c.tensor.is_complex():
+        return None
+    return Answer("integer-dtype", (
+        f"{c.xname} has dtype {c.tensor.dtype}: only floating and complex tensors can require "
+        f"grad, so it never gets a .grad; make it floating before the computation "
+        f"(e.g. .float()) and keep integer casts out of the path"))
+
+
+INTEGER_DTYPE = Cause(("integer-dtype",), 'an integer dtype (``"integer-dtype"``)',
+                      _integer_dtype)
+
+
+def _inference_mode(c: Context) -> Answer | None:
+    if not c.tensor.is_inference():
+        return None
+    return Answer("inference-mode", (
+        f"{c.xname} was created under torch.inference_mode(): inference tensors never record "
+        f"a graph; create it outside inference_mode (or clone it there)"))
+
+
+INFERENCE_MODE = Cause(("inference-mode",),
+                       'created under ``inference_mode`` (``"inference-mode"``)', _inference_mode)
+
+
+def _no_graph(c: Context) -> Answer | None:
+    output, xname, oname = c.output, c.xname, c.oname
+    if output.grad_fn is not None or output is c.tensor:
+        return None
+    if output.is_inference():
+        return Answer("output-no-grad", (
+            f"{oname} was computed under torch.inference_mode(): it has no graph, so no "
+            f"backward pass leads from it to {xname}; compute it outside inference_mode "
+            f"(torch.no_grad() or inference_mode belong to evaluation only)"))
+    if output.requires_grad:
+        return Answer("new-leaf", (
+            f"{oname} is a new leaf (requires_grad=True but no grad_fn): it was made from "
+            f"values (torch.tensor(...), torch.from_numpy, a float) cut from the computation "
+            f"that produced them, so backward() stops at {oname} and never reaches {xname}; "
+            f"compute it with torch operations on the tensors themselves (torch.stack or "
+            f"torch.cat to combine losses, not torch.tensor([...]))"))
+    facts = []
+    if not torch.is_grad_enabled():
+        facts.append("grad mode is off right now (inside torch.no_grad() or after "
+                     "torch.set_grad_enabled(False))")
+    if c.tensor.requires_grad and c.tensor.is_leaf:
+        facts.append(f"{xname} requires grad now: if {xname}.requires_grad_() came after the "
+                     f"forward, set it before")
+    with_graph = [k for k, t in c.names.items() if t is not output and t.grad_fn is not None]
+    if with_graph:
+        facts.append(f"{', '.join(with_graph[:3])} has a graph and {oname} has none: the path "
+                     f"was cut between them")
+    seen = "".join(f"; {f}" for f in facts)
+    return Answer("output-no-grad", (
+        f"{oname} has no graph (requires_grad=False, no grad_fn), so no backward pass leads "
+        f"from it to {xname}: it was computed under torch.no_grad(), or only from tensors "
+        f"without history (.detach(), .data, .item() or NumPy, integer results such as argmax "
+        f"or .long(), torch.tensor([...]) of other tensors, gradients from "
+        f"torch.autograd.grad without create_graph=True as in a gradient penalty){seen}"))
+
+
+NO_GRAPH = Cause(("output-no-grad", "new-leaf"),
+                 'output without a graph (``"output-no-grad"``) or itself a new leaf cut from '
+                 'the computation (``"new-leaf"``)', _no_graph)
+
+
+def _not_tracked(c: Context) -> Answer | None:
+    tensor, xname = c.tensor, c.xname
+    if tensor.requires_grad:
+        return None
+    for node in c.nodes:
+        var = leaf_tensor(node)
+        if var is not None and same_storage(var, tensor):
+            return Answer("requires-grad-false", (
+                f"{xname} does not require grad: it shares memory with a leaf of the graph, "
+                f"so it is a .detach()/.data alias of it; that leaf gets the .grad"))
+    node = next((n.name() for n, _, val in constants(c.nodes)
+                 if isinstance(val, torch.Tensor) and same_storage(val, tensor)), None)
+    extra = f" ({node} takes it as a constant)" if node is not None else ""
+    return Answer("requires-grad-false", (
+        f"{xname} has requires_grad=False, so autograd never tracks it{extra}: create it "
+        f"with requires_grad=True or call {xname}.requires_grad_() before using it"), node)
+
+
+NOT_TRACKED = Cause(("requires-grad-false",),
+                    '``requires_grad=False`` (``"requires-grad-false"``)', _not_tracked)
+
+
+def _output_itself(c: Context) -> Answer | None:
+    if c.output is not c.tensor:
+        return None
+    return Answer("ok", (
+        f"{c.xname} is the output itself: backward() gives it the upstream gradient"))
+
+
+OUTPUT_ITSELF = Cause(("ok",), 'the output itself (``"ok"``)', _output_itself)
+
+
+# -- not in the output's graph ----------------------------------------------------------------
+def _outside(c: Context) -> bool:
+    """The tensor is not a node of the output's graph (these rules apply only then)."""
+    return c.key is None
+
+
+def _held_itself(c: Context) -> Answer | None:
+    xname = c.xname
+    for node, _, val in saved_tensors(c.nodes):
+        if val is c.tensor:
+            return Answer("not-reachable", (
+                f"{xname} is not reachable from {c.oname}: {node.name()} holds {xname} itself "
+                f"as a constant, so {xname} did not require grad when the forward ran: "
+                f"requires_grad_() came after the forward; set it before and recompute"),
+                node.name())
+    return None
+
+
+HELD_ITSELF = Cause(("not-reachable",), 'not in the output\'s graph (``"not-reachable"``, '
+                    "with what cut the path when the graph shows it)", _held_itself,
+                    when=_outside)
+
+
+def _cut_found(c: Context) -> Answer | None:
+    """Live only: which constant shows the cut (freed saved tensors show nothing)."""
+    xname, oname = c.xname, c.oname
+    text, node = cut(c.nodes, c.tensor, xname)
+    if node is not None:
+        return Answer("not-reachable", f"{xname} is not reachable from {oname}: {text}", node)
+    consts = constants(c.nodes)
+    for name, t in c.names.items():
+        if t is c.tensor or t.grad_fn is None:
+            continue
+        hit = next((n for n, _, v in consts if isinstance(v, torch.Tensor)
+                    and same_storage(v, t)), None)
+        if hit is not None:
+            return Answer("not-reachable", (
+                f"{xname} is not reachable from {oname}: {hit.name()} takes the memory of "
+                f"{name} (which has a graph) as a constant: {name} was detached on the way "
+                f"(.detach() or .data); use {name} itself"), hit.name())
+    return None
+
+
+CUT_FOUND = Cause(("not-reachable",), "", _cut_found, undecided, _outside)
+
+
+def _unused_module(c: Context) -> Answer | None:
+    xname, oname = c.xname, c.oname
+    leaf_ids = {id(t) for t in c.graph.leaves()}
+    sub, mod = module_of(xname, c.module)
+    if mod is None or any(id(p) in leaf_ids for p in mod.parameters()) or c.opaque:
+        return None
+    where = history_free(c.graph, f"{sub}'s output", oname, c.names)
+    return Answer("unused-parameter", (
+        f"{xname} is not in {oname}'s graph, and neither is any other parameter of module "
+        f"{sub} ({type(mod).__name__}): {sub} did not take part in computing {oname} (its "
+        f"forward was not called, or its output was cut before {oname} by .detach(), "
+        f".data, NumPy or torch.no_grad()){where}; if "
+        f"it is meant to be unused, leave it out of the optimizer (DDP: "
+        f"find_unused_parameters=True)"))
+
+
+UNUSED_MODULE = Cause(("unused-parameter",), "no parameter of its module in the graph "
+                      'either (``"unused-parameter"``)', _unused_module, when=_outside)
+
+
+def _opaque(c: Context) -> Answer | None:
+    if not c.opaque:
+        return None
+    xname = c.xname
+    return Answer("not-reachable", (
+        f"{xname} is not a node of {c.oname}'s graph as hooks see it: the graph holds a "
+        f"reentrant torch.utils.checkpoint region ({c.opaque[0]}) whose inside is rebuilt "
+        f"in a backward pass of its own; if {xname} is used inside it, its .grad is filled "
+        f"by backward() but cannot be traced (use_reentrant=False makes it visible)"),
+        c.opaque[0])
+
+
+OPAQUE = Cause(("not-reachable",), "", _opaque, when=_outside)
+
+
+def _leaves_hint(c: Context) -> str:
+    leaves = c.graph.leaves()
+    if not (0 < len(leaves) <= 3 and c.module is None):
+        return ""
+    shapes = ", ".join(str(tuple(v.shape)) for v in leaves)
+    return (f"; the graph's leaves are tensors of shape {shapes}, none of them {c.xname}: if "
+            f"one of them was made from computed values (torch.tensor([...], "
+            f"requires_grad=True), a NumPy copy), it is a new leaf that cut the path; "
+            f"combine tensors with torch.stack or torch.cat instead")
+
+
+def _unreachable(c: Context) -> Answer | None:
+    more = history_free(c.graph, c.xname, c.oname, c.names)
+    return Answer("not-reachable", (
+        f"{c.xname} is not reachable from {c.oname}: {cut(c.nodes, c.tensor, c.xname)[0]}"
+        f"{more}{_leaves_hint(c)}"))
+
+
+def _unreachable_freed(c: Context) -> Answer | None:
+    return Answer("not-reachable", (
+        f"{c.xname} is not in {c.oname}'s graph: the path from it was cut (.detach(), .data, "
+        f".item()/NumPy, torch.no_grad(), an integer cast, requires_grad_() after the "
+        f"forward) or it was not used; which node took it as a constant could not be "
+        f"checked, because backward() freed the saved tensors: recompute {c.oname} and call "
+        f"why_no_grad before backward()"))
+
+
+UNREACHABLE = Cause(("not-reachable",), "", _unreachable, _unreachable_freed, _outside)
+
+
+# -- in the graph -----------------------------------------------------------------------------
+def _non_leaf(c: Context) -> Answer | None:
+    tensor, xname = c.tensor, c.xname
+    if tensor.grad_fn is None or tensor.retains_grad:
+        return None
+    return Answer("non-leaf", (
+        f"{xname} is not a leaf (made by {tensor.grad_fn.name()}), and backward() fills "
+        f".grad only for leaf tensors: call {xname}.retain_grad() before backward(), or "
+        f"use torch.autograd.grad({c.oname}, {xname})"), tensor.grad_fn.name())
+
+
+NON_LEAF = Cause(("non-leaf",), 'a non-leaf without ``retain_grad()`` (``"non-leaf"``)',
+                 _non_leaf)
+
+
+RULES: tuple[Cause, ...] = (
+    INTEGER_DTYPE, INFERENCE_MODE, NO_GRAPH, NOT_TRACKED, OUTPUT_ITSELF,
+    HELD_ITSELF, CUT_FOUND, UNUSED_MODULE, OPAQUE, UNREACHABLE, NON_LEAF,
+)
+"""The causes about tracking and reachability, in order."""
