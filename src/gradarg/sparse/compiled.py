@@ -14,8 +14,9 @@ It pays where a function is called many times at one input shape (Newton iterati
 time stepping); compilation takes seconds, so one call stays cheaper eagerly.
 
 May import torch, :mod:`gradarg.sparse._layouts` and ``gradarg.core.speeds`` (its timing
-helper); its owners (``compressed``, ``hessian``)
-give it the pure function and the recovery, so nothing here knows a colouring.
+helper); its owners (``compressed``, ``hessian``) give it their modes
+(:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so nothing here
+knows a colouring.
 """
 
 from __future__ import annotations
@@ -25,15 +26,40 @@ import os
 import shutil
 import time
 import types
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
 from ..core.speeds import best_of_3
 from ._layouts import check_layout
 
-__all__ = ["CompiledSparse", "resolve_backend"]
+if TYPE_CHECKING:
+    from .modes import Mode
+
+__all__ = ["CompiledSparse", "compile_parameters", "resolve_backend"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# the parameters of SparseJacobian.compile and SparseHessian.compile after their first
+_PARAMETERS = """\
+        backend : str
+            ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
+            where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
+            kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
+        mode : str, optional
+            Passed to ``torch.compile``.
+        fullgraph : bool
+            ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
+            what could not be captured; ``False`` lets torch run those parts eagerly."""
+
+
+def compile_parameters(method: F) -> F:
+    """Write the shared parameters of a ``compile`` method into its docstring, in place of
+    ``{compile_parameters}`` (indented as they are here)."""
+    assert method.__doc__ is not None
+    method.__doc__ = method.__doc__.replace("        {compile_parameters}", _PARAMETERS)
+    return method
 
 
 def resolve_backend(backend: str) -> str:
@@ -99,11 +125,8 @@ class CompiledSparse:
         self,
         owner: Any,
         fn: Callable[..., torch.Tensor],
-        candidates: Mapping[str, tuple[Callable[..., torch.Tensor],
-                                       Callable[[torch.dtype], tuple[torch.Tensor, ...]],
-                                       Callable[[torch.Tensor], torch.Tensor]]],
+        modes: Sequence[Mode],
         prepare: Callable[[torch.Tensor], tuple[int, ...]],
-        eager: Callable[[torch.Tensor], torch.Tensor],
         assemble: Callable[[torch.Tensor, tuple[int, ...], tuple[int, ...], torch.layout],
                            torch.Tensor],
         *,
@@ -116,18 +139,23 @@ class CompiledSparse:
         self.passes: int = owner.passes
         self.backend = resolve_backend(backend)
         self.compile_seconds: float | None = None
-        self.mode = next(iter(candidates))
+        self.mode = modes[0].name
         self.route = "compiled"
-        self._eager = eager
         self._prepare = prepare
         self._assemble = assemble
         self._y_shapes: dict[tuple, tuple[int, ...]] = {}
         self._fullgraph = fullgraph
+        # per mode: its compressed pass compiled, its seeds, its recovery
         self._candidates = {
-            name: (self._own_compile(pure, self.backend, mode, fullgraph), seeds, recover)
-            for name, (pure, seeds, recover) in candidates.items()
+            m.name: (self._own_compile(m.pure(fn), self.backend, mode, fullgraph), m.seeds,
+                     m.recover)
+            for m in modes
         }
         self._compiled, self._seeds, self._recover = self._candidates[self.mode]
+
+    def _eager(self, x: torch.Tensor) -> torch.Tensor:
+        """The owner's eager call: coalesced COO, so its values are the entries in order."""
+        return self._owner(self.fn, x).values()
 
     @staticmethod
     def _own_compile(pure, backend, mode, fullgraph):
