@@ -66,8 +66,7 @@ class Mode(Protocol):
     @property
     def name(self) -> str: ...
 
-    def seeds(self, dtype: torch.dtype, y_dtype: torch.dtype | None = None,
-              ) -> tuple[torch.Tensor, ...]: ...
+    def seeds(self, dtype: torch.dtype) -> tuple[torch.Tensor, ...]: ...
 
     def pure(self, fn: Fn) -> Callable[..., torch.Tensor]: ...
 
@@ -93,22 +92,25 @@ def record(fn: Fn, x0: torch.Tensor, co: Coordinates) -> tuple[torch.Tensor, tor
 
 
 class _Seeded:
-    """Seeds made once per dtype pair (``x``'s, ``y``'s)."""
+    """Seeds made once per dtype (``x``'s: a pass casts them to ``y``'s where it needs).
+
+    By default one seed per colour of :attr:`colors` (one colour per line: a row, a column
+    or an input element), the sum of the one-hots of its lines."""
+
+    colors: torch.Tensor | None
 
     def __init__(self) -> None:
-        self._seeds: dict[tuple[torch.dtype, torch.dtype], tuple[torch.Tensor, ...]] = {}
+        self._seeds: dict[torch.dtype, tuple[torch.Tensor, ...]] = {}
 
-    def seeds(self, dtype: torch.dtype, y_dtype: torch.dtype | None = None,
-              ) -> tuple[torch.Tensor, ...]:
-        """The seeds for an input of ``dtype`` and an output of ``y_dtype`` (default: the
-        same; the compiled call gives only ``x``'s)."""
-        key = (dtype, dtype if y_dtype is None else y_dtype)
-        if key not in self._seeds:
-            self._seeds[key] = self._make(*key)
-        return self._seeds[key]
+    def seeds(self, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        """The seeds, one row per pass, in ``dtype``."""
+        if dtype not in self._seeds:
+            self._seeds[dtype] = self._make(dtype)
+        return self._seeds[dtype]
 
-    def _make(self, x_dtype: torch.dtype, y_dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
-        raise NotImplementedError
+    def _make(self, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        assert self.colors is not None
+        return (colour_seeds(self.colors, self.colors.numel(), dtype),)
 
 
 # --------------------------------------------------------------------------- Jacobian modes
@@ -144,12 +146,11 @@ class JacobianMode(_Seeded):
         raise NotImplementedError
 
 
-class Reverse(JacobianMode):
-    """One VJP per row colour ``c``, upstream gradient ``v_c = Σ_{colour(i)=c} e_i``; entry
-    ``(i, j)`` is ``(v_{colour(i)}ᵀ J)_j``.  Seeds and result in ``y``'s dtype."""
+class _Side(JacobianMode):
+    """One side of the pattern coloured, ``colors`` one colour per row (VJPs) or per column
+    (JVPs)."""
 
-    name = "reverse"
-    forward_mode = False
+    colors: torch.Tensor
 
     def __init__(self, co: Coordinates, rows: torch.Tensor, cols: torch.Tensor,
                  colors: torch.Tensor) -> None:
@@ -157,19 +158,23 @@ class Reverse(JacobianMode):
         self.colors = colors
         self.passes = _count(colors)
 
-    def _make(self, x_dtype: torch.dtype, y_dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
-        assert self.colors is not None
-        return (colour_seeds(self.colors, self.co.m, y_dtype),)
+
+class Reverse(_Side):
+    """One VJP per row colour ``c``, upstream gradient ``v_c = Σ_{colour(i)=c} e_i``; entry
+    ``(i, j)`` is ``(v_{colour(i)}ᵀ J)_j``.  The result is in ``x``'s dtype."""
+
+    name = "reverse"
+    forward_mode = False
 
     @cached_property
     def gather(self) -> torch.Tensor:
-        assert self.colors is not None
         return self.colors[self.rows] * self.co.n + self.cols
 
     def run(self, fn: Fn, x0: torch.Tensor) -> Pass:
         y, leaf = record(fn, x0, self.co)
-        (v,) = self.seeds(x0.dtype, y.dtype)
-        return Pass(vjps(y, leaf, v.view(self.passes, *y.shape)).reshape(-1), y, leaf)
+        (v,) = self.seeds(x0.dtype)
+        return Pass(vjps(y, leaf, v.view(self.passes, *y.shape).to(y.dtype)).reshape(-1), y,
+                    leaf)
 
     def pure(self, fn: Fn) -> Callable[..., torch.Tensor]:
         def pure(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -178,31 +183,21 @@ class Reverse(JacobianMode):
         return pure
 
 
-class Forward(JacobianMode):
+class Forward(_Side):
     """One JVP per column colour ``c``, tangent ``t_c = Σ_{colour(j)=c} e_j``; entry
-    ``(i, j)`` is ``(J t_{colour(j)})_i``.  Seeds in ``x``'s dtype, result in ``y``'s."""
+    ``(i, j)`` is ``(J t_{colour(j)})_i``.  The result is in ``y``'s dtype."""
 
     name = "forward"
     forward_mode = True
 
-    def __init__(self, co: Coordinates, rows: torch.Tensor, cols: torch.Tensor,
-                 colors: torch.Tensor) -> None:
-        super().__init__(co, rows, cols)
-        self.colors = colors
-        self.passes = _count(colors)
-
-    def _make(self, x_dtype: torch.dtype, y_dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
-        assert self.colors is not None
-        return (colour_seeds(self.colors, self.co.n, x_dtype),)
-
     @cached_property
     def gather(self) -> torch.Tensor:
-        assert self.colors is not None
         return self.colors[self.cols] * self.co.m + self.rows
 
     def run(self, fn: Fn, x0: torch.Tensor) -> Pass:
         (t,) = self.seeds(x0.dtype)
         cols = jvps(fn, x0, t.view(self.passes, *x0.shape))
+        # no graph recorded: y's shape and dtype are the tangents'
         y = check_y(torch.empty(cols.shape[1:], dtype=cols.dtype), self.co.m, self.co.y_shape)
         return Pass(cols.detach().reshape(-1), y, None)
 
@@ -232,16 +227,16 @@ class Bidirectional(JacobianMode):
         return (torch.from_numpy(self.split.row_colors),
                 torch.from_numpy(self.split.column_colors))
 
-    def _make(self, x_dtype: torch.dtype, y_dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
-        """``v`` (reverse colours × m, ``y``'s dtype) and ``t`` (forward colours × n,
-        ``x``'s): one-hots of the rows with a reverse entry, the columns with a forward one."""
+    def _make(self, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        """``v`` (reverse colours × m) and ``t`` (forward colours × n): one-hots of the rows
+        with a reverse entry, the columns with a forward one."""
         sp, co = self.split, self.co
         rc, cc = self._colours
         rev = torch.from_numpy(sp.reverse)
         rev_lines, fwd_lines = torch.unique(self.rows[rev]), torch.unique(self.cols[~rev])
-        v = torch.zeros(sp.reverse_passes, co.m, dtype=y_dtype)
+        v = torch.zeros(sp.reverse_passes, co.m, dtype=dtype)
         v[rc[rev_lines], rev_lines] = 1
-        t = torch.zeros(sp.forward_passes, co.n, dtype=x_dtype)
+        t = torch.zeros(sp.forward_passes, co.n, dtype=dtype)
         t[cc[fwd_lines], fwd_lines] = 1
         return v, t
 
@@ -257,8 +252,8 @@ class Bidirectional(JacobianMode):
 
     def run(self, fn: Fn, x0: torch.Tensor) -> Pass:
         y, leaf = record(fn, x0, self.co)
-        v, t = self.seeds(x0.dtype, y.dtype)
-        parts = [vjps(y, leaf, v.view(-1, *y.shape)).reshape(-1).to(y.dtype)]
+        v, t = self.seeds(x0.dtype)
+        parts = [vjps(y, leaf, v.view(-1, *y.shape).to(y.dtype)).reshape(-1).to(y.dtype)]
         if self.split.forward_passes:
             cols = jvps(fn, x0.detach(), t.view(-1, *x0.shape))
             parts.append(cols.detach().reshape(-1).to(y.dtype))
@@ -306,9 +301,6 @@ class HessianMode(_Seeded):
         """The greedy colouring of the adjacency ``(indptr, indices)`` in vertex order
         ``sequence`` that this mode's recovery needs."""
         raise NotImplementedError
-
-    def _make(self, x_dtype: torch.dtype, y_dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
-        return (colour_seeds(self.colors, self.colors.numel(), x_dtype),)
 
     def run(self, f: Fn, x0: torch.Tensor) -> torch.Tensor:
         """The eager products at ``x0``, flat ``passes × n``."""
