@@ -357,6 +357,37 @@ def test_call_errors():
         gradarg.jacobian(stencil_1d, torch.zeros(4), sparsity=fwd, method="reverse")
 
 
+def test_the_sparse_route_takes_the_bidirectional_method():
+    """``sparse_jacobian`` (what ``jacobian(fn, x, sparsity=P)`` calls) takes
+    ``method="bidirectional"`` as ``SparseJacobian`` does, and keeps its colouring apart."""
+    from gradarg.sparse import _seen
+    from gradarg.sparse.compressed import sparse_jacobian
+
+    n = 30
+    arrow = torch.eye(n, dtype=torch.bool)  # a dense row and a dense column
+    arrow[0] = arrow[:, 0] = True
+
+    def f(u):
+        return torch.cat([(u * u).sum(0, keepdim=True), torch.sin(u[1:]) * u[0]])
+
+    x = torch.linspace(-1, 1, n, dtype=F64)
+    want = torch.func.jacrev(f)(x)
+    _seen.clear()
+    try:
+        got = sparse_jacobian(f, x, arrow, method="bidirectional")
+        (kept,) = _seen._SEEN.values()
+        assert kept.mode == "bidirectional"
+        assert_exact(got, want)
+        assert_exact(sparse_jacobian(f, x, arrow.to_sparse()), want)  # "auto": its own key
+        assert len(_seen._SEEN) == 2
+    finally:
+        _seen.clear()
+    sj = gradarg.SparseJacobian(arrow, method="bidirectional")
+    assert_exact(sparse_jacobian(f, x, sj, method="bidirectional"), want)
+    with pytest.raises(ValueError, match="coloured for 'bidirectional'"):
+        sparse_jacobian(f, x, sj, method="forward")
+
+
 # --------------------------------------------------------------------------- hygiene
 
 
