@@ -183,7 +183,7 @@ class SparseJacobian:
         self.coloring_seconds = time.perf_counter() - start
         if best.forward_mode:
             forward_mode_ready()  # the first call then costs what the next ones cost
-        _ = best.gather  # the decompression: made now, not at the first call
+        best.prepare()  # and the decompression made now
         self._crow: torch.Tensor | None = None
         self._coo_index: dict[tuple, torch.Tensor] = {}
 

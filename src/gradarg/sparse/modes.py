@@ -137,6 +137,10 @@ class JacobianMode(_Seeded):
     def recover(self, flat: torch.Tensor) -> torch.Tensor:
         return flat.index_select(0, self.gather)
 
+    def prepare(self) -> None:
+        """The one-off work of a first call (the decompression), done now: at construction."""
+        _ = self.gather
+
     def run(self, fn: Fn, x0: torch.Tensor) -> Pass:
         """The eager compressed pass at ``x0`` (the caller's copy of ``x``)."""
         raise NotImplementedError
@@ -227,13 +231,22 @@ class Bidirectional(JacobianMode):
         return (torch.from_numpy(self.split.row_colors),
                 torch.from_numpy(self.split.column_colors))
 
+    @cached_property
+    def _lines(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The rows with a reverse entry, the columns with a forward one."""
+        rev = torch.from_numpy(self.split.reverse)
+        return torch.unique(self.rows[rev]), torch.unique(self.cols[~rev])
+
+    def prepare(self) -> None:
+        super().prepare()
+        _ = self._lines
+
     def _make(self, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
         """``v`` (reverse colours × m) and ``t`` (forward colours × n): one-hots of the rows
         with a reverse entry, the columns with a forward one."""
         sp, co = self.split, self.co
         rc, cc = self._colours
-        rev = torch.from_numpy(sp.reverse)
-        rev_lines, fwd_lines = torch.unique(self.rows[rev]), torch.unique(self.cols[~rev])
+        rev_lines, fwd_lines = self._lines
         v = torch.zeros(sp.reverse_passes, co.m, dtype=dtype)
         v[rc[rev_lines], rev_lines] = 1
         t = torch.zeros(sp.forward_passes, co.n, dtype=dtype)
