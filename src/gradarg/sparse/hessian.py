@@ -3,7 +3,9 @@
 ``SparseHessian(pattern)`` star-colours the adjacency graph of a symmetric pattern once
 (:mod:`gradarg.sparse.star`); each call then computes one Hessian-vector product per colour,
 forward-over-reverse (``torch.func.jvp`` of ``torch.func.grad``, batched with
-``torch.func.vmap``), and reads every entry of the pattern off those products.
+``torch.func.vmap``), and reads every entry of the pattern off those products.  Each method
+(``"star"``, ``"acyclic"``: substitution, fewer products) is a mode of
+:mod:`gradarg.sparse.modes`, which holds its colouring, its pass and its recovery.
 """
 
 from __future__ import annotations
