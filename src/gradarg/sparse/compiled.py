@@ -26,7 +26,7 @@ import os
 import shutil
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
@@ -57,8 +57,8 @@ _PARAMETERS = """\
 def compile_parameters(method: F) -> F:
     """Write the shared parameters of a ``compile`` method into its docstring, in place of
     ``{compile_parameters}`` (indented as they are here)."""
-    assert method.__doc__ is not None
-    method.__doc__ = method.__doc__.replace("        {compile_parameters}", _PARAMETERS)
+    if method.__doc__:  # None under python -OO
+        method.__doc__ = method.__doc__.replace("        {compile_parameters}", _PARAMETERS)
     return method
 
 
@@ -125,8 +125,11 @@ class CompiledSparse:
         self,
         owner: Any,
         fn: Callable[..., torch.Tensor],
-        modes: Sequence[Mode],
+        candidates: Mapping[str, tuple[Callable[..., torch.Tensor],
+                                       Callable[[torch.dtype], tuple[torch.Tensor, ...]],
+                                       Callable[[torch.Tensor], torch.Tensor]]],
         prepare: Callable[[torch.Tensor], tuple[int, ...]],
+        eager: Callable[[torch.Tensor], torch.Tensor],
         assemble: Callable[[torch.Tensor, tuple[int, ...], tuple[int, ...], torch.layout],
                            torch.Tensor],
         *,
@@ -139,23 +142,40 @@ class CompiledSparse:
         self.passes: int = owner.passes
         self.backend = resolve_backend(backend)
         self.compile_seconds: float | None = None
-        self.mode = modes[0].name
+        self.mode = next(iter(candidates))
         self.route = "compiled"
+        self._eager = eager
         self._prepare = prepare
         self._assemble = assemble
         self._y_shapes: dict[tuple, tuple[int, ...]] = {}
         self._fullgraph = fullgraph
-        # per mode: its compressed pass compiled, its seeds, its recovery
         self._candidates = {
-            m.name: (self._own_compile(m.pure(fn), self.backend, mode, fullgraph), m.seeds,
-                     m.recover)
-            for m in modes
+            name: (self._own_compile(pure, self.backend, mode, fullgraph), seeds, recover)
+            for name, (pure, seeds, recover) in candidates.items()
         }
         self._compiled, self._seeds, self._recover = self._candidates[self.mode]
 
-    def _eager(self, x: torch.Tensor) -> torch.Tensor:
-        """The owner's eager call: coalesced COO, so its values are the entries in order."""
-        return self._owner(self.fn, x).values()
+    @classmethod
+    def of_modes(
+        cls,
+        owner: Any,
+        fn: Callable[..., torch.Tensor],
+        modes: Sequence[Mode],
+        prepare: Callable[[torch.Tensor], tuple[int, ...]],
+        assemble: Callable[[torch.Tensor, tuple[int, ...], tuple[int, ...], torch.layout],
+                           torch.Tensor],
+        **options: Any,
+    ) -> CompiledSparse:
+        """The owner's ``modes`` compiled for ``fn`` (the first is the owner's own; the others
+        are timed against it at the first call): per mode its pure pass, its seeds and its
+        recovery; the owner's eager call, whose coalesced COO values are the entries in
+        order, for the ``"eager"`` route.  ``options``: ``backend``, ``mode``, ``fullgraph``."""
+        candidates = {m.name: (m.pure(fn), m.seeds, m.recover) for m in modes}
+
+        def eager(x: torch.Tensor) -> torch.Tensor:
+            return owner(fn, x).values()
+
+        return cls(owner, fn, candidates, prepare, eager, assemble, **options)
 
     @staticmethod
     def _own_compile(pure, backend, mode, fullgraph):

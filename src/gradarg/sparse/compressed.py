@@ -320,8 +320,8 @@ class SparseJacobian:
                 return tuple(check_y(fn(x.detach().clone()), co.m, co.y_shape).shape)
 
         # the modes that need as many passes as this one are all compiled; the faster is kept
-        return CompiledSparse(self, fn, self._modes, prepare, self._assemble,
-                              backend=backend, mode=mode, fullgraph=fullgraph)
+        return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
+                                       backend=backend, mode=mode, fullgraph=fullgraph)
 
     def _certify(self, fn, x0, y, leaf, values, k, generator) -> None:
         co = self._coords

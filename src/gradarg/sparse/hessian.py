@@ -271,5 +271,5 @@ class SparseHessian:
         def assemble(values, y_shape, x_shape, layout):
             return self._assemble(values, x_shape, layout)
 
-        return CompiledSparse(self, f, [self._mode], prepare, assemble, backend=backend,
-                              mode=mode, fullgraph=fullgraph)
+        return CompiledSparse.of_modes(self, f, [self._mode], prepare, assemble,
+                                       backend=backend, mode=mode, fullgraph=fullgraph)
