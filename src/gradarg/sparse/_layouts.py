@@ -1,9 +1,11 @@
 """A compressed derivative's input check and seeds, and its values laid out as the caller asked:
 dense, sparse COO or CSR.
 
-Shared by :class:`~gradarg.SparseJacobian` and :class:`~gradarg.SparseHessian`: both check ``x``
-against the pattern the same way, seed one pass per colour, and recover the values of the pattern's entries (flat row-major coordinates ``rows``, ``cols``) and return them
-with the shape ``row_shape + col_shape`` (COO, dense) or as the flat ``m × n`` matrix (CSR).
+Shared by :class:`~gradarg.SparseJacobian` and :class:`~gradarg.SparseHessian` (and their
+modes, :mod:`gradarg.sparse.modes`): both check ``x`` (and ``fn(x)``) against the pattern the
+same way, seed one pass per colour, and return the values of the pattern's entries (flat
+row-major coordinates ``rows``, ``cols``) with the shape ``row_shape + col_shape`` (COO, dense)
+or as the flat ``m × n`` matrix (CSR).
 """
 
 from __future__ import annotations
@@ -34,6 +36,19 @@ def check_x(x: object, n: int, x_shape: tuple[int, ...] | None) -> None:
     if x.numel() != n or (x_shape is not None and tuple(x.shape) != x_shape):
         want = x_shape if x_shape is not None else f"{n} elements"
         raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+
+
+def check_y(y: object, m: int, y_shape: tuple[int, ...] | None) -> torch.Tensor:
+    """``y = fn(x)`` must be one real floating tensor with ``m`` elements (of shape
+    ``y_shape``, if known): ``TypeError`` / ``ValueError`` saying what it is and what the
+    pattern expects; returns ``y``."""
+    if not isinstance(y, torch.Tensor) or not y.is_floating_point():
+        what = y.dtype if isinstance(y, torch.Tensor) else type(y).__name__
+        raise TypeError(f"fn must return one real floating tensor, got {what}")
+    if y.numel() != m or (y_shape is not None and tuple(y.shape) != y_shape):
+        want = y_shape if y_shape is not None else f"{m} elements"
+        raise ValueError(f"fn(x) has shape {tuple(y.shape)}; the pattern expects {want}")
+    return y
 
 
 def colour_seeds(colors: torch.Tensor, size: int, dtype: torch.dtype) -> torch.Tensor:
