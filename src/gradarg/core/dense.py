@@ -11,6 +11,7 @@ import torch
 from .._validate import Inputs, as_input_tuple, check_callable
 from .basis import Blocks
 from .choose import check_blocks_depend_on_inputs, compute
+from .compose import composable_blocks, inside_transform, transform_name
 
 __all__ = ["METHODS", "jacobian", "register_sparse_route"]
 
@@ -225,7 +226,11 @@ def jacobian(
     if batch_dim is not None:
         return _per_sample(fn, x, batch_dim, resolved, vectorize,
                            sparsity is not None or strict or create_graph)
+    transformed = inside_transform()
     if sparsity is not None:
+        if transformed:
+            raise _refused_in_transform("sparsity=", "computes a compressed Jacobian, which "
+                                        "torch.func transforms cannot differentiate")
         if create_graph or strict:
             raise ValueError(
                 "sparsity= computes a compressed Jacobian; it does not support create_graph "
@@ -256,6 +261,20 @@ def jacobian(
             f"{flag}=True needs autodiff (the autograd graph of fn); method='finite-difference' "
             f"does not record one: use method='auto', 'reverse' or 'forward'"
         )
+    if transformed:
+        if strict:
+            raise _refused_in_transform("strict=True", "reads the autograd graph that fn "
+                                        "records, which torch.func transforms replace")
+        with _recording_possible(create_graph):
+            # clone(), not detach(): a detached copy would be cut from the transforms
+            xs = tuple(t.clone() for t in xs)
+            state = torch.get_rng_state()
+            try:
+                blocks, out_tuple = composable_blocks(fn, xs, resolved, vectorize)
+            finally:
+                torch.set_rng_state(state)
+        # not detached either: the result is tracked by the transforms, as torch.func's is
+        return _package(blocks, in_tuple, out_tuple, create_graph=True)
     with _recording_possible(create_graph):
         # fn can never reach the caller's tensors; with create_graph a differentiable copy
         # keeps the Jacobian connected to x.
@@ -288,7 +307,16 @@ def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
                          "create_graph=True")
     per = torch.func.vmap(lambda s: jacobian(fn, s, vectorize=vectorize, method=method),
                           in_dims=batch_dim)
-    return per(x)
+    # outside transforms a plain tensor, as without batch_dim; inside, detach() would cut it
+    return per(x if inside_transform() else x.detach())
+
+
+def _refused_in_transform(flag: str, why: str) -> ValueError:
+    return ValueError(
+        f"jacobian({flag}) {why}; it was called inside {transform_name()}. Call jacobian "
+        f"outside the transform, or drop {flag}: inside a transform jacobian computes with "
+        f"torch.func (vjp, jvp, vmap), which composes"
+    )
 
 
 def _resolve_method(method: str, strategy: str | None) -> Method:

@@ -17,6 +17,7 @@ from .._validate import (
     check_tensor,
     fresh_leaves,
 )
+from .compose import composable_vjp, inside_transform
 from .graph import walk_graph
 
 __all__ = ["backward_vjp", "contract"]
@@ -59,6 +60,8 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
     """
     check_callable("fn", fn)
     (x_,), _ = as_input_tuple("x", x)
+    if inside_transform():
+        return composable_vjp(fn, x_, v)
     return run_backward(fn, x_, v)[0]
 
 
@@ -124,7 +127,9 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     >>> contract(torch.tensor([1.0, 0.0]), J)
     tensor([1., 3.])
     """
-    v_t, j_t = _as_tensor("v", v), _as_tensor("jac", jac)
+    # detach() would cut the result from torch.func transforms around the call
+    keep = inside_transform()
+    v_t, j_t = _as_tensor("v", v, keep), _as_tensor("jac", jac, keep)
     if tuple(j_t.shape[: v_t.dim()]) != tuple(v_t.shape):
         raise ValueError(
             f"jac has shape {tuple(j_t.shape)}, which does not start with v's shape "
@@ -134,7 +139,8 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     return torch.tensordot(v_t.to(dtype), j_t.to(dtype), dims=v_t.dim())
 
 
-def _as_tensor(name: str, value: Any) -> torch.Tensor:
+def _as_tensor(name: str, value: Any, keep: bool = False) -> torch.Tensor:
     if isinstance(value, np.ndarray):
         return torch.from_numpy(np.array(value, copy=True))
-    return check_tensor(name, value).detach()
+    t = check_tensor(name, value)
+    return t if keep else t.detach()
