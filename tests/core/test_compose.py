@@ -150,8 +150,8 @@ ROWS = [
     Row("jacobian batch_dim", lambda f, y: gradarg.jacobian(f, _samples(y), batch_dim=0),
         lambda f, y: vmap(jacrev(f))(_samples(y))),
     Row("jacobian strict", _jac(strict=True), lambda f, y: jacrev(f)(y),
-        raises=(ValueError, r"jacobian\(strict=True\) .* inside {inner}.* outside the "
-                            r"transform, or drop strict=True")),
+        raises=(ValueError, (r"jacobian\(strict=True\) .* inside {inner}.* outside the "
+                             r"transform, or drop strict=True"))),
     Row("backward_vjp", lambda f, y: gradarg.backward_vjp(f, y, V),
         lambda f, y: vjp(f, y)[1](V)[0]),
     Row("backward_vjp in v", lambda f, y: gradarg.backward_vjp(f, Y0, y),
@@ -235,3 +235,227 @@ def _leaves(t: Any) -> list[torch.Tensor]:
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
 def test_matrix(row: Row, transform: str) -> None:
     _cell(row, transform)
+
+
+# --------------------------------------------------------------------------------- create_graph
+
+
+@pytest.mark.parametrize("kw", [{}, {"method": "reverse"}, {"method": "forward"},
+                                {"vectorize": False}, {"method": "forward", "vectorize": False}],
+                         ids=["auto", "reverse", "forward", "loop", "forward loop"])
+def test_create_graph_passes_gradcheck_and_gradgradcheck(kw):
+    """Outside transforms ``create_graph=True`` gives a Jacobian whose first and second
+    derivatives (the third derivatives of ``f``) agree with finite differences."""
+    y = Y0.clone().requires_grad_()
+
+    def jac(t):
+        return gradarg.jacobian(f_vec, t, create_graph=True, **kw)
+
+    assert torch.autograd.gradcheck(jac, (y,))
+    assert torch.autograd.gradgradcheck(jac, (y,))
+
+
+def test_create_graph_tuple_and_captured_weight_pass_gradgradcheck():
+    y = Y0.clone().requires_grad_()
+    w = torch.tensor([[0.3, -1.1, 0.4], [0.9, 0.2, -0.6]], dtype=F64, requires_grad=True)
+
+    def tuple_jac(a, b):
+        return _flat(gradarg.jacobian(_pair(f_vec, a)[0], (a, b), create_graph=True))
+
+    assert torch.autograd.gradgradcheck(tuple_jac, (y, (2 * Y0).requires_grad_()))
+
+    def towards_w(weight):  # the Jacobian in x, differentiated towards a tensor fn captures
+        return gradarg.jacobian(lambda x: torch.tanh(weight @ x), Y0, create_graph=True)
+
+    assert torch.autograd.gradgradcheck(towards_w, (w,))
+
+
+# ------------------------------------------- PyTorch's composability tests, against gradarg
+# test/functorch/test_eager_transforms.py (TestComposability, TestJac, TestHessian): where torch's
+# own autograd.functional raises inside a transform, gradarg computes; where torch.func raises
+# (a Function without setup_context, saved-tensor hooks), gradarg raises the same.
+
+
+def _sin_sum(x):
+    return x.sin().sum()
+
+
+def test_jacobian_inside_vmap_and_grad():
+    # test_autograd_functional_jacrev_inside_transform: torch raises, gradarg computes
+    x = torch.randn(5, 3, dtype=F64)
+    torch.testing.assert_close(vmap(lambda t: gradarg.jacobian(_sin_sum, t))(x), x.cos())
+    s = torch.randn([], dtype=F64)
+    torch.testing.assert_close(grad(lambda t: gradarg.jacobian(_sin_sum, t))(s), -s.sin())
+    # the example of the issue: -sin(0.5), not 0
+    half = torch.tensor(0.5, dtype=F64)
+    torch.testing.assert_close(grad(lambda t: gradarg.jacobian(_sin_sum, t))(half),
+                               -torch.sin(half))
+
+
+def test_backward_vjp_inside_vmap_and_grad():
+    # test_autograd_functional_vjp_inside_transform
+    x = torch.randn(5, 3, dtype=F64)
+    torch.testing.assert_close(vmap(lambda t: gradarg.backward_vjp(_sin_sum, t, 1.0))(x),
+                               x.cos())
+    s = torch.randn([], dtype=F64)
+    torch.testing.assert_close(grad(lambda t: gradarg.backward_vjp(_sin_sum, t, 1.0))(s),
+                               -s.sin())
+
+
+@pytest.mark.parametrize("kw", [{"method": "forward"},
+                                {"strategy": "forward-mode", "vectorize": True}])
+def test_forward_jacobian_inside_vmap_and_grad(kw):
+    # test_autograd_functional_jvp/jacfwd_inside_transform: torch raises ("Batching rule not
+    # implemented for aten::_make_dual"), gradarg computes
+    x = torch.randn(5, 3, dtype=F64)
+    torch.testing.assert_close(vmap(lambda t: gradarg.jacobian(_sin_sum, t, **kw))(x), x.cos())
+    s = torch.randn([], dtype=F64)
+    torch.testing.assert_close(grad(lambda t: gradarg.jacobian(_sin_sum, t, **kw))(s), -s.sin())
+
+
+def test_nested_grad_and_vmap_of_grad_over_jacobian():
+    # test_requires_grad_inside_transform runs vmap(grad(f)) and grad(grad(f)); with gradarg
+    # inside f they compute: d/dx of jacobian(sin)(x) = -sin(x), then -cos(x)
+    def f(x):
+        return gradarg.jacobian(torch.sin, x)
+
+    xs = torch.randn(4, dtype=F64)
+    torch.testing.assert_close(vmap(grad(f))(xs), -xs.sin())
+    s = torch.randn([], dtype=F64)
+    torch.testing.assert_close(grad(grad(f))(s), -s.cos())
+
+
+def test_grad_vmap_vjp_over_backward_vjp():
+    # test_grad_vjp, test_vmap_vjp, test_vjp_vjp with backward_vjp in place of torch.func.vjp;
+    # v depends on x too
+    x = torch.randn(3, dtype=F64)
+    got = grad(lambda t: gradarg.backward_vjp(torch.sin, t, t).sum())(x)
+    torch.testing.assert_close(got, grad(lambda t: (t * t.cos()).sum())(x))
+    xs = torch.randn(5, 3, dtype=F64)
+    torch.testing.assert_close(vmap(lambda t: gradarg.backward_vjp(torch.sin, t, t))(xs),
+                               xs * xs.cos())
+    y, pullback = vjp(lambda t: gradarg.backward_vjp(torch.sin, t, t), x)
+    torch.testing.assert_close(y, x * x.cos())
+    v = torch.randn(3, dtype=F64)
+    torch.testing.assert_close(pullback(v)[0], (x.cos() - x * x.sin()) * v)
+
+
+def test_vjp_of_jacobian():
+    # test_vjp_grad: vjp of the derivative
+    x = torch.randn([], dtype=F64)
+    y, pullback = vjp(lambda t: gradarg.jacobian(torch.sin, t), x)
+    torch.testing.assert_close(y, x.cos())
+    v = torch.randn([], dtype=F64)
+    torch.testing.assert_close(pullback(v)[0], -x.sin() * v)
+
+
+@pytest.mark.parametrize("outer", ["jacobian", "jacrev", "jacfwd"])
+def test_nested_jacobians(outer):
+    # test_nested_jac_simple, mixing gradarg and torch.func: the Hessian of sum(sin) is
+    # diag(-sin); gradarg outside a transform needs create_graph=True on the inner Jacobian
+    x = torch.randn(3, dtype=F64)
+    inner = functools.partial(gradarg.jacobian, _sin_sum, create_graph=outer == "jacobian")
+    if outer == "jacobian":
+        got = gradarg.jacobian(inner, x)
+    else:
+        got = {"jacrev": jacrev, "jacfwd": jacfwd}[outer](inner)(x)
+    torch.testing.assert_close(got, torch.diagflat(-x.sin()))
+    # torch.func inside gradarg composes with gradarg's autograd passes
+    torch.testing.assert_close(gradarg.jacobian(jacrev(_sin_sum), x), torch.diagflat(-x.sin()))
+
+
+def test_per_sample_hessians_of_a_loss_with_several_inputs():
+    # test_jacfwd_different_levels (functorch issue 597): vmap of a Hessian built from two
+    # gradarg Jacobians, against vmap(hessian) and vmap(jacrev(jacrev))
+    b, n, d = 4, 10, 2
+    x1 = torch.randn(b, n, d, dtype=F64)
+    x2 = x1 + 0.1 * torch.randn(b, n, d, dtype=F64)
+    a = 0.1 * torch.randn(b, d, d, dtype=F64)
+
+    def loss(a_, x1_, x2_):
+        return ((x2_ - (a_ @ x1_.T).T) ** 2).sum()
+
+    def gradarg_hessian(a_, x1_, x2_):
+        def g(t):
+            return gradarg.jacobian(lambda s: loss(s, x1_, x2_), t)
+
+        return gradarg.jacobian(g, a_)
+
+    got = vmap(gradarg_hessian)(a, x1, x2)
+    torch.testing.assert_close(got, vmap(hessian(loss))(a, x1, x2))
+    torch.testing.assert_close(got, vmap(jacrev(jacrev(loss)))(a, x1, x2))
+
+
+class _NoSetupContext(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, gy):
+        (x,) = ctx.saved_tensors
+        return gy * x.cos()
+
+
+@pytest.mark.parametrize("transform", ["vmap", "grad", "jacrev", "jacfwd", "hessian"])
+@pytest.mark.parametrize("helper", ["jacobian", "backward_vjp"])
+def test_function_without_setup_context_raises_inside_transforms(transform, helper):
+    # test_autograd_function_no_setup_context: torch.func refuses such a Function; so does
+    # gradarg inside a transform (outside, its autograd routes take it: tests/core/test_jacobian)
+    def f(x):
+        if helper == "jacobian":
+            return gradarg.jacobian(lambda t: _NoSetupContext.apply(t).sum(), x)
+        return gradarg.backward_vjp(lambda t: _NoSetupContext.apply(t).sum(), x, 1.0)
+
+    x = torch.randn(3, dtype=F64)
+    t = {"vmap": vmap, "grad": lambda g: grad(lambda s: g(s).sum()), "jacrev": jacrev,
+         "jacfwd": jacfwd, "hessian": lambda g: hessian(lambda s: g(s).sum())}[transform]
+    with pytest.raises(RuntimeError, match="setup_context"):
+        t(f)(x)
+    torch.testing.assert_close(f(x), x.cos())  # outside transforms: computed
+
+
+@pytest.mark.parametrize("helper", ["jacobian", "backward_vjp"])
+def test_saved_tensor_hooks_raise_inside_grad(helper):
+    # test_transforms_dont_support_saved_tensor_hooks: torch.func's reverse mode refuses
+    # saved-tensor hooks, and so does gradarg inside it rather than returning a cut result
+    def f(x):
+        with torch.autograd.graph.save_on_cpu():
+            if helper == "jacobian":
+                return gradarg.jacobian(_sin_sum, x).sum()
+            return gradarg.backward_vjp(_sin_sum, x, 1.0).sum()
+
+    with pytest.raises(RuntimeError, match="saved tensor hooks"):
+        grad(f)(torch.randn(3, dtype=F64))
+
+
+@pytest.mark.parametrize("vectorize", [False, None])
+def test_loop_inside_grad_when_the_backward_cannot_be_batched(vectorize):
+    # test_chunk_jacrev_chunksize_one: a backward with a data-dependent shape cannot be batched
+    # by vmap; vectorize=False (and the fallback of vectorize=None) loops, inside grad too
+    class DynamicBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 1.0
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, gy):
+            gy.nonzero()
+            return gy
+
+    def f(x):
+        return gradarg.jacobian(lambda t: DynamicBackward.apply(t).sin(), x, vectorize=vectorize)
+
+    x = torch.randn(3, dtype=F64)
+    got = grad(lambda t: _weighted_sum(f(t)))(x)
+    want = grad(lambda t: _weighted_sum(jacrev(torch.sin)(t)))(x)
+    torch.testing.assert_close(got, want)
+    with pytest.raises(gradarg.VectorizationError, match="vmap"):
+        grad(lambda t: gradarg.jacobian(lambda s: DynamicBackward.apply(s).sin(), t,
+                                        vectorize=True).sum())(x)
+

@@ -138,7 +138,8 @@ def _rows(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...],
     (``torch.func.jacrev`` without its refusal of complex tensors: PyTorch's conjugate
     convention, as the reverse route outside transforms)."""
     is_tuple: list[bool] = []
-    outs, pullback = vjp(_flat(fn, is_tuple), *xs)
+    found = vjp(_flat(fn, is_tuple), *xs)
+    outs, pullback = found[0], found[1]  # (no has_aux: two values)
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
     if m == 0:
@@ -172,7 +173,8 @@ def composable_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
         reached.append(y.requires_grad)
         return y
 
-    y, pullback = vjp(single, x.clone())
+    found = vjp(single, x.clone())
+    y, pullback = found[0], found[1]  # (no has_aux: two values)
     if not reached[0]:
         raise ValueError(
             "the output of fn does not depend on x through differentiable operations, so "

@@ -51,12 +51,28 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
         ``v.shape != y.shape``, or ``y`` does not require grad (it does not depend on ``x``
         through differentiable operations).
 
+    Notes
+    -----
+    Inside ``torch.func`` transforms (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``,
+    ``jvp``, ``vmap``, at any depth) no private leaf is made (a detached copy would be cut from
+    the transforms): the product is ``torch.func.vjp(fn, x)``'s pullback of ``v``, on a
+    ``clone()`` of ``x``, so the transforms differentiate and batch it in ``x``, in ``v`` and
+    in tensors ``fn`` captures.  The same ``ValueError`` when ``fn``'s output does not depend on
+    ``x``; ``fn`` obeys torch.func's rules there (an ``autograd.Function`` needs
+    ``setup_context``) and torch's errors propagate.
+
     Examples
     --------
     >>> import torch
     >>> x, v = torch.tensor([1.0, 2.0]), torch.tensor([100.0, 1.0])
     >>> backward_vjp(lambda t: t**2, x, v)
     tensor([200.,   4.])
+
+    Under ``torch.func.grad``: ``d/dx [v * cos(x)]`` with ``v = 1`` is ``-sin(x)``:
+
+    >>> s = torch.tensor(0.5, dtype=torch.float64)
+    >>> torch.func.grad(lambda t: backward_vjp(torch.sin, t, 1.0))(s)
+    tensor(-0.4794, dtype=torch.float64)
     """
     check_callable("fn", fn)
     (x_,), _ = as_input_tuple("x", x)
@@ -111,7 +127,9 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     Returns
     -------
     torch.Tensor
-        Shape ``x.shape``: ``sum_i v[i...] * J[i..., j...]``, in the promoted dtype of the two.
+        Shape ``x.shape``: ``sum_i v[i...] * J[i..., j...]``, in the promoted dtype of the two;
+        without autograd history, except inside ``torch.func`` transforms, where it is tracked
+        by them (``grad`` of it in ``v`` or in ``jac`` is right, not zero).
 
     Raises
     ------
