@@ -17,12 +17,15 @@ Hessian, their compiled calls and ``compare_vjp``'s values are meant to be added
 Then ``create_graph=True`` outside any transform is checked with ``torch.autograd.gradgradcheck``,
 and the composability tests of PyTorch's ``test/functorch/test_eager_transforms.py`` that apply
 (torch.autograd.functional inside a transform, jacrev/jacfwd/hessian inside transforms) are
-written again against ``gradarg.jacobian``.
+written again against ``gradarg.jacobian``.  Not ported: ``test_make_fx_*`` (``make_fx``
+tracing refuses the ``.item()`` of jacobian's input check: an error, not a wrong value) and the
+tests of torch.func's own API (argnums, has_aux, pytrees, chunk sizes).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +36,7 @@ import torch
 from torch.func import functional_call, grad, hessian, jacfwd, jacrev, vjp, vmap
 
 import gradarg
+from gradarg.core.compose import inside_transform
 
 F64 = torch.float64
 AUTODIFF_TOL = {"rtol": 1e-9, "atol": 1e-11}
@@ -235,6 +239,25 @@ def _leaves(t: Any) -> list[torch.Tensor]:
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
 def test_matrix(row: Row, transform: str) -> None:
     _cell(row, transform)
+
+
+@pytest.mark.parametrize("method", gradarg.METHODS)
+def test_outside_transforms_the_autograd_routes_run(method, monkeypatch):
+    """The torch.func routes are for transforms only: outside, jacobian and backward_vjp keep
+    their own (faster) routes."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the torch.func route ran outside a transform")
+
+    monkeypatch.setattr(importlib.import_module("gradarg.core.dense"), "composable_blocks", refuse)
+    monkeypatch.setattr(importlib.import_module("gradarg.core.vjp"), "composable_vjp", refuse)
+    assert not inside_transform()
+    torch.testing.assert_close(gradarg.jacobian(f_vec, Y0, method=method), jacrev(f_vec)(Y0),
+                               **(FD_TOL if method == "finite-difference" else AUTODIFF_TOL))
+    torch.testing.assert_close(gradarg.backward_vjp(f_vec, Y0, V), vjp(f_vec, Y0)[1](V)[0])
+    with torch.no_grad():
+        assert not inside_transform()
+    assert vmap(lambda t: torch.tensor(inside_transform()))(YS).all()
 
 
 # --------------------------------------------------------------------------------- create_graph
