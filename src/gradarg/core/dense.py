@@ -219,7 +219,7 @@ def jacobian(
     ``sparsity``.  Inside a transform ``fn`` obeys torch.func's rules (an ``autograd.Function``
     needs ``setup_context``; no saved-tensor hooks under reverse-mode transforms), and
     torch's own errors propagate.  Detection costs about 0.1 us per call and takes none of
-    the faster routes away outside transforms (:mod:`gradarg.core.compose`).
+    the faster routes away outside transforms (``gradarg.core.compose``).
     ``torch.func.linearize`` is different: it traces with ``make_fx``, which refuses the
     value the input check reads (``.item()``), so ``jacobian`` raises torch's error there.
 
