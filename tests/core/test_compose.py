@@ -156,6 +156,11 @@ ROWS = [
     Row("jacobian strict", _jac(strict=True), lambda f, y: jacrev(f)(y),
         raises=(ValueError, (r"jacobian\(strict=True\) .* inside {inner}.* outside the "
                              r"transform, or drop strict=True"))),
+    Row("jacobian sparsity",
+        lambda f, y: gradarg.jacobian(f, y, sparsity=torch.ones(N, N, dtype=torch.bool)).to_dense(),
+        lambda f, y: jacrev(f)(y),
+        raises=(ValueError, (r"jacobian\(sparsity=\) .* inside {inner}.* outside the "
+                             r"transform, or drop sparsity="))),
     Row("backward_vjp", lambda f, y: gradarg.backward_vjp(f, y, V),
         lambda f, y: vjp(f, y)[1](V)[0]),
     Row("backward_vjp in v", lambda f, y: gradarg.backward_vjp(f, Y0, y),
@@ -482,3 +487,23 @@ def test_loop_inside_grad_when_the_backward_cannot_be_batched(vectorize):
         grad(lambda t: gradarg.jacobian(lambda s: DynamicBackward.apply(s).sin(), t,
                                         vectorize=True).sum())(x)
 
+
+
+def outcome(row: Row, transform: str) -> str:
+    """One cell as a word: ``computes`` (equal to torch.func), ``raises <type>``, ``ZERO``
+    (a cut result where torch.func's is not zero) or ``WRONG``."""
+    run = TRANSFORMS[transform]
+    try:
+        got = run(row.apply)
+    except Exception as err:  # noqa: BLE001 - a table of what happens, errors included
+        return f"raises {type(err).__name__}"
+    pairs = list(zip(_leaves(got), _leaves(run(row.expected)), strict=True))
+    if all(torch.allclose(g, w, **row.tol) for g, w in pairs):
+        return "computes"
+    return "ZERO" if all(g.abs().max() == 0 for g, _ in pairs) else "WRONG"
+
+
+if __name__ == "__main__":  # PYTHONPATH=src python tests/core/test_compose.py: the table
+    print("row | " + " | ".join(TRANSFORMS))
+    for r in ROWS:
+        print(f"{r.name} | " + " | ".join(outcome(r, t) for t in TRANSFORMS))
