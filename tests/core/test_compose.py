@@ -131,6 +131,26 @@ def _samples(y: torch.Tensor) -> torch.Tensor:
     return torch.stack([y, 2.0 * y - 0.5])
 
 
+def _scalar_of(f: Callable) -> Callable[[torch.Tensor], torch.Tensor]:
+    return lambda t: _weighted_sum(f(t))
+
+
+_FULL = torch.ones(N, N, dtype=torch.bool)
+_SPARSE_J = gradarg.sparse.SparseJacobian(_FULL)
+_SPARSE_H = gradarg.sparse.SparseHessian(_FULL)
+_SPARSE_REFUSAL = (r"{call} computes a compressed derivative on a detached copy of x.* inside "
+                   r"{{inner}}.* Call it outside the transform")
+
+
+@functools.cache
+def _compiled(kind: str) -> Any:
+    """The compiled call of f_vec (or of its weighted sum), built once; outside transforms it
+    must equal torch.func's result, inside them it refuses before compiling anything."""
+    if kind == "jacobian":
+        return _SPARSE_J.compile(f_vec, backend="aot_eager")
+    return _SPARSE_H.compile(_scalar_of(f_vec), backend="aot_eager")
+
+
 ROWS = [
     Row("jacobian", _jac(), lambda f, y: jacrev(f)(y)),
     Row("jacobian reverse", _jac(method="reverse"), lambda f, y: jacrev(f)(y)),
@@ -169,6 +189,21 @@ ROWS = [
         lambda f, y: V @ jacrev(f)(y)),
     Row("contract in v", lambda f, y: gradarg.contract(y, gradarg.jacobian(f, Y0)),
         lambda f, y: y @ jacrev(f)(Y0)),
+    # compressed derivatives run on a detached copy: they refuse inside every transform
+    Row("SparseJacobian", lambda f, y: _SPARSE_J(f, y).to_dense(), lambda f, y: jacrev(f)(y),
+        raises=(ValueError, _SPARSE_REFUSAL.format(call="SparseJacobian"))),
+    Row("SparseJacobian strided",
+        lambda f, y: _SPARSE_J(f, y, layout=torch.strided), lambda f, y: jacrev(f)(y),
+        raises=(ValueError, _SPARSE_REFUSAL.format(call="SparseJacobian"))),
+    Row("SparseHessian", lambda f, y: _SPARSE_H(_scalar_of(f), y).to_dense(),
+        lambda f, y: hessian(_scalar_of(f))(y),
+        raises=(ValueError, _SPARSE_REFUSAL.format(call="SparseHessian"))),
+    Row("SparseJacobian.compile", lambda f, y: _compiled("jacobian")(y).to_dense(),
+        lambda f, y: jacrev(f)(y),
+        raises=(ValueError, _SPARSE_REFUSAL.format(call=r"SparseJacobian\.compile\(\.\.\.\)"))),
+    Row("SparseHessian.compile", lambda f, y: _compiled("hessian")(y).to_dense(),
+        lambda f, y: hessian(_scalar_of(f))(y),
+        raises=(ValueError, _SPARSE_REFUSAL.format(call=r"SparseHessian\.compile\(\.\.\.\)"))),
 ]
 
 

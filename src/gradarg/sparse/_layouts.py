@@ -15,6 +15,8 @@ import warnings
 
 import torch
 
+from ..core.compose import inside_transform, transform_name
+
 LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.strided)
 
 
@@ -22,6 +24,22 @@ def check_layout(layout: torch.layout) -> None:
     if layout not in LAYOUTS:
         raise ValueError(
             f"layout must be torch.sparse_coo, torch.sparse_csr or torch.strided, got {layout}"
+        )
+
+
+def refuse_in_transform(call: str) -> None:
+    """Raise ``ValueError`` when ``call`` runs inside a ``torch.func`` transform.
+
+    A compressed pass runs on a detached copy of ``x`` (and the compiled one under
+    ``no_grad``): inside ``grad``, ``jacrev``, ``jacfwd``, ``hessian`` or ``vmap`` its result
+    would be cut from the transform, a silently wrong (zero) outer derivative, so it refuses
+    there and names what composes instead."""
+    if inside_transform():
+        raise ValueError(
+            f"{call} computes a compressed derivative on a detached copy of x, which torch.func "
+            f"transforms cannot differentiate or batch; it was called inside {transform_name()}. "
+            "Call it outside the transform, or use gradarg.jacobian, torch.func.jacrev / jacfwd "
+            "or torch.func.hessian inside it: they compose"
         )
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 
 from ..core.speeds import best_of_3
-from ._layouts import check_layout
+from ._layouts import check_layout, refuse_in_transform
 
 if TYPE_CHECKING:
     from .modes import Mode
@@ -198,6 +198,7 @@ class CompiledSparse:
         The compiled function alone, without building a sparse tensor: for a solver that
         keeps its own index arrays (the owner's ``rows`` and ``cols`` order).
         """
+        refuse_in_transform(f"{type(self._owner).__name__}.compile(...)")
         key = (tuple(x.shape), x.dtype)
         if key not in self._y_shapes:
             self._y_shapes[key] = self._prepare(x)  # validates x and fn(x) eagerly, once

@@ -22,7 +22,15 @@ import torch
 
 from .._validate import check_callable
 from . import _seen
-from ._layouts import assemble, check_layout, check_x, check_y, coo_indices, crow_indices
+from ._layouts import (
+    assemble,
+    check_layout,
+    check_x,
+    check_y,
+    coo_indices,
+    crow_indices,
+    refuse_in_transform,
+)
 from ._warm import forward_mode_ready
 from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
@@ -241,12 +249,16 @@ class SparseJacobian:
         TypeError
             ``x`` is not a real floating tensor; ``fn`` does not return one.
         ValueError
-            ``x`` or ``fn(x)`` does not match the pattern's shape; unknown ``layout``.
+            ``x`` or ``fn(x)`` does not match the pattern's shape; unknown ``layout``; called
+            inside a ``torch.func`` transform (``grad``, ``jacrev``, ``jacfwd``, ``hessian``,
+            ``vmap``), where the compressed result would be cut from it: the message names the
+            transform and what composes instead (:func:`gradarg.jacobian`, ``torch.func``).
         CertificateError
             ``certify > 0`` and a random check failed (the pattern misses non-zeros of ``J``).
         """
         check_callable("fn", fn)
         check_layout(layout)
+        refuse_in_transform("SparseJacobian")
         check_x(x, self._coords.n, self._coords.x_shape)
         if certify < 0:
             raise ValueError(f"certify must be >= 0, got {certify}")

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .._validate import check_callable
-from ._layouts import assemble, check_layout, check_x, coo_indices
+from ._layouts import assemble, check_layout, check_x, coo_indices, refuse_in_transform
 from ._warm import forward_mode_ready
 from .compiled import CompiledSparse, compile_parameters
 from .greedy import order
@@ -194,9 +194,12 @@ class SparseHessian:
         TypeError
             ``x`` is not a real floating tensor.
         ValueError
-            ``x`` does not match the pattern; ``f(x)`` is not a scalar; unknown ``layout``.
+            ``x`` does not match the pattern; ``f(x)`` is not a scalar; unknown ``layout``;
+            called inside a ``torch.func`` transform, where the compressed result would be cut
+            from it (the message names the transform; ``torch.func.hessian`` composes).
         """
         check_callable("f", f)
+        refuse_in_transform("SparseHessian")
         check_x(x, self.shape[0], self._x_shape)
         check_layout(layout)
         values = self._recover(self._mode.run(f, x.detach().clone()))
