@@ -23,7 +23,6 @@ import torch
 from . import explain, findings, view
 from .hooks import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
-from .values import norm as _norm
 from .values import state as _state
 
 if TYPE_CHECKING:
@@ -65,10 +64,9 @@ class GradWatch(Recorder):
         """
         if self._active:
             if self._backward_seen:
-                # what .grad holds when the block ends, to compare with what backward computed
-                # (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows there)
-                self._final = {p: (None if p.grad is None else _norm(p.grad))
-                               for p in self._owner}
+                # what .grad holds when the block ends, to compare with what backward left
+                # there (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows)
+                self._end()
                 self._cache = None
             self._finish()
         for h in self._module_handles + self._param_handles + self._tensor_handles:
@@ -88,13 +86,14 @@ class GradWatch(Recorder):
     def _finish(self) -> tuple[list[ModuleRecord], dict[str, ParamRecord]]:
         for open_key in list(self._sent_open):  # edges that never got a gradient this pass
             self._close_sent(open_key)
-        key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())))
+        key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())),
+               self._note_count, len(self._replaced))
         if self._cache is not None and self._cache[2] == key:
             return self._cache[:2]
         sent = {i: self._sent.get(i, []) for i in self._sent_edges}
         calls, params, self._passes = assemble(
             self._raw, self._arrivals, self._shapes, self._names, self._dead, self._param_got,
-            self._owner, self._final, sent)
+            self._owner, self._final, sent, self._notes)
         self._cache = (calls, params, key)
         return calls, params
 

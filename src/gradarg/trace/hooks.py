@@ -4,8 +4,16 @@ Forward pre-hooks and hooks on every module note the order in which modules ran 
 hook on each tensor that enters or leaves a module (``Node.register_prehook`` for a non-leaf,
 ``Tensor.register_hook`` for a leaf); a tensor hook on every parameter sees the gradient this
 backward pass computed for it, before it is added to ``.grad``.  Each hook stores one norm;
-:func:`~gradarg.trace.records.assemble` turns the notes into records.  A new kind of note (a
-new hook) goes here; what the notes mean goes in :mod:`.findings`.
+:func:`~gradarg.trace.records.assemble` turns the notes into records.
+
+What happens to each parameter's ``.grad`` is noted as it happens (:class:`.events.Note`): a
+post-accumulate-grad hook on every parameter after each pass accumulated into it, a global
+optimizer step pre-hook when a step holding it begins (``torch.optim.optimizer.
+register_optimizer_step_pre_hook``), the end of the block; a global parameter registration
+hook (``torch.nn.modules.module.register_module_parameter_registration_hook``) sees a
+registered parameter's attribute assigned a new ``nn.Parameter`` (:class:`.events.Replacement`).
+A new kind of note (a new hook) goes here; what the notes mean goes in :mod:`.events` and
+:mod:`.findings`.
 """
 
 from __future__ import annotations
@@ -13,7 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.nn.modules.module import register_module_parameter_registration_hook
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+from .events import KEPT, Note, Replacement
 from .nodes import children, is_leaf, leaf_tensor
 from .records import ROOT_NAME, RawCall
 from .values import norm as _norm
@@ -85,11 +96,29 @@ class Recorder:
         self._param_handles: list[Any] = []
         self._tensor_handles: list[Any] = []
         self._active = False
-        # earlier steps in this watch: (their count, whether a parameter changed since, i.e.
-        # an optimizer step ran) read when the record is asked for
-        self._earlier = 0
+        # the events of every parameter's .grad over the whole block (events.Note, in order)
+        self._notes: dict[torch.Tensor, list[Note]] = {}
+        self._pending: dict[int, list[Any]] = {}  # id(tensor) -> its pass awaiting accumulation
+        self._note_count = 0
+        self._forwards = 0  # calls of the watched model started
+        self._step_count: dict[torch.Tensor, int] = {}  # optimizer steps holding each parameter
+        # one parameter's sum at each call of the model (and at the end of the block): two
+        # readings that differ mean the parameters were updated in between
         self._probe = next((p for p in self._owner if p.requires_grad and p.numel()), None)
-        self._probe_values: list[float] = []  # its sum at the start of each step
+        self._moved: dict[int, float] = {}
+        self._moved_end: float | None = None
+        # exact norms in the hooks: not under DDP/FSDP2 (there .grad is overwritten by the
+        # average of the processes, and a sharded norm is a collective)
+        self._exact = self.engine is None
+        # (module, attribute) -> the parameter registered there when the watch began
+        self._registered: dict[tuple[Any, str], torch.Tensor] = {}
+        if not self._swappable and not any(type(m).__name__ == "FullyShardedDataParallel"
+                                           for m in self._names):
+            for m in self._names:
+                for pname, p in m.named_parameters(recurse=False):
+                    self._registered[(m, pname)] = p
+        self._replaced: dict[str, Replacement] = {}
+        self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
         self._reset()
         self._attach()
 
@@ -145,6 +174,13 @@ class Recorder:
         for p in self._owner:
             if p.requires_grad:
                 self._param_handles.append(p.register_hook(self._param_hook(p)))
+                self._param_handles.append(
+                    p.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
+        self._param_handles.append(
+            register_optimizer_step_pre_hook(self._step_hook))
+        if self._registered:
+            self._param_handles.append(
+                register_module_parameter_registration_hook(self._registration_hook))
         self._active = True
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
@@ -191,9 +227,19 @@ class Recorder:
         return slot
 
     def _pre_hook(self, module, args):
-        if self._backward_seen and not self._stack and module is self.model:
-            self._earlier += 1
-            self._reset()  # a new step: the record keeps the last one
+        if (module is self.model and self._stack and self._backward_seen
+                and not any(self._raw[i].module is module for i in self._stack)):
+            # calls whose forward raised never ran their post-hook: torch.utils.checkpoint
+            # stops a recomputation early by raising once it has what backward needs
+            self._stack.clear()
+        if not self._stack and module is self.model:
+            if self._backward_seen:
+                self._reset()  # a new step: the record keeps the last one
+            self._forwards += 1
+            if self._probe is not None:
+                self._moved[self._forwards] = self._probe_sum()
+                if len(self._moved) > 4 * KEPT:
+                    del self._moved[min(self._moved)]
         if self._swappable:
             self._follow_swaps(module)
         self._cache = None
@@ -400,12 +446,119 @@ class Recorder:
 
         def hook(g):
             self._backward_seen = True
-            if p is self._probe and not any(q is p for q, *_ in self._param_got):
-                # the probe's value at each step's backward: unchanged between two steps
-                # means no optimizer step ran in between (micro-batches)
-                self._probe_values[:] = [*self._probe_values[-1:], float(p.detach().sum())]
             held = held_by.grad
-            self._param_got.append((p, _norm(g), None if held is None else _norm(held),
-                                    g.is_sparse))
+            entry = [p, _norm(g), None if held is None else _norm(held), g.is_sparse, None]
+            self._param_got.append(entry)
+            self._pending[id(held_by)] = entry  # completed once the pass accumulated
 
         return hook
+
+    def _accumulated_hook(self, p: torch.Tensor):
+        """After a pass accumulated into ``p.grad``: a ``"pass"`` note, with the norm of
+        ``.grad`` after it (the pass's own gradient when ``.grad`` was empty before: no norm
+        to take again)."""
+
+        def hook(t: torch.Tensor) -> None:
+            entry = self._pending.pop(id(t), None)
+            if entry is None:  # a pass whose gradient the tensor hook did not see
+                return
+            g_norm, held = entry[1], entry[2]
+            grad = t.grad
+            if grad is None:  # cleared by a hook of the user's
+                after = None
+            elif held is None or held == 0.0:
+                after = g_norm
+            else:
+                after = _norm(grad) if self._exact else None
+            entry[4] = after
+            self._note(p, Note("pass", g_norm, held, after, self._forwards,
+                               self._step_count.get(p, 0)))
+
+        return hook
+
+    def _note(self, p: torch.Tensor, note: Note) -> None:
+        notes = self._notes.get(p)
+        if notes is None:
+            notes = self._notes[p] = []
+        notes.append(note)
+        self._note_count += 1
+        if len(notes) > KEPT:
+            del notes[0]
+
+    def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """An optimizer step begins: a ``"step"`` note for each watched parameter it holds.
+        ``.grad`` None is always seen; norms are read for the smallest parameter a pass
+        filled, and for all of them when that one changed since its pass (a clip, an
+        ``unscale_``, a ``zero_grad(set_to_none=False)`` acts on all): one small norm per
+        step otherwise."""
+        owner = self._owner
+        held = [p for group in optimizer.param_groups for p in group["params"] if p in owner]
+        if not held:
+            return
+        counts = self._step_count
+        for p in held:
+            counts[p] = counts.get(p, 0) + 1
+        read_all, probe, probe_norm = not self._exact, None, None
+        if self._exact:
+            filled = [p for p in held if p.grad is not None and self._notes.get(p)
+                      and self._notes[p][-1].kind == "pass" and self._notes[p][-1].after]
+            if filled:
+                probe = min(filled, key=lambda q: q.numel())
+                probe_norm = _norm(probe.grad)
+                after = self._notes[probe][-1].after
+                read_all = not (probe_norm == after or abs(probe_norm / after - 1) <= 1e-5)
+            else:
+                read_all = True
+        for p in held:
+            g = p.grad
+            if g is None:
+                note = Note("step", None, None, None, self._forwards, counts[p])
+            elif p is probe:
+                note = Note("step", None, probe_norm, None, self._forwards, counts[p])
+            elif read_all and self._exact:
+                note = Note("step", None, _norm(g), None, self._forwards, counts[p])
+            else:
+                note = Note("step", None, float("nan"), None, self._forwards, counts[p],
+                            measured=False)
+            self._note(p, note)
+
+    def _end(self) -> None:
+        """The block ends: ``.grad`` of every parameter is read (its norm), an ``"end"`` note
+        each, and the probe's reading."""
+        self._final = {p: (None if p.grad is None else _norm(p.grad)) for p in self._owner}
+        for p, final in self._final.items():
+            if p in self._notes:
+                self._note(p, Note("end", None, final, None, self._forwards,
+                                   self._step_count.get(p, 0)))
+        if self._probe is not None:
+            self._moved_end = self._probe_sum()
+
+    def _probe_sum(self) -> float:
+        t = self._probe.detach()
+        if type(t).__name__ == "DTensor" and hasattr(t, "to_local"):
+            t = t.to_local()  # this process's shard: no collective
+        return float(t.sum())
+
+    def _registration_hook(self, module: Any, name: str, param: Any) -> None:
+        """A parameter is being registered on a module (``module.name = nn.Parameter(...)``):
+        when another one was registered there when the watch began, note the replacement,
+        and whether it runs inside that module's own call."""
+        old = self._registered.get((module, name))
+        if old is None or param is old:
+            return
+        full = self._owner[old][0]
+        during = bool(self._stack) and self._raw[self._stack[-1]].module is module
+        seen = self._replaced.get(full)
+        if seen is None:
+            mname = self._names.get(module, ROOT_NAME)
+            self._replaced[full] = Replacement(full, mname, type(module).__name__, name,
+                                               during, self._forwards)
+        else:
+            self._replaced[full] = seen._replace(count=seen.count + 1)
+        if isinstance(param, torch.Tensor) and param.requires_grad:
+            got = self._replacement_got
+
+            def hook(g, full=full):
+                got[full] = _norm(g)
+
+            self._tensor_handles.append(param.register_hook(hook))
