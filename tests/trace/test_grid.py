@@ -217,11 +217,6 @@ NAN_FORWARD = ("issue 37: NaN made in site's forward (sqrt of a negative): the s
                "'already NaN/Inf where it arrives at the output of (model), so the loss, or what "
                "follows the model, made it'; why_no_grad before backward says it first appears "
                "at log_softmax, 'a derivative is infinite there'")
-RECREATED = ("issue 37: a parameter re-created in forward (self.scale = nn.Parameter(...)): no "
-             "text says so; the summary says 'no gradient', w.why_no_grad 'the record cannot "
-             "tell which' (unused, detach, no_grad), why_no_grad 'not reachable'; "
-             "w.why_no_grad(model.site.scale) raises KeyError 'that tensor is not a parameter "
-             "of the watched model'")
 ZERO_GATE = ("issue 37: a branch multiplied by an all-zero gate parameter (site.gate): no text "
              "names the gate; 'all-zero gradient', 'the cotangent became zero at mul'")
 LORA_B = ("issue 37: LoRA's B initialised to zero (its standard initialisation): the summary says "
@@ -300,14 +295,7 @@ XFAIL: dict[tuple[str, str, str], str] = {
     ("lora", "nan_loss", "ok"): LORA_B,
     ("lora", "unused", "bug"): LORA_B,
     ("lora", "unused", "ok"): LORA_B,
-    ("mlp", "recreated", "bug"): RECREATED,
-    ("cnn_bn", "recreated", "bug"): RECREATED,
-    ("gru", "recreated", "bug"): RECREATED,
-    ("transformer", "recreated", "bug"): RECREATED,
-    ("gpt2", "recreated", "bug"): RECREATED,
-    ("tied_embedding", "recreated", "bug"): RECREATED,
-    ("lora", "recreated", "bug"): _and(RECREATED, LORA_B),
-    ("checkpointed", "recreated", "bug"): RECREATED,
+    ("lora", "recreated", "bug"): LORA_B,
     ("lora", "recreated", "ok"): LORA_B,
     ("mlp", "zero_factor", "bug"): ZERO_GATE,
     ("cnn_bn", "zero_factor", "bug"): ZERO_GATE,
