@@ -87,13 +87,13 @@ class GradWatch(Recorder):
         for open_key in list(self._sent_open):  # edges that never got a gradient this pass
             self._close_sent(open_key)
         key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())),
-               self._note_count, len(self._replaced))
+               self._changes, len(self._replaced))
         if self._cache is not None and self._cache[2] == key:
             return self._cache[:2]
         sent = {i: self._sent.get(i, []) for i in self._sent_edges}
         calls, params, self._passes = assemble(
             self._raw, self._arrivals, self._shapes, self._names, self._dead, self._param_got,
-            self._owner, self._final, sent, self._notes)
+            self._owner, self._final, sent, self.notes())
         self._cache = (calls, params, key)
         return calls, params
 

@@ -96,17 +96,23 @@ class Recorder:
         self._param_handles: list[Any] = []
         self._tensor_handles: list[Any] = []
         self._active = False
-        # the events of every parameter's .grad over the whole block (events.Note, in order)
-        self._notes: dict[torch.Tensor, list[Note]] = {}
+        # what happened to every parameter's .grad over the whole block, in order: pass
+        # entries (shared with the record's _param_got) and step and end entries, turned
+        # into events.Note lists when the record is read (notes())
+        self._log: list[Any] = []
+        self._log_limit = 2 * KEPT * (len(self._owner) + 1)
+        self._changes = 0  # bumped at each entry and accumulation: the record's cache key
         self._pending: dict[int, list[Any]] = {}  # id(tensor) -> its pass awaiting accumulation
-        self._note_count = 0
         self._forwards = 0  # calls of the watched model started
-        self._step_count: dict[torch.Tensor, int] = {}  # optimizer steps holding each parameter
-        # one parameter's sum at each call of the model (and at the end of the block): two
-        # readings that differ mean the parameters were updated in between
-        self._probe = next((p for p in self._owner if p.requires_grad and p.numel()), None)
+        # the smallest trainable parameter: its sum at each call of the model (and at the end
+        # of the block), whose change means an update ran in between, and its .grad's norm at
+        # each optimizer step, whose change since its pass means .grad was edited
+        trainable = [p for p in self._owner if p.requires_grad and p.numel()]
+        self._probe = min(trainable, key=lambda q: q.numel()) if trainable else None
+        self._probe_after: float | None = None
         self._moved: dict[int, float] = {}
         self._moved_end: float | None = None
+        self._held_by: dict[int, tuple[Any, int, list[torch.Tensor], bool]] = {}  # per optimizer
         # exact norms in the hooks: not under DDP/FSDP2 (there .grad is overwritten by the
         # average of the processes, and a sharded norm is a collective)
         self._exact = self.engine is None
@@ -447,93 +453,119 @@ class Recorder:
         def hook(g):
             self._backward_seen = True
             held = held_by.grad
-            entry = [p, _norm(g), None if held is None else _norm(held), g.is_sparse, None]
+            # [parameter, norm, norm held before, sparse, norm after, forward, accumulated]
+            entry = [p, _norm(g), None if held is None else _norm(held), g.is_sparse, None,
+                     self._forwards, False]
             self._param_got.append(entry)
+            self._log_entry(entry)
             self._pending[id(held_by)] = entry  # completed once the pass accumulated
 
         return hook
 
     def _accumulated_hook(self, p: torch.Tensor):
-        """After a pass accumulated into ``p.grad``: a ``"pass"`` note, with the norm of
+        """After a pass accumulated into ``p.grad``: its entry completed, with the norm of
         ``.grad`` after it (the pass's own gradient when ``.grad`` was empty before: no norm
         to take again)."""
+        pending = self._pending
 
         def hook(t: torch.Tensor) -> None:
-            entry = self._pending.pop(id(t), None)
+            entry = pending.pop(id(t), None)
             if entry is None:  # a pass whose gradient the tensor hook did not see
                 return
-            g_norm, held = entry[1], entry[2]
-            grad = t.grad
+            held, grad = entry[2], t.grad
             if grad is None:  # cleared by a hook of the user's
                 after = None
             elif held is None or held == 0.0:
-                after = g_norm
+                after = entry[1]
             else:
                 after = _norm(grad) if self._exact else None
-            entry[4] = after
-            self._note(p, Note("pass", g_norm, held, after, self._forwards,
-                               self._step_count.get(p, 0)))
+            entry[4], entry[6] = after, True
+            self._changes += 1
+            if p is self._probe:
+                self._probe_after = after
 
         return hook
 
-    def _note(self, p: torch.Tensor, note: Note) -> None:
-        notes = self._notes.get(p)
-        if notes is None:
-            notes = self._notes[p] = []
-        notes.append(note)
-        self._note_count += 1
-        if len(notes) > KEPT:
-            del notes[0]
+    def _log_entry(self, entry: Any) -> None:
+        log = self._log
+        log.append(entry)
+        self._changes += 1
+        if len(log) > self._log_limit:
+            del log[: len(log) // 2]  # the oldest half: the notes keep the latest KEPT each
 
     def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        """An optimizer step begins: a ``"step"`` note for each watched parameter it holds.
-        ``.grad`` None is always seen; norms are read for the smallest parameter a pass
-        filled, and for all of them when that one changed since its pass (a clip, an
-        ``unscale_``, a ``zero_grad(set_to_none=False)`` acts on all): one small norm per
-        step otherwise."""
-        owner = self._owner
-        held = [p for group in optimizer.param_groups for p in group["params"] if p in owner]
+        """An optimizer step begins: which watched parameters it holds and whose ``.grad`` is
+        None (always seen); norms are read for the probe (the smallest parameter), and for all
+        of them when the probe's changed since its pass (a clip, an ``unscale_``, a
+        ``zero_grad(set_to_none=False)`` acts on all): one small norm per step otherwise."""
+        groups = optimizer.param_groups
+        size = sum(len(g["params"]) for g in groups)
+        cached = self._held_by.get(id(optimizer))
+        if cached is None or cached[0] is not optimizer or cached[1] != size:
+            owner = self._owner
+            held = [p for g in groups for p in g["params"] if p in owner]
+            has_probe = any(p is self._probe for p in held)
+            self._held_by[id(optimizer)] = cached = (optimizer, size, held, has_probe)
+        held = cached[2]
         if not held:
             return
-        counts = self._step_count
-        for p in held:
-            counts[p] = counts.get(p, 0) + 1
-        read_all, probe, probe_norm = not self._exact, None, None
-        if self._exact:
-            filled = [p for p in held if p.grad is not None and self._notes.get(p)
-                      and self._notes[p][-1].kind == "pass" and self._notes[p][-1].after]
-            if filled:
-                probe = min(filled, key=lambda q: q.numel())
-                probe_norm = _norm(probe.grad)
-                after = self._notes[probe][-1].after
-                read_all = not (probe_norm == after or abs(probe_norm / after - 1) <= 1e-5)
-            else:
-                read_all = True
-        for p in held:
-            g = p.grad
-            if g is None:
-                note = Note("step", None, None, None, self._forwards, counts[p])
-            elif p is probe:
-                note = Note("step", None, probe_norm, None, self._forwards, counts[p])
-            elif read_all and self._exact:
-                note = Note("step", None, _norm(g), None, self._forwards, counts[p])
-            else:
-                note = Note("step", None, float("nan"), None, self._forwards, counts[p],
-                            measured=False)
-            self._note(p, note)
+        grads = [p.grad for p in held]
+        probe, norms = self._probe, None
+        if not self._exact:
+            pass  # DDP/FSDP2: .grad holds the processes' average; None-ness only
+        elif probe is not None and self._probe_after and probe.grad is not None \
+                and cached[3]:
+            n = _norm(probe.grad)
+            a = self._probe_after
+            norms = {probe: n}
+            if not (n == a or abs(n / a - 1) <= 1e-5):
+                norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        else:
+            norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        self._probe_after = None  # compared once: later steps have nothing to compare with
+        self._log_entry(("step", held, [g is None for g in grads], norms, self._forwards))
 
     def _end(self) -> None:
-        """The block ends: ``.grad`` of every parameter is read (its norm), an ``"end"`` note
-        each, and the probe's reading."""
+        """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
         self._final = {p: (None if p.grad is None else _norm(p.grad)) for p in self._owner}
-        for p, final in self._final.items():
-            if p in self._notes:
-                self._note(p, Note("end", None, final, None, self._forwards,
-                                   self._step_count.get(p, 0)))
+        self._log_entry(("end", self._final, self._forwards))
         if self._probe is not None:
             self._moved_end = self._probe_sum()
 
+    def notes(self) -> dict[torch.Tensor, list[Note]]:
+        """The log as :class:`.events.Note` lists, one per parameter (the latest KEPT)."""
+        notes: dict[torch.Tensor, list[Note]] = {}
+        steps: dict[torch.Tensor, int] = {}
+        nan = float("nan")
+
+        def add(p: torch.Tensor, note: Note) -> None:
+            got = notes.get(p)
+            if got is None:
+                got = notes[p] = []
+            got.append(note)
+
+        for e in self._log:
+            if type(e) is list:  # a pass
+                if e[6]:
+                    add(e[0], Note("pass", e[1], e[2], e[4], e[5], steps.get(e[0], 0)))
+            elif e[0] == "step":
+                _, held, none, norms, forward = e
+                for p, is_none in zip(held, none, strict=True):
+                    steps[p] = steps.get(p, 0) + 1
+                    if is_none:
+                        add(p, Note("step", None, None, None, forward, steps[p]))
+                    elif norms is not None and p in norms:
+                        add(p, Note("step", None, norms[p], None, forward, steps[p]))
+                    else:
+                        add(p, Note("step", None, nan, None, forward, steps[p], measured=False))
+            else:  # the end
+                _, final, forward = e
+                for p in notes:
+                    add(p, Note("end", None, final.get(p), None, forward, steps.get(p, 0)))
+        return {p: n[-KEPT:] for p, n in notes.items()}
+
     def _probe_sum(self) -> float:
+        assert self._probe is not None
         t = self._probe.detach()
         if type(t).__name__ == "DTensor" and hasattr(t, "to_local"):
             t = t.to_local()  # this process's shard: no collective

@@ -169,7 +169,7 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
              ) -> tuple[list[ModuleRecord], dict[str, ParamRecord], int]:
     """The module calls, the parameters and the number of backward passes, from the hooks'
     notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (parameter, norm, norm
-    held before, sparse, norm of ``.grad`` after the accumulation or ``None``) per gradient
+    held before, sparse, norm of ``.grad`` after the accumulation or ``None``, ...) per gradient
     that reached a parameter; ``sent`` (call -> norm per pass) what a call sent back to its
     inputs, where its edges were found; ``notes`` the events of each parameter's ``.grad``."""
     by_slot: dict[int, list[float]] = {}
@@ -205,7 +205,7 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
     held: dict[str, float | None] = {}
     sparse: dict[str, bool] = {}
     last_after: dict[str, float | None] = {}
-    for p, n, h, is_sparse, after in param_got:
+    for p, n, h, is_sparse, after, *_ in param_got:
         name = owner[p][0]
         grads.setdefault(name, []).append(n)
         held.setdefault(name, h)
