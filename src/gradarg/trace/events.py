@@ -71,17 +71,18 @@ class Note(NamedTuple):
 class Replacement(NamedTuple):
     """A registered parameter whose module attribute was assigned a new ``nn.Parameter``.
 
-    ``name`` is the parameter's full name when the watch began, ``module`` its module's name
-    and ``kind`` its class name; ``during`` whether the assignment ran inside that module's
-    own call (its ``forward``), else between calls; ``forward``: calls of the watched model
-    started by then (1 is the first); ``count``: how many times it was observed.
+    ``name`` is the parameter's full name when the watch began, ``module`` its module's name,
+    ``kind`` its class name and ``attribute`` the attribute's name; ``inside`` the name and
+    class of the innermost watched module call running when the assignment ran (``None``:
+    none, the assignment ran outside the model's forward); ``forward``: calls of the watched
+    model started by then (1 is the first); ``count``: how many times it was observed.
     """
 
     name: str
     module: str
     kind: str
     attribute: str
-    during: bool
+    inside: tuple[str, str] | None
     forward: int
     count: int = 1
 

@@ -104,7 +104,7 @@ def _received(a: Asked) -> str | None:
 
 def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     """What the final ``.grad`` sums, from the passes the hooks counted."""
-    acc = events.accumulation(r.events, w._moved)
+    acc = events.accumulation(r.events, findings.updates(w))
     n = acc.passes
     if acc.kind == "held":
         return (f"; .grad already held a gradient of norm {_f(acc.first_held)} when the first "
@@ -189,7 +189,8 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
         moved = findings.moved_since(w, findings._last_forward(r))
         if moved is False:
             return (f"; .grad was {how} after that backward and before the with block ended, "
-                    f"with no parameter changed in between (zero_grad between backward and "
+                    f"with no update seen in between (no optimizer step holding it, "
+                    f"{findings._probe_name(w)} unchanged; zero_grad between backward and "
                     f"step?)")
         return (f"; .grad was {how} before the with block ended, after the parameters "
                 f"changed (an update, then zero_grad)")

@@ -232,8 +232,13 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
     after each accumulation, and what came between them (:func:`.events.accumulation`): a
     forward each (micro-batches: a note), an optimizer step (``zero_grad`` missing), nothing
     (several passes on one graph), or a gradient held from before the block."""
-    got = [(n, events.accumulation(r.events, w._moved)) for n, r in w.parameters.items()
-           if r.requires_grad and r.grad is not None and r.events]
+    received = [r for r in w.parameters.values() if r.requires_grad and r.grad is not None]
+    got = [(r.name, events.accumulation(r.events, updates(w))) for r in received if r.events]
+    if received and not any(r.passes for r in received):
+        return Finding("accumulated", True, note=(
+            "no backward pass accumulated into .grad: the gradients reached the parameters' "
+            "hooks, and .grad was left as it was (torch.autograd.grad, or backward(inputs=...) "
+            "without them)"))
     if not got:
         return Finding("accumulated", True)
     total = len(got)
@@ -265,8 +270,8 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
         n = max(acc.passes for _, acc in micro)
         notes.append(f".grad holds the sum of this step's gradient and those of {n - 1} "
                      f"earlier forward/backward pass(es) in this with block, the parameters "
-                     f"unchanged in between: gradient accumulation over micro-batches ({n}, "
-                     f".grad empty before the first; the record is the last micro-batch)")
+                     f"unchanged in between: gradient accumulation over micro-batches ({n} of "
+                     f"them, .grad empty before the first; the record is the last one)")
     mixed = by_kind.get("mixed", [])
     if mixed:
         n = max(acc.passes for _, acc in mixed)
@@ -276,6 +281,13 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
     return Finding("accumulated", True, "; ".join(found) or None, note="; ".join(notes))
 
 
+def updates(w: GradWatch) -> dict[int, float] | None:
+    """The probe's readings at each forward, to tell updates by hand; ``None`` once an
+    optimizer step was seen (then the steps themselves tell, per parameter: another
+    optimizer's step changes the probe and not these parameters)."""
+    return None if w._steps_seen else w._moved
+
+
 def moved_since(w: GradWatch, forward: int) -> bool | None:
     """Whether the parameters changed between the start of call ``forward`` of the model and
     the end of the block (``None``: not read)."""
@@ -283,6 +295,11 @@ def moved_since(w: GradWatch, forward: int) -> bool | None:
     if start is None or end is None:
         return None
     return not (start == end or (math.isnan(start) and math.isnan(end)))
+
+
+def _probe_name(w: GradWatch) -> str:
+    """The parameter whose sum tells whether an update ran (see :func:`moved_since`)."""
+    return w._owner[w._probe][0] if w._probe is not None else "the parameters"
 
 
 def _last_forward(r: ParamRecord) -> int:
@@ -298,7 +315,7 @@ def scale_cause(factor: float, total: float | None) -> str:
         return (f"1/{2 ** k}: a GradScaler's unscale_ divides by its scale, a power of 2, "
                 f"{2 ** k} here")
     if factor < 1:
-        norm = f", total norm {_f(total)}" if total else ""
+        norm = f", total norm {_f(total)}, so max_norm ≈ {_f(factor * total)}" if total else ""
         return (f"clip_grad_norm_{norm}: it rescales every .grad by one factor, max_norm / "
                 f"total norm, when the total norm exceeds max_norm")
     return "an edit multiplied every .grad by one factor (clip_grad_norm_ only shrinks)"
@@ -342,11 +359,13 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
     if at_end:
         still = [r for r in at_end if moved_since(w, _last_forward(r)) is False]
         if still:
-            call = "zero_grad" if any(a.change == "reset" for r, a in seen if r in still) \
-                else "zero_grad(set_to_none=False)"
+            ids = {id(r) for r in still}
+            call = ("zero_grad" if any(a.change == "reset" for r, a in seen if id(r) in ids)
+                    else "zero_grad(set_to_none=False)")
             found.append(f".grad was reset after backward and before the end of the with "
-                         f"block for {_who(len(still), total)}, and no parameter changed after "
-                         f"that backward ({call} between backward and step?)")
+                         f"block for {_who(len(still), total)}, and no update was seen after "
+                         f"that backward (no optimizer step holding them, {_probe_name(w)} "
+                         f"unchanged) ({call} between backward and step?)")
         elif len(at_end) == total:
             return Finding("edited after backward", False,
                            why_not=".grad was cleared before the block ended (zero_grad inside "
@@ -376,13 +395,21 @@ def replacement_text(w: GradWatch, name: str) -> str:
     """What the registration hook saw of parameter ``name``'s attribute (it must have been
     replaced: ``name in w._replaced``)."""
     rep = w._replaced[name]
-    where = (f"in its forward: module '{rep.module}' ({rep.kind}) assigned a new nn.Parameter "
-             f"to '{rep.attribute}' during its own call" if rep.during else
-             f"between calls: module '{rep.module}' ({rep.kind}) was assigned a new "
-             f"nn.Parameter as '{rep.attribute}' outside its forward")
+    if rep.inside is not None and rep.inside[0] == rep.module:
+        where = (f"in its forward: module '{rep.module}' ({rep.kind}) assigned a new "
+                 f"nn.Parameter to '{rep.attribute}' during its own call")
+    elif rep.inside is not None:
+        where = (f"in the forward of module '{rep.inside[0]}' ({rep.inside[1]}): it assigned a "
+                 f"new nn.Parameter to '{rep.attribute}' of module '{rep.module}' "
+                 f"({rep.kind}) during its call")
+    else:
+        where = (f"outside the model's forward: module '{rep.module}' ({rep.kind}) was "
+                 f"assigned a new nn.Parameter as '{rep.attribute}' between calls")
     times = f" ({rep.count} times)" if rep.count > 1 else ""
     r = w.parameters[name]
-    if r.grad is None:
+    if not w._backward_seen:
+        old = "gets no gradient from the uses after the assignment"
+    elif r.grad is None:
         old = "got no gradient"
     else:
         old = f"got a gradient of norm {_f(r.grad)} only from uses before the assignment"

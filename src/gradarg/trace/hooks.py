@@ -104,6 +104,7 @@ class Recorder:
         self._changes = 0  # bumped at each entry and accumulation: the record's cache key
         self._pending: dict[int, list[Any]] = {}  # id(tensor) -> its pass awaiting accumulation
         self._forwards = 0  # calls of the watched model started
+        self._steps_seen = 0  # optimizer steps holding a watched parameter
         # the smallest trainable parameter: its sum at each call of the model (and at the end
         # of the block), whose change means an update ran in between, and its .grad's norm at
         # each optimizer step, whose change since its pass means .grad was edited
@@ -509,6 +510,7 @@ class Recorder:
         held = cached[2]
         if not held:
             return
+        self._steps_seen += 1
         grads = [p.grad for p in held]
         probe, norms = self._probe, None
         if not self._exact:
@@ -579,12 +581,15 @@ class Recorder:
         if old is None or param is old:
             return
         full = self._owner[old][0]
-        during = bool(self._stack) and self._raw[self._stack[-1]].module is module
+        inside = None
+        if self._stack:
+            running = self._raw[self._stack[-1]].module
+            inside = (self._names.get(running, ROOT_NAME), type(running).__name__)
         seen = self._replaced.get(full)
         if seen is None:
             mname = self._names.get(module, ROOT_NAME)
             self._replaced[full] = Replacement(full, mname, type(module).__name__, name,
-                                               during, self._forwards)
+                                               inside, self._forwards)
         else:
             self._replaced[full] = seen._replace(count=seen.count + 1)
         if isinstance(param, torch.Tensor) and param.requires_grad:
