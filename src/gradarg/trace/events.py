@@ -56,7 +56,7 @@ class Note(NamedTuple):
         Optimizer steps holding this parameter that had begun before this observation.
     measured : bool
         ``held`` was read (``False`` at a step where one smaller parameter's ``.grad`` was read
-        and found unchanged, so the others were not: see :func:`after_backward`).
+        and found unchanged, so the others were not: see ``after_backward`` in this module).
     """
 
     kind: str

@@ -447,6 +447,8 @@ class Recorder:
                 continue
             self._swapped[id(live)] = live  # a reference keeps the id unique
             self._param_handles.append(live.register_hook(self._param_hook(p, live)))
+            self._param_handles.append(
+                live.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
 
     def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
         held_by = p if live is None else live

@@ -120,11 +120,12 @@ class ParamRecord:
         The backward passes whose sum ``.grad`` held after the last one, counted by a hook
         after each accumulation, back to the latest that found ``.grad`` None or zero (the
         passes of earlier micro-batches included).
-    events : tuple of Note
-        What was observed of its ``.grad`` during the block, in order (the latest
-        :data:`~gradarg.trace.events.KEPT`): each pass, each optimizer step holding it, the
-        end of the block; read by :func:`gradarg.trace.events.accumulation` and
-        :func:`gradarg.trace.events.after_backward`.
+    events : tuple
+        What was observed of its ``.grad`` during the block, in order (the latest 64), each a
+        ``gradarg.trace.events.Note``: each pass that accumulated into it, each optimizer step
+        holding it, the end of the block; read by ``gradarg.trace.events.accumulation`` (what
+        the final ``.grad`` sums) and ``gradarg.trace.events.after_backward`` (what happened
+        to it between the last pass and the step).
     sparse : bool
         The gradient arrived as a sparse tensor (``nn.Embedding(sparse=True)``).
     module_ran : bool
