@@ -526,7 +526,8 @@ class Recorder:
                 norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
         else:
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
-        self._probe_after = None  # compared once: later steps have nothing to compare with
+        if cached[3]:
+            self._probe_after = None  # compared once: a later step has nothing to compare with
         self._log_entry(("step", held, [g is None for g in grads], norms, self._forwards))
 
     def _end(self) -> None:
