@@ -76,11 +76,16 @@ def step(rank: int, kind: str, outdir: str) -> None:
         return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
     before = hooks()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)  # a step the watch sees; lr 0: no change
     with gradarg.watch(model) as w:
         model(x).pow(2).mean().backward()
         out["summary_inside"] = w.summary()
+        opt.step()
     out["summary"] = w.summary()
     out["records"] = {n: [r.grad, r.final] for n, r in w.parameters.items()}
+    out["passes"] = {n: r.passes for n, r in w.parameters.items() if r.grad is not None}
+    out["steps_seen"] = sorted({sum(e.kind == "step" for e in r.events)
+                                for r in w.parameters.values() if r.events})
     out["local"] = {prefix + n: v for n, v in local_norms(plain, x).items()}
     grads = {}
     for n, p in model.named_parameters():

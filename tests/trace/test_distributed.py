@@ -72,6 +72,9 @@ def test_ddp_records_this_process_gradient_and_says_so(steps):
         assert "not checked: edited after backward (under DDP" in out["summary"]
         assert "gradients changed after backward" not in out["summary"]
         assert out["hooks_left"] == 0
+        # one pass accumulated into each parameter, and the optimizer step was seen
+        assert set(out["passes"].values()) == {1} and out["steps_seen"] == [1]
+        assert "accumulated into .grad" not in out["summary"]
 
 
 def test_ddp_names_the_parameters_its_own_error_only_counts(steps):
@@ -100,6 +103,10 @@ def test_fsdp2_follows_the_unsharded_parameters_and_global_norms(steps):
             assert close(grad, out["local"][name]), name  # this process's gradient
             assert close(final, out["grad"][name]), name  # the whole sharded .grad
         assert out["hooks_left"] == 0
+        # the passes into the unsharded parameters count for the registered ones, and the
+        # step over the sharded ones was seen
+        assert set(out["passes"].values()) == {1} and out["steps_seen"] == [1]
+        assert "accumulated into .grad" not in s
     # the global norms are the same on both processes; their own gradients are not
     for name in outs[0]["records"]:
         assert close(outs[0]["records"][name][1], outs[1]["records"][name][1])

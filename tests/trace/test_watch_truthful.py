@@ -74,6 +74,17 @@ def test_zero_grad_inside_the_block_is_not_mistaken_for_an_edit():
         opt.zero_grad()
     s = w.summary()
     assert s.startswith("ok")
+    # the optimizer step saw .grad as backward left it: the comparison ran there
+    assert "not checked" not in s and "edited after backward]" in s
+    # an update by hand (no optimizer step to observe), then zero_grad: nothing to compare
+    with gradarg.watch(net) as w:
+        step(net).backward()
+        with torch.no_grad():
+            for p in net.parameters():
+                p -= 0.1 * p.grad
+        net.zero_grad()
+    s = w.summary()
+    assert s.startswith("ok")
     assert "not checked: edited after backward (.grad was cleared" in s
 
 

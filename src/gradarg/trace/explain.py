@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from . import findings, rules
+from . import events, findings, rules
 from .records import ROOT_NAME, ParamRecord
 from .rules import Rule
 from .values import fmt_norm as _f
@@ -36,6 +36,12 @@ def _frozen(a: Asked) -> str | None:
         return None
     return (f"{a.name} has requires_grad=False (frozen): backward computes no gradient "
             f"for it")
+
+
+def _recreated(a: Asked) -> str | None:
+    if a.name not in a.w._replaced:
+        return None
+    return findings.replacement_text(a.w, a.name)
 
 
 def _no_backward(a: Asked) -> str | None:
@@ -93,16 +99,39 @@ def _cannot_tell(a: Asked) -> str | None:
 
 
 def _received(a: Asked) -> str | None:
-    text = _state_text(a.w, a.name, a.r)
-    if a.r.held_before:
-        text += (f"; .grad already held a gradient of norm {_f(a.r.held_before)} when this "
-                 f"step's arrived, so .grad now holds their sum (zero_grad() not called "
-                 f"before this backward?)")
-    return text
+    return _state_text(a.w, a.name, a.r) + _passes_text(a.w, a.r)
+
+
+def _passes_text(w: GradWatch, r: ParamRecord) -> str:
+    """What the final ``.grad`` sums, from the passes the hooks counted."""
+    acc = events.accumulation(r.events, findings.updates(w))
+    n = acc.passes
+    if acc.kind == "held":
+        return (f"; .grad already held a gradient of norm {_f(acc.first_held)} when the first "
+                f"backward pass in this with block arrived, so .grad now holds their sum "
+                f"(zero_grad() not called before this backward?)")
+    if acc.kind == "steps":
+        return (f"; .grad already held a gradient of norm {_f(r.held_before)} when this "
+                f"step's arrived, from before an optimizer step, so .grad now holds their sum "
+                f"(zero_grad() not called before this backward?)")
+    if acc.kind == "same-forward":
+        if acc.same:
+            return (f"; {n} backward passes accumulated into its .grad "
+                    f"({findings.same_graph(w)}), the same gradient each time: .grad holds "
+                    f"{n} times one pass")
+        return f"; .grad holds the sum of {n} backward passes ({findings.same_graph(w)})"
+    if acc.kind == "micro-batches":
+        after = next((e.after for e in reversed(r.events) if e.kind == "pass"), None)
+        return (f"; .grad holds the sum over {n} micro-batches, each its own forward and "
+                f"backward, the parameters unchanged in between (norm {_f(after)})")
+    if acc.kind == "mixed":
+        return f"; .grad holds the sum of {n} backward passes over {acc.forwards} forwards"
+    return ""
 
 
 RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("frozen",), "", _frozen),
+    Rule(("recreated",), "", _recreated),
     Rule(("no-backward",), "", _no_backward),
     Rule(("module-not-called",), "", _module_not_called),
     Rule(("cut",), "", _cut),
@@ -115,8 +144,62 @@ RULES: tuple[Rule[Asked, str], ...] = (
 
 def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
     """See :meth:`GradWatch.why_no_grad`."""
-    name = w._param_name(param)
+    try:
+        name = w._param_name(param)
+    except KeyError:
+        if not isinstance(param, torch.Tensor):
+            raise
+        text = _not_registered(w, param)
+        if text is None:
+            raise
+        return text
     return rules.decide(RULES, Asked(w, name, w.parameters[name]))[1]
+
+
+def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:
+    """A tensor the model holds now as a parameter, not the one registered under that name
+    when the watch began: what the registration hook saw, or that it saw nothing."""
+    now = next((n for n, p in w.model.named_parameters() if p is param), None)
+    if now is None:
+        return None
+    if now in w._replaced:
+        return (f"this tensor is the model's parameter {now} now, but not the parameter "
+                f"registered under that name when the watch began: "
+                f"{findings.replacement_text(w, now)}")
+    return (f"this tensor is the model's parameter {now} now, but not the one registered "
+            f"under that name when the watch began, and no assignment of it was seen while "
+            f"the watch ran: it was replaced before, or by a route that does not register "
+            f"parameters; the record is about the registered one ({now!r})")
+
+
+def _after_text(w: GradWatch, r: ParamRecord) -> str:
+    """What happened to ``.grad`` after the last backward pass, as observed."""
+    from ..show.render import fmt
+
+    a = events.after_backward(r.events)
+    if a.change == "reset" and a.when == "step":
+        return ("; .grad was reset to None after that backward and before the optimizer step "
+                "(zero_grad between backward and step): the step skipped it")
+    if a.change == "zeroed" and a.when == "step":
+        return ("; .grad was zeroed after that backward and before the optimizer step "
+                "(zero_grad(set_to_none=False) between backward and step): the step used a "
+                "zero gradient")
+    if a.change in ("reset", "zeroed") and a.when == "end":
+        how = "reset to None" if a.change == "reset" else "zeroed"
+        moved = findings.moved_since(w, findings._last_forward(r))
+        if moved is False:
+            return (f"; .grad was {how} after that backward and before the with block ended, "
+                    f"with no update seen in between (no optimizer step holding it, "
+                    f"{findings._probe_name(w)} unchanged; zero_grad between backward and "
+                    f"step?)")
+        return (f"; .grad was {how} before the with block ended, after the parameters "
+                f"changed (an update, then zero_grad)")
+    if a.change == "scaled" and a.factor is not None and a.when is not None:
+        when = "the optimizer step began" if a.when == "step" else "the with block ended"
+        return (f"; .grad held {fmt(a.seen)} when {when}, {fmt(a.factor, 3)} times what "
+                f"backward left there ({fmt(a.after)}): changed after backward (clipping, a "
+                f"GradScaler's unscale_, or an edit)")
+    return ""
 
 
 def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
@@ -125,14 +208,7 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
     state = r.state
     if state == "ok":
         text = f"{name} received a gradient of norm {fmt(r.grad)} from backward"
-        if r.final_known and r.held_before is None and r.final != r.grad:
-            if r.final is None:
-                text += "; .grad was cleared before the with block ended (zero_grad)"
-            elif r.grad and abs(r.final / r.grad - 1) > 1e-5:
-                text += (f"; .grad held {fmt(r.final)} when the with block ended, "
-                         f"{fmt(r.final / r.grad, 3)} times that: changed after backward "
-                         f"(clipping, a GradScaler's unscale_, or an edit)")
-        return text
+        return text + _after_text(w, r)
     calls = [c for c in w.modules if c.name == r.module]
     where = ""
     if calls:

@@ -23,7 +23,6 @@ import torch
 from . import explain, findings, view
 from .hooks import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
-from .values import norm as _norm
 from .values import state as _state
 
 if TYPE_CHECKING:
@@ -65,10 +64,9 @@ class GradWatch(Recorder):
         """
         if self._active:
             if self._backward_seen:
-                # what .grad holds when the block ends, to compare with what backward computed
-                # (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows there)
-                self._final = {p: (None if p.grad is None else _norm(p.grad))
-                               for p in self._owner}
+                # what .grad holds when the block ends, to compare with what backward left
+                # there (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows)
+                self._end()
                 self._cache = None
             self._finish()
         for h in self._module_handles + self._param_handles + self._tensor_handles:
@@ -88,13 +86,14 @@ class GradWatch(Recorder):
     def _finish(self) -> tuple[list[ModuleRecord], dict[str, ParamRecord]]:
         for open_key in list(self._sent_open):  # edges that never got a gradient this pass
             self._close_sent(open_key)
-        key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())))
+        key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())),
+               self._changes, len(self._replaced))
         if self._cache is not None and self._cache[2] == key:
             return self._cache[:2]
         sent = {i: self._sent.get(i, []) for i in self._sent_edges}
         calls, params, self._passes = assemble(
             self._raw, self._arrivals, self._shapes, self._names, self._dead, self._param_got,
-            self._owner, self._final, sent)
+            self._owner, self._final, sent, self.notes())
         self._cache = (calls, params, key)
         return calls, params
 
@@ -159,7 +158,9 @@ class GradWatch(Recorder):
         Raises
         ------
         KeyError
-            ``param`` is not a parameter of the watched model.
+            ``param`` is not a parameter of the watched model: neither one registered when the
+            watch began nor the tensor the model holds now under such a name (a parameter
+            re-created in ``forward`` is answered for, with what was seen of it).
 
         Examples
         --------
@@ -189,8 +190,12 @@ class GradWatch(Recorder):
         """Each thing wrong with the recorded step, one phrase each (empty if none).
 
         Each phrase comes from one finding of ``gradarg.trace.findings`` (non-finite
-        gradients, missing gradients, vanishing or exploding flow, dead units, all-zero
-        gradients, gradients accumulated over earlier passes), in that order.
+        gradients, parameters re-created by an assignment, missing gradients, a module cut
+        from the graph or whose output went unused, vanishing or exploding flow, dead units,
+        all-zero gradients, several backward passes accumulated into ``.grad``, a ``.grad``
+        reset, zeroed or rescaled between the backward and the optimizer step), in that order.
+        The last two are read from events the hooks observed (see :func:`watch`), not from
+        the final ``.grad`` alone.
 
         Parameters
         ----------
@@ -296,6 +301,22 @@ def watch(model: torch.nn.Module) -> GradWatch:
     backward; the findings read the first.  A module called twice on the same input shows
     what each call sent back to it.  Under ``torch.compile`` the hooks run eagerly, outside
     the compiled graph (``torch.compiler.disable``: a graph break at each module call).
+
+    What happens to each parameter's ``.grad`` is observed as it happens, over the whole
+    block: a post-accumulate-grad hook (``Tensor.register_post_accumulate_grad_hook``) counts
+    the backward passes that accumulated into it; a global optimizer step pre-hook
+    (``torch.optim.optimizer.register_optimizer_step_pre_hook``) sees, when a
+    ``torch.optim`` step holding it begins, whether ``.grad`` is None, and reads the norm of
+    the smallest parameter's ``.grad`` (all of them when that one changed since its pass:
+    a clip or a scaler's ``unscale_`` acts on all); ``.grad`` is read again when the block
+    ends.  So the summary says how many passes the final ``.grad`` sums (micro-batches, each
+    after its own forward: a note; the same graph twice: a problem), and whether ``.grad``
+    was reset, zeroed or scaled between the backward and the step, with the factor read
+    from two norms.  A global parameter registration hook
+    (``torch.nn.modules.module.register_module_parameter_registration_hook``) sees a
+    registered parameter's attribute assigned a new ``nn.Parameter`` (one made in
+    ``forward``).  Updates made without a ``torch.optim`` optimizer are told by the sum of
+    the smallest parameter, read at each call of the model.
 
     Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
     process records its own step: module and parameter norms are this process's gradients

@@ -4,8 +4,16 @@ Forward pre-hooks and hooks on every module note the order in which modules ran 
 hook on each tensor that enters or leaves a module (``Node.register_prehook`` for a non-leaf,
 ``Tensor.register_hook`` for a leaf); a tensor hook on every parameter sees the gradient this
 backward pass computed for it, before it is added to ``.grad``.  Each hook stores one norm;
-:func:`~gradarg.trace.records.assemble` turns the notes into records.  A new kind of note (a
-new hook) goes here; what the notes mean goes in :mod:`.findings`.
+:func:`~gradarg.trace.records.assemble` turns the notes into records.
+
+What happens to each parameter's ``.grad`` is noted as it happens (:class:`.events.Note`): a
+post-accumulate-grad hook on every parameter after each pass accumulated into it, a global
+optimizer step pre-hook when a step holding it begins (``torch.optim.optimizer.
+register_optimizer_step_pre_hook``), the end of the block; a global parameter registration
+hook (``torch.nn.modules.module.register_module_parameter_registration_hook``) sees a
+registered parameter's attribute assigned a new ``nn.Parameter`` (:class:`.events.Replacement`).
+A new kind of note (a new hook) goes here; what the notes mean goes in :mod:`.events` and
+:mod:`.findings`.
 """
 
 from __future__ import annotations
@@ -13,7 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.nn.modules.module import register_module_parameter_registration_hook
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+from .events import KEPT, Note, Replacement
 from .nodes import children, is_leaf, leaf_tensor
 from .records import ROOT_NAME, RawCall
 from .values import norm as _norm
@@ -85,11 +96,36 @@ class Recorder:
         self._param_handles: list[Any] = []
         self._tensor_handles: list[Any] = []
         self._active = False
-        # earlier steps in this watch: (their count, whether a parameter changed since, i.e.
-        # an optimizer step ran) read when the record is asked for
-        self._earlier = 0
-        self._probe = next((p for p in self._owner if p.requires_grad and p.numel()), None)
-        self._probe_values: list[float] = []  # its sum at the start of each step
+        # what happened to every parameter's .grad over the whole block, in order: pass
+        # entries (shared with the record's _param_got) and step and end entries, turned
+        # into events.Note lists when the record is read (notes())
+        self._log: list[Any] = []
+        self._log_limit = 2 * KEPT * (len(self._owner) + 1)
+        self._changes = 0  # bumped at each entry and accumulation: the record's cache key
+        self._pending: dict[int, list[Any]] = {}  # id(tensor) -> its pass awaiting accumulation
+        self._forwards = 0  # calls of the watched model started
+        self._steps_seen = 0  # optimizer steps holding a watched parameter
+        # the smallest trainable parameter: its sum at each call of the model (and at the end
+        # of the block), whose change means an update ran in between, and its .grad's norm at
+        # each optimizer step, whose change since its pass means .grad was edited
+        trainable = [p for p in self._owner if p.requires_grad and p.numel()]
+        self._probe = min(trainable, key=lambda q: q.numel()) if trainable else None
+        self._probe_after: float | None = None
+        self._moved: dict[int, float] = {}
+        self._moved_end: float | None = None
+        self._held_by: dict[int, tuple[Any, int, list[torch.Tensor], bool]] = {}  # per optimizer
+        # exact norms in the hooks: not under DDP/FSDP2 (there .grad is overwritten by the
+        # average of the processes, and a sharded norm is a collective)
+        self._exact = self.engine is None
+        # (module, attribute) -> the parameter registered there when the watch began
+        self._registered: dict[tuple[Any, str], torch.Tensor] = {}
+        if not self._swappable and not any(type(m).__name__ == "FullyShardedDataParallel"
+                                           for m in self._names):
+            for m in self._names:
+                for pname, p in m.named_parameters(recurse=False):
+                    self._registered[(m, pname)] = p
+        self._replaced: dict[str, Replacement] = {}
+        self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
         self._reset()
         self._attach()
 
@@ -145,6 +181,13 @@ class Recorder:
         for p in self._owner:
             if p.requires_grad:
                 self._param_handles.append(p.register_hook(self._param_hook(p)))
+                self._param_handles.append(
+                    p.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
+        self._param_handles.append(
+            register_optimizer_step_pre_hook(self._step_hook))
+        if self._registered:
+            self._param_handles.append(
+                register_module_parameter_registration_hook(self._registration_hook))
         self._active = True
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
@@ -191,9 +234,19 @@ class Recorder:
         return slot
 
     def _pre_hook(self, module, args):
-        if self._backward_seen and not self._stack and module is self.model:
-            self._earlier += 1
-            self._reset()  # a new step: the record keeps the last one
+        if (module is self.model and self._stack and self._backward_seen
+                and not any(self._raw[i].module is module for i in self._stack)):
+            # calls whose forward raised never ran their post-hook: torch.utils.checkpoint
+            # stops a recomputation early by raising once it has what backward needs
+            self._stack.clear()
+        if not self._stack and module is self.model:
+            if self._backward_seen:
+                self._reset()  # a new step: the record keeps the last one
+            self._forwards += 1
+            if self._probe is not None:
+                self._moved[self._forwards] = self._probe_sum()
+                if len(self._moved) > 4 * KEPT:
+                    del self._moved[min(self._moved)]
         if self._swappable:
             self._follow_swaps(module)
         self._cache = None
@@ -394,18 +447,158 @@ class Recorder:
                 continue
             self._swapped[id(live)] = live  # a reference keeps the id unique
             self._param_handles.append(live.register_hook(self._param_hook(p, live)))
+            self._param_handles.append(
+                live.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
 
     def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
         held_by = p if live is None else live
 
         def hook(g):
             self._backward_seen = True
-            if p is self._probe and not any(q is p for q, *_ in self._param_got):
-                # the probe's value at each step's backward: unchanged between two steps
-                # means no optimizer step ran in between (micro-batches)
-                self._probe_values[:] = [*self._probe_values[-1:], float(p.detach().sum())]
             held = held_by.grad
-            self._param_got.append((p, _norm(g), None if held is None else _norm(held),
-                                    g.is_sparse))
+            # [parameter, norm, norm held before, sparse, norm after, forward, accumulated]
+            entry = [p, _norm(g), None if held is None else _norm(held), g.is_sparse, None,
+                     self._forwards, False]
+            self._param_got.append(entry)
+            self._log_entry(entry)
+            self._pending[id(held_by)] = entry  # completed once the pass accumulated
 
         return hook
+
+    def _accumulated_hook(self, p: torch.Tensor):
+        """After a pass accumulated into ``p.grad``: its entry completed, with the norm of
+        ``.grad`` after it (the pass's own gradient when ``.grad`` was empty before: no norm
+        to take again)."""
+        pending = self._pending
+
+        def hook(t: torch.Tensor) -> None:
+            entry = pending.pop(id(t), None)
+            if entry is None:  # a pass whose gradient the tensor hook did not see
+                return
+            held, grad = entry[2], t.grad
+            if grad is None:  # cleared by a hook of the user's
+                after = None
+            elif held is None or held == 0.0:
+                after = entry[1]
+            else:
+                after = _norm(grad) if self._exact else None
+            entry[4], entry[6] = after, True
+            self._changes += 1
+            if p is self._probe:
+                self._probe_after = after
+
+        return hook
+
+    def _log_entry(self, entry: Any) -> None:
+        log = self._log
+        log.append(entry)
+        self._changes += 1
+        if len(log) > self._log_limit:
+            del log[: len(log) // 2]  # the oldest half: the notes keep the latest KEPT each
+
+    def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """An optimizer step begins: which watched parameters it holds and whose ``.grad`` is
+        None (always seen); norms are read for the probe (the smallest parameter), and for all
+        of them when the probe's changed since its pass (a clip, an ``unscale_``, a
+        ``zero_grad(set_to_none=False)`` acts on all): one small norm per step otherwise."""
+        groups = optimizer.param_groups
+        size = sum(len(g["params"]) for g in groups)
+        cached = self._held_by.get(id(optimizer))
+        if cached is None or cached[0] is not optimizer or cached[1] != size:
+            owner = self._owner
+            held = [p for g in groups for p in g["params"] if p in owner]
+            has_probe = any(p is self._probe for p in held)
+            self._held_by[id(optimizer)] = cached = (optimizer, size, held, has_probe)
+        held = cached[2]
+        if not held:
+            return
+        self._steps_seen += 1
+        grads = [p.grad for p in held]
+        probe, norms = self._probe, None
+        if not self._exact:
+            pass  # DDP/FSDP2: .grad holds the processes' average; None-ness only
+        elif probe is not None and self._probe_after and probe.grad is not None \
+                and cached[3]:
+            n = _norm(probe.grad)
+            a = self._probe_after
+            norms = {probe: n}
+            if not (n == a or abs(n / a - 1) <= 1e-5):
+                norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        else:
+            norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        if cached[3]:
+            self._probe_after = None  # compared once: a later step has nothing to compare with
+        self._log_entry(("step", held, [g is None for g in grads], norms, self._forwards))
+
+    def _end(self) -> None:
+        """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
+        self._final = {p: (None if p.grad is None else _norm(p.grad)) for p in self._owner}
+        self._log_entry(("end", self._final, self._forwards))
+        if self._probe is not None:
+            self._moved_end = self._probe_sum()
+
+    def notes(self) -> dict[torch.Tensor, list[Note]]:
+        """The log as :class:`.events.Note` lists, one per parameter (the latest KEPT)."""
+        notes: dict[torch.Tensor, list[Note]] = {}
+        steps: dict[torch.Tensor, int] = {}
+        nan = float("nan")
+
+        def add(p: torch.Tensor, note: Note) -> None:
+            got = notes.get(p)
+            if got is None:
+                got = notes[p] = []
+            got.append(note)
+
+        for e in self._log:
+            if type(e) is list:  # a pass
+                if e[6]:
+                    add(e[0], Note("pass", e[1], e[2], e[4], e[5], steps.get(e[0], 0)))
+            elif e[0] == "step":
+                _, held, none, norms, forward = e
+                for p, is_none in zip(held, none, strict=True):
+                    steps[p] = steps.get(p, 0) + 1
+                    if is_none:
+                        add(p, Note("step", None, None, None, forward, steps[p]))
+                    elif norms is not None and p in norms:
+                        add(p, Note("step", None, norms[p], None, forward, steps[p]))
+                    else:
+                        add(p, Note("step", None, nan, None, forward, steps[p], measured=False))
+            else:  # the end
+                _, final, forward = e
+                for p in notes:
+                    add(p, Note("end", None, final.get(p), None, forward, steps.get(p, 0)))
+        return {p: n[-KEPT:] for p, n in notes.items()}
+
+    def _probe_sum(self) -> float:
+        assert self._probe is not None
+        t = self._probe.detach()
+        if type(t).__name__ == "DTensor" and hasattr(t, "to_local"):
+            t = t.to_local()  # this process's shard: no collective
+        return float(t.sum())
+
+    def _registration_hook(self, module: Any, name: str, param: Any) -> None:
+        """A parameter is being registered on a module (``module.name = nn.Parameter(...)``):
+        when another one was registered there when the watch began, note the replacement,
+        and whether it runs inside that module's own call."""
+        old = self._registered.get((module, name))
+        if old is None or param is old:
+            return
+        full = self._owner[old][0]
+        inside = None
+        if self._stack:
+            running = self._raw[self._stack[-1]].module
+            inside = (self._names.get(running, ROOT_NAME), type(running).__name__)
+        seen = self._replaced.get(full)
+        if seen is None:
+            mname = self._names.get(module, ROOT_NAME)
+            self._replaced[full] = Replacement(full, mname, type(module).__name__, name,
+                                               inside, self._forwards)
+        else:
+            self._replaced[full] = seen._replace(count=seen.count + 1)
+        if isinstance(param, torch.Tensor) and param.requires_grad:
+            got = self._replacement_got
+
+            def hook(g, full=full):
+                got[full] = _norm(g)
+
+            self._tensor_handles.append(param.register_hook(hook))

@@ -163,6 +163,35 @@ def _cut_found(c: Context) -> Answer | None:
 CUT_FOUND = Cause(("not-reachable",), "", _cut_found, undecided, _outside)
 
 
+def _not_the_module_parameter(c: Context) -> Answer | None:
+    """An ``nn.Parameter`` that is not one of ``module``'s parameters now: if it was taken
+    from the module before (as an optimizer takes it), the module attribute was assigned a
+    new one since (a parameter made in ``forward`` is re-made at every call)."""
+    module, tensor, xname = c.module, c.tensor, c.xname
+    if module is None or not isinstance(tensor, torch.nn.Parameter):
+        return None
+    if any(p is tensor for p in module.parameters()):
+        return None
+    leaf_ids = {id(t) for t in c.graph.leaves()}
+    alike = [k for k, p in module.named_parameters() if id(p) in leaf_ids
+             and p.shape == tensor.shape and p.dtype == tensor.dtype]
+    # one of the module's parameters in the graph with its shape and dtype: named (several
+    # such are common, biases and norms of one width: then none is)
+    alike_text = (f"; the only parameter of {module.__class__.__name__} in the graph with its "
+                  f"shape and dtype is {alike[0]}" if len(alike) == 1 else "")
+    return Answer("not-reachable", (
+        f"{xname} is an nn.Parameter, but not one of {module.__class__.__name__}'s parameters "
+        f"now, and it is not in {c.oname}'s graph: if it was taken from the model before the "
+        f"forward (an optimizer built then holds it), the forward replaced it: assigning a "
+        f"new nn.Parameter in forward (self.w = nn.Parameter(...)) re-creates the parameter "
+        f"at every call, and the graph holds the new one{alike_text}; create the parameter "
+        f"once in __init__ and only use it in forward"))
+
+
+NOT_THE_MODULE_PARAMETER = Cause(("not-reachable",), "", _not_the_module_parameter,
+                                 when=_outside)
+
+
 def _unused_module(c: Context) -> Answer | None:
     xname, oname = c.xname, c.oname
     leaf_ids = {id(t) for t in c.graph.leaves()}
@@ -245,6 +274,7 @@ NON_LEAF = Cause(("non-leaf",), 'a non-leaf without ``retain_grad()`` (``"non-le
 
 RULES: tuple[Cause, ...] = (
     INTEGER_DTYPE, INFERENCE_MODE, NO_GRAPH, NOT_TRACKED, OUTPUT_ITSELF,
-    HELD_ITSELF, CUT_FOUND, UNUSED_MODULE, OPAQUE, UNREACHABLE, NON_LEAF,
+    HELD_ITSELF, CUT_FOUND, NOT_THE_MODULE_PARAMETER, UNUSED_MODULE, OPAQUE, UNREACHABLE,
+    NON_LEAF,
 )
 """The causes about tracking and reachability, in order."""

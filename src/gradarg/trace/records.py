@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from .events import Note, chain
 from .values import combine, state
 
 __all__ = ["ModuleRecord", "ParamRecord", "RawCall", "assemble"]
@@ -107,11 +108,24 @@ class ParamRecord:
     shape : tuple of int
     requires_grad : bool
     grad : float or None
-        Norm of the gradient this step's backward pass computed for it (summed over passes if
-        several ran), before it was added to ``.grad``; ``None`` if no gradient reached it.
+        Norm of the gradient this step's backward pass computed for it, before it was added to
+        ``.grad``; ``None`` if no gradient reached it.  Several passes in the step (no forward
+        between them): the norm of their sum, read from ``.grad`` after the last one when
+        ``.grad`` was empty before the first, else the square root of the sum of their squared
+        norms.
     held_before : float or None
         Norm of what ``.grad`` already held when that gradient arrived (``None``: ``.grad``
         was None). Nonzero means ``.grad`` now holds a sum over several backward passes.
+    passes : int
+        The backward passes whose sum ``.grad`` held after the last one, counted by a hook
+        after each accumulation, back to the latest that found ``.grad`` None or zero (the
+        passes of earlier micro-batches included).
+    events : tuple
+        What was observed of its ``.grad`` during the block, in order (the latest 64), each a
+        ``gradarg.trace.events.Note``: each pass that accumulated into it, each optimizer step
+        holding it, the end of the block; read by ``gradarg.trace.events.accumulation`` (what
+        the final ``.grad`` sums) and ``gradarg.trace.events.after_backward`` (what happened
+        to it between the last pass and the step).
     sparse : bool
         The gradient arrived as a sparse tensor (``nn.Embedding(sparse=True)``).
     module_ran : bool
@@ -135,6 +149,8 @@ class ParamRecord:
     module_ran: bool = False
     final_known: bool = False
     final: float | None = None
+    passes: int = 0
+    events: tuple[Note, ...] = ()
 
     @property
     def state(self) -> str:
@@ -146,15 +162,17 @@ class ParamRecord:
 
 def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list[tuple[int, ...]],
              names: dict[Any, str], dead: dict[int, tuple[torch.Tensor, int, str]],
-             param_got: list[tuple[Any, float, float | None, bool]],
+             param_got: list[list[Any]],
              owner: dict[Any, tuple[str, str]],
              final: dict[Any, float | None] | None = None,
              sent: dict[int, list[float]] | None = None,
+             notes: dict[Any, list[Note]] | None = None,
              ) -> tuple[list[ModuleRecord], dict[str, ParamRecord], int]:
     """The module calls, the parameters and the number of backward passes, from the hooks'
     notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (parameter, norm, norm
-    held before, sparse) per gradient that reached a parameter; ``sent`` (call -> norm per
-    pass) what a call sent back to its inputs, where its edges were found."""
+    held before, sparse, norm of ``.grad`` after the accumulation or ``None``, ...) per gradient
+    that reached a parameter; ``sent`` (call -> norm per pass) what a call sent back to its
+    inputs, where its edges were found; ``notes`` the events of each parameter's ``.grad``."""
     by_slot: dict[int, list[float]] = {}
     rank: dict[int, int] = {}
     for r, (slot, value) in enumerate(arrivals):
@@ -187,10 +205,12 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
     grads: dict[str, list[float]] = {}
     held: dict[str, float | None] = {}
     sparse: dict[str, bool] = {}
-    for p, n, h, is_sparse in param_got:
+    last_after: dict[str, float | None] = {}
+    for p, n, h, is_sparse, after, *_ in param_got:
         name = owner[p][0]
         grads.setdefault(name, []).append(n)
         held.setdefault(name, h)
+        last_after[name] = after
         sparse[name] = sparse.get(name, False) or is_sparse
     ran_names = {c.name for c in calls}
     first_call: dict[str, int] = {}
@@ -201,11 +221,15 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
     for p, (name, mname) in owner.items():
         g = grads.get(name)
         total = None if g is None else combine(g)
+        if g is not None and len(g) > 1 and not held.get(name):
+            total = last_after.get(name) or total  # the norm of the sum, read from .grad
+        events = tuple((notes or {}).get(p, ()))
         params[name] = ParamRecord(
             name=name, module=mname, shape=tuple(p.shape), requires_grad=p.requires_grad,
             grad=total, held_before=held.get(name), sparse=sparse.get(name, False),
             module_ran=mname in ran_names, final_known=final is not None,
-            final=None if final is None else final.get(p))
+            final=None if final is None else final.get(p),
+            passes=len(chain(events)), events=events)
         if mname in first_call:
             calls[first_call[mname]].params.append(name)
             if total is not None:

@@ -1,0 +1,211 @@
+"""What happened to each parameter's ``.grad`` during a watched block, in order, as observed.
+
+The hooks of :mod:`.hooks` write one :class:`Note` per observation of a parameter's ``.grad``:
+each backward pass that accumulated into it (a post-accumulate-grad hook,
+``torch.Tensor.register_post_accumulate_grad_hook``, after the tensor hook that saw the
+pass's own gradient and what ``.grad`` held before), each optimizer step that holds it
+(``torch.optim.optimizer.register_optimizer_step_pre_hook``: what ``.grad`` holds when the step
+begins), and the end of the block.  The functions here read those notes: how many passes
+the final ``.grad`` sums (:func:`chain`), whether each followed its own forward, an optimizer
+step or none (:func:`accumulation`), and what happened to ``.grad`` between the last pass and
+the step, or the end of the block (:func:`after_backward`).  Nothing is inferred from the
+final ``.grad`` alone: a reset is a ``.grad`` seen None (or all zero) after a pass filled it,
+a scale is the ratio of two norms read at two observed moments.
+
+A parameter re-created in ``forward`` (``self.w = nn.Parameter(...)``) is observed by a
+parameter registration hook (``torch.nn.modules.module.register_module_parameter_registration_hook``):
+:class:`Replacement`.
+
+Imports nothing of the trace room.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import NamedTuple
+
+__all__ = ["KEPT", "Accumulation", "AfterBackward", "Note", "Replacement", "accumulation",
+           "after_backward", "chain"]
+
+KEPT = 64  # notes kept per parameter (the latest): enough for the last step's story
+
+_REL = 1e-5  # two norms of one tensor read at two moments agree to this (float32 sums)
+
+
+class Note(NamedTuple):
+    """One observation of one parameter's ``.grad``.
+
+    Attributes
+    ----------
+    kind : str
+        ``"pass"`` (a backward pass accumulated into ``.grad``), ``"step"`` (an optimizer step
+        holding the parameter began) or ``"end"`` (the ``with`` block ended).
+    grad : float or None
+        ``"pass"``: norm of the gradient the pass computed for the parameter.
+    held : float or None
+        Norm of ``.grad`` before the pass (``"pass"``) or at that moment (``"step"``, ``"end"``);
+        ``None``: ``.grad`` was None.  NaN: present, not read (:attr:`measured` is False).
+    after : float or None
+        ``"pass"``: norm of ``.grad`` after the accumulation (``None``: not read, or ``.grad``
+        was None then: a hook of the user's cleared it).
+    forward : int
+        Calls of the watched model that had started before this observation.
+    step : int
+        Optimizer steps holding this parameter that had begun before this observation.
+    measured : bool
+        ``held`` was read (``False`` at a step where one smaller parameter's ``.grad`` was read
+        and found unchanged, so the others were not: see ``after_backward`` in this module).
+    """
+
+    kind: str
+    grad: float | None
+    held: float | None
+    after: float | None
+    forward: int
+    step: int
+    measured: bool = True
+
+
+class Replacement(NamedTuple):
+    """A registered parameter whose module attribute was assigned a new ``nn.Parameter``.
+
+    ``name`` is the parameter's full name when the watch began, ``module`` its module's name,
+    ``kind`` its class name and ``attribute`` the attribute's name; ``inside`` the name and
+    class of the innermost watched module call running when the assignment ran (``None``:
+    none, the assignment ran outside the model's forward); ``forward``: calls of the watched
+    model started by then (1 is the first); ``count``: how many times it was observed.
+    """
+
+    name: str
+    module: str
+    kind: str
+    attribute: str
+    inside: tuple[str, str] | None
+    forward: int
+    count: int = 1
+
+
+def _empty(held: float | None) -> bool:
+    return held is None or held == 0.0
+
+
+def chain(notes: Sequence[Note]) -> list[Note]:
+    """The passes whose sum ``.grad`` held after the last pass, in order: back from the last
+    pass to the latest one that found ``.grad`` None, or zero where the pass before left it
+    nonzero (or to the first one noted)."""
+    passes = [n for n in notes if n.kind == "pass"]
+    for i in range(len(passes) - 1, -1, -1):
+        n = passes[i]
+        # a .grad of zeros after a pass that left zeros (a gradient exactly zero) is that
+        # pass's, not a zero_grad(set_to_none=False): the sum goes on
+        if n.held is None or (n.held == 0.0 and not (i and passes[i - 1].after == 0.0)):
+            return passes[i:]
+    return passes
+
+
+class Accumulation(NamedTuple):
+    """What the passes of :func:`chain` were.
+
+    ``passes``: how many; ``forwards``: how many distinct forwards they followed;
+    ``kind``: ``"one"`` (a single pass into an empty ``.grad``), ``"held"`` (the first pass
+    found ``.grad`` already holding a gradient from before the block), ``"steps"`` (an
+    optimizer step, or a change of the parameters, came between two of them: a missing
+    ``zero_grad``), ``"same-forward"`` (several passes, no forward of the model between them),
+    ``"micro-batches"`` (each pass after its own forward, the parameters unchanged in between,
+    ``.grad`` empty before the first) or ``"mixed"`` (own forwards and shared ones);
+    ``same``: every pass computed the same gradient (equal norms, and the sum's norm is their
+    sum: parallel vectors of equal length); ``first_held``: what the first pass found.
+    """
+
+    passes: int
+    forwards: int
+    kind: str
+    same: bool
+    first_held: float | None
+
+
+def accumulation(notes: Sequence[Note], moved: dict[int, float] | None = None) -> Accumulation:
+    """Read :func:`chain` of ``notes``; ``moved`` maps a forward count to a reading of the
+    parameters taken at that forward (a parameter's sum): a different reading at two passes'
+    forwards means an update ran between them."""
+    c = chain(notes)
+    if not c:
+        return Accumulation(0, 0, "one", True, None)
+    first = c[0]
+    forwards = len({n.forward for n in c})
+    grads = [n.grad for n in c]
+    same = (len(c) > 1 and all(g is not None and math.isfinite(g) for g in grads)
+            and max(grads) <= min(grads) * (1 + _REL)  # type: ignore[type-var,operator]
+            and c[-1].after is not None and math.isclose(
+                c[-1].after, len(c) * float(grads[0]), rel_tol=1e-4))  # type: ignore[arg-type]
+    if not _empty(first.held):
+        kind = "held"
+    elif len(c) == 1:
+        kind = "one"
+    else:
+        kinds = set()
+        for a, b in pairwise(c):
+            if b.step > a.step or _moved(moved, a.forward, b.forward):
+                kinds.add("steps")
+            elif b.forward == a.forward:
+                kinds.add("same-forward")
+            else:
+                kinds.add("micro-batches")
+        kind = ("steps" if "steps" in kinds else kinds.pop() if len(kinds) == 1 else "mixed")
+    return Accumulation(len(c), forwards, kind, same, first.held)
+
+
+def _moved(moved: dict[int, float] | None, a: int, b: int) -> bool:
+    if not moved or a == b or a not in moved or b not in moved:
+        return False
+    x, y = moved[a], moved[b]
+    return not (x == y or (math.isnan(x) and math.isnan(y)))
+
+
+class AfterBackward(NamedTuple):
+    """What happened to ``.grad`` between the last pass and the next observation.
+
+    ``when``: ``"step"`` (an optimizer step began), ``"end"`` (the block ended) or ``None``
+    (nothing observed since: the block has not ended); ``change``: ``"kept"``, ``"reset"``
+    (None), ``"zeroed"``, ``"scaled"`` (``factor`` = the ratio of the two norms) or
+    ``"unknown"`` (not comparable: a NaN norm, a pass whose result was not read);
+    ``after``: the norm right after the pass; ``seen``: the norm then.
+    """
+
+    when: str | None
+    change: str
+    factor: float | None = None
+    after: float | None = None
+    seen: float | None = None
+
+
+def after_backward(notes: Sequence[Note]) -> AfterBackward:
+    """Compare ``.grad`` right after the last pass with the first step that followed it, or
+    with the end of the block when no step did."""
+    last = max((i for i, n in enumerate(notes) if n.kind == "pass"), default=None)
+    if last is None:
+        return AfterBackward(None, "unknown")
+    p = notes[last]
+    later = notes[last + 1:]
+    o = next((n for n in later if n.kind == "step"), None)
+    if o is None:
+        o = next((n for n in later if n.kind == "end"), None)
+    if o is None:
+        return AfterBackward(None, "unknown", after=p.after)
+    if o.held is None:
+        return AfterBackward(o.kind, "reset", after=p.after)
+    if not o.measured:  # the step's reading of a smaller parameter showed no change
+        return AfterBackward(o.kind, "kept", 1.0, p.after, p.after)
+    a, s = p.after, o.held
+    if a is None or not (math.isfinite(a) and math.isfinite(s)):
+        return AfterBackward(o.kind, "unknown", after=a, seen=s)
+    if s == 0.0 and a != 0.0:
+        return AfterBackward(o.kind, "zeroed", 0.0, a, s)
+    if a == 0.0:
+        return AfterBackward(o.kind, "kept" if s == 0.0 else "unknown", None, a, s)
+    factor = s / a
+    if abs(factor - 1) <= _REL:
+        return AfterBackward(o.kind, "kept", 1.0, a, s)
+    return AfterBackward(o.kind, "scaled", factor, a, s)
