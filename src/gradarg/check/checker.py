@@ -24,7 +24,7 @@ from .blocks import Block
 from .budget import FULL_WARN_BYTES, comparison, full_advice, full_cost, full_fits
 from .confirm import Confirm
 from .localize import Localizer
-from .probes import random_probes
+from .probes import linearity_probes, random_probes
 from .references import FiniteDifferences, Reference, choose
 from .results import BackwardCheck, LocalizationCostWarning, Notes, PairCheck
 from .setup import Setup
@@ -83,6 +83,8 @@ class Checker:
                                  example=None, notes=tuple(self.notes.items), **result)
         affine = self.offset_check()
         probes = random_probes(bwd, ref, self.n_probes)
+        if self.n_probes > 0:
+            probes += linearity_probes(bwd, probes, affine)
         mode = comparison(self.localize, m, sum(ns), isinstance(ref, FiniteDifferences),
                           any(not p.agree for p in probes))
         pairs: tuple[PairCheck, ...] = ()
@@ -180,6 +182,7 @@ class Checker:
         others as the probes left them."""
         bwd, verdict = self.bwd, self.verdict
         bad = {(p.output, p.input) for p in probes if not p.agree}
+        vju_bad = {(p.output, p.input) for p in probes if not p.agree and p.kind == "vJu"}
         _, none = bwd.backward(bwd.random_vs())
         pairs, sampled = [], []
         for k, y in enumerate(bwd.outs):
@@ -192,7 +195,7 @@ class Checker:
                 block, what, how = self.localizer.block(k, j)
                 pair = verdict.pair(k, j, block, none[j], affine[xname], sampled=what, how=how)
                 if pair.agree:  # the probes disagree, yet no compared entry is wrong
-                    pair = verdict.unconfirmed(pair)
+                    pair = verdict.unconfirmed(pair, linearity=(yname, xname) not in vju_bad)
                 pairs.append(pair)
                 if pair.sampled:
                     sampled.append(f"∂{yname}/∂{xname}: {pair.sampled}")

@@ -99,13 +99,17 @@ class ExampleV:
 
 @dataclass(frozen=True)
 class ProbeCheck:
-    """The randomized check of one pair: ``vᵀ J u`` from the backward and from the reference."""
+    """The randomized check of one pair: ``vᵀ J u`` from the backward and from the reference
+    (``kind="vJu"``); or, for a pair whose ``vᵀ J u`` probes agree, the backward's departure
+    from linearity in ``v``, ``‖g(v1) + g(v2) - g(v1 + v2)‖``, against the rounding measured
+    on float64 copies (``kind="linearity"``, ``expected`` 0; listed only when it fails)."""
 
     output: str
     input: str
     got: float
     expected: float
     tolerance: float
+    kind: str = "vJu"
 
     @property
     def agree(self) -> bool:

@@ -173,12 +173,15 @@ class Verdict:
             f"the backward is nonzero where the Jacobian is zero ({listing})"
             + (f": {why}" if why else "")))
 
-    def unconfirmed(self, pair: PairCheck) -> PairCheck:
-        """A pair whose probes disagree although none of its compared entries is wrong."""
+    def unconfirmed(self, pair: PairCheck, linearity: bool = False) -> PairCheck:
+        """A pair whose probes disagree although none of its compared entries is wrong
+        (``linearity``: only its linearity probe failed)."""
+        probes = ("the backward departs from linearity in v beyond its rounding" if linearity
+                  else "the random probes disagree")
         return dataclasses.replace(
             pair, agree=False, sentence=(
-                f"the random probes disagree, but none of the compared entries "
-                f"is wrong ({pair.sampled}); {self.advice}"))
+                f"{probes}, but none of the compared entries is wrong ({pair.sampled}); "
+                f"{self.advice}"))
 
     def _as_backward_gives(self, k, j, worst):
         """The named entries as ``y.backward(gradient=one-hot)`` gives them.  A sampled block
@@ -291,10 +294,19 @@ def summary(pairs: tuple[PairCheck, ...], probes: list[ProbeCheck], names: list[
         return "agree", ("agree: the backward matches the reference for every "
                          "(output, input) pair.")
     if not wrong:
-        seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong)
+        seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong
+                             if p.kind == "vJu")
+        lin = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong
+                            if p.kind == "linearity")
         run = "localize='bounded' or 'full'" if full_fits else "localize='bounded'"
-        return "wrong", ("WRONG: random probes vᵀJu disagree for " + ", ".join(seen)
-                         + f" (run with {run} to see which entries).")
+        said = []
+        if seen:
+            said.append("random probes vᵀJu disagree for " + ", ".join(seen))
+        if lin:
+            said.append("the backward departs from linearity in v beyond its rounding for "
+                        + ", ".join(lin) + " (it rounds through a lower precision)")
+        return "wrong", ("WRONG: " + "; ".join(said) + f" (run with {run} to see which "
+                         f"entries).")
     parts = [f"∂{p.output}/∂{p.input}: {p.sentence}" for p in wrong]
     text = "WRONG: " + "; ".join(parts) + "."
     right = [p for p in pairs if p.agree]
