@@ -53,7 +53,7 @@ FULL_WARN_BYTES = 1 << 30  # localize="full" warns before it runs when it expect
 ROW_PASS_ENTRIES = 1 << 25
 # rows where the derivative of the backward is not finite (0/0 of a masked division) are
 # computed by one-hot passes instead, up to this many entries
-NAN_ROW_ENTRIES = 1 << 27
+NAN_ROW_ENTRIES = 1 << 28
 PATCH_NONZEROS = 1 << 22  # such rows are kept (sparse) for the next group test up to this many
 MEMORY_SHARE = 0.5  # localize="full" is suggested only when it needs at most this share of RAM
 
@@ -142,11 +142,19 @@ def full_advice(cost_text: str = "", cost_bytes: float | None = None,
     total = memory_bytes()
     here = f"this machine has {_bytes(total)}" if total else "more than fits here"
     # the memory of the full comparison grows with the entries: how many would fit
-    fits = int(MEMORY_SHARE * (total or 8 << 30) / max(cost_bytes, 1) * entries)
+    fits = _two_digits(MEMORY_SHARE * (total or 8 << 30) / max(cost_bytes, 1) * entries)
     smaller = f" (about {fits:,} Jacobian entries fit: fewer rows or features)" if fits else ""
     return (f"localize='full' would need about {_bytes(cost_bytes)} of memory ({here}); "
             f"instead, check the same Function on a smaller input{smaller}, where every "
             f"entry is compared, or sample other columns with another seed=")
+
+
+def _two_digits(n: float) -> int:
+    """``n`` rounded down to two significant digits (an estimate, not a count)."""
+    if n < 1:
+        return 0
+    scale = 10 ** max(0, len(str(int(n))) - 2)
+    return int(n) // scale * scale
 
 
 def _bytes(n: float) -> str:

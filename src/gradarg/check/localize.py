@@ -237,7 +237,8 @@ class Localizer:
     def screen_columns(self, k: int, j: int, c: int) -> torch.Tensor | None:
         """Input elements of ``j`` whose columns hold the errors, by group tests.
 
-        A group of candidate columns gets one random direction ``u`` supported on it, and
+        A group of candidate columns gets one random direction ``u`` supported on it (weights
+        of random sign and size in [0.5, 1.5], :func:`_weights`), and
         ``J u`` from the backward is compared with the reference's: a group whose products
         differ holds a wrong column.  Groups that differ are halved and tested again
         (:func:`halving`), so ``k`` wrong columns among ``n`` take ``O(k log n)`` products.
@@ -251,8 +252,7 @@ class Localizer:
         def test(parts: list[torch.Tensor]) -> list[bool]:
             dirs = torch.zeros(len(parts), n, dtype=x.dtype)
             for i, p in enumerate(parts):
-                dirs[i, p] = torch.randn(p.numel(), generator=bwd.gen,
-                                         dtype=torch.float64).to(x.dtype)
+                dirs[i, p] = _weights(p.numel(), bwd.gen).to(x.dtype)
             rows, got = bwd.columns(k, j, None, dirs)
             v_, e_ = self.ref.directional_chunked(
                 [[dirs[i].reshape(x.shape) if jj == j else None for jj in range(nin)]
@@ -278,8 +278,7 @@ class Localizer:
             bad = []
             for p in parts:
                 v = torch.zeros(m, dtype=y.dtype)
-                v[p] = torch.randn(p.numel(), generator=bwd.gen,
-                                   dtype=torch.float64).to(y.dtype)
+                v[p] = _weights(p.numel(), bwd.gen).to(y.dtype)
                 v = v.reshape(y.shape)
                 got = bwd.backward({k: v})[0][j].double()
                 exp = self.ref.vjp({k: v})[j].double()
@@ -288,6 +287,14 @@ class Localizer:
             return bad
 
         return halving(m, test, r, bwd.gen)
+
+
+def _weights(n: int, gen: torch.Generator) -> torch.Tensor:
+    """Random weights of a group test: a random sign times a size in [0.5, 1.5], so that no
+    member of the group hides behind a weight near zero (a normal draw below 0.01 would, one
+    time in a hundred) and two wrong members rarely cancel."""
+    sign = torch.randint(0, 2, (n,), generator=gen, dtype=torch.float64) * 2 - 1
+    return sign * (0.5 + torch.rand(n, generator=gen, dtype=torch.float64))
 
 
 def halving(n: int, test, want: int, gen: torch.Generator) -> torch.Tensor | None:

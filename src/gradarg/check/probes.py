@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .results import ProbeCheck
-from .tolerance import C_PRECISION, linearity_tolerance, probe_rounding, probe_tolerance
+from .tolerance import linearity_tolerance, probe_rounding, probe_tolerance
 
 if TYPE_CHECKING:
     from .references import Reference
