@@ -5,9 +5,9 @@ The parts, each with a small interface: the backward under test
 :mod:`.references`, picked by :func:`~.references.choose`), the localiser that chooses which
 entries of a wrong block to compare within the budget (:class:`~.localize.Localizer`), the
 second looks at a wrong block (:class:`~.confirm.Confirm`) and the verdict on each block
-(:class:`~.verdict.Verdict`).  The steps: determinism and offset checks, random probes
-(:mod:`.probes`), the full or the bounded comparison (:func:`.budget.comparison` chooses), the
-example ``v`` and the result.  A new step goes here; what it needs of the backward or the
+(:class:`~.verdict.Verdict`).  The steps: determinism and offset checks, random probes and
+linearity probes (:mod:`.probes`), the full or the bounded comparison
+(:func:`.budget.comparison` chooses), the example ``v`` and the result.  A new step goes here; what it needs of the backward or the
 reference goes in their classes.
 """
 

@@ -223,8 +223,8 @@ class Localizer:
         ridx = torch.arange(m) if rows is None else rows
         try:
             bwd64, ref64 = self.at(tuple(x.detach().double() for x in bwd.s.xs))
-            got = bwd.rows(k, j, ridx)[:, idx]
-            got64 = bwd64.rows(k, j, ridx)[:, idx]
+            got = bwd.rows(k, j, ridx, idx)
+            got64 = bwd64.rows(k, j, ridx, idx)
             vals, errs = ref64.columns(j, idx)
         except (RuntimeError, ValueError, TypeError, IndexError):
             return None

@@ -151,11 +151,15 @@ class BackwardUnderTest:
         return [torch.zeros_like(x) if g is None else g.detach()
                 for g, x in zip(grads, self.leaves, strict=True)], none
 
-    def rows(self, k: int, j: int, rows: torch.Tensor) -> torch.Tensor:
-        """Rows ``rows`` of block (k, j) of the backward's Jacobian, ``len(rows) × n_j``."""
+    def rows(self, k: int, j: int, rows: torch.Tensor,
+             cols: torch.Tensor | None = None) -> torch.Tensor:
+        """Rows ``rows`` of block (k, j) of the backward's Jacobian, ``len(rows) × n_j``
+        (only the columns ``cols`` when given: ``len(rows) × len(cols)``, never all of the
+        rows' entries at once)."""
         y, x = self.outs[k], self.leaves[j]
         m, n = y.numel(), x.numel()
-        out = torch.zeros(rows.numel(), n, dtype=torch.float64)
+        out = torch.zeros(rows.numel(), n if cols is None else cols.numel(),
+                          dtype=torch.float64)
         if not y.requires_grad:
             return out
         step = chunk(max(m, n))
@@ -172,7 +176,8 @@ class BackwardUnderTest:
             except RuntimeError:
                 g = torch.stack([self.backward({k: b})[0][j] for b in basis])
             if g is not None:  # filled in place: no list of large pieces held at once
-                out[start:start + idx.numel()] = g.detach().reshape(idx.numel(), n)
+                g = g.detach().reshape(idx.numel(), n)
+                out[start:start + idx.numel()] = g if cols is None else g[:, cols]
         return out
 
     def columns(self, k: int, j: int, cols: torch.Tensor | None,
