@@ -44,7 +44,7 @@ POINTS = 2  # fresh points (the input's values shuffled) at which a region must 
 # from linearity in v (about 0.6 times for rounding, 1e3 and more for a formula slightly off)
 ROUNDING_RATIO = 8.0
 LINEARITY_TRIALS = 3  # random pairs (v1, v2) whose g(v1) + g(v2) - g(v1 + v2) is measured
-CONTRADICT = 4  # the elements inside a region checked for a right one: 4 samples' worth
+CONTRADICT = 1  # the elements inside a region checked for a right one: one sample's worth
 FLAT_COLUMNS = 4  # input elements whose forward is perturbed by the flat-forward test
 FLAT_STEPS = 12  # step sizes 4·max(1, |x|)·4^-s, s = 0..FLAT_STEPS-1 (float64 evaluation)
 FLAT_SMALL = 3  # the forward is flat when the smallest this many steps change nothing

@@ -303,24 +303,28 @@ def halving(n: int, test, want: int, gen: torch.Generator) -> torch.Tensor | Non
     ``test(parts)`` gets a list of index tensors (groups) and says for each whether it holds
     a bad index.  The indices are shuffled into ``GROUPS`` random groups; the bad ones are
     halved and tested again, as many of them per level as indices are still wanted (at least
-    ``KEEP``; a random choice when more are bad), until single indices are left: ``k`` bad
-    indices among ``n`` take about ``GROUPS + 2 min(k, want) log2(n / GROUPS)`` tests.
+    ``KEEP``; a random choice when more are bad; only ``KEEP`` when every first group is bad,
+    as then bad indices are everywhere), until single indices are left: ``k`` bad indices
+    among ``n`` take about ``GROUPS + 2 min(k, want) log2(n / GROUPS)`` tests.
     Returns up to ``want`` bad indices (sorted), or ``None`` when no group of the first
     level is bad.
     """
     perm = torch.randperm(n, generator=gen)
     level = [p for p in perm.chunk(min(GROUPS, n)) if p.numel()]
     found: list[torch.Tensor] = []
-    first = True
+    first, dense = True, False
     while level and len(found) < want:
         bad = [p for p, b in zip(level, test(level), strict=True) if b]
         if first and not bad:
             return None
+        if first:  # every first group bad: bad indices everywhere, KEEP of them will do
+            dense = len(bad) == len(level)
         first = False
         single = [p for p in bad if p.numel() == 1]
         found += single
         rest = [p for p in bad if p.numel() > 1]
-        room = max(KEEP, want - len(found))  # each bad group holds at least one bad index
+        # a few bad indices: all of them (each bad group holds at least one)
+        room = KEEP if dense else max(KEEP, want - len(found))
         if len(rest) > room:
             pick = torch.randperm(len(rest), generator=gen)[:room].tolist()
             rest = [rest[i] for i in pick]
