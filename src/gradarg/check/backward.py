@@ -53,9 +53,16 @@ def check_backward(
     localised, on a sample: whole columns of the block for a bounded number of input
     elements (the backward's columns by differentiating the backward with respect to its
     upstream gradient, or from batched rows), so time and memory grow with the output size,
-    not with the Jacobian's.  Wrong blocks are described by their largest errors, the kind of
-    bug, the region of the input (only when it holds again at fresh points), and a concrete
-    ``v`` that shows the bug.
+    not with the Jacobian's; when the sample shows nothing, group tests over all columns
+    (random groups, then halves) find the wrong ones, and for low-precision inputs a sample
+    is compared against the rounding the same backward shows on float64 copies.  Wrong
+    blocks are described by their largest errors, the kind of bug (a gradient where the
+    Jacobian is zero is called a flat forward's, as a straight-through estimator passes,
+    only when finite differences at several step sizes show the forward flat there), the
+    region of the input (only when at least three wrong elements support it, it holds again
+    at fresh points and no right element lies inside it; else the wrong elements with their
+    values), and a concrete ``v`` that shows the bug.  Advice to compare every entry is given
+    only when that fits in this machine's memory.
 
     Parameters
     ----------
@@ -97,7 +104,11 @@ def check_backward(
         again on float64 copies, and a probe may differ by six standard deviations of that
         measured rounding plus 16 times the forward's own relative rounding (at least the
         dtype's eps) of ``‖vᵀJ‖``; so the allowance does not grow with the size, and a backward
-        that loses precision against its forward (a reduction in bfloat16) is caught.
+        that loses precision against its forward (a reduction in bfloat16) is caught.  The
+        pairs whose probes agree are then checked for linearity in ``v``:
+        ``‖g(v1) + g(v2) - g(v1 + v2)‖`` may be twice that measured rounding (plus the same
+        16 times the forward's), which a backward rounding through bfloat16 exceeds at any
+        size.
     seed : int
         Seed of the random probes (the caller's generator is not touched).
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .references import Reference
     from .under_test import BackwardUnderTest
 
-__all__ = ["Block", "compare"]
+__all__ = ["Block", "compare", "wrong_entries"]
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,18 @@ class Block:
     cols: torch.Tensor | None
 
     def wrong(self) -> torch.Tensor:
-        """Where the backward is outside the tolerance (boolean, ``r × c``)."""
-        return (self.got - self.expected).abs() > self.tolerance
+        """Where the backward is outside the tolerance (boolean, ``r × c``); a NaN on one
+        side only is wrong, NaN on both sides is not."""
+        return wrong_entries(self.got, self.expected, self.tolerance)
+
+
+def wrong_entries(got: torch.Tensor, expected: torch.Tensor,
+                  tolerance: torch.Tensor) -> torch.Tensor:
+    """``|got - expected| > tolerance``, with a NaN (or infinity) on one side only wrong and
+    the same non-finite value on both sides right."""
+    diff = (got - expected).abs()
+    same = (got == expected) | (got.isnan() & expected.isnan())
+    return ~(diff <= tolerance) & ~same
 
 
 def compare(bwd: BackwardUnderTest, ref: Reference, k: int, j: int,

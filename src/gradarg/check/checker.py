@@ -5,14 +5,15 @@ The parts, each with a small interface: the backward under test
 :mod:`.references`, picked by :func:`~.references.choose`), the localiser that chooses which
 entries of a wrong block to compare within the budget (:class:`~.localize.Localizer`), the
 second looks at a wrong block (:class:`~.confirm.Confirm`) and the verdict on each block
-(:class:`~.verdict.Verdict`).  The steps: determinism and offset checks, random probes
-(:mod:`.probes`), the full or the bounded comparison (:func:`.budget.comparison` chooses), the
-example ``v`` and the result.  A new step goes here; what it needs of the backward or the
+(:class:`~.verdict.Verdict`).  The steps: determinism and offset checks, random probes and
+linearity probes (:mod:`.probes`), the full or the bounded comparison
+(:func:`.budget.comparison` chooses), the example ``v`` and the result.  A new step goes here; what it needs of the backward or the
 reference goes in their classes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -20,10 +21,10 @@ import torch
 
 from ..core.dense import jacobian
 from .blocks import Block
-from .budget import FULL_WARN_BYTES, comparison, full_advice, full_cost
+from .budget import FULL_WARN_BYTES, comparison, full_advice, full_cost, full_fits
 from .confirm import Confirm
 from .localize import Localizer
-from .probes import random_probes
+from .probes import linearity_probes, random_probes
 from .references import FiniteDifferences, Reference, choose
 from .results import BackwardCheck, LocalizationCostWarning, Notes, PairCheck
 from .setup import Setup
@@ -48,7 +49,7 @@ class Checker:
         # without a given rtol, the probes measure the rounding on a float64 twin
         self.bwd = BackwardUnderTest(setup, gen, self.rtol, twin=rtol is None)
         self.ref = self._reference(self.bwd, self.notes)
-        self.localizer = Localizer(self.bwd, self.ref)
+        self.localizer = Localizer(self.bwd, self.ref, self.at)
         self.verdict = Verdict(self.bwd, self.ref, Confirm(self.bwd, self.ref, self.at))
 
     def _reference(self, bwd: BackwardUnderTest, notes: Notes) -> Reference:
@@ -69,6 +70,9 @@ class Checker:
         m = sum(y.numel() for y in bwd.outs)
         ns = [x.numel() for x in s.xs]
         cost_text, cost_bytes = full_cost(m, ns, ref.cost)
+        # the advice after a sample never suggests what cannot fit in memory
+        self.verdict.advice = full_advice("", cost_bytes, m * sum(ns))
+        advice = full_advice(cost_text, cost_bytes, m * sum(ns))
         result: dict[str, Any] = {
             "reference": ref.name, "inputs": tuple(s.names), "outputs": tuple(bwd.out_names),
             "skipped": tuple(list(s.skipped) + bwd.dropped_outputs), "rtol": self.rtol,
@@ -79,6 +83,8 @@ class Checker:
                                  example=None, notes=tuple(self.notes.items), **result)
         affine = self.offset_check()
         probes = random_probes(bwd, ref, self.n_probes)
+        if self.n_probes > 0:
+            probes += linearity_probes(bwd, probes, affine)
         mode = comparison(self.localize, m, sum(ns), isinstance(ref, FiniteDifferences),
                           any(not p.agree for p in probes))
         pairs: tuple[PairCheck, ...] = ()
@@ -86,10 +92,10 @@ class Checker:
             if cost_bytes > FULL_WARN_BYTES:
                 warnings.warn(f"localize='full': {cost_text}",
                               LocalizationCostWarning, stacklevel=3)
-            pairs = self.compare_full(affine)
+            pairs = self.compare_full(affine, probes)
         elif mode == "bounded":
-            pairs = self.compare_bounded(probes, affine, cost_text)
-        status, text = summary(pairs, probes, s.names, ref.by_rows)
+            pairs = self.compare_bounded(probes, affine, advice)
+        status, text = summary(pairs, probes, s.names, ref.by_rows, full_fits(cost_bytes))
         example = self.verdict.example(pairs) if status == "wrong" else None
         return BackwardCheck(status, text, probes=tuple(probes), pairs=pairs, example=example,
                              notes=tuple(self.notes.items), **result)
@@ -132,9 +138,12 @@ class Checker:
                     f"a term that does not depend on v")
         return affine
 
-    def compare_full(self, affine: dict[str, bool]) -> tuple[PairCheck, ...]:
+    def compare_full(self, affine: dict[str, bool], probes=()) -> tuple[PairCheck, ...]:
         """Every entry of every block: the backward's Jacobian by reverse mode (its rows)
-        against the reference's whole Jacobian."""
+        against the reference's whole Jacobian.  A block whose probes disagree although no
+        entry is beyond the fixed tolerance is compared again against the rounding the
+        backward shows on float64 copies (:meth:`.localize.Localizer.rounding_block`)."""
+        bad = {(p.output, p.input) for p in probes if not p.agree}
         bwd = self.bwd
         torch.set_rng_state(bwd.state)
         rows = jacobian(bwd.s.flat, bwd.s.xs, method="reverse")
@@ -152,15 +161,28 @@ class Checker:
                 got = rows[k][j].detach().double().reshape(y.numel(), x.numel())
                 exp = ref[k][j]
                 block = Block(got, exp, entry_tolerance(exp, kinks[k][j], self.rtol), None, None)
-                pairs.append(self.verdict.pair(k, j, block, none[j], affine[bwd.s.names[j]]))
+                how = "random"
+                if (bwd.out_names[k], bwd.s.names[j]) in bad and not bool(
+                        block.wrong().any()):
+                    fine = self.localizer.rounding_block(k, j, None)
+                    if fine is not None and bool(fine.wrong().any()):
+                        block, how = fine, "rounding"
+                pair = self.verdict.pair(k, j, block, none[j], affine[bwd.s.names[j]],
+                                         how=how)
+                if how == "rounding" and block.rows is not None:
+                    pair = dataclasses.replace(pair, sampled=(
+                        f"{block.rows.numel()} of {y.numel()} rows (elements of "
+                        f"{bwd.out_names[k]}), all {x.numel()} columns"))
+                pairs.append(pair)
         return tuple(pairs)
 
     def compare_bounded(self, probes, affine: dict[str, bool],
-                        cost_text: str) -> tuple[PairCheck, ...]:
+                        advice: str) -> tuple[PairCheck, ...]:
         """The pairs whose probes disagree, each on a sample chosen by the localiser; the
         others as the probes left them."""
         bwd, verdict = self.bwd, self.verdict
         bad = {(p.output, p.input) for p in probes if not p.agree}
+        vju_bad = {(p.output, p.input) for p in probes if not p.agree and p.kind == "vJu"}
         _, none = bwd.backward(bwd.random_vs())
         pairs, sampled = [], []
         for k, y in enumerate(bwd.outs):
@@ -173,11 +195,11 @@ class Checker:
                 block, what, how = self.localizer.block(k, j)
                 pair = verdict.pair(k, j, block, none[j], affine[xname], sampled=what, how=how)
                 if pair.agree:  # the probes disagree, yet no compared entry is wrong
-                    pair = verdict.unconfirmed(pair)
+                    pair = verdict.unconfirmed(pair, linearity=(yname, xname) not in vju_bad)
                 pairs.append(pair)
                 if pair.sampled:
                     sampled.append(f"∂{yname}/∂{xname}: {pair.sampled}")
         if sampled:
             self.notes.add("localised on a sample of the Jacobian (" + "; ".join(sampled)
-                           + "); " + full_advice(cost_text))
+                           + "); " + advice)
         return tuple(pairs)

@@ -1,12 +1,14 @@
 """What kind of bug a wrong Jacobian block shows: a constant factor, a flipped sign, a transpose,
-zeros, an offset, a gradient where the forward is flat, or rounding in a lower precision.
+zeros, an offset, a gradient where the derivative is zero, or rounding in a lower precision.
 
 :func:`classify` works on one block ``(output k, input j)`` flattened to a matrix: ``got`` (the
 Jacobian the backward implies, one row per one-hot upstream gradient), ``expected`` (the
 independent reference) and ``tol`` (the allowed error of every entry), all ``m × n``.  A new
 pattern is one more test in :func:`classify` (in the order it lists) and a ``kind`` of
 :class:`Pattern`; a test that needs more evaluations of the function to confirm a pattern goes
-in :mod:`.confirm`.
+in :mod:`.confirm` (the verdict asks it whether a gradient where the derivative is zero meets
+a flat forward, ``"not-derivative"``, or not, ``"spurious"``; and whether small errors are
+rounding, ``"precision"``, or a formula slightly off).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ..show.render import fmt
+from .blocks import wrong_entries
 
 __all__ = ["Pattern", "classify"]
 
@@ -23,8 +26,10 @@ __all__ = ["Pattern", "classify"]
 @dataclass(frozen=True)
 class Pattern:
     """A recognised kind of bug: ``kind`` is one of ``"zero"``, ``"sign"``, ``"factor"``,
-    ``"transposed"``, ``"not-derivative"``, ``"offset"``, ``"precision"``; ``sentence`` says
-    it for a reader."""
+    ``"transposed"``, ``"not-derivative"`` (a gradient where the forward is flat, as a
+    straight-through estimator passes), ``"spurious"`` (a gradient where the Jacobian is zero
+    and the forward is not flat; set by the verdict after :meth:`.confirm.Confirm.forward_flat`),
+    ``"offset"``, ``"precision"``; ``sentence`` says it for a reader."""
 
     kind: str
     sentence: str
@@ -56,7 +61,7 @@ def classify(
     zero (``"not-derivative"``: the backward of a different function, as in a straight-through
     estimator; not when ``intended``, i.e. ``expected`` is the intended backward already), off
     by a constant, and relative errors below 0.1 that fit no other pattern (rounding in a lower
-    precision than ``dtype``, the function's).  ``dropped``: the backward returned ``None`` for
+    precision than ``dtype``, the function's, to be confirmed as rounding by the verdict).  ``dropped``: the backward returned ``None`` for
     this input; ``affine``: it gives a nonzero gradient for a zero upstream gradient.
     ``names``: the output's and the input's, for the sentences.
     Ratios ``got / expected`` that cluster tightly away from 1 (within a tenth of their distance
@@ -65,7 +70,7 @@ def classify(
     beside the backward's.
     """
     y, x = names
-    wrong = (got - expected).abs() > tol
+    wrong = wrong_entries(got, expected, tol)
     if not bool(wrong.any()):
         return None
     what = "the intended gradient" if intended else f"∂{y}/∂{x}"
@@ -107,10 +112,9 @@ def classify(
                                  f"{fmt(c, 4)} away from it ({why})")
     rel_all = ((got - expected).abs() / expected.abs().clamp_min(1e-300))[wrong]
     rel = float(rel_all.max())
-    signed = (got - expected)[wrong]
-    # rounding scatters both ways; a systematic error of one sign is no rounding
-    mixed = bool((signed > 0).any()) and bool((signed < 0).any())
-    if rel < 0.1 and mixed:
+    # small errors: rounding, or a formula slightly off (the verdict tells them apart by
+    # the backward's departure from linearity, :meth:`.confirm.Confirm.is_rounding`)
+    if rel < 0.1:
         name = str(dtype).replace("torch.", "")
         fwd = (f", against {fmt(forward_rounding, 2)} for the forward in {name}"
                if forward_rounding else "")

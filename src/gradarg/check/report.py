@@ -94,10 +94,16 @@ def text(r: BackwardCheck) -> str:
                        f"outputs: {', '.join(r.outputs)}")
     for s in [f"skipped: {s}" for s in r.skipped] + [f"note: {n}" for n in r.notes]:
         lines += wrap.wrap(s)
-    if r.probes:
-        bad = sum(not p.agree for p in r.probes)
-        lines.append(f"random probes vᵀJu: {len(r.probes) - bad} of {len(r.probes)} "
-                     f"agree")
+    vju = [p for p in r.probes if p.kind == "vJu"]
+    if vju:
+        bad = sum(not p.agree for p in vju)
+        lines.append(f"random probes vᵀJu: {len(vju) - bad} of {len(vju)} agree")
+    for p in r.probes:
+        if p.kind == "linearity":
+            lines += wrap.wrap(
+                f"linearity in v, ∂{p.output}/∂{p.input}: ‖g(v1) + g(v2) - g(v1 + v2)‖ = "
+                f"{p.got:.2e}, beyond {p.tolerance:.2e}, the rounding measured on float64 "
+                f"copies (the backward rounds through a lower precision)")
     if r.pairs:
         head = ["pair", "verdict", "max error", "wrong entries"]
         lines += _text_table(head, [row[:4] for row in _pair_rows(r)])

@@ -36,12 +36,16 @@ class PairCheck:
     worst : tuple of WrongEntry
         The wrong entries with the largest error (output index, input index, expected, got).
     pattern : str or None
-        ``"zero"``, ``"sign"``, ``"factor"``, ``"transposed"``, ``"offset"``, ``"precision"``
-        or ``None`` when no simple pattern fits.
+        ``"zero"``, ``"sign"``, ``"factor"``, ``"transposed"``, ``"offset"``, ``"precision"``,
+        ``"not-derivative"`` (a gradient where the Jacobian is zero and the forward is flat,
+        as under a straight-through estimator), ``"spurious"`` (a gradient where the Jacobian
+        is zero and the forward is not flat: it does not depend on those elements, or only
+        its derivative vanishes there) or ``None`` when no simple pattern fits.
     region : str or None
         ``"where x < 0 (3 of 8 elements)"`` when the wrong columns are the elements of the input
-        on one side of a threshold, at this point and at fresh points (the input's values
-        shuffled) where the check was repeated.
+        on one side of a threshold, at least three of them, at this point and at fresh points
+        (the input's values shuffled) where the check was repeated, with no right element of
+        the input inside it.
     sentence : str
         What is wrong, for a reader.
     got, expected, tolerance : torch.Tensor or None
@@ -99,13 +103,17 @@ class ExampleV:
 
 @dataclass(frozen=True)
 class ProbeCheck:
-    """The randomized check of one pair: ``vᵀ J u`` from the backward and from the reference."""
+    """The randomized check of one pair: ``vᵀ J u`` from the backward and from the reference
+    (``kind="vJu"``); or, for a pair whose ``vᵀ J u`` probes agree, the backward's departure
+    from linearity in ``v``, ``‖g(v1) + g(v2) - g(v1 + v2)‖``, against the rounding measured
+    on float64 copies (``kind="linearity"``, ``expected`` 0; listed only when it fails)."""
 
     output: str
     input: str
     got: float
     expected: float
     tolerance: float
+    kind: str = "vJu"
 
     @property
     def agree(self) -> bool:

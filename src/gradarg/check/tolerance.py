@@ -6,6 +6,7 @@ reference, and when a reference is too uncertain to judge by.
 - :func:`entry_tolerance`: per entry of a Jacobian block (``check_backward``'s comparisons);
 - :func:`probe_tolerance` and :func:`probe_rounding`: per random probe ``vᵀJu``, with the
   rounding measured on a float64 twin of the backward when there is one (``C_PRECISION``);
+  :func:`linearity_tolerance`: per linearity probe (``g(v1) + g(v2) - g(v1 + v2)``);
 - :func:`loose_tolerance`: two computations of the same quantity by the backward under test
   (two runs, its derivative against one pass, group tests), ``LOOSE`` times the allowance;
 - :func:`assert_close_tolerance` and :func:`vjp_atol`: ``compare_vjp``'s ``(rtol, atol)``;
@@ -31,6 +32,7 @@ __all__ = [
     "assert_close_tolerance",
     "backward_rtol",
     "entry_tolerance",
+    "linearity_tolerance",
     "loose_tolerance",
     "probe_rounding",
     "probe_tolerance",
@@ -124,6 +126,16 @@ def probe_rounding(delta: float, forward_rounding: float, size: float) -> float:
     times the forward's relative rounding ``forward_rounding``, at least its dtype's eps, of
     ``size = ‖g64‖``)."""
     return 6.0 * (delta + C_PRECISION * forward_rounding * size)
+
+
+def linearity_tolerance(delta: float, forward_rounding: float, size: float) -> float:
+    """How far ``g(v1) + g(v2) - g(v1 + v2)`` of a right backward may be from zero (norm):
+    twice the rounding measured on its float64 twin, ``delta`` (the norms of ``g - g64`` of
+    the three terms, summed), plus ``C_PRECISION`` times the forward's relative rounding of
+    their size ``size`` (the norms of ``g64`` summed).  Right backwards stay below a tenth
+    of it (the corpora of ``tests/check``); one that rounds through bfloat16 in a float32
+    function exceeds it tenfold and more."""
+    return 2.0 * (delta + C_PRECISION * forward_rounding * size) + 1e-300
 
 
 LOOSE = 10  # two computations of one quantity by the backward under test: LOOSE × its rtol

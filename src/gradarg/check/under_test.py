@@ -15,7 +15,7 @@ from typing import cast
 
 import torch
 
-from .budget import chunk, rows_for
+from .budget import NAN_ROW_ENTRIES, PATCH_NONZEROS, chunk, fallback_rows
 from .setup import Setup
 from .tolerance import loose_tolerance, same_function
 
@@ -76,6 +76,7 @@ class BackwardUnderTest:
         self.dtype = setup.xs[0].dtype
         self.forward_rounding = 0.0
         self.twin = self._twin() if twin else None
+        self._patched: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
 
     # -------------------------------------------------------------- rounding, measured
 
@@ -150,13 +151,17 @@ class BackwardUnderTest:
         return [torch.zeros_like(x) if g is None else g.detach()
                 for g, x in zip(grads, self.leaves, strict=True)], none
 
-    def rows(self, k: int, j: int, rows: torch.Tensor) -> torch.Tensor:
-        """Rows ``rows`` of block (k, j) of the backward's Jacobian, ``len(rows) × n_j``."""
+    def rows(self, k: int, j: int, rows: torch.Tensor,
+             cols: torch.Tensor | None = None) -> torch.Tensor:
+        """Rows ``rows`` of block (k, j) of the backward's Jacobian, ``len(rows) × n_j``
+        (only the columns ``cols`` when given: ``len(rows) × len(cols)``, never all of the
+        rows' entries at once)."""
         y, x = self.outs[k], self.leaves[j]
         m, n = y.numel(), x.numel()
+        out = torch.zeros(rows.numel(), n if cols is None else cols.numel(),
+                          dtype=torch.float64)
         if not y.requires_grad:
-            return torch.zeros(rows.numel(), n, dtype=torch.float64)
-        out = []
+            return out
         step = chunk(max(m, n))
         for start in range(0, rows.numel(), step):
             idx = rows[start:start + step]
@@ -168,22 +173,27 @@ class BackwardUnderTest:
                 with torch.enable_grad():
                     (g,) = torch.autograd.grad(y, x, basis, retain_graph=True,
                                                allow_unused=True, is_grads_batched=True)
-                g = torch.zeros(idx.numel(), n, dtype=torch.float64) if g is None else g
             except RuntimeError:
                 g = torch.stack([self.backward({k: b})[0][j] for b in basis])
-            out.append(g.detach().reshape(idx.numel(), n).double())
-        return torch.cat(out)
+            if g is not None:  # filled in place: no list of large pieces held at once
+                g = g.detach().reshape(idx.numel(), n)
+                out[start:start + idx.numel()] = g if cols is None else g[:, cols]
+        return out
 
     def columns(self, k: int, j: int, cols: torch.Tensor | None,
-                dirs: torch.Tensor | None = None):
+                dirs: torch.Tensor | None = None, rows: torch.Tensor | None = None):
         """Columns ``cols`` of block (k, j) of the backward's Jacobian: ``(rows, m × c)``;
         with ``dirs`` (``c × n_j``) instead, the products ``J u`` for each row ``u`` of it.
 
         The backward ``g(v)`` is linear in ``v`` (plus ``g(0)`` when it adds a term that does
         not depend on ``v``), so column ``c`` is ``∂g_c/∂v + g(0)_c``: one backward pass
-        through the backward per column.  When the backward cannot be differentiated
-        (``once_differentiable``, in-place writes), every row instead (``rows`` is ``None``),
-        or a sample of rows when there are too many.
+        through the backward per column.  Rows where that derivative is not finite although
+        the backward is (a division masked by ``torch.where``: its derivative is ``0/0``)
+        come from one-hot backward passes instead.  When the backward cannot be
+        differentiated (``once_differentiable``, in-place writes, a cast to a lower
+        precision that rounds differently in the two), the columns come from one-hot
+        backward passes: every row, or ``rows`` when given, or a sample of rows
+        (:func:`.budget.fallback_rows`) when there are too many (then ``rows`` is returned).
         """
         y, x = self.outs[k], self.leaves[j]
         m, n = y.numel(), x.numel()
@@ -198,6 +208,10 @@ class BackwardUnderTest:
             return b
 
         def apply(rows_of_j: torch.Tensor) -> torch.Tensor:  # (r × n) -> (r × c)
+            if rows_of_j.is_sparse:
+                if dirs is None:
+                    return rows_of_j.index_select(1, cast(torch.Tensor, cols)).to_dense()
+                return torch.sparse.mm(rows_of_j, dirs.double().T)
             if dirs is None:
                 return rows_of_j[:, cols]
             return rows_of_j @ dirs.double().T
@@ -213,10 +227,11 @@ class BackwardUnderTest:
             if g is None:
                 return None, torch.zeros(m, c, dtype=torch.float64)
             off = apply(g.detach().reshape(1, -1).double())[0]
-            out = [] if g.requires_grad else [torch.zeros(c, m, dtype=torch.float64)]
+            res = torch.zeros(m, c, dtype=torch.float64)
             step = chunk(max(m, n))
             for start in range(0, c if g.requires_grad else 0, step):
-                basis = block(start, min(c, start + step)).to(g.dtype).reshape(-1, *x.shape)
+                stop = min(c, start + step)
+                basis = block(start, stop).to(g.dtype).reshape(-1, *x.shape)
                 b_n = basis.shape[0]
                 try:
                     (d,) = torch.autograd.grad(g, v, basis, retain_graph=True,
@@ -224,34 +239,63 @@ class BackwardUnderTest:
                 except RuntimeError:
                     d = torch.stack([_or_zeros(torch.autograd.grad(
                         g, v, b, retain_graph=True, allow_unused=True)[0], v) for b in basis])
-                if d is None:
-                    d = torch.zeros(b_n, m, dtype=torch.float64)
-                out.append(d.detach().reshape(b_n, m).double())
-            res = torch.cat(out).T
+                if d is not None:
+                    res[:, start:stop] = d.detach().reshape(b_n, m).T
             # trust the derivative only if it reproduces one plain backward pass: a backward
             # marked once_differentiable, or one not linear in v, fails this
             vr = torch.randn(y.shape, generator=self.gen, dtype=torch.float64).to(y.dtype)
             g0 = g.detach().reshape(1, -1).double()
             gv = self.backward({k: vr})[0][j].reshape(1, -1).double()
             lhs = apply(gv - g0)[0]
+            bad = ~torch.isfinite(res).all(1)
+            if bool(bad.any()):
+                # a derivative that is not finite where the backward is: those rows from
+                # one-hot passes, when they are few enough
+                if not bool(torch.isfinite(lhs).all()) or int(bad.sum()) > fallback_rows(
+                        m, c, n, NAN_ROW_ENTRIES):
+                    raise RuntimeError("the derivative of the backward is not finite")
+                idx = bad.nonzero().reshape(-1)
+                res[idx] = self._patch(k, j, idx, apply) - off
             rhs = vr.reshape(-1).double() @ res
             scale = float((vr.reshape(-1).double().abs() @ res.abs()).max()) + float(
                 lhs.abs().max()) if res.numel() else 0.0
-            if res.numel() and float((lhs - rhs).abs().max()) > loose_tolerance(scale,
-                                                                               self.rtol):
+            if res.numel() and not float((lhs - rhs).abs().max()) <= loose_tolerance(
+                    scale, self.rtol):
                 raise RuntimeError("the derivative of the backward does not match it")
             return None, res + off
         except RuntimeError:
             pass
-        rows_needed = rows_for(m, c)
-        rows = None if rows_needed == m else (
-            torch.randperm(m, generator=self.gen)[:rows_needed].sort().values)
+        if rows is None:
+            needed = fallback_rows(m, c, n)
+            rows = None if needed == m else (
+                torch.randperm(m, generator=self.gen)[:needed].sort().values)
         idx = torch.arange(m) if rows is None else rows
-        out = []
+        res = torch.empty(idx.numel(), c, dtype=torch.float64)
         step = chunk(max(m, n))
         for start in range(0, idx.numel(), step):
-            out.append(apply(self.rows(k, j, idx[start:start + step])))
-        return rows, torch.cat(out)
+            res[start:start + step] = apply(self.rows(k, j, idx[start:start + step]))
+        return rows, res
+
+
+    def _patch(self, k: int, j: int, idx: torch.Tensor, apply) -> torch.Tensor:
+        """``apply`` of rows ``idx`` of block (k, j), from one-hot passes.  The rows are kept
+        (sparse, when they have at most ``PATCH_NONZEROS`` nonzeros) for the next call with
+        the same rows: group tests ask for the same rows at every level."""
+        kept = self._patched.get((k, j))
+        if kept is not None and torch.equal(kept[0], idx):
+            return apply(kept[1])
+        step = chunk(max(self.outs[k].numel(), self.leaves[j].numel()))
+        out, parts, nnz = [], [], 0
+        for start in range(0, idx.numel(), step):
+            dense = self.rows(k, j, idx[start:start + step])
+            out.append(apply(dense))
+            if nnz <= PATCH_NONZEROS:
+                sp = dense.to_sparse()
+                nnz += sp.values().numel()
+                parts.append(sp)
+        if nnz <= PATCH_NONZEROS:
+            self._patched[(k, j)] = (idx, torch.cat(parts).coalesce())
+        return torch.cat(out)
 
 
 def _or_zeros(g: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:

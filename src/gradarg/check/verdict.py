@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..show.render import fmt
 from .budget import full_advice
-from .localize import WrongEntry, region, threshold, unravel, worst_entries
-from .patterns import classify
+from .localize import WrongEntry, region, supported, threshold, unravel, worst_entries
+from .patterns import Pattern, classify
 from .results import ExampleV, PairCheck, ProbeCheck
 
 if TYPE_CHECKING:
@@ -33,8 +34,11 @@ class Verdict:
     """Verdicts on the blocks of the run of ``bwd`` against ``ref``; ``confirm`` takes the
     second looks."""
 
-    def __init__(self, bwd: BackwardUnderTest, ref: Reference, confirm: Confirm) -> None:
+    def __init__(self, bwd: BackwardUnderTest, ref: Reference, confirm: Confirm,
+                 advice: str = "") -> None:
         self.bwd, self.ref, self.confirm = bwd, ref, confirm
+        # what to run when a sample leaves something open (:func:`.budget.full_advice`)
+        self.advice = advice or full_advice()
 
     def pair(self, k: int, j: int, block: Block, dropped: bool, affine: bool,
              sampled: str = "", how: str = "random") -> PairCheck:
@@ -49,9 +53,9 @@ class Verdict:
         out_shape, in_shape = tuple(bwd.outs[k].shape), tuple(bwd.s.xs[j].shape)
         total = bwd.outs[k].numel() * bwd.s.xs[j].numel()
         diff = (got - exp).abs()
-        wrong = diff > tol
+        wrong = block.wrong()
         nw = int(wrong.sum())
-        max_err = float(diff.max()) if diff.numel() else 0.0
+        max_err = float(diff.nan_to_num(nan=math.inf).max()) if diff.numel() else 0.0
         extra: dict[str, Any] = {"sampled": sampled, "n_checked": got.numel(), "rows": rows,
                  "columns": cols}
         if nw == 0:
@@ -62,7 +66,11 @@ class Verdict:
         wrong_cols = wrong.any(0)
         split = threshold(wrong_cols, x_cols)
         where = None
-        if split is not None and self.confirm.region_holds(k, j, block, split):
+        # a region is stated only when enough wrong elements support it, it holds again at
+        # fresh points, and no right element of the whole input lies inside it
+        if (split is not None and supported(wrong_cols)
+                and self.confirm.region_holds(k, j, block, split)
+                and self.confirm.region_uncontradicted(k, j, block, split)):
             where = region(wrong_cols, x_cols, xname)
             if cols is not None and where:
                 where = where.replace(" elements)", " sampled elements)")
@@ -79,12 +87,23 @@ class Verdict:
                        forward_rounding=bwd.forward_rounding)
         if pat is None and not full_block and where is None:
             pat = self.confirm.sampled_transpose(k, j, block, (yname, xname))
+        worst = tuple(WrongEntry(
+            unravel(r if rows is None else int(rows[r]), out_shape),
+            unravel(c if cols is None else int(cols[c]), in_shape), e, g)
+            for r, c, e, g in worst_entries(got, exp, wrong))
+        if not full_block:
+            worst = self._as_backward_gives(k, j, worst)
+        if pat is not None and pat.kind == "not-derivative":
+            pat = self._flat_or_spurious(k, j, block, wrong, worst, (yname, xname))
         systematic = False
-        if pat is not None and pat.kind == "precision" and self.confirm.error_is_smooth(
-                k, j, block, wrong):
+        if pat is not None and pat.kind == "precision" and not self.confirm.is_rounding(
+                k, j, block, affine):
             pat, systematic = None, True
         # a block compared on a sample says what was sampled, never "only"
         how_many = "" if full_block else self._sample_count(wrong, rows, cols, k, j, how)
+        if how == "rounding" and full_block:
+            how_many = ("entries compared with the rounding this backward shows on float64 "
+                        "copies")
         if pat is not None:
             if where:
                 sentence = pat.sentence + (f", only {where}" if full_block else f", {where}")
@@ -97,31 +116,72 @@ class Verdict:
                         f"wrong, with no simple pattern (not a constant factor, sign, "
                         f"transpose or offset)")
             if systematic:
-                rel = float(((got - exp).abs() / exp.abs().clamp_min(1e-300))[wrong].max())
-                sentence += (f"; small (relative error up to {rel:.2g}) but no rounding: the "
-                             f"same error at a nearby point, so a formula slightly off")
-            if int(wrong_cols.sum()) <= 6 and int(wrong_cols.sum()) < wrong_cols.numel():
-                sentence += self._listed(wrong_cols, cols, in_shape, xname, full_block)
-        if pat is not None and where is None and split is not None:
+                ok = wrong & (exp.abs() > 0)
+                rel = float(((got - exp).abs() / exp.abs())[ok].max()) if bool(
+                    ok.any()) else math.inf
+                sentence += (f"; small (relative error up to {rel:.2g}) but not rounding: "
+                             f"the backward is linear in v to far better than that, so a "
+                             f"formula slightly off")
+        # no region stated: the wrong elements and their values, when a region was in view
+        # (one side of a threshold) or when they are few
+        few = int(wrong_cols.sum()) <= 6 and int(wrong_cols.sum()) < wrong_cols.numel()
+        if (where is None and (split is not None or (few and pat is None))
+                and (pat is None or pat.kind != "spurious")):
             sentence += self._listed(wrong_cols, cols, in_shape, xname, full_block)
         if how_many:
             sentence += f"; {how_many}"
-        worst = tuple(WrongEntry(
-            unravel(r if rows is None else int(rows[r]), out_shape),
-            unravel(c if cols is None else int(cols[c]), in_shape), e, g)
-            for r, c, e, g in worst_entries(got, exp, wrong))
-        if not full_block:
-            worst = self._as_backward_gives(k, j, worst)
         return PairCheck(
             yname, xname, False, max_err, nw, total, worst,
             pat.kind if pat else None, where, sentence, got, exp, tol, **extra)
 
-    def unconfirmed(self, pair: PairCheck) -> PairCheck:
-        """A pair whose probes disagree although none of its compared entries is wrong."""
+    def _flat_or_spurious(self, k, j, block: Block, wrong, worst, names) -> Pattern:
+        """A backward nonzero where the Jacobian is zero: ``"not-derivative"`` (the forward
+        is flat there, as under a straight-through estimator) only when the forward is flat
+        in a neighbourhood of the wrong entries and not independent of them
+        (:meth:`.confirm.Confirm.forward_flat`); else ``"spurious"``, with the entries."""
+        yname, xname = names
+        err = torch.where(wrong, (block.got - block.expected).abs(),
+                          torch.full_like(block.got, -1.0))
+        order = torch.argsort(err.reshape(-1), descending=True)[:64]
+        c_n = block.got.shape[1]
+        entries = []
+        for i in order.tolist():
+            if err.reshape(-1)[i] < 0:
+                break
+            r, c = i // c_n, i % c_n
+            entries.append((r if block.rows is None else int(block.rows[r]),
+                            c if block.cols is None else int(block.cols[c])))
+        kind, steps = self.confirm.forward_flat(k, j, entries)
+        if kind == "flat":
+            return Pattern("not-derivative", (
+                f"not the derivative of the forward: the backward passes a gradient where "
+                f"∂{yname}/∂{xname} is zero (the forward is flat there: it changes at none "
+                f"of the smallest step sizes tried, only at larger ones)"))
+        shown = [f"∂{yname}{_ix(e.output_index)}/∂{xname}{_ix(e.input_index)} = "
+                 f"{fmt(e.expected, 4)}, the backward gives {fmt(e.got, 4)}"
+                 for e in worst[:3]]
+        more = int(wrong.sum()) - len(shown)
+        listing = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+        why = {
+            "independent": (f"those outputs do not depend on those elements of {xname} "
+                            f"(no change at any of {steps} step sizes, small or large): a "
+                            f"gradient sent where the forward has none"),
+            "not flat": ("the forward is not flat there (it changes at the smallest step "
+                         "sizes): the derivative is zero only at this point"),
+        }.get(kind, "")
+        return Pattern("spurious", (
+            f"the backward is nonzero where the Jacobian is zero ({listing})"
+            + (f": {why}" if why else "")))
+
+    def unconfirmed(self, pair: PairCheck, linearity: bool = False) -> PairCheck:
+        """A pair whose probes disagree although none of its compared entries is wrong
+        (``linearity``: only its linearity probe failed)."""
+        probes = ("the backward departs from linearity in v beyond its rounding" if linearity
+                  else "the random probes disagree")
         return dataclasses.replace(
             pair, agree=False, sentence=(
-                f"the random probes disagree, but none of the compared entries "
-                f"is wrong ({pair.sampled}); {full_advice()}"))
+                f"{probes}, but none of the compared entries is wrong ({pair.sampled}); "
+                f"{self.advice}"))
 
     def _as_backward_gives(self, k, j, worst):
         """The named entries as ``y.backward(gradient=one-hot)`` gives them.  A sampled block
@@ -138,13 +198,15 @@ class Verdict:
             out.append(WrongEntry(e.output_index, e.input_index, e.expected, got))
         return tuple(out)
 
-    @staticmethod
-    def _listed(wrong_cols, cols, in_shape, xname, full_block: bool) -> str:
+    def _listed(self, wrong_cols, cols, in_shape, xname, full_block: bool) -> str:
+        """The wrong elements of the input with their values (up to six)."""
         idx = wrong_cols.nonzero().reshape(-1)
         if cols is not None:
             idx = cols[idx]
-        shown = [f"{xname}[{', '.join(map(str, unravel(int(i), in_shape)))}]"
-                 for i in idx[:6].tolist()]
+        flat = next(x for x, nm in zip(self.bwd.s.xs, self.bwd.s.names, strict=True)
+                    if nm == xname).reshape(-1)
+        shown = [f"{xname}[{', '.join(map(str, unravel(int(i), in_shape)))}] = "
+                 f"{fmt(float(flat[int(i)]), 4)}" for i in idx[:6].tolist()]
         more = f" and {idx.numel() - 6} more" if idx.numel() > 6 else ""
         if full_block:
             return f" (wrong only at {', '.join(shown)}{more})"
@@ -162,6 +224,10 @@ class Verdict:
             if how == "random":
                 parts.append(f"{kw} wrong of {c} columns sampled (of {n}, elements of "
                              f"{xname}); estimated {_estimate(kw, c, n)} wrong columns in all")
+            elif how == "rounding":
+                parts.append(f"{kw} wrong of {c} columns sampled (of {n}, elements of "
+                             f"{xname}), compared with the rounding this backward shows on "
+                             f"float64 copies")
             else:
                 parts.append(f"{kw} wrong of {c} columns that group tests over all {n} "
                              f"(elements of {xname}) pointed to")
@@ -217,19 +283,30 @@ class Verdict:
 
 
 def summary(pairs: tuple[PairCheck, ...], probes: list[ProbeCheck], names: list[str],
-            intended: bool) -> tuple[str, str]:
+            intended: bool, full_fits: bool = True) -> tuple[str, str]:
     """``(status, summary)`` of a run: ``"agree"`` or ``"wrong"``, and the sentence that says
     which pairs are wrong and how, which inputs are right, and, when a wrong block looks meant
-    (:func:`_surrogate_like`, not against an ``intended`` backward), how to check it as such."""
+    (:func:`_surrogate_like`, not against an ``intended`` backward), how to check it as such.
+    ``full_fits``: ``localize="full"`` fits in memory, so it may be suggested."""
     probe_wrong = [p for p in probes if not p.agree]
     wrong = [p for p in pairs if not p.agree]
     if not wrong and not probe_wrong:
         return "agree", ("agree: the backward matches the reference for every "
                          "(output, input) pair.")
     if not wrong:
-        seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong)
-        return "wrong", ("WRONG: random probes vᵀJu disagree for " + ", ".join(seen)
-                         + " (run with localize='bounded' or 'full' to see which entries).")
+        seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong
+                             if p.kind == "vJu")
+        lin = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong
+                            if p.kind == "linearity")
+        run = "localize='bounded' or 'full'" if full_fits else "localize='bounded'"
+        said = []
+        if seen:
+            said.append("random probes vᵀJu disagree for " + ", ".join(seen))
+        if lin:
+            said.append("the backward departs from linearity in v beyond its rounding for "
+                        + ", ".join(lin) + " (it rounds through a lower precision)")
+        return "wrong", ("WRONG: " + "; ".join(said) + f" (run with {run} to see which "
+                         f"entries).")
     parts = [f"∂{p.output}/∂{p.input}: {p.sentence}" for p in wrong]
     text = "WRONG: " + "; ".join(parts) + "."
     right = [p for p in pairs if p.agree]
@@ -264,6 +341,11 @@ def _surrogate_like(p: PairCheck) -> bool:
     if p.pattern != "not-derivative" or p.expected is None or p.tolerance is None:
         return False
     return bool((p.expected.abs() <= p.tolerance).all())
+
+
+def _ix(index: tuple[int, ...]) -> str:
+    """``"[1, 0]"``, or nothing for a scalar."""
+    return "[" + ", ".join(map(str, index)) + "]" if index else ""
 
 
 def _estimate(hits: int, sampled: int, total: int) -> str:
