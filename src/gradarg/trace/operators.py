@@ -18,7 +18,7 @@ from typing import Any
 
 from .nodes import constant_exponent, op_name
 
-__all__ = ["OPERATORS", "Operator", "row", "singular"]
+__all__ = ["OPERATORS", "Operator", "factors", "row", "singular"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,14 @@ class Operator:
     view : bool
         A view of its input (no arithmetic): looked through when finding the module a value
         goes into.
+    operands : tuple of str
+        A product: for each input, by position in ``next_functions``, the saved attribute
+        that holds its operand (``"_saved_other"``), or ``""`` for an input that is added, not
+        multiplied (``addmm``'s bias).  The gradient sent to a multiplied input is ``g`` times
+        the other multiplied operands (:func:`factors`), so an all-zero operand sends exact
+        zeros to the others.
+    keeps_zero : bool
+        Its output is all zero when its (first) input is: a view, a copy, a negation, a sum.
     """
 
     name: str
@@ -75,6 +83,8 @@ class Operator:
     fix_in_product: str | None = None
     random: bool = False
     view: bool = False
+    operands: tuple[str, ...] = ()
+    keeps_zero: bool = False
 
 
 _MATMUL = "g @ Bᵀ to A, Aᵀ @ g to B"
@@ -85,11 +95,12 @@ _ONE_ELEMENT = "a single element (n − 1 = 0 with the default correction)"
 OPERATORS: dict[str, Operator] = {op.name: op for op in (
     # arithmetic
     Operator("mul", label="{0} * {1}", constant_first=True, rule="g × the other factor",
-             gate="where the other factor is 0", product=True),
+             gate="where the other factor is 0", product=True,
+             operands=("_saved_self", "_saved_other")),
     Operator("add", label="{0} + {1}", rule="g passed on unchanged to each operand"),
     Operator("sub", label="{0} - {1}", rule="g to the first operand, −g to the second"),
     Operator("rsub", label="{1} - {0}", rule="−g to the first operand, g to the second"),
-    Operator("neg", label="-{0}", rule="−g"),
+    Operator("neg", label="-{0}", rule="−g", keeps_zero=True),
     Operator("div", label="{0} / {1}", rule="g / b to a, −g·a / b² to b", singular="b = 0"),
     Operator("pow", label="{0} ** {1}", rule="g × n·xⁿ⁻¹",
              singular="x = 0 with an exponent below 1", regular_from_exponent=1),
@@ -97,14 +108,18 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("xlogy", singular="y = 0 (for x ≠ 0)"),
     Operator("atan2", singular="(y, x) near (0, 0) (the derivative grows as 1 / r)"),
     # products
-    Operator("mm", label="{0} @ {1}", rule=_MATMUL),
+    Operator("mm", label="{0} @ {1}", rule=_MATMUL, operands=("_saved_self", "_saved_mat2")),
     Operator("matmul", label="{0} @ {1}", rule=_MATMUL),
-    Operator("bmm", label="{0} @ {1}"),
-    Operator("mv", label="{0} @ {1}", rule="g ⊗ x to W (an outer product), Wᵀ g to x"),
-    Operator("dot", label="{0} @ {1}"),
+    Operator("bmm", label="{0} @ {1}", operands=("_saved_self", "_saved_mat2")),
+    Operator("mv", label="{0} @ {1}", rule="g ⊗ x to W (an outer product), Wᵀ g to x",
+             operands=("_saved_self", "_saved_vec")),
+    Operator("dot", label="{0} @ {1}", operands=("_saved_self", "_saved_tensor")),
     Operator("addmm", label="{1} @ {2} + {0}",
              rule="to the bias: g summed over the rows; to A: g @ Bᵀ; to B: Aᵀ @ g "
-                  "(y = bias + A @ B)"),
+                  "(y = bias + A @ B)", operands=("", "_saved_mat1", "_saved_mat2")),
+    Operator("addmv", operands=("", "_saved_mat", "_saved_vec")),
+    Operator("baddbmm", operands=("", "_saved_batch1", "_saved_batch2")),
+    Operator("convolution", operands=("_saved_input", "_saved_weight", "")),
     Operator("cdist", singular=_NEAR_ZERO_P),
     # elementwise
     Operator("exp", rule="g × exp(x)"),
@@ -133,7 +148,7 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("masked_fill", gate="the masked entries"),
     Operator("max", gate="every entry but the maximum"),
     Operator("min", gate="every entry but the minimum"),
-    Operator("index", gate="the entries not indexed"),
+    Operator("index", gate="the entries not indexed", keeps_zero=True),
     # step functions
     Operator("round", zero_derivative=True),
     Operator("floor", zero_derivative=True),
@@ -142,20 +157,23 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("sign", zero_derivative=True),
     Operator("sgn", zero_derivative=True),
     # reductions
-    Operator("sum", rule="g copied to every summed entry"),
-    Operator("mean", rule="g / n copied to every averaged entry"),
+    Operator("sum", rule="g copied to every summed entry", keeps_zero=True),
+    Operator("mean", rule="g / n copied to every averaged entry", keeps_zero=True),
     Operator("norm", singular=_NEAR_ZERO_P),
     Operator("linalg_vector_norm", singular=_NEAR_ZERO_P),
     Operator("std", singular=_ONE_ELEMENT),
     Operator("var", singular=_ONE_ELEMENT),
     # moves and views
-    Operator("t", label="{0}.T", rule="gᵀ", view=True),
-    Operator("transpose", label="{0}.T", rule="g transposed back"),
-    Operator("permute", label="{0}.permute", rule="g permuted back"),
-    Operator("view", rule=_RESHAPED, view=True),
-    Operator("unsafe_view", rule=_RESHAPED),
-    Operator("expand", rule="g summed over the expanded dimensions", view=True),
-    Operator("clone", rule="g passed on unchanged"),
+    Operator("t", label="{0}.T", rule="gᵀ", view=True, keeps_zero=True),
+    Operator("transpose", label="{0}.T", rule="g transposed back", keeps_zero=True),
+    Operator("permute", label="{0}.permute", rule="g permuted back", keeps_zero=True),
+    Operator("view", rule=_RESHAPED, view=True, keeps_zero=True),
+    Operator("unsafe_view", rule=_RESHAPED, keeps_zero=True),
+    Operator("squeeze", keeps_zero=True),
+    Operator("unsqueeze", keeps_zero=True),
+    Operator("expand", rule="g summed over the expanded dimensions", view=True,
+             keeps_zero=True),
+    Operator("clone", rule="g passed on unchanged", keeps_zero=True),
     # random forwards
     Operator("native_dropout", random=True),
     Operator("fused_dropout", random=True),
@@ -171,6 +189,19 @@ _NONE = Operator("")
 def row(op: str) -> Operator:
     """The row of operation ``op``; an empty row (no label, rule or region) if it has none."""
     return OPERATORS.get(op, _NONE)
+
+
+def factors(op: str, slot: int) -> tuple[int, ...]:
+    """The inputs of product ``op`` whose operands multiply the gradient sent to input ``slot``
+    (none for an added input, or for an operation that is not a product).
+
+    >>> factors("mul", 0), factors("addmm", 2), factors("addmm", 0), factors("relu", 0)
+    ((1,), (1,), (), ())
+    """
+    operands = row(op).operands
+    if slot >= len(operands) or not operands[slot]:
+        return ()
+    return tuple(j for j, attr in enumerate(operands) if attr and j != slot)
 
 
 def singular(node: Any) -> bool:
