@@ -295,6 +295,16 @@ def test_a_unit_that_never_fires_passes_nothing(op):
     assert bool((grads[0] == 0).all()), (op, grads)
 
 
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.saturates))
+def test_a_clamp_saturated_everywhere_passes_nothing(op):
+    x = _leaves((T([-5.0, 3.0, 7.0], dtype=D),))
+    (g,) = _grads(EXAMPLES[op].forward(*x), x)
+    assert bool((g == 0).all()), (op, g)
+    inside = _leaves(EXAMPLES[op].at)
+    (g,) = _grads(EXAMPLES[op].forward(*inside), inside)
+    assert bool((g != 0).any()), (op, g)
+
+
 def test_where_sends_zero_into_the_branch_not_taken():
     (op,) = [o for o, r in OPERATORS.items() if r.masks_branch]
     a, b = _leaves(EXAMPLES[op].at)

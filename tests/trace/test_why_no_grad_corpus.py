@@ -378,6 +378,73 @@ def dead_relu():
                      Expect(("zero",), ("relu", "recompute"), specific=False), module=layer)
 
 
+class _LoRA(nn.Module):
+    """A frozen base layer plus B(A(x)), B initialised to zero as LoRA does."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.base = nn.Linear(4, 4).requires_grad_(False)
+        self.A = nn.Linear(4, 2, bias=False)
+        self.B = nn.Linear(2, 4, bias=False)
+        nn.init.zeros_(self.B.weight)
+
+    def forward(self, x):
+        return self.base(x) + self.B(self.A(x))
+
+
+@situation
+def lora_b_zero_at_the_first_step():
+    net, x = _LoRA(), torch.randn(8, 4)
+    return Situation(lambda: net(x).pow(2).sum(), net.A.weight,
+                     Expect(("zero",), ("B.weight, which is all zeros", "expected"), node="mm"),
+                     Expect(("zero",), ("B.weight, which is all zeros", "expected")),
+                     module=net, forbid=("vanishing", "dead", "recompute"))
+
+
+@situation
+def lora_a_and_b_both_zero():
+    net, x = _LoRA(), torch.randn(8, 4)
+    nn.init.zeros_(net.A.weight)
+    exp = Expect(("zero",), ("A.weight, which is all zeros", "never moves"))
+    return Situation(lambda: net(x).pow(2).sum(), net.B.weight, exp, exp, module=net,
+                     forbid=("expected", "vanishing"))
+
+
+class _Gated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.inner = nn.Linear(4, 4)
+        self.gate = nn.Parameter(torch.zeros(4))
+
+    def forward(self, x):
+        return x + self.gate * torch.tanh(self.inner(x))
+
+
+@situation
+def zero_gate_after_an_optimizer_step():
+    net, x = _Gated(), torch.randn(8, 4)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(out):
+        out.backward()
+        opt.step()  # the gate moves; inner.weight got exactly zero
+
+    return Situation(lambda: net(x).pow(2).sum(), net.inner.weight,
+                     Expect(("zero",), ("gate, which is all zeros",), node="mul"),
+                     Expect(("zero",), ("gate", "consistent with", "moved")),
+                     step=step, module=net, forbid=("vanishing", "dead"))
+
+
+@situation
+def saturated_clamp():
+    w = torch.tensor([5.0, 6.0], requires_grad=True)
+    return Situation(lambda: (w * 2).clamp(max=1.0).sum(), w,
+                     Expect(("zero",), ("saturated clamp",), node="clamp"),
+                     Expect(("zero",), ("clamp",), specific=False), names={"w": w})
+
+
 @situation
 def sqrt_at_zero_distance():
     p, q = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0])

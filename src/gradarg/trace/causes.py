@@ -13,12 +13,15 @@ and in the graph?), then those here (what the pass and ``.grad`` show).  ``why_n
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import torch
 
 from . import reach
 from .context import Answer, Cause, Context
 from .gradients import (
+    Zero,
+    Zeros,
     bad_data,
     compare,
     custom_on_path,
@@ -27,8 +30,8 @@ from .gradients import (
     stats,
     zero_node,
 )
-from .nodes import is_custom, modified_in_place, node_class, op_name
-from .operators import row, singular
+from .nodes import children, is_custom, leaf_tensor, modified_in_place, node_class, op_name
+from .operators import factors, row, singular
 from .rules import undecided
 from .values import dense_values, finite
 
@@ -185,29 +188,139 @@ _STEP_FIX = ("a step function has derivative zero almost everywhere: if the roun
              "values and passes the gradient")
 
 
+def _factor_leaves(c: Context, z: Zero) -> list[tuple[str, torch.Tensor]]:
+    """The all-zero leaves behind ``z`` that require grad, with their names."""
+    named = {id(t): k for k, t in c.names.items()}
+    return [(named.get(id(t), f"the leaf of shape {tuple(t.shape)}"), t) for t in z.leaves
+            if t.requires_grad]
+
+
+def _moves(c: Context, z: Zero, grads: list[torch.Tensor | None]) -> str:
+    """Whether the all-zero factors behind ``z`` move at the next optimizer step, from their
+    own gradients ``grads`` (one pass before backward, ``.grad`` after it)."""
+    leaves = _factor_leaves(c, z)
+    if not leaves:
+        return (f"; nothing it is made from requires grad, so {c.xname}'s gradient stays zero "
+                f"while it does")
+    stuck = [(name, g) for (name, _), g in zip(leaves, grads, strict=True)
+             if g is None or not stats(g)[2]]
+    if stuck:
+        name, g = stuck[0]
+        got = "no gradient (None)" if g is None else "an exactly zero gradient"
+        return (f"; {name} gets {got} itself, so it never moves and {c.xname}'s gradient "
+                f"stays zero: initialise one of the factors nonzero")
+    shown = ", ".join(name for name, _ in leaves)
+    return (f"; {shown} requires grad and gets a nonzero gradient, so an optimizer step moves "
+            f"it and {c.xname} gets a gradient from then on: expected when a factor is "
+            f"initialised to zero on purpose (LoRA's B, a zero-initialised gate)")
+
+
+def _own_grads(c: Context, z: Zero) -> list[torch.Tensor | None]:
+    """One pass's gradient of each all-zero factor behind ``z`` (nothing accumulated)."""
+    leaves = [t for _, t in _factor_leaves(c, z)]
+    if not leaves:
+        return []
+    gradient = c.gradient if c.gradient is not None else torch.ones_like(c.output)
+    return list(torch.autograd.grad(c.output, leaves, gradient, retain_graph=True,
+                                    allow_unused=True))
+
+
+def _zero_product(c: Context, key: int) -> Zero | None:
+    """Why node ``key`` sends zeros towards the tensor: a factor of that input is all zeros."""
+    towards = c.graph.ancestors(c.position) | {c.position}
+    node, zeros = c.nodes[key], Zeros(c.names)
+    for slot, (child, _) in enumerate(children(node)):
+        if child is not None and c.graph.index[child] in towards:
+            z = zeros.sent(node, slot)
+            if z is not None:
+                return z
+    return None
+
+
 def _zero(c: Context) -> Answer | None:
     if c.stats[2]:
         return None
     trace = c.trace
-    where = zero_node(trace, c.graph, c.position)
+    node = zero_node(trace, c.graph, c.position)
+    where = None if node is None else node.label
     detail = ""
-    if where is not None:
-        node = next(n for n in trace.nodes if n.label == where)
+    if node is not None:
         op = node.grad_fn
+        operator = row(node.op)
         if is_custom(c.nodes[node.key]):
             none = any(t is None for t in node.grad_inputs)
             why = (f" (the custom Function {op}: its backward() "
                    + ("returns None for this input" if none else "returns zeros") + ")")
-        elif row(node.op).dead_unit:
+        elif (z := _zero_product(c, node.key)) is not None:
+            why = f": it multiplies the cotangent by {z.text}{_moves(c, z, _own_grads(c, z))}"
+        elif operator.dead_unit:
             why = " (a ReLU whose inputs were all ≤ 0: a dead ReLU)"
-        elif row(node.op).zero_derivative:
+        elif operator.zero_derivative:
             why = f" ({node.op}: {_STEP_FIX})"
+        elif operator.saturates:
+            why = (f" (a saturated clamp: its derivative is 0 where {operator.gate}, and every "
+                   f"entry the cotangent reached lay there)")
         else:
             why = ""
         detail = f"; the cotangent became zero at {where} ({op}){why}"
     return Answer("zero", (
         f"{c.xname} is reachable from {c.oname} but its gradient is exactly zero{detail}"),
         where, c.grad)
+
+
+def _grads_now(z: Zero, c: Context) -> list[torch.Tensor | None]:
+    return [t.grad for _, t in _factor_leaves(c, z)]
+
+
+def _through_views(node: Any) -> torch.Tensor | None:
+    """The leaf tensor a node is, or is a view or copy of (``W.T``), else ``None``."""
+    for _ in range(8):
+        if node is None:
+            return None
+        leaf = leaf_tensor(node)
+        if leaf is not None:
+            return leaf
+        if not row(op_name(node)).keeps_zero or not children(node):
+            return None
+        node = children(node)[0][0]
+    return None
+
+
+def _moved_factor(c: Context) -> Answer | None:
+    """A product on every path to the tensor whose factor is a leaf that got a nonzero
+    gradient, while every leaf reached only through that product got an exactly zero one (or
+    none): the factor was zero at the forward, as far as the gradients show, and has moved
+    since (an optimizer step)."""
+    g, nodes, xname = c.graph, c.nodes, c.xname
+    named = {id(t): k for k, t in c.names.items()}
+    for k in sorted(c.path):
+        op = op_name(nodes[k])
+        kids = children(nodes[k])
+        for slot, (child, _) in enumerate(kids):
+            if child is None or g.index[child] not in c.path:
+                continue
+            for j in factors(op, slot):
+                leaf = _through_views(kids[j][0]) if j < len(kids) else None
+                if leaf is None or leaf.grad is None or not stats(leaf.grad)[2]:
+                    continue
+                kept = g.reachable({(k, slot)})
+                if c.position in kept:
+                    continue  # another path reaches the tensor
+                behind = [leaf_tensor(nodes[b]) for b in set(range(len(nodes))) - kept]
+                if any(t is not None and t.grad is not None and stats(t.grad)[2]
+                       for t in behind):
+                    continue
+                name = named.get(id(leaf), f"the leaf of shape {tuple(leaf.shape)}")
+                return Answer("zero", (
+                    f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
+                    f"through {node_class(nodes[k])}, which multiplies the cotangent by {name}; "
+                    f"{name}.grad is nonzero, so a nonzero cotangent reached that product, and "
+                    f"every leaf reached only through it got an exactly zero gradient: "
+                    f"consistent with {name} having been all zeros at the forward (a "
+                    f"zero-initialised factor, as LoRA's B or a gate); it is not all zeros now "
+                    f"(it moved after the forward: an optimizer step), so {xname} gets a gradient "
+                    f"from the next step on"), op)
+    return None
 
 
 def _zero_freed(c: Context) -> Answer | None:
@@ -222,6 +335,19 @@ def _zero_freed(c: Context) -> Answer | None:
             f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
             f"through {op} ({nodes[min(steps)].name()}), whose derivative is zero; "
             f"{_STEP_FIX}"), op)
+    edges = Zeros(c.names).edges(c.graph)
+    if edges and c.position not in c.graph.reachable(set(edges)):
+        on = sorted(e for e in edges if e[0] in c.path
+                    and c.graph.index[children(nodes[e[0]])[e[1]][0]] in c.path)
+        k, _ = on[0]
+        z = edges[on[0]]
+        return Answer("zero", (
+            f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
+            f"through {node_class(nodes[k])}, which multiplies the cotangent by "
+            f"{z.text}{_moves(c, z, _grads_now(z, c))}"), op_name(nodes[k]))
+    moved = _moved_factor(c)
+    if moved is not None:
+        return moved
     gates = sorted({o for o in (op_name(nodes[k]) for k in c.path) if row(o).gate})
     hint = (f"; the path passes through {', '.join(gates)}, which can send zeros (a "
             f"ReLU whose inputs were all ≤ 0, a mask, a multiplication by 0)" if gates

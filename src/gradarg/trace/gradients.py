@@ -4,22 +4,33 @@ in the graph a cotangent became zero or NaN.  Read by the diagnosis rules of :mo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
 from ..show.render import fmt
 from .cuts import is_mask
-from .nodes import Graph, is_custom, node_class, op_name, saved_tensors, saved_values
-from .operators import row
+from .nodes import (
+    Graph,
+    children,
+    is_custom,
+    leaf_tensor,
+    node_class,
+    op_name,
+    saved_tensors,
+    saved_value,
+    saved_values,
+)
+from .operators import factors, row
 from .values import dense_values, finite
 
 if TYPE_CHECKING:
-    from .traced import BackwardTrace
+    from .traced import BackwardTrace, TracedNode
 
 __all__ = [
-    "bad_data", "compare", "custom_on_path", "forward_origin", "random_nodes", "stats",
-    "zero_node",
+    "Zero", "Zeros", "bad_data", "compare", "custom_on_path", "forward_origin", "random_nodes",
+    "stats", "zero_node",
 ]
 
 
@@ -107,9 +118,10 @@ def custom_on_path(graph: Graph, key: int) -> str | None:
     return custom[0] if custom else None
 
 
-def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> str | None:
-    """The label of the first node (execution order) on a path to the target that received a
-    nonzero cotangent and sent only zeros towards the target."""
+def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> TracedNode | None:
+    """The first node (execution order) on a path to the target that received a nonzero
+    cotangent and sent only zeros towards the target (labels need not be unique: a model has
+    many ``mul`` nodes)."""
     towards = graph.ancestors(target_key) | {target_key}
     for n in trace.executed:
         if n.key not in towards or n.key == target_key:
@@ -119,8 +131,125 @@ def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> str | None
             continue
         outs = [e.cotangent for e in trace.edges if e.src == n.key and e.dst in towards]
         if outs and all(t is None or not bool((dense_values(t) != 0).any()) for t in outs):
-            return n.label
+            return n
     return None
+
+
+class Zero(NamedTuple):
+    """Why a value of the graph is all zeros: the words (``"lora.B.weight, which is all
+    zeros"``) and the all-zero leaf tensors it comes from."""
+
+    text: str
+    leaves: tuple[torch.Tensor, ...]
+
+
+def all_zero(v: Any) -> bool:
+    """Whether ``v`` (a tensor with entries, or a number) is exactly zero everywhere."""
+    if isinstance(v, torch.Tensor):
+        return v.numel() > 0 and not bool(dense_values(v.detach()).ne(0).any())
+    return isinstance(v, (int, float, complex)) and not isinstance(v, bool) and v == 0
+
+
+class Zeros:
+    """Which values of a graph are all zeros, as its structure shows: a leaf whose values are
+    all zero, a product (a row of :mod:`.operators` with ``operands``) with such an operand, a
+    view or copy of such a value (``keeps_zero``); while the saved tensors are there, a saved
+    operand that is all zeros too (data, a mask).  Leaves are read as they are now: after an
+    optimizer step, as the step left them.  Answers are kept per node.
+
+    >>> import torch
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> b = torch.zeros(2, requires_grad=True)
+    >>> y = (a * b.t()).sum()
+    >>> Zeros({"b": b}).value(y.grad_fn).text
+    'the result of MulBackward0, a product with b, which is all zeros'
+    """
+
+    def __init__(self, names: Mapping[str, torch.Tensor]) -> None:
+        self._names = {id(t): k for k, t in names.items()}
+        self._refs = list(names.values())  # keeps the ids unique while this object lives
+        self._memo: dict[Any, Zero | None] = {}
+
+    def _name(self, t: torch.Tensor) -> str | None:
+        return self._names.get(id(t))
+
+    def value(self, node: Any) -> Zero | None:
+        """Why the forward value of ``node`` (a node of the graph, ``None`` for an input without
+        history) is all zeros; ``None`` when the graph does not show that it is."""
+        if node is None:
+            return None
+        if node not in self._memo:
+            self._memo[node] = None  # a cycle (never in autograd's graphs) ends here
+            self._memo[node] = self._value(node)
+        return self._memo[node]
+
+    def _value(self, node: Any) -> Zero | None:
+        leaf = leaf_tensor(node)
+        if leaf is not None:
+            if not all_zero(leaf):
+                return None
+            name = self._name(leaf) or f"a leaf tensor of shape {tuple(leaf.shape)}"
+            return Zero(f"{name}, which is all zeros", (leaf,))
+        op = row(op_name(node))
+        kids = children(node)
+        if op.keeps_zero:
+            return self.value(kids[0][0]) if kids else None
+        if not op.operands:
+            return None
+        for i, attr in enumerate(op.operands):  # an added input (a bias) must be zero too
+            if not attr and (i >= len(kids) or self.value(kids[i][0]) is None):
+                return None
+        for j, attr in enumerate(op.operands):
+            z = self.operand(node, j) if attr else None
+            if z is not None:
+                return Zero(f"the result of {node_class(node)}, a product with {z.text}",
+                            z.leaves)
+        return None
+
+    def operand(self, node: Any, j: int) -> Zero | None:
+        """Why operand ``j`` of the product ``node`` is all zeros, or ``None``."""
+        kids = children(node)
+        z = self.value(kids[j][0]) if j < len(kids) else None
+        if z is not None:
+            return z
+        operands = row(op_name(node)).operands
+        v = saved_value(node, operands[j]) if j < len(operands) and operands[j] else None
+        if v is None or not all_zero(v):
+            return None
+        if not isinstance(v, torch.Tensor):
+            return Zero("the constant 0", ())
+        name = self._name(v)
+        if name is not None:
+            return Zero(f"{name}, which is all zeros", (v,) if v.requires_grad else ())
+        if v.grad_fn is not None:
+            return Zero(f"a value computed by {v.grad_fn.name()}, which is all zeros", ())
+        if v.numel() == 1:
+            return Zero("the constant 0", ())
+        return Zero(f"a tensor without history of shape {tuple(v.shape)} (data, a mask or a "
+                    f"constant), which is all zeros", ())
+
+    def sent(self, node: Any, slot: int) -> Zero | None:
+        """Why ``node`` sends an exact zero to its input ``slot``: it is a product and a factor
+        of that input is all zeros; ``None`` otherwise."""
+        for j in factors(op_name(node), slot):
+            z = self.operand(node, j)
+            if z is not None:
+                return z
+        return None
+
+    def edges(self, graph: Graph) -> dict[tuple[int, int], Zero]:
+        """``(node, input number) -> why``: every edge of ``graph`` along which a product sends
+        an exact zero (it multiplies by an all-zero operand)."""
+        out: dict[tuple[int, int], Zero] = {}
+        for k, node in enumerate(graph.nodes):
+            if not row(op_name(node)).operands:
+                continue
+            for slot, (child, _) in enumerate(children(node)):
+                if child is not None:
+                    z = self.sent(node, slot)
+                    if z is not None:
+                        out[(k, slot)] = z
+        return out
 
 
 def forward_origin(node: Any, index: dict[Any, int]) -> Any | None:

@@ -46,6 +46,9 @@ class Operator:
         Where it sends exact zeros although ``g`` is nonzero (a ReLU, a mask).
     dead_unit : bool
         A zero gradient through it is a unit that never fired (a dead ReLU).
+    saturates : bool
+        A clamp: its derivative is zero wherever the input lies outside its range, so a zero
+        gradient through it is a saturated clamp.
     masks_branch : bool
         Sends a zero cotangent into the branch it did not take (``torch.where``).
     product : bool
@@ -78,6 +81,7 @@ class Operator:
     regular_from_exponent: float | None = None
     gate: str | None = None
     dead_unit: bool = False
+    saturates: bool = False
     masks_branch: bool = False
     product: bool = False
     fix_in_product: str | None = None
@@ -142,8 +146,8 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("leaky_relu", dead_unit=True),
     Operator("threshold_backward", dead_unit=True),  # the backward of relu, differentiated
     Operator("leaky_relu_backward", dead_unit=True),
-    Operator("hardtanh", gate="x outside [min, max]"),
-    Operator("clamp", gate="x outside [min, max]"),
+    Operator("hardtanh", gate="x outside [min, max]", saturates=True),
+    Operator("clamp", gate="x outside [min, max]", saturates=True),
     Operator("where", gate="the branch not taken", masks_branch=True),
     Operator("masked_fill", gate="the masked entries"),
     Operator("max", gate="every entry but the maximum"),
