@@ -475,6 +475,20 @@ def entropy_p_log_p():
 
 
 @situation
+def nan_made_inside_the_forward():
+    torch.manual_seed(0)
+    lin, head = nn.Linear(4, 4), nn.Linear(4, 3)
+    x, y = torch.randn(8, 4), torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+
+    def make():  # a square root of values that can be negative, two layers before the loss
+        return nn.functional.cross_entropy(head(torch.sqrt(lin(x))), y)
+
+    return Situation(make, lin.weight,
+                     Expect(("nonfinite",), ("starts at sqrt",), node="sqrt"),
+                     Expect(("nonfinite",), ("sqrt",)), forbid=("starts at log_softmax", "starts at mm"))
+
+
+@situation
 def where_sqrt_trap():
     x = torch.tensor([-1.0, 0.0, 4.0], requires_grad=True)
     return Situation(lambda: torch.where(x > 0, torch.sqrt(x), 0.0).sum(), x,

@@ -147,10 +147,11 @@ def _nonfinite(c: Context) -> Answer | None:
         fix = row(op_name(origin)).fix_in_product
         extra = f" ({fix})" if fix and row(first.op).product else ""
         return Answer("nonfinite", (
-            f"{xname}'s gradient holds NaN or Inf; it starts at {olabel} ({node_class(origin)}): its "
-            f"forward value is already infinite or NaN there (e.g. log of 0), and the backward "
-            f"of {first.label} ({first.grad_fn}) multiplies by that value; keep the input of "
-            f"{olabel} away from that point (clamp(min=eps)){extra}"), olabel, grad)
+            f"{xname}'s gradient holds NaN or Inf; it starts at {olabel} ({node_class(origin)}): "
+            f"its forward value is already infinite or NaN there (e.g. log of 0, the square "
+            f"root of a negative number), and the backward of {first.label} ({first.grad_fn}), "
+            f"the first to send NaN/Inf, multiplies by that value or one computed from it; keep "
+            f"the input of {olabel} inside its domain (clamp(min=eps)){extra}"), olabel, grad)
     return Answer("nonfinite", (
         f"{xname}'s gradient holds NaN or Inf; it first appears at {first.label} "
         f"({first.grad_fn}): a derivative is infinite there (sqrt at 0, log of 0, division by "

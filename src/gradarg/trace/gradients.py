@@ -21,6 +21,7 @@ from .nodes import (
     saved_tensors,
     saved_value,
     saved_values,
+    walk,
 )
 from .operators import factors, row
 from .values import dense_values, finite
@@ -252,27 +253,43 @@ class Zeros:
         return out
 
 
+def _children_first(root: Any) -> list[Any]:
+    """The nodes below ``root`` (and ``root``), each after every node below it."""
+    out, seen = [], {root}
+    stack = [(root, iter(children(root)))]
+    while stack:
+        n, it = stack[-1]
+        for c, _ in it:
+            if c is not None and c not in seen:
+                seen.add(c)
+                stack.append((c, iter(children(c))))
+                break
+        else:
+            stack.pop()
+            out.append(n)
+    return out
+
+
 def forward_origin(node: Any, index: dict[Any, int]) -> Any | None:
-    """The node whose forward output first became non-finite among the saved values that
-    ``node``'s backward multiplies by (``p * log(p)`` at ``p = 0``: the ``log``); ``None`` if
-    ``node``'s saved values are finite."""
-    seen, current, origin = set(), node, None
-    while current is not None and current not in seen:
-        seen.add(current)
-        nxt = None
-        for _, _, val in saved_values([current]):
+    """The node, at or below ``node``, whose forward output is the first non-finite value: its
+    output is known to be infinite or NaN (a node saved it, as its own result or as an operand)
+    and no node below it has such an output (``p * log(p)`` at ``p = 0``: the ``log``; a square
+    root of a negative number deep in a model: the ``sqrt``, not the loss that inherited its
+    NaN).  ``None`` when no saved value below ``node`` is non-finite.  ``index`` holds the
+    graph's nodes: values from outside it (data) are left to :func:`bad_data`."""
+    order, _ = walk(node)
+    bad: set[Any] = set()
+    for n in order:
+        for _, _, val in saved_values([n]):
             if (isinstance(val, torch.Tensor) and (val.is_floating_point() or val.is_complex())
-                    and not bool(torch.isfinite(dense_values(val.detach())).all())):
-                src = val.grad_fn
-                if src is not None and src in index and src is not current:
-                    nxt = src
-                    break
-                if src is current:  # its own result: it made the value
-                    return current
-        if nxt is None:
-            return origin
-        origin = current = nxt
-    return origin
+                    and val.grad_fn in index and not finite(val)):
+                bad.add(val.grad_fn)
+    if not bad:
+        return None
+    below: dict[Any, bool] = {}  # a node strictly below has a non-finite output
+    for n in _children_first(node):
+        below[n] = any(c is not None and (c in bad or below[c]) for c, _ in children(n))
+    return next((n for n in order if n in bad and not below[n]), None)
 
 
 def bad_data(node: Any) -> str | None:
