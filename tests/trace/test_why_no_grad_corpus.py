@@ -343,6 +343,50 @@ def saved_tensor_modified_in_place():
 
 
 @situation
+def slice_assignment_after_sigmoid():
+    X, W = torch.randn(4, 3), torch.randn(3, 5, requires_grad=True)
+
+    def make():
+        h = torch.sigmoid(X @ W)
+        h[:, 0] = 0  # CopySlices: sigmoid saved h for its backward
+        return h.sum()
+
+    exp = Expect(("modified-in-place",), ("in place", "CopySlices", "version 1"), node="Sigmoid")
+    return Situation(make, W, exp, exp, names={"W": W}, forbid=("zero_grad", "reset"))
+
+
+@situation
+def masked_fill_in_place():
+    X, W = torch.randn(4, 3), torch.randn(3, 5, requires_grad=True)
+
+    def make():
+        h = torch.exp(X @ W)
+        h.masked_fill_(h > 1.0, 0.0)
+        return h.sum()
+
+    exp = Expect(("modified-in-place",), ("in place", "MaskedFillBackward0"), node="Exp")
+    return Situation(make, W, exp, exp, names={"W": W}, forbid=("zero_grad", "reset"))
+
+
+@situation
+def optimizer_step_between_forward_and_backward():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(5, 3)
+
+    def make():
+        out = net(x).pow(2).sum()
+        for p in net.parameters():  # the update of a previous step, after this forward
+            p.grad = torch.ones_like(p)
+        opt.step()
+        return out
+
+    exp = Expect(("modified-in-place",), ("2.weight", "optimizer", "before optimizer.step()"))
+    return Situation(make, net[0].weight, exp, exp, module=net, forbid=("zero_grad", "reset"))
+
+
+@situation
 def zero_grad_set_to_none_after_backward():
     net = nn.Linear(3, 1)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)

@@ -30,7 +30,7 @@ from .gradients import (
     stats,
     zero_node,
 )
-from .nodes import children, is_custom, leaf_tensor, modified_in_place, node_class, op_name
+from .nodes import children, in_place_edits, is_custom, leaf_tensor, node_class, op_name
 from .operators import factors, row, singular
 from .rules import undecided
 from .values import dense_values, finite
@@ -38,7 +38,81 @@ from .values import dense_values, finite
 __all__ = ["RULES"]
 
 
+_VERSIONS = re.compile(r"\[(?:torch\.)?(\w+) \[([\d, ]*)\]\](?:, which is output (\d+) of (\w+))?,? "
+                       r"is at version (\d+); expected version (\d+)")
+
+
+def _what_was_edited(c: Context, node: Any, attr: str, message: str) -> tuple[str, str]:
+    """What torch's version-counter message says was modified, in words, and the fix: the
+    output of a node (and the operation in the graph that wrote into it, where one shows), a
+    named leaf (a parameter updated between forward and backward), or data."""
+    m = _VERSIONS.search(message)
+    if m is None:
+        return "", "write the operation out of place (h = h + 1 instead of h += 1) or clone first"
+    _, shape, nr, producer, now, then = m.groups()
+    versions = f"at version {now} now, saved at version {then}"
+    # a leaf (or a view of one, W.T: torch names the view's AsStrided) saved as an operand
+    operands = row(op_name(node)).operands
+    kids = children(node)
+    leaf = None
+    if attr in operands and operands.index(attr) < len(kids):
+        leaf = _through_views(kids[operands.index(attr)][0])
+    if leaf is None and producer is None:
+        leaf = next((t for t in c.graph.leaves() if t._version == int(now)
+                     and list(t.shape) == [int(d) for d in shape.split(", ") if d]), None)
+    if leaf is not None and leaf._version == int(now):
+        name = next((k for k, t in c.names.items() if t is leaf),
+                    f"a leaf of shape {list(leaf.shape)}")
+        what = (f"{name}, a leaf, {versions}: it was updated in place between the forward and "
+                f"the backward (an optimizer step, or an in-place update such as "
+                f"{name}.add_(...) under torch.no_grad())")
+        return what, ("call backward() before optimizer.step(), or compute the output again "
+                      "after the update")
+    out_of_place = ("write the edit out of place (h = h * mask, torch.where, h = h + 1) or "
+                    "clone before editing")
+    if producer is not None:
+        # torch names the forward operation ("Sigmoid"); its node is SigmoidBackward0
+        made = re.compile(rf"{producer}Backward\d*$")
+        key = next((k for k, n in enumerate(c.nodes) if made.match(node_class(n))), None)
+        cls = producer if key is None else f"{op_name(c.nodes[key])} ({node_class(c.nodes[key])})"
+        users = [] if key is None else [
+            n for n in c.nodes if n is not node
+            and any(ch is c.nodes[key] and i == int(nr) for ch, i in children(n))]
+        copies = [n for n in users if node_class(n) == "CopySlices"]
+        if copies:
+            how = ("; it was written into in place through CopySlices: an assignment into "
+                   "part of it (h[:, 0] = 0, h[mask] = v), or index_put_/masked_fill_ on a view")
+        elif users:
+            shown = ", ".join(dict.fromkeys(node_class(n) for n in users))
+            how = (f"; in the graph it goes into {shown}: the in-place form of such an "
+                   f"operation (a method ending in _, such as masked_fill_, index_put_, "
+                   f"clamp_, or +=) makes this edit")
+        else:
+            how = ("; no operation of the graph wrote into it: the edit was made without "
+                   "recording it (under torch.no_grad())")
+        return f"the output of {cls} (shape [{shape}]), {versions}{how}", out_of_place
+    what = (f"a tensor of shape [{shape}] without history (data or a constant), {versions}: "
+            f"it was modified in place after the forward used it")
+    return what, "clone it before editing, or compute the output again after the edit"
+
+
+def _in_place_versions(c: Context) -> Answer | None:
+    """The version counters of the saved tensors still on the graph: read before any other
+    case, live or after a backward that raised (which freed only what ran before the error)."""
+    for node, attr, message in in_place_edits(c.nodes):
+        what, fix = _what_was_edited(c, node, attr, message)
+        what = f": {what}" if what else ""
+        return Answer("modified-in-place", (
+            f"a tensor saved for {node.name()} was modified in place after it was saved{what}; "
+            f"a backward pass through this graph stops with an error there, and nothing "
+            f"below it gets a gradient: {fix}"), node.name())
+    return None
+
+
 def _in_place(c: Context) -> Answer | None:
+    seen = _in_place_versions(c)
+    if seen is not None:
+        return seen
     err = c.inplace_error
     if err is None:
         return None
@@ -53,22 +127,10 @@ def _in_place(c: Context) -> Answer | None:
         f"(h = h + 1 instead of h += 1) or clone before modifying"), node)
 
 
-def _in_place_freed(c: Context) -> Answer | None:
-    # a backward that raised (an in-place edit of a saved tensor) freed what it ran before
-    # the error; the version counters of what is still saved show the edit
-    node = modified_in_place(c.nodes) if c.saved_freed else None
-    if node is None:
-        return None
-    return Answer("modified-in-place", (
-        f"a tensor the backward pass needs (saved for {node}) was modified in place "
-        f"after it was saved, so backward() stops with an error (the tensor's version "
-        f"counter shows it): write the operation out of place (h = h + 1 instead of "
-        f"h += 1) or clone before modifying"), node)
-
-
 IN_PLACE = Cause(("modified-in-place",),
-                 'a saved tensor modified in place (``"modified-in-place"``)', _in_place,
-                 _in_place_freed)
+                 'a saved tensor modified in place (``"modified-in-place"``, from the version '
+                 "counters of the saved tensors still on the graph)", _in_place,
+                 _in_place_versions)
 
 
 def _ran(c: Context) -> str:
