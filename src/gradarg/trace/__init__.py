@@ -19,10 +19,13 @@ Modules:
   each with its live-graph and freed-graph handling, over one ``context``; ``cuts`` and
   ``gradients`` read the evidence; ``rules`` is the rule engine ``explain`` shares.
 - ``gradflow``: ``watch`` and ``GradWatch`` (the record of the user's own training step), built
-  from ``hooks`` (the hooks and the notes they take), ``records`` (the module and parameter
-  records and their assembly), ``findings`` (one function per thing that can be wrong with a
-  step; the summary line), ``explain`` (``GradWatch.why_no_grad`` in words, ordered rules) and
-  ``view`` (rows, table, plot); ``modules``: ``draw_modules``, one box per ``nn.Module``.
+  from ``hooks`` (the hooks and the notes they take), ``graphnotes`` (what the hooks read from
+  the graph and the values at a few moments: all-zero factors, where a failed backward
+  stopped, the call that made the forward's first NaN, reentrant checkpointing), ``records``
+  (the module and parameter records and their assembly), ``findings`` (one function per thing
+  that can be wrong with a step; the summary line), ``explain`` (``GradWatch.why_no_grad`` in
+  words, ordered rules) and ``view`` (rows, table, plot); ``modules``: ``draw_modules``, one
+  box per ``nn.Module``.
 - ``values``: how values are shown and measured (``SHOWN_ENTRIES``, norms, sparse values);
   a leaf every other module may import.
 
@@ -31,9 +34,10 @@ Where a change goes: a new operator is one row of ``operators.OPERATORS`` (with 
 ``why_no_grad`` is one rule in ``reach`` or ``causes``, placed in that module's ``RULES`` (the
 ``Case`` type and the docstrings' lists follow); a new reason in ``GradWatch.why_no_grad`` is
 one rule in ``explain.RULES``; a new finding of ``watch`` is one function in ``findings``, added
-to ``FINDINGS``; a new hook or note in ``hooks``; a new view of the record in ``view``; a new
-drawing primitive in ``drawing`` (operations) or ``modules`` (modules); anything that reads a
-node's internals in ``nodes``.  No module imports one that imports it back
+to ``FINDINGS``; a new hook or note in ``hooks`` (what it reads from the graph or the values,
+in ``graphnotes``); a new view of the record in ``view``; a new drawing primitive in
+``drawing`` (operations) or ``modules`` (modules); anything that reads a node's internals in
+``nodes``.  No module imports one that imports it back
 (``tests/test_layout.py``).
 
 May import: :mod:`gradarg.core`, :mod:`gradarg.show` and ``gradarg._validate``; never

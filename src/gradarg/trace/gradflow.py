@@ -73,6 +73,8 @@ class GradWatch(Recorder):
             self._finish()
         for h in self._module_handles + self._param_handles + self._tensor_handles:
             h.remove()
+        if self._active:
+            self._note_stop()  # the graph is still held; no hook fires while it is read
         self._module_handles, self._param_handles, self._tensor_handles = [], [], []
         self._slot_refs, self._slots, self._swapped = [], {}, {}
         self._node_owner, self._node_outputs = {}, {}

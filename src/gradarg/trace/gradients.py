@@ -155,8 +155,9 @@ class Zeros:
     """Which values of a graph are all zeros, as its structure shows: a leaf whose values are
     all zero, a product (a row of :mod:`.operators` with ``operands``) with such an operand, a
     view or copy of such a value (``keeps_zero``); while the saved tensors are there, a saved
-    operand that is all zeros too (data, a mask).  Leaves are read as they are now: after an
-    optimizer step, as the step left them.  Answers are kept per node.
+    operand that is all zeros too (data, a mask), unless ``saved=False`` (reading a saved
+    tensor under non-reentrant checkpointing recomputes the forward).  Leaves are read as they
+    are now: after an optimizer step, as the step left them.  Answers are kept per node.
 
     >>> import torch
     >>> a = torch.ones(2, requires_grad=True)
@@ -166,7 +167,8 @@ class Zeros:
     'the result of MulBackward0, a product with b, which is all zeros'
     """
 
-    def __init__(self, names: Mapping[str, torch.Tensor]) -> None:
+    def __init__(self, names: Mapping[str, torch.Tensor], *, saved: bool = True) -> None:
+        self._saved = saved  # read saved operands (False: the structure and leaves only)
         self._names = {id(t): k for k, t in names.items()}
         self._refs = list(names.values())  # keeps the ids unique while this object lives
         self._memo: dict[Any, Zero | None] = {}
@@ -214,7 +216,9 @@ class Zeros:
         if z is not None:
             return z
         operands = row(op_name(node)).operands
-        v = saved_value(node, operands[j]) if j < len(operands) and operands[j] else None
+        if not self._saved or j >= len(operands) or not operands[j]:
+            return None
+        v = saved_value(node, operands[j])
         if v is None or not all_zero(v):
             return None
         if not isinstance(v, torch.Tensor):
@@ -270,26 +274,29 @@ def _children_first(root: Any) -> list[Any]:
     return out
 
 
-def forward_origin(node: Any, index: dict[Any, int]) -> Any | None:
+def forward_origin(node: Any, index: Any, *, hooked: bool = True) -> Any | None:
     """The node, at or below ``node``, whose forward output is the first non-finite value: its
     output is known to be infinite or NaN (a node saved it, as its own result or as an operand)
     and no node below it has such an output (``p * log(p)`` at ``p = 0``: the ``log``; a square
     root of a negative number deep in a model: the ``sqrt``, not the loss that inherited its
     NaN).  ``None`` when no saved value below ``node`` is non-finite.  ``index`` holds the
-    graph's nodes: values from outside it (data) are left to :func:`bad_data`."""
-    order, _ = walk(node)
+    graph's nodes: values from outside it (data) are left to :func:`bad_data`.  ``hooked``:
+    whether to read values saved through saved-tensor hooks (see
+    :func:`~gradarg.trace.nodes.saved`)."""
+    order = _children_first(node)
     bad: set[Any] = set()
     for n in order:
-        for _, _, val in saved_values([n]):
+        for _, _, val in saved_values([n], hooked=hooked):
             if (isinstance(val, torch.Tensor) and (val.is_floating_point() or val.is_complex())
                     and val.grad_fn in index and not finite(val)):
                 bad.add(val.grad_fn)
     if not bad:
         return None
     below: dict[Any, bool] = {}  # a node strictly below has a non-finite output
-    for n in _children_first(node):
+    for n in order:
         below[n] = any(c is not None and (c in bad or below[c]) for c, _ in children(n))
-    return next((n for n in order if n in bad and not below[n]), None)
+    first, _ = walk(node)  # breadth first: the one nearest the output among the deepest
+    return next((n for n in first if n in bad and not below[n]), None)
 
 
 def bad_data(node: Any) -> str | None:

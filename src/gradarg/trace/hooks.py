@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from . import graphnotes
 from .nodes import children, is_leaf, leaf_tensor
 from .records import ROOT_NAME, RawCall
 from .values import norm as _norm
@@ -131,6 +132,13 @@ class Recorder:
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._cache: tuple | None = None
+        # read from the graph and the values (graphnotes): call -> weak references to its
+        # inputs and outputs; the call that made the forward's first NaN/Inf; parameters
+        # whose gradient an all-zero factor blocks; where a failed backward stopped
+        self._values: dict[int, tuple[list, list]] = {}
+        self._forward_nan: int | None = None
+        self._zero_blocked: dict[str, graphnotes.ZeroBlock] | None = None
+        self._stop: graphnotes.Stop | None = None
 
     def _attach(self) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
@@ -238,6 +246,7 @@ class Recorder:
                 users.append(index)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
+        self._values[index] = (graphnotes.refs(ts), [])
         self._stack.append(index)
 
     def shared_total(self, index: int) -> int:
@@ -352,6 +361,9 @@ class Recorder:
                 if node is not None and node not in owners:
                     owners[node] = index  # the innermost module first
         self._raw[index] = self._raw[index]._replace(outs=slots)
+        self._values[index][1].extend(graphnotes.refs(ts))
+        if not self._stack and self._forward_nan is None:
+            self._note_forward(index)
         if index in self._call_inputs:
             roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor)
                      and t.grad_fn is not None]
@@ -380,7 +392,8 @@ class Recorder:
             if outs and not any(t.requires_grad for t in outs):
                 # trainable, yet no autograd history: torch.no_grad() around it, or detached
                 mode = ("inference_mode" if torch.is_inference_mode_enabled() else
-                        "on" if torch.is_grad_enabled() else "no_grad")
+                        "on" if torch.is_grad_enabled() else
+                        graphnotes.reentrant_checkpoint() or "no_grad")
                 self._cut.append((index, mode))
 
     def _follow_swaps(self, module: Any) -> None:
@@ -405,7 +418,65 @@ class Recorder:
                 # means no optimizer step ran in between (micro-batches)
                 self._probe_values[:] = [*self._probe_values[-1:], float(p.detach().sum())]
             held = held_by.grad
-            self._param_got.append((p, _norm(g), None if held is None else _norm(held),
-                                    g.is_sparse))
+            n = _norm(g)
+            self._param_got.append((p, n, None if held is None else _norm(held), g.is_sparse))
+            if n == 0.0 and self._zero_blocked is None:
+                self._note_zeros()
 
         return hook
+
+    # -- what the graph and the values show (graphnotes) --------------------------------------
+    def _root_nodes(self) -> list[Any]:
+        """The nodes of the outputs of the outermost module calls (the model's outputs)."""
+        by_slot = {slot: key[0] for key, slot in self._slots.items() if key[1] >= 0}
+        return list(dict.fromkeys(by_slot[s] for r in self._raw if r.parent is None
+                                  for s in (r.outs or []) if s in by_slot))
+
+    def _note_forward(self, index: int) -> None:
+        """An outermost call returned: when its output is not finite, which call made the
+        forward's first NaN/Inf (from the values still alive)."""
+        try:
+            outs = [t for r in self._values[index][1] if (t := r()) is not None]
+            if all(graphnotes.quick_finite(t) for t in outs):
+                return
+            parents = [r.parent for r in self._raw]
+            made = graphnotes.first_nonfinite_call(parents, self._values, index)
+            if made is None or made == index:  # the values were freed: read the graph
+                by_slot = {slot: key[0] for key, slot in self._slots.items() if key[1] >= 0}
+                calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
+                          [by_slot[s] for s in r.ins if s in by_slot]) for r in self._raw]
+                origin = graphnotes.nonfinite_origin(calls[index][0])
+                if origin is not None:
+                    made = graphnotes.call_of(origin, calls, parents, index)
+            self._forward_nan = made
+        except Exception:  # noqa: BLE001 (never break the user's forward)
+            self._forward_nan = None
+
+    def _note_zeros(self) -> None:
+        """At the first exactly-zero gradient of a pass: the parameters whose gradient every
+        path sends through a product with an all-zero parameter (the values as the forward
+        used them: the optimizer has not run yet)."""
+        try:
+            names = {p: name for p, (name, _) in self._owner.items()}
+            self._zero_blocked = graphnotes.zero_blocks(self._root_nodes(), names)
+        except Exception:  # noqa: BLE001 (never break the user's backward)
+            self._zero_blocked = {}
+
+    def stopped_at(self) -> graphnotes.Stop | None:
+        """Where this step's backward stopped at a saved tensor modified in place, if it did
+        (read again while the hooks are on; kept when the block ends)."""
+        if self._active:
+            self._note_stop()
+        return self._stop
+
+    def _note_stop(self) -> None:
+        """Whether the backward stopped at a saved tensor modified in place: read while the
+        graph is held, when some parameter that requires grad got no gradient."""
+        got = {p for p, *_ in self._param_got}
+        if not self._backward_seen or all(p in got for p in self._owner if p.requires_grad):
+            return
+        try:
+            names = {p: name for p, (name, _) in self._owner.items()}
+            self._stop = graphnotes.stopped(self._root_nodes(), names, got, self._node_owner)
+        except Exception:  # noqa: BLE001 (a saved tensor that cannot be read: nothing known)
+            self._stop = None

@@ -108,12 +108,27 @@ def _read(node: Any, attr: str) -> tuple[Any, RuntimeError | None]:
         return None, err
 
 
-def saved(node: Any) -> Iterator[tuple[str, Any, RuntimeError | None]]:
+def _hooked(node: Any, attr: str) -> bool:
+    """Whether the value ``node`` saved as ``attr`` went through saved-tensor hooks
+    (``torch.autograd.graph.saved_tensors_hooks``: non-reentrant ``torch.utils.checkpoint``,
+    offloading to the CPU): reading it runs the unpack hook, which may recompute the forward
+    and may be allowed once only.  Read from the raw ``SavedTensor`` (``_raw_saved_*``, as in
+    https://pytorch.org/docs/stable/autograd.html#hooks-for-saved-tensors)."""
+    raw = getattr(node, "_raw" + attr, None)
+    raws = raw if isinstance(raw, (list, tuple)) else (raw,)
+    return any(getattr(r, "unpack_hook", None) is not None for r in raws)
+
+
+def saved(node: Any, *, hooked: bool = True) -> Iterator[tuple[str, Any, RuntimeError | None]]:
     """``(attribute, value, None)`` for every value the node saved for its backward, or
     ``(attribute, None, error)`` where reading it raises (freed by an earlier backward, or
     modified in place after it was saved).  A value can be a plain number (``PowBackward0``'s
-    exponent), which is never freed."""
+    exponent), which is never freed.  ``hooked=False`` leaves out the values saved through
+    saved-tensor hooks (reading one runs its unpack hook: under non-reentrant checkpointing, a
+    recomputation of the forward that the backward pass then cannot repeat)."""
     for attr in _saved_names(node):
+        if not hooked and _hooked(node, attr):
+            continue
         value, err = _read(node, attr)
         yield attr, value, err
 
@@ -126,10 +141,11 @@ def saved_value(node: Any, attr: str) -> Any | None:
     return _read(node, attr)[0]
 
 
-def saved_values(nodes: Sequence[Any]) -> Iterator[tuple[Any, str, Any]]:
-    """``(node, attribute, value)`` for every saved value that can still be read."""
+def saved_values(nodes: Sequence[Any], *, hooked: bool = True) -> Iterator[tuple[Any, str, Any]]:
+    """``(node, attribute, value)`` for every saved value that can still be read (see
+    :func:`saved` for ``hooked``)."""
     for node in nodes:
-        for attr, value, err in saved(node):
+        for attr, value, err in saved(node, hooked=hooked):
             if err is None:
                 yield node, attr, value
 
@@ -199,14 +215,16 @@ def modified_in_place(nodes: Sequence[Any]) -> str | None:
     return None if node is None else node.name()
 
 
-def in_place_edits(nodes: Sequence[Any]) -> Iterator[tuple[Any, str, str]]:
+def in_place_edits(nodes: Sequence[Any], *, hooked: bool = True,
+                   ) -> Iterator[tuple[Any, str, str]]:
     """``(node, attribute, torch's message)`` for every saved tensor, output side first, that
     was modified in place after the node saved it: reading it raises torch's version-counter
     error ("... is at version 2; expected version 1 instead"), whether or not a backward pass
     already ran through other parts of the graph.  Saved tensors a backward freed are skipped
-    (their version can no longer be read)."""
+    (their version can no longer be read), and with ``hooked=False`` those saved through
+    saved-tensor hooks (see :func:`saved`)."""
     for node in nodes:
-        for attr, _, err in saved(node):
+        for attr, _, err in saved(node, hooked=hooked):
             if err is not None and "modified by an inplace operation" in str(err):
                 yield node, attr, str(err)
 
