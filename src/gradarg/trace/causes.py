@@ -13,7 +13,6 @@ and in the graph?), then those here (what the pass and ``.grad`` show).  ``why_n
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import torch
 
@@ -25,9 +24,11 @@ from .gradients import (
     bad_data,
     compare,
     custom_on_path,
+    edited,
     forward_origin,
     random_nodes,
     stats,
+    through_views,
     zero_node,
 )
 from .nodes import children, in_place_edits, is_custom, leaf_tensor, node_class, op_name
@@ -38,69 +39,11 @@ from .values import dense_values, finite
 __all__ = ["RULES"]
 
 
-_VERSIONS = re.compile(r"\[(?:torch\.)?(\w+) \[([\d, ]*)\]\](?:, which is output (\d+) of (\w+))?,? "
-                       r"is at version (\d+); expected version (\d+)")
-
-
-def _what_was_edited(c: Context, node: Any, attr: str, message: str) -> tuple[str, str]:
-    """What torch's version-counter message says was modified, in words, and the fix: the
-    output of a node (and the operation in the graph that wrote into it, where one shows), a
-    named leaf (a parameter updated between forward and backward), or data."""
-    m = _VERSIONS.search(message)
-    if m is None:
-        return "", "write the operation out of place (h = h + 1 instead of h += 1) or clone first"
-    _, shape, nr, producer, now, then = m.groups()
-    versions = f"at version {now} now, saved at version {then}"
-    # a leaf (or a view of one, W.T: torch names the view's AsStrided) saved as an operand
-    operands = row(op_name(node)).operands
-    kids = children(node)
-    leaf = None
-    if attr in operands and operands.index(attr) < len(kids):
-        leaf = _through_views(kids[operands.index(attr)][0])
-    if leaf is None and producer is None:
-        leaf = next((t for t in c.graph.leaves() if t._version == int(now)
-                     and list(t.shape) == [int(d) for d in shape.split(", ") if d]), None)
-    if leaf is not None and leaf._version == int(now):
-        name = next((k for k, t in c.names.items() if t is leaf),
-                    f"a leaf of shape {list(leaf.shape)}")
-        what = (f"{name}, a leaf, {versions}: it was updated in place between the forward and "
-                f"the backward (an optimizer step, or an in-place update such as "
-                f"{name}.add_(...) under torch.no_grad())")
-        return what, ("call backward() before optimizer.step(), or compute the output again "
-                      "after the update")
-    out_of_place = ("write the edit out of place (h = h * mask, torch.where, h = h + 1) or "
-                    "clone before editing")
-    if producer is not None:
-        # torch names the forward operation ("Sigmoid"); its node is SigmoidBackward0
-        made = re.compile(rf"{producer}Backward\d*$")
-        key = next((k for k, n in enumerate(c.nodes) if made.match(node_class(n))), None)
-        cls = producer if key is None else f"{op_name(c.nodes[key])} ({node_class(c.nodes[key])})"
-        users = [] if key is None else [
-            n for n in c.nodes if n is not node
-            and any(ch is c.nodes[key] and i == int(nr) for ch, i in children(n))]
-        copies = [n for n in users if node_class(n) == "CopySlices"]
-        if copies:
-            how = ("; it was written into in place through CopySlices: an assignment into "
-                   "part of it (h[:, 0] = 0, h[mask] = v), or index_put_/masked_fill_ on a view")
-        elif users:
-            shown = ", ".join(dict.fromkeys(node_class(n) for n in users))
-            how = (f"; in the graph it goes into {shown}: the in-place form of such an "
-                   f"operation (a method ending in _, such as masked_fill_, index_put_, "
-                   f"clamp_, or +=) makes this edit")
-        else:
-            how = ("; no operation of the graph wrote into it: the edit was made without "
-                   "recording it (under torch.no_grad())")
-        return f"the output of {cls} (shape [{shape}]), {versions}{how}", out_of_place
-    what = (f"a tensor of shape [{shape}] without history (data or a constant), {versions}: "
-            f"it was modified in place after the forward used it")
-    return what, "clone it before editing, or compute the output again after the edit"
-
-
 def _in_place_versions(c: Context) -> Answer | None:
     """The version counters of the saved tensors still on the graph: read before any other
     case, live or after a backward that raised (which freed only what ran before the error)."""
     for node, attr, message in in_place_edits(c.nodes):
-        what, fix = _what_was_edited(c, node, attr, message)
+        what, fix = edited(c.graph, c.names, node, attr, message)
         what = f": {what}" if what else ""
         return Answer("modified-in-place", (
             f"a tensor saved for {node.name()} was modified in place after it was saved{what}; "
@@ -273,8 +216,10 @@ def _moves(c: Context, z: Zero, grads: list[torch.Tensor | None]) -> str:
         return (f"; {name} gets {got} itself, so it never moves and {c.xname}'s gradient "
                 f"stays zero: initialise one of the factors nonzero")
     shown = ", ".join(name for name, _ in leaves)
-    return (f"; {shown} requires grad and gets a nonzero gradient, so an optimizer step moves "
-            f"it and {c.xname} gets a gradient from then on: expected when a factor is "
+    verbs = ("requires grad and gets", "it") if len(leaves) == 1 else ("require grad and get",
+                                                                        "them")
+    return (f"; {shown} {verbs[0]} a nonzero gradient, so an optimizer step moves {verbs[1]} "
+            f"and {c.xname} gets a gradient from then on: expected when a factor is "
             f"initialised to zero on purpose (LoRA's B, a zero-initialised gate)")
 
 
@@ -335,20 +280,6 @@ def _grads_now(z: Zero, c: Context) -> list[torch.Tensor | None]:
     return [t.grad for _, t in _factor_leaves(c, z)]
 
 
-def _through_views(node: Any) -> torch.Tensor | None:
-    """The leaf tensor a node is, or is a view or copy of (``W.T``), else ``None``."""
-    for _ in range(8):
-        if node is None:
-            return None
-        leaf = leaf_tensor(node)
-        if leaf is not None:
-            return leaf
-        if not row(op_name(node)).keeps_zero or not children(node):
-            return None
-        node = children(node)[0][0]
-    return None
-
-
 def _moved_factor(c: Context) -> Answer | None:
     """A product on every path to the tensor whose factor is a leaf that got a nonzero
     gradient, while every leaf reached only through that product got an exactly zero one (or
@@ -363,7 +294,7 @@ def _moved_factor(c: Context) -> Answer | None:
             if child is None or g.index[child] not in c.path:
                 continue
             for j in factors(op, slot):
-                leaf = _through_views(kids[j][0]) if j < len(kids) else None
+                leaf = through_views(kids[j][0]) if j < len(kids) else None
                 if leaf is None or leaf.grad is None or not stats(leaf.grad)[2]:
                     continue
                 kept = g.reachable({(k, slot)})
@@ -402,8 +333,10 @@ def _zero_freed(c: Context) -> Answer | None:
     if edges and c.position not in c.graph.reachable(set(edges)):
         on = sorted(e for e in edges if e[0] in c.path
                     and c.graph.index[children(nodes[e[0]])[e[1]][0]] in c.path)
-        k, _ = on[0]
-        z = edges[on[0]]
+        # the zero that alone cuts every path (a zero on one of many paths is not the cause)
+        alone = [e for e in on if c.position not in c.graph.reachable({e})]
+        k, _ = (alone or on)[0]
+        z = edges[(alone or on)[0]]
         return Answer("zero", (
             f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
             f"through {node_class(nodes[k])}, which multiplies the cotangent by "

@@ -79,11 +79,10 @@ def _stopped(a: Asked) -> str | None:
     if stop.call is not None and stop.call < len(a.w.modules):
         c = a.w.modules[stop.call]
         at = f" (the output of module '{c.name}', {c.kind})"
-    what = f" (the tensor {stop.what})" if stop.what else ""
+    what = f": {stop.what}" if stop.what else ""
     return (f"no gradient reached {a.name}: backward() stopped with an error at {stop.node}"
             f"{at} before reaching it: a tensor that node saved for the backward was modified "
-            f"in place after it was saved{what}; write the edit out of place (h = h * mask, "
-            f"torch.where) or clone before it")
+            f"in place after it was saved{what}; {stop.fix}")
 
 
 def _output_unused(a: Asked) -> str | None:
@@ -116,12 +115,13 @@ def _zero_factor(a: Asked) -> str | None:
     params = a.w.parameters
     fshown = ", ".join(f"{f} (of module '{params[f].module}')" if f in params else f
                        for f in block.factors)
+    gets, it = ("gets", "it") if len(block.factors) == 1 else ("get", "them")
     if all(params[f].grad for f in block.factors if f in params):
-        then = (f"{fshown} gets a nonzero gradient itself, so a gradient reaches {a.name} once "
-                f"an optimizer step moves it (expected for a factor initialised to zero, as "
+        then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches {a.name} once an "
+                f"optimizer step moves {it} (expected for a factor initialised to zero, as "
                 f"LoRA's B, at the first step)")
     else:
-        then = (f"{fshown} gets an exactly zero gradient itself, so it never moves: initialise "
+        then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: initialise "
                 f"one of the factors nonzero")
     return (f"{a.name} received a gradient that is exactly zero: every path to it passes "
             f"through a product ({block.node}) with {fshown}, which "

@@ -55,13 +55,12 @@ def backward_stopped(w: GradWatch, o: Options) -> Finding:
     if stop.call is not None and stop.call < len(w.modules):
         c = w.modules[stop.call]
         at = f", the output of module '{c.name}' ({c.kind})"
-    what = f" (the tensor {stop.what})" if stop.what else ""
+    what = f": {stop.what}" if stop.what else ""
     shown = ", ".join(stop.below[:3]) + (", ..." if len(stop.below) > 3 else "")
     return Finding("backward completed", True,
                    f"backward() stopped with an error at {stop.node}{at}: a tensor it saved for "
-                   f"the backward was modified in place after it was saved{what}, so no "
-                   f"gradient reached the {len(stop.below)} parameter(s) below it ({shown}); "
-                   f"write the edit out of place (h = h * mask, torch.where) or clone before it")
+                   f"the backward was modified in place after it was saved{what}; no gradient "
+                   f"reached the {len(stop.below)} parameter(s) below it ({shown}): {stop.fix}")
 
 
 def nonfinite(w: GradWatch, o: Options) -> Finding:
@@ -70,11 +69,17 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
     if first is not None or bad:
         where = f" first sent by '{first.name}' ({first.kind})" if first else ""
         made = w._forward_nan
-        if made is not None and made < len(w.modules):
-            c = w.modules[made]
+        then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
+                "then")
+        if made is not None and made[0] < len(w.modules) and made[1] == "input":
+            c = w.modules[made[0]]
+            where = (f": the forward pass met NaN/Inf in an input of module '{c.name}' "
+                     f"({c.kind}) that has no history (the data, or a constant): check it with "
+                     f"torch.isfinite(x).all() before the forward{then}")
+        elif made is not None and made[0] < len(w.modules):
+            c = w.modules[made[0]]
             where = (f": the forward pass already made NaN/Inf in module '{c.name}' ({c.kind}), "
-                     f"whose input is finite and whose output is not; the model's output, the "
-                     f"loss and every gradient through them hold NaN/Inf then")
+                     f"whose input is finite and whose output is not{then}")
         elif first is None:
             # already NaN/Inf where it reached the model: made outside it (the loss)
             outer = [c for c in w.modules if c.parent is None and c.index not in w._late
@@ -269,21 +274,24 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         why = (f"every path to {'it' if len(explained) == 1 else 'them'} passes through a "
                f"product ({via}) with {fshown}, which {'was' if len(factors) == 1 else 'were'} "
                f"all zeros at this backward")
+        one = len(factors) == 1
+        gets, it = ("gets", "it") if one else ("get", "them")
         if not rest and moving and all(blocked[n].adjacent for n in explained):
             whose = (f"{explained[0]}'s gradient is" if len(explained) == 1 else
                      f"the gradients of {_shown(explained)} are")
             return Finding("all-zero", True, note=(
-                f"{whose} exactly zero, as expected: {why}; {fshown} gets a nonzero gradient "
-                f"itself, so the next optimizer step moves it, and a gradient reaches "
+                f"{whose} exactly zero, as expected: {why}; {fshown} {gets} a nonzero "
+                f"gradient, so the next optimizer step moves {it}, and a gradient reaches "
                 f"{_shown(explained)} from then on (a factor initialised to zero, as LoRA's "
                 f"B, does this at the first step)"), expected=tuple(explained))
         if moving:
-            then = (f"{fshown} gets a nonzero gradient itself, so they get one once an "
-                    f"optimizer step moves it (if it is initialised to zero on purpose, as a "
-                    f"ReZero gate, this lasts one step)")
+            then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches "
+                    f"{'it' if len(explained) == 1 else 'them'} once an optimizer step moves "
+                    f"{it} (if {it} {'is' if one else 'are'} initialised to zero on purpose, "
+                    f"as a ReZero gate, this lasts one step)")
         else:
-            then = (f"{fshown} gets an exactly zero gradient itself, so it never moves and "
-                    f"neither do they: initialise one of the factors nonzero")
+            then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: "
+                    f"initialise one of the factors nonzero")
         parts.append(f"all-zero gradient for {len(explained)} parameter(s): "
                      f"{_shown(explained)}: {why}; {then}")
     if rest:
@@ -361,8 +369,8 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
-    backward_stopped, nonfinite, no_gradient, cut_from_the_graph, output_unused, vanishing_or_exploding,
-    dead_units, all_zero,
+    backward_stopped, nonfinite, no_gradient, cut_from_the_graph, output_unused,
+    vanishing_or_exploding, dead_units, all_zero,
     held_before, edited_after_backward,
 )
 

@@ -4,6 +4,7 @@ in the graph a cotangent became zero or NaN.  Read by the diagnosis rules of :mo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
     from .traced import BackwardTrace, TracedNode
 
 __all__ = [
-    "Zero", "Zeros", "bad_data", "compare", "custom_on_path", "forward_origin", "random_nodes",
-    "stats", "zero_node",
+    "Zero", "Zeros", "bad_data", "compare", "custom_on_path", "edited", "forward_origin",
+    "random_nodes", "stats", "through_views", "zero_node",
 ]
 
 
@@ -120,20 +121,26 @@ def custom_on_path(graph: Graph, key: int) -> str | None:
 
 
 def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> TracedNode | None:
-    """The first node (execution order) on a path to the target that received a nonzero
-    cotangent and sent only zeros towards the target (labels need not be unique: a model has
-    many ``mul`` nodes)."""
+    """The node where the cotangent towards the target became zero: of the nodes on a path to
+    the target that received a nonzero cotangent and sent only zeros towards the target, the
+    first (execution order) whose zero edges alone cut every path to it (a model has many
+    paths: a zero on one of them, a LoRA adapter of a later layer, is not the cause); else the
+    first such node.  A node, not a label: labels repeat (many ``mul`` nodes)."""
     towards = graph.ancestors(target_key) | {target_key}
+    found = []
     for n in trace.executed:
         if n.key not in towards or n.key == target_key:
             continue
         got = n.arrived
         if got is None or not bool((dense_values(got) != 0).any()):
             continue
-        outs = [e.cotangent for e in trace.edges if e.src == n.key and e.dst in towards]
-        if outs and all(t is None or not bool((dense_values(t) != 0).any()) for t in outs):
-            return n
-    return None
+        outs = [e for e in trace.edges if e.src == n.key and e.dst in towards]
+        if outs and all(e.cotangent is None or not bool((dense_values(e.cotangent) != 0).any())
+                        for e in outs):
+            if target_key not in graph.reachable({(e.src, e.slot) for e in outs}):
+                return n
+            found.append(n)
+    return found[0] if found else None
 
 
 class Zero(NamedTuple):
@@ -257,6 +264,23 @@ class Zeros:
         return out
 
 
+def _recomputed_bad(node: Any, hooked: bool) -> bool:
+    """Whether ``node``'s forward output, computed again from what it saved (its row's
+    ``recompute``), holds NaN/Inf; ``False`` when it cannot be computed."""
+    how = row(op_name(node)).recompute
+    if not how:
+        return False
+    args = [saved_value(node, attr, hooked=hooked) for attr in how[1:]]
+    if any(a is None for a in args):
+        return False
+    with torch.no_grad():
+        try:
+            out = getattr(torch, how[0])(*args)
+        except (RuntimeError, TypeError):
+            return False
+    return not finite(out)
+
+
 def _children_first(root: Any) -> list[Any]:
     """The nodes below ``root`` (and ``root``), each after every node below it."""
     out, seen = [], {root}
@@ -292,6 +316,9 @@ def forward_origin(node: Any, index: Any, *, hooked: bool = True) -> Any | None:
                 bad.add(val.grad_fn)
     if not bad:
         return None
+    for n in order:  # an output no node kept (log of a negative number), computed again
+        if n not in bad and _recomputed_bad(n, hooked):
+            bad.add(n)
     below: dict[Any, bool] = {}  # a node strictly below has a non-finite output
     for n in order:
         below[n] = any(c is not None and (c in bad or below[c]) for c, _ in children(n))
@@ -307,3 +334,100 @@ def bad_data(node: Any) -> str | None:
                 and not finite(val)):
             return attr
     return None
+
+
+def through_views(node: Any) -> torch.Tensor | None:
+    """The leaf tensor a node is, or is a view or copy of (``W.T``), else ``None``."""
+    for _ in range(8):
+        if node is None:
+            return None
+        leaf = leaf_tensor(node)
+        if leaf is not None:
+            return leaf
+        if not row(op_name(node)).keeps_zero or not children(node):
+            return None
+        node = children(node)[0][0]
+    return None
+
+
+_VERSIONS = re.compile(r"\[(?:torch\.)?(\w+) \[([\d, ]*)\]\]"
+                       r"(?:, which is output (\d+) of (\w+))?,? "
+                       r"is at version (\d+); expected version (\d+)")
+
+
+def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str,
+           message: str) -> tuple[str, str]:
+    """What torch's version-counter ``message`` (reading ``node``'s saved ``attr``) says was
+    modified in place, in words, and the fix: a named leaf updated between forward and
+    backward (an optimizer step), the output of a node and the operation of the graph that
+    wrote into it (``CopySlices`` for ``h[:, 0] = 0``), or data."""
+    m = _VERSIONS.search(message)
+    if m is None:
+        return "", "write the operation out of place (h = h + 1 instead of h += 1) or clone first"
+    _, shape, nr, producer, now, then = m.groups()
+    versions = f"at version {now} now, saved at version {then}"
+    # a leaf (or a view of one, W.T: torch names the view's AsStrided) saved as an operand
+    operands = row(op_name(node)).operands
+    kids = children(node)
+    leaf = None
+    if attr in operands and operands.index(attr) < len(kids):
+        leaf = through_views(kids[operands.index(attr)][0])
+    if leaf is None and producer is None:
+        leaf = next((t for t in graph.leaves() if t._version == int(now)
+                     and list(t.shape) == [int(d) for d in shape.split(", ") if d]), None)
+    if leaf is not None and leaf._version == int(now):
+        name = next((k for k, t in names.items() if t is leaf),
+                    f"a leaf of shape {list(leaf.shape)}")
+        what = (f"{name}, a leaf, {versions}: it was updated in place between the forward and "
+                f"the backward (an optimizer step, or an in-place update such as "
+                f"{name}.add_(...) under torch.no_grad())")
+        return what, ("call backward() before optimizer.step(), or compute the output again "
+                      "after the update")
+    out_of_place = ("write the edit out of place (h = h * mask, torch.where, h = h + 1) or "
+                    "clone before editing")
+    if producer is not None:
+        # torch names the tensor's node by its forward operation ("Sigmoid" for
+        # SigmoidBackward0): the node that saved it (its own output), one of its inputs (the
+        # op that made it), or the in-place op recorded on that input since (its history then
+        # ends there); other nodes of the same class elsewhere in the graph are not it
+        made = re.compile(rf"{producer}(Backward\d*)?$")
+        kids = [ch for ch, _ in children(node) if ch is not None]
+        if made.match(node_class(node)) and attr == "_saved_result":
+            source, edit = node, None
+        else:
+            source = next((ch for ch in kids if made.match(node_class(ch))), None)
+            edit = None if source is not None else next(
+                (n for n in graph.nodes if made.match(node_class(n))
+                 and any(ch in kids for ch, _ in children(n))), None)
+        if edit is not None:
+            what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "
+                    f"in place by {op_name(edit)} ({node_class(edit)}) after the node saved it "
+                    f"(the in-place form of that operation: a method ending in _, or +=)")
+            return what, out_of_place
+        if source is None and attr != "_saved_result" and kids:
+            # its history ends at an operation that is not the one that made it: an in-place
+            # operation recorded on it since, whose result does not lead to the output
+            what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "
+                    f"in place by an operation torch names {producer} (its history now ends "
+                    f"there), whose result does not lead to the output")
+            return what, out_of_place
+        cls = producer if source is None else f"{op_name(source)} ({node_class(source)})"
+        users = [] if source is None else [
+            n for n in graph.nodes if n is not node
+            and any(ch is source and i == int(nr) for ch, i in children(n))]
+        if any(node_class(n) == "CopySlices" for n in users):
+            how = ("; it was written into in place through CopySlices: an assignment into "
+                   "part of it (h[:, 0] = 0, h[mask] = v), or index_put_/masked_fill_ on a view")
+        elif users:
+            shown = ", ".join(dict.fromkeys(node_class(n) for n in users))
+            how = (f"; the graph takes it into {shown}: if one of these is an in-place call "
+                   f"(a method ending in _, such as masked_fill_ or clamp_, or +=), that call "
+                   f"is the edit; if none is, the edit does not lead to the output (made "
+                   f"under torch.no_grad(), or its result not used)")
+        else:
+            how = ("; no operation of the graph wrote into it: the edit does not lead to the "
+                   "output (made under torch.no_grad(), or its result not used)")
+        return f"the output of {cls} (shape [{shape}]), {versions}{how}", out_of_place
+    what = (f"a tensor of shape [{shape}] without history (data or a constant), {versions}: "
+            f"it was modified in place after the forward used it")
+    return what, "clone it before editing, or compute the output again after the edit"

@@ -15,21 +15,20 @@ from __future__ import annotations
 
 import inspect
 import os
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import torch
 
-from .gradients import Zeros, all_zero, forward_origin
+from .gradients import Zeros, all_zero, bad_data, edited, forward_origin
 from .nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
 from .operators import row
 from .values import finite
 
 __all__ = [
-    "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "nonfinite_origin", "quick_finite",
-    "reentrant_checkpoint", "refs", "stopped", "zero_blocks",
+    "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "known_finite", "nonfinite_origin",
+    "quick_finite", "reentrant_checkpoint", "refs", "stopped", "takes_bad_data", "zero_blocks",
 ]
 
 
@@ -89,12 +88,18 @@ def zero_blocks(roots: Sequence[Any], names: Mapping[torch.Tensor, str]) -> dict
     kept = graph.reachable(set(edges), start=start)
     blocked = {k: names[t] for k, n in enumerate(graph.nodes)
                if k not in kept and (t := leaf_tensor(n)) is not None and t in names}
+    # each blocked parameter is put down to the zero edges that alone cut it off (a zero on
+    # one of its paths, such as the adapter of a later layer, is not its cause); to every
+    # zero edge above it when only several together do
+    alone = {e: blocked.keys() - graph.reachable({e}, start=start) for e in edges}
+    cut_alone = set().union(*alone.values())
     out: dict[str, ZeroBlock] = {}
     for (k, slot), z in sorted(edges.items()):
         child = graph.index[children(graph.nodes[k])[slot][0]]
         near = _adjacent(graph, child)
         factors = tuple(names[t] for t in z.leaves if t in names)
-        for b in sorted(graph.reachable(start=[child]) & blocked.keys()):
+        mine = alone[(k, slot)] | ((graph.reachable(start=[child]) & blocked.keys()) - cut_alone)
+        for b in sorted(mine):
             name = blocked[b]
             if name in out:
                 old = out[name]
@@ -109,19 +114,16 @@ def zero_blocks(roots: Sequence[Any], names: Mapping[torch.Tensor, str]) -> dict
 class Stop(NamedTuple):
     """A backward pass that stopped at a saved tensor modified in place.
 
-    ``node``: the node that needs it (``SigmoidBackward0``); ``what``: torch's words for the
-    tensor (``"[4, 16], output 0 of Sigmoid, is at version 1; expected version 0"``);
+    ``node``: the node that needs it (``SigmoidBackward0``); ``what``: the tensor and its
+    edit, in words (see :func:`~gradarg.trace.gradients.edited`); ``fix``: what to do;
     ``call``: the module call whose output that node is, or ``None``; ``below``: the
     parameters below it that got no gradient."""
 
     node: str
     what: str
+    fix: str
     call: int | None
     below: tuple[str, ...]
-
-
-_TENSOR = re.compile(r"\[(?:torch\.)?\w+ (\[[\d, ]*\])\](.*?is at version \d+; expected version "
-                     r"\d+)")
 
 
 def stopped(roots: Sequence[Any], names: Mapping[torch.Tensor, str], got: set[torch.Tensor],
@@ -129,18 +131,19 @@ def stopped(roots: Sequence[Any], names: Mapping[torch.Tensor, str], got: set[to
     """Where a backward pass through the graph below ``roots`` stops: the first node (output
     side first) whose saved tensor was modified in place after it was saved (torch's version
     counter shows it), with parameters below it that got no gradient (``got`` holds those that
-    did); ``None`` when there is none.  ``owner`` maps a module's output node to its call."""
+    did); ``None`` when there is none.  ``owner`` maps a module's output node to its call.
+    Values saved through saved-tensor hooks are not read (that would recompute checkpointed
+    blocks)."""
     if not roots:
         return None
     graph = Graph(*roots)
-    for node, _, message in in_place_edits(graph.nodes, hooked=False):
+    for node, attr, message in in_place_edits(graph.nodes, hooked=False):
         below = [names[t] for b in sorted(graph.reachable(start=[graph.index[node]]))
                  if (t := leaf_tensor(graph.nodes[b])) is not None and t in names
                  and t.requires_grad and t not in got]
         if below:
-            m = _TENSOR.search(message)
-            what = f"{m.group(1)}{m.group(2)}" if m else ""
-            return Stop(node.name(), what, owner.get(node), tuple(below))
+            what, fix = edited(graph, {n: t for t, n in names.items()}, node, attr, message)
+            return Stop(node.name(), what, fix, owner.get(node), tuple(below))
     return None
 
 
@@ -161,7 +164,7 @@ def quick_finite(t: torch.Tensor) -> bool:
     return finite(t)
 
 
-def _state(rs: list[weakref.ref]) -> bool | None:
+def known_finite(rs: Sequence[weakref.ref]) -> bool | None:
     """``True``: every referenced tensor is alive and finite; ``False``: one alive is not
     finite; ``None``: none is non-finite, but one was freed (unknown)."""
     known = True
@@ -187,7 +190,7 @@ def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, tup
         if parents[i] in inside:
             inside.add(i)
     made = [i for i in sorted(inside) if i in values
-            and _state(values[i][1]) is False and _state(values[i][0]) is True]
+            and known_finite(values[i][1]) is False and known_finite(values[i][0]) is True]
     for i in made:
         if not any(j != i and _within(j, i, parents) for j in made):
             return i
@@ -206,6 +209,11 @@ def nonfinite_origin(roots: Sequence[Any]) -> Any | None:
         if origin is not None:
             return origin
     return None
+
+
+def takes_bad_data(node: Any) -> bool:
+    """Whether ``node`` saved an input without history (data, a constant) holding NaN/Inf."""
+    return bad_data(node) is not None
 
 
 _REACH_LIMIT = 20000  # nodes visited per module call when placing a node inside one

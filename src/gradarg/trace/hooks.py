@@ -136,7 +136,7 @@ class Recorder:
         # inputs and outputs; the call that made the forward's first NaN/Inf; parameters
         # whose gradient an all-zero factor blocks; where a failed backward stopped
         self._values: dict[int, tuple[list, list]] = {}
-        self._forward_nan: int | None = None
+        self._forward_nan: tuple[int, str] | None = None
         self._zero_blocked: dict[str, graphnotes.ZeroBlock] | None = None
         self._stop: graphnotes.Stop | None = None
 
@@ -433,22 +433,33 @@ class Recorder:
                                   for s in (r.outs or []) if s in by_slot))
 
     def _note_forward(self, index: int) -> None:
-        """An outermost call returned: when its output is not finite, which call made the
-        forward's first NaN/Inf (from the values still alive)."""
+        """An outermost call returned: when its output is not finite, where the forward's
+        first NaN/Inf comes from: ``(call, "made")`` for the call that made it (from the values
+        still alive, else from the graph), ``(call, "input")`` when the input of that call
+        (data) already held it."""
         try:
             outs = [t for r in self._values[index][1] if (t := r()) is not None]
             if all(graphnotes.quick_finite(t) for t in outs):
                 return
+            if graphnotes.known_finite(self._values[index][0]) is False:
+                self._forward_nan = (index, "input")
+                return
             parents = [r.parent for r in self._raw]
+            # the innermost call the live values show; then, inside it, the graph's origin
+            # (values freed by then: the outputs of inner calls kept only as views)
             made = graphnotes.first_nonfinite_call(parents, self._values, index)
-            if made is None or made == index:  # the values were freed: read the graph
-                by_slot = {slot: key[0] for key, slot in self._slots.items() if key[1] >= 0}
-                calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
-                          [by_slot[s] for s in r.ins if s in by_slot]) for r in self._raw]
-                origin = graphnotes.nonfinite_origin(calls[index][0])
-                if origin is not None:
-                    made = graphnotes.call_of(origin, calls, parents, index)
-            self._forward_nan = made
+            within = index if made is None else made
+            by_slot = {slot: key[0] for key, slot in self._slots.items() if key[1] >= 0}
+            calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
+                      [by_slot[s] for s in r.ins if s in by_slot]) for r in self._raw]
+            origin = graphnotes.nonfinite_origin(calls[within][0])
+            if origin is not None:
+                at = graphnotes.call_of(origin, calls, parents, within)
+                if at is not None and graphnotes.takes_bad_data(origin):
+                    self._forward_nan = (at, "input")
+                    return
+                made = at if at is not None else made
+            self._forward_nan = None if made is None else (made, "made")
         except Exception:  # noqa: BLE001 (never break the user's forward)
             self._forward_nan = None
 

@@ -133,10 +133,11 @@ def saved(node: Any, *, hooked: bool = True) -> Iterator[tuple[str, Any, Runtime
         yield attr, value, err
 
 
-def saved_value(node: Any, attr: str) -> Any | None:
+def saved_value(node: Any, attr: str, *, hooked: bool = True) -> Any | None:
     """The value ``node`` saved as ``attr`` (``"_saved_other"``), or ``None`` where it has no
-    such attribute or reading it raises (freed, or modified in place since it was saved)."""
-    if attr not in _saved_names(node):
+    such attribute or reading it raises (freed, or modified in place since it was saved), or
+    (``hooked=False``) it went through saved-tensor hooks (see :func:`saved`)."""
+    if attr not in _saved_names(node) or (not hooked and _hooked(node, attr)):
         return None
     return _read(node, attr)[0]
 

@@ -70,6 +70,10 @@ class Operator:
         zeros to the others.
     keeps_zero : bool
         Its output is all zero when its (first) input is: a view, a copy, a negation, a sum.
+    recompute : tuple of str
+        How to compute its forward output again from what its node saved: the ``torch``
+        function's name, then the saved attributes it takes (``("log", "_saved_self")``), for
+        an operation whose output no node keeps (where a NaN made in the forward starts).
     """
 
     name: str
@@ -89,6 +93,7 @@ class Operator:
     view: bool = False
     operands: tuple[str, ...] = ()
     keeps_zero: bool = False
+    recompute: tuple[str, ...] = ()
 
 
 _MATMUL = "g @ Bᵀ to A, Aᵀ @ g to B"
@@ -105,11 +110,14 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("sub", label="{0} - {1}", rule="g to the first operand, −g to the second"),
     Operator("rsub", label="{1} - {0}", rule="−g to the first operand, g to the second"),
     Operator("neg", label="-{0}", rule="−g", keeps_zero=True),
-    Operator("div", label="{0} / {1}", rule="g / b to a, −g·a / b² to b", singular="b = 0"),
+    Operator("div", label="{0} / {1}", rule="g / b to a, −g·a / b² to b", singular="b = 0",
+             recompute=("div", "_saved_self", "_saved_other")),
     Operator("pow", label="{0} ** {1}", rule="g × n·xⁿ⁻¹",
-             singular="x = 0 with an exponent below 1", regular_from_exponent=1),
+             singular="x = 0 with an exponent below 1", regular_from_exponent=1,
+             recompute=("pow", "_saved_self", "_saved_exponent")),
     Operator("reciprocal", singular="x = 0"),
-    Operator("xlogy", singular="y = 0 (for x ≠ 0)"),
+    Operator("xlogy", singular="y = 0 (for x ≠ 0)",
+             recompute=("xlogy", "_saved_self", "_saved_other")),
     Operator("atan2", singular="(y, x) near (0, 0) (the derivative grows as 1 / r)"),
     # products
     Operator("mm", label="{0} @ {1}", rule=_MATMUL, operands=("_saved_self", "_saved_mat2")),
@@ -128,16 +136,17 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     # elementwise
     Operator("exp", rule="g × exp(x)"),
     Operator("log", rule="g / x", singular="x = 0",
-             fix_in_product="for p * log(p) use torch.special.xlogy(p, p), which is 0 at p = 0"),
-    Operator("log2", singular="x = 0"),
-    Operator("log10", singular="x = 0"),
+             fix_in_product="for p * log(p) use torch.special.xlogy(p, p), which is 0 at p = 0",
+             recompute=("log", "_saved_self")),
+    Operator("log2", singular="x = 0", recompute=("log2", "_saved_self")),
+    Operator("log10", singular="x = 0", recompute=("log10", "_saved_self")),
     Operator("sqrt", rule="g / (2√x)", singular="x = 0"),
     Operator("rsqrt", singular="x = 0"),
     Operator("sin", rule="g × cos(x)"),
     Operator("cos", rule="−g × sin(x)"),
-    Operator("asin", singular="x = ±1"),
-    Operator("acos", singular="x = ±1"),
-    Operator("atanh", singular="x = ±1"),
+    Operator("asin", singular="x = ±1", recompute=("asin", "_saved_self")),
+    Operator("acos", singular="x = ±1", recompute=("acos", "_saved_self")),
+    Operator("atanh", singular="x = ±1", recompute=("atanh", "_saved_self")),
     Operator("tanh", rule="g × (1 − tanh²(x))"),
     Operator("sigmoid", rule="g × σ(x)(1 − σ(x))"),
     # gates: they send exact zeros
