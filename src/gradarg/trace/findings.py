@@ -129,7 +129,8 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     outs = [cast(float, c.grad_out) for c in flow]
     if not (len(flow) >= 2 and outs[-1] > 0):
         return Finding("vanishing/exploding", False,
-                       why_not="fewer than two layers with parameters received a gradient")
+                       why_not="fewer than two layers with parameters received a finite, "
+                               "nonzero gradient")
     ratio = outs[0] / outs[-1]
     # the modules the ratio spans: the gradient from flow[-1]'s output to flow[0]'s
     span = [c for c in layers if flow[0].index < c.index <= flow[-1].index]
