@@ -160,6 +160,15 @@ def test_no_file_level_import_cycle():
     assert import_cycles(module_graph(sources)) == []
 
 
+# no module of the package is longer than this (issue 34): one small place per kind of knowledge
+MAX_LINES = 500
+
+
+def test_no_module_is_over_500_lines():
+    lines = {m: len(p.read_text().splitlines()) for p, m in all_modules()}
+    assert {m: n for m, n in lines.items() if n > MAX_LINES} == {}
+
+
 def test_a_deliberate_file_cycle_is_caught():
     sources = {
         "gradarg.trace": ("from .a import f\n", True),

@@ -15,6 +15,7 @@ PAGES = [
     "tutorial/matrix-product.html",
     "tutorial/black-box.html",
     "guide/missing-gradients.html",
+    "guide/nan-gradients.html",
 ]
 
 MEASURE = """() => {

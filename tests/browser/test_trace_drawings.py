@@ -9,12 +9,14 @@ from browsing import SHOTS
 # Numbers derived by hand, not copied from a build:
 #   scalar chain a = 5: ∂d/∂c = 1/(8·25) = 0.005, ∂d/∂b = 8/200 = 0.04, each edge b -> a carries
 #   a·0.04 = 0.2 (local factor a = 5), a.grad = 0.4;  x @ M with M = [[1, 2], [3, 4]]: v Mᵀ = [[1, 3]], [[2, 4]], [[3, 7]];
-#   sqrt at 0 sends 1/(2·0) = inf.
+#   sqrt at 0 sends 1/(2·0) = inf, times 2(p - q) = 0 gives p.grad = [nan, nan];
+#   w = [1, -2, 3], h = 2w, loss = sum(h²): h receives 2h = 4w = [4, -8, 12], w.grad = 8w.
 DRAWINGS = {
     "tutorial/scalar-chain.html": ["0.005", "× 8 = 0.04", "× 5 = 0.2", ".grad = 0.4", "c = 8 * b"],
     "tutorial/matrix-product.html": ["[[1, 3]]", "[[2, 4]]", "[[3, 7]]", "y = x @ M"],
     "tutorial/black-box.html": ["black box", "gen_out"],
-    "guide/missing-gradients.html": ["first appears here", "inf", "received"],
+    "guide/missing-gradients.html": ["received [4, -8, 12]", ".grad = [8, -16, 24]"],
+    "guide/nan-gradients.html": ["first appears here", "inf", ".grad = [nan, nan]"],
 }
 
 CONTRAST = """() => {

@@ -490,7 +490,7 @@ def test_acyclic_substitution_is_the_same_few_torch_operations_however_deep_the_
             for dtype in (F64, torch.float32):
                 flat = torch.randn(sh.passes * n, dtype=dtype)
                 with Count() as count:
-                    values = sh._substitute(flat)
+                    values = sh._recover(flat)
                 assert values.dtype == dtype and values.shape == (sh.nnz,)
                 counts.append((dtype, count.ops))
     for dtype in (F64, torch.float32):  # float32: two casts more

@@ -15,7 +15,7 @@ from problems import stencil_1d, stencil_2d
 from torch.autograd.functional import jacobian as af_jacobian
 
 import gradarg
-from gradarg.sparse.coloring import conflict_pairs
+from gradarg.sparse.coloring import conflict_adjacency
 from gradarg.sparse.pattern import coordinates
 
 F64 = torch.float64
@@ -182,8 +182,9 @@ def test_conflict_graph_and_colouring_against_brute_force(drawn, side):
     p = mask.to(torch.int64)
     overlap = p @ p.T if side == "rows" else p.T @ p  # shared columns / shared rows
     want = {(a, b) for a, b in zip(*np.nonzero(overlap.numpy()), strict=True) if a < b}
-    a, b = conflict_pairs(coordinates(mask), side)
-    assert set(zip(a.tolist(), b.tolist(), strict=True)) == want
+    indptr, b = conflict_adjacency(coordinates(mask), side)  # both directions
+    a = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    assert {(i, j) for i, j in zip(a.tolist(), b.tolist(), strict=True) if i < j} == want
     colors = gradarg.color_pattern(mask, side, strategy="largest_first")
     assert len(colors) == (mask.shape[0] if side == "rows" else mask.shape[1])
     assert all(colors[i] != colors[j] for i, j in want)  # a proper colouring
@@ -354,6 +355,37 @@ def test_call_errors():
     fwd = gradarg.SparseJacobian(tridiagonal(4), method="forward")
     with pytest.raises(ValueError, match="coloured for 'forward'"):
         gradarg.jacobian(stencil_1d, torch.zeros(4), sparsity=fwd, method="reverse")
+
+
+def test_the_sparse_route_takes_the_bidirectional_method():
+    """``sparse_jacobian`` (what ``jacobian(fn, x, sparsity=P)`` calls) takes
+    ``method="bidirectional"`` as ``SparseJacobian`` does, and keeps its colouring apart."""
+    from gradarg.sparse import _seen
+    from gradarg.sparse.compressed import sparse_jacobian
+
+    n = 30
+    arrow = torch.eye(n, dtype=torch.bool)  # a dense row and a dense column
+    arrow[0] = arrow[:, 0] = True
+
+    def f(u):
+        return torch.cat([(u * u).sum(0, keepdim=True), torch.sin(u[1:]) * u[0]])
+
+    x = torch.linspace(-1, 1, n, dtype=F64)
+    want = torch.func.jacrev(f)(x)
+    _seen.clear()
+    try:
+        got = sparse_jacobian(f, x, arrow, method="bidirectional")
+        (kept,) = _seen._SEEN.values()
+        assert kept.mode == "bidirectional"
+        assert_exact(got, want)
+        assert_exact(sparse_jacobian(f, x, arrow.to_sparse()), want)  # "auto": its own key
+        assert len(_seen._SEEN) == 2
+    finally:
+        _seen.clear()
+    sj = gradarg.SparseJacobian(arrow, method="bidirectional")
+    assert_exact(sparse_jacobian(f, x, sj, method="bidirectional"), want)
+    with pytest.raises(ValueError, match="coloured for 'bidirectional'"):
+        sparse_jacobian(f, x, sj, method="forward")
 
 
 # --------------------------------------------------------------------------- hygiene

@@ -17,6 +17,9 @@ Modules, from the public entry down:
   the one per-function plan cache, ``PLANS``.  A new measurement goes there, next to its table.
 - ``functorch``: ``torch.func.vmap``/``jvp`` as the routes call them, public by default, the
   private fast path on request; ``VMAP_ERRORS``, what a failed batched attempt may raise.
+- ``compose``: inside ``torch.func`` transforms (``grad``, ``jacrev``, ``vmap``...), whether a
+  call is inside one, and the routes that compose with them (``torch.func`` alone, no
+  detached copies), which ``jacobian`` and ``backward_vjp`` take there.
 - ``graph``: evaluating ``fn`` and walking the graph it records; ``basis``: one-hot bases and
   the blocks ``J[k][j]`` they become.
 

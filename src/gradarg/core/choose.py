@@ -58,15 +58,8 @@ def compute(
             torch.set_rng_state(state)
         return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
     # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
-    try:
-        leaves, outs, out_tuple = reverse_graph(fn, xs, create_graph=create_graph)
-    except RuntimeError as err:
-        if "functorch transform" not in str(err):
-            raise
-        # called inside torch.func.vmap (or grad, jacrev): autograd's requires_grad_ is refused
-        # there, torch.func's own reverse mode composes
-        torch.set_rng_state(state)
-        return _composable_reverse(fn, xs)
+    # (inside torch.func transforms jacobian takes compose.composable_blocks instead)
+    leaves, outs, out_tuple = reverse_graph(fn, xs, create_graph=create_graph)
     if strict:
         _check_strict(leaves, outs)
     if auto:
@@ -138,19 +131,6 @@ def check_blocks_depend_on_inputs(blocks: Blocks) -> None:
                     f"The jacobian of the user-provided function is independent of input {j}. "
                     f"This is not allowed in strict mode when create_graph=True."
                 )
-
-
-def _composable_reverse(fn, xs) -> tuple[Blocks, bool]:
-    """The blocks by ``torch.func.jacrev`` (which composes with ``torch.func`` transforms)."""
-    is_tuple: list[bool] = []
-
-    def flat(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        outs, tup = call(fn, args)
-        is_tuple.append(tup)
-        return outs
-
-    jac = torch.func.jacrev(flat, argnums=tuple(range(len(xs))))(*xs)
-    return [list(row) for row in jac], is_tuple[0]
 
 
 def _remembered_forward(fn, xs) -> bool:

@@ -11,6 +11,7 @@ import torch
 from .._validate import Inputs, as_input_tuple, check_callable
 from .basis import Blocks
 from .choose import check_blocks_depend_on_inputs, compute
+from .compose import composable_blocks, inside_transform, transform_name
 
 __all__ = ["METHODS", "jacobian", "register_sparse_route"]
 
@@ -87,12 +88,15 @@ def jacobian(
         backward pass; forward mode records its tangents), so it can be differentiated again,
         towards ``x`` when ``x`` requires grad and towards tensors ``fn`` captures (a module's
         parameters): the Jacobian of a gradient is a Hessian. Not with finite differences.
+        Inside a ``torch.func`` transform the Jacobian is differentiable either way (see
+        Notes).
     strict : bool
         ``True`` raises a :class:`RuntimeError` when an output does not require grad or is
         independent of an input (no path in the autograd graph), instead of returning a zero
         block; with ``create_graph=True`` also when a block of the Jacobian does not depend on
         the inputs (``fn`` is linear there; reverse mode only). The meaning and messages of
-        :func:`torch.autograd.functional.jacobian`'s ``strict``. Not with finite differences.
+        :func:`torch.autograd.functional.jacobian`'s ``strict``. Not with finite differences,
+        nor inside a ``torch.func`` transform (see Notes).
     vectorize : bool or None
         ``None`` (default) tries one batched call with ``torch.func.vmap`` and falls back to a
         loop of single products when the function cannot be batched. ``True`` raises
@@ -127,6 +131,7 @@ def jacobian(
         of the 8 patterns used last are kept, keyed by their content (entries, shapes,
         ``method``), so a loop that passes the same pattern again skips the colouring. Single
         tensor ``x`` and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
+        Not inside a ``torch.func`` transform (see Notes).
     batch_dim : int, optional
         Per-sample Jacobians: ``fn`` maps one sample (``x`` without its dimension
         ``batch_dim``), and the result has shape ``(B, *y_sample.shape, *x_sample.shape)``:
@@ -134,7 +139,7 @@ def jacobian(
         ``torch.func.vmap(torch.func.jacrev(fn), in_dims=batch_dim)(x)`` computes (the
         ``(B·m) × (B·n)`` Jacobian of the whole batch, zero off its diagonal blocks, is never
         formed).  One tensor ``x``; not with ``sparsity``, ``strict`` or ``create_graph``.
-        ``jacobian`` itself also composes with ``torch.func.vmap``.
+        ``jacobian`` itself also composes with ``torch.func.vmap`` (see Notes).
 
     Returns
     -------
@@ -152,7 +157,8 @@ def jacobian(
     ValueError
         Unknown ``method`` or ``strategy``, a ``strategy`` that contradicts ``method``,
         ``method="forward"`` with complex tensors or with both ``strict`` and ``create_graph``,
-        or ``create_graph``/``strict`` with ``method="finite-difference"``.
+        ``create_graph``/``strict`` with ``method="finite-difference"``, or ``strict=True`` or
+        ``sparsity`` inside a ``torch.func`` transform (the message names the transform).
     RuntimeError
         ``strict=True`` and an output is independent of an input (see ``strict``).
     RuntimeWarning
@@ -195,6 +201,28 @@ def jacobian(
     kept between calls, at most 32 MiB each, so that repeated calls do not allocate it again;
     ``gradarg.core.basis.clear_basis_cache()`` frees it.
 
+    Inside ``torch.func`` transforms (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``,
+    ``jvp``, ``vmap``, at any depth, around ``jacobian`` or around a function that calls it, as
+    with a ``grad`` over a module's parameters through ``torch.func.functional_call``), the
+    Jacobian is computed with ``torch.func`` alone on the inputs as given: rows from
+    ``torch.func.vjp`` (``method="auto"`` and ``"reverse"``, complex tensors included), columns
+    from ``torch.func.jvp`` (``"forward"``), each batched with ``torch.func.vmap`` or, with
+    ``vectorize=False`` (or when that fails and ``vectorize`` is ``None``), looped; central
+    differences evaluated on the inputs themselves (``"finite-difference"``: through ``grad``
+    their derivative is the same difference quotient of ``fn``'s derivative, accurate to the
+    same order).  The transforms differentiate and batch the result as they do
+    ``torch.func.jacrev``'s, so ``grad`` of a function of the Jacobian is the right second
+    derivative, never a zero from a detached copy; the result is tracked by the transforms
+    (and, like torch.func's results, by autograd when ``x`` requires grad), whatever
+    ``create_graph`` says.  What cannot compose raises a ``ValueError`` naming the transform:
+    ``strict=True`` (its checks read an autograd graph that transforms replace) and
+    ``sparsity``.  Inside a transform ``fn`` obeys torch.func's rules (an ``autograd.Function``
+    needs ``setup_context``; no saved-tensor hooks under reverse-mode transforms), and
+    torch's own errors propagate.  Detection costs about 0.1 us per call and takes none of
+    the faster routes away outside transforms (``gradarg.core.compose``).
+    ``torch.func.linearize`` is different: it traces with ``make_fx``, which refuses the
+    value the input check reads (``.item()``), so ``jacobian`` raises torch's error there.
+
     Where torch's batching rule for a backward node is known to give wrong results
     (``speeds.WRONG_BATCHED_BACKWARD``: ``cdist`` in torch 2.13), the reverse route loops
     over single backward passes instead of batching them.
@@ -219,13 +247,26 @@ def jacobian(
     >>> H = jacobian(grad, x)
     >>> torch.equal(H, torch.diag(6 * x))
     True
+
+    Inside ``torch.func`` transforms it composes: the derivative of ``sin``'s derivative at
+    0.5 is ``-sin(0.5)``, and under ``vmap`` every sample gets its own Jacobian:
+
+    >>> s = torch.tensor(0.5, dtype=torch.float64)
+    >>> torch.func.grad(lambda t: jacobian(torch.sin, t))(s)
+    tensor(-0.4794, dtype=torch.float64)
+    >>> torch.func.vmap(lambda t: jacobian(torch.sin, t))(torch.zeros(2, 2)).shape
+    torch.Size([2, 2, 2])
     """
     check_callable("fn", fn)
     resolved = _resolve_method(method, strategy)
     if batch_dim is not None:
         return _per_sample(fn, x, batch_dim, resolved, vectorize,
                            sparsity is not None or strict or create_graph)
+    transformed = inside_transform()
     if sparsity is not None:
+        if transformed:
+            raise _refused_in_transform("sparsity=", "computes a compressed Jacobian, which "
+                                        "torch.func transforms cannot differentiate")
         if create_graph or strict:
             raise ValueError(
                 "sparsity= computes a compressed Jacobian; it does not support create_graph "
@@ -256,6 +297,20 @@ def jacobian(
             f"{flag}=True needs autodiff (the autograd graph of fn); method='finite-difference' "
             f"does not record one: use method='auto', 'reverse' or 'forward'"
         )
+    if transformed:
+        if strict:
+            raise _refused_in_transform("strict=True", "reads the autograd graph that fn "
+                                        "records, which torch.func transforms replace")
+        with _recording_possible(create_graph):
+            # clone(), not detach(): a detached copy would be cut from the transforms
+            xs = tuple(t.clone() for t in xs)
+            state = torch.get_rng_state()
+            try:
+                blocks, out_tuple = composable_blocks(fn, xs, resolved, vectorize)
+            finally:
+                torch.set_rng_state(state)
+        # not detached either: the result is tracked by the transforms, as torch.func's is
+        return _package(blocks, in_tuple, out_tuple, create_graph=True)
     with _recording_possible(create_graph):
         # fn can never reach the caller's tensors; with create_graph a differentiable copy
         # keeps the Jacobian connected to x.
@@ -288,7 +343,16 @@ def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
                          "create_graph=True")
     per = torch.func.vmap(lambda s: jacobian(fn, s, vectorize=vectorize, method=method),
                           in_dims=batch_dim)
-    return per(x)
+    # outside transforms a plain tensor, as without batch_dim; inside, detach() would cut it
+    return per(x if inside_transform() else x.detach())
+
+
+def _refused_in_transform(flag: str, why: str) -> ValueError:
+    return ValueError(
+        f"jacobian({flag}) {why}; it was called inside {transform_name()}. Call jacobian "
+        f"outside the transform, or drop {flag}: inside a transform jacobian computes with "
+        f"torch.func (vjp, jvp, vmap), which composes"
+    )
 
 
 def _resolve_method(method: str, strategy: str | None) -> Method:

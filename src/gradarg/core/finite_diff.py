@@ -17,6 +17,7 @@ https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -90,7 +91,7 @@ def _evaluate_batch(
 
 
 def fd_partials(
-    fn: Callable[..., Any], xs: Sequence[torch.Tensor]
+    fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, detach: bool = True
 ) -> tuple[list[list[torch.Tensor]], list[list[torch.Tensor | None]], bool]:
     """Central-difference partial derivatives of every output with respect to every input.
 
@@ -100,6 +101,11 @@ def fd_partials(
         ``fn(*xs)`` returns a tensor or a tuple of tensors.
     xs : sequence of torch.Tensor
         Inputs (floating or complex).
+    detach : bool
+        ``True`` (default): ``fn`` is evaluated on detached inputs under ``torch.no_grad()``,
+        so nothing is recorded.  ``False``: on the inputs as given, with grad mode unchanged,
+        so that ``torch.func`` transforms around the call differentiate and batch the
+        differences (the step stays a constant).
 
     Returns
     -------
@@ -109,8 +115,10 @@ def fd_partials(
     is_tuple : bool
         Whether ``fn`` returned a tuple.
     """
-    xs = tuple(x.detach() for x in xs)
-    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+    if detach:
+        xs = tuple(x.detach() for x in xs)
+    recording = contextlib.nullcontext() if not detach else torch.no_grad()
+    with recording, torch.random.fork_rng(devices=[]):
         state = torch.get_rng_state()
         base, is_tuple = call(fn, xs)
         dx: list[list[torch.Tensor]] = [[] for _ in base]

@@ -17,6 +17,7 @@ from .._validate import (
     check_tensor,
     fresh_leaves,
 )
+from .compose import composable_vjp, inside_transform
 from .graph import walk_graph
 
 __all__ = ["backward_vjp", "contract"]
@@ -50,15 +51,33 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
         ``v.shape != y.shape``, or ``y`` does not require grad (it does not depend on ``x``
         through differentiable operations).
 
+    Notes
+    -----
+    Inside ``torch.func`` transforms (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``hessian``,
+    ``jvp``, ``vmap``, at any depth) no private leaf is made (a detached copy would be cut from
+    the transforms): the product is ``torch.func.vjp(fn, x)``'s pullback of ``v``, on a
+    ``clone()`` of ``x``, so the transforms differentiate and batch it in ``x``, in ``v`` and
+    in tensors ``fn`` captures.  The same ``ValueError`` when ``fn``'s output does not depend on
+    ``x``; ``fn`` obeys torch.func's rules there (an ``autograd.Function`` needs
+    ``setup_context``) and torch's errors propagate.
+
     Examples
     --------
     >>> import torch
     >>> x, v = torch.tensor([1.0, 2.0]), torch.tensor([100.0, 1.0])
     >>> backward_vjp(lambda t: t**2, x, v)
     tensor([200.,   4.])
+
+    Under ``torch.func.grad``: ``d/dx [v * cos(x)]`` with ``v = 1`` is ``-sin(x)``:
+
+    >>> s = torch.tensor(0.5, dtype=torch.float64)
+    >>> torch.func.grad(lambda t: backward_vjp(torch.sin, t, 1.0))(s)
+    tensor(-0.4794, dtype=torch.float64)
     """
     check_callable("fn", fn)
     (x_,), _ = as_input_tuple("x", x)
+    if inside_transform():
+        return composable_vjp(fn, x_, v)
     return run_backward(fn, x_, v)[0]
 
 
@@ -108,7 +127,9 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     Returns
     -------
     torch.Tensor
-        Shape ``x.shape``: ``sum_i v[i...] * J[i..., j...]``, in the promoted dtype of the two.
+        Shape ``x.shape``: ``sum_i v[i...] * J[i..., j...]``, in the promoted dtype of the two;
+        without autograd history, except inside ``torch.func`` transforms, where it is tracked
+        by them (``grad`` of it in ``v`` or in ``jac`` is right, not zero).
 
     Raises
     ------
@@ -124,7 +145,9 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     >>> contract(torch.tensor([1.0, 0.0]), J)
     tensor([1., 3.])
     """
-    v_t, j_t = _as_tensor("v", v), _as_tensor("jac", jac)
+    # detach() would cut the result from torch.func transforms around the call
+    keep = inside_transform()
+    v_t, j_t = _as_tensor("v", v, keep), _as_tensor("jac", jac, keep)
     if tuple(j_t.shape[: v_t.dim()]) != tuple(v_t.shape):
         raise ValueError(
             f"jac has shape {tuple(j_t.shape)}, which does not start with v's shape "
@@ -134,7 +157,8 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     return torch.tensordot(v_t.to(dtype), j_t.to(dtype), dims=v_t.dim())
 
 
-def _as_tensor(name: str, value: Any) -> torch.Tensor:
+def _as_tensor(name: str, value: Any, keep: bool = False) -> torch.Tensor:
     if isinstance(value, np.ndarray):
         return torch.from_numpy(np.array(value, copy=True))
-    return check_tensor(name, value).detach()
+    t = check_tensor(name, value)
+    return t if keep else t.detach()

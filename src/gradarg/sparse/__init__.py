@@ -10,15 +10,24 @@ intersection graph), ``sparsity_pattern`` (a local pattern from dense Jacobians 
 once, for a function called many times at one shape), and ``jacobian_sparsity`` /
 ``hessian_sparsity`` (global patterns found by tracing ``fn``, valid for every input).
 
-Modules: ``compressed``, ``coloring`` (strategies, explicit conflict graphs), ``d2color``
-(distance-2 colouring on CSR/CSC arrays), ``peel`` (dense lines: candidate splits), ``greedy``
-(greedy colouring and vertex orders), ``bidirectional`` (dense rows by VJPs, the rest by JVPs),
-``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and substitution),
-``hessian``, ``compiled`` (the compiled call), ``pattern`` (local patterns), ``detect/`` (patterns
-by tracing: a ``TorchDispatchMode`` in ``detect/mode.py``, a rule registry in
-``detect/registry.py``, one rule module per family of operators in ``detect/rules/``; a new
-operator's rule goes in ``detect/rules/<family>.py``, registered with ``@register("op",
-family=...)``).
+Modules: ``compressed`` (``SparseJacobian``: which modes to colour, the call, the certificate),
+``hessian`` (``SparseHessian``), ``modes`` (one class per mode: its seeds, its compressed pass,
+eager and compiled, and its recovery), ``passes`` (the batched VJPs, JVPs and Hessian-vector
+products every mode runs), ``compiled`` (the compiled call, given the modes), ``coloring``
+(strategies, explicit conflict graphs), ``d2color`` (distance-2 colouring on CSR/CSC arrays),
+``greedy`` (greedy colouring and vertex orders), ``_buckets`` (the bucket queue of both),
+``peel`` (dense lines: candidate splits), ``bidirectional`` (dense rows by VJPs, the rest by
+JVPs), ``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
+substitution), ``pattern`` (local patterns), ``detect/`` (patterns by tracing: a
+``TorchDispatchMode`` in ``detect/mode.py``, a rule registry in ``detect/registry.py``, one rule
+module per family of operators in ``detect/rules/``).
+
+Where new things go: a new operator's pattern rule in ``detect/rules/<family>.py``, registered
+with ``@register("op", family=...)``; a new mode (a way to seed, compute and read back a
+compressed derivative) as a class in ``modes.py``, named in ``JACOBIAN_MODES`` or
+``HESSIAN_MODES`` (a Jacobian mode also in ``SparseJacobian``'s choice of what to colour, in
+``compressed.py``; its colouring in ``coloring.py`` or a module of its own, as ``star.py``); a
+new colouring strategy in ``coloring.STRATEGIES`` (a vertex order in ``greedy.py``).
 
 Compiled loops are marked ``@lazy_njit`` (``_numba``): numba is imported on the first colouring,
 never by ``import gradarg``.

@@ -1,9 +1,11 @@
 """A compressed derivative's input check and seeds, and its values laid out as the caller asked:
 dense, sparse COO or CSR.
 
-Shared by :class:`~gradarg.SparseJacobian` and :class:`~gradarg.SparseHessian`: both check ``x``
-against the pattern the same way, seed one pass per colour, and recover the values of the pattern's entries (flat row-major coordinates ``rows``, ``cols``) and return them
-with the shape ``row_shape + col_shape`` (COO, dense) or as the flat ``m × n`` matrix (CSR).
+Shared by :class:`~gradarg.SparseJacobian` and :class:`~gradarg.SparseHessian` (and their
+modes, :mod:`gradarg.sparse.modes`): both check ``x`` (and ``fn(x)``) against the pattern the
+same way, seed one pass per colour, and return the values of the pattern's entries (flat
+row-major coordinates ``rows``, ``cols``) with the shape ``row_shape + col_shape`` (COO, dense)
+or as the flat ``m × n`` matrix (CSR).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import warnings
 
 import torch
 
+from ..core.compose import inside_transform, transform_name
+
 LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.strided)
 
 
@@ -20,6 +24,22 @@ def check_layout(layout: torch.layout) -> None:
     if layout not in LAYOUTS:
         raise ValueError(
             f"layout must be torch.sparse_coo, torch.sparse_csr or torch.strided, got {layout}"
+        )
+
+
+def refuse_in_transform(call: str) -> None:
+    """Raise ``ValueError`` when ``call`` runs inside a ``torch.func`` transform.
+
+    A compressed pass runs on a detached copy of ``x`` (and the compiled one under
+    ``no_grad``): inside ``grad``, ``jacrev``, ``jacfwd``, ``hessian`` or ``vmap`` its result
+    would be cut from the transform, a silently wrong (zero) outer derivative, so it refuses
+    there and names what composes instead."""
+    if inside_transform():
+        raise ValueError(
+            f"{call} computes a compressed derivative on a detached copy of x, which torch.func "
+            f"transforms cannot differentiate or batch; it was called inside {transform_name()}. "
+            "Call it outside the transform, or use gradarg.jacobian, torch.func.jacrev / jacfwd "
+            "or torch.func.hessian inside it: they compose"
         )
 
 
@@ -34,6 +54,19 @@ def check_x(x: object, n: int, x_shape: tuple[int, ...] | None) -> None:
     if x.numel() != n or (x_shape is not None and tuple(x.shape) != x_shape):
         want = x_shape if x_shape is not None else f"{n} elements"
         raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")
+
+
+def check_y(y: object, m: int, y_shape: tuple[int, ...] | None) -> torch.Tensor:
+    """``y = fn(x)`` must be one real floating tensor with ``m`` elements (of shape
+    ``y_shape``, if known): ``TypeError`` / ``ValueError`` saying what it is and what the
+    pattern expects; returns ``y``."""
+    if not isinstance(y, torch.Tensor) or not y.is_floating_point():
+        what = y.dtype if isinstance(y, torch.Tensor) else type(y).__name__
+        raise TypeError(f"fn must return one real floating tensor, got {what}")
+    if y.numel() != m or (y_shape is not None and tuple(y.shape) != y_shape):
+        want = y_shape if y_shape is not None else f"{m} elements"
+        raise ValueError(f"fn(x) has shape {tuple(y.shape)}; the pattern expects {want}")
+    return y
 
 
 def colour_seeds(colors: torch.Tensor, size: int, dtype: torch.dtype) -> torch.Tensor:

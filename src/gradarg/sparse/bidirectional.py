@@ -14,8 +14,7 @@ to forward mode, for a few thresholds) are coloured in increasing lower bound (r
 coloured among themselves: rows sharing a column conflict; forward columns: columns sharing a
 row *outside* the peeled rows conflict), through the pattern's CSR/CSC arrays
 (``gradarg.sparse.d2color``), until the bound reaches the best split found.  The split
-with the fewest passes in total is kept.  ``explicit=True`` is the former search: every
-candidate, each side coloured on an explicit conflict graph (kept as the tests' reference).
+with the fewest passes in total is kept.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .coloring import COMPRESSED, color_graph, conflict_adjacency
+from .coloring import Side, color_pattern
 from .pattern import Coordinates
 from .peel import candidate_splits
 
@@ -46,17 +45,12 @@ class Partition:
         return self.reverse_passes + self.forward_passes
 
 
-def _colors(coords: Coordinates, keep: np.ndarray, side: str, strategy: str, explicit: bool):
+def _colors(coords: Coordinates, keep: np.ndarray, side: Side, strategy: str):
     size = coords.m if side == "rows" else coords.n
     if not keep.any():
         return np.zeros(size, dtype=np.int64), 0
     sub = Coordinates(coords.rows[keep], coords.cols[keep], coords.m, coords.n, None, None)
-    if explicit or strategy not in COMPRESSED:
-        colors, _ = color_graph(*conflict_adjacency(sub, side), strategy)  # type: ignore[arg-type]
-    else:
-        from .d2color import color_side  # imports numba
-
-        colors, _ = color_side(sub, side, strategy)
+    colors = color_pattern(sub, side, strategy=strategy).numpy()
     used = np.unique(colors[sub.rows if side == "rows" else sub.cols])
     # renumber the colours that entries use as 0, 1, ... (isolated absent nodes may hold others)
     table = np.full(int(colors.max()) + 1, 0, dtype=np.int64)
@@ -64,23 +58,21 @@ def _colors(coords: Coordinates, keep: np.ndarray, side: str, strategy: str, exp
     return table[colors], int(used.size)
 
 
-def bidirectional_partition(
-    coords: Coordinates, strategy: str = "best", thresholds: int = 4, *, explicit: bool = False
-) -> Partition:
-    """The peeling split with fewest passes over ``thresholds`` cut-offs on each side."""
+def bidirectional_partition(coords: Coordinates, strategy: str = "best") -> Partition:
+    """The peeling split with fewest passes over the candidates of
+    :func:`gradarg.sparse.peel.candidate_splits`."""
     best: Partition | None = None
-    candidates = candidate_splits(coords, thresholds)
-    if not explicit:
-        candidates.sort(key=lambda c: c[1])  # stable: rows first on equal bounds
+    candidates = candidate_splits(coords)
+    candidates.sort(key=lambda c: c[1])  # stable: rows first on equal bounds
     for rev, bound in candidates:
-        if not explicit and best is not None and bound >= best.passes:
+        if best is not None and bound >= best.passes:
             break
-        rc, kr = _colors(coords, rev, "rows", strategy, explicit)
-        cc, kc = _colors(coords, ~rev, "columns", strategy, explicit)
+        rc, kr = _colors(coords, rev, "rows", strategy)
+        cc, kc = _colors(coords, ~rev, "columns", strategy)
         if best is None or kr + kc < best.passes:
             best = Partition(rev, rc, cc, kr, kc)
     if best is None:  # every line equally dense: all entries to reverse mode
         rev = np.ones(coords.nnz, dtype=bool)
-        rc, kr = _colors(coords, rev, "rows", strategy, explicit)
+        rc, kr = _colors(coords, rev, "rows", strategy)
         best = Partition(rev, rc, np.zeros(coords.n, dtype=np.int64), kr, 0)
     return best

@@ -14,16 +14,13 @@ distance 2 in the bipartite graph of the pattern, through its CSR and CSC arrays
 (``gradarg.sparse.d2color``, compiled by numba on first use).  The other strategies build
 the graph explicitly (:func:`conflict_adjacency`: one sparse product ``P Pᵀ``) and colour it
 greedily in one of several vertex orders (:mod:`gradarg.sparse.greedy`), or with rustworkx's
-independent-set colouring, or networkx's orders; :func:`color_graph` on
-:func:`conflict_adjacency` is also the former ``"best"`` (largest-first and rustworkx's DSATUR),
-kept as the reference the tests compare colour counts with.
+independent-set colouring, or networkx's orders (:func:`color_graph`).
 """
 
 from __future__ import annotations
 
-import time
 import warnings
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 import rustworkx as rx
@@ -32,21 +29,12 @@ import torch
 from .greedy import ORDERS, greedy, order
 from .pattern import Coordinates, coordinates
 
-if TYPE_CHECKING:
-    import networkx as nx
-
-__all__ = [
-    "STRATEGIES",
-    "color_graph",
-    "color_pattern",
-    "conflict_adjacency",
-    "conflict_pairs",
-    "intersection_graph",
-]
+__all__ = ["STRATEGIES", "color_graph", "color_pattern", "conflict_adjacency"]
 
 Side = Literal["rows", "columns"]
-# "best" first (the default); the greedy orders of gradarg.sparse.greedy; two compiled
-# rustworkx colourings; two networkx orders kept for compatibility (slower: explicit graph).
+# "best" first (the default); the greedy orders of gradarg.sparse.greedy; DSATUR
+# (gradarg.sparse.d2color); rustworkx's independent-set colouring; two networkx orders kept
+# for compatibility (slower: explicit graph).
 STRATEGIES: tuple[str, ...] = (
     "best",
     *ORDERS,
@@ -55,17 +43,8 @@ STRATEGIES: tuple[str, ...] = (
     "connected_sequential_bfs",
     "connected_sequential_dfs",
 )
-# what "best" tries on an explicit graph (color_graph), cheapest first
-BEST_OF: tuple[str, ...] = ("largest_first", "DSATUR")
 # colourings made on the pattern's CSR/CSC arrays, without an explicit graph (d2color)
-COMPRESSED: tuple[str, ...] = ("best", "largest_first", "DSATUR")
-# compiled in rustworkx: its "Degree" order sorts by decreasing degree, stably (ties by index),
-# the same order as networkx's and gradarg.sparse.greedy's largest_first
-_RX = {
-    "largest_first": rx.ColoringStrategy.Degree,
-    "DSATUR": rx.ColoringStrategy.Saturation,
-    "independent_set": rx.ColoringStrategy.IndependentSet,
-}
+_COMPRESSED: tuple[str, ...] = ("best", "largest_first", "DSATUR")
 
 
 def conflict_adjacency(coords: Coordinates, side: Side) -> tuple[np.ndarray, np.ndarray]:
@@ -97,72 +76,38 @@ def conflict_adjacency(coords: Coordinates, side: Side) -> tuple[np.ndarray, np.
     return indptr.numpy(), col.numpy().astype(np.int64)
 
 
-def conflict_pairs(coords: Coordinates, side: Side) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs ``(a, b)``, ``a < b``, of rows (``side="rows"``) that share a column, or of
-    columns that share a row; unique, sorted."""
-    indptr, indices = conflict_adjacency(coords, side)
-    return _pairs(indptr, indices)
-
-
-def _pairs(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    row = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
-    keep = row < indices
-    return row[keep], indices[keep]
-
-
-def intersection_graph(coords: Coordinates, side: Side) -> nx.Graph:
-    """The row (``side="rows"``) or column intersection graph of a pattern, as networkx."""
-    import networkx as nx  # imported when used: import gradarg stays light
-    a, b = conflict_pairs(coords, side)
-    graph = nx.Graph()
-    graph.add_nodes_from(range(coords.m if side == "rows" else coords.n))
-    graph.add_edges_from(zip(a.tolist(), b.tolist(), strict=True))
-    return graph
-
-
-def color_graph(
-    indptr: np.ndarray, indices: np.ndarray, strategy: str = "best"
-) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
-    """Colour the graph with compressed adjacency ``(indptr, indices)`` (both directions).
-
-    Returns the ``int64`` colours and, per strategy run, ``(colours used, seconds)``.
-    """
-    import networkx as nx  # imported when used: import gradarg stays light
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+def color_graph(indptr: np.ndarray, indices: np.ndarray, strategy: str) -> np.ndarray:
+    """Colour the graph with compressed adjacency ``(indptr, indices)`` (both directions) by
+    ``strategy``, one of :data:`STRATEGIES` that needs the explicit graph: a greedy order of
+    :mod:`gradarg.sparse.greedy`, rustworkx's ``"independent_set"``, or a networkx order.
+    Returns the ``int64`` colours."""
+    if strategy in ORDERS:
+        return greedy(indptr, indices, order(indptr, indices, strategy))
     size = len(indptr) - 1
-    tried: dict[str, tuple[int, float]] = {}
-    best: np.ndarray | None = None
-    graph = None
-    for name in BEST_OF if strategy == "best" else (strategy,):
-        start = time.perf_counter()
-        if name in _RX:
-            if graph is None:
-                a, b = _pairs(indptr, indices)
-                graph = rx.PyGraph(node_count_hint=size)  # pairs are unique already
-                graph.add_nodes_from(range(size))
-                graph.add_edges_from_no_data(list(zip(a.tolist(), b.tolist(), strict=True)))
-            found = rx.graph_greedy_color(graph, strategy=_RX[name])
-            colors = np.empty(size, dtype=np.int64)
-            colors[np.fromiter(found.keys(), np.int64, size)] = np.fromiter(
-                found.values(), np.int64, size
-            )
-        elif name in ORDERS:
-            colors = greedy(indptr, indices, order(indptr, indices, name))
-        else:  # networkx orders
-            a, b = _pairs(indptr, indices)
-            nxg = nx.Graph()
-            nxg.add_nodes_from(range(size))
-            nxg.add_edges_from(zip(a.tolist(), b.tolist(), strict=True))
-            found = nx.greedy_color(nxg, strategy=name)
-            colors = np.empty(size, dtype=np.int64)
-            colors[list(found)] = list(found.values())
-        k = int(colors.max()) + 1 if size else 0
-        tried[name] = (k, time.perf_counter() - start)
-        if best is None or k < int(best.max()) + 1:
-            best = colors
-    assert best is not None
-    return best, tried
+    row = np.repeat(np.arange(size, dtype=np.int64), np.diff(indptr))
+    keep = row < indices  # each edge once
+    a, b = row[keep].tolist(), indices[keep].tolist()
+    colors = np.empty(size, dtype=np.int64)
+    if strategy == "independent_set":
+        graph = rx.PyGraph(node_count_hint=size)  # pairs are unique already
+        graph.add_nodes_from(range(size))
+        graph.add_edges_from_no_data(list(zip(a, b, strict=True)))
+        found = rx.graph_greedy_color(graph, strategy=rx.ColoringStrategy.IndependentSet)
+        colors[np.fromiter(found.keys(), np.int64, size)] = np.fromiter(
+            found.values(), np.int64, size
+        )
+    elif strategy in STRATEGIES and strategy not in _COMPRESSED:  # networkx orders
+        import networkx as nx  # imported when used: import gradarg stays light
+
+        nxg = nx.Graph()
+        nxg.add_nodes_from(range(size))
+        nxg.add_edges_from(zip(a, b, strict=True))
+        found = nx.greedy_color(nxg, strategy=strategy)
+        colors[list(found)] = list(found.values())
+    else:
+        raise ValueError(f"strategy must be one of {STRATEGIES} but not {_COMPRESSED}, got "
+                         f"{strategy!r}")
+    return colors
 
 
 def color_pattern(
@@ -229,10 +174,10 @@ def color_pattern(
     coords = pattern if isinstance(pattern, Coordinates) else coordinates(pattern, x_shape)
     if side not in ("rows", "columns"):
         raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
-    if strategy in COMPRESSED:
+    if strategy in _COMPRESSED:
         from .d2color import color_side  # imports numba: only once a colouring is asked for
 
         colors, _ = color_side(coords, side, strategy)
     else:
-        colors, _ = color_graph(*conflict_adjacency(coords, side), strategy)
+        colors = color_graph(*conflict_adjacency(coords, side), strategy)
     return torch.from_numpy(colors)

@@ -14,8 +14,9 @@ It pays where a function is called many times at one input shape (Newton iterati
 time stepping); compilation takes seconds, so one call stays cheaper eagerly.
 
 May import torch, :mod:`gradarg.sparse._layouts` and ``gradarg.core.speeds`` (its timing
-helper); its owners (``compressed``, ``hessian``)
-give it the pure function and the recovery, so nothing here knows a colouring.
+helper); its owners (``compressed``, ``hessian``) give it their modes
+(:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so nothing here
+knows a colouring.
 """
 
 from __future__ import annotations
@@ -25,15 +26,40 @@ import os
 import shutil
 import time
 import types
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
 from ..core.speeds import best_of_3
-from ._layouts import check_layout
+from ._layouts import check_layout, refuse_in_transform
 
-__all__ = ["CompiledSparse", "resolve_backend"]
+if TYPE_CHECKING:
+    from .modes import Mode
+
+__all__ = ["CompiledSparse", "compile_parameters", "resolve_backend"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# the parameters of SparseJacobian.compile and SparseHessian.compile after their first
+_PARAMETERS = """\
+        backend : str
+            ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
+            where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
+            kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
+        mode : str, optional
+            Passed to ``torch.compile``.
+        fullgraph : bool
+            ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
+            what could not be captured; ``False`` lets torch run those parts eagerly."""
+
+
+def compile_parameters(method: F) -> F:
+    """Write the shared parameters of a ``compile`` method into its docstring, in place of
+    ``{compile_parameters}`` (indented as they are here)."""
+    if method.__doc__:  # None under python -OO
+        method.__doc__ = method.__doc__.replace("        {compile_parameters}", _PARAMETERS)
+    return method
 
 
 def resolve_backend(backend: str) -> str:
@@ -129,6 +155,28 @@ class CompiledSparse:
         }
         self._compiled, self._seeds, self._recover = self._candidates[self.mode]
 
+    @classmethod
+    def of_modes(
+        cls,
+        owner: Any,
+        fn: Callable[..., torch.Tensor],
+        modes: Sequence[Mode],
+        prepare: Callable[[torch.Tensor], tuple[int, ...]],
+        assemble: Callable[[torch.Tensor, tuple[int, ...], tuple[int, ...], torch.layout],
+                           torch.Tensor],
+        **options: Any,
+    ) -> CompiledSparse:
+        """The owner's ``modes`` compiled for ``fn`` (the first is the owner's own; the others
+        are timed against it at the first call): per mode its pure pass, its seeds and its
+        recovery; the owner's eager call, whose coalesced COO values are the entries in
+        order, for the ``"eager"`` route.  ``options``: ``backend``, ``mode``, ``fullgraph``."""
+        candidates = {m.name: (m.pure(fn), m.seeds, m.recover) for m in modes}
+
+        def eager(x: torch.Tensor) -> torch.Tensor:
+            return owner(fn, x).values()
+
+        return cls(owner, fn, candidates, prepare, eager, assemble, **options)
+
     @staticmethod
     def _own_compile(pure, backend, mode, fullgraph):
         # torch.compile keeps its compiled graphs on the function's code object, one entry per
@@ -150,6 +198,7 @@ class CompiledSparse:
         The compiled function alone, without building a sparse tensor: for a solver that
         keeps its own index arrays (the owner's ``rows`` and ``cols`` order).
         """
+        refuse_in_transform(f"{type(self._owner).__name__}.compile(...)")
         key = (tuple(x.shape), x.dtype)
         if key not in self._y_shapes:
             self._y_shapes[key] = self._prepare(x)  # validates x and fn(x) eagerly, once

@@ -6,6 +6,9 @@ result.  :class:`SparseJacobian` colours the rows (or columns) of a sparsity pat
 (:mod:`gradarg.sparse.coloring`), then on every call runs one batched VJP (or JVP) with one
 compressed seed per colour and decompresses the ``colors × n`` (or ``colors × m``) result into
 the pattern's entries.
+
+What each mode seeds, computes and reads back is its class in :mod:`gradarg.sparse.modes`;
+here: which modes to colour (the choice), the call, the random certificate and the layouts.
 """
 
 from __future__ import annotations
@@ -16,22 +19,27 @@ from typing import Any, Literal, cast
 
 import numpy as np
 import torch
-from torch.func import jvp as func_jvp
-from torch.func import vmap
 
 from .._validate import check_callable
 from . import _seen
-from ._layouts import assemble, check_layout, check_x, colour_seeds, coo_indices, crow_indices
+from ._layouts import (
+    assemble,
+    check_layout,
+    check_x,
+    check_y,
+    coo_indices,
+    crow_indices,
+    refuse_in_transform,
+)
 from ._warm import forward_mode_ready
 from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
-from .compiled import CompiledSparse
+from .compiled import CompiledSparse, compile_parameters
+from .modes import JACOBIAN_MODES, Bidirectional, Forward, JacobianMode, Reverse, record
+from .passes import vjps
 from .pattern import coordinates
 
 __all__ = ["CertificateError", "SparseJacobian", "sparse_jacobian"]
-
-# What a failed batched attempt may raise (then the passes run one at a time).
-_VMAP_ERRORS = (RuntimeError, NotImplementedError, ValueError, TypeError)
 
 
 class CertificateError(ValueError):
@@ -136,7 +144,7 @@ class SparseJacobian:
         method: Literal["auto", "reverse", "forward", "bidirectional"] = "auto",
         strategy: str = "best",
     ) -> None:
-        if method not in ("auto", "reverse", "forward", "bidirectional"):
+        if method != "auto" and method not in JACOBIAN_MODES:
             raise ValueError(
                 f"method must be 'auto', 'reverse', 'forward' or 'bidirectional', got {method!r}"
             )
@@ -147,76 +155,45 @@ class SparseJacobian:
         self.shape = (coords.m, coords.n)
         self.nnz = coords.nnz
         start = time.perf_counter()
+        auto = method == "auto"
         rc = cc = split = None
-        if method == "bidirectional" or (method == "auto" and _has_dense_line(coords)):
+        if method == Bidirectional.name or (auto and _has_dense_line(coords)):
             split = bidirectional_partition(coords, strategy)
         # a side's colouring needs at least as many colours as the densest column (rows) or
         # row (columns) has entries: skip it when the split already does better
         row_bound = int(np.bincount(coords.cols).max())
         col_bound = int(np.bincount(coords.rows).max())
-        if method == "reverse" or (
-            method == "auto" and (split is None or split.passes >= row_bound)
-        ):
+        if method == Reverse.name or (auto and (split is None or split.passes >= row_bound)):
             rc = color_pattern(coords, "rows", strategy=strategy)
-        if method == "forward" or (
-            method == "auto" and (split is None or split.passes >= col_bound)
-        ):
+        if method == Forward.name or (auto and (split is None or split.passes >= col_bound)):
             if rc is not None and _symmetric(coords):  # same conflict graph on both sides
                 cc = rc
             else:
                 cc = color_pattern(coords, "columns", strategy=strategy)
-        self.row_colors = None if rc is None else _count(rc)
-        self.column_colors = None if cc is None else _count(cc)
-        # passes of each side coloured; the fewest win, one side before the split on a tie
-        sides: dict[str, int] = {}
-        if rc is not None:
-            sides["reverse"] = _count(rc)
-        if cc is not None:
-            sides["forward"] = _count(cc)
-        if split is not None:
-            sides["bidirectional"] = split.passes
-        self.mode = min(sides, key=lambda side: sides[side])
-        self.passes = sides[self.mode]
-        # the other sides that need as many passes: compile() times them all
-        self._ties = [side for side, k in sides.items() if k == self.passes and side != self.mode]
-        self._side_colors = {"reverse": rc, "forward": cc}
-        self.colors = self._side_colors.get(self.mode)
-        self._split = split if "bidirectional" in (self.mode, *self._ties) else None
-        self.coloring_seconds = time.perf_counter() - start
         rows = torch.from_numpy(coords.rows)
         cols = torch.from_numpy(coords.cols)
         self._rows, self._cols = rows, cols
-        if self._split is not None:
-            sp = self._split
-            self._row_colors_t = torch.from_numpy(sp.row_colors)
-            self._col_colors_t = torch.from_numpy(sp.column_colors)
-            rev = torch.from_numpy(sp.reverse)
-            self._rev_lines = torch.unique(rows[rev])
-            self._fwd_lines = torch.unique(cols[~rev])
-        if self.mode != "reverse":
+        rev = None if rc is None else Reverse(coords, rows, cols, rc)
+        fwd = None if cc is None else Forward(coords, rows, cols, cc)
+        self.row_colors = None if rev is None else rev.passes
+        self.column_colors = None if fwd is None else fwd.passes
+        # the modes coloured, in the order that settles a tie: reverse, forward, the split
+        modes: list[JacobianMode] = [m for m in (rev, fwd) if m is not None]
+        if split is not None:
+            modes.append(Bidirectional(coords, rows, cols, split))
+        best = min(modes, key=lambda m: m.passes)
+        # and the others that need as many passes: compile() times them all
+        self._modes = [best, *(m for m in modes if m.passes == best.passes and m is not best)]
+        self._mode = best
+        self.mode: str = best.name
+        self.passes = best.passes
+        self.colors = best.colors
+        self.coloring_seconds = time.perf_counter() - start
+        if best.forward_mode:
             forward_mode_ready()  # the first call then costs what the next ones cost
-        self._gather = self._gather_for(self.mode)
-        self._seeds: dict[Any, Any] = {}
+        best.prepare()  # and the decompression made now
         self._crow: torch.Tensor | None = None
         self._coo_index: dict[tuple, torch.Tensor] = {}
-
-    def _gather_for(self, mode: str) -> torch.Tensor:
-        """Decompression: entry ``e`` of the pattern sits at flat position ``gather[e]`` of
-        the compressed result (``passes × n`` in reverse mode, ``passes × m`` in forward
-        mode, the two concatenated when bidirectional)."""
-        co, rows, cols = self._coords, self._rows, self._cols
-        colors = self._side_colors.get(mode)
-        if mode == "reverse" and colors is not None:
-            return colors[rows] * co.n + cols
-        if mode == "forward" and colors is not None:
-            return colors[cols] * co.m + rows
-        sp = self._split
-        assert sp is not None
-        return torch.where(
-            torch.from_numpy(sp.reverse),
-            self._row_colors_t[rows] * co.n + cols,
-            sp.reverse_passes * co.n + self._col_colors_t[cols] * co.m + rows,
-        )
 
     def __repr__(self) -> str:
         return (
@@ -272,26 +249,24 @@ class SparseJacobian:
         TypeError
             ``x`` is not a real floating tensor; ``fn`` does not return one.
         ValueError
-            ``x`` or ``fn(x)`` does not match the pattern's shape; unknown ``layout``.
+            ``x`` or ``fn(x)`` does not match the pattern's shape; unknown ``layout``; called
+            inside a ``torch.func`` transform (``grad``, ``jacrev``, ``jacfwd``, ``hessian``,
+            ``vmap``), where the compressed result would be cut from it: the message names the
+            transform and what composes instead (:func:`gradarg.jacobian`, ``torch.func``).
         CertificateError
             ``certify > 0`` and a random check failed (the pattern misses non-zeros of ``J``).
         """
         check_callable("fn", fn)
         check_layout(layout)
-        self._check_x(x)
+        refuse_in_transform("SparseJacobian")
+        check_x(x, self._coords.n, self._coords.x_shape)
         if certify < 0:
             raise ValueError(f"certify must be >= 0, got {certify}")
         x0 = x.detach().clone()  # fn never reaches the caller's tensor
         state = torch.get_rng_state()
         try:
-            if self.mode == "bidirectional":
-                compressed, y, leaf = self._bidirectional(fn, x0)
-            elif self.mode == "reverse":
-                compressed, y, leaf = self._reverse(fn, x0)
-            else:
-                compressed, y = self._forward(fn, x0)
-                leaf = None
-            values = compressed.reshape(-1).index_select(0, self._gather)
+            flat, y, leaf = self._mode.run(fn, x0)
+            values = self._mode.recover(flat)
             if certify:
                 torch.set_rng_state(state)
                 self._certify(fn, x0, y, leaf, values, certify, generator)
@@ -301,6 +276,7 @@ class SparseJacobian:
 
     # ------------------------------------------------------------------ compiled call
 
+    @compile_parameters
     def compile(
         self,
         fn: Callable[[torch.Tensor], torch.Tensor],
@@ -323,15 +299,7 @@ class SparseJacobian:
             ``fn(x)`` returns one real floating tensor; it must be traceable by
             ``torch.compile`` and ``torch.func`` (no ``.item()``, no in-place change of
             ``x``, no randomness).
-        backend : str
-            ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
-            where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
-            kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
-        mode : str, optional
-            Passed to ``torch.compile``.
-        fullgraph : bool
-            ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
-            what could not be captured; ``False`` lets torch run those parts eagerly.
+        {compile_parameters}
 
         Returns
         -------
@@ -354,154 +322,28 @@ class SparseJacobian:
         True
         """
         check_callable("fn", fn)
-        if self._ties:
+        co = self._coords
+        if any(m.forward_mode for m in self._modes):
             forward_mode_ready()
-        # the sides that need as many passes as this one are all compiled; the faster is kept
-        candidates = {side: self._pure(fn, side) for side in (self.mode, *self._ties)}
 
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
-            self._check_x(x)
+            check_x(x, co.n, co.x_shape)
             with torch.no_grad():
-                return tuple(self._check_y(fn(x.detach().clone())).shape)
+                return tuple(check_y(fn(x.detach().clone()), co.m, co.y_shape).shape)
 
-        def eager(x: torch.Tensor) -> torch.Tensor:
-            return self(fn, x).values()  # coalesced COO: the entries in the pattern's order
-
-        return CompiledSparse(self, fn, candidates, prepare, eager, self._assemble,
-                              backend=backend, mode=mode, fullgraph=fullgraph)
-
-    def _pure(self, fn: Callable[[torch.Tensor], torch.Tensor], mode: str,
-              ) -> tuple[Callable[..., torch.Tensor], Callable, Callable]:
-        """``fn``'s compressed pass in ``mode``, as a pure function of ``(x, *seeds)`` for
-        ``torch.compile``; the function giving the seeds by dtype; the decompression."""
-        co = self._coords
-        split = self._split
-        colors = self._side_colors.get(mode)
-        gather = self._gather_for(mode)
-
-        def reverse(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-            y, pull = torch.func.vjp(fn, x)[:2]
-            return vmap(lambda s: pull(s.view(y.shape).to(y.dtype))[0])(v).reshape(-1)
-
-        def forward(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-            return vmap(lambda s: func_jvp(fn, (x,), (s.view(x.shape),))[1])(t).reshape(-1)
-
-        def pure(x: torch.Tensor, *seeds: torch.Tensor) -> torch.Tensor:
-            x = x.clone()  # fn never reaches the caller's tensor
-            if mode == "reverse":
-                flat = reverse(x, seeds[0])
-            elif mode == "forward":
-                flat = forward(x, seeds[0])
-            else:
-                parts = [reverse(x, seeds[0])]
-                if split is not None and split.forward_passes:
-                    parts.append(forward(x, seeds[1]).to(parts[0].dtype))
-                flat = torch.cat(parts)
-            return flat
-
-        kept: dict[torch.dtype, tuple[torch.Tensor, ...]] = {}
-
-        def seeds(dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
-            if dtype not in kept:
-                if mode == "bidirectional":
-                    kept[dtype] = self._split_seeds(dtype, dtype)
-                else:
-                    assert colors is not None
-                    size = co.m if mode == "reverse" else co.n
-                    kept[dtype] = (colour_seeds(colors, size, dtype),)
-            return kept[dtype]
-
-        return pure, seeds, lambda flat: flat.index_select(0, gather)
-
-    def _seed(self, size: int, dtype: torch.dtype) -> torch.Tensor:
-        """The compressed seeds: row ``c`` is the sum of the one-hots of colour ``c``."""
-        seed = self._seeds.get(dtype)
-        if seed is None:
-            assert self.colors is not None
-            seed = self._seeds[dtype] = colour_seeds(self.colors, size, dtype)
-        return seed
-
-    def _check_x(self, x: Any) -> None:
-        check_x(x, self._coords.n, self._coords.x_shape)
-
-    def _check_y(self, y: Any) -> torch.Tensor:
-        if not isinstance(y, torch.Tensor) or not y.is_floating_point():
-            what = y.dtype if isinstance(y, torch.Tensor) else type(y).__name__
-            raise TypeError(f"fn must return one real floating tensor, got {what}")
-        co = self._coords
-        if y.numel() != co.m or (co.y_shape is not None and tuple(y.shape) != co.y_shape):
-            want = co.y_shape if co.y_shape is not None else f"{co.m} elements"
-            raise ValueError(f"fn(x) has shape {tuple(y.shape)}; the pattern expects {want}")
-        return y
-
-    def _reverse(self, fn, x0):
-        leaf = x0.requires_grad_(True)
-        with torch.enable_grad():
-            y = self._check_y(fn(leaf))
-        seeds = self._seed(self._coords.m, y.dtype).view(self.passes, *y.shape)
-        return _vjps(y, leaf, seeds), y, leaf
-
-    def _bidirectional(self, fn, x0):
-        """One batched VJP per reverse colour, one batched JVP per forward colour."""
-        sp = self._split
-        leaf = x0.requires_grad_(True)
-        with torch.enable_grad():
-            y = self._check_y(fn(leaf))
-        v, t = self._split_seeds(y.dtype, x0.dtype)
-        parts = [_vjps(y, leaf, v.view(-1, *y.shape)).reshape(-1).to(y.dtype)]
-        if sp.forward_passes:
-            x1 = x0.detach()
-
-            def one(tangent: torch.Tensor) -> torch.Tensor:
-                return func_jvp(fn, (x1,), (tangent,))[1]
-
-            tangents = t.view(-1, *x0.shape)
-            try:
-                cols = vmap(one, randomness="same")(tangents)
-            except _VMAP_ERRORS:
-                cols = torch.stack([one(u) for u in tangents])
-            parts.append(cols.detach().reshape(-1).to(y.dtype))
-        return torch.cat(parts), y, leaf
-
-    def _split_seeds(self, y_dtype: torch.dtype, x_dtype: torch.dtype,
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The bidirectional split's seeds: ``v`` (reverse colours × m), ``t`` (forward × n)."""
-        key = ("bidirectional", y_dtype, x_dtype)
-        if key not in self._seeds:
-            sp, co = self._split, self._coords
-            assert sp is not None
-            v = torch.zeros(sp.reverse_passes, co.m, dtype=y_dtype)
-            v[self._row_colors_t[self._rev_lines], self._rev_lines] = 1
-            t = torch.zeros(sp.forward_passes, co.n, dtype=x_dtype)
-            t[self._col_colors_t[self._fwd_lines], self._fwd_lines] = 1
-            self._seeds[key] = (v, t)
-        return self._seeds[key]
-
-    def _forward(self, fn, x0):
-        seeds = self._seed(self._coords.n, x0.dtype).view(self.passes, *x0.shape)
-
-        def one(t: torch.Tensor) -> torch.Tensor:
-            return func_jvp(fn, (x0,), (t,))[1]
-
-        try:
-            cols = vmap(one, randomness="same")(seeds)
-        except _VMAP_ERRORS:
-            cols = torch.stack([one(t) for t in seeds])
-        y_shape = tuple(cols.shape[1:])
-        self._check_y(torch.empty(y_shape, dtype=cols.dtype))
-        return cols.detach(), torch.empty(y_shape, dtype=cols.dtype)
+        # the modes that need as many passes as this one are all compiled; the faster is kept
+        return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
+                                       backend=backend, mode=mode, fullgraph=fullgraph)
 
     def _certify(self, fn, x0, y, leaf, values, k, generator) -> None:
+        co = self._coords
         if leaf is None:  # forward mode: record one plain forward pass for the backward checks
-            leaf = x0.detach().requires_grad_(True)
-            with torch.enable_grad():
-                y = self._check_y(fn(leaf))
+            y, leaf = record(fn, x0.detach(), co)
         gen = generator if generator is not None else torch.Generator().manual_seed(
             torch.Generator().seed()
         )
-        co = self._coords
         r = torch.randn(k, co.m, generator=gen, dtype=y.dtype)
-        got = _vjps(y, leaf, r.view(k, *y.shape)).reshape(k, co.n)  # k backward passes
+        got = vjps(y, leaf, r.view(k, *y.shape)).reshape(k, co.n)  # k backward passes
         # r contracted with the returned Jacobian, and the same with absolute values (scale)
         contrib = r[:, self._rows] * values
         dtype = contrib.dtype
@@ -559,27 +401,6 @@ def _has_dense_line(coords) -> bool:
     return False
 
 
-def _count(colors: torch.Tensor) -> int:
-    return int(colors.max()) + 1 if colors.numel() else 0
-
-
-def _vjps(y: torch.Tensor, leaf: torch.Tensor, seeds: torch.Tensor) -> torch.Tensor:
-    """``seeds[c]ᵀ J`` for every ``c``: one batched backward pass over ``fn``'s graph."""
-    if not y.requires_grad:  # y does not depend on x
-        return torch.zeros(seeds.shape[0], *leaf.shape, dtype=leaf.dtype)
-
-    def one(v: torch.Tensor) -> torch.Tensor:
-        (g,) = torch.autograd.grad(
-            y, leaf, v, retain_graph=True, allow_unused=True, materialize_grads=True
-        )
-        return g
-
-    try:
-        return vmap(one)(seeds)
-    except _VMAP_ERRORS:  # a backward node without a batching rule: one pass per colour
-        return torch.stack([one(v) for v in seeds])
-
-
 def sparse_jacobian(
     fn: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
@@ -587,10 +408,16 @@ def sparse_jacobian(
     *,
     method: str = "auto",
 ) -> torch.Tensor:
-    """``gradarg.jacobian(fn, x, sparsity=...)``: a :class:`SparseJacobian` call, COO result."""
-    if method not in ("auto", "reverse", "forward"):
+    """``gradarg.jacobian(fn, x, sparsity=...)``: a :class:`SparseJacobian` call, COO result.
+
+    ``method`` is ``"auto"`` or a mode of :class:`SparseJacobian` (``"reverse"``,
+    ``"forward"``, ``"bidirectional"``); with a ``SparseJacobian`` as ``sparsity``, ``"auto"``
+    or its own mode.
+    """
+    if method != "auto" and method not in JACOBIAN_MODES:
         raise ValueError(
-            f"with sparsity=, method must be 'auto', 'reverse' or 'forward', got {method!r}"
+            f"with sparsity=, method must be 'auto', 'reverse' or 'forward', or 'bidirectional' "
+            f"(dense rows by reverse mode, the rest by forward mode), got {method!r}"
         )
     if isinstance(sparsity, SparseJacobian):
         if method != "auto" and method != sparsity.mode:

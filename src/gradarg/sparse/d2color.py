@@ -19,7 +19,8 @@ Vertex orders and colourings:
 * ``DSATUR``: next the uncoloured vertex with most distinct colours among its distance-2
   neighbours, ties by most uncoloured neighbours, then first come (Brélaz, Comm. ACM 22,
   1979), with per-vertex sets of neighbour colours (bits, or hash tables past 256 colours)
-  and a bucket queue (a binary heap when the degrees are too large for one bucket per key);
+  and a bucket queue (:mod:`gradarg.sparse._buckets`; a binary heap when the degrees are too
+  large for one bucket per key), both around one DSATUR step (:func:`_colour_next`);
 * ``best``: largest-first, then DSATUR unless largest-first already meets the lower bound (the
   most entries in one line of the other side); the fewer colours (largest-first on a tie).
   On 1,200 random patterns up to 40 × 40 this found fewer colours than the former ``best``
@@ -35,10 +36,11 @@ import time
 
 import numpy as np
 
+from ._buckets import append, unlink
 from ._numba import lazy_njit
 from .pattern import Coordinates
 
-__all__ = ["BEST_OF", "bipartite", "color_bipartite", "color_side", "distance2_degrees"]
+__all__ = ["BEST_OF", "bipartite", "color_bipartite", "color_side"]
 
 BEST_OF = ("largest_first", "DSATUR")
 
@@ -56,11 +58,6 @@ def bipartite(coords: Coordinates, side: str
     if side == "columns":
         return cptr, cind, rptr, rind
     raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
-
-
-def distance2_degrees(pa, ia, pb, ib) -> np.ndarray:
-    """Distinct distance-2 neighbours of each vertex (its degree in the intersection graph)."""
-    return _degrees(pa, ia, pb, ib)
 
 
 def color_bipartite(
@@ -268,97 +265,92 @@ def _heap_pop(heap, size):  # pragma: no cover - compiled
     return top
 
 
-@lazy_njit
-def _dsatur(pa, ia, pb, ib, degree):  # pragma: no cover - compiled
-    """DSATUR with a binary heap (for a degree too large for one bucket per key): ties by
-    uncoloured neighbours, then lowest index."""
-    nv = pa.size - 1
+@lazy_njit(inline=True)
+def _dsatur_start(degree):  # pragma: no cover - compiled
+    """DSATUR's state: ``span`` (keys are ``saturation * span + uncoloured neighbours``), the
+    sets of neighbour colours, the colours (``-1``: none yet), the keys (saturation 0), the
+    stamps of the neighbours visited, a buffer for the vertices :func:`_colour_next` raises."""
+    nv = degree.size
     span = 2
     for v in range(nv):
         span = max(span, degree[v] + 2)
     table, start, words = _colour_sets(degree, span)
-    color = np.full(nv, -1, dtype=np.int64)
-    sat = np.zeros(nv, dtype=np.int64)
-    free = degree.copy()  # uncoloured distance-2 neighbours
-    mark = np.full(nv, -1, dtype=np.int64)
-    # key = (saturation * span + uncoloured neighbours) * nv + (nv - 1 - v): the largest wins
+    return (span, table, start, words, np.full(nv, -1, dtype=np.int64), degree.copy(),
+            np.full(nv, -1, dtype=np.int64), np.empty(nv, dtype=np.int64))
+
+
+@lazy_njit(inline=True)
+def _colour_next(v, pa, ia, pb, ib, span, table, start, words, color, key, mark,
+                 raised):  # pragma: no cover - compiled
+    """DSATUR's step, whatever the queue: ``v`` takes the smallest colour none of its
+    distance-2 neighbours has; each uncoloured neighbour has one uncoloured neighbour fewer
+    (its key falls by 1) and, when the colour is new among its neighbours, one colour more
+    (its key rises by ``span``): those are written to ``raised[:k]``, in visiting order, for
+    the queue to move up.  Returns ``k``."""
+    c = 0
+    while _set_has(table, start, words, v, c):
+        c += 1
+    color[v] = c
+    mark[v] = v
+    k = 0
+    for p in range(pa[v], pa[v + 1]):
+        w = ia[p]
+        for q in range(pb[w], pb[w + 1]):
+            x = ib[q]
+            if mark[x] == v:
+                continue
+            mark[x] = v
+            if color[x] >= 0:
+                continue
+            key[x] -= 1
+            if _set_add(table, start, words, x, c):
+                key[x] += span
+                raised[k] = x
+                k += 1
+    return k
+
+
+@lazy_njit
+def _dsatur(pa, ia, pb, ib, degree):  # pragma: no cover - compiled
+    """DSATUR with a binary heap of ``key * nv + (nv - 1 - v)`` (the largest key, ties by
+    lowest index; for a degree too large for one bucket per key).  Entries only overestimate
+    (uncoloured counts fall): a stale one is pushed again with its vertex's true key."""
+    nv = pa.size - 1
+    span, table, start, words, color, key, mark, raised = _dsatur_start(degree)
     heap = np.empty(max(16, 2 * nv), dtype=np.int64)
     size = 0
     for v in range(nv):
-        heap = _heap_push(heap, size, free[v] * nv + (nv - 1 - v))
+        heap = _heap_push(heap, size, key[v] * nv + (nv - 1 - v))
         size += 1
     for _ in range(nv):
         v = -1
-        while True:  # entries only overestimate (uncoloured counts fall): re-push stale ones
-            key = _heap_pop(heap, size)
+        while True:
+            top = _heap_pop(heap, size)
             size -= 1
-            v = nv - 1 - key % nv
+            v = nv - 1 - top % nv
             if color[v] >= 0:
                 continue
-            now = (sat[v] * span + free[v]) * nv + (nv - 1 - v)
-            if key == now:
+            now = key[v] * nv + (nv - 1 - v)
+            if top == now:
                 break
             heap = _heap_push(heap, size, now)
             size += 1
-        c = 0
-        while _set_has(table, start, words, v, c):
-            c += 1
-        color[v] = c
-        mark[v] = v
-        for p in range(pa[v], pa[v + 1]):
-            w = ia[p]
-            for q in range(pb[w], pb[w + 1]):
-                x = ib[q]
-                if mark[x] == v:
-                    continue
-                mark[x] = v
-                if color[x] >= 0:
-                    continue
-                free[x] -= 1
-                if _set_add(table, start, words, x, c):
-                    sat[x] += 1  # a higher key: pushed now (a lower one is found when popped)
-                    heap = _heap_push(heap, size, (sat[x] * span + free[x]) * nv + (nv - 1 - x))
-                    size += 1
+        raised_k = _colour_next(v, pa, ia, pb, ib, span, table, start, words, color, key,
+                                mark, raised)
+        for i in range(raised_k):  # a higher key: pushed now
+            heap = _heap_push(heap, size, key[raised[i]] * nv + (nv - 1 - raised[i]))
+            size += 1
     return color
-
-
-@lazy_njit(inline=True)
-def _unlink(head, tail, nxt, prv, b, v):  # pragma: no cover - compiled
-    if prv[v] >= 0:
-        nxt[prv[v]] = nxt[v]
-    else:
-        head[b] = nxt[v]
-    if nxt[v] >= 0:
-        prv[nxt[v]] = prv[v]
-    else:
-        tail[b] = prv[v]
-
-
-@lazy_njit(inline=True)
-def _append(head, tail, nxt, prv, b, v):  # pragma: no cover - compiled
-    nxt[v] = -1
-    prv[v] = tail[b]
-    if tail[b] >= 0:
-        nxt[tail[b]] = v
-    else:
-        head[b] = v
-    tail[b] = v
 
 
 @lazy_njit
 def _dsatur_buckets(pa, ia, pb, ib, degree):  # pragma: no cover - compiled
-    """DSATUR with a bucket queue: one doubly linked list per key ``saturation * span +
-    uncoloured neighbours``, first in, first out within a key (vertices enter in index
-    order), the largest key next.  A vertex moves up when its saturation grows; when its
-    uncoloured count falls it stays where it is until it reaches the front, then moves down
-    to its true key (what a lazy priority queue does)."""
+    """DSATUR with a bucket queue (:mod:`gradarg.sparse._buckets`): one list per key, first
+    in, first out within a key (vertices enter in index order), the largest key next.  A
+    vertex moves up when its saturation grows; when its uncoloured count falls it stays where
+    it is until it reaches the front, then moves down to its true key."""
     nv = pa.size - 1
-    span = 2
-    for v in range(nv):
-        span = max(span, degree[v] + 2)
-    table, start, words = _colour_sets(degree, span)
-    color = np.full(nv, -1, dtype=np.int64)
-    key = degree.copy()  # saturation 0
+    span, table, start, words, color, key, mark, raised = _dsatur_start(degree)
     where = degree.copy()  # the bucket each vertex sits in (>= its key)
     head = np.full(span * span, -1, dtype=np.int64)
     tail = np.full(span * span, -1, dtype=np.int64)
@@ -366,39 +358,25 @@ def _dsatur_buckets(pa, ia, pb, ib, degree):  # pragma: no cover - compiled
     prv = np.full(nv, -1, dtype=np.int64)
     cur = 0
     for v in range(nv):
-        _append(head, tail, nxt, prv, key[v], v)
+        append(head, tail, nxt, prv, key[v], v)
         cur = max(cur, key[v])
-    mark = np.full(nv, -1, dtype=np.int64)
     for _ in range(nv):
         v = -1
         while True:
             while head[cur] < 0:
                 cur -= 1
             v = head[cur]
-            _unlink(head, tail, nxt, prv, cur, v)
+            unlink(head, tail, nxt, prv, cur, v)
             if where[v] == key[v]:
                 break
             where[v] = key[v]
-            _append(head, tail, nxt, prv, key[v], v)
-        c = 0
-        while _set_has(table, start, words, v, c):
-            c += 1
-        color[v] = c
-        mark[v] = v
-        for p in range(pa[v], pa[v + 1]):
-            w = ia[p]
-            for q in range(pb[w], pb[w + 1]):
-                x = ib[q]
-                if mark[x] == v:
-                    continue
-                mark[x] = v
-                if color[x] >= 0:
-                    continue
-                key[x] -= 1
-                if _set_add(table, start, words, x, c):
-                    key[x] += span
-                    _unlink(head, tail, nxt, prv, where[x], x)
-                    where[x] = key[x]
-                    _append(head, tail, nxt, prv, key[x], x)
-                    cur = max(cur, key[x])
+            append(head, tail, nxt, prv, key[v], v)
+        raised_k = _colour_next(v, pa, ia, pb, ib, span, table, start, words, color, key,
+                                mark, raised)
+        for i in range(raised_k):
+            x = raised[i]
+            unlink(head, tail, nxt, prv, where[x], x)
+            where[x] = key[x]
+            append(head, tail, nxt, prv, key[x], x)
+            cur = max(cur, key[x])
     return color

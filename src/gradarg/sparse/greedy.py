@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._buckets import append, unlink
 from ._numba import lazy_njit
 
 __all__ = ["ORDERS", "greedy", "order"]
@@ -64,14 +65,15 @@ def _greedy(ptr, ind, sequence):  # pragma: no cover - compiled
     return color
 
 
-def order(indptr: np.ndarray, indices: np.ndarray, name: str, seed: int = 0) -> np.ndarray:
-    """The vertex order ``name`` (one of :data:`ORDERS`) as an ``int64`` array."""
+def order(indptr: np.ndarray, indices: np.ndarray, name: str) -> np.ndarray:
+    """The vertex order ``name`` (one of :data:`ORDERS`) as an ``int64`` array
+    (``random_sequential``: the permutation of a generator seeded with 0)."""
     n = len(indptr) - 1
     degree = np.diff(indptr)
     if name == "largest_first":
         return np.argsort(-degree, kind="stable")
     if name == "random_sequential":
-        return np.random.default_rng(seed).permutation(n)
+        return np.random.default_rng(0).permutation(n)
     if name == "smallest_last":
         return _bucket_order(indptr, indices, degree, pick_max=False, step=-1)[::-1].copy()
     if name == "dynamic_largest_first":
@@ -83,36 +85,12 @@ def order(indptr: np.ndarray, indices: np.ndarray, name: str, seed: int = 0) -> 
 
 def _bucket_order(indptr, indices, start, *, pick_max: bool, step: int) -> np.ndarray:
     """Pick vertices one by one by the extreme key; each pick adds ``step`` to the keys of its
-    not-yet-picked neighbours.  Buckets are doubly linked lists, appended at the tail and
-    picked from the head (first in, first out: deterministic)."""
+    not-yet-picked neighbours (a bucket queue, :mod:`gradarg.sparse._buckets`)."""
     n = len(indptr) - 1
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     top = int(start.max()) + (n + 2 if step > 0 else 2)
     return _bucket_kernel(_i64(indptr), _i64(indices), _i64(start).copy(), pick_max, step, top)
-
-
-@lazy_njit
-def _unlink(head, tail, nxt, prv, b, v):  # pragma: no cover - compiled
-    if prv[v] >= 0:
-        nxt[prv[v]] = nxt[v]
-    else:
-        head[b] = nxt[v]
-    if nxt[v] >= 0:
-        prv[nxt[v]] = prv[v]
-    else:
-        tail[b] = prv[v]
-
-
-@lazy_njit
-def _append(head, tail, nxt, prv, b, v):  # pragma: no cover - compiled
-    nxt[v] = -1
-    prv[v] = tail[b]
-    if tail[b] >= 0:
-        nxt[tail[b]] = v
-    else:
-        head[b] = v
-    tail[b] = v
 
 
 @lazy_njit
@@ -123,7 +101,7 @@ def _bucket_kernel(ptr, ind, key, pick_max, step, top):  # pragma: no cover - co
     nxt = np.full(n, -1, dtype=np.int64)
     prv = np.full(n, -1, dtype=np.int64)
     for v in range(n):
-        _append(head, tail, nxt, prv, key[v], v)
+        append(head, tail, nxt, prv, key[v], v)
     done = np.zeros(n, dtype=np.bool_)
     out = np.empty(n, dtype=np.int64)
     cur = key.max() if pick_max else key.min()
@@ -135,16 +113,16 @@ def _bucket_kernel(ptr, ind, key, pick_max, step, top):  # pragma: no cover - co
             while head[cur] < 0:
                 cur += 1
         v = head[cur]
-        _unlink(head, tail, nxt, prv, cur, v)
+        unlink(head, tail, nxt, prv, cur, v)
         done[v] = True
         out[t] = v
         for p in range(ptr[v], ptr[v + 1]):
             w = ind[p]
             if not done[w]:
                 k = key[w]
-                _unlink(head, tail, nxt, prv, k, w)
+                unlink(head, tail, nxt, prv, k, w)
                 key[w] = k + step
-                _append(head, tail, nxt, prv, k + step, w)
+                append(head, tail, nxt, prv, k + step, w)
         if pick_max and step > 0:
             cur += 1  # a neighbour may now sit one bucket higher
         elif not pick_max and step < 0:

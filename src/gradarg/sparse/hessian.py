@@ -3,7 +3,9 @@
 ``SparseHessian(pattern)`` star-colours the adjacency graph of a symmetric pattern once
 (:mod:`gradarg.sparse.star`); each call then computes one Hessian-vector product per colour,
 forward-over-reverse (``torch.func.jvp`` of ``torch.func.grad``, batched with
-``torch.func.vmap``), and reads every entry of the pattern off those products.
+``torch.func.vmap``), and reads every entry of the pattern off those products.  Each method
+(``"star"``, ``"acyclic"``: substitution, fewer products) is a mode of
+:mod:`gradarg.sparse.modes`, which holds its colouring, its pass and its recovery.
 """
 
 from __future__ import annotations
@@ -13,23 +15,19 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-from torch.func import grad as func_grad
-from torch.func import jvp as func_jvp
-from torch.func import vmap
 
 from .._validate import check_callable
-from ._layouts import assemble, check_layout, check_x, colour_seeds, coo_indices
+from ._layouts import assemble, check_layout, check_x, coo_indices, refuse_in_transform
 from ._warm import forward_mode_ready
-from .acyclic import acyclic_coloring, substitution_plan
-from .compiled import CompiledSparse
+from .compiled import CompiledSparse, compile_parameters
 from .greedy import order
+from .modes import HESSIAN_MODES
+from .passes import scalar
 from .pattern import coordinates
-from .star import star_coloring, star_recovery
 
 __all__ = ["ORDERS_TRIED", "SparseHessian"]
 
 ORDERS_TRIED = ("natural", "largest_first", "smallest_last")
-_VMAP_ERRORS = (RuntimeError, NotImplementedError, ValueError, TypeError)
 
 
 class SparseHessian:
@@ -112,7 +110,7 @@ class SparseHessian:
         *,
         method: str = "star",
     ) -> None:
-        if method not in ("star", "acyclic"):
+        if method not in HESSIAN_MODES:
             raise ValueError(f"method must be 'star' or 'acyclic', got {method!r}")
         co = coordinates(pattern, x_shape)
         if co.m != co.n or (co.y_shape is not None and co.y_shape != co.x_shape):
@@ -126,30 +124,24 @@ class SparseHessian:
         from .symmetric import symmetrized  # imports numba
 
         rows, cols, indptr, indices = symmetrized(co)
+        kind = HESSIAN_MODES[method]
         best = None
-        colour = star_coloring if method == "star" else acyclic_coloring
         for name in ORDERS_TRIED:
             seq = np.arange(n) if name == "natural" else order(indptr, indices, name)
-            colors = colour(indptr, indices, seq)
+            colors = kind.colour(indptr, indices, seq)
             if best is None or colors.max() < best.max():
                 best = colors
         assert best is not None
         self.method = method
-        if method == "star":
-            self._gather = torch.from_numpy(star_recovery(rows, cols, best))
-        else:
-            plan = substitution_plan(rows, cols, best)
-            self._order, self._sign = torch.from_numpy(plan.order), torch.from_numpy(plan.sign)
-            self._plus, self._minus = torch.from_numpy(plan.plus), torch.from_numpy(plan.minus)
+        self._mode = kind(rows, cols, best)  # the recovery plan
         self.coloring_seconds = time.perf_counter() - start
         self._distance2_colors: int | None = None
-        self.colors = torch.from_numpy(best)
-        self.passes = int(best.max()) + 1
+        self.colors = self._mode.colors
+        self.passes = self._mode.passes
         self.shape = (n, n)
         self.nnz = int(rows.size)
         self._x_shape = co.x_shape
         self._rows, self._cols = torch.from_numpy(rows), torch.from_numpy(cols)
-        self._seeds: dict[torch.dtype, torch.Tensor] = {}
         self._coo_index: dict[tuple[int, ...], torch.Tensor] = {}
 
     @property
@@ -202,36 +194,20 @@ class SparseHessian:
         TypeError
             ``x`` is not a real floating tensor.
         ValueError
-            ``x`` does not match the pattern; ``f(x)`` is not a scalar; unknown ``layout``.
+            ``x`` does not match the pattern; ``f(x)`` is not a scalar; unknown ``layout``;
+            called inside a ``torch.func`` transform, where the compressed result would be cut
+            from it (the message names the transform; ``torch.func.hessian`` composes).
         """
         check_callable("f", f)
-        self._check_x(x)
+        refuse_in_transform("SparseHessian")
+        check_x(x, self.shape[0], self._x_shape)
         check_layout(layout)
-        x0 = x.detach().clone()
-        seeds = self._seed(x0.dtype)
-
-        def scalar(u: torch.Tensor) -> torch.Tensor:
-            return _scalar(f(u))
-
-        def hvp(v: torch.Tensor) -> torch.Tensor:
-            return func_jvp(func_grad(scalar), (x0,), (v.view(x0.shape),))[1].reshape(-1)
-
-        try:
-            products = vmap(hvp, randomness="same")(seeds)
-        except ValueError as err:
-            if "f must return a scalar" in str(err):
-                raise
-            products = torch.stack([hvp(v) for v in seeds])
-        except _VMAP_ERRORS:  # an op without a batching rule: one product at a time
-            products = torch.stack([hvp(v) for v in seeds])
-        values = self._recover(products.detach().reshape(-1))
+        values = self._recover(self._mode.run(f, x.detach().clone()))
         return self._assemble(values, tuple(x.shape), layout)
 
     def _recover(self, flat: torch.Tensor) -> torch.Tensor:
-        """The entries' values from the flat ``passes × n`` products."""
-        if self.method == "star":
-            return flat.index_select(0, self._gather)  # 4x faster than flat[...]
-        return self._substitute(flat)
+        """The entries' values from the flat ``passes × n`` products (the mode's recovery)."""
+        return self._mode.recover(flat)
 
     def _assemble(self, values: torch.Tensor, shape: tuple[int, ...],
                   layout: torch.layout) -> torch.Tensor:
@@ -243,15 +219,9 @@ class SparseHessian:
                                                                shape, shape)
         return assemble(values, self._rows, self._cols, shape, shape, layout, indices=indices)
 
-    def _check_x(self, x: object) -> None:
-        check_x(x, self.shape[0], self._x_shape)
+    # ------------------------------------------------------------------ compiled call
 
-    def _seed(self, dtype: torch.dtype) -> torch.Tensor:
-        seeds = self._seeds.get(dtype)
-        if seeds is None:
-            seeds = self._seeds[dtype] = colour_seeds(self.colors, self.shape[0], dtype)
-        return seeds
-
+    @compile_parameters
     def compile(
         self,
         f: Callable[[torch.Tensor], torch.Tensor],
@@ -272,15 +242,7 @@ class SparseHessian:
         f : callable
             ``f(x)`` returns a real floating scalar; traceable by ``torch.compile`` and
             ``torch.func`` (no ``.item()``, no in-place change of ``x``, no randomness).
-        backend : str
-            ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
-            where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
-            kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
-        mode : str, optional
-            Passed to ``torch.compile``.
-        fullgraph : bool
-            ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
-            what could not be captured; ``False`` lets torch run those parts eagerly.
+        {compile_parameters}
 
         Returns
         -------
@@ -303,48 +265,14 @@ class SparseHessian:
         """
         check_callable("f", f)
 
-        def scalar(u: torch.Tensor) -> torch.Tensor:
-            return f(u).reshape(())
-
-        def pure(x: torch.Tensor, seeds: torch.Tensor) -> torch.Tensor:
-            x = x.clone()  # f never reaches the caller's tensor
-
-            def hvp(v: torch.Tensor) -> torch.Tensor:
-                return func_jvp(func_grad(scalar), (x,), (v.view(x.shape),))[1].reshape(-1)
-
-            return vmap(hvp)(seeds).reshape(-1)
-
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
-            self._check_x(x)
+            check_x(x, self.shape[0], self._x_shape)
             with torch.no_grad():
-                _scalar(f(x.detach().clone()))
+                scalar(f(x.detach().clone()))
             return tuple(x.shape)
 
         def assemble(values, y_shape, x_shape, layout):
             return self._assemble(values, x_shape, layout)
 
-        candidates = {self.method: (pure, lambda dtype: (self._seed(dtype),), self._recover)}
-        def eager(x: torch.Tensor) -> torch.Tensor:
-            return self(f, x).values()  # coalesced COO: the entries in the pattern's order
-
-        return CompiledSparse(self, f, candidates, prepare, eager, assemble, backend=backend,
-                              mode=mode, fullgraph=fullgraph)
-
-    def _substitute(self, flat: torch.Tensor) -> torch.Tensor:
-        """The entries from the flat products, acyclic colouring: differences of one signed
-        prefix sum, accumulated in float64 (:class:`gradarg.sparse.acyclic.SubstitutionPlan`);
-        the same few torch operations whatever the trees' depth."""
-        w = flat.index_select(0, self._order).to(torch.float64) * self._sign
-        prefix = torch.cat([w.new_zeros(1), torch.cumsum(w, 0)])  # functional: compilable
-        return (prefix.index_select(0, self._plus)
-                - prefix.index_select(0, self._minus)).to(flat.dtype)
-
-
-def _scalar(out: object) -> torch.Tensor:
-    """``f``'s output as a 0-d tensor, or the ``ValueError`` saying it is not a scalar."""
-    if not isinstance(out, torch.Tensor) or out.numel() != 1:
-        raise ValueError(
-            f"f must return a scalar (one-element tensor), got "
-            f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
-        )
-    return out.reshape(())
+        return CompiledSparse.of_modes(self, f, [self._mode], prepare, assemble,
+                                       backend=backend, mode=mode, fullgraph=fullgraph)

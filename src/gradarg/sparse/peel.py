@@ -3,7 +3,7 @@
 A row with many entries makes every pair of its columns conflict (forward mode needs as many
 passes as it has entries); peeled to reverse mode, it costs one VJP colour among the few dense
 rows, and the columns are coloured without it.  Columns peeled to forward mode likewise.  For
-a few thresholds ``t`` on the entries per line (the ``thresholds`` largest distinct counts),
+a few thresholds ``t`` on the entries per line (the :data:`THRESHOLDS` largest distinct counts),
 rows with at least ``t`` entries go to reverse mode, or columns with at least ``t`` to forward
 mode.  Each candidate comes with a lower bound on its passes, found by counting only: the
 reverse rows need at least as many colours as one column has reverse entries, the forward
@@ -19,7 +19,9 @@ import numpy as np
 
 from .pattern import Coordinates
 
-__all__ = ["candidate_splits", "split_bound"]
+__all__ = ["THRESHOLDS", "candidate_splits", "split_bound"]
+
+THRESHOLDS = 4  # cut-offs tried on each side
 
 
 def split_bound(coords: Coordinates, reverse: np.ndarray) -> int:
@@ -29,7 +31,7 @@ def split_bound(coords: Coordinates, reverse: np.ndarray) -> int:
     return int(rev + fwd)
 
 
-def candidate_splits(coords: Coordinates, thresholds: int = 4) -> list[tuple[np.ndarray, int]]:
+def candidate_splits(coords: Coordinates) -> list[tuple[np.ndarray, int]]:
     """``(reverse, bound)`` per candidate split, rows peeled first, then columns, each side by
     decreasing threshold; splits that would peel every entry are left out."""
     out = []
@@ -37,7 +39,7 @@ def candidate_splits(coords: Coordinates, thresholds: int = 4) -> list[tuple[np.
         line = coords.rows if side == "rows" else coords.cols
         size = coords.m if side == "rows" else coords.n
         nnz = np.bincount(line, minlength=size)
-        for t in np.unique(nnz)[::-1][:thresholds]:
+        for t in np.unique(nnz)[::-1][:THRESHOLDS]:
             peeled = nnz[line] >= t  # entries on a dense line
             if peeled.all():
                 continue

@@ -24,23 +24,8 @@ aten = torch.ops.aten
 
 
 @register(
-    "sum",
-    "mean",
-    "nansum",
-    "nanmean",
-    "prod",
-    "amax",
-    "amin",
-    "max",
-    "min",
-    "linalg_vector_norm",
-    "norm",
-    "var",
-    "std",
-    "logsumexp",
-    "var_mean",
-    "std_mean",
-    "aminmax",
+    "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min",
+    "linalg_vector_norm", "norm", "var", "std", "logsumexp", "var_mean", "std_mean", "aminmax",
     family="reductions",
 )
 def reduction(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
