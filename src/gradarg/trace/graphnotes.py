@@ -27,8 +27,9 @@ from .operators import row
 from .values import finite
 
 __all__ = [
-    "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "known_finite", "nonfinite_origin",
-    "quick_finite", "reentrant_checkpoint", "refs", "stopped", "takes_bad_data", "zero_blocks",
+    "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan", "known_finite",
+    "nonfinite_origin", "quick_finite", "reentrant_checkpoint", "refs", "roots", "stopped",
+    "takes_bad_data", "zero_blocks",
 ]
 
 
@@ -275,3 +276,42 @@ def reentrant_checkpoint() -> str | None:
             return "checkpoint-unreached" if needs else "checkpoint"
         frame = frame.f_back
     return None
+
+
+# -- read from the recorder's notes (hooks.Recorder) -------------------------------------------
+def _by_slot(rec: Any) -> dict[int, Any]:
+    """Slot -> the node whose output it records (leaf slots left out)."""
+    return {slot: key[0] for key, slot in rec._slots.items() if key[1] >= 0}
+
+
+def roots(rec: Any) -> list[Any]:
+    """The nodes of the outputs of the outermost module calls (the model's outputs)."""
+    by_slot = _by_slot(rec)
+    return list(dict.fromkeys(by_slot[s] for r in rec._raw if r.parent is None
+                              for s in (r.outs or []) if s in by_slot))
+
+
+def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
+    """Outermost call ``index`` returned: when its output is not finite, where the forward's
+    first NaN/Inf comes from: ``(call, "made")`` for the call that made it (the innermost the
+    live values show, then inside it the graph's origin: values freed by then, the outputs of
+    inner calls kept only as views), ``(call, "input")`` when an input of that call without
+    history (data) already held it; ``None`` when the output is finite."""
+    outs = [t for r in rec._values[index][1] if (t := r()) is not None]
+    if all(quick_finite(t) for t in outs):
+        return None
+    if known_finite(rec._values[index][0]) is False:
+        return index, "input"
+    parents = [r.parent for r in rec._raw]
+    made = first_nonfinite_call(parents, rec._values, index)
+    within = index if made is None else made
+    by_slot = _by_slot(rec)
+    calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
+              [by_slot[s] for s in r.ins if s in by_slot]) for r in rec._raw]
+    origin = nonfinite_origin(calls[within][0])
+    if origin is not None:
+        at = call_of(origin, calls, parents, within)
+        if at is not None and takes_bad_data(origin):
+            return at, "input"
+        made = at if at is not None else made
+    return None if made is None else (made, "made")

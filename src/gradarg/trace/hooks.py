@@ -426,52 +426,23 @@ class Recorder:
         return hook
 
     # -- what the graph and the values show (graphnotes) --------------------------------------
-    def _root_nodes(self) -> list[Any]:
-        """The nodes of the outputs of the outermost module calls (the model's outputs)."""
-        by_slot = {slot: key[0] for key, slot in self._slots.items() if key[1] >= 0}
-        return list(dict.fromkeys(by_slot[s] for r in self._raw if r.parent is None
-                                  for s in (r.outs or []) if s in by_slot))
-
     def _note_forward(self, index: int) -> None:
-        """An outermost call returned: when its output is not finite, where the forward's
-        first NaN/Inf comes from: ``(call, "made")`` for the call that made it (from the values
-        still alive, else from the graph), ``(call, "input")`` when the input of that call
-        (data) already held it."""
+        """An outermost call returned: where the forward's first NaN/Inf comes from."""
         try:
-            outs = [t for r in self._values[index][1] if (t := r()) is not None]
-            if all(graphnotes.quick_finite(t) for t in outs):
-                return
-            if graphnotes.known_finite(self._values[index][0]) is False:
-                self._forward_nan = (index, "input")
-                return
-            parents = [r.parent for r in self._raw]
-            # the innermost call the live values show; then, inside it, the graph's origin
-            # (values freed by then: the outputs of inner calls kept only as views)
-            made = graphnotes.first_nonfinite_call(parents, self._values, index)
-            within = index if made is None else made
-            by_slot = {slot: key[0] for key, slot in self._slots.items() if key[1] >= 0}
-            calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
-                      [by_slot[s] for s in r.ins if s in by_slot]) for r in self._raw]
-            origin = graphnotes.nonfinite_origin(calls[within][0])
-            if origin is not None:
-                at = graphnotes.call_of(origin, calls, parents, within)
-                if at is not None and graphnotes.takes_bad_data(origin):
-                    self._forward_nan = (at, "input")
-                    return
-                made = at if at is not None else made
-            self._forward_nan = None if made is None else (made, "made")
+            self._forward_nan = graphnotes.forward_nan(self, index)
         except Exception:  # noqa: BLE001 (never break the user's forward)
             self._forward_nan = None
 
     def _note_zeros(self) -> None:
-        """At the first exactly-zero gradient of a pass: the parameters whose gradient every
-        path sends through a product with an all-zero parameter (the values as the forward
-        used them: the optimizer has not run yet)."""
+        """At the first exactly-zero gradient of a pass (the values as the forward used them):
+        the parameters an all-zero factor blocks."""
         try:
-            names = {p: name for p, (name, _) in self._owner.items()}
-            self._zero_blocked = graphnotes.zero_blocks(self._root_nodes(), names)
+            self._zero_blocked = graphnotes.zero_blocks(graphnotes.roots(self), self._names_of())
         except Exception:  # noqa: BLE001 (never break the user's backward)
             self._zero_blocked = {}
+
+    def _names_of(self) -> dict[Any, str]:
+        return {p: name for p, (name, _) in self._owner.items()}
 
     def stopped_at(self) -> graphnotes.Stop | None:
         """Where this step's backward stopped at a saved tensor modified in place, if it did
@@ -481,13 +452,12 @@ class Recorder:
         return self._stop
 
     def _note_stop(self) -> None:
-        """Whether the backward stopped at a saved tensor modified in place: read while the
-        graph is held, when some parameter that requires grad got no gradient."""
+        """Read while the graph is held, when some parameter that requires grad got none."""
         got = {p for p, *_ in self._param_got}
         if not self._backward_seen or all(p in got for p in self._owner if p.requires_grad):
             return
         try:
-            names = {p: name for p, (name, _) in self._owner.items()}
-            self._stop = graphnotes.stopped(self._root_nodes(), names, got, self._node_owner)
+            self._stop = graphnotes.stopped(graphnotes.roots(self), self._names_of(), got,
+                                            self._node_owner)
         except Exception:  # noqa: BLE001 (a saved tensor that cannot be read: nothing known)
             self._stop = None
