@@ -208,8 +208,10 @@ def factors(op: str, slot: int) -> tuple[int, ...]:
     """The inputs of product ``op`` whose operands multiply the gradient sent to input ``slot``
     (none for an added input, or for an operation that is not a product).
 
-    >>> factors("mul", 0), factors("addmm", 2), factors("addmm", 0), factors("relu", 0)
-    ((1,), (1,), (), ())
+    >>> factors("mul", 0), factors("addmm", 2)
+    ((1,), (1,))
+    >>> factors("addmm", 0), factors("relu", 0)  # added bias; no product
+    ((), ())
     """
     operands = row(op).operands
     if slot >= len(operands) or not operands[slot]:
