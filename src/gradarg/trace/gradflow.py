@@ -190,9 +190,11 @@ class GradWatch(Recorder):
     def problems(self, *, factor: float = 1e3, dead_fraction: float = 0.5) -> list[str]:
         """Each thing wrong with the recorded step, one phrase each (empty if none).
 
-        Each phrase comes from one finding of ``gradarg.trace.findings`` (non-finite
-        gradients, missing gradients, vanishing or exploding flow, dead units, all-zero
-        gradients, gradients accumulated over earlier passes), in that order.
+        Each phrase comes from one finding of ``gradarg.trace.findings`` (a backward that
+        stopped at a saved tensor edited in place, non-finite gradients, missing gradients,
+        modules cut from the graph or whose output went unused, vanishing or exploding flow,
+        dead units, all-zero gradients and the all-zero factor behind them, gradients
+        accumulated over earlier passes, gradients edited after backward), in that order.
 
         Parameters
         ----------
