@@ -117,9 +117,11 @@ def _zero_factor(a: Asked) -> str | None:
                        for f in block.factors)
     gets, it = ("gets", "it") if len(block.factors) == 1 else ("get", "them")
     if all(params[f].grad for f in block.factors if f in params):
+        when = ("expected for a factor initialised to zero, as LoRA's B, at the first step"
+                if block.adjacent else f"if {it} {'is' if it == 'it' else 'are'} initialised "
+                f"to zero on purpose, as a ReZero gate, this lasts one step")
         then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches {a.name} once an "
-                f"optimizer step moves {it} (expected for a factor initialised to zero, as "
-                f"LoRA's B, at the first step)")
+                f"optimizer step moves {it} ({when})")
     else:
         then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: initialise "
                 f"one of the factors nonzero")
