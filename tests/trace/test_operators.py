@@ -21,8 +21,8 @@ import torch.nn.functional as F
 
 from gradarg import trace_backward
 from gradarg.trace.labels import label, names_by_node
-from gradarg.trace.nodes import op_name, walk
-from gradarg.trace.operators import OPERATORS, row, singular
+from gradarg.trace.nodes import children, op_name, walk
+from gradarg.trace.operators import OPERATORS, factors, row, singular
 
 D = torch.float64
 T = torch.tensor
@@ -100,6 +100,9 @@ EXAMPLES: dict[str, Example] = {
     "dot": Example(lambda a, b: a @ b, ((3,), (3,)), label="a @ b"),
     "addmm": Example(torch.addmm, ((4,), (2, 3), (3, 4)),
                      lambda g, c, a, b: (g.sum(0), g @ b.T, a.T @ g), "b @ c + a"),
+    "addmv": Example(torch.addmv, ((2,), (2, 3), (3,))),
+    "baddbmm": Example(torch.baddbmm, ((2, 2, 4), (2, 2, 3), (2, 3, 4))),
+    "convolution": Example(F.conv1d, ((1, 2, 5), (3, 2, 2), (3,))),
     "cdist": Example(lambda a, b: torch.cdist(a.view(1, -1), b.view(1, -1), p=0.01),
                      ((2,), (2,)), at=(*NEAR_ZERO, torch.zeros(2))),
     # elementwise
@@ -158,6 +161,8 @@ EXAMPLES: dict[str, Example] = {
     "view": Example(lambda a: a.view(6), ((2, 3),), lambda g, a: (g.view(2, 3),)),
     "unsafe_view": Example(lambda a: a.t().reshape(6), ((2, 3),),
                            lambda g, a: (g.reshape(3, 2).t(),)),
+    "squeeze": Example(torch.squeeze, ((1, 3),)),
+    "unsqueeze": Example(lambda a: a.unsqueeze(0)),
     "expand": Example(lambda a: a.expand(4, 3), ((1, 3),),
                       lambda g, a: (g.sum(0, keepdim=True),)),
     "clone": Example(torch.clone, rule=lambda g, a: (g,)),
@@ -290,6 +295,16 @@ def test_a_unit_that_never_fires_passes_nothing(op):
     assert bool((grads[0] == 0).all()), (op, grads)
 
 
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.saturates))
+def test_a_clamp_saturated_everywhere_passes_nothing(op):
+    x = _leaves((T([-5.0, 3.0, 7.0], dtype=D),))
+    (g,) = _grads(EXAMPLES[op].forward(*x), x)
+    assert bool((g == 0).all()), (op, g)
+    inside = _leaves(EXAMPLES[op].at)
+    (g,) = _grads(EXAMPLES[op].forward(*inside), inside)
+    assert bool((g != 0).any()), (op, g)
+
+
 def test_where_sends_zero_into_the_branch_not_taken():
     (op,) = [o for o, r in OPERATORS.items() if r.masks_branch]
     a, b = _leaves(EXAMPLES[op].at)
@@ -315,6 +330,48 @@ def test_a_view_shares_its_inputs_memory(op):
     inputs = EXAMPLES[op].make()
     out = _output(op, inputs)
     assert out.untyped_storage().data_ptr() == inputs[0].untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.operands))
+def test_a_product_saves_each_operand_where_the_row_says(op):
+    inputs = EXAMPLES[op].make()
+    node = _output(op, inputs).grad_fn
+    operands = row(op).operands
+    assert len(operands) == len(children(node)) == len(inputs)
+    for attr, x in zip(operands, inputs, strict=True):
+        if attr:
+            assert torch.equal(getattr(node, attr), x)
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.operands))
+def test_an_all_zero_operand_sends_zeros_to_the_other_factors(op):
+    """With one multiplied operand all zero, autograd's gradient is exactly zero for each input
+    it is a factor of, and not for the others (an added input, the zero operand itself)."""
+    base = EXAMPLES[op].make()
+    for zero in (j for j, attr in enumerate(row(op).operands) if attr):
+        inputs = tuple(torch.zeros_like(x).requires_grad_() if j == zero else x
+                       for j, x in enumerate(base))
+        grads = _grads(_output(op, inputs), inputs)
+        for i, g in enumerate(grads):
+            assert bool((g == 0).all()) is (zero in factors(op, i)), (op, zero, i, g)
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.recompute))
+def test_the_forward_recomputed_from_the_saved_values_is_the_output(op):
+    inputs = EXAMPLES[op].make()
+    out = _output(op, inputs)
+    fn, *attrs = row(op).recompute
+    again = getattr(torch, fn)(*(getattr(out.grad_fn, a) for a in attrs))
+    assert torch.allclose(again, out.detach(), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.keeps_zero))
+def test_an_all_zero_input_gives_an_all_zero_output(op):
+    inputs = EXAMPLES[op].make()
+    zeros = (torch.zeros_like(inputs[0]).requires_grad_(), *inputs[1:])
+    out = _output(op, zeros)
+    assert not bool(out.any())
+    assert bool(_output(op, inputs).any())
 
 
 @pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.random))

@@ -560,6 +560,71 @@ def bert_from_a_config():
     return Seen({"summary": w.summary()}, healthy=True)
 
 
+class _LSTMHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lstm, self.head = nn.LSTM(4, 8, batch_first=True), nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(self.lstm(x)[0][:, -1])
+
+
+_SEQ = torch.randn(3, 5, 4, generator=torch.Generator().manual_seed(2))
+_LABELS = torch.tensor([0, 1, 0])
+
+
+@scenario
+def optimizer_step_between_forward_and_backward():
+    net = _LSTMHead()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for p in net.parameters():  # gradients of an earlier step
+        p.grad = torch.ones_like(p)
+
+    def step():
+        loss = F.cross_entropy(net(_SEQ), _LABELS)
+        opt.step()  # one line too early: head.weight, saved by the forward, changes
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+
+    w = watched(net, step)
+    return Seen({"summary": w.summary(checks=False), "why": w.why_no_grad("lstm.weight_ih_l0")},
+                must={"summary": ("backward() stopped", "head.weight", "optimizer",
+                                  "before optimizer.step()"),
+                      "why": ("stopped with an error", "head.weight")},
+                never={"summary": (*NEVER_OK, "uses it", "detached", "vanishing"),
+                       "why": ("uses it", "detached")})
+
+
+@scenario
+def nan_in_the_input_data():
+    net = _LSTMHead()
+    x = _SEQ.clone()
+    x[1, 2, 0] = float("nan")
+    w = watched(net, lambda: F.cross_entropy(net(x), _LABELS).backward())
+    return Seen({"summary": w.summary()},
+                must={"summary": ("NaN/Inf in an input of module", "the data")},
+                never={"summary": (*NEVER_OK, "made NaN/Inf in module", "follows the model")})
+
+
+@scenario
+def zero_initialised_head():
+    net = _LSTMHead()
+    nn.init.zeros_(net.head.weight)
+    w = watched(net, lambda: F.cross_entropy(net(_SEQ), _LABELS).backward())
+    # independently: the LSTM's gradient is exactly zero, the head's is not
+    net2 = _LSTMHead()
+    nn.init.zeros_(net2.head.weight)
+    g_lstm, g_head = torch.autograd.grad(F.cross_entropy(net2(_SEQ), _LABELS),
+                                         [net2.lstm.weight_ih_l0, net2.head.weight])
+    assert not g_lstm.any() and g_head.any()
+    return Seen({"summary": w.summary(checks=False), "why": w.why_no_grad("lstm.weight_ih_l0")},
+                must={"summary": ("all-zero gradient", "head.weight", "all zeros"),
+                      "why": ("head.weight", "all zeros", "once an optimizer step moves it")},
+                never={"summary": (*NEVER_OK, "vanishing", "dead"),
+                       "why": ("vanishing", "dead")})
+
+
 # ------------------------------------------------------------------------------- the test
 
 

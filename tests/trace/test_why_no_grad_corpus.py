@@ -343,6 +343,50 @@ def saved_tensor_modified_in_place():
 
 
 @situation
+def slice_assignment_after_sigmoid():
+    X, W = torch.randn(4, 3), torch.randn(3, 5, requires_grad=True)
+
+    def make():
+        h = torch.sigmoid(X @ W)
+        h[:, 0] = 0  # CopySlices: sigmoid saved h for its backward
+        return h.sum()
+
+    exp = Expect(("modified-in-place",), ("in place", "CopySlices", "version 1"), node="Sigmoid")
+    return Situation(make, W, exp, exp, names={"W": W}, forbid=("zero_grad", "reset"))
+
+
+@situation
+def masked_fill_in_place():
+    X, W = torch.randn(4, 3), torch.randn(3, 5, requires_grad=True)
+
+    def make():
+        h = torch.exp(X @ W)
+        h.masked_fill_(h > 1.0, 0.0)
+        return h.sum()
+
+    exp = Expect(("modified-in-place",), ("in place", "MaskedFillBackward0"), node="Exp")
+    return Situation(make, W, exp, exp, names={"W": W}, forbid=("zero_grad", "reset"))
+
+
+@situation
+def optimizer_step_between_forward_and_backward():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(5, 3)
+
+    def make():
+        out = net(x).pow(2).sum()
+        for p in net.parameters():  # the update of a previous step, after this forward
+            p.grad = torch.ones_like(p)
+        opt.step()
+        return out
+
+    exp = Expect(("modified-in-place",), ("2.weight", "optimizer", "before optimizer.step()"))
+    return Situation(make, net[0].weight, exp, exp, module=net, forbid=("zero_grad", "reset"))
+
+
+@situation
 def zero_grad_set_to_none_after_backward():
     net = nn.Linear(3, 1)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
@@ -378,6 +422,73 @@ def dead_relu():
                      Expect(("zero",), ("relu", "recompute"), specific=False), module=layer)
 
 
+class _LoRA(nn.Module):
+    """A frozen base layer plus B(A(x)), B initialised to zero as LoRA does."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.base = nn.Linear(4, 4).requires_grad_(False)
+        self.A = nn.Linear(4, 2, bias=False)
+        self.B = nn.Linear(2, 4, bias=False)
+        nn.init.zeros_(self.B.weight)
+
+    def forward(self, x):
+        return self.base(x) + self.B(self.A(x))
+
+
+@situation
+def lora_b_zero_at_the_first_step():
+    net, x = _LoRA(), torch.randn(8, 4)
+    return Situation(lambda: net(x).pow(2).sum(), net.A.weight,
+                     Expect(("zero",), ("B.weight, which is all zeros", "expected"), node="mm"),
+                     Expect(("zero",), ("B.weight, which is all zeros", "expected")),
+                     module=net, forbid=("vanishing", "dead", "recompute"))
+
+
+@situation
+def lora_a_and_b_both_zero():
+    net, x = _LoRA(), torch.randn(8, 4)
+    nn.init.zeros_(net.A.weight)
+    exp = Expect(("zero",), ("A.weight, which is all zeros", "never moves"))
+    return Situation(lambda: net(x).pow(2).sum(), net.B.weight, exp, exp, module=net,
+                     forbid=("expected", "vanishing"))
+
+
+class _Gated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.inner = nn.Linear(4, 4)
+        self.gate = nn.Parameter(torch.zeros(4))
+
+    def forward(self, x):
+        return x + self.gate * torch.tanh(self.inner(x))
+
+
+@situation
+def zero_gate_after_an_optimizer_step():
+    net, x = _Gated(), torch.randn(8, 4)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(out):
+        out.backward()
+        opt.step()  # the gate moves; inner.weight got exactly zero
+
+    return Situation(lambda: net(x).pow(2).sum(), net.inner.weight,
+                     Expect(("zero",), ("gate, which is all zeros",), node="mul"),
+                     Expect(("zero",), ("gate", "consistent with", "moved")),
+                     step=step, module=net, forbid=("vanishing", "dead"))
+
+
+@situation
+def saturated_clamp():
+    w = torch.tensor([5.0, 6.0], requires_grad=True)
+    return Situation(lambda: (w * 2).clamp(max=1.0).sum(), w,
+                     Expect(("zero",), ("saturated clamp",), node="clamp"),
+                     Expect(("zero",), ("clamp",), specific=False), names={"w": w})
+
+
 @situation
 def sqrt_at_zero_distance():
     p, q = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0])
@@ -405,6 +516,20 @@ def entropy_p_log_p():
     return Situation(make, logits,
                      Expect(("nonfinite",), ("starts at log", "xlogy"), node="log"),
                      Expect(("nonfinite",), ("log",)), forbid=("starts at mul",))
+
+
+@situation
+def nan_made_inside_the_forward():
+    torch.manual_seed(0)
+    lin, head = nn.Linear(4, 4), nn.Linear(4, 3)
+    x, y = torch.randn(8, 4), torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+
+    def make():  # a square root of values that can be negative, two layers before the loss
+        return nn.functional.cross_entropy(head(torch.sqrt(lin(x))), y)
+
+    return Situation(make, lin.weight,
+                     Expect(("nonfinite",), ("starts at sqrt",), node="sqrt"),
+                     Expect(("nonfinite",), ("sqrt",)), forbid=("starts at log_softmax", "starts at mm"))
 
 
 @situation

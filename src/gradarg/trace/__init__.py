@@ -22,10 +22,12 @@ Modules:
   from ``hooks`` (the hooks and the notes they take), ``events`` (what happened to each
   parameter's ``.grad``, in order: the passes that accumulated into it, what an optimizer step
   and the end of the block found there, parameters re-created by an assignment; and how those
-  notes are read), ``records`` (the module and parameter records and their assembly),
-  ``findings`` (one function per thing that can be wrong with a step; the summary line),
-  ``explain`` (``GradWatch.why_no_grad`` in words, ordered rules) and ``view`` (rows, table,
-  plot); ``modules``: ``draw_modules``, one box per ``nn.Module``.
+  notes are read), ``graphnotes`` (what the hooks read from the graph and the values at a few
+  moments: all-zero factors, where a failed backward stopped, the call that made the forward's
+  first NaN, reentrant checkpointing), ``records`` (the module and parameter records and their
+  assembly), ``findings`` (one function per thing that can be wrong with a step; the summary
+  line), ``explain`` (``GradWatch.why_no_grad`` in words, ordered rules) and ``view`` (rows,
+  table, plot); ``modules``: ``draw_modules``, one box per ``nn.Module``.
 - ``values``: how values are shown and measured (``SHOWN_ENTRIES``, norms, sparse values);
   a leaf every other module may import.
 
@@ -35,9 +37,10 @@ Where a change goes: a new operator is one row of ``operators.OPERATORS`` (with 
 ``Case`` type and the docstrings' lists follow); a new reason in ``GradWatch.why_no_grad`` is
 one rule in ``explain.RULES``; a new finding of ``watch`` is one function in ``findings``, added
 to ``FINDINGS``; a new hook or note in ``hooks`` (a new event of ``.grad``: its note there,
-its reading in ``events``); a new view of the record in ``view``; a new
-drawing primitive in ``drawing`` (operations) or ``modules`` (modules); anything that reads a
-node's internals in ``nodes``.  No module imports one that imports it back
+its reading in ``events``; what it reads from the graph or the values, in ``graphnotes``); a
+new view of the record in ``view``; a new drawing primitive in ``drawing`` (operations) or
+``modules`` (modules); anything that reads a node's internals in ``nodes``.  No module imports
+one that imports it back
 (``tests/test_layout.py``).
 
 May import: :mod:`gradarg.core`, :mod:`gradarg.show` and ``gradarg._validate``; never

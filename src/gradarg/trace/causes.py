@@ -19,23 +19,43 @@ import torch
 from . import reach
 from .context import Answer, Cause, Context
 from .gradients import (
+    Zero,
+    Zeros,
     bad_data,
     compare,
     custom_on_path,
+    edited,
     forward_origin,
     random_nodes,
     stats,
+    through_views,
     zero_node,
 )
-from .nodes import is_custom, modified_in_place, node_class, op_name
-from .operators import row, singular
+from .nodes import children, in_place_edits, is_custom, leaf_tensor, node_class, op_name
+from .operators import factors, row, singular
 from .rules import undecided
 from .values import dense_values, finite
 
 __all__ = ["RULES"]
 
 
+def _in_place_versions(c: Context) -> Answer | None:
+    """The version counters of the saved tensors still on the graph: read before any other
+    case, live or after a backward that raised (which freed only what ran before the error)."""
+    for node, attr, message in in_place_edits(c.nodes):
+        what, fix = edited(c.graph, c.names, node, attr, message)
+        what = f": {what}" if what else ""
+        return Answer("modified-in-place", (
+            f"a tensor saved for {node.name()} was modified in place after it was saved{what}; "
+            f"a backward pass through this graph stops with an error there, and nothing "
+            f"below it gets a gradient: {fix}"), node.name())
+    return None
+
+
 def _in_place(c: Context) -> Answer | None:
+    seen = _in_place_versions(c)
+    if seen is not None:
+        return seen
     err = c.inplace_error
     if err is None:
         return None
@@ -50,22 +70,10 @@ def _in_place(c: Context) -> Answer | None:
         f"(h = h + 1 instead of h += 1) or clone before modifying"), node)
 
 
-def _in_place_freed(c: Context) -> Answer | None:
-    # a backward that raised (an in-place edit of a saved tensor) freed what it ran before
-    # the error; the version counters of what is still saved show the edit
-    node = modified_in_place(c.nodes) if c.saved_freed else None
-    if node is None:
-        return None
-    return Answer("modified-in-place", (
-        f"a tensor the backward pass needs (saved for {node}) was modified in place "
-        f"after it was saved, so backward() stops with an error (the tensor's version "
-        f"counter shows it): write the operation out of place (h = h + 1 instead of "
-        f"h += 1) or clone before modifying"), node)
-
-
 IN_PLACE = Cause(("modified-in-place",),
-                 'a saved tensor modified in place (``"modified-in-place"``)', _in_place,
-                 _in_place_freed)
+                 'a saved tensor modified in place (``"modified-in-place"``, from the version '
+                 "counters of the saved tensors still on the graph)", _in_place,
+                 _in_place_versions)
 
 
 def _ran(c: Context) -> str:
@@ -144,10 +152,11 @@ def _nonfinite(c: Context) -> Answer | None:
         fix = row(op_name(origin)).fix_in_product
         extra = f" ({fix})" if fix and row(first.op).product else ""
         return Answer("nonfinite", (
-            f"{xname}'s gradient holds NaN or Inf; it starts at {olabel} ({node_class(origin)}): its "
-            f"forward value is already infinite or NaN there (e.g. log of 0), and the backward "
-            f"of {first.label} ({first.grad_fn}) multiplies by that value; keep the input of "
-            f"{olabel} away from that point (clamp(min=eps)){extra}"), olabel, grad)
+            f"{xname}'s gradient holds NaN or Inf; it starts at {olabel} ({node_class(origin)}): "
+            f"its forward value is already infinite or NaN there (e.g. log of 0, the square "
+            f"root of a negative number), and the backward of {first.label} ({first.grad_fn}), "
+            f"the first to send NaN/Inf, multiplies by that value or one computed from it; keep "
+            f"the input of {olabel} inside its domain (clamp(min=eps)){extra}"), olabel, grad)
     return Answer("nonfinite", (
         f"{xname}'s gradient holds NaN or Inf; it first appears at {first.label} "
         f"({first.grad_fn}): a derivative is infinite there (sqrt at 0, log of 0, division by "
@@ -185,29 +194,127 @@ _STEP_FIX = ("a step function has derivative zero almost everywhere: if the roun
              "values and passes the gradient")
 
 
+def _factor_leaves(c: Context, z: Zero) -> list[tuple[str, torch.Tensor]]:
+    """The all-zero leaves behind ``z`` that require grad, with their names."""
+    named = {id(t): k for k, t in c.names.items()}
+    return [(named.get(id(t), f"the leaf of shape {tuple(t.shape)}"), t) for t in z.leaves
+            if t.requires_grad]
+
+
+def _moves(c: Context, z: Zero, grads: list[torch.Tensor | None]) -> str:
+    """Whether the all-zero factors behind ``z`` move at the next optimizer step, from their
+    own gradients ``grads`` (one pass before backward, ``.grad`` after it)."""
+    leaves = _factor_leaves(c, z)
+    if not leaves:
+        return (f"; nothing it is made from requires grad, so {c.xname}'s gradient stays zero "
+                f"while it does")
+    stuck = [(name, g) for (name, _), g in zip(leaves, grads, strict=True)
+             if g is None or not stats(g)[2]]
+    if stuck:
+        name, g = stuck[0]
+        got = "no gradient (None)" if g is None else "an exactly zero gradient"
+        return (f"; {name} gets {got} itself, so it never moves and {c.xname}'s gradient "
+                f"stays zero: initialise one of the factors nonzero")
+    shown = ", ".join(name for name, _ in leaves)
+    verbs = ("requires grad and gets", "it") if len(leaves) == 1 else ("require grad and get",
+                                                                        "them")
+    return (f"; {shown} {verbs[0]} a nonzero gradient, so an optimizer step moves {verbs[1]} "
+            f"and {c.xname} gets a gradient from then on: expected when a factor is "
+            f"initialised to zero on purpose (LoRA's B, a zero-initialised gate)")
+
+
+def _own_grads(c: Context, z: Zero) -> list[torch.Tensor | None]:
+    """One pass's gradient of each all-zero factor behind ``z`` (nothing accumulated)."""
+    leaves = [t for _, t in _factor_leaves(c, z)]
+    if not leaves:
+        return []
+    gradient = c.gradient if c.gradient is not None else torch.ones_like(c.output)
+    return list(torch.autograd.grad(c.output, leaves, gradient, retain_graph=True,
+                                    allow_unused=True))
+
+
+def _zero_product(c: Context, key: int) -> Zero | None:
+    """Why node ``key`` sends zeros towards the tensor: a factor of that input is all zeros."""
+    towards = c.graph.ancestors(c.position) | {c.position}
+    node, zeros = c.nodes[key], Zeros(c.names)
+    for slot, (child, _) in enumerate(children(node)):
+        if child is not None and c.graph.index[child] in towards:
+            z = zeros.sent(node, slot)
+            if z is not None:
+                return z
+    return None
+
+
 def _zero(c: Context) -> Answer | None:
     if c.stats[2]:
         return None
     trace = c.trace
-    where = zero_node(trace, c.graph, c.position)
+    node = zero_node(trace, c.graph, c.position)
+    where = None if node is None else node.label
     detail = ""
-    if where is not None:
-        node = next(n for n in trace.nodes if n.label == where)
+    if node is not None:
         op = node.grad_fn
+        operator = row(node.op)
         if is_custom(c.nodes[node.key]):
             none = any(t is None for t in node.grad_inputs)
             why = (f" (the custom Function {op}: its backward() "
                    + ("returns None for this input" if none else "returns zeros") + ")")
-        elif row(node.op).dead_unit:
+        elif (z := _zero_product(c, node.key)) is not None:
+            why = f": it multiplies the cotangent by {z.text}{_moves(c, z, _own_grads(c, z))}"
+        elif operator.dead_unit:
             why = " (a ReLU whose inputs were all ≤ 0: a dead ReLU)"
-        elif row(node.op).zero_derivative:
+        elif operator.zero_derivative:
             why = f" ({node.op}: {_STEP_FIX})"
+        elif operator.saturates:
+            why = (f" (a saturated clamp: its derivative is 0 where {operator.gate}, and every "
+                   f"entry the cotangent reached lay there)")
         else:
             why = ""
         detail = f"; the cotangent became zero at {where} ({op}){why}"
     return Answer("zero", (
         f"{c.xname} is reachable from {c.oname} but its gradient is exactly zero{detail}"),
         where, c.grad)
+
+
+def _grads_now(z: Zero, c: Context) -> list[torch.Tensor | None]:
+    return [t.grad for _, t in _factor_leaves(c, z)]
+
+
+def _moved_factor(c: Context) -> Answer | None:
+    """A product on every path to the tensor whose factor is a leaf that got a nonzero
+    gradient, while every leaf reached only through that product got an exactly zero one (or
+    none): the factor was zero at the forward, as far as the gradients show, and has moved
+    since (an optimizer step)."""
+    g, nodes, xname = c.graph, c.nodes, c.xname
+    named = {id(t): k for k, t in c.names.items()}
+    for k in sorted(c.path):
+        op = op_name(nodes[k])
+        kids = children(nodes[k])
+        for slot, (child, _) in enumerate(kids):
+            if child is None or g.index[child] not in c.path:
+                continue
+            for j in factors(op, slot):
+                leaf = through_views(kids[j][0]) if j < len(kids) else None
+                if leaf is None or leaf.grad is None or not stats(leaf.grad)[2]:
+                    continue
+                kept = g.reachable({(k, slot)})
+                if c.position in kept:
+                    continue  # another path reaches the tensor
+                behind = [leaf_tensor(nodes[b]) for b in set(range(len(nodes))) - kept]
+                if any(t is not None and t.grad is not None and stats(t.grad)[2]
+                       for t in behind):
+                    continue
+                name = named.get(id(leaf), f"the leaf of shape {tuple(leaf.shape)}")
+                return Answer("zero", (
+                    f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
+                    f"through {node_class(nodes[k])}, which multiplies the cotangent by {name}; "
+                    f"{name}.grad is nonzero, so a nonzero cotangent reached that product, and "
+                    f"every leaf reached only through it got an exactly zero gradient: "
+                    f"consistent with {name} having been all zeros at the forward (a "
+                    f"zero-initialised factor, as LoRA's B or a gate); it is not all zeros now "
+                    f"(it moved after the forward: an optimizer step), so {xname} gets a gradient "
+                    f"from the next step on"), op)
+    return None
 
 
 def _zero_freed(c: Context) -> Answer | None:
@@ -222,6 +329,21 @@ def _zero_freed(c: Context) -> Answer | None:
             f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
             f"through {op} ({nodes[min(steps)].name()}), whose derivative is zero; "
             f"{_STEP_FIX}"), op)
+    edges = Zeros(c.names).edges(c.graph)
+    if edges and c.position not in c.graph.reachable(set(edges)):
+        on = sorted(e for e in edges if e[0] in c.path
+                    and c.graph.index[children(nodes[e[0]])[e[1]][0]] in c.path)
+        # the zero that alone cuts every path (a zero on one of many paths is not the cause)
+        alone = [e for e in on if c.position not in c.graph.reachable({e})]
+        k, _ = (alone or on)[0]
+        z = edges[(alone or on)[0]]
+        return Answer("zero", (
+            f"{xname}.grad is exactly zero: every path from {c.oname} to {xname} passes "
+            f"through {node_class(nodes[k])}, which multiplies the cotangent by "
+            f"{z.text}{_moves(c, z, _grads_now(z, c))}"), op_name(nodes[k]))
+    moved = _moved_factor(c)
+    if moved is not None:
+        return moved
     gates = sorted({o for o in (op_name(nodes[k]) for k in c.path) if row(o).gate})
     hint = (f"; the path passes through {', '.join(gates)}, which can send zeros (a "
             f"ReLU whose inputs were all ≤ 0, a mask, a multiplication by 0)" if gates

@@ -75,6 +75,22 @@ def _cut(a: Asked) -> str | None:
             f"rejoins the graph")
 
 
+def _stopped(a: Asked) -> str | None:
+    if a.r.grad is not None:
+        return None
+    stop = a.w.stopped_at()
+    if stop is None or a.name not in stop.below:
+        return None
+    at = ""
+    if stop.call is not None and stop.call < len(a.w.modules):
+        c = a.w.modules[stop.call]
+        at = f" (the output of module '{c.name}', {c.kind})"
+    what = f": {stop.what}" if stop.what else ""
+    return (f"no gradient reached {a.name}: backward() stopped with an error at {stop.node}"
+            f"{at} before reaching it: a tensor that node saved for the backward was modified "
+            f"in place after it was saved{what}; {stop.fix}")
+
+
 def _output_unused(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
@@ -96,6 +112,28 @@ def _cannot_tell(a: Asked) -> str | None:
             f"the module's forward does not use it, or its path to the loss was cut "
             f"(detach(), .data, torch.no_grad(), a NumPy round trip); the record cannot "
             f"tell which: gradarg.why_no_grad(loss, param) reads the graph")
+
+
+def _zero_factor(a: Asked) -> str | None:
+    block = (a.w._zero_blocked or {}).get(a.name)
+    if a.r.state != "zero" or block is None:
+        return None
+    params = a.w.parameters
+    fshown = ", ".join(f"{f} (of module '{params[f].module}')" if f in params else f
+                       for f in block.factors)
+    gets, it = ("gets", "it") if len(block.factors) == 1 else ("get", "them")
+    if all(params[f].grad for f in block.factors if f in params):
+        when = ("expected for a factor initialised to zero, as LoRA's B, at the first step"
+                if block.adjacent else f"if {it} {'is' if it == 'it' else 'are'} initialised "
+                f"to zero on purpose, as a ReZero gate, this lasts one step")
+        then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches {a.name} once an "
+                f"optimizer step moves {it} ({when})")
+    else:
+        then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: initialise "
+                f"one of the factors nonzero")
+    return (f"{a.name} received a gradient that is exactly zero: every path to it passes "
+            f"through a product ({block.node}) with {fshown}, which "
+            f"{'was' if len(block.factors) == 1 else 'were'} all zeros at this backward; {then}")
 
 
 def _received(a: Asked) -> str | None:
@@ -135,8 +173,10 @@ RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("no-backward",), "", _no_backward),
     Rule(("module-not-called",), "", _module_not_called),
     Rule(("cut",), "", _cut),
+    Rule(("stopped",), "", _stopped),
     Rule(("output-unused",), "", _output_unused),
     Rule(("cannot-tell",), "", _cannot_tell),
+    Rule(("zero-factor",), "", _zero_factor),
     Rule(("received",), "", _received),
 )
 """What :meth:`GradWatch.why_no_grad` checks, in order; the last rule always answers."""

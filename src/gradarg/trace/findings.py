@@ -43,6 +43,25 @@ class Finding:
     problem: str | None = None
     why_not: str = ""
     note: str = ""  # a fact worth saying that is not a problem
+    expected: tuple[str, ...] = ()  # parameters whose zero gradient the note says is expected
+
+
+def backward_stopped(w: GradWatch, o: Options) -> Finding:
+    """The backward pass stopped with torch's error at a saved tensor modified in place after
+    it was saved (read from the version counters of the saved tensors still on the graph)."""
+    stop = w.stopped_at()
+    if stop is None:
+        return Finding("backward completed", True)
+    at = ""
+    if stop.call is not None and stop.call < len(w.modules):
+        c = w.modules[stop.call]
+        at = f", the output of module '{c.name}' ({c.kind})"
+    what = f": {stop.what}" if stop.what else ""
+    shown = ", ".join(stop.below[:3]) + (", ..." if len(stop.below) > 3 else "")
+    return Finding("backward completed", True,
+                   f"backward() stopped with an error at {stop.node}{at}: a tensor it saved for "
+                   f"the backward was modified in place after it was saved{what}; no gradient "
+                   f"reached the {len(stop.below)} parameter(s) below it ({shown}): {stop.fix}")
 
 
 def nonfinite(w: GradWatch, o: Options) -> Finding:
@@ -50,7 +69,19 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
     bad = [n for n, r in w.parameters.items() if r.state == "nonfinite"]
     if first is not None or bad:
         where = f" first sent by '{first.name}' ({first.kind})" if first else ""
-        if first is None:
+        made = w._forward_nan
+        then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
+                "then")
+        if made is not None and made[0] < len(w.modules) and made[1] == "input":
+            c = w.modules[made[0]]
+            where = (f": the forward pass met NaN/Inf in an input of module '{c.name}' "
+                     f"({c.kind}) that has no history (the data, or a constant): check it with "
+                     f"torch.isfinite(x).all() before the forward{then}")
+        elif made is not None and made[0] < len(w.modules):
+            c = w.modules[made[0]]
+            where = (f": the forward pass already made NaN/Inf in module '{c.name}' ({c.kind}), "
+                     f"whose input is finite and whose output is not{then}")
+        elif first is None:
             # already NaN/Inf where it reached the model: made outside it (the loss)
             outer = [c for c in w.modules if c.parent is None and c.index not in w._late
                      and c.grad_out is not None and not math.isfinite(c.grad_out)]
@@ -95,19 +126,16 @@ def _ddp_unused(w: GradWatch) -> str:
 def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     """The gradient at the first layer against the last (see :meth:`GradWatch.problems`)."""
     layers = w.layers()
-    flow = [c for c in layers if c.params and c.grad_out is not None and
-            math.isfinite(c.grad_out)]
+    # an exact zero is not a gradient that shrank over depth (see all_zero)
+    flow = [c for c in layers if c.params and c.grad_out and math.isfinite(c.grad_out)]
     outs = [cast(float, c.grad_out) for c in flow]
     if not (len(flow) >= 2 and outs[-1] > 0):
         return Finding("vanishing/exploding", False,
-                       why_not="fewer than two layers with parameters received a gradient")
+                       why_not="fewer than two layers with parameters received a finite, "
+                               "nonzero gradient")
     ratio = outs[0] / outs[-1]
     # the modules the ratio spans: the gradient from flow[-1]'s output to flow[0]'s
     span = [c for c in layers if flow[0].index < c.index <= flow[-1].index]
-    if ratio == 0:
-        return Finding("vanishing/exploding", True,
-                       f"vanishing gradient: exactly zero at '{flow[0].name}' although "
-                       f"'{flow[-1].name}' received {_f(flow[-1].grad_out)}")
     if ratio <= 1 / o.factor:
         return Finding("vanishing/exploding", True,
                        f"vanishing gradient: {_orders(ratio)} orders of magnitude smaller "
@@ -164,6 +192,15 @@ CUT_CAUSE = {
     "inference_mode": "it ran under torch.inference_mode(), so its output is an inference "
                       "tensor that can never join a graph",
     "on": "grad mode was on, so its output was detached or its parameters are not used",
+    "checkpoint": "it ran inside torch.utils.checkpoint with use_reentrant=True, which runs the "
+                  "block without recording a graph and records it again during backward only "
+                  "when an input of the checkpoint requires grad; none did (torch warns \"None "
+                  "of the inputs have requires_grad=True\"), so backward never reaches the "
+                  "block: pass use_reentrant=False, or give the checkpoint an input that "
+                  "requires grad",
+    "checkpoint-unreached": "it ran inside torch.utils.checkpoint with use_reentrant=True, "
+                            "which records the block again during backward only when backward "
+                            "reaches the checkpoint's output; it did not",
 }
 
 
@@ -173,7 +210,14 @@ def output_unused(w: GradWatch, o: Options) -> Finding:
     encoder state not passed on, an output detached after the module).  Calls that started
     after the backward (recomputation by checkpointing) do not count."""
     calls = w.modules
+    if w.stopped_at() is not None:
+        return Finding("outputs used", False,
+                       why_not="backward() stopped with an error before reaching every module")
     unused = unused_output_calls(w)
+    # an output that only fed calls which got no gradient themselves (their output unused, or
+    # cut from the graph) is explained by them: name the last of the chain
+    fed = {p for c in [*unused, *(c for c, _ in cut_calls(w))] for p in c.producers}
+    unused = [c for c in unused if c.index not in fed]
     names = {c.name for c in unused}
     # the outermost such call
     outer = [c for c in unused if c.parent is None or calls[c.parent].name not in names]
@@ -203,16 +247,62 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
     return Finding("dead units", True)
 
 
+def _of_module(w: GradWatch, params: list[str]) -> str:
+    """Parameters by name, each with the module that holds it."""
+    return ", ".join(f"{n} (of module '{w.parameters[n].module}')" if n in w.parameters else n
+                     for n in params)
+
+
+def _shown(names: list[str], k: int = 2) -> str:
+    return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
+
+
 def all_zero(w: GradWatch, o: Options) -> Finding:
+    """Parameters whose gradient is exactly zero.  Where every path to one passes through a
+    product with an all-zero parameter (read from the graph and the values at the backward),
+    the factor is named; a zero-initialised factor of a product of parameters that gets a
+    nonzero gradient itself (LoRA's ``B`` at the first step: ``A`` behind it) is a note, not a
+    problem: it lasts until the factor moves."""
     zero = [n for n, r in w.parameters.items() if r.state == "zero"]
-    if zero:
+    if not zero:
+        return Finding("all-zero", True)
+    blocked = w._zero_blocked or {}
+    explained = [n for n in zero if n in blocked]
+    rest = [n for n in zero if n not in blocked]
+    parts = []
+    if explained:
+        factors = list(dict.fromkeys(f for n in explained for f in blocked[n].factors))
+        fshown, via = _of_module(w, factors), blocked[explained[0]].node
+        moving = all(w.parameters[f].grad for f in factors if f in w.parameters)
+        why = (f"every path to {'it' if len(explained) == 1 else 'them'} passes through a "
+               f"product ({via}) with {fshown}, which {'was' if len(factors) == 1 else 'were'} "
+               f"all zeros at this backward")
+        one = len(factors) == 1
+        gets, it = ("gets", "it") if one else ("get", "them")
+        if not rest and moving and all(blocked[n].adjacent for n in explained):
+            whose = (f"{explained[0]}'s gradient is" if len(explained) == 1 else
+                     f"the gradients of {_shown(explained)} are")
+            return Finding("all-zero", True, note=(
+                f"{whose} exactly zero, as expected: {why}; {fshown} {gets} a nonzero "
+                f"gradient, so the next optimizer step moves {it}, and a gradient reaches "
+                f"{_shown(explained)} from then on (a factor initialised to zero, as LoRA's "
+                f"B, does this at the first step)"), expected=tuple(explained))
+        if moving:
+            then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches "
+                    f"{'it' if len(explained) == 1 else 'them'} once an optimizer step moves "
+                    f"{it} (if {it} {'is' if one else 'are'} initialised to zero on purpose, "
+                    f"as a ReZero gate, this lasts one step)")
+        else:
+            then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: "
+                    f"initialise one of the factors nonzero")
+        parts.append(f"all-zero gradient for {len(explained)} parameter(s): "
+                     f"{_shown(explained)}: {why}; {then}")
+    if rest:
         first_zero = w.first_zero()
         where = (f" (the gradient first became all zero at '{first_zero.name}' "
                  f"({first_zero.kind}))" if first_zero else "")
-        return Finding("all-zero", True,
-                       f"all-zero gradient for {len(zero)} parameter(s): "
-                       f"{', '.join(zero[:2])}{', ...' if len(zero) > 2 else ''}{where}")
-    return Finding("all-zero", True)
+        parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}")
+    return Finding("all-zero", True, "; ".join(parts))
 
 
 def _who(k: int, total: int) -> str:
@@ -435,8 +525,8 @@ def recreated(w: GradWatch, o: Options) -> Finding:
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
-    nonfinite, recreated, no_gradient, cut_from_the_graph, output_unused, vanishing_or_exploding,
-    dead_units, all_zero,
+    backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph, output_unused,
+    vanishing_or_exploding, dead_units, all_zero,
     accumulated, edited_after_backward,
 )
 
@@ -469,7 +559,9 @@ def summary(w: GradWatch, *, checks: bool = True, **kwargs: Any) -> str:
             spread = (f", norms at the layers within {_orders(max(flow) / min(flow))} "
                       f"orders of magnitude")
         which = "trainable parameter" if frozen else "parameter"
-        line = f"ok: every {which} got a finite, nonzero gradient{spread}"
+        expected = [n for f in results for n in f.expected]
+        but = f" but {_shown(expected, 3)}" if expected else ""
+        line = f"ok: every {which}{but} got a finite, nonzero gradient{spread}"
     for f in results:
         if f.note:
             line += f"; {f.note}"

@@ -71,6 +71,8 @@ class GradWatch(Recorder):
             self._finish()
         for h in self._module_handles + self._param_handles + self._tensor_handles:
             h.remove()
+        if self._active:
+            self._note_stop()  # the graph is still held; no hook fires while it is read
         self._module_handles, self._param_handles, self._tensor_handles = [], [], []
         self._slot_refs, self._slots, self._swapped = [], {}, {}
         self._node_owner, self._node_outputs = {}, {}
@@ -189,10 +191,11 @@ class GradWatch(Recorder):
     def problems(self, *, factor: float = 1e3, dead_fraction: float = 0.5) -> list[str]:
         """Each thing wrong with the recorded step, one phrase each (empty if none).
 
-        Each phrase comes from one finding of ``gradarg.trace.findings`` (non-finite
-        gradients, parameters re-created by an assignment, missing gradients, a module cut
-        from the graph or whose output went unused, vanishing or exploding flow, dead units,
-        all-zero gradients, several backward passes accumulated into ``.grad``, a ``.grad``
+        Each phrase comes from one finding of ``gradarg.trace.findings`` (a backward that
+        stopped at a saved tensor edited in place, non-finite gradients, parameters re-created
+        by an assignment, missing gradients, modules cut from the graph or whose output went
+        unused, vanishing or exploding flow, dead units, all-zero gradients and the all-zero
+        factor behind them, several backward passes accumulated into ``.grad``, a ``.grad``
         reset, zeroed or rescaled between the backward and the optimizer step), in that order.
         The last two are read from events the hooks observed (see :func:`watch`), not from
         the final ``.grad`` alone.

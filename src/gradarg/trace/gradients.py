@@ -4,22 +4,35 @@ in the graph a cotangent became zero or NaN.  Read by the diagnosis rules of :mo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
 from ..show.render import fmt
 from .cuts import is_mask
-from .nodes import Graph, is_custom, node_class, op_name, saved_tensors, saved_values
-from .operators import row
+from .nodes import (
+    Graph,
+    children,
+    is_custom,
+    leaf_tensor,
+    node_class,
+    op_name,
+    saved_tensors,
+    saved_value,
+    saved_values,
+    walk,
+)
+from .operators import factors, row
 from .values import dense_values, finite
 
 if TYPE_CHECKING:
-    from .traced import BackwardTrace
+    from .traced import BackwardTrace, TracedNode
 
 __all__ = [
-    "bad_data", "compare", "custom_on_path", "forward_origin", "random_nodes", "stats",
-    "zero_node",
+    "Zero", "Zeros", "bad_data", "compare", "custom_on_path", "edited", "forward_origin",
+    "random_nodes", "stats", "through_views", "zero_node",
 ]
 
 
@@ -107,43 +120,210 @@ def custom_on_path(graph: Graph, key: int) -> str | None:
     return custom[0] if custom else None
 
 
-def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> str | None:
-    """The label of the first node (execution order) on a path to the target that received a
-    nonzero cotangent and sent only zeros towards the target."""
+def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> TracedNode | None:
+    """The node where the cotangent towards the target became zero: of the nodes on a path to
+    the target that received a nonzero cotangent and sent only zeros towards the target, the
+    first (execution order) whose zero edges alone cut every path to it (a model has many
+    paths: a zero on one of them, a LoRA adapter of a later layer, is not the cause); else the
+    first such node.  A node, not a label: labels repeat (many ``mul`` nodes)."""
     towards = graph.ancestors(target_key) | {target_key}
+    found = []
     for n in trace.executed:
         if n.key not in towards or n.key == target_key:
             continue
         got = n.arrived
         if got is None or not bool((dense_values(got) != 0).any()):
             continue
-        outs = [e.cotangent for e in trace.edges if e.src == n.key and e.dst in towards]
-        if outs and all(t is None or not bool((dense_values(t) != 0).any()) for t in outs):
-            return n.label
-    return None
+        outs = [e for e in trace.edges if e.src == n.key and e.dst in towards]
+        if outs and all(e.cotangent is None or not bool((dense_values(e.cotangent) != 0).any())
+                        for e in outs):
+            if target_key not in graph.reachable({(e.src, e.slot) for e in outs}):
+                return n
+            found.append(n)
+    return found[0] if found else None
 
 
-def forward_origin(node: Any, index: dict[Any, int]) -> Any | None:
-    """The node whose forward output first became non-finite among the saved values that
-    ``node``'s backward multiplies by (``p * log(p)`` at ``p = 0``: the ``log``); ``None`` if
-    ``node``'s saved values are finite."""
-    seen, current, origin = set(), node, None
-    while current is not None and current not in seen:
-        seen.add(current)
-        nxt = None
-        for _, _, val in saved_values([current]):
+class Zero(NamedTuple):
+    """Why a value of the graph is all zeros: the words (``"lora.B.weight, which is all
+    zeros"``) and the all-zero leaf tensors it comes from."""
+
+    text: str
+    leaves: tuple[torch.Tensor, ...]
+
+
+def all_zero(v: Any) -> bool:
+    """Whether ``v`` (a tensor with entries, or a number) is exactly zero everywhere."""
+    if isinstance(v, torch.Tensor):
+        return v.numel() > 0 and not bool(dense_values(v.detach()).ne(0).any())
+    return isinstance(v, (int, float, complex)) and not isinstance(v, bool) and v == 0
+
+
+class Zeros:
+    """Which values of a graph are all zeros, as its structure shows: a leaf whose values are
+    all zero, a product (a row of :mod:`.operators` with ``operands``) with such an operand, a
+    view or copy of such a value (``keeps_zero``); while the saved tensors are there, a saved
+    operand that is all zeros too (data, a mask), unless ``saved=False`` (reading a saved
+    tensor under non-reentrant checkpointing recomputes the forward).  Leaves are read as they
+    are now: after an optimizer step, as the step left them.  Answers are kept per node.
+
+    >>> import torch
+    >>> a = torch.ones(2, requires_grad=True)
+    >>> b = torch.zeros(2, requires_grad=True)
+    >>> y = (a * b.t()).sum()
+    >>> Zeros({"b": b}).value(y.grad_fn).text
+    'the result of MulBackward0, a product with b, which is all zeros'
+    """
+
+    def __init__(self, names: Mapping[str, torch.Tensor], *, saved: bool = True) -> None:
+        self._saved = saved  # read saved operands (False: the structure and leaves only)
+        self._names = {id(t): k for k, t in names.items()}
+        self._refs = list(names.values())  # keeps the ids unique while this object lives
+        self._memo: dict[Any, Zero | None] = {}
+
+    def _name(self, t: torch.Tensor) -> str | None:
+        return self._names.get(id(t))
+
+    def value(self, node: Any) -> Zero | None:
+        """Why the forward value of ``node`` (a node of the graph, ``None`` for an input without
+        history) is all zeros; ``None`` when the graph does not show that it is."""
+        if node is None:
+            return None
+        if node not in self._memo:
+            self._memo[node] = None  # a cycle (never in autograd's graphs) ends here
+            self._memo[node] = self._value(node)
+        return self._memo[node]
+
+    def _value(self, node: Any) -> Zero | None:
+        leaf = leaf_tensor(node)
+        if leaf is not None:
+            if not all_zero(leaf):
+                return None
+            name = self._name(leaf) or f"a leaf tensor of shape {tuple(leaf.shape)}"
+            return Zero(f"{name}, which is all zeros", (leaf,))
+        op = row(op_name(node))
+        kids = children(node)
+        if op.keeps_zero:
+            return self.value(kids[0][0]) if kids else None
+        if not op.operands:
+            return None
+        for i, attr in enumerate(op.operands):  # an added input (a bias) must be zero too
+            if not attr and (i >= len(kids) or self.value(kids[i][0]) is None):
+                return None
+        for j, attr in enumerate(op.operands):
+            z = self.operand(node, j) if attr else None
+            if z is not None:
+                return Zero(f"the result of {node_class(node)}, a product with {z.text}",
+                            z.leaves)
+        return None
+
+    def operand(self, node: Any, j: int) -> Zero | None:
+        """Why operand ``j`` of the product ``node`` is all zeros, or ``None``."""
+        kids = children(node)
+        z = self.value(kids[j][0]) if j < len(kids) else None
+        if z is not None:
+            return z
+        operands = row(op_name(node)).operands
+        if not self._saved or j >= len(operands) or not operands[j]:
+            return None
+        v = saved_value(node, operands[j])
+        if v is None or not all_zero(v):
+            return None
+        if not isinstance(v, torch.Tensor):
+            return Zero("the constant 0", ())
+        name = self._name(v)
+        if name is not None:
+            return Zero(f"{name}, which is all zeros", (v,) if v.requires_grad else ())
+        if v.grad_fn is not None:
+            return Zero(f"a value computed by {v.grad_fn.name()}, which is all zeros", ())
+        if v.numel() == 1:
+            return Zero("the constant 0", ())
+        return Zero(f"a tensor without history of shape {tuple(v.shape)} (data, a mask or a "
+                    f"constant), which is all zeros", ())
+
+    def sent(self, node: Any, slot: int) -> Zero | None:
+        """Why ``node`` sends an exact zero to its input ``slot``: it is a product and a factor
+        of that input is all zeros; ``None`` otherwise."""
+        for j in factors(op_name(node), slot):
+            z = self.operand(node, j)
+            if z is not None:
+                return z
+        return None
+
+    def edges(self, graph: Graph) -> dict[tuple[int, int], Zero]:
+        """``(node, input number) -> why``: every edge of ``graph`` along which a product sends
+        an exact zero (it multiplies by an all-zero operand)."""
+        out: dict[tuple[int, int], Zero] = {}
+        for k, node in enumerate(graph.nodes):
+            if not row(op_name(node)).operands:
+                continue
+            for slot, (child, _) in enumerate(children(node)):
+                if child is not None:
+                    z = self.sent(node, slot)
+                    if z is not None:
+                        out[(k, slot)] = z
+        return out
+
+
+def _recomputed_bad(node: Any, hooked: bool) -> bool:
+    """Whether ``node``'s forward output, computed again from what it saved (its row's
+    ``recompute``), holds NaN/Inf; ``False`` when it cannot be computed."""
+    how = row(op_name(node)).recompute
+    if not how:
+        return False
+    args = [saved_value(node, attr, hooked=hooked) for attr in how[1:]]
+    if any(a is None for a in args):
+        return False
+    with torch.no_grad():
+        try:
+            out = getattr(torch, how[0])(*args)
+        except (RuntimeError, TypeError):
+            return False
+    return not finite(out)
+
+
+def _children_first(root: Any) -> list[Any]:
+    """The nodes below ``root`` (and ``root``), each after every node below it."""
+    out, seen = [], {root}
+    stack = [(root, iter(children(root)))]
+    while stack:
+        n, it = stack[-1]
+        for c, _ in it:
+            if c is not None and c not in seen:
+                seen.add(c)
+                stack.append((c, iter(children(c))))
+                break
+        else:
+            stack.pop()
+            out.append(n)
+    return out
+
+
+def forward_origin(node: Any, index: Any, *, hooked: bool = True) -> Any | None:
+    """The node, at or below ``node``, whose forward output is the first non-finite value: its
+    output is known to be infinite or NaN (a node saved it, as its own result or as an operand)
+    and no node below it has such an output (``p * log(p)`` at ``p = 0``: the ``log``; a square
+    root of a negative number deep in a model: the ``sqrt``, not the loss that inherited its
+    NaN).  ``None`` when no saved value below ``node`` is non-finite.  ``index`` holds the
+    graph's nodes: values from outside it (data) are left to :func:`bad_data`.  ``hooked``:
+    whether to read values saved through saved-tensor hooks (see
+    :func:`~gradarg.trace.nodes.saved`)."""
+    order = _children_first(node)
+    bad: set[Any] = set()
+    for n in order:
+        for _, _, val in saved_values([n], hooked=hooked):
             if (isinstance(val, torch.Tensor) and (val.is_floating_point() or val.is_complex())
-                    and not bool(torch.isfinite(dense_values(val.detach())).all())):
-                src = val.grad_fn
-                if src is not None and src in index and src is not current:
-                    nxt = src
-                    break
-                if src is current:  # its own result: it made the value
-                    return current
-        if nxt is None:
-            return origin
-        origin = current = nxt
-    return origin
+                    and val.grad_fn in index and not finite(val)):
+                bad.add(val.grad_fn)
+    if not bad:
+        return None
+    for n in order:  # an output no node kept (log of a negative number), computed again
+        if n not in bad and _recomputed_bad(n, hooked):
+            bad.add(n)
+    below: dict[Any, bool] = {}  # a node strictly below has a non-finite output
+    for n in order:
+        below[n] = any(c is not None and (c in bad or below[c]) for c, _ in children(n))
+    first, _ = walk(node)  # breadth first: the one nearest the output among the deepest
+    return next((n for n in first if n in bad and not below[n]), None)
 
 
 def bad_data(node: Any) -> str | None:
@@ -154,3 +334,100 @@ def bad_data(node: Any) -> str | None:
                 and not finite(val)):
             return attr
     return None
+
+
+def through_views(node: Any) -> torch.Tensor | None:
+    """The leaf tensor a node is, or is a view or copy of (``W.T``), else ``None``."""
+    for _ in range(8):
+        if node is None:
+            return None
+        leaf = leaf_tensor(node)
+        if leaf is not None:
+            return leaf
+        if not row(op_name(node)).keeps_zero or not children(node):
+            return None
+        node = children(node)[0][0]
+    return None
+
+
+_VERSIONS = re.compile(r"\[(?:torch\.)?(\w+) \[([\d, ]*)\]\]"
+                       r"(?:, which is output (\d+) of (\w+))?,? "
+                       r"is at version (\d+); expected version (\d+)")
+
+
+def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str,
+           message: str) -> tuple[str, str]:
+    """What torch's version-counter ``message`` (reading ``node``'s saved ``attr``) says was
+    modified in place, in words, and the fix: a named leaf updated between forward and
+    backward (an optimizer step), the output of a node and the operation of the graph that
+    wrote into it (``CopySlices`` for ``h[:, 0] = 0``), or data."""
+    m = _VERSIONS.search(message)
+    if m is None:
+        return "", "write the operation out of place (h = h + 1 instead of h += 1) or clone first"
+    _, shape, nr, producer, now, then = m.groups()
+    versions = f"at version {now} now, saved at version {then}"
+    # a leaf (or a view of one, W.T: torch names the view's AsStrided) saved as an operand
+    operands = row(op_name(node)).operands
+    kids = children(node)
+    leaf = None
+    if attr in operands and operands.index(attr) < len(kids):
+        leaf = through_views(kids[operands.index(attr)][0])
+    if leaf is None and producer is None:
+        leaf = next((t for t in graph.leaves() if t._version == int(now)
+                     and list(t.shape) == [int(d) for d in shape.split(", ") if d]), None)
+    if leaf is not None and leaf._version == int(now):
+        name = next((k for k, t in names.items() if t is leaf),
+                    f"a leaf of shape {list(leaf.shape)}")
+        what = (f"{name}, a leaf, {versions}: it was updated in place between the forward and "
+                f"the backward (an optimizer step, or an in-place update such as "
+                f"{name}.add_(...) under torch.no_grad())")
+        return what, ("call backward() before optimizer.step(), or compute the output again "
+                      "after the update")
+    out_of_place = ("write the edit out of place (h = h * mask, torch.where, h = h + 1) or "
+                    "clone before editing")
+    if producer is not None:
+        # torch names the tensor's node by its forward operation ("Sigmoid" for
+        # SigmoidBackward0): the node that saved it (its own output), one of its inputs (the
+        # op that made it), or the in-place op recorded on that input since (its history then
+        # ends there); other nodes of the same class elsewhere in the graph are not it
+        made = re.compile(rf"{producer}(Backward\d*)?$")
+        kids = [ch for ch, _ in children(node) if ch is not None]
+        if made.match(node_class(node)) and attr == "_saved_result":
+            source, edit = node, None
+        else:
+            source = next((ch for ch in kids if made.match(node_class(ch))), None)
+            edit = None if source is not None else next(
+                (n for n in graph.nodes if made.match(node_class(n))
+                 and any(ch in kids for ch, _ in children(n))), None)
+        if edit is not None:
+            what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "
+                    f"in place by {op_name(edit)} ({node_class(edit)}) after the node saved it "
+                    f"(the in-place form of that operation: a method ending in _, or +=)")
+            return what, out_of_place
+        if source is None and attr != "_saved_result" and kids:
+            # its history ends at an operation that is not the one that made it: an in-place
+            # operation recorded on it since, whose result does not lead to the output
+            what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "
+                    f"in place by an operation torch names {producer} (its history now ends "
+                    f"there), whose result does not lead to the output")
+            return what, out_of_place
+        cls = producer if source is None else f"{op_name(source)} ({node_class(source)})"
+        users = [] if source is None else [
+            n for n in graph.nodes if n is not node
+            and any(ch is source and i == int(nr) for ch, i in children(n))]
+        if any(node_class(n) == "CopySlices" for n in users):
+            how = ("; it was written into in place through CopySlices: an assignment into "
+                   "part of it (h[:, 0] = 0, h[mask] = v), or index_put_/masked_fill_ on a view")
+        elif users:
+            shown = ", ".join(dict.fromkeys(node_class(n) for n in users))
+            how = (f"; the graph takes it into {shown}: if one of these is an in-place call "
+                   f"(a method ending in _, such as masked_fill_ or clamp_, or +=), that call "
+                   f"is the edit; if none is, the edit does not lead to the output (made "
+                   f"under torch.no_grad(), or its result not used)")
+        else:
+            how = ("; no operation of the graph wrote into it: the edit does not lead to the "
+                   "output (made under torch.no_grad(), or its result not used)")
+        return f"the output of {cls} (shape [{shape}]), {versions}{how}", out_of_place
+    what = (f"a tensor of shape [{shape}] without history (data or a constant), {versions}: "
+            f"it was modified in place after the forward used it")
+    return what, "clone it before editing, or compute the output again after the edit"

@@ -24,6 +24,7 @@ import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+from . import graphnotes
 from .events import KEPT, Note, Replacement
 from .nodes import children, is_leaf, leaf_tensor
 from .records import ROOT_NAME, RawCall
@@ -167,6 +168,13 @@ class Recorder:
         self._backward_seen = False
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._cache: tuple | None = None
+        # read from the graph and the values (graphnotes): call -> weak references to its
+        # inputs and outputs; the call that made the forward's first NaN/Inf; parameters
+        # whose gradient an all-zero factor blocks; where a failed backward stopped
+        self._values: dict[int, tuple[list, list]] = {}
+        self._forward_nan: tuple[int, str] | None = None
+        self._zero_blocked: dict[str, graphnotes.ZeroBlock] | None = None
+        self._stop: graphnotes.Stop | None = None
 
     def _attach(self) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
@@ -291,6 +299,7 @@ class Recorder:
                 users.append(index)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
+        self._values[index] = (graphnotes.refs(ts), [])
         self._stack.append(index)
 
     def shared_total(self, index: int) -> int:
@@ -405,6 +414,9 @@ class Recorder:
                 if node is not None and node not in owners:
                     owners[node] = index  # the innermost module first
         self._raw[index] = self._raw[index]._replace(outs=slots)
+        self._values[index][1].extend(graphnotes.refs(ts))
+        if not self._stack and self._forward_nan is None:
+            self._note_forward(index)
         if index in self._call_inputs:
             roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor)
                      and t.grad_fn is not None]
@@ -433,7 +445,8 @@ class Recorder:
             if outs and not any(t.requires_grad for t in outs):
                 # trainable, yet no autograd history: torch.no_grad() around it, or detached
                 mode = ("inference_mode" if torch.is_inference_mode_enabled() else
-                        "on" if torch.is_grad_enabled() else "no_grad")
+                        "on" if torch.is_grad_enabled() else
+                        graphnotes.reentrant_checkpoint() or "no_grad")
                 self._cut.append((index, mode))
 
     def _follow_swaps(self, module: Any) -> None:
@@ -462,6 +475,8 @@ class Recorder:
             self._param_got.append(entry)
             self._log_entry(entry)
             self._pending[id(held_by)] = entry  # completed once the pass accumulated
+            if entry[1] == 0.0 and self._zero_blocked is None:
+                self._note_zeros()
 
         return hook
 
@@ -602,3 +617,40 @@ class Recorder:
                 got[full] = _norm(g)
 
             self._tensor_handles.append(param.register_hook(hook))
+
+    # -- what the graph and the values show (graphnotes) --------------------------------------
+    def _note_forward(self, index: int) -> None:
+        """An outermost call returned: where the forward's first NaN/Inf comes from."""
+        try:
+            self._forward_nan = graphnotes.forward_nan(self, index)
+        except Exception:  # noqa: BLE001 (never break the user's forward)
+            self._forward_nan = None
+
+    def _note_zeros(self) -> None:
+        """At the first exactly-zero gradient of a pass (the values as the forward used them):
+        the parameters an all-zero factor blocks."""
+        try:
+            self._zero_blocked = graphnotes.zero_blocks(graphnotes.roots(self), self._names_of())
+        except Exception:  # noqa: BLE001 (never break the user's backward)
+            self._zero_blocked = {}
+
+    def _names_of(self) -> dict[Any, str]:
+        return {p: name for p, (name, _) in self._owner.items()}
+
+    def stopped_at(self) -> graphnotes.Stop | None:
+        """Where this step's backward stopped at a saved tensor modified in place, if it did
+        (read again while the hooks are on; kept when the block ends)."""
+        if self._active:
+            self._note_stop()
+        return self._stop
+
+    def _note_stop(self) -> None:
+        """Read while the graph is held, when some parameter that requires grad got none."""
+        got = {p for p, *_ in self._param_got}
+        if not self._backward_seen or all(p in got for p in self._owner if p.requires_grad):
+            return
+        try:
+            self._stop = graphnotes.stopped(graphnotes.roots(self), self._names_of(), got,
+                                            self._node_owner)
+        except Exception:  # noqa: BLE001 (a saved tensor that cannot be read: nothing known)
+            self._stop = None

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Graph", "check_not_freed", "children", "constant_exponent", "constant_operands",
-    "graph_freed", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place", "node_class",
-    "op_name", "opaque_nodes", "saved", "saved_tensors", "saved_values", "walk",
+    "graph_freed", "in_place_edits", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place",
+    "node_class", "op_name", "opaque_nodes", "saved", "saved_tensors", "saved_value",
+    "saved_values", "walk",
 ]
 
 # -- what a node is ---------------------------------------------------------------------------
@@ -107,20 +108,45 @@ def _read(node: Any, attr: str) -> tuple[Any, RuntimeError | None]:
         return None, err
 
 
-def saved(node: Any) -> Iterator[tuple[str, Any, RuntimeError | None]]:
+def _hooked(node: Any, attr: str) -> bool:
+    """Whether the value ``node`` saved as ``attr`` went through saved-tensor hooks
+    (``torch.autograd.graph.saved_tensors_hooks``: non-reentrant ``torch.utils.checkpoint``,
+    offloading to the CPU): reading it runs the unpack hook, which may recompute the forward
+    and may be allowed once only.  Read from the raw ``SavedTensor`` (``_raw_saved_*``, as in
+    https://pytorch.org/docs/stable/autograd.html#hooks-for-saved-tensors)."""
+    raw = getattr(node, "_raw" + attr, None)
+    raws = raw if isinstance(raw, (list, tuple)) else (raw,)
+    return any(getattr(r, "unpack_hook", None) is not None for r in raws)
+
+
+def saved(node: Any, *, hooked: bool = True) -> Iterator[tuple[str, Any, RuntimeError | None]]:
     """``(attribute, value, None)`` for every value the node saved for its backward, or
     ``(attribute, None, error)`` where reading it raises (freed by an earlier backward, or
     modified in place after it was saved).  A value can be a plain number (``PowBackward0``'s
-    exponent), which is never freed."""
+    exponent), which is never freed.  ``hooked=False`` leaves out the values saved through
+    saved-tensor hooks (reading one runs its unpack hook: under non-reentrant checkpointing, a
+    recomputation of the forward that the backward pass then cannot repeat)."""
     for attr in _saved_names(node):
+        if not hooked and _hooked(node, attr):
+            continue
         value, err = _read(node, attr)
         yield attr, value, err
 
 
-def saved_values(nodes: Sequence[Any]) -> Iterator[tuple[Any, str, Any]]:
-    """``(node, attribute, value)`` for every saved value that can still be read."""
+def saved_value(node: Any, attr: str, *, hooked: bool = True) -> Any | None:
+    """The value ``node`` saved as ``attr`` (``"_saved_other"``), or ``None`` where it has no
+    such attribute or reading it raises (freed, or modified in place since it was saved), or
+    (``hooked=False``) it went through saved-tensor hooks (see :func:`saved`)."""
+    if attr not in _saved_names(node) or (not hooked and _hooked(node, attr)):
+        return None
+    return _read(node, attr)[0]
+
+
+def saved_values(nodes: Sequence[Any], *, hooked: bool = True) -> Iterator[tuple[Any, str, Any]]:
+    """``(node, attribute, value)`` for every saved value that can still be read (see
+    :func:`saved` for ``hooked``)."""
     for node in nodes:
-        for attr, value, err in saved(node):
+        for attr, value, err in saved(node, hooked=hooked):
             if err is None:
                 yield node, attr, value
 
@@ -190,11 +216,30 @@ def modified_in_place(nodes: Sequence[Any]) -> str | None:
     return None if node is None else node.name()
 
 
+def in_place_edits(nodes: Sequence[Any], *, hooked: bool = True,
+                   ) -> Iterator[tuple[Any, str, str]]:
+    """``(node, attribute, torch's message)`` for every saved tensor, output side first, that
+    was modified in place after the node saved it: reading it raises torch's version-counter
+    error ("... is at version 2; expected version 1 instead"), whether or not a backward pass
+    already ran through other parts of the graph.  Saved tensors a backward freed are skipped
+    (their version can no longer be read), and with ``hooked=False`` those saved through
+    saved-tensor hooks (see :func:`saved`)."""
+    for node in nodes:
+        for attr, _, err in saved(node, hooked=hooked):
+            if err is not None and "modified by an inplace operation" in str(err):
+                yield node, attr, str(err)
+
+
 # -- the graph --------------------------------------------------------------------------------
-def walk(root: Any) -> tuple[list[Any], dict[Any, int]]:
-    """Every node reachable from ``root`` through ``next_functions``, breadth first, and each
-    node's position in that order (``root`` is 0)."""
+def walk(root: Any, *more: Any) -> tuple[list[Any], dict[Any, int]]:
+    """Every node reachable from ``root`` (and the roots in ``more``) through
+    ``next_functions``, breadth first, and each node's position in that order (``root`` is 0,
+    the others follow in order)."""
     order, index = [root], {root: 0}
+    for r in more:
+        if r not in index:
+            index[r] = len(order)
+            order.append(r)
     i = 0
     while i < len(order):
         for child, _ in order[i].next_functions:
@@ -217,8 +262,8 @@ class Graph:
     (['sum', 'mul', 'leaf'], [0, 1, 2])
     """
 
-    def __init__(self, root: Any | None) -> None:
-        self.nodes, self.index = walk(root) if root is not None else ([], {})
+    def __init__(self, root: Any | None, *more: Any) -> None:
+        self.nodes, self.index = walk(root, *more) if root is not None else ([], {})
         self._nx: nx.DiGraph | None = None
 
     @property
@@ -244,6 +289,30 @@ class Graph:
     def leaves(self) -> list[torch.Tensor]:
         """The leaf tensors of the graph, in walk order."""
         return [n.variable for n in self.nodes if is_leaf(n)]
+
+    def reachable(self, skip: set[tuple[int, int]] = frozenset(),  # type: ignore[assignment]
+                  start: Sequence[int] = (0,)) -> set[int]:
+        """Nodes reachable from ``start`` (default the output's node) through
+        ``next_functions``, leaving out the edges in ``skip``: ``(node, input number)``.
+
+        >>> import torch
+        >>> a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+        >>> g = Graph((a * b).sum().grad_fn)
+        >>> len(g.reachable()), len(g.reachable({(1, 0)}))
+        (4, 3)
+        """
+        seen = set(start)
+        todo = list(start)
+        while todo:
+            k = todo.pop()
+            for slot, (child, _) in enumerate(self.nodes[k].next_functions):
+                if child is None or (k, slot) in skip:
+                    continue
+                c = self.index[child]
+                if c not in seen:
+                    seen.add(c)
+                    todo.append(c)
+        return seen
 
     def ancestors(self, key: int) -> set[int]:
         """Nodes from which ``key`` can be reached (the output side of it)."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from .nodes import constant_exponent, op_name
 
-__all__ = ["OPERATORS", "Operator", "row", "singular"]
+__all__ = ["OPERATORS", "Operator", "factors", "row", "singular"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,9 @@ class Operator:
         Where it sends exact zeros although ``g`` is nonzero (a ReLU, a mask).
     dead_unit : bool
         A zero gradient through it is a unit that never fired (a dead ReLU).
+    saturates : bool
+        A clamp: its derivative is zero wherever the input lies outside its range, so a zero
+        gradient through it is a saturated clamp.
     masks_branch : bool
         Sends a zero cotangent into the branch it did not take (``torch.where``).
     product : bool
@@ -59,6 +62,18 @@ class Operator:
     view : bool
         A view of its input (no arithmetic): looked through when finding the module a value
         goes into.
+    operands : tuple of str
+        A product: for each input, by position in ``next_functions``, the saved attribute
+        that holds its operand (``"_saved_other"``), or ``""`` for an input that is added, not
+        multiplied (``addmm``'s bias).  The gradient sent to a multiplied input is ``g`` times
+        the other multiplied operands (:func:`factors`), so an all-zero operand sends exact
+        zeros to the others.
+    keeps_zero : bool
+        Its output is all zero when its (first) input is: a view, a copy, a negation, a sum.
+    recompute : tuple of str
+        How to compute its forward output again from what its node saved: the ``torch``
+        function's name, then the saved attributes it takes (``("log", "_saved_self")``), for
+        an operation whose output no node keeps (where a NaN made in the forward starts).
     """
 
     name: str
@@ -70,11 +85,15 @@ class Operator:
     regular_from_exponent: float | None = None
     gate: str | None = None
     dead_unit: bool = False
+    saturates: bool = False
     masks_branch: bool = False
     product: bool = False
     fix_in_product: str | None = None
     random: bool = False
     view: bool = False
+    operands: tuple[str, ...] = ()
+    keeps_zero: bool = False
+    recompute: tuple[str, ...] = ()
 
 
 _MATMUL = "g @ Bᵀ to A, Aᵀ @ g to B"
@@ -85,40 +104,49 @@ _ONE_ELEMENT = "a single element (n − 1 = 0 with the default correction)"
 OPERATORS: dict[str, Operator] = {op.name: op for op in (
     # arithmetic
     Operator("mul", label="{0} * {1}", constant_first=True, rule="g × the other factor",
-             gate="where the other factor is 0", product=True),
+             gate="where the other factor is 0", product=True,
+             operands=("_saved_self", "_saved_other")),
     Operator("add", label="{0} + {1}", rule="g passed on unchanged to each operand"),
     Operator("sub", label="{0} - {1}", rule="g to the first operand, −g to the second"),
     Operator("rsub", label="{1} - {0}", rule="−g to the first operand, g to the second"),
-    Operator("neg", label="-{0}", rule="−g"),
-    Operator("div", label="{0} / {1}", rule="g / b to a, −g·a / b² to b", singular="b = 0"),
+    Operator("neg", label="-{0}", rule="−g", keeps_zero=True),
+    Operator("div", label="{0} / {1}", rule="g / b to a, −g·a / b² to b", singular="b = 0",
+             recompute=("div", "_saved_self", "_saved_other")),
     Operator("pow", label="{0} ** {1}", rule="g × n·xⁿ⁻¹",
-             singular="x = 0 with an exponent below 1", regular_from_exponent=1),
+             singular="x = 0 with an exponent below 1", regular_from_exponent=1,
+             recompute=("pow", "_saved_self", "_saved_exponent")),
     Operator("reciprocal", singular="x = 0"),
-    Operator("xlogy", singular="y = 0 (for x ≠ 0)"),
+    Operator("xlogy", singular="y = 0 (for x ≠ 0)",
+             recompute=("xlogy", "_saved_self", "_saved_other")),
     Operator("atan2", singular="(y, x) near (0, 0) (the derivative grows as 1 / r)"),
     # products
-    Operator("mm", label="{0} @ {1}", rule=_MATMUL),
+    Operator("mm", label="{0} @ {1}", rule=_MATMUL, operands=("_saved_self", "_saved_mat2")),
     Operator("matmul", label="{0} @ {1}", rule=_MATMUL),
-    Operator("bmm", label="{0} @ {1}"),
-    Operator("mv", label="{0} @ {1}", rule="g ⊗ x to W (an outer product), Wᵀ g to x"),
-    Operator("dot", label="{0} @ {1}"),
+    Operator("bmm", label="{0} @ {1}", operands=("_saved_self", "_saved_mat2")),
+    Operator("mv", label="{0} @ {1}", rule="g ⊗ x to W (an outer product), Wᵀ g to x",
+             operands=("_saved_self", "_saved_vec")),
+    Operator("dot", label="{0} @ {1}", operands=("_saved_self", "_saved_tensor")),
     Operator("addmm", label="{1} @ {2} + {0}",
              rule="to the bias: g summed over the rows; to A: g @ Bᵀ; to B: Aᵀ @ g "
-                  "(y = bias + A @ B)"),
+                  "(y = bias + A @ B)", operands=("", "_saved_mat1", "_saved_mat2")),
+    Operator("addmv", operands=("", "_saved_mat", "_saved_vec")),
+    Operator("baddbmm", operands=("", "_saved_batch1", "_saved_batch2")),
+    Operator("convolution", operands=("_saved_input", "_saved_weight", "")),
     Operator("cdist", singular=_NEAR_ZERO_P),
     # elementwise
     Operator("exp", rule="g × exp(x)"),
     Operator("log", rule="g / x", singular="x = 0",
-             fix_in_product="for p * log(p) use torch.special.xlogy(p, p), which is 0 at p = 0"),
-    Operator("log2", singular="x = 0"),
-    Operator("log10", singular="x = 0"),
+             fix_in_product="for p * log(p) use torch.special.xlogy(p, p), which is 0 at p = 0",
+             recompute=("log", "_saved_self")),
+    Operator("log2", singular="x = 0", recompute=("log2", "_saved_self")),
+    Operator("log10", singular="x = 0", recompute=("log10", "_saved_self")),
     Operator("sqrt", rule="g / (2√x)", singular="x = 0"),
     Operator("rsqrt", singular="x = 0"),
     Operator("sin", rule="g × cos(x)"),
     Operator("cos", rule="−g × sin(x)"),
-    Operator("asin", singular="x = ±1"),
-    Operator("acos", singular="x = ±1"),
-    Operator("atanh", singular="x = ±1"),
+    Operator("asin", singular="x = ±1", recompute=("asin", "_saved_self")),
+    Operator("acos", singular="x = ±1", recompute=("acos", "_saved_self")),
+    Operator("atanh", singular="x = ±1", recompute=("atanh", "_saved_self")),
     Operator("tanh", rule="g × (1 − tanh²(x))"),
     Operator("sigmoid", rule="g × σ(x)(1 − σ(x))"),
     # gates: they send exact zeros
@@ -127,13 +155,13 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("leaky_relu", dead_unit=True),
     Operator("threshold_backward", dead_unit=True),  # the backward of relu, differentiated
     Operator("leaky_relu_backward", dead_unit=True),
-    Operator("hardtanh", gate="x outside [min, max]"),
-    Operator("clamp", gate="x outside [min, max]"),
+    Operator("hardtanh", gate="x outside [min, max]", saturates=True),
+    Operator("clamp", gate="x outside [min, max]", saturates=True),
     Operator("where", gate="the branch not taken", masks_branch=True),
     Operator("masked_fill", gate="the masked entries"),
     Operator("max", gate="every entry but the maximum"),
     Operator("min", gate="every entry but the minimum"),
-    Operator("index", gate="the entries not indexed"),
+    Operator("index", gate="the entries not indexed", keeps_zero=True),
     # step functions
     Operator("round", zero_derivative=True),
     Operator("floor", zero_derivative=True),
@@ -142,20 +170,23 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("sign", zero_derivative=True),
     Operator("sgn", zero_derivative=True),
     # reductions
-    Operator("sum", rule="g copied to every summed entry"),
-    Operator("mean", rule="g / n copied to every averaged entry"),
+    Operator("sum", rule="g copied to every summed entry", keeps_zero=True),
+    Operator("mean", rule="g / n copied to every averaged entry", keeps_zero=True),
     Operator("norm", singular=_NEAR_ZERO_P),
     Operator("linalg_vector_norm", singular=_NEAR_ZERO_P),
     Operator("std", singular=_ONE_ELEMENT),
     Operator("var", singular=_ONE_ELEMENT),
     # moves and views
-    Operator("t", label="{0}.T", rule="gᵀ", view=True),
-    Operator("transpose", label="{0}.T", rule="g transposed back"),
-    Operator("permute", label="{0}.permute", rule="g permuted back"),
-    Operator("view", rule=_RESHAPED, view=True),
-    Operator("unsafe_view", rule=_RESHAPED),
-    Operator("expand", rule="g summed over the expanded dimensions", view=True),
-    Operator("clone", rule="g passed on unchanged"),
+    Operator("t", label="{0}.T", rule="gᵀ", view=True, keeps_zero=True),
+    Operator("transpose", label="{0}.T", rule="g transposed back", keeps_zero=True),
+    Operator("permute", label="{0}.permute", rule="g permuted back", keeps_zero=True),
+    Operator("view", rule=_RESHAPED, view=True, keeps_zero=True),
+    Operator("unsafe_view", rule=_RESHAPED, keeps_zero=True),
+    Operator("squeeze", keeps_zero=True),
+    Operator("unsqueeze", keeps_zero=True),
+    Operator("expand", rule="g summed over the expanded dimensions", view=True,
+             keeps_zero=True),
+    Operator("clone", rule="g passed on unchanged", keeps_zero=True),
     # random forwards
     Operator("native_dropout", random=True),
     Operator("fused_dropout", random=True),
@@ -171,6 +202,21 @@ _NONE = Operator("")
 def row(op: str) -> Operator:
     """The row of operation ``op``; an empty row (no label, rule or region) if it has none."""
     return OPERATORS.get(op, _NONE)
+
+
+def factors(op: str, slot: int) -> tuple[int, ...]:
+    """The inputs of product ``op`` whose operands multiply the gradient sent to input ``slot``
+    (none for an added input, or for an operation that is not a product).
+
+    >>> factors("mul", 0), factors("addmm", 2)
+    ((1,), (1,))
+    >>> factors("addmm", 0), factors("relu", 0)  # added bias; no product
+    ((), ())
+    """
+    operands = row(op).operands
+    if slot >= len(operands) or not operands[slot]:
+        return ()
+    return tuple(j for j, attr in enumerate(operands) if attr and j != slot)
 
 
 def singular(node: Any) -> bool:

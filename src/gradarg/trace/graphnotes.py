@@ -1,0 +1,317 @@
+"""What the hooks of :class:`~gradarg.trace.gradflow.GradWatch` read from the graph and from the
+values at a few moments of a step, beyond the norms they note.
+
+Each function answers one question at the moment its hook calls it, when the evidence is
+there: which parameters are all zero, and whose gradient every path sends through a product
+with one of them (at the first exactly-zero gradient of a backward pass: the parameters are
+then as the forward used them); whether a backward pass stopped at a saved tensor modified in
+place (when the step is read: the node that raised keeps its saved tensors); which module call
+first made a non-finite value in the forward (when the model's output is not finite); whether
+a call ran inside reentrant ``torch.utils.checkpoint`` (its forward records no graph).  The
+findings that use them are in :mod:`.findings` and :mod:`.explain`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import torch
+
+from .gradients import Zeros, all_zero, bad_data, edited, forward_origin
+from .nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
+from .operators import row
+from .values import finite
+
+__all__ = [
+    "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan", "known_finite",
+    "nonfinite_origin", "quick_finite", "reentrant_checkpoint", "refs", "roots", "stopped",
+    "takes_bad_data", "zero_blocks",
+]
+
+
+class ZeroBlock(NamedTuple):
+    """Why a parameter's gradient is exactly zero: every path to it passes through a product
+    with an all-zero parameter.
+
+    ``factors``: the all-zero parameters; ``adjacent``: the parameter is itself a factor of
+    the product whose result the zero factor multiplies (``B @ (A @ x)``: LoRA's ``A`` behind
+    ``B``), not a parameter deeper in a block the factor gates; ``node``: the product's node
+    class."""
+
+    factors: tuple[str, ...]
+    adjacent: bool
+    node: str
+
+
+def _adjacent(graph: Graph, k: int) -> set[int]:
+    """Leaves reached from node ``k`` through views and copies and at most one product."""
+    out: set[int] = set()
+    seen, todo = {(k, False)}, [(k, False)]
+    while todo:
+        key, used = todo.pop()
+        node = graph.nodes[key]
+        if is_leaf(node):
+            out.add(key)
+            continue
+        op = row(op_name(node))
+        if op.keeps_zero:
+            nxt = used
+        elif op.operands and not used:
+            nxt = True
+        else:
+            continue
+        for child, _ in children(node):
+            if child is not None and (graph.index[child], nxt) not in seen:
+                seen.add((graph.index[child], nxt))
+                todo.append((graph.index[child], nxt))
+    return out
+
+
+def zero_blocks(roots: Sequence[Any], names: Mapping[torch.Tensor, str]) -> dict[str, ZeroBlock]:
+    """Parameter name -> :class:`ZeroBlock` for every parameter that every path from ``roots``
+    (the model's output nodes) reaches only through a product with an all-zero parameter.
+
+    Read from the graph's structure and the parameters' values only (no saved tensor is
+    read: under non-reentrant checkpointing that would recompute the forward), so call it
+    while the parameters hold the values the forward used (during the backward pass).
+    """
+    if not roots or not any(all_zero(p) for p in names):
+        return {}
+    graph = Graph(*roots)
+    edges = Zeros({n: p for p, n in names.items()}, saved=False).edges(graph)
+    if not edges:
+        return {}
+    start = [graph.index[r] for r in roots]
+    kept = graph.reachable(set(edges), start=start)
+    blocked = {k: names[t] for k, n in enumerate(graph.nodes)
+               if k not in kept and (t := leaf_tensor(n)) is not None and t in names}
+    # each blocked parameter is put down to the zero edges that alone cut it off (a zero on
+    # one of its paths, such as the adapter of a later layer, is not its cause); to every
+    # zero edge above it when only several together do
+    alone = {e: blocked.keys() - graph.reachable({e}, start=start) for e in edges}
+    cut_alone = set().union(*alone.values())
+    out: dict[str, ZeroBlock] = {}
+    for (k, slot), z in sorted(edges.items()):
+        child = graph.index[children(graph.nodes[k])[slot][0]]
+        near = _adjacent(graph, child)
+        factors = tuple(names[t] for t in z.leaves if t in names)
+        mine = alone[(k, slot)] | ((graph.reachable(start=[child]) & blocked.keys()) - cut_alone)
+        for b in sorted(mine):
+            name = blocked[b]
+            if name in out:
+                old = out[name]
+                out[name] = old._replace(
+                    factors=tuple(dict.fromkeys(old.factors + factors)),
+                    adjacent=old.adjacent and b in near)
+            else:
+                out[name] = ZeroBlock(factors, b in near, node_class(graph.nodes[k]))
+    return out
+
+
+class Stop(NamedTuple):
+    """A backward pass that stopped at a saved tensor modified in place.
+
+    ``node``: the node that needs it (``SigmoidBackward0``); ``what``: the tensor and its
+    edit, in words (see :func:`~gradarg.trace.gradients.edited`); ``fix``: what to do;
+    ``call``: the module call whose output that node is, or ``None``; ``below``: the
+    parameters below it that got no gradient."""
+
+    node: str
+    what: str
+    fix: str
+    call: int | None
+    below: tuple[str, ...]
+
+
+def stopped(roots: Sequence[Any], names: Mapping[torch.Tensor, str], got: set[torch.Tensor],
+            owner: Mapping[Any, int]) -> Stop | None:
+    """Where a backward pass through the graph below ``roots`` stops: the first node (output
+    side first) whose saved tensor was modified in place after it was saved (torch's version
+    counter shows it), with parameters below it that got no gradient (``got`` holds those that
+    did); ``None`` when there is none.  ``owner`` maps a module's output node to its call.
+    Values saved through saved-tensor hooks are not read (that would recompute checkpointed
+    blocks)."""
+    if not roots:
+        return None
+    graph = Graph(*roots)
+    for node, attr, message in in_place_edits(graph.nodes, hooked=False):
+        below = [names[t] for b in sorted(graph.reachable(start=[graph.index[node]]))
+                 if (t := leaf_tensor(graph.nodes[b])) is not None and t in names
+                 and t.requires_grad and t not in got]
+        if below:
+            what, fix = edited(graph, {n: t for t, n in names.items()}, node, attr, message)
+            return Stop(node.name(), what, fix, owner.get(node), tuple(below))
+    return None
+
+
+def refs(tensors: Sequence[Any]) -> list[weakref.ref]:
+    """Weak references to the floating tensors of a call's inputs or outputs (the record keeps
+    no tensor alive; one freed by then is simply not known)."""
+    return [weakref.ref(t) for t in tensors
+            if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())]
+
+
+def quick_finite(t: torch.Tensor) -> bool:
+    """Whether every entry of ``t`` is finite: its sum is (one reduction, about ten times
+    faster than ``isfinite(t).all()`` on the CPU), or, when the sum is not (NaN, Inf, or an
+    overflow of finite entries), every entry checked."""
+    t = t.detach()
+    if t.layout == torch.strided and t.numel() and bool(torch.isfinite(t.sum())):
+        return True
+    return finite(t)
+
+
+def known_finite(rs: Sequence[weakref.ref]) -> bool | None:
+    """``True``: every referenced tensor is alive and finite; ``False``: one alive is not
+    finite; ``None``: none is non-finite, but one was freed (unknown)."""
+    known = True
+    for r in rs:
+        t = r()
+        if t is None:
+            known = False
+        elif not quick_finite(t):
+            return False
+    return True if known else None
+
+
+def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, tuple[list, list]],
+                         root: int) -> int | None:
+    """The module call, inside call ``root`` (whose output is not finite), that made the first
+    non-finite value in the forward: its output holds NaN/Inf while each of its inputs is still
+    there and finite; of such calls the innermost (none inside it qualifies), first in forward
+    order.  ``parents[i]`` is call ``i``'s parent; ``values[i]`` the weak references to its
+    inputs and outputs.  ``None`` when no call qualifies (the model's input itself is not
+    finite, or the values were freed)."""
+    inside = {root}
+    for i in range(root + 1, len(parents)):
+        if parents[i] in inside:
+            inside.add(i)
+    made = [i for i in sorted(inside) if i in values
+            and known_finite(values[i][1]) is False and known_finite(values[i][0]) is True]
+    for i in made:
+        if not any(j != i and _within(j, i, parents) for j in made):
+            return i
+    return None
+
+
+def nonfinite_origin(roots: Sequence[Any]) -> Any | None:
+    """The node below ``roots`` whose forward output is the first non-finite value (see
+    :func:`~gradarg.trace.gradients.forward_origin`), read from the saved values that went
+    through no saved-tensor hook (reading those would recompute checkpointed blocks)."""
+    if not roots:
+        return None
+    index = Graph(*roots).index
+    for root in roots:
+        origin = forward_origin(root, index, hooked=False)
+        if origin is not None:
+            return origin
+    return None
+
+
+def takes_bad_data(node: Any) -> bool:
+    """Whether ``node`` saved an input without history (data, a constant) holding NaN/Inf."""
+    return bad_data(node) is not None
+
+
+_REACH_LIMIT = 20000  # nodes visited per module call when placing a node inside one
+
+
+def call_of(node: Any, calls: Sequence[tuple[list[Any], list[Any]]],
+            parents: Sequence[int | None], within: int) -> int | None:
+    """The innermost module call, inside call ``within``, whose own operations include
+    ``node``: ``node`` is reached from the call's output nodes without passing through (or
+    being) one of its input nodes.  ``calls[i]`` holds call ``i``'s output and input nodes."""
+    depth = [0] * len(parents)
+    for i, p in enumerate(parents):
+        depth[i] = 0 if p is None else depth[p] + 1
+    inside = [i for i in range(within, len(parents)) if i == within or _within(i, within, parents)]
+    for i in sorted(inside, key=lambda i: -depth[i]):
+        outs, ins = calls[i]
+        stop = set(ins)
+        if node in stop:
+            continue
+        seen, todo = set(outs) - stop, [n for n in outs if n not in stop]
+        while todo and len(seen) < _REACH_LIMIT:
+            n = todo.pop()
+            if n is node:
+                return i
+            for c, _ in children(n):
+                if c is not None and c not in seen and c not in stop:
+                    seen.add(c)
+                    todo.append(c)
+    return None
+
+
+def _within(j: int, i: int, parents: Sequence[int | None]) -> bool:
+    p = parents[j]
+    while p is not None:
+        if p == i:
+            return True
+        p = parents[p]
+    return False
+
+
+_CHECKPOINT = os.path.join("utils", "checkpoint.py")
+
+
+def reentrant_checkpoint() -> str | None:
+    """``"checkpoint"`` when the caller runs inside reentrant ``torch.utils.checkpoint``'s
+    forward (``CheckpointFunction.forward``, which runs the block under ``torch.no_grad()``)
+    and none of the checkpoint's tensor inputs requires grad (then backward never reaches the
+    block: torch warns "None of the inputs have requires_grad=True"); ``"checkpoint-unreached"``
+    when one does (the block is recorded again only if backward reaches the checkpoint's
+    output); ``None`` outside it.  Read from the Python call stack
+    (https://docs.python.org/3/library/inspect.html#inspect.currentframe)."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.endswith(_CHECKPOINT) and getattr(
+                code, "co_qualname", code.co_name).endswith("CheckpointFunction.forward"):
+            args = frame.f_locals.get("args", ())
+            needs = any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+            return "checkpoint-unreached" if needs else "checkpoint"
+        frame = frame.f_back
+    return None
+
+
+# -- read from the recorder's notes (hooks.Recorder) -------------------------------------------
+def _by_slot(rec: Any) -> dict[int, Any]:
+    """Slot -> the node whose output it records (leaf slots left out)."""
+    return {slot: key[0] for key, slot in rec._slots.items() if key[1] >= 0}
+
+
+def roots(rec: Any) -> list[Any]:
+    """The nodes of the outputs of the outermost module calls (the model's outputs)."""
+    by_slot = _by_slot(rec)
+    return list(dict.fromkeys(by_slot[s] for r in rec._raw if r.parent is None
+                              for s in (r.outs or []) if s in by_slot))
+
+
+def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
+    """Outermost call ``index`` returned: when its output is not finite, where the forward's
+    first NaN/Inf comes from: ``(call, "made")`` for the call that made it (the innermost the
+    live values show, then inside it the graph's origin: values freed by then, the outputs of
+    inner calls kept only as views), ``(call, "input")`` when an input of that call without
+    history (data) already held it; ``None`` when the output is finite."""
+    outs = [t for r in rec._values[index][1] if (t := r()) is not None]
+    if all(quick_finite(t) for t in outs):
+        return None
+    if known_finite(rec._values[index][0]) is False:
+        return index, "input"
+    parents = [r.parent for r in rec._raw]
+    made = first_nonfinite_call(parents, rec._values, index)
+    within = index if made is None else made
+    by_slot = _by_slot(rec)
+    calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
+              [by_slot[s] for s in r.ins if s in by_slot]) for r in rec._raw]
+    origin = nonfinite_origin(calls[within][0])
+    if origin is not None:
+        at = call_of(origin, calls, parents, within)
+        if at is not None and takes_bad_data(origin):
+            return at, "input"
+        made = at if at is not None else made
+    return None if made is None else (made, "made")
