@@ -97,8 +97,9 @@ def linearity_probes(bwd: BackwardUnderTest, probes: list[ProbeCheck],
         for _ in range(LINEARITY_TRIALS):
             v1, v2 = bwd.random_vs()[k], bwd.random_vs()[k]
             gs = [bwd.backward({k: v})[0] for v in (v1, v2, v1 + v2)]
-            g64 = [bwd.backward64({k: v}) for v in (v1, v2, v1 + v2)]
-            if any(g is None for g in g64):
+            maybe64 = [bwd.backward64({k: v}) for v in (v1, v2, v1 + v2)]
+            g64 = [g for g in maybe64 if g is not None]
+            if len(g64) < len(maybe64):
                 return out
             for j, nm in enumerate(bwd.s.names):
                 g0 = zero[j].double() if affine.get(nm) else 0.0

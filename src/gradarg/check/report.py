@@ -107,8 +107,8 @@ def text(r: BackwardCheck) -> str:
     if r.pairs:
         head = ["pair", "verdict", "max error", "wrong entries"]
         lines += _text_table(head, [row[:4] for row in _pair_rows(r)])
-        for p in r.wrong_pairs:
-            lines += wrap.wrap(f"∂{p.output}/∂{p.input}: {p.sentence}")
+        for pair in r.wrong_pairs:
+            lines += wrap.wrap(f"∂{pair.output}/∂{pair.input}: {pair.sentence}")
     entries = _entry_rows(r)
     if entries:
         lines.append("largest errors:")

@@ -84,7 +84,7 @@ class Replacement(NamedTuple):
     attribute: str
     inside: tuple[str, str] | None
     forward: int
-    count: int = 1
+    count: int = 1  # type: ignore[assignment]  # a field named like tuple.count
 
 
 def _empty(held: float | None) -> bool:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from . import events, findings, rules
+from . import events, findings, rules, stepfindings
 from .records import ROOT_NAME, ParamRecord
 from .rules import Rule
 from .values import fmt_norm as _f
@@ -41,7 +41,7 @@ def _frozen(a: Asked) -> str | None:
 def _recreated(a: Asked) -> str | None:
     if a.name not in a.w._replaced:
         return None
-    return findings.replacement_text(a.w, a.name)
+    return stepfindings.replacement_text(a.w, a.name)
 
 
 def _no_backward(a: Asked) -> str | None:
@@ -142,7 +142,7 @@ def _received(a: Asked) -> str | None:
 
 def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     """What the final ``.grad`` sums, from the passes the hooks counted."""
-    acc = events.accumulation(r.events, findings.updates(w))
+    acc = events.accumulation(r.events, stepfindings.updates(w))
     n = acc.passes
     if acc.kind == "held":
         return (f"; .grad already held a gradient of norm {_f(acc.first_held)} when the first "
@@ -155,9 +155,9 @@ def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     if acc.kind == "same-forward":
         if acc.same:
             return (f"; {n} backward passes accumulated into its .grad "
-                    f"({findings.same_graph(w)}), the same gradient each time: .grad holds "
+                    f"({stepfindings.same_graph(w)}), the same gradient each time: .grad holds "
                     f"{n} times one pass")
-        return f"; .grad holds the sum of {n} backward passes ({findings.same_graph(w)})"
+        return f"; .grad holds the sum of {n} backward passes ({stepfindings.same_graph(w)})"
     if acc.kind == "micro-batches":
         after = next((e.after for e in reversed(r.events) if e.kind == "pass"), None)
         return (f"; .grad holds the sum over {n} micro-batches, each its own forward and "
@@ -205,7 +205,7 @@ def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:
     if now in w._replaced:
         return (f"this tensor is the model's parameter {now} now, but not the parameter "
                 f"registered under that name when the watch began: "
-                f"{findings.replacement_text(w, now)}")
+                f"{stepfindings.replacement_text(w, now)}")
     return (f"this tensor is the model's parameter {now} now, but not the one registered "
             f"under that name when the watch began, and no assignment of it was seen while "
             f"the watch ran: it was replaced before, or by a route that does not register "
@@ -226,11 +226,11 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
                 "zero gradient")
     if a.change in ("reset", "zeroed") and a.when == "end":
         how = "reset to None" if a.change == "reset" else "zeroed"
-        moved = findings.moved_since(w, findings._last_forward(r))
+        moved = stepfindings.moved_since(w, stepfindings._last_forward(r))
         if moved is False:
             return (f"; .grad was {how} after that backward and before the with block ended, "
                     f"with no update seen in between (no optimizer step holding it, "
-                    f"{findings._probe_name(w)} unchanged; zero_grad between backward and "
+                    f"{stepfindings._probe_name(w)} unchanged; zero_grad between backward and "
                     f"step?)")
         return (f"; .grad was {how} before the with block ended, after the parameters "
                 f"changed (an update, then zero_grad)")

@@ -10,40 +10,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
-from . import events
+from .finding import Finding, Options
+from .stepfindings import accumulated, edited_after_backward, recreated
 from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
     from .gradflow import GradWatch
-    from .records import ModuleRecord, ParamRecord
+    from .records import ModuleRecord
 
 __all__ = ["FINDINGS", "Finding", "Options", "problems", "summary"]
-
-
-@dataclass(frozen=True)
-class Options:
-    """Thresholds of the findings (see :meth:`GradWatch.problems`)."""
-
-    factor: float = 1e3
-    dead_fraction: float = 0.5
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check of a watched step: its name, whether it could run (and why not), what it
-    found."""
-
-    check: str
-    ran: bool
-    problem: str | None = None
-    why_not: str = ""
-    note: str = ""  # a fact worth saying that is not a problem
-    expected: tuple[str, ...] = ()  # parameters whose zero gradient the note says is expected
 
 
 def backward_stopped(w: GradWatch, o: Options) -> Finding:
@@ -303,225 +282,6 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
                  f"({first_zero.kind}))" if first_zero else "")
         parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}")
     return Finding("all-zero", True, "; ".join(parts))
-
-
-def _who(k: int, total: int) -> str:
-    return "every parameter" if k == total else f"{k} of {total} parameters"
-
-
-def same_graph(w: GradWatch) -> str:
-    """How passes with no forward of the model between them are described: on the same graph
-    when a module's output received a gradient in two passes of the recorded step."""
-    if w.backward_passes >= 2:
-        return "retain_graph on the same graph"
-    return "no forward of the watched model between them"
-
-
-def accumulated(w: GradWatch, o: Options) -> Finding:
-    """How many backward passes the final ``.grad`` of each parameter sums, counted by a hook
-    after each accumulation, and what came between them (:func:`.events.accumulation`): a
-    forward each (micro-batches: a note), an optimizer step (``zero_grad`` missing), nothing
-    (several passes on one graph), or a gradient held from before the block."""
-    received = [r for r in w.parameters.values() if r.requires_grad and r.grad is not None]
-    got = [(r.name, events.accumulation(r.events, updates(w))) for r in received if r.events]
-    if received and not any(r.passes for r in received):
-        return Finding("accumulated", True, note=(
-            "no backward pass accumulated into .grad: the gradients reached the parameters' "
-            "hooks, and .grad was left as it was (torch.autograd.grad, or backward(inputs=...) "
-            "without them)"))
-    if not got:
-        return Finding("accumulated", True)
-    total = len(got)
-    by_kind: dict[str, list[tuple[str, events.Accumulation]]] = {}
-    for name, acc in got:
-        by_kind.setdefault(acc.kind, []).append((name, acc))
-    found, notes = [], []
-    if "steps" in by_kind:
-        k = len(by_kind["steps"])
-        found.append(f".grad already held a gradient for {k} parameter(s) before this backward, "
-                     f"although the parameters changed since the previous step in this with "
-                     f"block (an optimizer step): zero_grad() is missing between steps")
-    if "held" in by_kind:
-        k = len(by_kind["held"])
-        found.append(f".grad already held a gradient for {k} parameter(s) before the first "
-                     f"backward pass in this with block (zero_grad() not called?)")
-    same = by_kind.get("same-forward", [])
-    if same:
-        n = max(acc.passes for _, acc in same)
-        who = _who(len(same), total)
-        if all(acc.same for _, acc in same):
-            found.append(f"{n} backward passes accumulated into {who} ({same_graph(w)}): the "
-                         f"same gradient each time, so .grad holds {n} times one pass")
-        else:
-            notes.append(f".grad of {who} holds the sum of {n} backward passes "
-                         f"({same_graph(w)}: losses backpropagated one after the other)")
-    micro = by_kind.get("micro-batches", [])
-    if micro:
-        n = max(acc.passes for _, acc in micro)
-        notes.append(f".grad holds the sum of this step's gradient and those of {n - 1} "
-                     f"earlier forward/backward pass(es) in this with block, the parameters "
-                     f"unchanged in between: gradient accumulation over micro-batches ({n} of "
-                     f"them, .grad empty before the first; the record is the last one)")
-    mixed = by_kind.get("mixed", [])
-    if mixed:
-        n = max(acc.passes for _, acc in mixed)
-        m = max(acc.forwards for _, acc in mixed)
-        notes.append(f".grad of {_who(len(mixed), total)} holds the sum of {n} backward passes "
-                     f"over {m} forwards in this with block, the parameters unchanged in between")
-    return Finding("accumulated", True, "; ".join(found) or None, note="; ".join(notes))
-
-
-def updates(w: GradWatch) -> dict[int, float] | None:
-    """The probe's readings at each forward, to tell updates by hand; ``None`` once an
-    optimizer step was seen (then the steps themselves tell, per parameter: another
-    optimizer's step changes the probe and not these parameters)."""
-    return None if w._steps_seen else w._moved
-
-
-def moved_since(w: GradWatch, forward: int) -> bool | None:
-    """Whether the parameters changed between the start of call ``forward`` of the model and
-    the end of the block (``None``: not read)."""
-    start, end = w._moved.get(forward), w._moved_end
-    if start is None or end is None:
-        return None
-    return not (start == end or (math.isnan(start) and math.isnan(end)))
-
-
-def _probe_name(w: GradWatch) -> str:
-    """The parameter whose sum tells whether an update ran (see :func:`moved_since`)."""
-    return w._owner[w._probe][0] if w._probe is not None else "the parameters"
-
-
-def _last_forward(r: ParamRecord) -> int:
-    return max((n.forward for n in r.events if n.kind == "pass"), default=0)
-
-
-def scale_cause(factor: float, total: float | None) -> str:
-    """What scales every ``.grad`` by one ``factor``: a GradScaler's ``unscale_`` (1/2^k), or
-    ``clip_grad_norm_`` (a factor below 1: max_norm / total norm), or an edit."""
-    scale = 1 / factor
-    k = round(math.log2(scale)) if scale > 1 else 0
-    if k >= 1 and abs(scale / 2 ** k - 1) < 1e-4:
-        return (f"1/{2 ** k}: a GradScaler's unscale_ divides by its scale, a power of 2, "
-                f"{2 ** k} here")
-    if factor < 1:
-        norm = f", total norm {_f(total)}, so max_norm ≈ {_f(factor * total)}" if total else ""
-        return (f"clip_grad_norm_{norm}: it rescales every .grad by one factor, max_norm / "
-                f"total norm, when the total norm exceeds max_norm")
-    return "an edit multiplied every .grad by one factor (clip_grad_norm_ only shrinks)"
-
-
-WHEN = {"step": "the optimizer step", "end": "the end of the with block"}
-
-
-def edited_after_backward(w: GradWatch, o: Options) -> Finding:
-    """``.grad`` after this step's last backward pass against what it held at the next
-    observed moment: when an optimizer step began, else when the block ended
-    (:func:`.events.after_backward`).  A reset (None) or zeroing there, before a step, is
-    ``zero_grad`` between backward and step; one factor for every parameter is clipping
-    (``clip_grad_norm_``) or a ``GradScaler``'s ``unscale_``; anything else an edit."""
-    params = [r for r in w.parameters.values() if r.grad is not None and r.events]
-    if w.engine is not None and w.world > 1:
-        how = "all-reduce" if w.engine == "DDP" else "reduce-scatter"
-        return Finding("edited after backward", False,
-                       why_not=f"under {w.engine}, .grad is to hold the average over the "
-                               f"{w.world} processes ({how}); the record holds this process's "
-                               f"gradient")
-    if not params:
-        return Finding("edited after backward", False, why_not="no parameter got a gradient")
-    seen = [(r, events.after_backward(r.events)) for r in params]
-    if all(a.when is None for _, a in seen):
-        return Finding("edited after backward", False,
-                       why_not="the with block has not ended (the final .grad is read then) "
-                               "and no optimizer step began after the backward")
-    total = len(seen)
-    found = []
-    for change, how in (("reset", "reset"), ("zeroed", "zeroed")):
-        at_step = [r for r, a in seen if a.change == change and a.when == "step"]
-        if at_step:
-            what = ("found .grad None and skipped them" if change == "reset" else
-                    "used zero gradients")
-            call = "zero_grad" if change == "reset" else "zero_grad(set_to_none=False)"
-            found.append(f".grad was {how} after backward and before the optimizer step for "
-                         f"{_who(len(at_step), total)} ({call} between backward and step): "
-                         f"the step {what}")
-    at_end = [r for r, a in seen if a.change in ("reset", "zeroed") and a.when == "end"]
-    if at_end:
-        still = [r for r in at_end if moved_since(w, _last_forward(r)) is False]
-        if still:
-            ids = {id(r) for r in still}
-            call = ("zero_grad" if any(a.change == "reset" for r, a in seen if id(r) in ids)
-                    else "zero_grad(set_to_none=False)")
-            found.append(f".grad was reset after backward and before the end of the with "
-                         f"block for {_who(len(still), total)}, and no update was seen after "
-                         f"that backward (no optimizer step holding them, {_probe_name(w)} "
-                         f"unchanged) ({call} between backward and step?)")
-        elif len(at_end) == total:
-            return Finding("edited after backward", False,
-                           why_not=".grad was cleared before the block ended (zero_grad inside "
-                                   "it, after the parameters changed)")
-    scaled = [(r, a) for r, a in seen if a.change == "scaled" and a.factor]
-    compared = [(r, a) for r, a in seen if a.change in ("kept", "scaled")]
-    if scaled:
-        factors = [a.factor for _, a in scaled]
-        r0, a0 = scaled[0]
-        where = WHEN[a0.when or "end"]
-        f0 = cast(float, a0.factor)
-        if len(scaled) == len(compared) and max(factors) <= min(factors) * 1.001:
-            norm = math.sqrt(sum(cast(float, a.after) ** 2 for _, a in scaled))
-            who = "every parameter" if len(scaled) == total else f"{len(scaled)} parameters"
-            found.append(f"gradients changed after backward: .grad of {who} is {_f(f0)} times "
-                         f"what backward computed, scaled by one factor before {where} "
-                         f"({scale_cause(f0, norm)})")
-        else:
-            found.append(f"gradients changed after backward for {len(scaled)} parameter(s) "
-                         f"before {where}: {r0.name}'s .grad has norm {_f(a0.seen)}, backward "
-                         f"left {_f(a0.after)} (× {_f(f0)}; clipping by value, a scaler or an "
-                         f"edit)")
-    return Finding("edited after backward", True, "; ".join(found) or None)
-
-
-def replacement_text(w: GradWatch, name: str) -> str:
-    """What the registration hook saw of parameter ``name``'s attribute (it must have been
-    replaced: ``name in w._replaced``)."""
-    rep = w._replaced[name]
-    if rep.inside is not None and rep.inside[0] == rep.module:
-        where = (f"in its forward: module '{rep.module}' ({rep.kind}) assigned a new "
-                 f"nn.Parameter to '{rep.attribute}' during its own call")
-    elif rep.inside is not None:
-        where = (f"in the forward of module '{rep.inside[0]}' ({rep.inside[1]}): it assigned a "
-                 f"new nn.Parameter to '{rep.attribute}' of module '{rep.module}' "
-                 f"({rep.kind}) during its call")
-    else:
-        where = (f"outside the model's forward: module '{rep.module}' ({rep.kind}) was "
-                 f"assigned a new nn.Parameter as '{rep.attribute}' between calls")
-    times = f" ({rep.count} times)" if rep.count > 1 else ""
-    r = w.parameters[name]
-    if not w._backward_seen:
-        old = "gets no gradient from the uses after the assignment"
-    elif r.grad is None:
-        old = "got no gradient"
-    else:
-        old = f"got a gradient of norm {_f(r.grad)} only from uses before the assignment"
-    got = w._replacement_got.get(name)
-    new = ("" if got is None else
-           f"; the new tensor received a gradient of norm {_f(got)} from backward, which an "
-           f"optimizer built before the forward never sees")
-    return (f"{name} was re-created {where}{times} (observed: the attribute no longer holds the "
-            f"tensor registered when the watch began), so the registered parameter, the one "
-            f"an optimizer built before the forward holds, {old}{new}; create the parameter "
-            f"once in __init__ and only use it in forward")
-
-
-def recreated(w: GradWatch, o: Options) -> Finding:
-    """A registered parameter's module attribute assigned a new ``nn.Parameter`` during the
-    block, seen by the parameter registration hook (a parameter made in ``forward``)."""
-    if not w._replaced:
-        return Finding("re-created parameters", True)
-    names = list(w._replaced)
-    more = (f" (and {len(names) - 1} other parameter(s): {', '.join(names[1:3])}"
-            f"{', ...' if len(names) > 3 else ''})" if len(names) > 1 else "")
-    return Finding("re-created parameters", True, replacement_text(w, names[0]) + more)
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (

@@ -391,20 +391,20 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
         # op that made it), or the in-place op recorded on that input since (its history then
         # ends there); other nodes of the same class elsewhere in the graph are not it
         made = re.compile(rf"{producer}(Backward\d*)?$")
-        kids = [ch for ch, _ in children(node) if ch is not None]
+        kid_nodes = [ch for ch, _ in children(node) if ch is not None]
         if made.match(node_class(node)) and attr == "_saved_result":
             source, edit = node, None
         else:
-            source = next((ch for ch in kids if made.match(node_class(ch))), None)
+            source = next((ch for ch in kid_nodes if made.match(node_class(ch))), None)
             edit = None if source is not None else next(
                 (n for n in graph.nodes if made.match(node_class(n))
-                 and any(ch in kids for ch, _ in children(n))), None)
+                 and any(ch in kid_nodes for ch, _ in children(n))), None)
         if edit is not None:
             what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "
                     f"in place by {op_name(edit)} ({node_class(edit)}) after the node saved it "
                     f"(the in-place form of that operation: a method ending in _, or +=)")
             return what, out_of_place
-        if source is None and attr != "_saved_result" and kids:
+        if source is None and attr != "_saved_result" and kid_nodes:
             # its history ends at an operation that is not the one that made it: an in-place
             # operation recorded on it since, whose result does not lead to the output
             what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "

@@ -144,7 +144,8 @@ class Recorder:
         self._node_outputs: dict[Any, list[tuple[int, int]]] = {}
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
-        self._param_got: list[tuple[Any, float, float | None, bool]] = []
+        # [parameter, norm, norm held before, sparse, norm after, forward, accumulated]
+        self._param_got: list[list[Any]] = []
         self._dead: dict[int, tuple[torch.Tensor, int, str]] = {}
         # calls of trainable modules whose outputs had no history, and whether grad mode was on
         self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
