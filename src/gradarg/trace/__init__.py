@@ -19,7 +19,8 @@ Modules:
   each with its live-graph and freed-graph handling, over one ``context``; ``cuts`` and
   ``gradients`` read the evidence; ``rules`` is the rule engine ``explain`` shares.
 - ``gradflow``: ``watch`` and ``GradWatch`` (the record of the user's own training step), built
-  from ``hooks`` (the hooks and the notes they take), ``events`` (what happened to each
+  from ``hooks`` (the hooks and the notes they take; those on ``.grad``'s events in
+  ``stephooks``), ``events`` (what happened to each
   parameter's ``.grad``, in order: the passes that accumulated into it, what an optimizer step
   and the end of the block found there, parameters re-created by an assignment; and how those
   notes are read), ``graphnotes`` (what the hooks read from the graph and the values at a few
@@ -37,7 +38,7 @@ Where a change goes: a new operator is one row of ``operators.OPERATORS`` (with 
 ``Case`` type and the docstrings' lists follow); a new reason in ``GradWatch.why_no_grad`` is
 one rule in ``explain.RULES``; a new finding of ``watch`` is one function in ``findings``, added
 to ``FINDINGS``; a new hook or note in ``hooks`` (a new event of ``.grad``: its note there,
-its reading in ``events``; what it reads from the graph or the values, in ``graphnotes``); a
+its hook in ``stephooks``, its reading in ``events``; what it reads from the graph or the values, in ``graphnotes``); a
 new view of the record in ``view``; a new drawing primitive in ``drawing`` (operations) or
 ``modules`` (modules); anything that reads a node's internals in ``nodes``.  No module imports
 one that imports it back
