@@ -37,12 +37,12 @@ Where a change goes: a new operator is one row of ``operators.OPERATORS`` (with 
 ``why_no_grad`` is one rule in ``reach`` or ``causes``, placed in that module's ``RULES`` (the
 ``Case`` type and the docstrings' lists follow); a new reason in ``GradWatch.why_no_grad`` is
 one rule in ``explain.RULES``; a new finding of ``watch`` is one function in ``findings``, added
-to ``FINDINGS``; a new hook or note in ``hooks`` (a new event of ``.grad``: its note there,
-its hook in ``stephooks``, its reading in ``events``; what it reads from the graph or the values, in ``graphnotes``); a
-new view of the record in ``view``; a new drawing primitive in ``drawing`` (operations) or
-``modules`` (modules); anything that reads a node's internals in ``nodes``.  No module imports
-one that imports it back
-(``tests/test_layout.py``).
+to ``FINDINGS`` (one read from observed events in ``stepfindings``); a new hook or note in
+``hooks`` (a new event of ``.grad``: its hook in ``stephooks``, its reading in ``events``;
+what it reads from the graph or the values, in ``graphnotes``); a new view of the record in
+``view``; a new drawing primitive in ``drawing`` (operations) or ``modules`` (modules);
+anything that reads a node's internals in ``nodes``.  No module imports one that imports it
+back (``tests/test_layout.py``).
 
 May import: :mod:`gradarg.core`, :mod:`gradarg.show` and ``gradarg._validate``; never
 :mod:`gradarg.check` or :mod:`gradarg.sparse`.
