@@ -189,6 +189,10 @@ ROWS = [
         lambda f, y: V @ jacrev(f)(y)),
     Row("contract in v", lambda f, y: gradarg.contract(y, gradarg.jacobian(f, Y0)),
         lambda f, y: y @ jacrev(f)(Y0)),
+    Row("compare_vjp values", lambda f, y: gradarg.compare_vjp(f, y, V).backward,
+        lambda f, y: vjp(f, y)[1](V)[0],
+        raises=(ValueError, (r"compare_vjp runs torch's backward pass.* inside {inner}.* "
+                             r"Call it outside the transform"))),
     # compressed derivatives run on a detached copy: they refuse inside every transform
     Row("SparseJacobian", lambda f, y: _SPARSE_J(f, y).to_dense(), lambda f, y: jacrev(f)(y),
         raises=(ValueError, _SPARSE_REFUSAL.format(call="SparseJacobian"))),

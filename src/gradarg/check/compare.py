@@ -16,6 +16,7 @@ from .._validate import (
     check_cotangent,
     check_requires_grad,
 )
+from ..core.compose import inside_transform, transform_name
 from ..core.dense import jacobian
 from ..core.finite_diff import vjp_from_partials
 from ..core.vjp import contract, run_backward_or_none
@@ -142,7 +143,8 @@ def compare_vjp(
     ValueError
         ``x`` empty (no elements); ``v.shape != y.shape``; a reference Jacobian whose shape is
         not ``y.shape + x.shape``; an output that does not require grad; a string reference
-        with an output tensor.
+        with an output tensor; called inside a ``torch.func`` transform (the message names it,
+        and :func:`gradarg.backward_vjp` / ``torch.func.vjp``, which compose).
 
     Notes
     -----
@@ -164,6 +166,14 @@ def compare_vjp(
     >>> print(compare_vjp(lambda t: t**2, x, torch.ones(2)).reference_name)
     finite-difference
     """
+    if inside_transform():
+        raise ValueError(
+            f"compare_vjp runs torch's backward pass (a graph of its own, on a detached copy of "
+            f"x) and returns plain numbers, which torch.func transforms cannot differentiate or "
+            f"batch; it was called inside {transform_name()}. Call it outside the transform; "
+            f"to differentiate a VJP inside one, use gradarg.backward_vjp or torch.func.vjp, "
+            f"which compose"
+        )
     (x,), _ = as_input_tuple("x", x)  # warns once about NaN/Inf; the references stay quiet
     if x.numel() == 0:
         raise ValueError(f"x is empty (shape {tuple(x.shape)}): a gradient with no elements "
