@@ -283,14 +283,16 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(name="bench-asdex", python=PYTHON)
 def bench_asdex(session: nox.Session) -> None:
-    """Sparse Jacobians and Hessians beside asdex (JAX): seven functions in one process.
+    """Sparse Jacobians and Hessians beside asdex (JAX): seven functions.
 
     A bench-only session: not a default session and not in ``.ci/run``.  It installs
     ``jax[cpu]`` and ``asdex`` from PyPI (with numba, which gradarg uses too) beside gradarg,
     pinned by the constraints file like every session, and runs
-    benchmarks/asdex_side_by_side.py: float64, one thread for torch and XLA, medians of
-    interleaved rounds; patterns, passes, colouring time, cached call time, asdex's trace +
-    compile time, agreement.  Arguments go to the script (``-- --rounds 3``).
+    benchmarks/asdex_side_by_side.py: float64, one thread for torch and XLA.  Per function:
+    the first call in a fresh process against a warm one, the colouring, the compile in a
+    first and a later process (sharing inductor's cache folder), the call eager / compiled /
+    asdex's jitted (medians of interleaved rounds), agreement, and a verdict on the targets.
+    About 4 minutes.  Arguments go to the script (``-- --rounds 3``).
     """
     install(session, "-e", ".", "jax[cpu]", "asdex")
     # the script sets XLA_FLAGS for one thread itself, before importing JAX
