@@ -126,3 +126,47 @@ def sweep_figure(sizes, times, passes, title: str):
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+_COMPILE_RUN = """\
+import time
+import torch
+import gradarg
+torch.set_num_threads(1)
+{source}
+x = torch.zeros({n}, dtype=torch.float64)
+sj = gradarg.SparseJacobian(gradarg.jacobian_sparsity({name}, x))
+start = time.perf_counter()
+torch.compile(torch.sin, fullgraph=True)(torch.zeros(3))
+startup = time.perf_counter() - start
+jac = sj.compile({name})
+jac(x)
+print(startup, jac.compile_seconds)
+"""
+
+
+def compile_in_new_processes(fn: Callable[..., Any], n: int, runs: int = 2
+                             ) -> list[tuple[float, float]]:
+    """``(torch.compile's start-up, compile_seconds)`` of ``SparseJacobian.compile(fn)`` at
+    ``n`` float64 unknowns in ``runs`` fresh Python processes, one after the other, sharing one
+    new, empty inductor cache folder: the first as on a machine that never compiled ``fn``, the
+    later ones as a second run of the same script. ``fn``'s source is read with
+    ``inspect.getsource`` (it must not use names defined elsewhere on the page)."""
+    import inspect
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import textwrap
+
+    script = _COMPILE_RUN.format(source=textwrap.dedent(inspect.getsource(fn)), n=n,
+                                 name=fn.__name__)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="inductor-page-") as cache:
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
+        for _ in range(runs):
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                  text=True, env=env, check=True)
+            startup, seconds = done.stdout.split()[-2:]
+            out.append((float(startup), float(seconds)))
+    return out
