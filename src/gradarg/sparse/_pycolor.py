@@ -1,0 +1,387 @@
+"""The default colourings without numba: bit-identical results, for patterns too small to pay
+numba's start-up.
+
+Each function here gives exactly what its compiled counterpart gives (same algorithm, same
+tie-breaks; ``tests/sparse/test_pycolor.py`` compares them on hundreds of random patterns and
+on the benchmark problems); :mod:`gradarg.sparse._numba` says which runs when.  The work is
+split by what the interpreter does well:
+
+* **vectorised NumPy where the result is exact**: transposes (a sort of ``column * m + row``
+  keys: rows stay sorted within each column, as the counting sort leaves them), the symmetrised
+  pattern ``P ∪ Pᵀ ∪ I`` (a sort of keys), and the distance-2 graph of a bipartite pattern
+  (every walk ``v → w → x`` laid out at once, duplicates dropped keeping each neighbour's first
+  occurrence in walk order: the order in which the compiled DSATUR visits them);
+* **Python sets and lists where the loop is sequential**: greedy colouring (the colours of a
+  vertex's neighbours gathered by ``map`` into a ``set``), DSATUR (the compiled bucket queue
+  and binary heap, the same moves), star colouring (per vertex, the set of colours seen once
+  and the set seen twice among its neighbours) and the bucket orders of
+  :mod:`gradarg.sparse.greedy`.
+
+Measured against the other ways to avoid numba (one thread, a loaded 2-core machine; the
+bench's Gray-Scott 2 × 48 × 48 Jacobian and 64 × 64 minimal-surface Hessian, compiled 5 ms and
+3.5 ms): the compiled kernels' own bodies run by CPython took 205 ms and 255 ms on Python
+lists (numpy arrays: about the same); ``scipy.sparse`` costs 150–300 ms to import; torch's
+sparse product ``P Pᵀ`` takes 8 ms for the graph alone; networkx's DSATUR is seconds, and
+rustworkx's has other tie-breaks.  Here: about 25 ms and 30 ms.
+
+The ``*_seconds`` functions estimate the interpreted cost of a colouring from the pattern's
+line lengths, with constants fitted to measured runs (the largest seconds per unit of work over
+the bench problems and random patterns, on the same machine), for :func:`gradarg.sparse.
+_numba.use_numba`.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+__all__ = [
+    "adjacency",
+    "bucket_order",
+    "distance2_graph",
+    "distance2_seconds",
+    "dsatur_buckets",
+    "dsatur_heap",
+    "greedy",
+    "order_seconds",
+    "star",
+    "star_seconds",
+    "symmetric_union",
+    "transpose",
+]
+
+# seconds per unit of work, fitted on measured runs (see the module docstring)
+_PER_WALK = 1.6e-7  # distance-2 colouring: per step v -> w -> x of the walks
+_PER_VERTEX = 1.5e-6  # and per vertex
+_PER_STAR = 1.2e-7  # star colouring: per pair of adjacent edges (v-w, w-x)
+_PER_EDGE = 3.0e-7  # bucket orders, greedy on a graph: per stored edge
+
+
+def distance2_seconds(pb: np.ndarray, nv: int) -> float:
+    """Estimated seconds of an interpreted distance-2 colouring (largest-first and DSATUR) of
+    ``nv`` vertices through the other side's CSR pointers ``pb``: the walks have
+    ``Σ_w len(w)²`` steps."""
+    lengths = np.diff(pb)
+    return _PER_WALK * float(np.dot(lengths, lengths)) + _PER_VERTEX * nv
+
+
+def star_seconds(indptr: np.ndarray) -> float:
+    """Estimated seconds of one interpreted star colouring of the graph with pointers
+    ``indptr``: ``Σ_w deg(w)²`` pairs of adjacent edges."""
+    degree = np.diff(indptr)
+    return _PER_STAR * float(np.dot(degree, degree)) + _PER_VERTEX * degree.size
+
+
+def order_seconds(indptr: np.ndarray) -> float:
+    """Estimated seconds of an interpreted bucket order or greedy colouring of the graph."""
+    return _PER_EDGE * float(indptr[-1]) + _PER_VERTEX * (len(indptr) - 1)
+
+
+# --------------------------------------------------------------------------- vectorised
+
+
+def transpose(ptr: np.ndarray, ind: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSC ``(tptr, tind)`` of the CSR pattern ``(ptr, ind)`` with ``n`` columns, rows sorted
+    within each column (what the compiled counting sort gives)."""
+    m = len(ptr) - 1
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(ptr))
+    key = ind.astype(np.int64) * max(m, 1) + rows
+    key.sort()
+    tptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ind, minlength=n), out=tptr[1:])
+    return tptr, key % max(m, 1)
+
+
+def symmetric_union(rows: np.ndarray, cols: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(ptr, cols)`` of ``P ∪ Pᵀ ∪ I`` for the ``n × n`` pattern with entries
+    ``(rows, cols)``, each row sorted."""
+    diagonal = np.arange(n, dtype=np.int64)
+    key = np.concatenate([rows * n + cols, cols * n + rows, diagonal * (n + 1)])
+    key.sort()
+    first = np.empty(key.size, dtype=bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    key = key[first]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key // n, minlength=n), out=ptr[1:])
+    return ptr, key % n
+
+
+def distance2_graph(pa: np.ndarray, ia: np.ndarray, pb: np.ndarray, ib: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The distance-2 graph of the vertices ``(pa, ia)`` through ``(pb, ib)`` (two vertices
+    adjacent when they share a line), as compressed adjacency ``(ptr, ind)``: each vertex's
+    neighbours once, itself left out, in the order of their first visit by the walk ``v → w =
+    ia[p] → x = ib[q]`` (``p``, then ``q``, increasing)."""
+    nv = len(pa) - 1
+    lengths = np.diff(pb)[ia]  # steps of the walk through each entry of a vertex's line
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(nv + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    owner = np.repeat(np.repeat(np.arange(nv, dtype=np.int64), np.diff(pa)), lengths)
+    offset = np.repeat(pb[ia] - (np.cumsum(lengths) - lengths), lengths)
+    x = ib[offset + np.arange(total, dtype=np.int64)]
+    # sort the steps by (vertex, neighbour, step): the first of each run is the first visit
+    if nv * nv * total < 2**62:
+        key = (owner * nv + x) * total + np.arange(total, dtype=np.int64)
+        key.sort()
+        pair, step = np.divmod(key, total)
+    else:  # pragma: no cover - patterns this large go to numba
+        step = np.lexsort((x, owner))  # stable: equal pairs keep walk order
+        pair = owner[step] * nv + x[step]
+    first = np.empty(total, dtype=bool)
+    first[0] = True
+    np.not_equal(pair[1:], pair[:-1], out=first[1:])
+    step = np.sort(step[first])  # back to walk order: vertex by vertex, first visits
+    owner, x = owner[step], x[step]
+    keep = owner != x
+    ptr = np.zeros(nv + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner[keep], minlength=nv), out=ptr[1:])
+    return ptr, x[keep]
+
+
+def adjacency(ptr: np.ndarray, ind: np.ndarray) -> list[list[int]]:
+    """The compressed adjacency as one Python list of neighbours per vertex."""
+    flat = ind.tolist()
+    bounds = ptr.tolist()
+    return [flat[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+# --------------------------------------------------------------------------- sequential
+
+
+def greedy(adj: list[list[int]], sequence: list[int]) -> list[int]:
+    """Each vertex of ``sequence`` takes the smallest colour none of its neighbours has (the
+    others keep ``-1``)."""
+    color = [-1] * len(adj)
+    get = color.__getitem__
+    for v in sequence:
+        used = set(map(get, adj[v]))
+        c = 0
+        while c in used:
+            c += 1
+        color[v] = c
+    return color
+
+
+def dsatur_buckets(adj: list[list[int]], degree: list[int]) -> list[int]:
+    """DSATUR with the compiled bucket queue (``gradarg.sparse.d2color._dsatur_buckets``):
+    keys ``saturation * span + uncoloured neighbours``, one first-in first-out list per key,
+    a vertex raised at once when its saturation grows, lowered lazily when it reaches the
+    front of a bucket above its key."""
+    nv = len(adj)
+    span = max(max(degree, default=0) + 2, 2)
+    color = [-1] * nv
+    key = list(degree)
+    where = list(degree)  # the bucket each vertex sits in (>= its key)
+    seen: list[set[int]] = [set() for _ in range(nv)]  # colours among its neighbours
+    head = [-1] * (span * span)
+    tail = [-1] * (span * span)
+    nxt = [-1] * nv
+    prv = [-1] * nv
+    cur = 0
+    for v in range(nv):
+        b = key[v]
+        prv[v] = t = tail[b]
+        if t >= 0:
+            nxt[t] = v
+        else:
+            head[b] = v
+        tail[b] = v
+        cur = max(cur, b)
+    for _ in range(nv):
+        while True:
+            while head[cur] < 0:
+                cur -= 1
+            v = head[cur]
+            after = nxt[v]  # unlink the head of bucket cur
+            head[cur] = after
+            if after >= 0:
+                prv[after] = -1
+            else:
+                tail[cur] = -1
+            k = key[v]
+            if where[v] == k:
+                break
+            where[v] = k  # lowered lazily: to the tail of its true bucket
+            nxt[v] = -1
+            prv[v] = t = tail[k]
+            if t >= 0:
+                nxt[t] = v
+            else:
+                head[k] = v
+            tail[k] = v
+        mine = seen[v]
+        c = 0
+        while c in mine:
+            c += 1
+        color[v] = c
+        for x in adj[v]:
+            if color[x] >= 0:
+                continue
+            theirs = seen[x]
+            if c in theirs:
+                key[x] -= 1
+                continue
+            theirs.add(c)
+            k = key[x] = key[x] - 1 + span
+            b, before, after = where[x], prv[x], nxt[x]  # unlink x from its bucket
+            if before >= 0:
+                nxt[before] = after
+            else:
+                head[b] = after
+            if after >= 0:
+                prv[after] = before
+            else:
+                tail[b] = before
+            where[x] = k  # append it to the tail of its new bucket
+            nxt[x] = -1
+            prv[x] = t = tail[k]
+            if t >= 0:
+                nxt[t] = x
+            else:
+                head[k] = x
+            tail[k] = x
+            cur = max(cur, k)
+    return color
+
+
+def dsatur_heap(adj: list[list[int]], degree: list[int]) -> list[int]:
+    """DSATUR as the compiled binary-heap version (``gradarg.sparse.d2color._dsatur``) picks:
+    the largest key ``saturation * span + uncoloured neighbours``, ties by lowest index (stale
+    entries overestimate and are pushed again with the true key)."""
+    nv = len(adj)
+    span = max(max(degree, default=0) + 2, 2)
+    color = [-1] * nv
+    key = list(degree)
+    seen: list[set[int]] = [set() for _ in range(nv)]
+    heap = [-(key[v] * nv + (nv - 1 - v)) for v in range(nv)]  # a max-heap, negated
+    heapq.heapify(heap)
+    for _ in range(nv):
+        while True:
+            top = -heapq.heappop(heap)
+            v = nv - 1 - top % nv
+            if color[v] >= 0:
+                continue
+            now = key[v] * nv + (nv - 1 - v)
+            if top == now:
+                break
+            heapq.heappush(heap, -now)
+        mine = seen[v]
+        c = 0
+        while c in mine:
+            c += 1
+        color[v] = c
+        for x in adj[v]:
+            if color[x] >= 0:
+                continue
+            key[x] -= 1
+            theirs = seen[x]
+            if c not in theirs:
+                theirs.add(c)
+                key[x] += span
+                heapq.heappush(heap, -(key[x] * nv + (nv - 1 - x)))
+    return color
+
+
+def bucket_order(adj: list[list[int]], key: list[int], pick_max: bool, step: int,
+                 top: int) -> list[int]:
+    """The compiled bucket order of :mod:`gradarg.sparse.greedy` (``_bucket_kernel``): pick
+    the vertex at the front of the extreme bucket, add ``step`` to the keys of its
+    not-yet-picked neighbours (each moved to the tail of its new bucket)."""
+    n = len(adj)
+    key = list(key)
+    head = [-1] * top
+    tail = [-1] * top
+    nxt = [-1] * n
+    prv = [-1] * n
+    for v in range(n):
+        b = key[v]
+        prv[v] = t = tail[b]
+        if t >= 0:
+            nxt[t] = v
+        else:
+            head[b] = v
+        tail[b] = v
+    done = [False] * n
+    out = []
+    cur = max(key) if pick_max else min(key)
+    for _ in range(n):
+        if pick_max:
+            while head[cur] < 0:
+                cur -= 1
+        else:
+            while head[cur] < 0:
+                cur += 1
+        v = head[cur]
+        after = nxt[v]
+        head[cur] = after
+        if after >= 0:
+            prv[after] = -1
+        else:
+            tail[cur] = -1
+        done[v] = True
+        out.append(v)
+        for w in adj[v]:
+            if done[w]:
+                continue
+            k = key[w]
+            before, after = prv[w], nxt[w]
+            if before >= 0:
+                nxt[before] = after
+            else:
+                head[k] = after
+            if after >= 0:
+                prv[after] = before
+            else:
+                tail[k] = before
+            k += step
+            key[w] = k
+            nxt[w] = -1
+            prv[w] = t = tail[k]
+            if t >= 0:
+                nxt[t] = w
+            else:
+                head[k] = w
+            tail[k] = w
+        if pick_max and step > 0:
+            cur += 1  # a neighbour may now sit one bucket higher
+        elif not pick_max and step < 0:
+            cur = max(cur - 1, 0)
+    return out
+
+
+def star(adj: list[list[int]], sequence: list[int]) -> list[int]:
+    """Greedy star colouring in ``sequence`` (``gradarg.sparse.star._star``): ``v`` may not
+    take the colour of a coloured neighbour ``w``, nor that of a coloured neighbour ``x`` of
+    ``w`` when ``w``'s colour appears twice among the neighbours of ``v`` (``u–v–w–x``) or of
+    ``x`` (``v–w–x–y``)."""
+    n = len(adj)
+    color = [-1] * n
+    get = color.__getitem__
+    once: list[set[int]] = [set() for _ in range(n)]  # colours among a vertex's neighbours
+    twice: list[set[int]] = [set() for _ in range(n)]  # ... appearing at least twice
+    for v in sequence:
+        forbid = set()
+        hub = twice[v]
+        for w in adj[v]:
+            a = color[w]
+            if a < 0:
+                continue
+            forbid.add(a)
+            if a in hub:  # u–v–w–x: every coloured neighbour x of w
+                forbid.update(map(get, adj[w]))
+            else:  # v–w–x–y: those x with a twice among their neighbours
+                forbid.update([color[x] for x in adj[w] if a in twice[x]])
+        c = 0
+        while c in forbid:
+            c += 1
+        color[v] = c
+        for z in adj[v]:
+            seen = once[z]
+            if c in seen:
+                twice[z].add(c)
+            else:
+                seen.add(c)
+    return color
