@@ -13,7 +13,8 @@ split by what the interpreter does well:
   occurrence in walk order: the order in which the compiled DSATUR visits them);
 * **Python sets and lists where the loop is sequential**: greedy colouring (the colours of a
   vertex's neighbours gathered by ``map`` into a ``set``), DSATUR (the compiled bucket queue
-  and binary heap, the same moves), star colouring (per vertex, the set of colours seen once
+  and binary heap, the same moves; each vertex's neighbour colours as the bits of an ``int``),
+  star colouring (per vertex, the set of colours seen once
   and the set seen twice among its neighbours) and the bucket orders of
   :mod:`gradarg.sparse.greedy`.
 
@@ -108,12 +109,16 @@ def symmetric_union(rows: np.ndarray, cols: np.ndarray, n: int) -> tuple[np.ndar
     return ptr, key % n
 
 
-def distance2_graph(pa: np.ndarray, ia: np.ndarray, pb: np.ndarray, ib: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def distance2_graph(pa: np.ndarray, ia: np.ndarray, pb: np.ndarray, ib: np.ndarray,
+                    packed: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The distance-2 graph of the vertices ``(pa, ia)`` through ``(pb, ib)`` (two vertices
     adjacent when they share a line), as compressed adjacency ``(ptr, ind)``: each vertex's
     neighbours once, itself left out, in the order of their first visit by the walk ``v → w =
-    ia[p] → x = ib[q]`` (``p``, then ``q``, increasing)."""
+    ia[p] → x = ib[q]`` (``p``, then ``q``, increasing).
+
+    The walk's steps are sorted by ``(vertex, neighbour, step)``: packed into one ``int64``
+    key (``packed=None``: when it fits) and sorted by ``np.sort``, or by ``np.lexsort``.
+    """
     nv = len(pa) - 1
     lengths = np.diff(pb)[ia]  # steps of the walk through each entry of a vertex's line
     total = int(lengths.sum())
@@ -123,11 +128,13 @@ def distance2_graph(pa: np.ndarray, ia: np.ndarray, pb: np.ndarray, ib: np.ndarr
     offset = np.repeat(pb[ia] - (np.cumsum(lengths) - lengths), lengths)
     x = ib[offset + np.arange(total, dtype=np.int64)]
     # sort the steps by (vertex, neighbour, step): the first of each run is the first visit
-    if nv * nv * total < 2**62:
+    if packed is None:
+        packed = nv * nv * total < 2**62
+    if packed:
         key = (owner * nv + x) * total + np.arange(total, dtype=np.int64)
         key.sort()
         pair, step = np.divmod(key, total)
-    else:  # pragma: no cover - patterns this large go to numba
+    else:
         step = np.lexsort((x, owner))  # stable: equal pairs keep walk order
         pair = owner[step] * nv + x[step]
     first = np.empty(total, dtype=bool)
@@ -175,7 +182,7 @@ def dsatur_buckets(adj: list[list[int]], degree: list[int]) -> list[int]:
     color = [-1] * nv
     key = list(degree)
     where = list(degree)  # the bucket each vertex sits in (>= its key)
-    seen: list[set[int]] = [set() for _ in range(nv)]  # colours among its neighbours
+    seen = [0] * nv  # the colours among its neighbours, as the bits of an int
     head = [-1] * (span * span)
     tail = [-1] * (span * span)
     nxt = [-1] * nv
@@ -213,18 +220,17 @@ def dsatur_buckets(adj: list[list[int]], degree: list[int]) -> list[int]:
                 head[k] = v
             tail[k] = v
         mine = seen[v]
-        c = 0
-        while c in mine:
-            c += 1
+        c = (~mine & (mine + 1)).bit_length() - 1  # the lowest bit not set
         color[v] = c
+        bit = 1 << c
         for x in adj[v]:
             if color[x] >= 0:
                 continue
             theirs = seen[x]
-            if c in theirs:
+            if theirs & bit:
                 key[x] -= 1
                 continue
-            theirs.add(c)
+            seen[x] = theirs | bit
             k = key[x] = key[x] - 1 + span
             b, before, after = where[x], prv[x], nxt[x]  # unlink x from its bucket
             if before >= 0:
@@ -255,7 +261,7 @@ def dsatur_heap(adj: list[list[int]], degree: list[int]) -> list[int]:
     span = max(max(degree, default=0) + 2, 2)
     color = [-1] * nv
     key = list(degree)
-    seen: list[set[int]] = [set() for _ in range(nv)]
+    seen = [0] * nv  # the colours among its neighbours, as the bits of an int
     heap = [-(key[v] * nv + (nv - 1 - v)) for v in range(nv)]  # a max-heap, negated
     heapq.heapify(heap)
     for _ in range(nv):
@@ -269,17 +275,16 @@ def dsatur_heap(adj: list[list[int]], degree: list[int]) -> list[int]:
                 break
             heapq.heappush(heap, -now)
         mine = seen[v]
-        c = 0
-        while c in mine:
-            c += 1
+        c = (~mine & (mine + 1)).bit_length() - 1  # the lowest bit not set
         color[v] = c
+        bit = 1 << c
         for x in adj[v]:
             if color[x] >= 0:
                 continue
             key[x] -= 1
             theirs = seen[x]
-            if c not in theirs:
-                theirs.add(c)
+            if not theirs & bit:
+                seen[x] = theirs | bit
                 key[x] += span
                 heapq.heappush(heap, -(key[x] * nv + (nv - 1 - x)))
     return color
