@@ -134,11 +134,11 @@ def test_hessian_kernels_are_the_compiled_ones(seed):
             assert a.dtype == b.dtype == np.int64 and np.array_equal(a, b)
         _, _, indptr, indices = compiled
         for name in greedy.ORDERS:
-            seq, seq_c = both(lambda n=name: greedy.order(indptr, indices, n))
+            seq, seq_c = both(lambda n=name, p=indptr, i=indices: greedy.order(p, i, n))
             assert seq.dtype == np.int64 and np.array_equal(seq, seq_c), name
-            got, want = both(lambda s=seq: star.star_coloring(indptr, indices, s))
+            got, want = both(lambda s=seq, p=indptr, i=indices: star.star_coloring(p, i, s))
             assert got.dtype == np.int64 and np.array_equal(got, want), name
-            got, want = both(lambda s=seq: greedy.greedy(indptr, indices, s))
+            got, want = both(lambda s=seq, p=indptr, i=indices: greedy.greedy(p, i, s))
             assert np.array_equal(got, want), name
 
 
@@ -211,15 +211,20 @@ def test_the_seven_benchmark_functions_colour_the_same_either_way(i):
 
 
 def test_interpreted_restores_the_garbage_collector_and_counts_its_time():
+    def colour():
+        with _numba.interpreted():
+            inside.append(gc.isenabled())
+            with _numba.interpreted():  # nested: counted once
+                pass
+            raise RuntimeError("inside")
+
+    inside: list[bool] = []
     assert gc.isenabled()
     before = _numba.spent_seconds()
-    with pytest.raises(RuntimeError, match="inside"), _numba.interpreted():
-        assert not gc.isenabled()
-        with _numba.interpreted():  # nested: counted once
-            pass
-        raise RuntimeError("inside")
-    assert gc.isenabled()
-    assert _numba.spent_seconds() >= before
+    with pytest.raises(RuntimeError, match="inside"):
+        colour()
+    assert inside == [False] and gc.isenabled()
+    assert _numba.spent_seconds() > before
 
 
 # --------------------------------------------------------------------------- the rule
@@ -256,11 +261,11 @@ def test_a_large_pattern_goes_to_numba_at_once_and_then_everything_does():
 import numpy as np
 from gradarg.sparse import d2color
 from gradarg.sparse.pattern import coordinates
-n = 2500
+n = 2000
 big = torch.eye(n, dtype=torch.bool)
 big[:, 0] = True  # its rows all meet in column 0
 _, _, pb, _ = d2color.bipartite(coordinates(big), "rows")
-estimate = _pycolor.distance2_seconds(pb, n)
+estimate = _pycolor.distance2_graph_seconds(pb, n)  # known before the graph
 colors = gradarg.color_pattern(big, "rows")
 loaded = "numba" in sys.modules
 spent = _numba.spent_seconds()
@@ -269,8 +274,8 @@ print(json.dumps({"estimate": estimate, "startup": _numba.STARTUP_SECONDS, "load
                   "colours": int(colors.max()) + 1, "spent": spent,
                   "spent_after": _numba.spent_seconds()}))
 """)
-    assert got["estimate"] > got["startup"]  # what makes the pattern large
-    assert got["loaded"] and got["colours"] == 2500
+    assert got["startup"] < got["estimate"] < float("inf")  # what makes the pattern large
+    assert got["loaded"] and got["colours"] == 2000
     # no interpreted colouring: only the transpose before the decision
     assert got["spent_after"] == got["spent"]
 
@@ -283,8 +288,11 @@ s = 40
 a = torch.arange(s)
 grid = ((a[:, None, None, None] - a[None, None, :, None]).abs()
         + (a[None, :, None, None] - a[None, None, None, :]).abs() <= 2).reshape(s * s, s * s)
-_, _, pb, _ = d2color.bipartite(coordinates(grid), "rows")
-estimate = _pycolor.distance2_seconds(pb, s * s)
+arrays = d2color.bipartite(coordinates(grid), "rows")
+ptr, ind = _pycolor.distance2_graph(*arrays)
+# the estimates before and after its graph: one or the other decides
+estimate = max(_pycolor.distance2_graph_seconds(arrays[2], s * s),
+               _pycolor.distance2_seconds(ptr, ind))
 for k in range(2000):
     before = _numba.spent_seconds()
     gradarg.color_pattern(grid, "rows")

@@ -45,7 +45,7 @@ __all__ = [
     "STARTUP_SECONDS", "interpreted", "lazy_njit", "numba_ready", "spent_seconds", "use_numba",
 ]
 
-STARTUP_SECONDS = 0.4
+STARTUP_SECONDS = 0.5
 """What loading numba's first kernel costs in a fresh process, in seconds (measured: 0.35–0.6 s
 on one thread, import and start-up; ``benchmarks/first_call.py`` prints it)."""
 
@@ -95,10 +95,13 @@ def numba_ready() -> bool:
     return bool(_state["ready"])
 
 
-def use_numba(estimate: float) -> bool:
+def use_numba(estimate: float | Callable[[], float]) -> bool:
     """Whether a colouring whose interpreted run would take about ``estimate`` seconds should
     run compiled: numba's kernels are loaded already, or the estimate and the interpreted
     seconds spent so far exceed :data:`STARTUP_SECONDS` (see the module's docstring).
+
+    ``estimate`` may be a function of no argument, called only when numba is not loaded (the
+    estimates read the whole pattern).
 
     Examples
     --------
@@ -107,7 +110,10 @@ def use_numba(estimate: float) -> bool:
     """
     if FORCE is not None:
         return FORCE == "numba"
-    return numba_ready() or _state["spent"] + estimate > STARTUP_SECONDS
+    if numba_ready():
+        return True
+    seconds = estimate() if callable(estimate) else estimate
+    return _state["spent"] + seconds > STARTUP_SECONDS
 
 
 @contextmanager

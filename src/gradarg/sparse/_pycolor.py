@@ -34,16 +34,20 @@ _numba.use_numba`.
 from __future__ import annotations
 
 import heapq
+from itertools import pairwise
 
 import numpy as np
 
 __all__ = [
+    "MAX_WALK",
     "adjacency",
     "bucket_order",
     "distance2_graph",
+    "distance2_graph_seconds",
     "distance2_seconds",
     "dsatur_buckets",
     "dsatur_heap",
+    "far_edges",
     "greedy",
     "order_seconds",
     "star",
@@ -52,31 +56,62 @@ __all__ = [
     "transpose",
 ]
 
-# seconds per unit of work, fitted on measured runs (see the module docstring)
-_PER_WALK = 1.6e-7  # distance-2 colouring: per step v -> w -> x of the walks
-_PER_VERTEX = 1.5e-6  # and per vertex
-_PER_STAR = 1.2e-7  # star colouring: per pair of adjacent edges (v-w, w-x)
-_PER_EDGE = 3.0e-7  # bucket orders, greedy on a graph: per stored edge
+# seconds per count, fitted by benchmarks/colour_costs.py (see the module docstring); an edge
+# between vertices more than _NEAR apart costs more (a cache miss: the interpreter's objects of
+# the two vertices lie far apart in memory)
+_NEAR = 4096
+_GRAPH = (1.8e-8, 1.0e-8)  # distance-2 graph: per step of the walks, per vertex
+_COLOUR = (1.6e-7, 2.4e-7, 7.0e-7)  # largest-first + DSATUR: per edge, far edge, vertex
+_STAR = (1.4e-7, 1.1e-6, 1.7e-8, 4.0e-7)  # star: per edge, far edge, pair of edges, vertex
+_ORDER = (6.5e-8, 1.7e-7, 2.6e-7)  # bucket orders, greedy colouring: per edge, far edge, vertex
 
 
-def distance2_seconds(pb: np.ndarray, nv: int) -> float:
-    """Estimated seconds of an interpreted distance-2 colouring (largest-first and DSATUR) of
-    ``nv`` vertices through the other side's CSR pointers ``pb``: the walks have
-    ``Σ_w len(w)²`` steps."""
-    lengths = np.diff(pb)
-    return _PER_WALK * float(np.dot(lengths, lengths)) + _PER_VERTEX * nv
+def far_edges(ptr: np.ndarray, ind: np.ndarray) -> int:
+    """Stored edges ``v – x`` of the graph ``(ptr, ind)`` with ``|v - x| > 4096``."""
+    owner = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
+    return int(np.count_nonzero(np.abs(np.asarray(ind) - owner) > _NEAR))
 
 
-def star_seconds(indptr: np.ndarray) -> float:
-    """Estimated seconds of one interpreted star colouring of the graph with pointers
-    ``indptr``: ``Σ_w deg(w)²`` pairs of adjacent edges."""
-    degree = np.diff(indptr)
-    return _PER_STAR * float(np.dot(degree, degree)) + _PER_VERTEX * degree.size
+MAX_WALK = 2**22
+"""Most steps of the walks :func:`distance2_graph` lays out at once (about 60 bytes each at
+its peak: 250 MB); past it, :func:`distance2_graph_seconds` is infinite (numba)."""
 
 
-def order_seconds(indptr: np.ndarray) -> float:
-    """Estimated seconds of an interpreted bucket order or greedy colouring of the graph."""
-    return _PER_EDGE * float(indptr[-1]) + _PER_VERTEX * (len(indptr) - 1)
+def distance2_graph_seconds(pb: np.ndarray, nv: int) -> float:
+    """What an interpreted distance-2 colouring of ``nv`` vertices through the other side's
+    CSR pointers ``pb`` costs at least, in estimated seconds, known before its graph is built:
+    :func:`distance2_graph` (the walks take ``Σ_w len(w)²`` steps), and the loops on the
+    clique of the longest line alone (``L (L - 1)`` edges).  Infinite past
+    :data:`MAX_WALK` steps."""
+    lengths = np.diff(pb).astype(np.float64)
+    walk = float(lengths @ lengths)
+    if walk > MAX_WALK:
+        return float("inf")
+    longest = float(lengths.max(initial=0.0))
+    return (_GRAPH[0] * walk + _GRAPH[1] * nv
+            + _COLOUR[0] * longest * (longest - 1) + _COLOUR[2] * nv)
+
+
+def distance2_seconds(ptr: np.ndarray, ind: np.ndarray) -> float:
+    """Estimated seconds of an interpreted distance-2 colouring (largest-first, then DSATUR)
+    of the graph ``(ptr, ind)`` (from :func:`distance2_graph`): edges, far edges, vertices."""
+    return (_COLOUR[0] * float(ptr[-1]) + _COLOUR[1] * far_edges(ptr, ind)
+            + _COLOUR[2] * (len(ptr) - 1))
+
+
+def star_seconds(indptr: np.ndarray, indices: np.ndarray) -> float:
+    """Estimated seconds of one interpreted star colouring of the graph ``(indptr, indices)``:
+    edges, far edges, pairs of adjacent edges ``Σ_w deg(w)²``, vertices."""
+    degree = np.diff(indptr).astype(np.float64)
+    return (_STAR[0] * float(indptr[-1]) + _STAR[1] * far_edges(indptr, indices)
+            + _STAR[2] * float(degree @ degree) + _STAR[3] * (len(indptr) - 1))
+
+
+def order_seconds(indptr: np.ndarray, indices: np.ndarray) -> float:
+    """Estimated seconds of an interpreted bucket order or greedy colouring of the graph
+    ``(indptr, indices)``: edges, far edges, vertices."""
+    return (_ORDER[0] * float(indptr[-1]) + _ORDER[1] * far_edges(indptr, indices)
+            + _ORDER[2] * (len(indptr) - 1))
 
 
 # --------------------------------------------------------------------------- vectorised
@@ -152,7 +187,7 @@ def adjacency(ptr: np.ndarray, ind: np.ndarray) -> list[list[int]]:
     """The compressed adjacency as one Python list of neighbours per vertex."""
     flat = ind.tolist()
     bounds = ptr.tolist()
-    return [flat[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [flat[a:b] for a, b in pairwise(bounds)]
 
 
 # --------------------------------------------------------------------------- sequential

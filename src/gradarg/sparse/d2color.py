@@ -87,10 +87,9 @@ class _Compiled:
 
 class _Interpreted:
     """The same kernels numba-free (:mod:`gradarg.sparse._pycolor`), on the explicit distance-2
-    graph, built once."""
+    graph ``(ptr, ind)``."""
 
-    def __init__(self, pa, ia, pb, ib) -> None:
-        ptr, ind = _pycolor.distance2_graph(pa, ia, pb, ib)
+    def __init__(self, ptr, ind) -> None:
         self.degree = np.diff(ptr)
         self.adj = _pycolor.adjacency(ptr, ind)
 
@@ -119,19 +118,23 @@ def color_bipartite(
     nv = len(pa) - 1
     if nv == 0:
         return np.zeros(0, dtype=np.int64), {}
-    if use_numba(_pycolor.distance2_seconds(pb, nv)):
-        return _color_with(_Compiled, pa, ia, pb, ib, strategy)
-    with interpreted():
-        return _color_with(_Interpreted, pa, ia, pb, ib, strategy)
-
-
-def _color_with(kernels, pa, ia, pb, ib, strategy: str
-                ) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
-    nv = len(pa) - 1
-    tried: dict[str, tuple[int, float]] = {}
     start = time.perf_counter()
-    run = kernels(pa, ia, pb, ib)
+    # interpreted: first the graph (vectorised; its cost known from the line lengths), then
+    # the loops on it (their cost known from its edges), unless numba is estimated cheaper
+    if not use_numba(lambda: _pycolor.distance2_graph_seconds(pb, nv)):
+        with interpreted():
+            ptr, ind = _pycolor.distance2_graph(pa, ia, pb, ib)
+        if not use_numba(lambda: _pycolor.distance2_seconds(ptr, ind)):
+            with interpreted():
+                return _color_with(_Interpreted(ptr, ind), pb, strategy, start)
+    return _color_with(_Compiled(pa, ia, pb, ib), pb, strategy, start)
+
+
+def _color_with(run: _Compiled | _Interpreted, pb, strategy: str, start: float
+                ) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
+    tried: dict[str, tuple[int, float]] = {}
     degree = run.degrees()
+    nv = degree.size
     lower = int(np.diff(pb).max(initial=1))  # a line's entries need distinct colours
     best = None
     for name in BEST_OF if strategy == "best" else (strategy,):

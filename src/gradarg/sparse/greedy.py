@@ -41,7 +41,7 @@ ORDERS = (
 
 def greedy(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray | list[int]) -> np.ndarray:
     """Colour vertices in ``sequence`` with the smallest colour free among their neighbours."""
-    if not use_numba(_pycolor.order_seconds(np.asarray(indptr))):
+    if not use_numba(lambda: _pycolor.order_seconds(_i64(indptr), _i64(indices))):
         with interpreted():
             adj = _pycolor.adjacency(_i64(indptr), _i64(indices))
             return np.array(_pycolor.greedy(adj, _i64(sequence).tolist()), dtype=np.int64)
@@ -98,7 +98,7 @@ def _bucket_order(indptr, indices, start, *, pick_max: bool, step: int) -> np.nd
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     top = int(start.max()) + (n + 2 if step > 0 else 2)
-    if not use_numba(_pycolor.order_seconds(np.asarray(indptr))):
+    if not use_numba(lambda: _pycolor.order_seconds(_i64(indptr), _i64(indices))):
         with interpreted():
             adj = _pycolor.adjacency(_i64(indptr), _i64(indices))
             found = _pycolor.bucket_order(adj, _i64(start).tolist(), pick_max, step, top)

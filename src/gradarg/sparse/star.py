@@ -41,7 +41,7 @@ def star_coloring(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray)
     interpreted with Python sets (:func:`gradarg.sparse._pycolor.star`, the same colours) as
     :func:`gradarg.sparse._numba.use_numba` decides.  Returns ``int64`` colours.
     """
-    if not use_numba(_pycolor.star_seconds(indptr)):
+    if not use_numba(lambda: _pycolor.star_seconds(np.asarray(indptr), np.asarray(indices))):
         with interpreted():
             adj = _pycolor.adjacency(np.asarray(indptr), np.asarray(indices))
             colors = _pycolor.star(adj, np.asarray(sequence).tolist())
