@@ -264,8 +264,8 @@ from gradarg.sparse.pattern import coordinates
 n = 2000
 big = torch.eye(n, dtype=torch.bool)
 big[:, 0] = True  # its rows all meet in column 0
-_, _, pb, _ = d2color.bipartite(coordinates(big), "rows")
-estimate = _pycolor.distance2_graph_seconds(pb, n)  # known before the graph
+pa, ia, pb, _ = d2color.bipartite(coordinates(big), "rows")
+estimate = _pycolor.distance2_graph_seconds(pa, ia, pb)  # known before the graph
 colors = gradarg.color_pattern(big, "rows")
 loaded = "numba" in sys.modules
 spent = _numba.spent_seconds()
@@ -291,7 +291,7 @@ grid = ((a[:, None, None, None] - a[None, None, :, None]).abs()
 arrays = d2color.bipartite(coordinates(grid), "rows")
 ptr, ind = _pycolor.distance2_graph(*arrays)
 # the estimates before and after its graph: one or the other decides
-estimate = max(_pycolor.distance2_graph_seconds(arrays[2], s * s),
+estimate = max(_pycolor.distance2_graph_seconds(*arrays[:3]),
                _pycolor.distance2_seconds(ptr, ind))
 for k in range(2000):
     before = _numba.spent_seconds()

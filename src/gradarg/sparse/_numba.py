@@ -14,22 +14,31 @@ imports numba and runs its start-up (``load_additional_registries``, which impor
 installation) takes a second or more per module, once.
 
 When numba pays: the colourings that ``SparseJacobian`` and ``SparseHessian`` make by default
-also exist numba-free (:mod:`gradarg.sparse._pycolor`: vectorised NumPy where the result is
-exact, Python sets and lists where the loop is sequential), with bit-identical results.  On
-the seven functions of ``benchmarks/first_call.py`` they take 1–30 ms, against 0.3–5 ms
-compiled: far less than numba's start-up.  :func:`use_numba` chooses, per colouring, by
-*ski rental* (rent the interpreter until its rent reaches the price of buying numba):
+(distance-2 largest-first and DSATUR, the bidirectional split, the symmetrised pattern, the
+smallest-last order and star colouring) also exist numba-free (:mod:`gradarg.sparse._pycolor`:
+vectorised NumPy where the result is exact, Python sets and lists where the loop is
+sequential), with bit-identical results.  On the seven functions of
+``benchmarks/first_call.py`` a fresh process builds the operator in 5–35 ms that way, against
+0.4–5 ms once numba's kernels are loaded and 0.42–0.64 s for the build that loads them
+(measured: Gray-Scott 2 × 48 × 48 Jacobian 28 ms, compiled 4.8 ms; 64 × 64 minimal-surface
+Hessian 34 ms, compiled 3.5 ms).  :func:`use_numba` chooses, per colouring, by *ski rental*
+(rent the interpreter until its rent reaches the price of buying numba):
 
 * numba once its kernels are loaded in the process (a compiled loop then costs microseconds);
-* numba when the interpreter's estimated cost of the colouring (:mod:`gradarg.sparse._pycolor`,
-  calibrated on measured runs) plus the seconds the process has already spent in interpreted
-  colourings exceeds :data:`STARTUP_SECONDS`: a large pattern goes to numba at once, and a
-  process that colours many small patterns switches after paying about one start-up;
+* numba when the interpreter's estimated cost of the colouring (the ``*_seconds`` functions of
+  :mod:`gradarg.sparse._pycolor`, fitted to measured runs by ``benchmarks/colour_costs.py``)
+  plus the seconds the process has already spent in interpreted colourings exceeds
+  :data:`STARTUP_SECONDS`: a large pattern goes to numba at once (a tridiagonal Jacobian of
+  450,000 rows: 0.52 s in a fresh process, 0.07 s later; one of 300,000 rows is coloured
+  interpreted in 0.30 s, and the next one loads numba), and a process that colours many small
+  patterns switches after spending about one start-up;
 * the interpreter otherwise.
 
 Whatever the sequence of patterns, the colourings then cost at most about twice what the better
 of the two choices, known in advance, would have cost (the ski-rental bound), up to the
-estimates' error.
+estimates' error (measured over estimated: 0.5–1.4).  Other strategies (``smallest_last``,
+``acyclic``, ... through ``color_pattern`` or ``SparseHessian(method="acyclic")``) run their
+greedy orders the same way and their acyclic colouring compiled.
 """
 
 from __future__ import annotations

@@ -14,21 +14,32 @@ split by what the interpreter does well:
 * **Python sets and lists where the loop is sequential**: greedy colouring (the colours of a
   vertex's neighbours gathered by ``map`` into a ``set``), DSATUR (the compiled bucket queue
   and binary heap, the same moves; each vertex's neighbour colours as the bits of an ``int``),
-  star colouring (per vertex, the set of colours seen once
-  and the set seen twice among its neighbours) and the bucket orders of
-  :mod:`gradarg.sparse.greedy`.
+  star colouring (per vertex, the set of colours seen once and the set seen twice among its
+  neighbours) and the bucket orders of :mod:`gradarg.sparse.greedy`.
+
+The callers run these inside :func:`gradarg.sparse._numba.interpreted`, which pauses Python's
+garbage collector (a full collection set off by the thousands of lists and sets cost 50–150 ms
+in a process that has imported torch).
 
 Measured against the other ways to avoid numba (one thread, a loaded 2-core machine; the
-bench's Gray-Scott 2 × 48 × 48 Jacobian and 64 × 64 minimal-surface Hessian, compiled 5 ms and
-3.5 ms): the compiled kernels' own bodies run by CPython took 205 ms and 255 ms on Python
-lists (numpy arrays: about the same); ``scipy.sparse`` costs 150–300 ms to import; torch's
-sparse product ``P Pᵀ`` takes 8 ms for the graph alone; networkx's DSATUR is seconds, and
-rustworkx's has other tie-breaks.  Here: about 25 ms and 30 ms.
+benchmarks' Gray-Scott 2 × 48 × 48 Jacobian and 64 × 64 minimal-surface Hessian, compiled
+4.8 ms and 3.5 ms to build; here 23 ms and 32 ms, 28 ms and 34 ms in a fresh process):
 
-The ``*_seconds`` functions estimate the interpreted cost of a colouring from the pattern's
-line lengths, with constants fitted to measured runs (the largest seconds per unit of work over
-the bench problems and random patterns, on the same machine), for :func:`gradarg.sparse.
-_numba.use_numba`.
+* the compiled kernels' own bodies run by CPython: 205 ms and 255 ms on Python lists (on numpy
+  arrays, about 45 times the compiled time);
+* ``scipy.sparse`` for the intersection graph: 150–300 ms to import (not a dependency);
+  torch's sparse product ``P Pᵀ``: 8.3 ms for the Gray-Scott graph alone, against 2.3 ms for
+  :func:`distance2_graph`;
+* rustworkx's ``graph_greedy_color``: its ``Degree`` order gives the largest-first colouring
+  exactly, in 8.7 ms on Gray-Scott with the graph built from ours, against 3.8 ms for
+  :func:`adjacency` and :func:`greedy`; its DSATUR breaks ties otherwise (11 colours there,
+  where ours finds 10); networkx's DSATUR is pure Python and takes seconds.
+
+The ``*_seconds`` functions estimate the interpreted cost of a colouring from counts read off
+the pattern or its graph (edges, edges between vertices more than 4096 apart, vertices), with
+constants fitted to measured runs by ``benchmarks/colour_costs.py`` (measured over estimated:
+0.5–1.4 on stencils, bands and random patterns of 1 ms to 0.5 s), for
+:func:`gradarg.sparse._numba.use_numba`.
 """
 
 from __future__ import annotations
@@ -77,19 +88,22 @@ MAX_WALK = 2**22
 its peak: 250 MB); past it, :func:`distance2_graph_seconds` is infinite (numba)."""
 
 
-def distance2_graph_seconds(pb: np.ndarray, nv: int) -> float:
-    """What an interpreted distance-2 colouring of ``nv`` vertices through the other side's
-    CSR pointers ``pb`` costs at least, in estimated seconds, known before its graph is built:
-    :func:`distance2_graph` (the walks take ``Σ_w len(w)²`` steps), and the loops on the
-    clique of the longest line alone (``L (L - 1)`` edges).  Infinite past
-    :data:`MAX_WALK` steps."""
-    lengths = np.diff(pb).astype(np.float64)
-    walk = float(lengths @ lengths)
+def distance2_graph_seconds(pa: np.ndarray, ia: np.ndarray, pb: np.ndarray) -> float:
+    """What an interpreted distance-2 colouring of the vertices ``(pa, ia)`` through the other
+    side's CSR pointers ``pb`` costs at least, in estimated seconds, known before its graph is
+    built: :func:`distance2_graph` (the walks take ``Σ_w len(w)²`` steps), and the loops on
+    the fewest edges the graph can have (each vertex meets at least the other vertices of its
+    longest line).  Infinite past :data:`MAX_WALK` steps."""
+    nv = len(pa) - 1
+    lengths = np.diff(pb)
+    walk = float(lengths.astype(np.float64) @ lengths)
     if walk > MAX_WALK:
         return float("inf")
-    longest = float(lengths.max(initial=0.0))
-    return (_GRAPH[0] * walk + _GRAPH[1] * nv
-            + _COLOUR[0] * longest * (longest - 1) + _COLOUR[2] * nv)
+    through = lengths[ia]  # per entry of a vertex: the length of its line on the other side
+    has = np.diff(pa) > 0
+    longest = np.maximum.reduceat(through, pa[:-1][has]) if through.size else through
+    fewest = float(np.sum(longest - 1))
+    return _GRAPH[0] * walk + _GRAPH[1] * nv + _COLOUR[0] * fewest + _COLOUR[2] * nv
 
 
 def distance2_seconds(ptr: np.ndarray, ind: np.ndarray) -> float:
