@@ -274,7 +274,7 @@ print(json.dumps({"estimate": estimate, "startup": _numba.STARTUP_SECONDS, "load
                   "colours": int(colors.max()) + 1, "spent": spent,
                   "spent_after": _numba.spent_seconds()}))
 """)
-    assert got["startup"] < got["estimate"] < float("inf")  # what makes the pattern large
+    assert got["estimate"] > got["startup"]  # what makes the pattern large
     assert got["loaded"] and got["colours"] == 2000
     # no interpreted colouring: only the transpose before the decision
     assert got["spent_after"] == got["spent"]

@@ -29,9 +29,9 @@ Hessian 34 ms, compiled 3.5 ms).  :func:`use_numba` chooses, per colouring, by *
   :mod:`gradarg.sparse._pycolor`, fitted to measured runs by ``benchmarks/colour_costs.py``)
   plus the seconds the process has already spent in interpreted colourings exceeds
   :data:`STARTUP_SECONDS`: a large pattern goes to numba at once (a tridiagonal Jacobian of
-  450,000 rows: 0.52 s in a fresh process, 0.07 s later; one of 300,000 rows is coloured
-  interpreted in 0.30 s, and the next one loads numba), and a process that colours many small
-  patterns switches after spending about one start-up;
+  300,000 rows: 0.47 s in a fresh process, 0.04 s later; one of 230,000 rows is coloured
+  interpreted in 0.22 s, and the next build loads numba), and a process that colours many
+  small patterns switches after spending about one start-up;
 * the interpreter otherwise.
 
 Whatever the sequence of patterns, the colourings then cost at most about twice what the better

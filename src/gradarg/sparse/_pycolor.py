@@ -83,9 +83,9 @@ def far_edges(ptr: np.ndarray, ind: np.ndarray) -> int:
     return int(np.count_nonzero(np.abs(np.asarray(ind) - owner) > _NEAR))
 
 
-MAX_WALK = 2**22
-"""Most steps of the walks :func:`distance2_graph` lays out at once (about 60 bytes each at
-its peak: 250 MB); past it, :func:`distance2_graph_seconds` is infinite (numba)."""
+MAX_WALK = 2**21
+"""Most steps of the walks :func:`distance2_graph` lays out at once (about 62 bytes each at
+its peak, measured: 130 MB); past it, :func:`distance2_graph_seconds` is infinite (numba)."""
 
 
 def distance2_graph_seconds(pa: np.ndarray, ia: np.ndarray, pb: np.ndarray) -> float:
