@@ -9,7 +9,7 @@ imported a marked name keep a thin forwarder (one dictionary look-up per call).
 ``cache=True`` writes the machine code next to the module (``__pycache__``); a later process
 loads it instead of compiling again.  Loading is not free: the first kernel of a process
 imports numba and runs its start-up (``load_additional_registries``, which imports
-``scipy.linalg``): 0.35–0.6 s on one thread (torch 2.13, numba 0.68, measured on a loaded
+``scipy.linalg``): 0.4–0.65 s on one thread (torch 2.13, numba 0.68, measured on a loaded
 2-core machine), then a few milliseconds per module of kernels.  Compiling (a fresh
 installation) takes a second or more per module, once.
 
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 STARTUP_SECONDS = 0.5
-"""What loading numba's first kernel costs in a fresh process, in seconds (measured: 0.35–0.6 s
+"""What loading numba's first kernel costs in a fresh process, in seconds (measured: 0.4–0.65 s
 on one thread, import and start-up; ``benchmarks/first_call.py`` prints it)."""
 
 FORCE: str | None = None
