@@ -16,6 +16,7 @@ eager and compiled, and its recovery), ``passes`` (the batched VJPs, JVPs and He
 products every mode runs), ``compiled`` (the compiled call, given the modes), ``coloring``
 (strategies, explicit conflict graphs), ``d2color`` (distance-2 colouring on CSR/CSC arrays),
 ``greedy`` (greedy colouring and vertex orders), ``_buckets`` (the bucket queue of both),
+``_pycolor`` (the default colourings without numba), ``_numba`` (when numba is loaded),
 ``peel`` (dense lines: candidate splits), ``bidirectional`` (dense rows by VJPs, the rest by
 JVPs), ``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
 substitution), ``pattern`` (local patterns), ``detect/`` (patterns by tracing: a
@@ -29,8 +30,13 @@ compressed derivative) as a class in ``modes.py``, named in ``JACOBIAN_MODES`` o
 ``compressed.py``; its colouring in ``coloring.py`` or a module of its own, as ``star.py``); a
 new colouring strategy in ``coloring.STRATEGIES`` (a vertex order in ``greedy.py``).
 
-Compiled loops are marked ``@lazy_njit`` (``_numba``): numba is imported on the first colouring,
-never by ``import gradarg``.
+Compiled loops are marked ``@lazy_njit`` (``_numba``): numba is never imported by ``import
+gradarg``, and a colouring imports it only where it pays.  Loading numba's kernels costs
+0.4–0.65 s in a fresh process; the default colourings also run interpreted (``_pycolor``: the
+same colours, 5–35 ms on the seven functions of the benchmarks, where compiled takes
+0.4–5 ms), and ``_numba.use_numba`` picks numba for a pattern whose interpreted colouring is
+estimated to cost more than its start-up, or once the process has spent that much
+interpreting (ski rental), and always once numba is loaded.
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.show`. Importing it registers the compressed route that

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .coloring import Side, color_pattern
-from .pattern import Coordinates
+from .pattern import Coordinates, sorted_unique
 from .peel import candidate_splits
 
 __all__ = ["Partition", "bidirectional_partition"]
@@ -51,7 +51,7 @@ def _colors(coords: Coordinates, keep: np.ndarray, side: Side, strategy: str):
         return np.zeros(size, dtype=np.int64), 0
     sub = Coordinates(coords.rows[keep], coords.cols[keep], coords.m, coords.n, None, None)
     colors = color_pattern(sub, side, strategy=strategy).numpy()
-    used = np.unique(colors[sub.rows if side == "rows" else sub.cols])
+    used = sorted_unique(colors[sub.rows if side == "rows" else sub.cols])
     # renumber the colours that entries use as 0, 1, ... (isolated absent nodes may hold others)
     table = np.full(int(colors.max()) + 1, 0, dtype=np.int64)
     table[used] = np.arange(used.size)

@@ -11,7 +11,8 @@ your Jacobian? Graph coloring for computing derivatives", SIAM Review 47 (2005).
 
 ``"best"``, ``"largest_first"`` and ``"DSATUR"`` never build that graph: they colour at
 distance 2 in the bipartite graph of the pattern, through its CSR and CSC arrays
-(``gradarg.sparse.d2color``, compiled by numba on first use).  The other strategies build
+(``gradarg.sparse.d2color``: compiled by numba, or interpreted while numba would cost more
+to load than it saves, with the same colours).  The other strategies build
 the graph explicitly (:func:`conflict_adjacency`: one sparse product ``P Pᵀ``) and colour it
 greedily in one of several vertex orders (:mod:`gradarg.sparse.greedy`), or with rustworkx's
 independent-set colouring, or networkx's orders (:func:`color_graph`).
@@ -175,7 +176,7 @@ def color_pattern(
     if side not in ("rows", "columns"):
         raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
     if strategy in _COMPRESSED:
-        from .d2color import color_side  # imports numba: only once a colouring is asked for
+        from .d2color import color_side  # compiled or interpreted (gradarg.sparse._numba)
 
         colors, _ = color_side(coords, side, strategy)
     else:

@@ -386,7 +386,7 @@ def _symmetric(coords) -> bool:
     sort)."""
     if coords.m != coords.n:
         return False
-    from .d2color import bipartite  # imports numba: a colouring follows anyway
+    from .d2color import bipartite  # a vectorised sort until numba is loaded
 
     rptr, rind, cptr, cind = bipartite(coords, "rows")
     return bool(np.array_equal(rptr, cptr) and np.array_equal(rind, cind))

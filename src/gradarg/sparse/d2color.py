@@ -27,7 +27,14 @@ Vertex orders and colourings:
   (largest-first and rustworkx's DSATUR on an explicit graph) once, one more in 4 (DSATUR's
   ties broken differently); never more on the shared test problems (tests/sparse).
 
-The loops are compiled by numba on first use (:mod:`gradarg.sparse._numba`).
+Where it runs: the loops below are compiled by numba (:mod:`gradarg.sparse._numba`), which
+costs 0.4–0.65 s to load in a fresh process; until numba pays for itself
+(:func:`gradarg.sparse._numba.use_numba`), the same colourings run interpreted
+(:mod:`gradarg.sparse._pycolor`) on the explicit distance-2 graph, built by vectorised NumPy
+with each vertex's neighbours in the order the compiled loops visit them, and give the same
+colours: on the Gray-Scott 2 × 48 × 48 Jacobian of the benchmarks, 28 ms interpreted in a
+fresh process against 4.8 ms compiled; 5 ms against 0.4 ms on Burgers (n = 2000).  The
+transposes of :func:`bipartite` are a counting sort (compiled) or one ``np.sort`` of keys.
 """
 
 from __future__ import annotations
@@ -36,8 +43,9 @@ import time
 
 import numpy as np
 
+from . import _pycolor
 from ._buckets import append, unlink
-from ._numba import lazy_njit
+from ._numba import interpreted, lazy_njit, use_numba
 from .pattern import Coordinates
 
 __all__ = ["BEST_OF", "bipartite", "color_bipartite", "color_side"]
@@ -48,16 +56,59 @@ BEST_OF = ("largest_first", "DSATUR")
 def bipartite(coords: Coordinates, side: str
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(pa, ia, pb, ib)``: the vertices' lines (``pa``/``ia``, CSR for ``side="rows"``, CSC
-    for ``"columns"``) and the other side's (CSC, resp. CSR), ``int64``."""
+    for ``"columns"``) and the other side's (CSC, resp. CSR), ``int64``.
+
+    The transpose is the compiled counting sort once numba is loaded, else a vectorised sort
+    (:func:`gradarg.sparse._pycolor.transpose`); the two give the same arrays.
+    """
+    if side not in ("rows", "columns"):
+        raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
     rptr = np.zeros(coords.m + 1, dtype=np.int64)
     np.cumsum(np.bincount(coords.rows, minlength=coords.m), out=rptr[1:])
     rind = np.ascontiguousarray(coords.cols, dtype=np.int64)  # row-major: CSR already
-    cptr, cind = _transpose(rptr, rind, coords.n)
+    if use_numba(0.0):
+        cptr, cind = _transpose(rptr, rind, coords.n)
+    else:
+        with interpreted():
+            cptr, cind = _pycolor.transpose(rptr, rind, coords.n)
     if side == "rows":
         return rptr, rind, cptr, cind
-    if side == "columns":
-        return cptr, cind, rptr, rind
-    raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
+    return cptr, cind, rptr, rind
+
+
+class _Compiled:
+    """The kernels of one distance-2 colouring, compiled (numba)."""
+
+    def __init__(self, pa, ia, pb, ib) -> None:
+        self.arrays = (pa, ia, pb, ib)
+
+    def degrees(self) -> np.ndarray:
+        return _degrees(*self.arrays)
+
+    def greedy(self, order: np.ndarray) -> np.ndarray:
+        return _greedy(*self.arrays, order)
+
+    def dsatur(self, degree: np.ndarray, buckets: bool) -> np.ndarray:
+        return (_dsatur_buckets if buckets else _dsatur)(*self.arrays, degree)
+
+
+class _Interpreted:
+    """The same kernels numba-free (:mod:`gradarg.sparse._pycolor`), on the explicit distance-2
+    graph ``(ptr, ind)``."""
+
+    def __init__(self, ptr, ind) -> None:
+        self.degree = np.diff(ptr)
+        self.adj = _pycolor.adjacency(ptr, ind)
+
+    def degrees(self) -> np.ndarray:
+        return self.degree
+
+    def greedy(self, order: np.ndarray) -> np.ndarray:
+        return np.array(_pycolor.greedy(self.adj, order.tolist()), dtype=np.int64)
+
+    def dsatur(self, degree: np.ndarray, buckets: bool) -> np.ndarray:
+        run = _pycolor.dsatur_buckets if buckets else _pycolor.dsatur_heap
+        return np.array(run(self.adj, degree.tolist()), dtype=np.int64)
 
 
 def color_bipartite(
@@ -66,27 +117,42 @@ def color_bipartite(
     """Colour the vertices of ``(pa, ia)`` at distance 2 through ``(pb, ib)``.
 
     ``strategy`` is ``"best"`` or one of :data:`BEST_OF`.  Returns the ``int64``
-    colours and, per colouring run, ``(colours used, seconds)``.
+    colours and, per colouring run, ``(colours used, seconds)``.  Compiled or interpreted as
+    :func:`gradarg.sparse._numba.use_numba` decides (the same colours either way).
     """
     if strategy not in ("best", *BEST_OF):
         raise ValueError(f"strategy must be 'best' or one of {BEST_OF}, got {strategy!r}")
     nv = len(pa) - 1
-    tried: dict[str, tuple[int, float]] = {}
     if nv == 0:
-        return np.zeros(0, dtype=np.int64), tried
+        return np.zeros(0, dtype=np.int64), {}
     start = time.perf_counter()
-    degree = _degrees(pa, ia, pb, ib)
+    # interpreted: first the graph (vectorised; its cost known from the line lengths), then
+    # the loops on it (their cost known from its edges), unless numba is estimated cheaper
+    if not use_numba(lambda: _pycolor.distance2_graph_seconds(pa, ia, pb)):
+        with interpreted():
+            ptr, ind = _pycolor.distance2_graph(pa, ia, pb, ib)
+        if not use_numba(lambda: _pycolor.distance2_seconds(ptr, ind)):
+            with interpreted():
+                return _color_with(_Interpreted(ptr, ind), pb, strategy, start)
+    return _color_with(_Compiled(pa, ia, pb, ib), pb, strategy, start)
+
+
+def _color_with(run: _Compiled | _Interpreted, pb, strategy: str, start: float
+                ) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
+    tried: dict[str, tuple[int, float]] = {}
+    degree = run.degrees()
+    nv = degree.size
     lower = int(np.diff(pb).max(initial=1))  # a line's entries need distinct colours
     best = None
     for name in BEST_OF if strategy == "best" else (strategy,):
         if name == "largest_first":
-            colors = _greedy(pa, ia, pb, ib, np.argsort(-degree, kind="stable"))
+            colors = run.greedy(np.argsort(-degree, kind="stable"))
         else:
             span = int(degree.max(initial=0)) + 2
             if span * span <= 8 * nv + 65536:  # one bucket per key: (span² + nv) words
-                colors = _dsatur_buckets(pa, ia, pb, ib, degree)
+                colors = run.dsatur(degree, buckets=True)
             elif span * span * nv < 2**62:  # the heap's packed keys fit in int64
-                colors = _dsatur(pa, ia, pb, ib, degree)
+                colors = run.dsatur(degree, buckets=False)
             else:
                 continue
         k = int(colors.max()) + 1
@@ -98,7 +164,7 @@ def color_bipartite(
         if int(best.max()) + 1 <= lower:  # optimal: nothing to gain from another order
             break
     if best is None:
-        best = _greedy(pa, ia, pb, ib, np.argsort(-degree, kind="stable"))
+        best = run.greedy(np.argsort(-degree, kind="stable"))
     return best, tried
 
 

@@ -14,15 +14,19 @@ in order, the smallest colour none of its coloured neighbours has.  The orders:
 
 These are the orders of Gebremedhin, Manne and Pothen, "What color is your Jacobian?",
 SIAM Review 47 (2005), section 6, each computed with bucket queues in ``O(|V| + |E|)``.
-The loops are compiled by numba on first use (:mod:`gradarg.sparse._numba`).
+The loops are compiled by numba on first use (:mod:`gradarg.sparse._numba`); before numba is
+loaded, small graphs run the same loops interpreted (:func:`gradarg.sparse._pycolor.greedy`,
+:func:`gradarg.sparse._pycolor.bucket_order`: the same colours and orders), as
+:func:`gradarg.sparse._numba.use_numba` decides.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import _pycolor
 from ._buckets import append, unlink
-from ._numba import lazy_njit
+from ._numba import interpreted, lazy_njit, use_numba
 
 __all__ = ["ORDERS", "greedy", "order"]
 
@@ -37,6 +41,10 @@ ORDERS = (
 
 def greedy(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray | list[int]) -> np.ndarray:
     """Colour vertices in ``sequence`` with the smallest colour free among their neighbours."""
+    if not use_numba(lambda: _pycolor.order_seconds(_i64(indptr), _i64(indices))):
+        with interpreted():
+            adj = _pycolor.adjacency(_i64(indptr), _i64(indices))
+            return np.array(_pycolor.greedy(adj, _i64(sequence).tolist()), dtype=np.int64)
     return _greedy(_i64(indptr), _i64(indices), _i64(sequence))
 
 
@@ -90,6 +98,11 @@ def _bucket_order(indptr, indices, start, *, pick_max: bool, step: int) -> np.nd
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     top = int(start.max()) + (n + 2 if step > 0 else 2)
+    if not use_numba(lambda: _pycolor.order_seconds(_i64(indptr), _i64(indices))):
+        with interpreted():
+            adj = _pycolor.adjacency(_i64(indptr), _i64(indices))
+            found = _pycolor.bucket_order(adj, _i64(start).tolist(), pick_max, step, top)
+            return np.array(found, dtype=np.int64)
     return _bucket_kernel(_i64(indptr), _i64(indices), _i64(start).copy(), pick_max, step, top)
 
 

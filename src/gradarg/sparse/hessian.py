@@ -121,7 +121,7 @@ class SparseHessian:
         forward_mode_ready()  # the first call then costs what the next ones cost
         start = time.perf_counter()
         n = co.n
-        from .symmetric import symmetrized  # imports numba
+        from .symmetric import symmetrized  # compiled or interpreted (gradarg.sparse._numba)
 
         rows, cols, indptr, indices = symmetrized(co)
         kind = HESSIAN_MODES[method]
@@ -148,7 +148,7 @@ class SparseHessian:
     def distance2_colors(self) -> int:
         """Colours of a distance-2 colouring of the pattern (computed on first access)."""
         if self._distance2_colors is None:
-            from .d2color import color_bipartite  # imports numba
+            from .d2color import color_bipartite  # compiled or interpreted
 
             # columns of the pattern with its diagonal: two conflict iff at distance <= 2;
             # the pattern is symmetric, so its CSR arrays are its CSC arrays

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pattern import Coordinates
+from .pattern import Coordinates, sorted_unique
 
 __all__ = ["THRESHOLDS", "candidate_splits", "split_bound"]
 
@@ -39,7 +39,7 @@ def candidate_splits(coords: Coordinates) -> list[tuple[np.ndarray, int]]:
         line = coords.rows if side == "rows" else coords.cols
         size = coords.m if side == "rows" else coords.n
         nnz = np.bincount(line, minlength=size)
-        for t in np.unique(nnz)[::-1][:THRESHOLDS]:
+        for t in sorted_unique(nnz)[::-1][:THRESHOLDS]:  # np.unique: slower, imports numpy.ma
             peeled = nnz[line] >= t  # entries on a dense line
             if peeled.all():
                 continue

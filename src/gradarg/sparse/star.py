@@ -18,13 +18,17 @@ The greedy rule here is exact for a partial colouring: when vertex ``v`` is colo
 Every ``P4`` is checked when its last vertex is coloured, so the result is a star colouring.
 The loop is compiled by numba on first use (:mod:`gradarg.sparse._numba`): the former
 pure-Python loop took 113 ms on a 64 × 64 grid energy (three orders), the compiled one 1 ms.
+Before numba is loaded, small graphs are coloured by :func:`gradarg.sparse._pycolor.star`
+(Python sets of the colours seen once and twice around each vertex: the same colours, about
+8 ms per order on that grid) rather than paying numba's start-up.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._numba import lazy_njit
+from . import _pycolor
+from ._numba import interpreted, lazy_njit, use_numba
 
 __all__ = ["star_coloring", "star_recovery"]
 
@@ -32,9 +36,16 @@ __all__ = ["star_coloring", "star_recovery"]
 def star_coloring(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray) -> np.ndarray:
     """Greedy star colouring of the graph ``(indptr, indices)`` in the vertex order ``sequence``.
 
-    Compiled by numba on first use; per vertex, the count of its neighbours of each colour
-    is an open-addressing table of twice its degree (at most that many distinct colours).
+    Compiled by numba (per vertex, the count of its neighbours of each colour is an
+    open-addressing table of twice its degree, at most that many distinct colours), or
+    interpreted with Python sets (:func:`gradarg.sparse._pycolor.star`, the same colours) as
+    :func:`gradarg.sparse._numba.use_numba` decides.  Returns ``int64`` colours.
     """
+    if not use_numba(lambda: _pycolor.star_seconds(np.asarray(indptr), np.asarray(indices))):
+        with interpreted():
+            adj = _pycolor.adjacency(np.asarray(indptr), np.asarray(indices))
+            colors = _pycolor.star(adj, np.asarray(sequence).tolist())
+            return np.array(colors, dtype=np.int64)
     return _star(np.ascontiguousarray(indptr, dtype=np.int64),
                  np.ascontiguousarray(indices, dtype=np.int64),
                  np.ascontiguousarray(sequence, dtype=np.int64))
