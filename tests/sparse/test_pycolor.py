@@ -293,11 +293,13 @@ ptr, ind = _pycolor.distance2_graph(*arrays)
 # the estimates before and after its graph: one or the other decides
 estimate = max(_pycolor.distance2_graph_seconds(*arrays[:3]),
                _pycolor.distance2_seconds(ptr, ind))
+spent = []
 for k in range(2000):
-    before = _numba.spent_seconds()
+    spent.append(_numba.spent_seconds())
     gradarg.color_pattern(grid, "rows")
     if "numba" in sys.modules:
         break
+before = spent[-2] if len(spent) > 1 else None  # before the last interpreted colouring
 # the call that loaded numba charged only its transpose, made before the choice
 print(json.dumps({"switched_at": k, "before": before, "spent_then": _numba.spent_seconds(),
                   "estimate": estimate,
@@ -306,5 +308,6 @@ print(json.dumps({"switched_at": k, "before": before, "spent_then": _numba.spent
     assert got["loaded"] and got["switched_at"] > 0  # interpreted first, numba later
     # the rule: the colouring that loaded numba would have taken the account past the start-up
     assert got["spent_then"] + got["estimate"] > got["startup"]
-    # ... and the one before would not have
-    assert got["before"] <= got["startup"]
+    # ... and the one before would not have (its measured time may exceed the estimate on a
+    # loaded machine, so the account before it, not after it, is what the rule saw)
+    assert got["before"] + got["estimate"] <= got["startup"]
