@@ -104,22 +104,45 @@ def test_bad_pattern_still_raises_the_patterns_error(colourings):
         gradarg.jacobian(torch.sin, x, sparsity=torch.eye(3))
 
 
-def test_construction_does_the_one_off_forward_mode_work(monkeypatch):
-    """A SparseHessian (and a forward-mode SparseJacobian) loads torch's forward-mode machinery
-    when it is built, so that its first call costs what the next ones cost
-    (benchmarks/first_call.py measures it): one jvp, once per process."""
-    from gradarg.sparse import _warm
+def test_eager_passes_need_no_forward_mode_unless_a_custom_function_is_in_the_graph():
+    """The eager JVPs and Hessian products run as backward passes (gradarg.sparse.passes), so
+    a process that only builds and calls SparseHessian and forward-mode SparseJacobian never
+    loads torch's forward-mode decompositions (TorchScript-compiled on their first use); a
+    custom autograd.Function in the graph sends them to torch's forward mode, which loads
+    them.  Observed in fresh processes through sys.modules."""
+    import json
+    import subprocess
+    import sys
 
-    calls = []
-    real = torch.func.jvp
-    monkeypatch.setattr(_warm, "_ready", False)
-    monkeypatch.setattr(torch.func, "jvp", lambda *a, **k: calls.append(a) or real(*a, **k))
-    pattern = torch.eye(4, dtype=torch.bool)
-    gradarg.SparseHessian(pattern)
-    gradarg.SparseHessian(pattern)
-    assert len(calls) == 1 and _warm._ready
-    monkeypatch.setattr(_warm, "_ready", False)
-    gradarg.SparseJacobian(torch.ones(8, 2, dtype=torch.bool), method="reverse")
-    assert len(calls) == 1  # reverse mode needs no forward mode
-    gradarg.SparseJacobian(torch.ones(8, 2, dtype=torch.bool), method="forward")
-    assert len(calls) == 2
+    code = """
+import json, sys, torch, gradarg
+x = torch.rand(6, dtype=torch.float64)
+eye = torch.eye(6, dtype=torch.bool)
+H = gradarg.SparseHessian(eye)(lambda u: (u ** 3).sum(), x).to_dense()
+J = gradarg.SparseJacobian(eye, method="forward")(torch.sin, x).to_dense()
+ok = torch.allclose(H, torch.diag(6 * x)) and torch.allclose(J, torch.diag(torch.cos(x)))
+before = "torch._decomp.decompositions_for_jvp" in sys.modules
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(u):
+        return u ** 3
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.u = inputs[0]  # forward mode reads it here (saved tensors are for backward)
+    @staticmethod
+    def backward(ctx, g):
+        (u,) = ctx.saved_tensors
+        return 3 * u ** 2 * g
+    @staticmethod
+    def jvp(ctx, t):
+        return 3 * ctx.u ** 2 * t
+J2 = gradarg.SparseJacobian(eye, method="forward")(Cube.apply, x).to_dense()
+ok2 = torch.allclose(J2, torch.diag(3 * x ** 2))
+print(json.dumps({"ok": ok, "before": before, "ok2": ok2,
+                  "after": "torch._decomp.decompositions_for_jvp" in sys.modules}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"ok": True, "before": False, "ok2": True, "after": True}

@@ -31,7 +31,6 @@ from ._layouts import (
     crow_indices,
     refuse_in_transform,
 )
-from ._warm import forward_mode_ready
 from .bidirectional import bidirectional_partition
 from .coloring import STRATEGIES, color_pattern
 from .compiled import CompiledSparse, compile_parameters
@@ -189,9 +188,7 @@ class SparseJacobian:
         self.passes = best.passes
         self.colors = best.colors
         self.coloring_seconds = time.perf_counter() - start
-        if best.forward_mode:
-            forward_mode_ready()  # the first call then costs what the next ones cost
-        best.prepare()  # and the decompression made now
+        best.prepare()  # the decompression made now: the first call costs what later ones do
         self._crow: torch.Tensor | None = None
         self._coo_index: dict[tuple, torch.Tensor] = {}
 
@@ -323,8 +320,6 @@ class SparseJacobian:
         """
         check_callable("fn", fn)
         co = self._coords
-        if any(m.forward_mode for m in self._modes):
-            forward_mode_ready()
 
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
             check_x(x, co.n, co.x_shape)

@@ -18,7 +18,6 @@ import torch
 
 from .._validate import check_callable
 from ._layouts import assemble, check_layout, check_x, coo_indices, refuse_in_transform
-from ._warm import forward_mode_ready
 from .compiled import CompiledSparse, compile_parameters
 from .greedy import order
 from .modes import HESSIAN_MODES
@@ -118,7 +117,6 @@ class SparseHessian:
                 f"a Hessian pattern must be square, shape (n, n) or x.shape + x.shape; got "
                 f"shape {tuple(pattern.shape)}"
             )
-        forward_mode_ready()  # the first call then costs what the next ones cost
         start = time.perf_counter()
         n = co.n
         from .symmetric import symmetrized  # compiled or interpreted (gradarg.sparse._numba)

@@ -33,7 +33,7 @@ from torch.func import vmap
 
 from ._layouts import check_y, colour_seeds
 from .acyclic import acyclic_coloring, substitution_plan
-from .passes import NOT_SCALAR, each, hvp, jvps, jvps_pure, vjps, vjps_pure
+from .passes import hvp, hvps, jvps, jvps_pure, vjps, vjps_pure
 from .star import star_coloring, star_recovery
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class JacobianMode(_Seeded):
     ``cols``); :attr:`gather` says where each entry sits in the flat compressed result."""
 
     name: ClassVar[str]
-    forward_mode: ClassVar[bool]  # uses torch's forward mode (loaded once, at construction)
+    forward_mode: ClassVar[bool]  # has column (JVP) passes
     colors: torch.Tensor | None = None  # one colour per row / column; None for a split
     passes: int
 
@@ -199,11 +199,10 @@ class Forward(_Side):
         return self.colors[self.cols] * self.co.m + self.rows
 
     def run(self, fn: Fn, x0: torch.Tensor) -> Pass:
+        y, leaf = record(fn, x0, self.co)
         (t,) = self.seeds(x0.dtype)
-        cols = jvps(fn, x0, t.view(self.passes, *x0.shape))
-        # no graph recorded: y's shape and dtype are the tangents'
-        y = check_y(torch.empty(cols.shape[1:], dtype=cols.dtype), self.co.m, self.co.y_shape)
-        return Pass(cols.detach().reshape(-1), y, None)
+        cols = jvps(fn, y, leaf, t.view(self.passes, *x0.shape))
+        return Pass(cols.detach().reshape(-1), y, leaf)
 
     def pure(self, fn: Fn) -> Callable[..., torch.Tensor]:
         def pure(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
@@ -268,7 +267,7 @@ class Bidirectional(JacobianMode):
         v, t = self.seeds(x0.dtype)
         parts = [vjps(y, leaf, v.view(-1, *y.shape).to(y.dtype)).reshape(-1).to(y.dtype)]
         if self.split.forward_passes:
-            cols = jvps(fn, x0.detach(), t.view(-1, *x0.shape))
+            cols = jvps(fn, y, leaf, t.view(-1, *x0.shape))
             parts.append(cols.detach().reshape(-1).to(y.dtype))
         return Pass(torch.cat(parts), y, leaf)
 
@@ -318,8 +317,7 @@ class HessianMode(_Seeded):
     def run(self, f: Fn, x0: torch.Tensor) -> torch.Tensor:
         """The eager products at ``x0``, flat ``passes × n``."""
         (seeds,) = self.seeds(x0.dtype)
-        products = each(hvp(f, x0), seeds, randomness="same", own=NOT_SCALAR)
-        return products.detach().reshape(-1)
+        return hvps(f, x0, seeds).detach().reshape(-1)
 
     def pure(self, f: Fn) -> Callable[..., torch.Tensor]:
         def pure(x: torch.Tensor, seeds: torch.Tensor) -> torch.Tensor:
