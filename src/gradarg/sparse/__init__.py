@@ -36,7 +36,11 @@ gradarg``, and a colouring imports it only where it pays.  Loading numba's kerne
 same colours, 5–35 ms on the seven functions of the benchmarks, where compiled takes
 0.4–5 ms), and ``_numba.use_numba`` picks numba for a pattern whose interpreted colouring is
 estimated to cost more than its start-up, or once the process has spent that much
-interpreting (ski rental), and always once numba is loaded.
+interpreting (ski rental), and always once numba is loaded.  The eager passes need no
+one-off work either: JVPs and Hessian-vector products run as backward passes
+(:mod:`~gradarg.sparse.passes`), so torch's forward mode, whose first use in a process loads
+TorchScript decompositions (80-170 ms), is used only where a custom ``autograd.Function`` is in
+the graph and by the compiled call.
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.show`. Importing it registers the compressed route that
