@@ -57,7 +57,11 @@ class SparseJacobian:
       compressed upstream gradient ``v_c = Σ_{i: colour(i)=c} e_i``; entry ``(i, j)`` of the
       pattern is read from ``(v_{colour(i)}ᵀ J)_j``;
     * forward mode: one JVP per column colour ``c`` with tangent ``t_c = Σ_{j: colour(j)=c}
-      e_j``; entry ``(i, j)`` is ``(J t_{colour(j)})_i``.
+      e_j``; entry ``(i, j)`` is ``(J t_{colour(j)})_i``.  Eagerly each JVP is two backward
+      passes over one recorded forward pass (``g(u) = uᵀJ`` is linear in ``u``, its VJP with
+      cotangent ``t`` is ``J t``: :mod:`gradarg.sparse.passes`), faster than torch's forward
+      mode eagerly; torch's forward mode (``torch.func.jvp``) where a custom
+      ``autograd.Function`` is in the graph, and in the compiled call.
 
     This is Curtis–Powell–Reid compression (IMA J. Appl. Math. 13, 1974; Gebremedhin, Manne and
     Pothen, SIAM Review 47, 2005).  Exact — no approximation — when every non-zero of ``J`` is

@@ -1,9 +1,10 @@
 """Sparse Hessians from a few Hessian-vector products: star colouring, direct recovery.
 
 ``SparseHessian(pattern)`` star-colours the adjacency graph of a symmetric pattern once
-(:mod:`gradarg.sparse.star`); each call then computes one Hessian-vector product per colour,
-forward-over-reverse (``torch.func.jvp`` of ``torch.func.grad``, batched with
-``torch.func.vmap``), and reads every entry of the pattern off those products.  Each method
+(:mod:`gradarg.sparse.star`); each call then computes one Hessian-vector product per colour
+(eagerly reverse-over-reverse: one backward pass of the recorded gradient per colour, batched
+with ``torch.func.vmap``; compiled forward-over-reverse, :mod:`gradarg.sparse.passes`), and reads
+every entry of the pattern off those products.  Each method
 (``"star"``, ``"acyclic"``: substitution, fewer products) is a mode of
 :mod:`gradarg.sparse.modes`, which holds its colouring, its pass and its recovery.
 """
@@ -35,9 +36,12 @@ class SparseHessian:
     The pattern is made symmetric (``P | Pᵀ``, diagonal included).  Its adjacency graph is
     star-coloured greedily in several vertex orders (natural, largest-first, smallest-last) and
     the colouring with fewest colours is kept.  Each call ``sh(f, x)`` makes ``sh.passes``
-    Hessian-vector products ``H s_c`` (``s_c`` the sum of the unit vectors of colour ``c``),
-    forward-over-reverse with ``torch.func.jvp(torch.func.grad(f), ...)`` batched by
-    ``torch.func.vmap``, and reads each entry directly: ``H[i, j] = (H s_{c(j)})_i`` when ``j`` is
+    Hessian-vector products ``H s_c`` (``s_c`` the sum of the unit vectors of colour ``c``):
+    ``∇f`` recorded once with ``create_graph=True``, then one backward pass of ``∇f · s_c`` per
+    colour, batched by ``torch.func.vmap`` (where a custom ``autograd.Function`` is in ``f``'s
+    graph, forward-over-reverse, ``torch.func.jvp(torch.func.grad(f), ...)``: a second backward
+    pass through a ``@once_differentiable`` backward would silently miss its terms), and reads
+    each entry directly: ``H[i, j] = (H s_{c(j)})_i`` when ``j`` is
     the only neighbour of ``i`` with colour ``c(j)``, else ``(H s_{c(i)})_j``.  Exact (no
     approximation) when every non-zero of ``H`` is ``True`` in ``pattern``.
 
