@@ -38,7 +38,7 @@ same colours, 5–35 ms on the seven functions of the benchmarks, where compiled
 estimated to cost more than its start-up, or once the process has spent that much
 interpreting (ski rental), and always once numba is loaded.  The eager passes need no
 one-off work either: JVPs and Hessian-vector products run as backward passes
-(:mod:`~gradarg.sparse.passes`), so torch's forward mode, whose first use in a process loads
+(``gradarg.sparse.passes``), so torch's forward mode, whose first use in a process loads
 TorchScript decompositions (80-170 ms), is used only where a custom ``autograd.Function`` is in
 the graph and by the compiled call.
 

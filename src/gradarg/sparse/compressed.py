@@ -59,7 +59,7 @@ class SparseJacobian:
     * forward mode: one JVP per column colour ``c`` with tangent ``t_c = Σ_{j: colour(j)=c}
       e_j``; entry ``(i, j)`` is ``(J t_{colour(j)})_i``.  Eagerly each JVP is two backward
       passes over one recorded forward pass (``g(u) = uᵀJ`` is linear in ``u``, its VJP with
-      cotangent ``t`` is ``J t``: :mod:`gradarg.sparse.passes`), faster than torch's forward
+      cotangent ``t`` is ``J t``: ``gradarg.sparse.passes``), faster than torch's forward
       mode eagerly; torch's forward mode (``torch.func.jvp``) where a custom
       ``autograd.Function`` is in the graph, and in the compiled call.
 
