@@ -4,21 +4,19 @@ Each case runs in its own Python process (``python benchmarks/first_call.py``; `
 runs it with one thread).
 
 Part 1, the first colouring: for each of the seven functions of ``benchmarks/
-problems_torch.py`` (the sparse benchmarks' functions), the pattern is detected, then
+problems.py`` (the sparse benchmarks' functions), the pattern is detected, then
 ``SparseJacobian(pattern, x.shape)`` / ``SparseHessian(pattern, x.shape)`` is built once
 (``first``) and five more times (``same process``, median: numba not loaded, unless the first
 build loaded it).  Then numba is forced (``gradarg.sparse._numba.FORCE``): one build loads its
 kernels (``numba 1st``: what the first build would cost without the numba-free path; it
 includes compiling, once per installation, when numba's cache is cold) and five more give the
-warm construction (``warm``, median), whose colouring must be the same.  torch's forward-mode
-machinery, which a Hessian or a forward or bidirectional Jacobian loads once per process at
-construction (torch's own cost, 0.07–0.2 s, not the colouring's), is loaded and timed before,
-in its own column.  Target of issue 38: ``first`` at most 50 ms more than ``warm``.
+warm construction (``warm``, median), whose colouring must be the same.  Nothing else is
+loaded at construction: the eager passes need none of torch's forward-mode machinery
+(``gradarg.sparse.passes``).  Target of issue 38: ``first`` at most 50 ms more than ``warm``.
 
-Part 2, the first call: detection, construction (colouring, and the one-off loading of
-torch's forward-mode machinery), the first call and the median of five more.  Target of
-issue 29: the first call costs what the next ones cost (the one-off work is done at
-construction).
+Part 2, the first call: detection, construction (colouring, the decompression plan), the
+first call and the median of five more.  Target of issue 29: the first call costs what the
+next ones cost (the one-off work is done at construction).
 """
 
 from __future__ import annotations
@@ -39,17 +37,13 @@ def colour_child(i: int) -> None:
 
     torch.set_num_threads(1)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from problems_torch import problem
+    from problems import problem
 
     import gradarg
-    from gradarg.sparse._warm import forward_mode_ready
 
     name, kind, f, x = problem(i)
     hessian = kind == "hessian"
     pattern = (gradarg.hessian_sparsity if hessian else gradarg.jacobian_sparsity)(f, x)
-    t = time.perf_counter()
-    forward_mode_ready()  # torch's own one-off, timed apart
-    jvp_ms = 1e3 * (time.perf_counter() - t)
     build = gradarg.SparseHessian if hessian else gradarg.SparseJacobian
     times = []
     for _ in range(6):
@@ -58,7 +52,6 @@ def colour_child(i: int) -> None:
         times.append(time.perf_counter() - t)
         if len(times) == 1:
             numba = "numba" in sys.modules
-    forward = hessian or op.mode != "reverse"
     # then numba's: its start-up (the first build) and warm builds
     from gradarg.sparse import _numba
 
@@ -73,7 +66,7 @@ def colour_child(i: int) -> None:
                       "warm_ms": 1e3 * statistics.median(times[1:]),
                       "numba_first_ms": 1e3 * compiled[0],
                       "numba_warm_ms": 1e3 * statistics.median(compiled[1:]),
-                      "jvp_ms": jvp_ms if forward else None, "numba": numba,
+                      "numba": numba,
                       "same": same, "passes": op.passes}))
 
 
@@ -88,14 +81,14 @@ def summary(op) -> tuple:
 
 def colour_table() -> bool:
     """Part 1; True if every function meets the target."""
-    from problems_torch import PROBLEMS
+    from problems import PROBLEMS
 
     print("first construction in a fresh process against a warm one (numba's kernels loaded, "
           f"median of 5), one thread; target: at most {TARGET_MS:.0f} ms more.")
     print("'same process': later builds without numba; 'numba 1st': what loading numba "
-          "costs instead; 'torch jvp': torch's forward-mode one-off, timed apart")
+          "costs instead")
     print(f"{'function':30s} {'first':>7s} {'warm':>6s} {'diff':>6s} {'same process':>12s} "
-          f"{'numba 1st':>9s} {'torch jvp':>9s} {'numba':>5s} verdict (ms)")
+          f"{'numba 1st':>9s} {'numba':>5s} verdict (ms)")
     ok = True
     for i in range(len(PROBLEMS)):
         out = subprocess.run([sys.executable, __file__, "--colour", str(i)], capture_output=True,
@@ -104,9 +97,8 @@ def colour_table() -> bool:
         diff = r["first_ms"] - r["numba_warm_ms"]
         holds = diff <= TARGET_MS and r["same"]
         ok &= holds
-        jvp = "-" if r["jvp_ms"] is None else f"{r['jvp_ms']:.0f}"
         print(f"{r['name']:30s} {r['first_ms']:7.1f} {r['numba_warm_ms']:6.2f} {diff:6.1f} "
-              f"{r['warm_ms']:12.2f} {r['numba_first_ms']:9.0f} {jvp:>9s} "
+              f"{r['warm_ms']:12.2f} {r['numba_first_ms']:9.0f} "
               f"{'yes' if r['numba'] else 'no':>5s} {'HOLDS' if holds else 'FAILS'}"
               f"{'' if r['same'] else ' (colourings differ)'}")
     return ok

@@ -191,7 +191,7 @@ def summary_split(split) -> tuple:
 
 def _problems_torch():
     spec = importlib.util.spec_from_file_location(
-        "problems_torch", ROOT / "benchmarks" / "problems_torch.py")
+        "problems", ROOT / "benchmarks" / "problems.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
