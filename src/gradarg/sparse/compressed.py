@@ -333,7 +333,8 @@ class SparseJacobian:
 
         # the modes that need as many passes as this one are all compiled; the faster is kept
         return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
-                                       backend=backend, mode=mode, fullgraph=fullgraph)
+                                       pattern=(self._rows, self._cols), backend=backend,
+                                       mode=mode, fullgraph=fullgraph)
 
     def _certify(self, fn, x0, y, leaf, values, k, generator) -> None:
         co = self._coords

@@ -275,4 +275,5 @@ class SparseHessian:
             return self._assemble(values, x_shape, layout)
 
         return CompiledSparse.of_modes(self, f, [self._mode], prepare, assemble,
-                                       backend=backend, mode=mode, fullgraph=fullgraph)
+                                       pattern=(self._rows, self._cols), backend=backend,
+                                       mode=mode, fullgraph=fullgraph)
