@@ -9,6 +9,7 @@ skipped where no C++ compiler is found.  No timing here: speed is in
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -32,12 +33,14 @@ def tridiagonal_mean(u: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_memory(monkeypatch, tmp_path):
+def memory(monkeypatch, tmp_path):
     """Each test starts with an empty per-machine memory of compiled choices (torch's own
-    caches are left where they are: they only save time)."""
+    caches are left where they are: they only save time); the folder it is in."""
     from gradarg.sparse import _remember
 
-    monkeypatch.setattr(_remember, "memory_dir", lambda: str(tmp_path / "memory"))
+    folder = tmp_path / "memory"
+    monkeypatch.setattr(_remember, "memory_dir", lambda: str(folder))
+    return folder
 
 
 def jac_case(fn, x, method="auto"):
@@ -227,3 +230,60 @@ def test_the_eager_call_is_kept_when_it_is_faster(monkeypatch):
     torch.testing.assert_close(again(x2).to_dense(), torch.func.jacrev(stencil_1d)(x2))
     assert again.choice == "remembered" and again.route == "eager"
     assert again.compiled_candidates == 0
+
+
+def test_a_corrupt_stale_or_wrong_memory_costs_only_speed(memory):
+    """The memory of a first call's choice (see test_compiled_memory.py for a second
+    process): unreadable or unknown, it is ignored and rewritten; well-formed but naming a
+    slower candidate, it is followed, and the result is right either way."""
+    x = torch.rand(10, 10, dtype=F64, generator=torch.Generator().manual_seed(3))
+    sj, dense = jac_case(stencil_2d, x)  # reverse and forward tie
+
+    def compiled():
+        jac = sj.compile(stencil_2d, backend="aot_eager")
+        torch.testing.assert_close(jac(x).to_dense(), dense, rtol=1e-12, atol=1e-12)
+        return jac
+
+    first = compiled()
+    assert first.choice == "timed" and first.compiled_candidates == 2
+    (path,) = memory.iterdir()
+    assert json.loads(path.read_text())["mode"] == first.mode
+    assert compiled().choice == "remembered"
+    for bad in ("{not json", json.dumps([1, 2]), json.dumps({"version": 1}),
+                json.dumps({"version": 1, "mode": "sideways", "variant": "vector tails",
+                            "route": "compiled"}),
+                json.dumps({"version": 0, "mode": "reverse", "variant": "vector tails",
+                            "route": "compiled"})):
+        path.write_text(bad)
+        again = compiled()
+        assert again.choice == "timed" and again.compiled_candidates == 2, bad
+        assert json.loads(path.read_text())["mode"] == again.mode  # rewritten
+    other = "forward" if first.mode == "reverse" else "reverse"
+    path.write_text(json.dumps({"version": 1, "mode": other, "variant": "vector tails",
+                                "route": "compiled"}))
+    wrong = compiled()
+    assert (wrong.choice, wrong.compiled_candidates, wrong.mode) == ("remembered", 1, other)
+
+
+def test_the_memory_names_function_pattern_shape_and_dtype(memory):
+    """Another function, pattern, shape or dtype is another memory; a function rebuilt with
+    the same code and captured shapes (as in the next process) is the same one."""
+    from gradarg.sparse._remember import describe
+
+    def scaled(w):
+        return lambda u: stencil_1d(u) * w
+
+    assert describe(scaled(torch.ones(30))) == describe(scaled(torch.zeros(30)))
+    assert describe(scaled(torch.ones(30))) != describe(scaled(torch.ones(31)))
+    assert describe(scaled(2.0)) != describe(scaled(3.0))
+    assert describe(stencil_1d) != describe(stencil_2d)
+    x = torch.rand(30, dtype=F64)
+    sj = SparseJacobian(jacobian_sparsity(stencil_1d, x), x.shape, method="reverse")
+    for fn, point in ((stencil_1d, x), (scaled(torch.ones(30)), x),
+                      (stencil_1d, x.float())):
+        assert sj.compile(fn, backend="aot_eager").values(point).numel() == sj.nnz
+    assert sj.compile(scaled(torch.zeros(30)), backend="aot_eager").choice is None
+    jac = sj.compile(scaled(torch.full((30,), 2.0)), backend="aot_eager")
+    jac.values(x)
+    assert jac.choice == "remembered"
+    assert len(list(memory.iterdir())) == 3
