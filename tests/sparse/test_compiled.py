@@ -287,3 +287,23 @@ def test_the_memory_names_function_pattern_shape_and_dtype(memory):
     jac.values(x)
     assert jac.choice == "remembered"
     assert len(list(memory.iterdir())) == 3
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", pytest.param("inductor", marks=pytest.mark.skipif(
+    NO_CXX, reason="inductor needs a C++ compiler"))])
+def test_the_global_generator_is_left_alone(backend):
+    """A compiled call leaves torch's global random state as it found it, as the eager call
+    does, also for a function that draws from it (reverse mode runs fn outside vmap)."""
+    x = torch.rand(30, dtype=F64)
+
+    def noisy(u):
+        return torch.sin(u) + torch.rand(()) * 0  # draws, contributes nothing
+
+    sj = SparseJacobian(torch.eye(30, dtype=torch.bool), method="reverse")
+    for fn in (torch.sin, noisy):
+        jac = sj.compile(fn, backend=backend)
+        for _ in range(3):  # the first call (compiles), then later ones
+            torch.manual_seed(7)
+            got = jac(x)
+            assert torch.equal(torch.rand(4), torch.manual_seed(7) and torch.rand(4))
+            torch.testing.assert_close(got.to_dense(), torch.diag(torch.cos(x)))

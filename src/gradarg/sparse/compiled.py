@@ -51,7 +51,7 @@ import shutil
 import time
 import types
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import torch
 
@@ -218,11 +218,11 @@ class CompiledSparse:
         self.mode = modes[0].name
         self.variant = next(iter(VARIANTS))
         self.route = "compiled"
+        self._name = f"{type(owner).__name__}.compile(...)"
         self._eager = eager
         self._prepare = prepare
         self._assemble = assemble
         self._pattern = pattern
-        self._y_shapes: dict[tuple, tuple[int, ...]] = {}
         self._torch_mode = mode
         self._fullgraph = fullgraph
         self._pures = {m.name: m.pure(fn) for m in modes}
@@ -230,9 +230,7 @@ class CompiledSparse:
         # (torch.compile takes a mode or options, not both)
         self._options = cacheable() if self.backend == "inductor" and mode is None else None
         self._variants = list(VARIANTS) if self._options is not None else list(VARIANTS)[:1]
-        first = modes[0]
-        self._compiled: Callable[..., torch.Tensor] | None = None
-        self._seeds, self._recover = first.seeds, first.recover
+        self._ready: dict[tuple[torch.Size, torch.dtype], _Ready] = {}
 
     @classmethod
     def of_modes(
@@ -256,19 +254,6 @@ class CompiledSparse:
 
         return cls(owner, fn, modes, prepare, eager, assemble, **options)
 
-    def _compile(self, name: str, variant: str) -> Callable[..., torch.Tensor]:
-        """A fresh ``torch.compile`` of mode ``name``'s pure pass with ``variant``'s options.
-
-        torch.compile keeps its compiled graphs on the function's code object, one entry per
-        closure it has seen, up to a limit (8): each compiled function gets its own code."""
-        pure = self._pures[name]
-        own = types.FunctionType(pure.__code__.replace(), pure.__globals__, pure.__name__,
-                                 pure.__defaults__, pure.__closure__)
-        options = None if self._options is None else {**self._options, **VARIANTS[variant]}
-        self.compiled_candidates += 1
-        return torch.compile(own, backend=self.backend, mode=self._torch_mode,
-                             fullgraph=self._fullgraph, dynamic=False, options=options)
-
     def __repr__(self) -> str:
         seconds = "not yet" if self.compile_seconds is None else f"{self.compile_seconds:.2f} s"
         return (f"CompiledSparse({type(self._owner).__name__}, mode={self.mode!r}, "
@@ -281,31 +266,104 @@ class CompiledSparse:
         The compiled function alone, without building a sparse tensor: for a solver that
         keeps its own index arrays (the owner's ``rows`` and ``cols`` order).
         """
-        refuse_in_transform(f"{type(self._owner).__name__}.compile(...)")
-        if not isinstance(x, torch.Tensor):
-            check_x(x, 0, None)  # the TypeError
-        if (x.shape, x.dtype) not in self._y_shapes:
-            self._y_shapes[(x.shape, x.dtype)] = self._prepare(x)  # validates x, fn(x): once
+        return self._values(x)[0]
+
+    def __call__(self, x: torch.Tensor, *, layout: torch.layout = torch.sparse_coo,
+                 ) -> torch.Tensor:
+        """The sparse Jacobian or Hessian at ``x``, in ``layout`` (as the eager call)."""
+        if layout is not torch.sparse_coo:
+            check_layout(layout)
+        values, ready = self._values(x)
+        return self._assemble(values, ready.y_shape, ready.x_shape, layout)
+
+    def _values(self, x: torch.Tensor) -> tuple[torch.Tensor, _Ready]:
+        refuse_in_transform(self._name)
+        try:
+            ready = self._ready[x.shape, x.dtype]
+        except (KeyError, AttributeError):  # a new shape or dtype, or not a tensor
+            return self._first(x)
         if x.requires_grad:
             x = x.detach()
-        state = torch.get_rng_state()
-        # under no_grad: the Jacobian comes out detached, as the eager call's does, and the
+        # grad off: the Jacobian comes out detached, as the eager call's does, and the
         # compiled graph is forward-only (a function of parameters that require grad would
         # otherwise get a backward graph too: 0.146 against 0.095 ms on an MLP of 64 rows)
+        grad = torch.is_grad_enabled()
+        torch.set_grad_enabled(False)
+        state = torch.get_rng_state() if ready.rng else None
         try:
-            with torch.no_grad():
-                if self._compiled is None:
-                    if self.compile_seconds is None:
-                        start = time.perf_counter()
-                        out = self._first(x)
-                        self.compile_seconds = time.perf_counter() - start
-                        return out
-                    return self._eager(x)
-                return self._recover(self._compiled(x, *self._seeds(x.dtype)))
+            if ready.compiled is None:
+                return self._eager(x), ready
+            return ready.recover(ready.compiled(x, *ready.seeds)), ready
         finally:
-            torch.set_rng_state(state)
+            torch.set_grad_enabled(grad)
+            if state is not None:
+                torch.set_rng_state(state)
 
     # ------------------------------------------------------------------ the first call
+
+    def _first(self, x: torch.Tensor) -> tuple[torch.Tensor, _Ready]:
+        """The first call at ``x``'s shape and dtype: check ``x`` and ``fn(x)``, choose the
+        candidate (remembered, or compiled and timed), record how later calls run."""
+        if not isinstance(x, torch.Tensor):
+            check_x(x, 0, None)  # the TypeError
+        state = torch.get_rng_state()
+        start = time.perf_counter()
+        try:
+            y_shape = self._prepare(x)  # validates x and fn(x) eagerly
+            if x.requires_grad:
+                x = x.detach()
+            with torch.no_grad():
+                out, compiled = self._choose(x)
+                rng = False
+                if compiled is not None:  # does a call draw from the global generator?
+                    before = torch.get_rng_state()
+                    _call(compiled, self._modes[self.mode], x)
+                    rng = not torch.equal(before, torch.get_rng_state())
+        finally:
+            torch.set_rng_state(state)
+        if self.compile_seconds is None:
+            self.compile_seconds = time.perf_counter() - start
+        mode = self._modes[self.mode]
+        ready = _Ready(y_shape, tuple(x.shape), compiled, mode.seeds(x.dtype), mode.recover,
+                       rng)
+        self._ready[x.shape, x.dtype] = ready
+        return out, ready
+
+    def _choose(self, x: torch.Tensor,
+                ) -> tuple[torch.Tensor, Callable[..., torch.Tensor] | None]:
+        """Compile the remembered winner, or every candidate, keeping the fastest over 3
+        calls (or the eager call if it is faster still: then :attr:`route` is ``"eager"``),
+        and remember the choice; the first result and the compiled function (``None`` for
+        the eager route)."""
+        key = self._memory_key(x)
+        got = _remember.recall(key)
+        if (got is not None and got.get("mode") in self._modes
+                and got.get("variant") in self._variants
+                and got.get("route") in ("compiled", "eager")):
+            self.choice = "remembered"
+            self.mode, self.variant, self.route = got["mode"], got["variant"], got["route"]
+            if self.route == "eager":
+                return self._eager(x), None
+            compiled = self._compile(self.mode, self.variant, key)
+            return self._run(compiled, x, self._modes[self.mode]), compiled
+        self.choice, self.route = "timed", "compiled"
+        fns, outs = {}, {}  # per candidate (mode, variant): the compiled function, its result
+        for name in self._modes:
+            first = (name, self._variants[0])
+            fns[first] = self._compile(*first, key)
+            outs[first] = self._run(fns[first], x, self._modes[name])
+        best, seconds = self._fastest(fns, x)
+        for variant in self._variants[1:]:  # the other inductor options, on the best mode
+            other = (best[0], variant)
+            fns[other] = self._compile(*other, key)
+            outs[other] = self._run(fns[other], x, self._modes[best[0]])
+            best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
+        self.mode, self.variant = best
+        if self._eager_seconds(x) < seconds:
+            self.route = "eager"
+        _remember.remember(key, {"mode": self.mode, "variant": self.variant,
+                                 "route": self.route})
+        return outs[best], (None if self.route == "eager" else fns[best])
 
     def _memory_key(self, x: torch.Tensor) -> str:
         parts: list[object] = [type(self._owner).__name__, *self._pattern, self.backend,
@@ -315,58 +373,35 @@ class CompiledSparse:
             parts += [name, *m.seeds(x.dtype)]
         return _remember.key(parts)
 
-    def _first(self, x: torch.Tensor) -> torch.Tensor:
-        """Compile the remembered winner, or every candidate, keeping the fastest over 3
-        calls (or the eager call if it is faster still: then :attr:`route` is ``"eager"``),
-        and remember the choice."""
-        key = self._memory_key(x)
-        got = _remember.recall(key)
-        if (got is not None and got.get("mode") in self._modes
-                and got.get("variant") in self._variants
-                and got.get("route") in ("compiled", "eager")):
-            self.choice = "remembered"
-            self._keep(got["mode"], got["variant"])
-            if got["route"] == "eager":
-                self.route = "eager"
-                return self._eager(x)
-            compiled = self._compile(self.mode, self.variant)
-            out = self._run(compiled, x)
-            self._compiled = compiled
-            return out
-        self.choice = "timed"
-        fns, outs = {}, {}  # per candidate (mode, variant): the compiled function, its result
-        for name in self._modes:
-            key0 = (name, self._variants[0])
-            fns[key0] = self._compile(*key0)
-            outs[key0] = self._run(fns[key0], x, self._modes[name])
-        best, seconds = self._fastest(fns, x)
-        for variant in self._variants[1:]:  # the other inductor options, on the best mode
-            other = (best[0], variant)
-            fns[other] = self._compile(*other)
-            outs[other] = self._run(fns[other], x, self._modes[best[0]])
-            best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
-        self._keep(*best)
-        if self._eager_seconds(x) < seconds:
-            self.route = "eager"
-        else:
-            self._compiled = fns[best]
-        _remember.remember(key, {"mode": self.mode, "variant": self.variant,
-                                 "route": self.route})
-        return outs[best]
+    def _compile(self, name: str, variant: str, key: str) -> Callable[..., torch.Tensor]:
+        """A fresh ``torch.compile`` of mode ``name``'s pure pass with ``variant``'s options,
+        for one input shape and dtype (``key``: the memory's key, which names them).
 
-    def _keep(self, name: str, variant: str) -> None:
-        self.mode, self.variant = name, variant
-        self._seeds, self._recover = self._modes[name].seeds, self._modes[name].recover
+        Each compiled function gets its own code object (torch.compile keeps its compiled
+        graphs on the code object, one entry per closure it has seen, up to a limit of 8),
+        named after ``key``, the mode and the variant: it only ever sees one input shape, so
+        ``dynamic=None`` (torch's default) compiles it static, as ``dynamic=False`` would,
+        without ``dynamic=False``'s per-call configuration patch (3-7 µs a call here), and
+        torch's record of shapes seen per code object (automatic dynamic shapes) never mixes
+        two functions.  A captured tensor that changes shape between calls then gets a
+        dynamic-shape graph (right, slower) rather than a recompile."""
+        pure = self._pures[name]
+        tag = f"{pure.__name__}_{name}_{variant.replace(' ', '_')}_{key[:16]}"
+        code = pure.__code__.replace(co_name=tag)  # (co_qualname, Python >= 3.11, unused)
+        own = types.FunctionType(code, pure.__globals__, tag, pure.__defaults__,
+                                 pure.__closure__)
+        options = None if self._options is None else {**self._options, **VARIANTS[variant]}
+        self.compiled_candidates += 1
+        return torch.compile(own, backend=self.backend, mode=self._torch_mode,
+                             fullgraph=self._fullgraph, options=options)
 
     def _fastest(self, compiled: dict[tuple[str, str], Callable[..., torch.Tensor]],
                  x: torch.Tensor) -> tuple[tuple[str, str], float]:
         """The fastest candidate and its seconds per call: after one warm-up call each (the
         first calls after a compile run slower), the best of 3 calls in each of 3 rounds
         that take the candidates in turn (one round for a single candidate)."""
-        runs = {}
-        for (name, variant), fn in compiled.items():
-            mode = self._modes[name]
-            runs[name, variant] = functools.partial(_call, fn, mode.seeds, mode.recover, x)
+        runs = {k: functools.partial(_call, fn, self._modes[k[0]], x)
+                for k, fn in compiled.items()}
         for run in runs.values():
             run()
         best = dict.fromkeys(runs, float("inf"))
@@ -381,12 +416,11 @@ class CompiledSparse:
         return best_of_3(lambda: self._eager(x))
 
     def _run(self, compiled: Callable[..., torch.Tensor], x: torch.Tensor,
-             mode: Mode | None = None) -> torch.Tensor:
+             mode: Mode) -> torch.Tensor:
         """The first run of a compiled candidate (the compile itself), torch's compile
         errors said in a ``RuntimeError``."""
-        mode = self._modes[self.mode] if mode is None else mode
         try:
-            return mode.recover(compiled(x, *mode.seeds(x.dtype)))
+            return _call(compiled, mode, x)
         except Exception as err:  # torch.compile's errors have many types
             if type(err).__module__.startswith(("torch._dynamo", "torch._inductor")):
                 lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
@@ -400,17 +434,18 @@ class CompiledSparse:
                 ) from err
             raise
 
-    def __call__(self, x: torch.Tensor, *, layout: torch.layout = torch.sparse_coo,
-                 ) -> torch.Tensor:
-        """The sparse Jacobian or Hessian at ``x``, in ``layout`` (as the eager call)."""
-        if layout is not torch.sparse_coo:
-            check_layout(layout)
-        values = self.values(x)
-        return self._assemble(values, self._y_shapes[(x.shape, x.dtype)], tuple(x.shape),
-                              layout)
+
+class _Ready(NamedTuple):
+    """How calls at one input shape and dtype run, once the first has chosen."""
+
+    y_shape: tuple[int, ...]
+    x_shape: tuple[int, ...]
+    compiled: Callable[..., torch.Tensor] | None  # None: the eager call was faster
+    seeds: tuple[torch.Tensor, ...]
+    recover: Callable[[torch.Tensor], torch.Tensor]
+    rng: bool  # a compiled call draws from the global generator: saved and restored
 
 
-def _call(compiled: Callable[..., torch.Tensor],
-          seeds: Callable[[torch.dtype], tuple[torch.Tensor, ...]],
-          recover: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-    return recover(compiled(x, *seeds(x.dtype)))
+def _call(compiled: Callable[..., torch.Tensor], mode: Mode, x: torch.Tensor,
+          ) -> torch.Tensor:
+    return mode.recover(compiled(x, *mode.seeds(x.dtype)))
