@@ -307,3 +307,53 @@ def test_the_global_generator_is_left_alone(backend):
             got = jac(x)
             assert torch.equal(torch.rand(4), torch.manual_seed(7) and torch.rand(4))
             torch.testing.assert_close(got.to_dense(), torch.diag(torch.cos(x)))
+
+
+def test_transposed_small_matmuls_pass():
+    """The inductor pass rewrites a product with few result columns into the transposed
+    product, same values; a wider one is left alone."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from gradarg.sparse._inductor_pass import has_matmul, transposed_small_matmuls
+
+    graph_pass = transposed_small_matmuls()
+    if graph_pass is None:
+        pytest.skip("this torch has no inductor CustomGraphPass")
+    aten = torch.ops.aten
+    gen = torch.Generator().manual_seed(4)
+    for cols, rewritten in ((8, True), (32, False)):
+        a = torch.rand(256, 16, dtype=F64, generator=gen)
+        b = torch.rand(16, cols, dtype=F64, generator=gen)
+        gm = make_fx(torch.mm, tracing_mode="fake")(a, b)
+        graph_pass(gm.graph)
+        gm.recompile()
+        targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+        assert (aten.permute.default in targets) == rewritten
+        torch.testing.assert_close(gm(a, b), a @ b, rtol=1e-14, atol=1e-14)
+    assert graph_pass.uuid() == transposed_small_matmuls().uuid()
+    layer = torch.rand(8, 4, dtype=F64)
+    assert has_matmul(lambda u: torch.tanh(u @ layer), torch.rand(5, 8, dtype=F64))
+    assert not has_matmul(stencil_1d, torch.rand(5, dtype=F64))
+
+
+@pytest.mark.skipif(NO_CXX, reason="inductor needs a C++ compiler")
+def test_inductor_candidates_for_a_network():
+    """Reverse mode only (4 row colours against 8 column colours): the mode, then the loop
+    tails, then (a matrix product in the graph) the transposed small products: 3 compiled
+    candidates, whichever wins, and the entries right."""
+    gen = torch.Generator().manual_seed(5)
+    w1, w2 = torch.rand(8, 16, dtype=F64, generator=gen), torch.rand(16, 4, dtype=F64,
+                                                                     generator=gen)
+
+    def mlp(u):
+        return torch.tanh(u @ w1) @ w2
+
+    x = torch.rand(256, 8, dtype=F64, generator=gen)
+    sj, dense = jac_case(mlp, x)
+    jac = sj.compile(mlp)
+    torch.testing.assert_close(jac(x).to_dense(), dense, rtol=1e-12, atol=1e-12)
+    assert jac.compiled_candidates == 3 and jac.choice == "timed"
+    tails = jac.variant.partition(" + ")[0]
+    assert tails in ("vector tails", "scalar tails")
+    torch.testing.assert_close(jac(x + 1).to_dense(), torch.func.jacrev(mlp)(x + 1),
+                               rtol=1e-12, atol=1e-12)

@@ -56,13 +56,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 import torch
 
 from ..core.speeds import best_of_3
-from . import _remember
+from . import _inductor_pass, _remember
 from ._layouts import check_layout, check_x, refuse_in_transform
 
 if TYPE_CHECKING:
     from .modes import Mode
 
-__all__ = ["VARIANTS", "CompiledSparse", "cacheable", "compile_parameters", "resolve_backend"]
+__all__ = ["TRANSPOSED", "VARIANTS", "CompiledSparse", "cacheable", "compile_parameters", "resolve_backend"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,11 +86,15 @@ _PARAMETERS = """\
 _PREDISPATCH = ("_jvp_increment_nesting", "_jvp_decrement_nesting", "_enter_dual_level",
                 "_exit_dual_level")
 
-# inductor options compiled and timed for the fastest mode; the first is inductor's defaults
+# inductor options compiled and timed, one after the other, on the fastest candidate so far: the
+# loop tails ("vector tails" are inductor's defaults), then, for a function with a matrix
+# product, the transposed small products (gradarg.sparse._inductor_pass); a variant is one
+# loop-tails name, or that name + " + " + TRANSPOSED
 VARIANTS: dict[str, dict[str, Any]] = {
     "vector tails": {},
     "scalar tails": {"cpp.enable_loop_tail_vec": False},
 }
+TRANSPOSED = "transposed small matmuls"
 
 
 def cacheable() -> dict[str, Any]:
@@ -230,6 +234,8 @@ class CompiledSparse:
         # (torch.compile takes a mode or options, not both)
         self._options = cacheable() if self.backend == "inductor" and mode is None else None
         self._variants = list(VARIANTS) if self._options is not None else list(VARIANTS)[:1]
+        self._transposed = (_inductor_pass.transposed_small_matmuls()
+                            if self._options is not None else None)
         self._ready: dict[tuple[torch.Size, torch.dtype], _Ready] = {}
 
     @classmethod
@@ -338,7 +344,7 @@ class CompiledSparse:
         key = self._memory_key(x)
         got = _remember.recall(key)
         if (got is not None and got.get("mode") in self._modes
-                and got.get("variant") in self._variants
+                and self._known(got.get("variant"))
                 and got.get("route") in ("compiled", "eager")):
             self.choice = "remembered"
             self.mode, self.variant, self.route = got["mode"], got["variant"], got["route"]
@@ -355,6 +361,11 @@ class CompiledSparse:
         best, seconds = self._fastest(fns, x)
         for variant in self._variants[1:]:  # the other inductor options, on the best mode
             other = (best[0], variant)
+            fns[other] = self._compile(*other, key)
+            outs[other] = self._run(fns[other], x, self._modes[best[0]])
+            best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
+        if self._transposed is not None and _inductor_pass.has_matmul(self.fn, x):
+            other = (best[0], f"{best[1]} + {TRANSPOSED}")
             fns[other] = self._compile(*other, key)
             outs[other] = self._run(fns[other], x, self._modes[best[0]])
             best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
@@ -390,10 +401,23 @@ class CompiledSparse:
         code = pure.__code__.replace(co_name=tag)  # (co_qualname, Python >= 3.11, unused)
         own = types.FunctionType(code, pure.__globals__, tag, pure.__defaults__,
                                  pure.__closure__)
-        options = None if self._options is None else {**self._options, **VARIANTS[variant]}
+        options = None
+        if self._options is not None:
+            tails, _, transposed = variant.partition(" + ")
+            options = {**self._options, **VARIANTS[tails]}
+            if transposed:
+                options["post_grad_custom_post_pass"] = self._transposed
         self.compiled_candidates += 1
         return torch.compile(own, backend=self.backend, mode=self._torch_mode,
                              fullgraph=self._fullgraph, options=options)
+
+    def _known(self, variant: object) -> bool:
+        """Whether ``variant`` names options this compiled function can use."""
+        if not isinstance(variant, str):
+            return False
+        tails, _, transposed = variant.partition(" + ")
+        return tails in self._variants and (
+            not transposed or (transposed == TRANSPOSED and self._transposed is not None))
 
     def _fastest(self, compiled: dict[tuple[str, str], Callable[..., torch.Tensor]],
                  x: torch.Tensor) -> tuple[tuple[str, str], float]:
