@@ -357,3 +357,20 @@ def test_inductor_candidates_for_a_network():
     assert tails in ("vector tails", "scalar tails")
     torch.testing.assert_close(jac(x + 1).to_dense(), torch.func.jacrev(mlp)(x + 1),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_a_function_the_memory_cannot_name_still_compiles(memory):
+    class Odd(torch.nn.Module):
+        def extra_repr(self):
+            raise RuntimeError("no repr")
+
+        def forward(self, u):
+            return torch.sin(u)
+
+    sj = SparseJacobian(torch.eye(12, dtype=torch.bool))
+    x = torch.rand(12, dtype=F64)
+    for _ in range(2):
+        jac = sj.compile(Odd(), backend="aot_eager")
+        torch.testing.assert_close(jac(x).to_dense(), torch.diag(torch.cos(x)))
+        assert jac.choice == "timed"
+    assert not memory.exists()

@@ -341,8 +341,11 @@ class CompiledSparse:
         calls (or the eager call if it is faster still: then :attr:`route` is ``"eager"``),
         and remember the choice; the first result and the compiled function (``None`` for
         the eager route)."""
-        key = self._memory_key(x)
-        got = _remember.recall(key)
+        try:
+            key: str | None = self._memory_key(x)
+        except Exception:  # noqa: BLE001 - describe() of an odd callable: no memory, only speed
+            key = None
+        got = None if key is None else _remember.recall(key)
         if (got is not None and got.get("mode") in self._modes
                 and self._known(got.get("variant"))
                 and got.get("route") in ("compiled", "eager")):
@@ -372,8 +375,9 @@ class CompiledSparse:
         self.mode, self.variant = best
         if self._eager_seconds(x) < seconds:
             self.route = "eager"
-        _remember.remember(key, {"mode": self.mode, "variant": self.variant,
-                                 "route": self.route})
+        if key is not None:
+            _remember.remember(key, {"mode": self.mode, "variant": self.variant,
+                                     "route": self.route})
         return outs[best], (None if self.route == "eager" else fns[best])
 
     def _memory_key(self, x: torch.Tensor) -> str:
@@ -384,7 +388,8 @@ class CompiledSparse:
             parts += [name, *m.seeds(x.dtype)]
         return _remember.key(parts)
 
-    def _compile(self, name: str, variant: str, key: str) -> Callable[..., torch.Tensor]:
+    def _compile(self, name: str, variant: str, key: str | None,
+                 ) -> Callable[..., torch.Tensor]:
         """A fresh ``torch.compile`` of mode ``name``'s pure pass with ``variant``'s options,
         for one input shape and dtype (``key``: the memory's key, which names them).
 
@@ -397,7 +402,8 @@ class CompiledSparse:
         two functions.  A captured tensor that changes shape between calls then gets a
         dynamic-shape graph (right, slower) rather than a recompile."""
         pure = self._pures[name]
-        tag = f"{pure.__name__}_{name}_{variant.replace(' ', '_')}_{key[:16]}"
+        tag = "_".join([pure.__name__, name, variant.replace(" ", "_"),
+                        (key or str(id(self)))[:16]])
         code = pure.__code__.replace(co_name=tag)  # (co_qualname, Python >= 3.11, unused)
         own = types.FunctionType(code, pure.__globals__, tag, pure.__defaults__,
                                  pure.__closure__)
