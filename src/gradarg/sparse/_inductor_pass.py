@@ -35,7 +35,16 @@ _MATMUL_NODES = ("mm", "mv", "linear")  # in autograd node names: MmBackward0, A
 
 def has_matmul(fn: Callable[[torch.Tensor], Any], x: torch.Tensor) -> bool:
     """Whether ``fn(x)``'s autograd graph holds a matrix product (``mm``, ``addmm``, ``bmm``,
-    ``mv``, ``linear`` backward nodes): one eager forward pass, on a copy of ``x``."""
+    ``mv``, ``linear`` backward nodes): one eager forward pass, on a copy of ``x``.
+
+    Examples
+    --------
+    >>> w = torch.rand(2, 4)
+    >>> has_matmul(lambda u: torch.tanh(u @ w), torch.rand(3, 2))
+    True
+    >>> has_matmul(torch.sin, torch.rand(3))
+    False
+    """
     with torch.enable_grad():
         y = fn(x.detach().clone().requires_grad_(True))
     if not isinstance(y, torch.Tensor) or y.grad_fn is None:

@@ -65,7 +65,19 @@ def describe(obj: Any, depth: int = 0) -> str:
     module, name, bytecode and constants, its defaults and closure (recursively, 3 levels);
     a tensor's shape, dtype and ``requires_grad``; a module's repr and its tensors' shapes;
     a number's or string's repr; anything else its type.  Identity-free (no addresses, no
-    values of tensors)."""
+    values of tensors).
+
+    Examples
+    --------
+    >>> describe(torch.zeros(2, 3))
+    'tensor(2, 3)torch.float32False'
+    >>> def scaled(w):
+    ...     return lambda u: u * w
+    >>> describe(scaled(torch.ones(3))) == describe(scaled(torch.zeros(3)))
+    True
+    >>> describe(scaled(2.0)) == describe(scaled(3.0))
+    False
+    """
     if depth > 3:
         return type(obj).__qualname__
     deeper = functools.partial(describe, depth=depth + 1)

@@ -11,34 +11,57 @@ kernels that produce its input, recomputing them per entry: fused, a call was 1.
 the minimal-surface Hessian and 3.3× on Gray-Scott, and faster on none of the seven functions of
 ``benchmarks/asdex_side_by_side.py`` (torch 2.13, one thread).
 
-**What is kept where.**  Compiling is paid once per machine, not per process, through torch's
-own on-disk caches in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``<tmp>/torchinductor_<user>``):
-inductor's FX graph cache (the generated C++ kernels) and the AOTAutograd cache (the traced
-forward graph), both keyed by torch on the traced graph, the inputs' metadata, the inductor
-options and torch's own source hash.  The AOTAutograd cache refuses a graph that calls a
-function it does not know to be pure, and a traced ``torch.func.jvp`` calls four of torch's
-own (``torch._functorch.predispatch._jvp_increment_nesting``, ``_jvp_decrement_nesting``,
-``_enter_dual_level``, ``_exit_dual_level``: the forward-mode level bookkeeping); they are
-marked cacheable for torch's version through inductor's ``unsafe_marked_cacheable_functions``
-option (:func:`cacheable`), which is safe because they are torch's code, which torch's key
-already covers.  What torch does not cache is Dynamo's trace of the pure function (0.3-0.6 s
-per compiled function here), so the choice among candidates made at the first call (which
-Jacobian mode, which inductor options, compiled or eager) is remembered beside those caches
-(:mod:`gradarg.sparse._remember`), and a later process compiles only the winner.  That memory
-holds a choice, never a compiled artifact: a wrong or stale one costs speed, not correctness.
+**What is kept where.**  Compiling is paid once per machine, not per process.  torch keeps
+on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``<tmp>/torchinductor_<user>``), inductor's
+FX graph cache (the generated C++ kernels) and the AOTAutograd cache (the traced forward
+graph), both keyed by torch on the traced graph, the inputs' metadata, the inductor options
+and a hash of torch's own source.  The AOTAutograd cache refuses a graph that calls a function
+it does not list as pure, and a traced ``torch.func.jvp`` calls four of torch's own
+(``torch._functorch.predispatch._jvp_increment_nesting``, ``_jvp_decrement_nesting``,
+``_enter_dual_level``, ``_exit_dual_level``: forward-mode level bookkeeping); they are marked
+cacheable for this torch version with inductor's ``unsafe_marked_cacheable_functions`` option
+(:func:`cacheable`), safe because they are torch's code, which torch's key already covers.
+What torch does not cache is Dynamo's trace of the pure function (0.2-0.5 s per compiled
+function here), so the choice made at the first call (which Jacobian mode, which inductor
+options, compiled or eager) is remembered beside those caches, in
+``$TORCHINDUCTOR_CACHE_DIR/gradarg/compiled`` (:mod:`gradarg.sparse._remember`), and a later
+process compiles only the winner.  That memory holds a choice, never a compiled artifact:
+what runs was compiled by ``torch.compile`` in this process or found in torch's caches under
+torch's keys and guards, so a wrong, stale or corrupt memory costs speed, not correctness.
+Measured on the seven functions of ``benchmarks/asdex_side_by_side.py`` (torch 2.13, one
+thread, 2 cores), after torch.compile's own start-up (1.6-1.9 s in every process; 6.8 s the
+first time on a machine): the first process 2.7-5.0 s per function (2-3 candidates compiled
+and timed), a later one 0.18-0.57 s (the winner alone, its kernels and graph from torch's
+caches); before the AOTAutograd marking and this memory, the first process took 2.3-4.7 s and
+a later one 0.36-1.6 s (every candidate traced again, the forward-mode graphs traced by
+AOTAutograd again).
 
-**Inductor options.**  Each candidate mode is compiled with inductor's defaults; the fastest is
-then compiled once more without vectorised loop tails (``cpp.enable_loop_tail_vec=False``,
-:data:`VARIANTS`) and the faster of the two is kept: the Rosenbrock + Powell Hessian's compiled
-pass took 205 µs with masked tail loops (its ``x.reshape(-1, 4)`` makes a 4-lane vector loop
-with a masked tail) and 63 µs without, while the minimal-surface Hessian took 118 µs with
-them and 192 µs without.
+**Inductor options** (:data:`VARIANTS`, each a timed candidate on the fastest one so far).
+Loop tails: inductor vectorises a loop's remainder with masked vector loads by default; the
+Rosenbrock + Powell Hessian's compiled pass took 205 µs so (its ``x.reshape(-1, 4)`` makes a
+4-lane loop with a masked tail) and 63 µs without (``cpp.enable_loop_tail_vec=False``), while
+the minimal-surface Hessian took 118 µs with them and 192 µs without.  Small matrix products,
+for a function whose graph holds one: :mod:`gradarg.sparse._inductor_pass` computes an ``mm``
+with few result columns as the transposed product (the per-sample MLP's compiled call 88 ->
+78 µs).  Measured and left out: inductor decomposing the MLP's small products into
+multiply-and-sum loops (73 against 77 µs for the pass alone: one fused kernel, but masked
+8-wide vectors), ``cpp_wrapper`` (no change), ``cpp.simdlen=1`` (slower), ``freezing`` (it
+would bake captured tensors in as constants: wrong once the caller updates them, and it turns
+the AOTAutograd cache off).
+
+**A call.**  ``torch.compile(..., dynamic=None)`` on a function made for one input shape and
+dtype (see :meth:`CompiledSparse._compile`); the grad mode switched off and back; the global
+random state saved and restored only when a call draws from it (checked at the first call);
+then the recovery and the owner's assembly.  What remains is torch's: Dynamo's guard check
+(several hundred guards, most on ``torch.func``'s own Python, 8-11 µs), its compiled-region
+wrapper (about 7 µs) and AOTAutograd's and inductor's wrappers (about 5 µs) around the
+kernels; the recovery's ``index_select`` (4-6 µs) and the sparse tensor (2 µs).
 
 It pays where a function is called many times at one input shape (Newton iterations, implicit
 time stepping).
 
-May import torch, :mod:`gradarg.sparse._layouts`, :mod:`gradarg.sparse._remember` and
-``gradarg.core.speeds`` (its timing helper); its owners (``compressed``, ``hessian``) give it
+May import torch, :mod:`gradarg.sparse._layouts`, :mod:`gradarg.sparse._remember`,
+:mod:`gradarg.sparse._inductor_pass` and ``gradarg.core.speeds`` (its timing helper); its owners (``compressed``, ``hessian``) give it
 their modes (:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so
 nothing here knows a colouring.
 """
@@ -142,14 +165,13 @@ class CompiledSparse:
 
     The first call at a new input shape or dtype traces ``fn`` under ``torch.func``'s
     transforms and compiles (``torch.compile(..., backend=backend, fullgraph=fullgraph,
-    dynamic=False, options=...)``; see
-    https://pytorch.org/docs/stable/generated/torch.compile.html), reported in
-    :attr:`compile_seconds`; later calls at that shape and dtype reuse it.  In the first
-    process on a machine it compiles and times every candidate (:attr:`choice` is
-    ``"timed"``): 1.4-4.7 s per function of ``benchmarks/asdex_side_by_side.py`` (torch 2.13,
-    one thread, after torch.compile's own start-up of about 2 s); a later process finds the
+    options=...)``; see https://pytorch.org/docs/stable/generated/torch.compile.html),
+    reported in :attr:`compile_seconds`; later calls at that shape and dtype reuse it.  In the
+    first process on a machine it compiles and times the candidates (:attr:`choice` is
+    ``"timed"``): 2.7-5.0 s per function of ``benchmarks/asdex_side_by_side.py`` (torch 2.13,
+    one thread, after torch.compile's own start-up of about 1.8 s); a later process finds the
     choice and the compiled kernels on disk and compiles only the winner (``"remembered"``):
-    0.2-0.8 s.  See the module's docstring for what is kept where.
+    0.18-0.57 s.  See the module's docstring for what is kept where.
 
     Attributes
     ----------
@@ -162,8 +184,10 @@ class CompiledSparse:
         forward mode took 0.18 ms on the Gray-Scott residual where compiled reverse mode took
         0.70 ms, with the recovery fused into the compiled pass).
     variant : str
-        The inductor options kept (a key of :data:`VARIANTS`: ``"vector tails"``, inductor's
-        defaults, or ``"scalar tails"``); ``"vector tails"`` for other backends.
+        The inductor options kept: ``"vector tails"`` (inductor's defaults) or ``"scalar
+        tails"`` (the keys of ``gradarg.sparse.compiled.VARIANTS``), followed by ``" + transposed small matmuls"``
+        when ``gradarg.sparse._inductor_pass`` won; ``"vector tails"`` for other backends
+        or with a torch ``mode``.
     route : str
         ``"compiled"``, or ``"eager"`` when at the first call the owner's eager call was
         faster than the compiled function (best of 3 calls each): a small convolutional network

@@ -290,8 +290,12 @@ class SparseJacobian:
         The compressed pass (``torch.func.vjp`` batched by ``vmap`` over the row colours, or
         ``torch.func.jvp`` over the column colours, or both when bidirectional) is handed to
         ``torch.compile``, so that a call is a few fused kernels and one ``index_select`` that
-        reads the entries off.  The first call at an input shape and dtype compiles (seconds, in
-        ``compile_seconds``); it pays where ``fn`` is called many times at one shape.
+        reads the entries off.  The first call at an input shape and dtype compiles
+        (seconds, in ``compile_seconds``), once per machine: a later process finds the
+        kernels in torch's on-disk caches and the choice among candidates in gradarg's memory
+        beside them, and compiles only the winner (see
+        :class:`~gradarg.sparse.CompiledSparse`).  It pays where ``fn`` is called many times
+        at one shape.
 
         Parameters
         ----------
