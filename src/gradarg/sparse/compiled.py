@@ -224,7 +224,7 @@ class CompiledSparse:
         self,
         owner: Any,
         fn: Callable[..., torch.Tensor],
-        modes: Sequence[Mode],
+        modes: Sequence[Any],  # Mode objects (a name the API page cannot link)
         prepare: Callable[[torch.Tensor], tuple[int, ...]],
         eager: Callable[[torch.Tensor], torch.Tensor],
         assemble: Callable[[torch.Tensor, tuple[int, ...], tuple[int, ...], torch.layout],
