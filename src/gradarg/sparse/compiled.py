@@ -10,13 +10,60 @@ The recovery stays outside the compiled function because inductor fuses a gather
 kernels that produce its input, recomputing them per entry: fused, a call was 1.9× slower on
 the minimal-surface Hessian and 3.3× on Gray-Scott, and faster on none of the seven functions of
 ``benchmarks/asdex_side_by_side.py`` (torch 2.13, one thread).
-It pays where a function is called many times at one input shape (Newton iterations, implicit
-time stepping); compilation takes seconds, so one call stays cheaper eagerly.
 
-May import torch, :mod:`gradarg.sparse._layouts` and ``gradarg.core.speeds`` (its timing
-helper); its owners (``compressed``, ``hessian``) give it their modes
-(:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so nothing here
-knows a colouring.
+**What is kept where.**  Compiling is paid once per machine, not per process.  torch keeps
+on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``<tmp>/torchinductor_<user>``), inductor's
+FX graph cache (the generated C++ kernels) and the AOTAutograd cache (the traced forward
+graph), both keyed by torch on the traced graph, the inputs' metadata, the inductor options
+and a hash of torch's own source.  The AOTAutograd cache refuses a graph that calls a function
+it does not list as pure, and a traced ``torch.func.jvp`` calls four of torch's own
+(``torch._functorch.predispatch._jvp_increment_nesting``, ``_jvp_decrement_nesting``,
+``_enter_dual_level``, ``_exit_dual_level``: forward-mode level bookkeeping); they are marked
+cacheable for this torch version with inductor's ``unsafe_marked_cacheable_functions`` option
+(:func:`cacheable`), safe because they are torch's code, which torch's key already covers.
+What torch does not cache is Dynamo's trace of the pure function (0.2-0.5 s per compiled
+function here), so the choice made at the first call (which Jacobian mode, which inductor
+options, compiled or eager) is remembered beside those caches, in
+``$TORCHINDUCTOR_CACHE_DIR/gradarg/compiled`` (:mod:`gradarg.sparse._remember`), and a later
+process compiles only the winner.  That memory holds a choice, never a compiled artifact:
+what runs was compiled by ``torch.compile`` in this process or found in torch's caches under
+torch's keys and guards, so a wrong, stale or corrupt memory costs speed, not correctness.
+Measured on the seven functions of ``benchmarks/asdex_side_by_side.py`` (torch 2.13, one
+thread, 2 cores), after torch.compile's own start-up (1.6-1.9 s in every process; 6.8 s the
+first time on a machine): the first process 2.7-5.0 s per function (2-3 candidates compiled
+and timed), a later one 0.18-0.57 s (the winner alone, its kernels and graph from torch's
+caches); before the AOTAutograd marking and this memory, the first process took 2.3-4.7 s and
+a later one 0.36-1.6 s (every candidate traced again, the forward-mode graphs traced by
+AOTAutograd again).
+
+**Inductor options** (:data:`VARIANTS`, each a timed candidate on the fastest one so far).
+Loop tails: inductor vectorises a loop's remainder with masked vector loads by default; the
+Rosenbrock + Powell Hessian's compiled pass took 205 µs so (its ``x.reshape(-1, 4)`` makes a
+4-lane loop with a masked tail) and 63 µs without (``cpp.enable_loop_tail_vec=False``), while
+the minimal-surface Hessian took 118 µs with them and 192 µs without.  Small matrix products,
+for a function whose graph holds one: :mod:`gradarg.sparse._inductor_pass` computes an ``mm``
+with few result columns as the transposed product (the per-sample MLP's compiled call 88 ->
+78 µs).  Measured and left out: inductor decomposing the MLP's small products into
+multiply-and-sum loops (73 against 77 µs for the pass alone: one fused kernel, but masked
+8-wide vectors), ``cpp_wrapper`` (no change), ``cpp.simdlen=1`` (slower), ``freezing`` (it
+would bake captured tensors in as constants: wrong once the caller updates them, and it turns
+the AOTAutograd cache off).
+
+**A call.**  ``torch.compile(..., dynamic=None)`` on a function made for one input shape and
+dtype (see :meth:`CompiledSparse._compile`); the grad mode switched off and back; the global
+random state saved and restored only when a call draws from it (checked at the first call);
+then the recovery and the owner's assembly.  What remains is torch's: Dynamo's guard check
+(several hundred guards, most on ``torch.func``'s own Python, 8-11 µs), its compiled-region
+wrapper (about 7 µs) and AOTAutograd's and inductor's wrappers (about 5 µs) around the
+kernels; the recovery's ``index_select`` (4-6 µs) and the sparse tensor (2 µs).
+
+It pays where a function is called many times at one input shape (Newton iterations, implicit
+time stepping).
+
+May import torch, :mod:`gradarg.sparse._layouts`, :mod:`gradarg.sparse._remember`,
+:mod:`gradarg.sparse._inductor_pass` and ``gradarg.core.speeds`` (its timing helper); its owners (``compressed``, ``hessian``) give it
+their modes (:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so
+nothing here knows a colouring.
 """
 
 from __future__ import annotations
@@ -26,18 +73,19 @@ import os
 import shutil
 import time
 import types
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import torch
 
 from ..core.speeds import best_of_3
-from ._layouts import check_layout, refuse_in_transform
+from . import _inductor_pass, _remember
+from ._layouts import check_layout, check_x, refuse_in_transform
 
 if TYPE_CHECKING:
     from .modes import Mode
 
-__all__ = ["CompiledSparse", "compile_parameters", "resolve_backend"]
+__all__ = ["TRANSPOSED", "VARIANTS", "CompiledSparse", "cacheable", "compile_parameters", "resolve_backend"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,10 +96,44 @@ _PARAMETERS = """\
             where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
             kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
         mode : str, optional
-            Passed to ``torch.compile``.
+            Passed to ``torch.compile``.  torch takes a ``mode`` or inductor options, not
+            both: with a ``mode``, only inductor's defaults are compiled (no second variant,
+            and graphs holding a ``torch.func.jvp`` miss the AOTAutograd cache).
         fullgraph : bool
             ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
             what could not be captured; ``False`` lets torch run those parts eagerly."""
+
+# torch's forward-mode bookkeeping, called in the graph of a traced torch.func.jvp: pure torch
+# code that the AOTAutograd cache does not list as safe (it bypasses the cache for such a
+# graph); marked cacheable for this torch version (the value is part of the cache key)
+_PREDISPATCH = ("_jvp_increment_nesting", "_jvp_decrement_nesting", "_enter_dual_level",
+                "_exit_dual_level")
+
+# inductor options compiled and timed, one after the other, on the fastest candidate so far: the
+# loop tails ("vector tails" are inductor's defaults), then, for a function with a matrix
+# product, the transposed small products (gradarg.sparse._inductor_pass); a variant is one
+# loop-tails name, or that name + " + " + TRANSPOSED
+VARIANTS: dict[str, dict[str, Any]] = {
+    "vector tails": {},
+    "scalar tails": {"cpp.enable_loop_tail_vec": False},
+}
+TRANSPOSED = "transposed small matmuls"
+
+
+def cacheable() -> dict[str, Any]:
+    """The inductor option that lets the AOTAutograd cache keep a graph with a traced
+    ``torch.func.jvp`` (``{}`` on a torch without the option or the functions)."""
+    from torch._inductor import config
+
+    try:
+        from torch._functorch import predispatch
+    except ImportError:
+        return {}
+    if not hasattr(config, "unsafe_marked_cacheable_functions"):
+        return {}
+    names = [f"{predispatch.__name__}.{name}" for name in _PREDISPATCH
+             if hasattr(predispatch, name)]
+    return {"unsafe_marked_cacheable_functions": dict.fromkeys(names, torch.__version__)}
 
 
 def compile_parameters(method: F) -> F:
@@ -83,8 +165,13 @@ class CompiledSparse:
 
     The first call at a new input shape or dtype traces ``fn`` under ``torch.func``'s
     transforms and compiles (``torch.compile(..., backend=backend, fullgraph=fullgraph,
-    dynamic=False)``; see https://pytorch.org/docs/stable/generated/torch.compile.html): seconds,
-    reported in :attr:`compile_seconds`.  Later calls at that shape and dtype reuse it.
+    options=...)``; see https://pytorch.org/docs/stable/generated/torch.compile.html),
+    reported in :attr:`compile_seconds`; later calls at that shape and dtype reuse it.  In the
+    first process on a machine it compiles and times the candidates (:attr:`choice` is
+    ``"timed"``): 2.7-5.0 s per function of ``benchmarks/asdex_side_by_side.py`` (torch 2.13,
+    one thread, after torch.compile's own start-up of about 1.8 s); a later process finds the
+    choice and the compiled kernels on disk and compiles only the winner (``"remembered"``):
+    0.18-0.57 s.  See the module's docstring for what is kept where.
 
     Attributes
     ----------
@@ -96,12 +183,24 @@ class CompiledSparse:
         and the fastest over 3 calls is kept: which one wins depends on the function (compiled
         forward mode took 0.18 ms on the Gray-Scott residual where compiled reverse mode took
         0.70 ms, with the recovery fused into the compiled pass).
+    variant : str
+        The inductor options kept: ``"vector tails"`` (inductor's defaults) or ``"scalar
+        tails"`` (the keys of ``gradarg.sparse.compiled.VARIANTS``), followed by ``" + transposed small matmuls"``
+        when ``gradarg.sparse._inductor_pass`` won; ``"vector tails"`` for other backends
+        or with a torch ``mode``.
     route : str
         ``"compiled"``, or ``"eager"`` when at the first call the owner's eager call was
         faster than the compiled function (best of 3 calls each): a small convolutional network
         on a batch, whose convolutions inductor leaves to torch's kernels, took 2.1 ms compiled
         and 1.7 ms eagerly.  Calls then go to the eager call, so that, as measured at the
         first call, compiling never makes a call slower.
+    choice : str or None
+        How the first call chose: ``"timed"`` (the candidates compiled and timed here, the
+        winner remembered on this machine) or ``"remembered"`` (the winner read from an
+        earlier process's memory, only it compiled); ``None`` before it.
+    compiled_candidates : int
+        Functions handed to ``torch.compile`` by the first call (0 when a remembered eager
+        route needs none).
     compile_seconds : float or None
         Wall-clock seconds of the first call (trace, compile, the timed calls that choose
         between candidates), ``None`` before it.
@@ -125,14 +224,13 @@ class CompiledSparse:
         self,
         owner: Any,
         fn: Callable[..., torch.Tensor],
-        candidates: Mapping[str, tuple[Callable[..., torch.Tensor],
-                                       Callable[[torch.dtype], tuple[torch.Tensor, ...]],
-                                       Callable[[torch.Tensor], torch.Tensor]]],
+        modes: Sequence[Any],  # Mode objects (a name the API page cannot link)
         prepare: Callable[[torch.Tensor], tuple[int, ...]],
         eager: Callable[[torch.Tensor], torch.Tensor],
         assemble: Callable[[torch.Tensor, tuple[int, ...], tuple[int, ...], torch.layout],
                            torch.Tensor],
         *,
+        pattern: tuple[torch.Tensor, ...] = (),
         backend: str,
         mode: str | None,
         fullgraph: bool,
@@ -142,18 +240,27 @@ class CompiledSparse:
         self.passes: int = owner.passes
         self.backend = resolve_backend(backend)
         self.compile_seconds: float | None = None
-        self.mode = next(iter(candidates))
+        self.choice: str | None = None
+        self.compiled_candidates = 0
+        self._modes = {m.name: m for m in modes}
+        self.mode = modes[0].name
+        self.variant = next(iter(VARIANTS))
         self.route = "compiled"
+        self._name = f"{type(owner).__name__}.compile(...)"
         self._eager = eager
         self._prepare = prepare
         self._assemble = assemble
-        self._y_shapes: dict[tuple, tuple[int, ...]] = {}
+        self._pattern = pattern
+        self._torch_mode = mode
         self._fullgraph = fullgraph
-        self._candidates = {
-            name: (self._own_compile(pure, self.backend, mode, fullgraph), seeds, recover)
-            for name, (pure, seeds, recover) in candidates.items()
-        }
-        self._compiled, self._seeds, self._recover = self._candidates[self.mode]
+        self._pures = {m.name: m.pure(fn) for m in modes}
+        # inductor options: the AOTAutograd cache for jvp graphs, then one variant or two
+        # (torch.compile takes a mode or options, not both)
+        self._options = cacheable() if self.backend == "inductor" and mode is None else None
+        self._variants = list(VARIANTS) if self._options is not None else list(VARIANTS)[:1]
+        self._transposed = (_inductor_pass.transposed_small_matmuls()
+                            if self._options is not None else None)
+        self._ready: dict[tuple[torch.Size, torch.dtype], _Ready] = {}
 
     @classmethod
     def of_modes(
@@ -167,24 +274,15 @@ class CompiledSparse:
         **options: Any,
     ) -> CompiledSparse:
         """The owner's ``modes`` compiled for ``fn`` (the first is the owner's own; the others
-        are timed against it at the first call): per mode its pure pass, its seeds and its
-        recovery; the owner's eager call, whose coalesced COO values are the entries in
-        order, for the ``"eager"`` route.  ``options``: ``backend``, ``mode``, ``fullgraph``."""
-        candidates = {m.name: (m.pure(fn), m.seeds, m.recover) for m in modes}
+        are timed against it at the first call), with the owner's eager call, whose coalesced
+        COO values are the entries in order, for the ``"eager"`` route.  ``options``:
+        ``pattern`` (tensors naming the pattern in the machine's memory), ``backend``,
+        ``mode``, ``fullgraph``."""
 
         def eager(x: torch.Tensor) -> torch.Tensor:
             return owner(fn, x).values()
 
-        return cls(owner, fn, candidates, prepare, eager, assemble, **options)
-
-    @staticmethod
-    def _own_compile(pure, backend, mode, fullgraph):
-        # torch.compile keeps its compiled graphs on the function's code object, one entry per
-        # closure it has seen, up to a limit (8): each compiled function gets its own code
-        own = types.FunctionType(pure.__code__.replace(), pure.__globals__, pure.__name__,
-                                 pure.__defaults__, pure.__closure__)
-        return torch.compile(own, backend=backend, mode=mode, fullgraph=fullgraph,
-                             dynamic=False)
+        return cls(owner, fn, modes, prepare, eager, assemble, **options)
 
     def __repr__(self) -> str:
         seconds = "not yet" if self.compile_seconds is None else f"{self.compile_seconds:.2f} s"
@@ -198,65 +296,210 @@ class CompiledSparse:
         The compiled function alone, without building a sparse tensor: for a solver that
         keeps its own index arrays (the owner's ``rows`` and ``cols`` order).
         """
-        refuse_in_transform(f"{type(self._owner).__name__}.compile(...)")
-        key = (tuple(x.shape), x.dtype)
-        if key not in self._y_shapes:
-            self._y_shapes[key] = self._prepare(x)  # validates x and fn(x) eagerly, once
-        state = torch.get_rng_state()
-        # under no_grad: the Jacobian comes out detached, as the eager call's does, and the
-        # compiled graph is forward-only (a function of parameters that require grad would
-        # otherwise get a backward graph too: 0.146 against 0.095 ms on an MLP of 64 rows)
-        try:
-            with torch.no_grad():
-                if self.compile_seconds is None:
-                    start = time.perf_counter()
-                    out = self._first(x)
-                    self.compile_seconds = time.perf_counter() - start
-                    return out
-                if self.route == "eager":
-                    return self._eager(x)
-                return self._recover(self._compiled(x.detach(), *self._seeds(x.dtype)))
-        finally:
-            torch.set_rng_state(state)
-
-    def _first(self, x: torch.Tensor) -> torch.Tensor:
-        """Compile every candidate, keep the fastest over 3 calls, or the eager call if it is
-        faster still (then :attr:`route` is ``"eager"``)."""
-        best, out = None, None
-        for name, (compiled, seeds, recover) in self._candidates.items():
-            try:
-                got = recover(compiled(x.detach(), *seeds(x.dtype)))
-            except Exception as err:  # torch.compile's errors have many types
-                if type(err).__module__.startswith(("torch._dynamo", "torch._inductor")):
-                    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-                    first = " ".join(lines[:2]).rstrip(".")
-                    raise RuntimeError(
-                        f"torch.compile (backend={self.backend!r}, fullgraph="
-                        f"{self._fullgraph}) failed on {getattr(self.fn, '__name__', 'fn')}: "
-                        f"{type(err).__name__}: {first}. The eager call (without .compile) "
-                        f"still runs it; with fullgraph=False torch runs what it cannot "
-                        f"capture eagerly"
-                    ) from err
-                raise
-            time_ = best_of_3(functools.partial(_run, compiled, seeds, recover, x))
-            if best is None or time_ < best[0]:
-                best, out = (time_, name), got
-        assert best is not None and out is not None
-        if best_of_3(lambda: self._eager(x)) < best[0]:
-            self.route = "eager"
-        self.mode = best[1]
-        self._compiled, self._seeds, self._recover = self._candidates[self.mode]
-        self._candidates = {self.mode: self._candidates[self.mode]}
-        return out
+        return self._values(x)[0]
 
     def __call__(self, x: torch.Tensor, *, layout: torch.layout = torch.sparse_coo,
                  ) -> torch.Tensor:
         """The sparse Jacobian or Hessian at ``x``, in ``layout`` (as the eager call)."""
-        check_layout(layout)
-        values = self.values(x)
-        y_shape = self._y_shapes[(tuple(x.shape), x.dtype)]
-        return self._assemble(values, y_shape, tuple(x.shape), layout)
+        if layout is not torch.sparse_coo:
+            check_layout(layout)
+        values, ready = self._values(x)
+        return self._assemble(values, ready.y_shape, ready.x_shape, layout)
+
+    def _values(self, x: torch.Tensor) -> tuple[torch.Tensor, _Ready]:
+        refuse_in_transform(self._name)
+        try:
+            ready = self._ready[x.shape, x.dtype]
+        except (KeyError, AttributeError):  # a new shape or dtype, or not a tensor
+            return self._first(x)
+        if x.requires_grad:
+            x = x.detach()
+        # grad off: the Jacobian comes out detached, as the eager call's does, and the
+        # compiled graph is forward-only (a function of parameters that require grad would
+        # otherwise get a backward graph too: 0.146 against 0.095 ms on an MLP of 64 rows)
+        grad = torch.is_grad_enabled()
+        torch.set_grad_enabled(False)
+        state = torch.get_rng_state() if ready.rng else None
+        try:
+            if ready.compiled is None:
+                return self._eager(x), ready
+            return ready.recover(ready.compiled(x, *ready.seeds)), ready
+        finally:
+            torch.set_grad_enabled(grad)
+            if state is not None:
+                torch.set_rng_state(state)
+
+    # ------------------------------------------------------------------ the first call
+
+    def _first(self, x: torch.Tensor) -> tuple[torch.Tensor, _Ready]:
+        """The first call at ``x``'s shape and dtype: check ``x`` and ``fn(x)``, choose the
+        candidate (remembered, or compiled and timed), record how later calls run."""
+        if not isinstance(x, torch.Tensor):
+            check_x(x, 0, None)  # the TypeError
+        state = torch.get_rng_state()
+        start = time.perf_counter()
+        try:
+            y_shape = self._prepare(x)  # validates x and fn(x) eagerly
+            if x.requires_grad:
+                x = x.detach()
+            with torch.no_grad():
+                out, compiled = self._choose(x)
+                rng = False
+                if compiled is not None:  # does a call draw from the global generator?
+                    before = torch.get_rng_state()
+                    _call(compiled, self._modes[self.mode], x)
+                    rng = not torch.equal(before, torch.get_rng_state())
+        finally:
+            torch.set_rng_state(state)
+        if self.compile_seconds is None:
+            self.compile_seconds = time.perf_counter() - start
+        mode = self._modes[self.mode]
+        ready = _Ready(y_shape, tuple(x.shape), compiled, mode.seeds(x.dtype), mode.recover,
+                       rng)
+        self._ready[x.shape, x.dtype] = ready
+        return out, ready
+
+    def _choose(self, x: torch.Tensor,
+                ) -> tuple[torch.Tensor, Callable[..., torch.Tensor] | None]:
+        """Compile the remembered winner, or every candidate, keeping the fastest over 3
+        calls (or the eager call if it is faster still: then :attr:`route` is ``"eager"``),
+        and remember the choice; the first result and the compiled function (``None`` for
+        the eager route)."""
+        try:
+            key: str | None = self._memory_key(x)
+        except Exception:  # noqa: BLE001 - describe() of an odd callable: no memory, only speed
+            key = None
+        got = None if key is None else _remember.recall(key)
+        if (got is not None and got.get("mode") in self._modes
+                and self._known(got.get("variant"))
+                and got.get("route") in ("compiled", "eager")):
+            self.choice = "remembered"
+            self.mode, self.variant, self.route = got["mode"], got["variant"], got["route"]
+            if self.route == "eager":
+                return self._eager(x), None
+            compiled = self._compile(self.mode, self.variant, key)
+            return self._run(compiled, x, self._modes[self.mode]), compiled
+        self.choice, self.route = "timed", "compiled"
+        fns, outs = {}, {}  # per candidate (mode, variant): the compiled function, its result
+        for name in self._modes:
+            first = (name, self._variants[0])
+            fns[first] = self._compile(*first, key)
+            outs[first] = self._run(fns[first], x, self._modes[name])
+        best, seconds = self._fastest(fns, x)
+        for variant in self._variants[1:]:  # the other inductor options, on the best mode
+            other = (best[0], variant)
+            fns[other] = self._compile(*other, key)
+            outs[other] = self._run(fns[other], x, self._modes[best[0]])
+            best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
+        if self._transposed is not None and _inductor_pass.has_matmul(self.fn, x):
+            other = (best[0], f"{best[1]} + {TRANSPOSED}")
+            fns[other] = self._compile(*other, key)
+            outs[other] = self._run(fns[other], x, self._modes[best[0]])
+            best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
+        self.mode, self.variant = best
+        if self._eager_seconds(x) < seconds:
+            self.route = "eager"
+        if key is not None:
+            _remember.remember(key, {"mode": self.mode, "variant": self.variant,
+                                     "route": self.route})
+        return outs[best], (None if self.route == "eager" else fns[best])
+
+    def _memory_key(self, x: torch.Tensor) -> str:
+        parts: list[object] = [type(self._owner).__name__, *self._pattern, self.backend,
+                               self._torch_mode, self._fullgraph, tuple(x.shape), x.dtype,
+                               self._variants, _remember.describe(self.fn)]
+        for name, m in self._modes.items():
+            parts += [name, *m.seeds(x.dtype)]
+        return _remember.key(parts)
+
+    def _compile(self, name: str, variant: str, key: str | None,
+                 ) -> Callable[..., torch.Tensor]:
+        """A fresh ``torch.compile`` of mode ``name``'s pure pass with ``variant``'s options,
+        for one input shape and dtype (``key``: the memory's key, which names them).
+
+        Each compiled function gets its own code object (torch.compile keeps its compiled
+        graphs on the code object, one entry per closure it has seen, up to a limit of 8),
+        named after ``key``, the mode and the variant: it only ever sees one input shape, so
+        ``dynamic=None`` (torch's default) compiles it static, as ``dynamic=False`` would,
+        without ``dynamic=False``'s per-call configuration patch (3-7 µs a call here), and
+        torch's record of shapes seen per code object (automatic dynamic shapes) never mixes
+        two functions.  A captured tensor that changes shape between calls then gets a
+        dynamic-shape graph (right, slower) rather than a recompile."""
+        pure = self._pures[name]
+        tag = "_".join([pure.__name__, name, variant.replace(" ", "_"),
+                        (key or str(id(self)))[:16]])
+        code = pure.__code__.replace(co_name=tag)  # (co_qualname, Python >= 3.11, unused)
+        own = types.FunctionType(code, pure.__globals__, tag, pure.__defaults__,
+                                 pure.__closure__)
+        options = None
+        if self._options is not None:
+            tails, _, transposed = variant.partition(" + ")
+            options = {**self._options, **VARIANTS[tails]}
+            if transposed:
+                options["post_grad_custom_post_pass"] = self._transposed
+        self.compiled_candidates += 1
+        return torch.compile(own, backend=self.backend, mode=self._torch_mode,
+                             fullgraph=self._fullgraph, options=options)
+
+    def _known(self, variant: object) -> bool:
+        """Whether ``variant`` names options this compiled function can use."""
+        if not isinstance(variant, str):
+            return False
+        tails, _, transposed = variant.partition(" + ")
+        return tails in self._variants and (
+            not transposed or (transposed == TRANSPOSED and self._transposed is not None))
+
+    def _fastest(self, compiled: dict[tuple[str, str], Callable[..., torch.Tensor]],
+                 x: torch.Tensor) -> tuple[tuple[str, str], float]:
+        """The fastest candidate and its seconds per call: after one warm-up call each (the
+        first calls after a compile run slower), the best of 3 calls in each of 3 rounds
+        that take the candidates in turn (one round for a single candidate)."""
+        runs = {k: functools.partial(_call, fn, self._modes[k[0]], x)
+                for k, fn in compiled.items()}
+        for run in runs.values():
+            run()
+        best = dict.fromkeys(runs, float("inf"))
+        for _ in range(3 if len(runs) > 1 else 1):
+            for k, run in runs.items():
+                best[k] = min(best[k], best_of_3(run))
+        fastest = min(best, key=best.__getitem__)
+        return fastest, best[fastest]
+
+    def _eager_seconds(self, x: torch.Tensor) -> float:
+        """Seconds of the owner's eager call (best of 3 calls)."""
+        return best_of_3(lambda: self._eager(x))
+
+    def _run(self, compiled: Callable[..., torch.Tensor], x: torch.Tensor,
+             mode: Mode) -> torch.Tensor:
+        """The first run of a compiled candidate (the compile itself), torch's compile
+        errors said in a ``RuntimeError``."""
+        try:
+            return _call(compiled, mode, x)
+        except Exception as err:  # torch.compile's errors have many types
+            if type(err).__module__.startswith(("torch._dynamo", "torch._inductor")):
+                lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+                first = " ".join(lines[:2]).rstrip(".")
+                raise RuntimeError(
+                    f"torch.compile (backend={self.backend!r}, fullgraph="
+                    f"{self._fullgraph}) failed on {getattr(self.fn, '__name__', 'fn')}: "
+                    f"{type(err).__name__}: {first}. The eager call (without .compile) "
+                    f"still runs it; with fullgraph=False torch runs what it cannot "
+                    f"capture eagerly"
+                ) from err
+            raise
 
 
-def _run(compiled, seeds, recover, x: torch.Tensor) -> torch.Tensor:
-    return recover(compiled(x.detach(), *seeds(x.dtype)))
+class _Ready(NamedTuple):
+    """How calls at one input shape and dtype run, once the first has chosen."""
+
+    y_shape: tuple[int, ...]
+    x_shape: tuple[int, ...]
+    compiled: Callable[..., torch.Tensor] | None  # None: the eager call was faster
+    seeds: tuple[torch.Tensor, ...]
+    recover: Callable[[torch.Tensor], torch.Tensor]
+    rng: bool  # a compiled call draws from the global generator: saved and restored
+
+
+def _call(compiled: Callable[..., torch.Tensor], mode: Mode, x: torch.Tensor,
+          ) -> torch.Tensor:
+    return mode.recover(compiled(x, *mode.seeds(x.dtype)))

@@ -291,8 +291,12 @@ class SparseJacobian:
         The compressed pass (``torch.func.vjp`` batched by ``vmap`` over the row colours, or
         ``torch.func.jvp`` over the column colours, or both when bidirectional) is handed to
         ``torch.compile``, so that a call is a few fused kernels and one ``index_select`` that
-        reads the entries off.  The first call at an input shape and dtype compiles (seconds, in
-        ``compile_seconds``); it pays where ``fn`` is called many times at one shape.
+        reads the entries off.  The first call at an input shape and dtype compiles
+        (seconds, in ``compile_seconds``), once per machine: a later process finds the
+        kernels in torch's on-disk caches and the choice among candidates in gradarg's memory
+        beside them, and compiles only the winner (see
+        :class:`~gradarg.sparse.CompiledSparse`).  It pays where ``fn`` is called many times
+        at one shape.
 
         Parameters
         ----------
@@ -332,7 +336,8 @@ class SparseJacobian:
 
         # the modes that need as many passes as this one are all compiled; the faster is kept
         return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
-                                       backend=backend, mode=mode, fullgraph=fullgraph)
+                                       pattern=(self._rows, self._cols), backend=backend,
+                                       mode=mode, fullgraph=fullgraph)
 
     def _certify(self, fn, x0, y, leaf, values, k, generator) -> None:
         co = self._coords
@@ -375,7 +380,9 @@ class SparseJacobian:
             if indices is None:
                 indices = coo_indices(self._rows, self._cols, y_shape, x_shape)
                 self._coo_index[(y_shape, x_shape)] = indices
-        return assemble(values.detach(), self._rows, self._cols, y_shape, x_shape, layout,
+        if values.requires_grad:  # the compiled call's values never do: 0.5 us saved there
+            values = values.detach()
+        return assemble(values, self._rows, self._cols, y_shape, x_shape, layout,
                         crow=self._crow, indices=indices)
 
 

@@ -236,8 +236,12 @@ class SparseHessian:
 
         The ``passes`` Hessian-vector products (``torch.func.jvp`` of ``torch.func.grad``,
         batched by ``vmap``) are handed to ``torch.compile``; the entries are then read off
-        (star) or substituted (acyclic) as in the eager call.  The first call at an input shape and dtype compiles (seconds, in
-        ``compile_seconds``); it pays where ``f`` is called many times at one shape.
+        (star) or substituted (acyclic) as in the eager call.  The first call at an input
+        shape and dtype compiles (seconds, in ``compile_seconds``), once per machine: a later
+        process finds the kernels in torch's on-disk caches and the choice among candidates
+        in gradarg's memory beside them, and compiles only the winner (see
+        :class:`~gradarg.sparse.CompiledSparse`).  It pays where ``f`` is called many
+        times at one shape.
 
         Parameters
         ----------
@@ -277,4 +281,5 @@ class SparseHessian:
             return self._assemble(values, x_shape, layout)
 
         return CompiledSparse.of_modes(self, f, [self._mode], prepare, assemble,
-                                       backend=backend, mode=mode, fullgraph=fullgraph)
+                                       pattern=(self._rows, self._cols), backend=backend,
+                                       mode=mode, fullgraph=fullgraph)
