@@ -1,0 +1,96 @@
+"""The options of a sparse derivative's ``compile``: backend, inductor variants, caching.
+
+**Inductor options** (:data:`VARIANTS`, each a timed candidate on the fastest one so far).
+Loop tails: inductor vectorises a loop's remainder with masked vector loads by default; the
+Rosenbrock + Powell Hessian's compiled pass took 205 µs so (its ``x.reshape(-1, 4)`` makes a
+4-lane loop with a masked tail) and 63 µs without (``cpp.enable_loop_tail_vec=False``), while
+the minimal-surface Hessian took 118 µs with them and 192 µs without.  Small matrix products,
+for a function whose graph holds one: :mod:`gradarg.sparse._inductor_pass` computes an ``mm``
+with few result columns as the transposed product (the per-sample MLP's compiled call 88 ->
+78 µs).  Measured and left out: inductor decomposing the MLP's small products into
+multiply-and-sum loops (73 against 77 µs for the pass alone: one fused kernel, but masked
+8-wide vectors), ``cpp_wrapper`` (no change), ``cpp.simdlen=1`` (slower), ``freezing`` (it
+would bake captured tensors in as constants: wrong once the caller updates them, and it turns
+the AOTAutograd cache off).
+
+May import torch only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import torch
+
+__all__ = ["TRANSPOSED", "VARIANTS", "cacheable", "compile_parameters", "resolve_backend"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# the parameters of SparseJacobian.compile and SparseHessian.compile after their first
+_PARAMETERS = """\
+        backend : str
+            ``torch.compile``'s backend.  ``"auto"`` (default): ``"inductor"`` (C++ kernels)
+            where a C++ compiler is found, else ``"aot_eager"`` (traced, run by torch's own
+            kernels); :attr:`gradarg.sparse.CompiledSparse.backend` says which.
+        mode : str, optional
+            Passed to ``torch.compile``.  torch takes a ``mode`` or inductor options, not
+            both: with a ``mode``, only inductor's defaults are compiled (no second variant,
+            and graphs holding a ``torch.func.jvp`` miss the AOTAutograd cache).
+        fullgraph : bool
+            ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
+            what could not be captured; ``False`` lets torch run those parts eagerly."""
+
+# torch's forward-mode bookkeeping, called in the graph of a traced torch.func.jvp: pure torch
+# code that the AOTAutograd cache does not list as safe (it bypasses the cache for such a
+# graph); marked cacheable for this torch version (the value is part of the cache key)
+_PREDISPATCH = ("_jvp_increment_nesting", "_jvp_decrement_nesting", "_enter_dual_level",
+                "_exit_dual_level")
+
+# inductor options compiled and timed, one after the other, on the fastest candidate so far: the
+# loop tails ("vector tails" are inductor's defaults), then, for a function with a matrix
+# product, the transposed small products (gradarg.sparse._inductor_pass); a variant is one
+# loop-tails name, or that name + " + " + TRANSPOSED
+VARIANTS: dict[str, dict[str, Any]] = {
+    "vector tails": {},
+    "scalar tails": {"cpp.enable_loop_tail_vec": False},
+}
+TRANSPOSED = "transposed small matmuls"
+
+
+def cacheable() -> dict[str, Any]:
+    """The inductor option that lets the AOTAutograd cache keep a graph with a traced
+    ``torch.func.jvp`` (``{}`` on a torch without the option or the functions)."""
+    from torch._inductor import config
+
+    try:
+        from torch._functorch import predispatch
+    except ImportError:
+        return {}
+    if not hasattr(config, "unsafe_marked_cacheable_functions"):
+        return {}
+    names = [f"{predispatch.__name__}.{name}" for name in _PREDISPATCH
+             if hasattr(predispatch, name)]
+    return {"unsafe_marked_cacheable_functions": dict.fromkeys(names, torch.__version__)}
+
+
+def compile_parameters(method: F) -> F:
+    """Write the shared parameters of a ``compile`` method into its docstring, in place of
+    ``{compile_parameters}`` (indented as they are here)."""
+    if method.__doc__:  # None under python -OO
+        method.__doc__ = method.__doc__.replace("        {compile_parameters}", _PARAMETERS)
+    return method
+
+
+def resolve_backend(backend: str) -> str:
+    """``"auto"`` -> ``"inductor"`` when a C++ compiler is on the machine (``$CXX``, ``g++``,
+    ``c++`` or ``clang++`` on the ``PATH``: inductor compiles its CPU kernels with it), else
+    ``"aot_eager"``; any other name is returned as given (``torch.compile`` checks it)."""
+    if backend != "auto":
+        return backend
+    cxx = os.environ.get("CXX")
+    found = (cxx and shutil.which(cxx)) or any(
+        shutil.which(name) for name in ("g++", "c++", "clang++"))
+    return "inductor" if found else "aot_eager"
