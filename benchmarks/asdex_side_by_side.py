@@ -6,7 +6,9 @@ has both.  float64 (``jax_enable_x64``), one thread for both (``OMP_NUM_THREADS=
 ``torch.set_num_threads(1)``, ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
 intra_op_parallelism_threads=1``, set before JAX is imported), medians of interleaved rounds
 (each round times every function with both tools in turn; a first round, not counted, pays
-numba's import and cache loads and JAX's compilations).
+numba's import and cache loads and JAX's compilations; the rounds colour with numba's kernels,
+the steady state of a process that colours often, while the fresh processes show the
+numba-free colouring a process starts with).
 
 For each function, written once with torch and once with jax.numpy:
 
@@ -289,6 +291,11 @@ def main(argv: list[str] | None = None) -> int:
           f"float64 | torch threads {torch.get_num_threads()} | XLA_FLAGS "
           f"{os.environ['XLA_FLAGS']!r} | medians of {args.rounds} interleaved rounds after "
           f"one uncounted\n")
+    # the colouring in this process's rounds: numba's kernels, the steady state of a process
+    # that colours often (the fresh processes above give the numba-free first and warm ones)
+    from gradarg.sparse import _numba
+
+    _numba.FORCE = "numba"
     cases = [Case(*problem) for problem in PROBLEMS]
     start = time.perf_counter()
     torch.compile(torch.sin, fullgraph=True)(torch.zeros(3, dtype=F64))
@@ -336,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{float(compile_first[i]['startup']):.2f}",
                      f"{float(compile_later[i]['startup']):.2f}"])
     table(["function", "pattern", "passes gradarg", "colours asdex",
-           "first call ms (fresh process)", "warm", "extra", "colour ms gradarg", "asdex",
+           "first call ms (fresh process)", "warm", "extra", "colour ms numba", "asdex",
            "ratio", "compile s 1st process", "later process", "asdex", "call ms eager",
            "compiled", "asdex (jit)", "ratio", "agree", "verdict"], body)
     print("\nverdict: pattern equal, passes ≤ asdex's colours, colouring ≤ 2× asdex's, compiled "
@@ -345,10 +352,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nOne-off start-up, not counted above: torch.compile of a trivial function "
           f"{startup_torch:.2f} s in this process, jax.jit {startup_jax:.2f} s; inductor cache "
           f"{'fresh folders' if COLD else cache}.")
-    print("\nConstruction alone (fresh process: first, warm), the first colouring in this "
-          "process (after the fresh processes' runs; not counted above), detection (one run "
-          "each), torch.compile's start-up in the first and later compile processes (s):")
-    table(["function", "build ms first", "warm", "first colour ms here", "asdex",
+    print("\nConstruction alone in a fresh process (first, warm: numba-free, numba is never "
+          "loaded there), the first colouring in this process (numba's kernels loaded; not "
+          "counted above), detection (one run each), torch.compile's start-up in the first and "
+          "later compile processes (s):")
+    table(["function", "build ms first", "warm", "first colour ms here (numba)", "asdex",
            "detect ms gradarg", "asdex", "compile start-up s 1st", "later"], cold)
     print("\nHessians, star against acyclic colouring (gradarg; medians of "
           f"{args.rounds} rounds of {args.calls} calls):")
