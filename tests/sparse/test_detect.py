@@ -223,3 +223,24 @@ def test_transposed_convolution_with_a_weight_from_x_is_refused():
 
     with pytest.raises(UnsupportedOpError, match="transposed"):
         jacobian_sparsity(f, torch.zeros(2, 2, 3, dtype=D))
+
+
+def test_an_lstm_over_a_sequence_is_causal_and_covers_its_jacobian():
+    """nn.LSTM splits its gates with aten.unsafe_split: the detected pattern holds every
+    non-zero of the Jacobian at random inputs, and no output depends on a later time step."""
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(3, 4, batch_first=True).double()
+    steps = 5
+
+    def f(u):
+        return lstm(u.view(1, steps, 3))[0].flatten()
+
+    x = torch.randn(steps * 3, dtype=torch.float64)
+    P = jacobian_sparsity(f, x).to_dense()
+    for _ in range(3):
+        J = torch.func.jacfwd(f)(torch.randn_like(x))
+        assert not (J != 0)[~P].any()
+    t_out = torch.arange(steps * 4) // 4
+    t_in = torch.arange(steps * 3) // 3
+    assert not P[t_out[:, None] < t_in[None, :]].any()  # causal
+    assert P[t_out[:, None] >= t_in[None, :]].all()  # and every earlier step matters
