@@ -14,7 +14,7 @@ The rewrite computes the same sums of products (their order inside the BLAS kern
 differ: rounding only).  ``uuid()`` is a hash of this file, so inductor's FX graph cache keys
 a graph compiled with the pass by this code.
 
-May import torch only.
+May import torch and :mod:`gradarg.core.graph` (its graph walk).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+from ..core.graph import walk_graph
 
 __all__ = ["MAX_COLUMNS", "MIN_ROWS_PER_COLUMN", "has_matmul", "transposed_small_matmuls"]
 
@@ -49,17 +51,8 @@ def has_matmul(fn: Callable[[torch.Tensor], Any], x: torch.Tensor) -> bool:
         y = fn(x.detach().clone().requires_grad_(True))
     if not isinstance(y, torch.Tensor) or y.grad_fn is None:
         return False
-    seen: set[Any] = set()
-    todo: list[Any] = [y.grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if any(part in node.name().lower() for part in _MATMUL_NODES):
-            return True
-        todo.extend(next_fn for next_fn, _ in node.next_functions)
-    return False
+    return any(any(part in node.name().lower() for part in _MATMUL_NODES)
+               for node in walk_graph([y.grad_fn]))
 
 
 @functools.cache

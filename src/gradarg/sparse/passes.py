@@ -38,6 +38,8 @@ from torch.func import grad as func_grad
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
+from ..core.graph import custom_nodes, walk_graph
+
 __all__ = [
     "NOT_SCALAR",
     "VMAP_ERRORS",
@@ -176,19 +178,9 @@ def has_custom_function(y: torch.Tensor) -> bool:
     such as reentrant checkpointing): its backward may compute without a graph
     (``@once_differentiable``, NumPy), and a second backward pass through it would silently miss
     its terms, so the eager JVPs and Hessian products take torch's forward mode there, which
-    uses the Function's ``jvp`` or refuses.  A walk of the graph's nodes through the public
-    ``Node.next_functions``."""
-    seen: set[int] = set()
-    stack = [y.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, torch.autograd.function.BackwardCFunction):
-            return True
-        stack.extend(fn for fn, _ in node.next_functions)
-    return False
+    uses the Function's ``jvp`` or refuses.  The graph is read by
+    :func:`gradarg.core.graph.walk_graph`, the nodes by :func:`gradarg.core.graph.custom_nodes`."""
+    return bool(custom_nodes(list(walk_graph([y.grad_fn]))))
 
 
 def hvp(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
