@@ -24,49 +24,36 @@ def _band(k: int = 1) -> torch.Tensor:
     return (i[:, None] - i[None, :]).abs() <= k
 
 
-class OnceCube(torch.autograd.Function):
-    """u³ with a backward that cannot be differentiated again, and a jvp."""
+def _cube(backward):
+    """``u³`` as a custom Function with a ``jvp`` and the given ``backward(u, g)``."""
 
-    @staticmethod
-    def forward(u):
-        return u**3
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(u):
+            return u**3
 
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.u = inputs[0]
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.u = inputs[0]  # forward mode reads it here
 
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g):
-        (u,) = ctx.saved_tensors
-        return 3 * u**2 * g
+        @staticmethod
+        def backward(ctx, g):
+            (u,) = ctx.saved_tensors
+            return backward(u, g)
 
-    @staticmethod
-    def jvp(ctx, t):
-        return 3 * ctx.u**2 * t
+        @staticmethod
+        def jvp(ctx, t):
+            return 3 * ctx.u**2 * t
+
+    return Cube
 
 
-class NumpyCube(torch.autograd.Function):
-    """u³ whose backward goes through NumPy (no graph at all), with a jvp."""
-
-    @staticmethod
-    def forward(u):
-        return u**3
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.u = inputs[0]
-
-    @staticmethod
-    def backward(ctx, g):
-        (u,) = ctx.saved_tensors
-        return torch.from_numpy(3 * u.detach().numpy() ** 2 * g.detach().numpy())
-
-    @staticmethod
-    def jvp(ctx, t):
-        return 3 * ctx.u**2 * t
+# a backward that cannot be differentiated again
+OnceCube = _cube(once_differentiable(lambda u, g: 3 * u**2 * g))
+# a backward through NumPy: no graph at all
+NumpyCube = _cube(lambda u, g: torch.from_numpy(3 * u.detach().numpy() ** 2
+                                                * g.detach().numpy()))
 
 
 def stencil(u):
