@@ -64,6 +64,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("memory of building the jacobian versus backward", "guide/why-not-build-j"),
     ("sparse jacobian graph coloring fewer backward passes", "guide/sparse-jacobians"),
     ("sparse hessian of an energy", "guide/sparse-jacobians"),
+    ("torch.compile compiles again every run of my script", "guide/sparse-jacobians"),
+    ("TORCHINDUCTOR_CACHE_DIR", "guide/sparse-jacobians"),
     ("complex gradient conjugate wirtinger", "guide/complex"),
     ("check my custom autograd Function backward is correct gradcheck",
      "guide/checking-a-backward"),
