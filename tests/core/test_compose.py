@@ -137,6 +137,7 @@ def _scalar_of(f: Callable) -> Callable[[torch.Tensor], torch.Tensor]:
 
 _FULL = torch.ones(N, N, dtype=torch.bool)
 _SPARSE_J = gradarg.sparse.SparseJacobian(_FULL)
+_SPARSE_J_FWD = gradarg.sparse.SparseJacobian(_FULL, method="forward")  # JVPs by backward passes
 _SPARSE_H = gradarg.sparse.SparseHessian(_FULL)
 _SPARSE_REFUSAL = (r"{call} computes a compressed derivative on a detached copy of x.* inside "
                    r"{{inner}}.* Call it outside the transform")
@@ -195,6 +196,9 @@ ROWS = [
                              r"Call it outside the transform"))),
     # compressed derivatives run on a detached copy: they refuse inside every transform
     Row("SparseJacobian", lambda f, y: _SPARSE_J(f, y).to_dense(), lambda f, y: jacrev(f)(y),
+        raises=(ValueError, _SPARSE_REFUSAL.format(call="SparseJacobian"))),
+    Row("SparseJacobian forward", lambda f, y: _SPARSE_J_FWD(f, y).to_dense(),
+        lambda f, y: jacfwd(f)(y),
         raises=(ValueError, _SPARSE_REFUSAL.format(call="SparseJacobian"))),
     Row("SparseJacobian strided",
         lambda f, y: _SPARSE_J(f, y, layout=torch.strided), lambda f, y: jacrev(f)(y),
