@@ -75,11 +75,11 @@ class Mode(Protocol):
 
 class Pass(NamedTuple):
     """An eager Jacobian pass: the flat compressed result, ``y = fn(x)`` and the leaf it was
-    recorded from (``None`` in forward mode, which records no graph)."""
+    recorded from (every mode records ``fn``'s graph, which the certificate reuses)."""
 
     flat: torch.Tensor
     y: torch.Tensor
-    leaf: torch.Tensor | None
+    leaf: torch.Tensor
 
 
 def record(fn: Fn, x0: torch.Tensor, co: Coordinates) -> tuple[torch.Tensor, torch.Tensor]:

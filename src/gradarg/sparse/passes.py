@@ -99,7 +99,8 @@ def jvps(fn: Callable[[torch.Tensor], torch.Tensor], y: torch.Tensor, leaf: torc
 
     Two backward passes over that graph: ``g = Jᵀu`` for a zero ``u`` that requires grad,
     recorded (``create_graph``), then the VJP of ``g`` with cotangent ``t_c`` for each ``c``,
-    batched by ``vmap``.  If an operation of ``fn`` has no double backward, the JVPs are
+    batched by ``vmap``.  Where a custom ``autograd.Function`` is in the graph
+    (:func:`has_custom_function`) or an operation of ``fn`` has no double backward, the JVPs are
     ``torch.func.jvp`` at ``leaf``'s value instead (one forward-mode pass per tangent, batched).
     """
     k = tangents.shape[0]
@@ -151,7 +152,8 @@ def hvps(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, seeds: torc
          ) -> torch.Tensor:
     """``H s_c`` for every row ``s_c`` of ``seeds`` (eager), ``colours × n``: ``∇f`` at ``x``
     recorded once (``create_graph``), then one backward pass of it per seed, batched by
-    ``vmap``; forward-over-reverse (:func:`hvp`) where an operation has no double backward."""
+    ``vmap``; forward-over-reverse (:func:`hvp`) where a custom ``autograd.Function`` is in
+    the graph (:func:`has_custom_function`) or an operation has no double backward."""
     leaf = x.detach().requires_grad_(True)
     with torch.enable_grad():
         out = scalar(f(leaf))
