@@ -1,0 +1,68 @@
+"""Run the ``check`` snippets of question records: each one is the key facts of a question's
+right answer, as asserts on the installed torch.
+
+    python tests/questions/checks.py corpus.json [ID ...]
+
+Each snippet runs in a fresh namespace (``isolated`` ones in a fresh interpreter), with
+warnings recorded rather than printed, after ``torch.manual_seed(0)``; a snippet passes when it
+runs to the end.  Prints one line per failing record and a count; exits 1 on any failure.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import traceback
+import warnings
+from pathlib import Path
+
+TIMEOUT = 120
+
+
+def run_one(record: dict) -> str | None:
+    """None when the record's check runs to the end, else the error (last traceback lines)."""
+    code = record["check"]
+    if record.get("isolated"):
+        proc = subprocess.run([sys.executable, "-c", "import torch; torch.manual_seed(0)\n" + code],
+                              check=False, capture_output=True, text=True, timeout=TIMEOUT)
+        return None if proc.returncode == 0 else proc.stderr.strip()[-2000:]
+    import torch
+
+    torch.manual_seed(0)
+    before = (torch.is_grad_enabled(), torch.get_default_dtype(),
+              torch.is_anomaly_enabled())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(code, f"<check {record['id']}>", "exec"), {"__name__": "__check__"})
+    except BaseException:
+        return "".join(traceback.format_exc().splitlines(keepends=True)[-6:])
+    finally:
+        torch.set_grad_enabled(before[0])
+        torch.set_default_dtype(before[1])
+        torch.autograd.set_detect_anomaly(before[2])
+    return None
+
+
+def main(argv: list[str]) -> int:
+    records = json.loads(Path(argv[0]).read_text())
+    wanted = set(argv[1:])
+    failed = 0
+    ran = 0
+    for record in records:
+        if wanted and record["id"] not in wanted:
+            continue
+        if not record.get("check"):
+            continue
+        ran += 1
+        error = run_one(record)
+        if error is not None:
+            failed += 1
+            print(f"FAIL {record['id']}: {error}\n")
+    print(f"{ran - failed} of {ran} checks pass")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
