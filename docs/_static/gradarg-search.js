@@ -15,6 +15,11 @@
  * page: pasted messages land on the page that raises them. Each result links to the section
  * heading that holds most of the query's words.
  *
+ * The question-and-answer pages (searchextra.js "sections") are ranked entry by entry: each
+ * entry (a level-2 section: a question as its heading, a short answer and a live cell) is a
+ * result of its own, scored by the same sum with its heading weighing most, then its own text,
+ * then its page's title; and the messages its outputs quote add their bonus to that entry only.
+ *
  * GradargSearch.rank(query) returns the ranked results ([{docname, title, anchor, score}]);
  * the search page shows them through searchtools.js's own display functions.
  */
@@ -22,6 +27,8 @@
 
 const GradargSearch = (() => {
   const WEIGHT = { title: 6, synonym: 5, heading: 4, body: 1.5, partial: 0.5 };
+  // an entry of a question page: its heading (the question), its own text, its page's title
+  const ENTRY = { heading: 6, body: 2, page: 1, partial: 0.5 };
   const PHRASE_BONUS = 3; // per matched word of an error message, times its idf
   const MIN_PHRASE = 4; // words in a row that count as quoting a message
   const MAX_RESULTS = 30;
@@ -70,8 +77,26 @@ const GradargSearch = (() => {
       for (const text of list)
         messages.push({ doc: docOf.get(docname), words: splitQuery(text.toLowerCase()) });
     }
+    // question pages: each entry's stems (heading, text) and the messages it quotes
+    const entries = index.docnames.map(() => null);
+    for (const [docname, list] of Object.entries(extra.sections || {})) {
+      if (!docOf.has(docname)) continue;
+      entries[docOf.get(docname)] = list.map((e) => {
+        const text = words(e.text).map(stem);
+        return {
+          anchor: e.anchor,
+          heading: e.heading,
+          headingStems: new Set(words(e.heading).map(stem)),
+          textStems: new Set(text),
+          textWords: [...new Set(words(e.text))],
+          messages: (e.messages || []).map((m) => splitQuery(m.toLowerCase())),
+        };
+      });
+    }
     const termKeys = Object.keys(index.terms);
-    return { index, stem, nDocs, titleStems, headings, synonymStems, messages, termKeys };
+    return {
+      index, stem, nDocs, titleStems, headings, synonymStems, messages, termKeys, entries,
+    };
   }
 
   // pages holding the stem in each field, as sets of document numbers
@@ -86,6 +111,7 @@ const GradargSearch = (() => {
       if (p.titleStems[d].has(s)) title.add(d);
       if (p.synonymStems[d].has(s)) synonym.add(d);
       if (p.headings[d].some((h) => h.stems.has(s))) heading.add(d);
+      if (p.entries[d] && p.entries[d].some((e) => e.textStems.has(s))) body.add(d);
     }
     // the start of a longer indexed word ("backprop" in "backpropag..."), if nothing else
     const partial = new Set();
@@ -96,25 +122,59 @@ const GradargSearch = (() => {
     return { title, synonym, heading, body, partial };
   }
 
-  function phraseBonus(p, rawWords, idfOf) {
-    // longest run of query words found in a row inside a message of each page
-    const bonus = new Map();
+  // the bonus for the longest run of query words found in a row inside `message` (0 if none)
+  function runBonus(rawWords, message, idfOf) {
     const n = rawWords.length;
+    let best = null;
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < message.length; j++) {
+        let k = 0;
+        while (i + k < n && j + k < message.length && rawWords[i + k] === message[j + k]) k++;
+        if (k >= MIN_PHRASE && (!best || k > best.length)) best = { start: i, length: k };
+      }
+    if (!best) return 0;
+    let value = 0;
+    for (let k = 0; k < best.length; k++) value += idfOf(rawWords[best.start + k]);
+    return value * PHRASE_BONUS;
+  }
+
+  function phraseBonus(p, rawWords, idfOf) {
+    // per page, the best run of query words quoted by one of its messages
+    const bonus = new Map();
     for (const m of p.messages) {
-      let best = null;
-      for (let i = 0; i < n; i++)
-        for (let j = 0; j < m.words.length; j++) {
-          let k = 0;
-          while (i + k < n && j + k < m.words.length && rawWords[i + k] === m.words[j + k]) k++;
-          if (k >= MIN_PHRASE && (!best || k > best.length)) best = { start: i, length: k };
-        }
-      if (!best) continue;
-      let value = 0;
-      for (let k = 0; k < best.length; k++) value += idfOf(rawWords[best.start + k]);
-      value *= PHRASE_BONUS;
-      bonus.set(m.doc, Math.max(bonus.get(m.doc) || 0, value));
+      const value = runBonus(rawWords, m.words, idfOf);
+      if (value) bonus.set(m.doc, Math.max(bonus.get(m.doc) || 0, value));
     }
     return bonus;
+  }
+
+  // the entries of question page d, scored one by one
+  function entryResults(p, d, stems, idfByStem, rawAll, idfOf) {
+    const { index } = p;
+    const out = [];
+    for (const e of p.entries[d]) {
+      let score = 0;
+      for (const s of stems) {
+        const idf = idfByStem.get(s);
+        if (!idf) continue;
+        let w = 0;
+        if (e.headingStems.has(s)) w = ENTRY.heading;
+        else if (e.textStems.has(s)) w = ENTRY.body;
+        else if (p.titleStems[d].has(s) || p.synonymStems[d].has(s)) w = ENTRY.page;
+        else if (s.length >= 4 && e.textWords.some((x) => x !== s && x.startsWith(s)))
+          w = ENTRY.partial;
+        score += w * idf;
+      }
+      let bonus = 0;
+      for (const m of e.messages) bonus = Math.max(bonus, runBonus(rawAll, m, idfOf));
+      score += bonus;
+      if (score > 0)
+        out.push({
+          d, score, anchor: "#" + e.anchor,
+          title: `${index.titles[d]} > ${e.heading}`,
+        });
+    }
+    return out;
   }
 
   function rank(query) {
@@ -151,9 +211,8 @@ const GradargSearch = (() => {
     for (const [d, bonus] of phraseBonus(p, rawAll, idfOf))
       scores.set(d, (scores.get(d) || 0) + bonus);
 
-    const results = [...scores.entries()]
-      .sort((a, b) => b[1] - a[1] || index.titles[a[0]].localeCompare(index.titles[b[0]]))
-      .slice(0, MAX_RESULTS)
+    const pageResults = [...scores.entries()]
+      .filter(([d]) => !p.entries[d])
       .map(([d, score]) => {
         // the section whose heading holds most of the query's weight
         let anchor = "", heading = "", best = 0;
@@ -164,13 +223,22 @@ const GradargSearch = (() => {
         }
         const title = index.titles[d];
         return {
-          docname: index.docnames[d],
-          filename: index.filenames[d],
-          title: heading && heading !== title ? `${title} > ${heading}` : title,
-          anchor,
-          score: Math.round(score * 100) / 100,
+          d, score, anchor, title: heading && heading !== title ? `${title} > ${heading}` : title,
         };
       });
+    const entryResultsAll = [];
+    for (const d of scores.keys())
+      if (p.entries[d]) entryResultsAll.push(...entryResults(p, d, stems, idfByStem, rawAll, idfOf));
+    const results = [...pageResults, ...entryResultsAll]
+      .sort((a, b) => b.score - a.score || a.title.localeCompare(b.title))
+      .slice(0, MAX_RESULTS)
+      .map((r) => ({
+        docname: index.docnames[r.d],
+        filename: index.filenames[r.d],
+        title: r.title,
+        anchor: r.anchor,
+        score: Math.round(r.score * 100) / 100,
+      }));
     return { results, stems };
   }
 

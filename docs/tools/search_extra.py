@@ -15,6 +15,10 @@ Written once the HTML is built, as ``_static/searchextra.js``:
 - **messages**: what a page quotes verbatim, one sentence a line: every line of its cell outputs
   that reads as a sentence (torch's exception and warning messages, printed diagnoses) and every
   sentence glued into its prose. A reader who pastes one finds the page that shows it.
+- **sections**: for the question-and-answer pages (``questions/``), each entry (a level-2
+  section) on its own: its anchor, heading, words (prose, code and outputs) and the messages its
+  outputs quote. The search page lists each entry as a result of its own, so that a question
+  finds its answer, not just the page that holds it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ SYNONYMS_KEY = "search-synonyms"
 _PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.DOTALL)
 _PASTED = re.compile(r'<span class="pasted-text">(.*?)</span>', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+_SECTION = re.compile(r'<section id="([^"]+)">\s*(?:<span[^>]*></span>)*<h2>(.*?)</h2>', re.DOTALL)
+_ENTRY_PAGES = "questions/"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 MIN_WORDS = 5  # a line with this many words is a sentence, not a number or a tensor
 
@@ -73,21 +79,40 @@ def messages(page_html: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def sections(page_html: str) -> list[dict[str, object]]:
+    """The level-2 sections of a built page: ``{"anchor", "heading", "text", "messages"}``."""
+    found = list(_SECTION.finditer(page_html))
+    out: list[dict[str, object]] = []
+    end_of_body = page_html.find('<footer')
+    for i, m in enumerate(found):
+        stop = found[i + 1].start() if i + 1 < len(found) else (
+            end_of_body if end_of_body > m.end() else len(page_html))
+        fragment = page_html[m.end():stop]
+        heading = " ".join(_text(m.group(2)).replace("#", "").split())
+        out.append({"anchor": m.group(1), "heading": heading,
+                    "text": " ".join(_text(fragment).split()),
+                    "messages": messages(fragment)})
+    return out
+
+
 def write(app, exception) -> None:
     """``build-finished`` handler: write ``searchextra.js`` for the HTML builder."""
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    data: dict[str, dict[str, list[str]]] = {"synonyms": {}, "messages": {}}
+    data: dict[str, dict[str, list]] = {"synonyms": {}, "messages": {}, "sections": {}}
     for docname in sorted(app.env.found_docs):
         words = synonyms(app.env.metadata.get(docname, {}))
         if words:
             data["synonyms"][docname] = words
         page = out / (docname + app.builder.out_suffix)
         if page.exists():
-            found = messages(page.read_text(encoding="utf-8"))
+            page_html = page.read_text(encoding="utf-8")
+            found = messages(page_html)
             if found:
                 data["messages"][docname] = found
+            if docname.startswith(_ENTRY_PAGES):
+                data["sections"][docname] = sections(page_html)
     text = json.dumps(data, ensure_ascii=False, indent=0, sort_keys=True)
     (out / "_static" / "searchextra.js").write_text(f"window.GRADARG_SEARCH_EXTRA = {text};\n",
                                         encoding="utf-8")
