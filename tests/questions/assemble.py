@@ -1,10 +1,12 @@
 """Assemble the question corpus from the collectors' parts and split off the held-out third.
 
-    python tests/questions/assemble.py PART.json ... [--split]
+    python tests/questions/assemble.py PART.json ... [--merge GROUPS.json] [--split]
 
 Reads every part (a JSON list of records, see ``corpus.json``'s ``about``), merges records that
 share an address (the first keeps the others in ``also``), numbers them within their topic, and
-writes ``tests/questions/corpus.json``.  With ``--split`` (once, before any page is written) a
+writes ``tests/questions/corpus.json``.  ``--merge`` names groups of near-duplicates found
+by reading the questions (the same question in threads at different addresses): a JSON list of
+lists of part ids (``PART:ID``), each merged into its first.  With ``--split`` (once, before any page is written) a
 third of the records, drawn with ``random.Random(SPLIT_SEED)`` over the sorted ids, is marked
 ``held_out``: they are graded at the end by a reader who wrote nothing, and whoever writes pages
 reads only the others (``python tests/questions/assemble.py --open > open.json``).  Without
@@ -41,12 +43,28 @@ def _key(url: str) -> str:
     return url.strip().rstrip("/").split("#")[0].lower()
 
 
-def merge(parts: list[list[dict]]) -> list[dict]:
+def shared_addresses(parts: list[tuple[str, list[dict]]]) -> set[str]:
+    """Addresses that hold several different questions (a page collecting many forum threads,
+    which is all the search gave for them): never a reason to merge two records."""
+    shared = set()
+    for _, part in parts:
+        seen: set[str] = set()
+        for record in part:
+            key = _key(record["source"])
+            if key in seen:
+                shared.add(key)
+            seen.add(key)
+    return shared
+
+
+def merge(parts: list[tuple[str, list[dict]]]) -> list[dict]:
     by_address: dict[str, dict] = {}
     merged: list[dict] = []
-    for part in parts:
+    shared = shared_addresses(parts)
+    for name, part in parts:
         for record in part:
-            addresses = [record["source"], *record.get("also", [])]
+            addresses = [a for a in [record["source"], *record.get("also", [])]
+                         if _key(a) not in shared]
             known = next((by_address[_key(a)] for a in addresses if _key(a) in by_address), None)
             if known is not None:
                 for a in addresses:
@@ -55,7 +73,7 @@ def merge(parts: list[list[dict]]) -> list[dict]:
                         by_address[_key(a)] = known
                 continue
             record = dict(record)
-            record["part_id"] = record["id"]
+            record["part_id"] = f"{name}:{record['id']}"
             merged.append(record)
             for a in addresses:
                 by_address[_key(a)] = record
@@ -65,6 +83,30 @@ def merge(parts: list[list[dict]]) -> list[dict]:
         counters[topic] = counters.get(topic, 0) + 1
         record["id"] = f"{topic}/{counters[topic]:03d}"
     return merged
+
+
+def merge_groups(records: list[dict], groups: list[list[str]]) -> list[dict]:
+    """Merge the records of each group (part ids of near-duplicates: the same question asked
+    in different threads) into the first: its addresses and keywords gain the others'."""
+    by_part = {r["part_id"]: r for r in records}
+    dropped: set[str] = set()
+    for group in groups:
+        members = [by_part[g] for g in group if g in by_part and g not in dropped]
+        if len(members) < 2:
+            continue
+        first, *rest = members
+        for other in rest:
+            first["also"] = [*first.get("also", []), other["source"], *other.get("also", [])]
+            first["keywords"] = list(dict.fromkeys([*first["keywords"], *other["keywords"]]))
+            first.setdefault("merged_parts", []).append(other["part_id"])
+            dropped.add(other["part_id"])
+    kept = [r for r in records if r["part_id"] not in dropped]
+    counters: dict[str, int] = {}
+    for record in kept:
+        topic = record["topic"]
+        counters[topic] = counters.get(topic, 0) + 1
+        record["id"] = f"{topic}/{counters[topic]:03d}"
+    return kept
 
 
 def split(records: list[dict]) -> None:
@@ -80,22 +122,30 @@ def main(argv: list[str]) -> int:
         print(json.dumps([r for r in data["records"] if not r["held_out"]], indent=1))
         return 0
     do_split = "--split" in argv
+    groups: list[list[str]] = []
+    if "--merge" in argv:
+        at = argv.index("--merge")
+        groups = json.loads(Path(argv[at + 1]).read_text())
+        argv = argv[:at] + argv[at + 2:]
     files = [a for a in argv if a != "--split"]
-    records = merge([json.loads(Path(f).read_text()) for f in files])
+    records = merge([(Path(f).name.split(".")[0], json.loads(Path(f).read_text()))
+                     for f in files])
+    records = merge_groups(records, groups)
     if do_split:
         split(records)
     else:
-        old = {_key(r["source"]): r for r in json.loads(CORPUS.read_text())["records"]}
+        old = {r["part_id"]: r for r in json.loads(CORPUS.read_text())["records"]}
         for r in records:
-            before = old[_key(r["source"])]
+            before = old[r["part_id"]]
             r["held_out"] = before["held_out"]
             r["id"] = before["id"]
             if before.get("anchor") and not r.get("anchor"):
                 r["anchor"] = before["anchor"]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
               "answer", "error", "thread_wrong", "check", "isolated", "anchor", "held_out",
-              "thread_answer", "part_id")
-    out = [{f: r.get(f, [] if f == "also" else None) for f in fields} for r in records]
+              "thread_answer", "part_id", "merged_parts")
+    out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
+           for r in records]
     for r in out:
         r["isolated"] = bool(r["isolated"])
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}

@@ -45,6 +45,37 @@ def run_one(record: dict) -> str | None:
     return None
 
 
+_BATCH = r"""
+import json, sys, traceback, warnings
+import torch
+out = {}
+for record in json.loads(sys.stdin.read()):
+    torch.manual_seed(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(record["check"], "<check " + record["id"] + ">", "exec"),
+                 {"__name__": "__check__"})
+        out[record["id"]] = None
+    except BaseException:
+        out[record["id"]] = "".join(traceback.format_exc().splitlines(True)[-6:])
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+print(json.dumps(out))
+"""
+
+
+def run_isolated(records: list[dict]) -> dict[str, str | None]:
+    """The ``isolated`` checks (torch.compile, process groups) one after the other in one fresh
+    interpreter, apart from the caller's: ``{id: None or the error}``."""
+    proc = subprocess.run([sys.executable, "-c", _BATCH], input=json.dumps(records),
+                          check=False, capture_output=True, text=True,
+                          timeout=TIMEOUT * max(1, len(records)))
+    if proc.returncode:
+        return {r["id"]: proc.stderr[-2000:] for r in records}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str]) -> int:
     records = json.loads(Path(argv[0]).read_text())
     wanted = set(argv[1:])
