@@ -370,3 +370,70 @@ QUERIES_ROUND3: dict[str, list[tuple[str, str]]] = {
         ("issues", "gradcheck nondet_tol"),
     ],
 }
+
+# Round 4, written on 2026-11-29 when rounds 1-3 gave 332 records before near-duplicates were
+# merged (too close to 300); before any round-4 result was read.
+QUERIES_ROUND4: dict[str, list[tuple[str, str]]] = {
+    "backward-gradient": [
+        ("pages", "autograd.grad vs backward which to use"),
+        ("pages", "backward on tensor with one element shape 1"),
+        ("issues", "torch.autograd.grad outputs non-scalar grad_outputs None"),
+    ],
+    "missing-gradients": [
+        ("pages", "gradient not flowing to embedding layer"),
+        ("pages", "parameters not in optimizer param_groups"),
+        ("pages", "custom layer weights not updating nn.Module list"),
+        ("issues", "nn.ModuleList parameters not registered gradient"),
+    ],
+    "nan-inf": [
+        ("pages", "nan gradient BatchNorm batch size 1"),
+        ("pages", "gradient of torch.pow negative base nan"),
+        ("issues", "nan gradient sqrt backward"),
+    ],
+    "graph-errors": [
+        ("pages", "RuntimeError: Trying to backward through the graph a second time"),
+        ("pages", "Leaf variable was used in an inplace operation"),
+        ("pages", "inplace operation error in LSTM hidden state"),
+        ("issues", "a view of a leaf Variable that requires grad is being used in an in-place operation"),
+    ],
+    "accumulation-memory": [
+        ("pages", "loss.backward() memory leak"),
+        ("pages", "gradients accumulate across epochs forgot zero_grad"),
+        ("issues", "retain_graph memory leak"),
+    ],
+    "higher-order": [
+        ("pages", "torch.autograd.functional.hvp vhp"),
+        ("pages", "second derivative of neural network output with respect to input batch"),
+        ("issues", "double backward grad_fn None"),
+    ],
+    "jacobians": [
+        ("pages", "compute jacobian for batch of inputs vmap jacrev"),
+        ("pages", "torch.autograd.functional.jacobian model parameters"),
+        ("issues", "jacfwd error not implemented forward AD"),
+    ],
+    "custom-functions": [
+        ("pages", "pytorch custom backward for non-differentiable function"),
+        ("pages", "autograd.Function backward grad_output shape"),
+        ("issues", "custom Function save_for_backward output"),
+    ],
+    "hooks": [
+        ("pages", "tensor.register_hook not called"),
+        ("pages", "hook on weight gradient zero some entries"),
+        ("issues", "backward hook grad_input None"),
+    ],
+    "distributed-amp-compile": [
+        ("pages", "autocast backward float16 gradient"),
+        ("pages", "DistributedDataParallel backward hang"),
+        ("issues", "torch.compile backward hooks not called"),
+    ],
+    "operator-gradients": [
+        ("pages", "differentiable argmax softmax trick gradient"),
+        ("pages", "gradient of torch.unique or torch.sort indices"),
+        ("pages", "gradient of interpolate grid_sample"),
+        ("issues", "gradient of torch.linalg.svd nan"),
+    ],
+    "sparse-gradcheck": [
+        ("pages", "gradcheck returns false why"),
+        ("issues", "sparse COO tensor gradient"),
+    ],
+}
