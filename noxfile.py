@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import nox
@@ -169,7 +170,21 @@ def browser(session: nox.Session) -> None:
     _browse(session)
 
 
+def _wait_for_chromium(session: nox.Session, budget: float = 900) -> None:
+    """With ``GRADARG_CHROMIUM_READY=PATH`` (``.ci/run``, which installs Debian's chromium
+    beside the build and writes PATH when it is done), wait up to ``budget`` seconds for PATH."""
+    ready = os.environ.get("GRADARG_CHROMIUM_READY")
+    if not ready:
+        return
+    deadline = time.monotonic() + budget
+    while not Path(ready).exists() and time.monotonic() < deadline:
+        time.sleep(2)
+    if not Path(ready).exists() or Path(ready).read_text().strip() != "ok":
+        session.error(f"chromium was not installed (within {budget:.0f} s): see .ci/run's log")
+
+
 def _browse(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
+    _wait_for_chromium(session)
     session.run("pytest", "tests/browser", "--confcutdir=tests/browser", "-o", "addopts=-ra", "-v",
                 *args, *session.posargs, env={"GRADARG_SITE": str(DOCS_OUT), **(env or {})})
 
