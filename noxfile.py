@@ -162,11 +162,21 @@ def docs_live(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
-    """Open every built page in headless Debian Chromium (needs ``nox -s docs`` first)."""
+    """Open every built page in headless Debian Chromium (needs ``nox -s docs`` first), with
+    axe-core's WCAG 2.1 AA checks (installed by npm ci from tests/browser/package-lock.json)."""
     if not (DOCS_OUT / "index.html").exists():
         session.error("build the site first: nox -s docs")
     install(session, "-e", ".[browser]")
+    _install_axe(session)
     _browse(session)
+
+
+def _install_axe(session: nox.Session) -> None:
+    """axe-core, the accessibility checker the browser suite loads into every page: the
+    version tests/browser/package-lock.json pins, into tests/browser/node_modules (npm ci,
+    from the npm registry; a second or two)."""
+    session.run_install("npm", "ci", "--prefix", str(ROOT / "tests" / "browser"),
+                        "--no-audit", "--no-fund", external=True)
 
 
 def _browse(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
@@ -181,6 +191,7 @@ def site(session: nox.Session) -> None:
     (``docs-repro``), open every page in Chromium (``browser``).  The same steps as those four
     sessions, which each install an environment of their own (about a minute apiece)."""
     install(session, "-e", ".[docs,browser]", *PAGES_DEPS[1:])
+    _install_axe(session)
     _build_docs(session)
     # The browser suite mostly waits on Chromium (about 50 s of CPU in 2.5 min); the
     # from-scratch execution (docs-repro), its comparison and the page runs keep both cores
