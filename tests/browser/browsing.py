@@ -8,8 +8,10 @@ full-page captures per page cost about 30 s and nobody reads them there), in ``3
 that overflows a phone's width.
 
 Each page is loaded twice: once at 1280 px (console, links, copy button, code boxes,
-exercises, the explorer, then the switch to dark mode and its figures) and once at 390 px
-(horizontal overflow).
+exercises, axe-core's WCAG 2.1 A/AA rules, the explorer, then the switch to dark mode and its
+figures) and once at 390 px (horizontal overflow). axe-core comes from npm:
+``npm ci --prefix tests/browser`` (``nox -s browser`` and ``nox -s site`` run it) installs the
+version ``tests/browser/package-lock.json`` pins.
 """
 
 from __future__ import annotations
