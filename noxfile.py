@@ -163,7 +163,8 @@ def docs_live(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
-    """Open every built page in headless Debian Chromium (needs ``nox -s docs`` first)."""
+    """Open every built page in headless Debian Chromium (needs ``nox -s docs`` first), with
+    axe-core's WCAG 2.1 AA checks (installed by npm ci from tests/browser/package-lock.json)."""
     if not (DOCS_OUT / "index.html").exists():
         session.error("build the site first: nox -s docs")
     install(session, "-e", ".[browser]")
@@ -171,8 +172,9 @@ def browser(session: nox.Session) -> None:
 
 
 def _wait_for_chromium(session: nox.Session, budget: float = 900) -> None:
-    """With ``GRADARG_CHROMIUM_READY=PATH`` (``.ci/run``, which installs Debian's chromium
-    beside the build and writes PATH when it is done), wait up to ``budget`` seconds for PATH."""
+    """With ``GRADARG_CHROMIUM_READY=PATH`` (``.ci/run``, which installs Debian's chromium, and
+    npm if missing, beside the build and writes PATH when it is done), wait up to ``budget``
+    seconds for PATH."""
     ready = os.environ.get("GRADARG_CHROMIUM_READY")
     if not ready:
         return
@@ -183,8 +185,17 @@ def _wait_for_chromium(session: nox.Session, budget: float = 900) -> None:
         session.error(f"chromium was not installed (within {budget:.0f} s): see .ci/run's log")
 
 
+def _install_axe(session: nox.Session) -> None:
+    """axe-core, the accessibility checker the browser suite loads into every page: the
+    version tests/browser/package-lock.json pins, into tests/browser/node_modules (npm ci,
+    from the npm registry; a second or two)."""
+    session.run_install("npm", "ci", "--prefix", str(ROOT / "tests" / "browser"),
+                        "--no-audit", "--no-fund", external=True)
+
+
 def _browse(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
     _wait_for_chromium(session)
+    _install_axe(session)
     session.run("pytest", "tests/browser", "--confcutdir=tests/browser", "-o", "addopts=-ra", "-v",
                 *args, *session.posargs, env={"GRADARG_SITE": str(DOCS_OUT), **(env or {})})
 

@@ -8,8 +8,10 @@ full-page captures per page cost about 30 s and nobody reads them there), in ``3
 that overflows a phone's width.
 
 Each page is loaded twice: once at 1280 px (console, links, copy button, code boxes,
-exercises, the explorer, then the switch to dark mode and its figures) and once at 390 px
-(horizontal overflow).
+exercises, axe-core's WCAG 2.1 A/AA rules, the explorer, then the switch to dark mode and its
+figures) and once at 390 px (horizontal overflow). axe-core comes from npm:
+``npm ci --prefix tests/browser`` (``nox -s browser`` and ``nox -s site`` run it) installs the
+version ``tests/browser/package-lock.json`` pins.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from urllib.parse import urldefrag, urlparse
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("GRADARG_SITE", ROOT / "docs" / "_build" / "html"))
 CHROMIUM = os.environ.get("GRADARG_CHROMIUM", "/usr/bin/chromium")
+# axe-core, pinned by tests/browser/package-lock.json; nox -s browser / site run npm ci for it
+AXE = ROOT / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]  # WCAG 2.1 A and AA
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 FULL_PAGE_SHOTS = os.environ.get("GRADARG_SCREENSHOTS", "1") != "0"
 NARROW = {"width": 390, "height": 844}  # a phone
@@ -76,6 +81,8 @@ class Visit:
     dark_background: str = ""  # the body's computed background colour then
     figures_light: int = 0
     figures_dark: list[dict] = field(default_factory=list)
+    # axe-core's WCAG 2.1 AA violations, light theme at 1280 px: {id, impact, help, targets}
+    axe_violations: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -253,6 +260,7 @@ def visit_page(context, server: str, rel: str) -> Visit:
         page.wait_for_timeout(200)
         v.copied = page.evaluate("() => navigator.clipboard.readText()")
     _read_content(page, v)
+    v.axe_violations = run_axe(page)
     if FULL_PAGE_SHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=True)
@@ -260,6 +268,32 @@ def visit_page(context, server: str, rel: str) -> Visit:
     _switch_to_dark(page, v, rel)
     page.close()
     return v
+
+
+# preload: false. axe's preload fetches every stylesheet again to read its CSS rules, and
+# resolves the theme's `@import "../basic.css"` (in _static/styles/theme.css) against the page
+# instead of the sheet: a 404 on /basic.css and a console error on every page. What the preload
+# serves is css-orientation-lock (WCAG 1.3.4) alone, and no stylesheet of the site has an
+# orientation media query.
+_RUN_AXE = """async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags},
+                                          resultTypes: ['violations'], preload: false});
+  return result.violations.map(r => ({
+    id: r.id, impact: r.impact, help: r.help,
+    targets: r.nodes.map(n => n.target.join(' ')),
+  }));
+}"""
+
+
+def run_axe(page) -> list[dict]:
+    """axe-core's WCAG 2.1 A and AA violations on the page as it is now, each
+    ``{"id", "impact", "help", "targets"}`` (``targets``: a CSS selector per failing element).
+    About a second a page."""
+    if not AXE.exists():
+        raise RuntimeError(f"{AXE} missing: npm ci --prefix tests/browser (nox -s browser does)")
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    return page.evaluate(_RUN_AXE, AXE_TAGS)
 
 
 def _shot_name(rel: str, suffix: str = ".png") -> str:

@@ -81,3 +81,17 @@ def test_player_text_is_at_least_11px(tab, width):
     overflow = page.evaluate("document.documentElement.scrollWidth - "
                              "document.documentElement.clientWidth")
     assert overflow <= 1
+
+
+
+def test_tab_reaches_the_drawing_where_arrows_scroll_not_step(tab):
+    """The drawing's frame is the player's next tab stop (it scrolls sideways when the drawing
+    is wider than the column); there the arrow keys are the frame's, not the player's."""
+    page = tab(390)
+    root = page.locator(".ga-player").first
+    root.focus()
+    page.keyboard.press("Tab")
+    frame = root.locator(".ga-player-drawing")
+    assert frame.evaluate("f => f === document.activeElement && f.getAttribute('role')") == "region"
+    page.keyboard.press("ArrowRight")
+    assert root.evaluate(STATE)["count"].startswith("step 1 of ")

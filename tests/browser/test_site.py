@@ -216,3 +216,13 @@ def test_contrast_measure_flags_dark_ink_on_a_dark_page(browser_context):
     backed = figure_contrast(page, page.query_selector("#backed"))["contrast"]
     page.close()
     assert bare < MIN_FIGURE_CONTRAST <= backed, (bare, backed)
+
+
+@pytest.mark.parametrize("page", READER_PAGES)
+def test_accessible(visits, page):
+    """axe-core finds no WCAG 2.1 A or AA violation (light theme, 1280 px, as the page loads).
+    Every reader page of the built site, the generated indexes and the search page included."""
+    found = [f"{page}: {r['id']} ({r['impact']}) {r['help']}: {' | '.join(r['targets'])}"
+             for r in visits(page).axe_violations]
+    if found:
+        pytest.fail("axe-core, WCAG 2.1 AA:\n" + "\n".join(found), pytrace=False)

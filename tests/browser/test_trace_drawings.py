@@ -61,3 +61,19 @@ def test_drawings_are_inline_svg_with_their_numbers(browser_context, server, pag
         svgs.first.screenshot(path=SHOTS / f"drawing-{page.replace('/', '-')}-{mode}.png")
     finally:
         tab.close()
+
+
+def test_a_keyboard_reader_scrolls_a_drawing_wider_than_the_column(browser_context, server):
+    """The black box's drawing is wider than the column at 1280 px: its frame is a named tab
+    stop, and the arrow keys scroll it."""
+    tab = browser_context.new_page()
+    try:
+        tab.goto(server + "tutorial/black-box.html", wait_until="load")
+        frame = tab.locator("div.cell_output .gradarg-trace").first
+        assert frame.evaluate("f => f.scrollWidth > f.clientWidth"), "the drawing fits now"
+        assert frame.get_attribute("role") == "region" and frame.get_attribute("aria-label")
+        frame.focus()
+        tab.keyboard.press("ArrowRight")
+        tab.wait_for_function("f => f.scrollLeft > 0", arg=frame.element_handle())
+    finally:
+        tab.close()

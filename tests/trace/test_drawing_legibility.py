@@ -44,6 +44,29 @@ def test_the_svg_keeps_its_natural_size_and_scrolls_in_a_frame():
         assert "overflow-x:auto" in html and LEGEND in html
 
 
+def test_every_frame_that_scrolls_is_a_named_tab_stop():
+    """A keyboard reader reaches a drawing wider than the column and scrolls it (WCAG 2.1.1,
+    axe-core's scrollable-region-focusable): every sideways-scrolling frame is focusable and a
+    region named after its drawing."""
+    t = chain()
+    trace = gradarg.trace_backward(t["d"], names=t)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))
+    with gradarg.watch(net) as w:
+        net(torch.ones(4, 2)).sum().backward()
+    pages = {"trace": trace._repr_html_(), "draw": trace.draw()._repr_html_(),
+             "side_by_side": gradarg.side_by_side([trace, trace], titles=["a", "b"])._repr_html_(),
+             "modules": gradarg.draw_modules(w)._repr_html_(),
+             "player": trace.player()._repr_html_()}
+    for what, page in pages.items():
+        frames = re.findall(r"<div[^>]*overflow-x:auto[^>]*>", page)
+        assert frames, what
+        for frame in frames:
+            assert 'tabindex="0"' in frame and 'role="region"' in frame, (what, frame)
+            name = re.search(r'aria-label="([^"]+)"', frame)
+            assert name and name.group(1).startswith("drawing: "), (what, frame)
+    assert 'aria-label="drawing: backward graph of d"' in pages["trace"]
+
+
 def test_the_legend_says_arrows_run_backward():
     assert "opposite to the forward pass" in LEGEND
     assert "shape and norm" in LEGEND

@@ -331,7 +331,7 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
     >>> svg.count('<rect class="ga-box"')    # one box per module
     3
     """
-    from .drawing import Drawing
+    from .drawing import Drawing, scroll_frame
 
     lay = module_layout(record, expand, depth=depth)
     calls = record.modules
@@ -385,7 +385,7 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
         out.append(_arrow_head(x0, y0, x1, y1))
     out.append("</svg>")
     svg = "\n".join(out)
-    frame = f'<div class="gradarg-modules" style="overflow-x:auto;max-width:100%">{svg}</div>'
+    frame = scroll_frame(svg, "gradarg-modules")  # scrolls sideways, reachable by keyboard
     return Drawing(svg, frame)
 
 

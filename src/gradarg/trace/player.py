@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..show.render import fmt
-from .drawing import LEGEND, cotangent_text, trace_svg
+from .drawing import LEGEND, cotangent_text, scroll_frame, trace_svg
 from .operators import row
 
 if TYPE_CHECKING:
@@ -143,7 +143,6 @@ _STYLE = """
   padding:4px 10px;margin:4px 0;overflow-wrap:anywhere;min-height:5.5em}
 .ga-player .ga-player-panel b{font-weight:600}
 .ga-player svg .ga-node.ga-current rect{stroke:#e8590c;stroke-width:3}
-.ga-player .ga-player-drawing{overflow-x:auto}
 .ga-player .ga-player-drawing .gradarg-trace{margin:0}
 .ga-player:focus{outline:2px solid #1c7ed6;outline-offset:2px}
 """
@@ -186,6 +185,8 @@ _SCRIPT = """(function (root) {
       show(i + 1); }, 1200);
   });
   root.addEventListener("keydown", function (e) {
+    // in the drawing's own frame (a tab stop) the arrow keys scroll the drawing
+    if (e.target.closest(".ga-player-drawing")) return;
     if (e.key === "ArrowRight") { stop(); show(i + 1); e.preventDefault(); }
     else if (e.key === "ArrowLeft") { stop(); show(i - 1); e.preventDefault(); }
     else if (e.key === "Home") { stop(); show(0); e.preventDefault(); }
@@ -240,7 +241,7 @@ class BackwardPlayer:
             f'aria-label="Backward pass, step by step: use the buttons or the arrow keys" '
             f'data-steps="{html.escape(data, quote=True)}">'
             f"<style>{_STYLE}</style>"
-            f'<div class="ga-player-drawing">{svg}</div><div class="ga-player-side">'
+            f'{scroll_frame(svg, "ga-player-drawing")}<div class="ga-player-side">'
             f'<div class="ga-player-bar">'
             f'<button type="button" class="ga-player-prev" aria-label="previous step">'
             f"previous</button>"
