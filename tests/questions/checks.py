@@ -46,16 +46,19 @@ def run_one(record: dict) -> str | None:
 
 
 _BATCH = r"""
-import json, sys, traceback, warnings
+import json, sys, traceback, types, warnings
 import torch
 out = {}
-for record in json.loads(sys.stdin.read()):
+for n, record in enumerate(json.loads(sys.stdin.read())):
     torch.manual_seed(0)
+    torch._dynamo.reset()          # no compiled code or guards carried from the last check
+    module = types.ModuleType(f"check_{n}")   # its own module, as a script would be
+    sys.modules[module.__name__] = module
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             exec(compile(record["check"], "<check " + record["id"] + ">", "exec"),
-                 {"__name__": "__check__"})
+                 module.__dict__)
         out[record["id"]] = None
     except BaseException:
         out[record["id"]] = "".join(traceback.format_exc().splitlines(True)[-6:])
