@@ -26,9 +26,10 @@
 "use strict";
 
 const GradargSearch = (() => {
-  const WEIGHT = { title: 6, synonym: 5, heading: 4, body: 1.5, partial: 0.5 };
-  // an entry of a question page: its heading (the question), its own text, its page's title
-  const ENTRY = { heading: 6, body: 2, page: 1, partial: 0.5 };
+  const WEIGHT = { title: 6, synonym: 5, heading: 5, body: 1.5, partial: 0.5 };
+  // an entry of a question page ranks like a section of a page: its heading (the question)
+  // weighs what a section heading does, its own text what body text does; its page title little
+  const ENTRY = { heading: 5, body: 1.5, page: 1, partial: 0.5 };
   const PHRASE_BONUS = 3; // per matched word of an error message, times its idf
   const MIN_PHRASE = 4; // words in a row that count as quoting a message
   const MAX_RESULTS = 30;

@@ -17,7 +17,8 @@ Written once the HTML is built, as ``_static/searchextra.js``:
   sentence glued into its prose. A reader who pastes one finds the page that shows it.
 - **sections**: for the question-and-answer pages (``questions/``), each entry (a level-2
   section) on its own: its anchor, heading, words (prose, code and outputs) and the messages its
-  outputs quote. The search page lists each entry as a result of its own, so that a question
+  outputs quote (and a message its heading quotes in italics). The search page lists each entry
+  as a result of its own, so that a question
   finds its answer, not just the page that holds it.
 """
 
@@ -34,6 +35,7 @@ _PASTED = re.compile(r'<span class="pasted-text">(.*?)</span>', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 _SECTION = re.compile(r'<section id="([^"]+)">\s*(?:<span[^>]*></span>)*<h2>(.*?)</h2>', re.DOTALL)
 _ENTRY_PAGES = "questions/"
+_EM = re.compile(r"<em>(.*?)</em>", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 MIN_WORDS = 5  # a line with this many words is a sentence, not a number or a tensor
 
@@ -80,18 +82,24 @@ def messages(page_html: str) -> list[str]:
 
 
 def sections(page_html: str) -> list[dict[str, object]]:
-    """The level-2 sections of a built page: ``{"anchor", "heading", "text", "messages"}``."""
+    """The entries of a built question page, its level-2 sections headed by a question:
+    ``{"anchor", "heading", "text", "messages"}``."""
     found = list(_SECTION.finditer(page_html))
     out: list[dict[str, object]] = []
     end_of_body = page_html.find('<footer')
     for i, m in enumerate(found):
+        if not _text(m.group(2)).replace("#", "").strip().endswith("?"):
+            continue  # not an entry: "What to remember"
         stop = found[i + 1].start() if i + 1 < len(found) else (
             end_of_body if end_of_body > m.end() else len(page_html))
         fragment = page_html[m.end():stop]
         heading = " ".join(_text(m.group(2)).replace("#", "").split())
+        # a message the heading quotes (in italics), as the asker pasted it
+        quoted = [" ".join(_text(q).split()) for q in _EM.findall(m.group(2))]
         out.append({"anchor": m.group(1), "heading": heading,
                     "text": " ".join(_text(fragment).split()),
-                    "messages": messages(fragment)})
+                    "messages": list(dict.fromkeys(
+                        [*messages(fragment), *(q for q in quoted if _sentence(q))]))})
     return out
 
 

@@ -1,8 +1,9 @@
 """What readers type into the site's search box, and the page that answers it.
 
 One pair a line: ``(query, page)``, or ``(query, (page, page))`` when either page answers it.
-Pages are named by their path without ``.html``. tests/browser/test_search.py checks that the
-page lands among the first three results. Add a question by appending a line.
+Pages are named by their path without ``.html``; a question-and-answer page (``questions/``)
+is listed beside the guide page where one of its entries answers the query as well.
+tests/browser/test_search.py checks that the page lands among the first three results. Add a question by appending a line.
 
 ``PAIRS`` name pages that exist. ``PENDING`` name pages being written: each of their pairs is
 skipped while its page is missing from the built site, and checked as soon as it is there.
@@ -34,19 +35,20 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      ("guide/errors", "guide/complex")),
     ("Function MulBackward0 returned nan values in its 0th output", "guide/nan-gradients"),
     ("GradcheckError: Jacobian mismatch for output 0 with respect to input 0",
-     "guide/checking-a-backward"),
+     ("guide/checking-a-backward", "questions/sparse-gradcheck", "questions/custom-functions")),
     # loose words
     ("multiple GPUs", "guide/errors"),
     ("DataParallel loss.backward error", "guide/errors"),
     ("multi-task loss two losses", ("guide/accumulation", "tutorial/why-a-vector")),
     ("backprop one row of the output", ("tutorial/matrix-product", "guide/whole-jacobians")),
     ("retain_graph", ("guide/accumulation", "guide/errors")),
-    ("why is my grad None after backward", "guide/missing-gradients"),
+    ("why is my grad None after backward",
+     ("guide/missing-gradients", "questions/missing-gradients")),
     ("gradient is zero dead relu", "guide/missing-gradients"),
     ("nan gradient from sqrt at zero", "guide/nan-gradients"),
     ("detach item numpy breaks the graph", "guide/missing-gradients"),
     ("grad keeps growing every iteration forgot zero_grad", "guide/accumulation"),
-    ("optimizer.zero_grad set_to_none", "guide/accumulation"),
+    ("optimizer.zero_grad set_to_none", ("guide/accumulation", "questions/accumulation-memory")),
     ("what does the gradient argument of backward mean",
      ("index", "tutorial/vjp-by-examples", "tutorial/why-a-vector", "reference/cheatsheet")),
     ("why does backward take a vector instead of returning the jacobian",
@@ -54,7 +56,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("is it a jacobian-vector product or a vector-jacobian product", "guide/convention"),
     ("shape of the jacobian flattened row-major", "guide/convention"),
     ("difference between backward and torch.autograd.grad", "guide/five-ways"),
-    ("torch.func.vjp", ("guide/five-ways", "guide/whole-jacobians")),
+    ("torch.func.vjp", ("guide/five-ways", "guide/whole-jacobians", "questions/jacobians")),
     ("compute the full jacobian matrix", "guide/whole-jacobians"),
     ("jacrev vmap is_grads_batched", "guide/whole-jacobians"),
     ("jacobian of softmax", "guide/whole-jacobians"),
@@ -88,14 +90,14 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("write a custom autograd.Function with ctx.save_for_backward", "guide/custom-functions"),
     (("RuntimeError: function MyFnBackward returned an incorrect number of gradients "
       "(expected 2, got 1)"), "guide/custom-functions"),
-    ("once_differentiable", "guide/custom-functions"),
+    ("once_differentiable", ("guide/custom-functions", "questions/custom-functions")),
     ("gradient reversal layer", "guide/custom-functions"),
     ("per-sample gradients vmap grad", "guide/torch-func"),
     ("functional_call jacobian with respect to model parameters", "guide/torch-func"),
     ("hessian diagonal hutchinson estimator", "guide/torch-func"),
     ("gradient penalty create_graph=True", "guide/higher-order"),
     ("second derivative of a linear function is None allow_unused", "guide/higher-order"),
-    ("materialize_grads", "guide/higher-order"),
+    ("materialize_grads", ("guide/higher-order", "questions/higher-order")),
     (("Full backward hook is firing when gradients are computed with respect to module outputs "
      "since no inputs require gradients"), "guide/hooks"),
     ("backward hook not called model.forward", "guide/hooks"),
@@ -114,7 +116,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "parameter and its gradient"), "guide/higher-order"),
     ("hessian vector product double backward", "guide/higher-order"),
     # the causes and the gradient argument in practice
-    ("a leaf Variable that requires grad is being used in an in-place operation", "guide/errors"),
+    ("a leaf Variable that requires grad is being used in an in-place operation",
+     ("guide/errors", "questions/graph-errors")),
     ("The differentiated Tensor at index 0 appears to not have been used in the graph",
      ("guide/errors", "guide/higher-order")),
     ("nan gradient torch.where loss is finite", "guide/nan-gradients"),
