@@ -35,7 +35,9 @@ ABOUT = (
     "(key facts, true on torch 2.13), error (torch 2.13's message, if any), thread_wrong (where "
     "the thread is outdated or wrong), check (Python asserting the answer; run by "
     "test_corpus.py), anchor (the site entry that answers it: page#label), held_out (the third "
-    "put aside before any page was written)."
+    "put aside before any page was written); grade_before / grade_after (held-out records: the grade a "
+    "reader who wrote nothing gave the site before and after the question pages: ANSWERED, "
+    "PARTLY, ABSENT or WRONG, where, whether the asker's keywords found it in the top three)."
 )
 
 
@@ -139,11 +141,12 @@ def main(argv: list[str]) -> int:
             before = old[r["part_id"]]
             r["held_out"] = before["held_out"]
             r["id"] = before["id"]
-            if before.get("anchor") and not r.get("anchor"):
-                r["anchor"] = before["anchor"]
+            for kept in ("anchor", "grade_before", "grade_after"):
+                if before.get(kept) and not r.get(kept):
+                    r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
               "answer", "error", "thread_wrong", "check", "isolated", "anchor", "held_out",
-              "thread_answer", "part_id", "merged_parts")
+              "thread_answer", "part_id", "merged_parts", "grade_before", "grade_after")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:

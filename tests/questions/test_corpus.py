@@ -57,6 +57,20 @@ def test_a_third_is_held_out():
     assert held == round(len(RECORDS) / 3)
 
 
+GRADES = {"ANSWERED", "PARTLY", "ABSENT", "WRONG"}
+
+
+def test_the_held_out_third_was_graded_before_and_after():
+    """Each held-out question carries the blind grades of the site before and after its
+    question pages (a reader who wrote nothing graded them)."""
+    for r in RECORDS:
+        if r["held_out"]:
+            for which in ("grade_before", "grade_after"):
+                assert r[which]["grade"] in GRADES, (r["id"], which)
+        else:
+            assert r.get("grade_before") is None and r.get("grade_after") is None
+
+
 _LABEL = re.compile(r"^\(([A-Za-z0-9_-]+)\)=\s*$", re.MULTILINE)
 
 
