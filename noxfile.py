@@ -34,7 +34,9 @@ PYTHON = "3.11" if shutil.which("python3.11") else None
 
 
 def install(session: nox.Session, *args: str) -> None:
-    session.install(*CONSTRAINTS, *args)
+    # --no-compile: no .pyc for every module of torch and the rest at install time (CPU that CI
+    # spends twice, one environment per session); the modules imported compile on first use
+    session.install(*CONSTRAINTS, "--no-compile", *args)
 
 
 @nox.session(python=PYTHON)
