@@ -34,9 +34,7 @@ PYTHON = "3.11" if shutil.which("python3.11") else None
 
 
 def install(session: nox.Session, *args: str) -> None:
-    # --no-compile: no .pyc for every module of torch and the rest at install time (CPU that CI
-    # spends twice, one environment per session); the modules imported compile on first use
-    session.install(*CONSTRAINTS, "--no-compile", *args)
+    session.install(*CONSTRAINTS, *args)
 
 
 @nox.session(python=PYTHON)
