@@ -79,11 +79,6 @@ def merge(parts: list[tuple[str, list[dict]]]) -> list[dict]:
             merged.append(record)
             for a in addresses:
                 by_address[_key(a)] = record
-    counters: dict[str, int] = {}
-    for record in merged:
-        topic = record["topic"]
-        counters[topic] = counters.get(topic, 0) + 1
-        record["id"] = f"{topic}/{counters[topic]:03d}"
     return merged
 
 
@@ -102,13 +97,16 @@ def merge_groups(records: list[dict], groups: list[list[str]]) -> list[dict]:
             first["keywords"] = list(dict.fromkeys([*first["keywords"], *other["keywords"]]))
             first.setdefault("merged_parts", []).append(other["part_id"])
             dropped.add(other["part_id"])
-    kept = [r for r in records if r["part_id"] not in dropped]
+    return [r for r in records if r["part_id"] not in dropped]
+
+
+def number(records: list[dict]) -> None:
+    """Ids ``topic/NNN``, numbered within each topic in the order of the records."""
     counters: dict[str, int] = {}
-    for record in kept:
+    for record in records:
         topic = record["topic"]
         counters[topic] = counters.get(topic, 0) + 1
         record["id"] = f"{topic}/{counters[topic]:03d}"
-    return kept
 
 
 def split(records: list[dict]) -> None:
@@ -133,6 +131,7 @@ def main(argv: list[str]) -> int:
     records = merge([(Path(f).name.split(".")[0], json.loads(Path(f).read_text()))
                      for f in files])
     records = merge_groups(records, groups)
+    number(records)
     if do_split:
         split(records)
     else:
