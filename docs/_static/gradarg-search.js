@@ -10,7 +10,9 @@
  * with idf(w) = ln(1 + N / pages holding w). Fields, strongest first: the page title, its
  * synonyms (the "search-synonyms" of its front matter), its section headings, its body text
  * (prose, code and outputs, as Sphinx indexed them); a word found only as the start of a longer
- * indexed word counts a fraction. A query that contains a run of words of an error message a
+ * indexed word counts a fraction. An identifier written with underscores counts as itself and
+ * as its words in the pages ("retain graph" finds `retain_graph`), and in a query when no
+ * page holds it as one word. A query that contains a run of words of an error message a
  * page quotes (searchextra.js, written at build time from the built pages) adds a bonus to that
  * page: pasted messages land on the page that raises them. Each result links to the section
  * heading that holds most of the query's words.
@@ -36,10 +38,16 @@ const GradargSearch = (() => {
 
   let prepared = null;
 
-  const words = (text) =>
-    splitQuery(text.toLowerCase()).filter(
-      (w) => !stopwords.has(w) && !/^\d+$/.test(w),
-    );
+  const kept = (w) => !stopwords.has(w) && !/^\d+$/.test(w);
+  // the words of an identifier written with underscores ("retain_graph" -> "retain", "graph"):
+  // Sphinx indexes the identifier as one word, and a reader may type it either way
+  const parts = (w) =>
+    w.includes("_") ? w.split("_").filter((x) => x.length >= 2 && kept(x)) : [];
+  const words = (text) => {
+    const out = [];
+    for (const w of splitQuery(text.toLowerCase()).filter(kept)) out.push(w, ...parts(w));
+    return out;
+  };
 
   const postings = (map, term) => {
     if (!Object.prototype.hasOwnProperty.call(map, term)) return [];
@@ -95,8 +103,17 @@ const GradargSearch = (() => {
       });
     }
     const termKeys = Object.keys(index.terms);
+    // pages whose body holds an identifier with underscores, by the stems of its words
+    const partPages = new Map();
+    for (const key of termKeys)
+      for (const x of parts(key)) {
+        const s = stem(x);
+        if (!partPages.has(s)) partPages.set(s, new Set());
+        for (const d of postings(index.terms, key)) partPages.get(s).add(d);
+      }
     return {
       index, stem, nDocs, titleStems, headings, synonymStems, messages, termKeys, entries,
+      partPages,
     };
   }
 
@@ -106,6 +123,7 @@ const GradargSearch = (() => {
     const body = new Set([
       ...postings(index.terms, s), ...postings(index.terms, raw),
       ...postings(index.titleterms, s), ...postings(index.titleterms, raw),
+      ...(p.partPages.get(s) || []),
     ]);
     const title = new Set(), synonym = new Set(), heading = new Set();
     for (let d = 0; d < p.nDocs; d++) {
@@ -181,7 +199,15 @@ const GradargSearch = (() => {
   function rank(query) {
     const p = prepared;
     const { index } = p;
-    const queryWords = [...new Set(words(query))];
+    // an identifier the pages hold counts as itself; one they do not hold, as its words
+    const queryWords = [];
+    for (const w of splitQuery(query.toLowerCase()).filter(kept)) {
+      queryWords.push(w);
+      const held = [p.stem(w), w].some(
+        (t) => postings(index.terms, t).length || postings(index.titleterms, t).length,
+      );
+      if (!held) queryWords.push(...parts(w));
+    }
     const stems = [...new Set(queryWords.map(p.stem))];
     const scores = new Map();
     const idfByStem = new Map();
