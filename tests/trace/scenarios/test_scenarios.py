@@ -138,3 +138,58 @@ def test_tool(name):
     text = scenario_kit.tool_text(run.w, case.ASK)
     verdict, missing, found = scenario_kit.judge(text, case.MUST, case.MUST_NOT)
     assert verdict == "right", f"{verdict}: missing {missing}, false {found}\n{text}"
+
+
+# Each pair: a bug and its control.  The bug's truth must fail on the control's step and the
+# control's truth on the bug's step: a ground truth that held for both would assert nothing.
+PAIRS = [
+    ("zero_grad_missing", "zero_grad_called"),
+    ("accumulation_unscaled", "accumulation_scaled"),
+    ("argmax_in_forward", "max_values_in_forward"),
+    ("frozen_layer_still_moves", "freeze_by_optimizer_subset"),
+]
+
+
+@pytest.mark.parametrize(("bug", "control"), PAIRS)
+def test_truth_tells_the_bug_from_its_control(bug, control):
+    bug_case, control_case = load(bug), load(control)
+    with pytest.raises((AssertionError, AttributeError)):
+        bug_case.truth(control_case.step(scenario_kit.plain))
+    with pytest.raises((AssertionError, AttributeError)):
+        control_case.truth(bug_case.step(scenario_kit.plain))
+
+
+class _Said:
+    """A stand-in watch that says a fixed thing (to test the phrases, not the tool)."""
+
+    def __init__(self, summary: str, why: str = "") -> None:
+        self._summary, self._why = summary, why
+
+    def summary(self, checks: bool = True) -> str:
+        del checks
+        return self._summary
+
+    def why_no_grad(self, name: str) -> str:
+        return self._why.format(name=name)
+
+
+def test_phrases_catch_a_false_ok_and_an_empty_answer():
+    blanket_ok = _Said("ok: every parameter got a finite, nonzero gradient", "{name} is fine")
+    empty = _Said("", "")
+    for name in NAMES:
+        case = load(name)
+        healthy = [scenario_kit.HEALTHY_OK] in case.MUST or any(
+            scenario_kit.HEALTHY_OK in group for group in case.MUST
+        )
+        said_ok = scenario_kit.judge(
+            scenario_kit.tool_text(blanket_ok, case.ASK), case.MUST, case.MUST_NOT
+        )[0]
+        said_nothing = scenario_kit.judge(
+            scenario_kit.tool_text(empty, case.ASK), case.MUST, case.MUST_NOT
+        )[0]
+        if healthy:
+            assert said_ok == "right", name
+        else:
+            assert said_ok != "right", name  # a blanket "ok" never passes a bug
+        if case.MUST:
+            assert said_nothing != "right", name  # silence never passes
