@@ -137,7 +137,10 @@ def test_tool(name):
     case.truth(run)  # the watch must not change what the step did
     text = scenario_kit.tool_text(run.w, case.ASK)
     verdict, missing, found = scenario_kit.judge(text, case.MUST, case.MUST_NOT)
-    assert verdict == "right", f"{verdict}: missing {missing}, false {found}\n{text}"
+    if name in held_out():  # nothing of a held-out case in the report but its verdict
+        assert verdict == "right", f"held-out: {verdict}"
+    else:
+        assert verdict == "right", f"{verdict}: missing {missing}, false {found}\n{text}"
 
 
 # Each pair: a bug and its control.  The bug's truth must fail on the control's step and the
