@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..graph.values import state as _state
 from . import explain, findings, view
-from .hooks import Recorder
+from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
-from .values import state as _state
 
 if TYPE_CHECKING:
-    from .drawing import Drawing
+    from ..draw.drawing import Drawing
 
 __all__ = ["GradWatch", "ModuleRecord", "ParamRecord", "watch"]
 
@@ -191,7 +191,7 @@ class GradWatch(Recorder):
     def problems(self, *, factor: float = 1e3, dead_fraction: float = 0.5) -> list[str]:
         """Each thing wrong with the recorded step, one phrase each (empty if none).
 
-        Each phrase comes from one finding of ``gradarg.trace.findings`` (a backward that
+        Each phrase comes from one finding of ``gradarg.trace.watching.findings`` (a backward that
         stopped at a saved tensor edited in place, non-finite gradients, parameters re-created
         by an assignment, missing gradients, modules cut from the graph or whose output went
         unused, vanishing or exploding flow, dead units, all-zero gradients and the all-zero
@@ -240,7 +240,7 @@ class GradWatch(Recorder):
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """Gradient norms per module in forward order, log scale, zero and NaN/Inf marked;
-        see ``gradarg.trace.view.plot``.
+        see ``gradarg.trace.watching.view.plot``.
 
         Returns
         -------
@@ -255,7 +255,7 @@ class GradWatch(Recorder):
 
     def draw(self, **kwargs: Any) -> Drawing:
         """The module-level drawing; see :func:`gradarg.draw_modules` for the options."""
-        from .modules import draw_modules
+        from ..draw.modules import draw_modules
 
         return draw_modules(self, **kwargs)
 

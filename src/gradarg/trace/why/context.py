@@ -10,11 +10,11 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ..graph.nodes import Graph, graph_freed, opaque_nodes
+from ..tape.traced import BackwardTrace
+from ..tape.tracer import trace_backward
 from .gradients import stats
-from .nodes import Graph, graph_freed, opaque_nodes
 from .rules import Rule
-from .traced import BackwardTrace
-from .tracer import trace_backward
 
 __all__ = ["Answer", "Cause", "Context"]
 

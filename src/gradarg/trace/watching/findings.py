@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
+from ..graph.values import fmt_norm as _f
+from .eventfindings import accumulated, edited_after_backward, recreated
 from .finding import Finding, Options
-from .stepfindings import accumulated, edited_after_backward, recreated
-from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
     from .records import ModuleRecord
+    from .watch import GradWatch
 
 __all__ = ["FINDINGS", "Finding", "Options", "problems", "summary"]
 

@@ -1,6 +1,6 @@
 """The records a watched training step leaves: one per module call, one per parameter.
 
-:func:`assemble` turns the raw notes of :class:`~gradarg.trace.gradflow.GradWatch`'s hooks into
+:func:`assemble` turns the raw notes of :class:`~gradarg.trace.watching.watch.GradWatch`'s hooks into
 :class:`ModuleRecord` and :class:`ParamRecord` objects; :class:`RawCall` is one such note.
 """
 
@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ..graph.values import combine, state
 from .events import Note, chain
-from .values import combine, state
 
 __all__ = ["ModuleRecord", "ParamRecord", "RawCall", "assemble"]
 
@@ -122,9 +122,9 @@ class ParamRecord:
         passes of earlier micro-batches included).
     events : tuple
         What was observed of its ``.grad`` during the block, in order (the latest 64), each a
-        ``gradarg.trace.events.Note``: each pass that accumulated into it, each optimizer step
-        holding it, the end of the block; read by ``gradarg.trace.events.accumulation`` (what
-        the final ``.grad`` sums) and ``gradarg.trace.events.after_backward`` (what happened
+        ``gradarg.trace.watching.events.Note``: each pass that accumulated into it, each optimizer step
+        holding it, the end of the block; read by ``gradarg.trace.watching.events.accumulation`` (what
+        the final ``.grad`` sums) and ``gradarg.trace.watching.events.after_backward`` (what happened
         to it between the last pass and the step).
     sparse : bool
         The gradient arrived as a sparse tensor (``nn.Embedding(sparse=True)``).

@@ -80,7 +80,7 @@ class ModuleBox:
 
 
 def _norm_text(v: float | None) -> tuple[str, str]:
-    from ..show.render import fmt
+    from ...show.render import fmt
 
     if v is None:
         return "—", ""

@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
+from ..graph.values import norm as _norm
 from . import graphnotes
 from .events import KEPT, Note, Replacement
 from .records import ROOT_NAME
-from .values import norm as _norm
 
 __all__ = ["StepHooks"]
 

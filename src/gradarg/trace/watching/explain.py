@@ -1,8 +1,8 @@
 """Why a parameter's gradient was None, zero or NaN in a watched step, in words.
 
-Built from what the hooks of :class:`~gradarg.trace.gradflow.GradWatch` saw, nothing else;
+Built from what the hooks of :class:`~gradarg.trace.watching.watch.GradWatch` saw, nothing else;
 where the record cannot decide between causes it says so.  The causes are ordered rules
-(:data:`RULES`, the shape of :data:`gradarg.trace.causes.RULES`, :mod:`.rules`): a new one is
+(:data:`RULES`, the shape of :data:`gradarg.trace.why.causes.RULES`, :mod:`.rules`): a new one is
 one function here, placed in :data:`RULES`.
 """
 
@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from . import events, findings, rules, stepfindings
+from ..graph.values import fmt_norm as _f
+from ..why import rules
+from ..why.rules import Rule
+from . import eventfindings as stepfindings
+from . import events, findings
 from .records import ROOT_NAME, ParamRecord
-from .rules import Rule
-from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
+    from .watch import GradWatch
 
 __all__ = ["RULES", "why_no_grad"]
 
@@ -214,7 +216,7 @@ def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:
 
 def _after_text(w: GradWatch, r: ParamRecord) -> str:
     """What happened to ``.grad`` after the last backward pass, as observed."""
-    from ..show.render import fmt
+    from ...show.render import fmt
 
     a = events.after_backward(r.events)
     if a.change == "reset" and a.when == "step":
@@ -243,7 +245,7 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
 
 
 def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
-    from ..show.render import fmt
+    from ...show.render import fmt
 
     state = r.state
     if state == "ok":

@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, cast
 
+from ..graph.values import fmt_norm as _f
 from . import events
 from .finding import Finding, Options
-from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
     from .records import ParamRecord
+    from .watch import GradWatch
 
 
 def _who(k: int, total: int) -> str:

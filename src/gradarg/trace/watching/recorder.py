@@ -1,10 +1,10 @@
-"""The recording half of :class:`~gradarg.trace.gradflow.GradWatch`: the hooks and their notes.
+"""The recording half of :class:`~gradarg.trace.watching.watch.GradWatch`: the hooks and their notes.
 
 Forward pre-hooks and hooks on every module note the order in which modules ran and hang a
 hook on each tensor that enters or leaves a module (``Node.register_prehook`` for a non-leaf,
 ``Tensor.register_hook`` for a leaf); a tensor hook on every parameter sees the gradient this
 backward pass computed for it, before it is added to ``.grad``.  Each hook stores one norm;
-:func:`~gradarg.trace.records.assemble` turns the notes into records.
+:func:`~gradarg.trace.watching.records.assemble` turns the notes into records.
 
 What happens to each parameter's ``.grad`` is noted as it happens (:class:`.events.Note`): a
 post-accumulate-grad hook on every parameter after each pass accumulated into it, a global
@@ -24,13 +24,13 @@ import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+from ..graph.nodes import children, is_leaf, leaf_tensor
+from ..graph.values import norm as _norm
+from ..graph.values import tensors as _tensors
 from . import graphnotes
 from .events import KEPT, Replacement
-from .nodes import children, is_leaf, leaf_tensor
+from .gradhooks import StepHooks
 from .records import ROOT_NAME, RawCall
-from .stephooks import StepHooks
-from .values import norm as _norm
-from .values import tensors as _tensors
 
 __all__ = ["Recorder"]
 

@@ -1,4 +1,4 @@
-"""What the hooks of :class:`~gradarg.trace.gradflow.GradWatch` read from the graph and from the
+"""What the hooks of :class:`~gradarg.trace.watching.watch.GradWatch` read from the graph and from the
 values at a few moments of a step, beyond the norms they note.
 
 Each function answers one question at the moment its hook calls it, when the evidence is
@@ -21,10 +21,10 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .gradients import Zeros, all_zero, bad_data, edited, forward_origin
-from .nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
-from .operators import row
-from .values import finite
+from ..graph.nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
+from ..graph.operators import row
+from ..graph.values import finite
+from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
 
 __all__ = [
     "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan", "known_finite",
@@ -116,7 +116,7 @@ class Stop(NamedTuple):
     """A backward pass that stopped at a saved tensor modified in place.
 
     ``node``: the node that needs it (``SigmoidBackward0``); ``what``: the tensor and its
-    edit, in words (see :func:`~gradarg.trace.gradients.edited`); ``fix``: what to do;
+    edit, in words (see :func:`~gradarg.trace.why.gradients.edited`); ``fix``: what to do;
     ``call``: the module call whose output that node is, or ``None``; ``below``: the
     parameters below it that got no gradient."""
 
@@ -200,7 +200,7 @@ def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, tup
 
 def nonfinite_origin(roots: Sequence[Any]) -> Any | None:
     """The node below ``roots`` whose forward output is the first non-finite value (see
-    :func:`~gradarg.trace.gradients.forward_origin`), read from the saved values that went
+    :func:`~gradarg.trace.why.gradients.forward_origin`), read from the saved values that went
     through no saved-tensor hook (reading those would recompute checkpointed blocks)."""
     if not roots:
         return None

@@ -1,6 +1,6 @@
 """Views of a watched step: the gradient-flow rows, an aligned text table and a plot.
 
-Reads a :class:`~gradarg.trace.gradflow.GradWatch` record; adds no hook and changes nothing.
+Reads a :class:`~gradarg.trace.watching.watch.GradWatch` record; adds no hook and changes nothing.
 """
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .values import fmt_norm as _f
-from .values import state
+from ..graph.values import fmt_norm as _f
+from ..graph.values import state
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
+    from .watch import GradWatch
 
 __all__ = ["plot", "rows", "table"]
 
@@ -90,7 +90,7 @@ def plot(w: GradWatch, ax: Any = None, *, title: str | None = None) -> Any:
     ImportError
         matplotlib is not installed (``pip install gradarg[plot]``).
     """
-    from ..show.plot import pyplot
+    from ...show.plot import pyplot
 
     plt = pyplot("GradWatch.plot()")
 
