@@ -26,7 +26,7 @@ def live_hook_closures() -> int:
     # left over from a compiled test call into dynamo)
     return sum(1 for o in gc.get_objects()
                if type(o) is types.FunctionType
-               and o.__qualname__.startswith(("GradWatch.", "Recorder."))
+               and o.__qualname__.startswith(("GradWatch.", "Recorder.", "GradEvents.", "GraphNotes."))
                and "<locals>" in o.__qualname__)
 
 

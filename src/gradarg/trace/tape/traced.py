@@ -192,7 +192,7 @@ class BackwardTrace:
         """
         n = self.node(name)
         if n.is_leaf or n.arrived is None:
-            return self._incoming_sum(n.key)
+            return self.incoming(n.key)
         return n.arrived
 
     def sent(self, src: str, dst: str) -> torch.Tensor | None:
@@ -202,7 +202,9 @@ class BackwardTrace:
                  e.cotangent is not None]
         return _sum(parts)
 
-    def _incoming_sum(self, key: int) -> torch.Tensor | None:
+    def incoming(self, key: int) -> torch.Tensor | None:
+        """The sum of what the edges into the node numbered ``key`` carried (``None``: none
+        carried a gradient)."""
         return _sum([e.cotangent for e in self.edges if e.dst == key and e.cotangent is not None])
 
     @property

@@ -15,8 +15,7 @@ import torch
 from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
-from . import eventfindings as stepfindings
-from . import events, findings
+from . import eventfindings, events, findings
 from .records import ROOT_NAME, ParamRecord
 
 if TYPE_CHECKING:
@@ -41,13 +40,13 @@ def _frozen(a: Asked) -> str | None:
 
 
 def _recreated(a: Asked) -> str | None:
-    if a.name not in a.w._replaced:
+    if a.name not in a.w.grads.replaced:
         return None
-    return stepfindings.replacement_text(a.w, a.name)
+    return eventfindings.replacement_text(a.w, a.name)
 
 
 def _no_backward(a: Asked) -> str | None:
-    if a.r.grad is not None or a.w._backward_seen:
+    if a.r.grad is not None or a.w.watched.backward_seen:
         return None
     return (f"no backward pass reached the model while it was watched, so nothing "
             f"reached {a.name}")
@@ -80,7 +79,7 @@ def _cut(a: Asked) -> str | None:
 def _stopped(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
-    stop = a.w.stopped_at()
+    stop = a.w.graph.stopped_at()
     if stop is None or a.name not in stop.below:
         return None
     at = ""
@@ -117,7 +116,7 @@ def _cannot_tell(a: Asked) -> str | None:
 
 
 def _zero_factor(a: Asked) -> str | None:
-    block = (a.w._zero_blocked or {}).get(a.name)
+    block = (a.w.graph.zero_blocked).get(a.name)
     if a.r.state != "zero" or block is None:
         return None
     params = a.w.parameters
@@ -144,7 +143,7 @@ def _received(a: Asked) -> str | None:
 
 def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     """What the final ``.grad`` sums, from the passes the hooks counted."""
-    acc = events.accumulation(r.events, stepfindings.updates(w))
+    acc = events.accumulation(r.events, eventfindings.updates(w))
     n = acc.passes
     if acc.kind == "held":
         return (f"; .grad already held a gradient of norm {_f(acc.first_held)} when the first "
@@ -157,9 +156,9 @@ def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     if acc.kind == "same-forward":
         if acc.same:
             return (f"; {n} backward passes accumulated into its .grad "
-                    f"({stepfindings.same_graph(w)}), the same gradient each time: .grad holds "
+                    f"({eventfindings.same_graph(w)}), the same gradient each time: .grad holds "
                     f"{n} times one pass")
-        return f"; .grad holds the sum of {n} backward passes ({stepfindings.same_graph(w)})"
+        return f"; .grad holds the sum of {n} backward passes ({eventfindings.same_graph(w)})"
     if acc.kind == "micro-batches":
         after = next((e.after for e in reversed(r.events) if e.kind == "pass"), None)
         return (f"; .grad holds the sum over {n} micro-batches, each its own forward and "
@@ -187,7 +186,7 @@ RULES: tuple[Rule[Asked, str], ...] = (
 def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
     """See :meth:`GradWatch.why_no_grad`."""
     try:
-        name = w._param_name(param)
+        name = w.param_name(param)
     except KeyError:
         if not isinstance(param, torch.Tensor):
             raise
@@ -204,10 +203,10 @@ def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:
     now = next((n for n, p in w.model.named_parameters() if p is param), None)
     if now is None:
         return None
-    if now in w._replaced:
+    if now in w.grads.replaced:
         return (f"this tensor is the model's parameter {now} now, but not the parameter "
                 f"registered under that name when the watch began: "
-                f"{stepfindings.replacement_text(w, now)}")
+                f"{eventfindings.replacement_text(w, now)}")
     return (f"this tensor is the model's parameter {now} now, but not the one registered "
             f"under that name when the watch began, and no assignment of it was seen while "
             f"the watch ran: it was replaced before, or by a route that does not register "
@@ -228,11 +227,11 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
                 "zero gradient")
     if a.change in ("reset", "zeroed") and a.when == "end":
         how = "reset to None" if a.change == "reset" else "zeroed"
-        moved = stepfindings.moved_since(w, stepfindings._last_forward(r))
+        moved = eventfindings.moved_since(w, eventfindings.last_forward(r))
         if moved is False:
             return (f"; .grad was {how} after that backward and before the with block ended, "
                     f"with no update seen in between (no optimizer step holding it, "
-                    f"{stepfindings._probe_name(w)} unchanged; zero_grad between backward and "
+                    f"{eventfindings.probe_name(w)} unchanged; zero_grad between backward and "
                     f"step?)")
         return (f"; .grad was {how} before the with block ended, after the parameters "
                 f"changed (an update, then zero_grad)")

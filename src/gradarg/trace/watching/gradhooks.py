@@ -1,75 +1,202 @@
-"""The hooks of :class:`.hooks.Recorder` on what happens to each parameter's ``.grad``: each
-backward pass that accumulates into it (a tensor hook, then a post-accumulate-grad hook), each
-optimizer step that holds it (a global step pre-hook), a parameter re-created by an assignment
-(a global registration hook), the end of the block; and, at a few moments, what the graph and
-the values show (:mod:`.graphnotes`: all-zero factors, where a failed backward stopped, the
-forward's first NaN).  The notes they take are read by :mod:`.events`.
+"""The hooks on what happens to each parameter's ``.grad``, one part of a watch.
 
-A base of :class:`.hooks.Recorder`, whose state (set up in its ``__init__`` and ``_reset``)
-these methods share; a new event of ``.grad`` gets its hook here, its reading in
-:mod:`.events`.
+Each backward pass that accumulates into it (a tensor hook, then a post-accumulate-grad hook,
+``torch.Tensor.register_post_accumulate_grad_hook``), each optimizer step that holds it (a
+global step pre-hook, ``torch.optim.optimizer.register_optimizer_step_pre_hook``), a parameter
+re-created by an assignment (a global registration hook,
+``torch.nn.modules.module.register_module_parameter_registration_hook``), the end of the block.
+They log :class:`.events.PassEntry`, :class:`.events.StepEntry` and :class:`.events.EndEntry`
+records; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
+
+A new event of ``.grad`` gets its hook here, its note in :mod:`.events` and its finding in
+:mod:`.eventfindings`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import torch
+from torch.nn.modules.module import register_module_parameter_registration_hook
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ..graph.values import norm as _norm
-from . import graphnotes
-from .events import KEPT, Note, Replacement
+from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry
+from .model import Watched
 from .records import ROOT_NAME
 
-__all__ = ["StepHooks"]
+__all__ = ["GradEvents"]
 
 
-class StepHooks:
-    """The ``.grad`` event hooks and graph notes of :class:`.hooks.Recorder` (its base)."""
+class _Holding(NamedTuple):
+    """What one optimizer holds of the watched parameters (cached per optimizer)."""
 
-    # the recorder's state these hooks read and write (set in Recorder.__init__ / _reset)
-    _owner: dict[torch.Tensor, tuple[str, str]]
-    _names: dict[Any, str]
-    _raw: list[Any]
-    _stack: list[int]
-    _param_got: list[list[Any]]
-    _log: list[Any]
-    _log_limit: int
-    _changes: int
-    _pending: dict[int, list[Any]]
-    _forwards: int
-    _steps_seen: int
-    _probe: torch.Tensor | None
-    _probe_after: float | None
-    _moved_end: float | None
-    _held_by: dict[int, tuple[Any, int, list[torch.Tensor], bool]]
-    _exact: bool
-    _registered: dict[tuple[Any, str], torch.Tensor]
-    _replaced: dict[str, Replacement]
-    _replacement_got: dict[str, float]
-    _tensor_handles: list[Any]
-    _final: dict[Any, float | None] | None
-    _backward_seen: bool
-    _active: bool
-    _zero_blocked: Any
-    _forward_nan: Any
-    _stop: Any
-    _node_owner: dict[Any, int]
+    optimizer: Any
+    size: int
+    held: list[torch.Tensor]
+    has_probe: bool
 
+
+def _nothing() -> None:
+    return None
+
+
+class GradEvents:
+    """The ``.grad`` event hooks of a watch and their log (see :func:`gradarg.watch`).
+
+    Parameters
+    ----------
+    watched : Watched
+        The model and the step's progress, shared with the other parts.
+    """
+
+    def __init__(self, watched: Watched):
+        self.watched = watched
+        self._on_zero: Callable[[], None] = _nothing
+        self._running: Callable[[], tuple[str, str] | None] = _nothing
+        owner = watched.owner
+        self._handles: list[Any] = []  # for the whole block
+        self._step_handles: list[Any] = []  # on tensors of the current step
+        # what happened to every parameter's .grad over the whole block, in order (the pass
+        # entries shared with the step's list), read as events.Note lists by notes()
+        self._log: list[PassEntry | StepEntry | EndEntry] = []
+        self._log_limit = 2 * KEPT * (len(owner) + 1)
+        self._changes = 0  # bumped at each entry and accumulation: the record's cache key
+        self._pending: dict[int, PassEntry] = {}  # id(tensor) -> its pass awaiting accumulation
+        self._steps_seen = 0  # optimizer steps holding a watched parameter
+        # the smallest trainable parameter: its sum at each call of the model (and at the end
+        # of the block), whose change means an update ran in between, and its .grad's norm at
+        # each optimizer step, whose change since its pass means .grad was edited
+        trainable = [p for p in owner if p.requires_grad and p.numel()]
+        self._probe = min(trainable, key=lambda q: q.numel()) if trainable else None
+        self._probe_after: float | None = None
+        self._moved: dict[int, float] = {}
+        self._moved_end: float | None = None
+        self._held_by: dict[int, _Holding] = {}  # per optimizer
+        # (module, attribute) -> the parameter registered there when the watch began
+        self._registered: dict[tuple[Any, str], torch.Tensor] = {}
+        # not under FSDP: it puts other tensors on the modules at each forward by itself
+        swaps = watched.engine == "FSDP2" and any(
+            any(True for _ in m.named_parameters(recurse=False)) for m in watched.names)
+        if not swaps and not any(type(m).__name__ == "FullyShardedDataParallel"
+                                 for m in watched.names):
+            for m in watched.names:
+                for pname, p in m.named_parameters(recurse=False):
+                    self._registered[(m, pname)] = p
+        self._replaced: dict[str, Replacement] = {}
+        self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
+        self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
+        self._got: list[PassEntry] = []  # this step's passes
+
+    def listen(self, *, on_zero: Callable[[], None],
+               running: Callable[[], tuple[str, str] | None]) -> None:
+        """``on_zero()`` is called at each exactly-zero gradient of a pass (the graph notes
+        read the factors then); ``running()`` returns the innermost module call running, as
+        ``(name, class name)``, or ``None``."""
+        self._on_zero, self._running = on_zero, running
+
+    # -- read-only views ----------------------------------------------------------------------
+    @property
+    def passes(self) -> list[PassEntry]:
+        """This step's gradients that reached a parameter, in order (do not modify)."""
+        return self._got
+
+    @property
+    def changes(self) -> int:
+        """A counter bumped at each logged event: changes when the record does."""
+        return self._changes
+
+    @property
+    def steps_seen(self) -> int:
+        """Optimizer steps that held a watched parameter."""
+        return self._steps_seen
+
+    @property
+    def moved(self) -> Mapping[int, float]:
+        """The probe's sum at the start of each call of the model (by call number)."""
+        return MappingProxyType(self._moved)
+
+    @property
+    def moved_end(self) -> float | None:
+        """The probe's sum when the block ended (``None``: not read)."""
+        return self._moved_end
+
+    @property
+    def probe_name(self) -> str:
+        """The parameter whose sum tells whether an update ran."""
+        p = self._probe
+        return self.watched.owner[p][0] if p is not None else "the parameters"
+
+    @property
+    def replaced(self) -> Mapping[str, Replacement]:
+        """Parameters whose attribute was assigned a new ``nn.Parameter``, by name."""
+        return MappingProxyType(self._replaced)
+
+    @property
+    def replacement_got(self) -> Mapping[str, float]:
+        """Name -> norm of the gradient the new tensor of a re-created parameter received."""
+        return MappingProxyType(self._replacement_got)
+
+    @property
+    def final(self) -> dict[Any, float | None] | None:
+        """Parameter -> norm of ``.grad`` when the block ended (``None``: not read yet)."""
+        return self._final
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def attach(self) -> None:
+        """Hook every parameter that requires grad, and the optimizers' steps."""
+        for p in self.watched.owner:
+            if p.requires_grad:
+                self.hook_param(p)
+        self._handles.append(register_optimizer_step_pre_hook(self._step_hook))
+        if self._registered:
+            self._handles.append(
+                register_module_parameter_registration_hook(self._registration_hook))
+
+    def hook_param(self, p: torch.Tensor, live: torch.Tensor | None = None) -> None:
+        """Hook ``p`` (or ``live``, the tensor FSDP2 computes with in its place)."""
+        t = p if live is None else live
+        self._handles.append(t.register_hook(self._param_hook(p, live)))
+        self._handles.append(t.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
+
+    def new_step(self) -> None:
+        """A new step begins: this step's passes are forgotten (the log keeps them)."""
+        for h in self._step_handles:
+            h.remove()
+        self._step_handles = []
+        self._got = []
+        self._final = None
+
+    def forward_started(self, forward: int) -> None:
+        """Call ``forward`` of the model starts: the probe's sum is read."""
+        if self._probe is not None:
+            self._moved[forward] = self._probe_sum()
+            if len(self._moved) > 4 * KEPT:
+                del self._moved[min(self._moved)]
+
+    def detach(self) -> list[Any]:
+        """The handles of every hook this part put on, for the caller to remove."""
+        handles = self._handles + self._step_handles
+        self._handles, self._step_handles = [], []
+        return handles
+
+    # -- the hooks ----------------------------------------------------------------------------
     def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
         held_by = p if live is None else live
+        watched = self.watched
 
         def hook(g):
-            self._backward_seen = True
+            watched.backward_seen = True
             held = held_by.grad
-            # [parameter, norm, norm held before, sparse, norm after, forward, accumulated]
-            entry = [p, _norm(g), None if held is None else _norm(held), g.is_sparse, None,
-                     self._forwards, False]
-            self._param_got.append(entry)
+            entry = PassEntry(p, _norm(g), None if held is None else _norm(held), g.is_sparse,
+                              None, watched.forwards)
+            self._got.append(entry)
             self._log_entry(entry)
             self._pending[id(held_by)] = entry  # completed once the pass accumulated
-            if entry[1] == 0.0 and self._zero_blocked is None:
-                self._note_zeros()
+            if entry.grad == 0.0:
+                self._on_zero()
 
         return hook
 
@@ -83,21 +210,21 @@ class StepHooks:
             entry = pending.pop(id(t), None)
             if entry is None:  # a pass whose gradient the tensor hook did not see
                 return
-            held, grad = entry[2], t.grad
+            held, grad = entry.held, t.grad
             if grad is None:  # cleared by a hook of the user's
                 after = None
             elif held is None or held == 0.0:
-                after = entry[1]
+                after = entry.grad
             else:
-                after = _norm(grad) if self._exact else None
-            entry[4], entry[6] = after, True
+                after = _norm(grad) if self.watched.exact else None
+            entry.after, entry.accumulated = after, True
             self._changes += 1
             if p is self._probe:
                 self._probe_after = after
 
         return hook
 
-    def _log_entry(self, entry: Any) -> None:
+    def _log_entry(self, entry: PassEntry | StepEntry | EndEntry) -> None:
         log = self._log
         log.append(entry)
         self._changes += 1
@@ -112,21 +239,21 @@ class StepHooks:
         groups = optimizer.param_groups
         size = sum(len(g["params"]) for g in groups)
         cached = self._held_by.get(id(optimizer))
-        if cached is None or cached[0] is not optimizer or cached[1] != size:
-            owner = self._owner
+        if cached is None or cached.optimizer is not optimizer or cached.size != size:
+            owner = self.watched.owner
             held = [p for g in groups for p in g["params"] if p in owner]
             has_probe = any(p is self._probe for p in held)
-            self._held_by[id(optimizer)] = cached = (optimizer, size, held, has_probe)
-        held = cached[2]
+            self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
+        held = cached.held
         if not held:
             return
         self._steps_seen += 1
         grads = [p.grad for p in held]
         probe, norms = self._probe, None
-        if not self._exact:
+        if not self.watched.exact:
             pass  # DDP/FSDP2: .grad holds the processes' average; None-ness only
         elif probe is not None and self._probe_after and probe.grad is not None \
-                and cached[3]:
+                and cached.has_probe:
             n = _norm(probe.grad)
             a = self._probe_after
             norms = {probe: n}
@@ -134,14 +261,16 @@ class StepHooks:
                 norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
         else:
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
-        if cached[3]:
+        if cached.has_probe:
             self._probe_after = None  # compared once: a later step has nothing to compare with
-        self._log_entry(("step", held, [g is None for g in grads], norms, self._forwards))
+        self._log_entry(StepEntry(held, [g is None for g in grads], norms,
+                                  self.watched.forwards))
 
-    def _end(self) -> None:
+    def end(self) -> None:
         """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
-        self._final = {p: (None if p.grad is None else _norm(p.grad)) for p in self._owner}
-        self._log_entry(("end", self._final, self._forwards))
+        self._final = {p: (None if p.grad is None else _norm(p.grad))
+                       for p in self.watched.owner}
+        self._log_entry(EndEntry(self._final, self.watched.forwards))
         if self._probe is not None:
             self._moved_end = self._probe_sum()
 
@@ -158,23 +287,23 @@ class StepHooks:
             got.append(note)
 
         for e in self._log:
-            if type(e) is list:  # a pass
-                if e[6]:
-                    add(e[0], Note("pass", e[1], e[2], e[4], e[5], steps.get(e[0], 0)))
-            elif e[0] == "step":
-                _, held, none, norms, forward = e
-                for p, is_none in zip(held, none, strict=True):
+            if type(e) is PassEntry:
+                if e.accumulated:
+                    add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
+                                      steps.get(e.param, 0)))
+            elif type(e) is StepEntry:
+                for p, is_none in zip(e.held, e.none, strict=True):
                     steps[p] = steps.get(p, 0) + 1
                     if is_none:
-                        add(p, Note("step", None, None, None, forward, steps[p]))
-                    elif norms is not None and p in norms:
-                        add(p, Note("step", None, norms[p], None, forward, steps[p]))
+                        add(p, Note("step", None, None, None, e.forward, steps[p]))
+                    elif e.norms is not None and p in e.norms:
+                        add(p, Note("step", None, e.norms[p], None, e.forward, steps[p]))
                     else:
-                        add(p, Note("step", None, nan, None, forward, steps[p], measured=False))
+                        add(p, Note("step", None, nan, None, e.forward, steps[p],
+                                    measured=False))
             else:  # the end
-                _, final, forward = e
                 for p in notes:
-                    add(p, Note("end", None, final.get(p), None, forward, steps.get(p, 0)))
+                    add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
         return {p: n[-KEPT:] for p, n in notes.items()}
 
     def _probe_sum(self) -> float:
@@ -191,16 +320,14 @@ class StepHooks:
         old = self._registered.get((module, name))
         if old is None or param is old:
             return
-        full = self._owner[old][0]
-        inside = None
-        if self._stack:
-            running = self._raw[self._stack[-1]].module
-            inside = (self._names.get(running, ROOT_NAME), type(running).__name__)
+        watched = self.watched
+        full = watched.owner[old][0]
+        inside = self._running()
         seen = self._replaced.get(full)
         if seen is None:
-            mname = self._names.get(module, ROOT_NAME)
+            mname = watched.names.get(module, ROOT_NAME)
             self._replaced[full] = Replacement(full, mname, type(module).__name__, name,
-                                               inside, self._forwards)
+                                               inside, watched.forwards)
         else:
             self._replaced[full] = seen._replace(count=seen.count + 1)
         if isinstance(param, torch.Tensor) and param.requires_grad:
@@ -209,41 +336,4 @@ class StepHooks:
             def hook(g, full=full):
                 got[full] = _norm(g)
 
-            self._tensor_handles.append(param.register_hook(hook))
-
-    # -- what the graph and the values show (graphnotes) --------------------------------------
-    def _note_forward(self, index: int) -> None:
-        """An outermost call returned: where the forward's first NaN/Inf comes from."""
-        try:
-            self._forward_nan = graphnotes.forward_nan(self, index)
-        except Exception:  # noqa: BLE001 (never break the user's forward)
-            self._forward_nan = None
-
-    def _note_zeros(self) -> None:
-        """At the first exactly-zero gradient of a pass (the values as the forward used them):
-        the parameters an all-zero factor blocks."""
-        try:
-            self._zero_blocked = graphnotes.zero_blocks(graphnotes.roots(self), self._names_of())
-        except Exception:  # noqa: BLE001 (never break the user's backward)
-            self._zero_blocked = {}
-
-    def _names_of(self) -> dict[Any, str]:
-        return {p: name for p, (name, _) in self._owner.items()}
-
-    def stopped_at(self) -> graphnotes.Stop | None:
-        """Where this step's backward stopped at a saved tensor modified in place, if it did
-        (read again while the hooks are on; kept when the block ends)."""
-        if self._active:
-            self._note_stop()
-        return self._stop
-
-    def _note_stop(self) -> None:
-        """Read while the graph is held, when some parameter that requires grad got none."""
-        got = {p for p, *_ in self._param_got}
-        if not self._backward_seen or all(p in got for p in self._owner if p.requires_grad):
-            return
-        try:
-            self._stop = graphnotes.stopped(graphnotes.roots(self), self._names_of(), got,
-                                            self._node_owner)
-        except Exception:  # noqa: BLE001 (a saved tensor that cannot be read: nothing known)
-            self._stop = None
+            self._step_handles.append(param.register_hook(hook))

@@ -6,13 +6,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import torch
 
 from ..graph.values import combine, state
-from .events import Note, chain
+from .events import Note, PassEntry, chain
 
 __all__ = ["ModuleRecord", "ParamRecord", "RawCall", "assemble"]
 
@@ -162,16 +163,15 @@ class ParamRecord:
 
 def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list[tuple[int, ...]],
              names: dict[Any, str], dead: dict[int, tuple[torch.Tensor, int, str]],
-             param_got: list[list[Any]],
+             param_got: Sequence[PassEntry],
              owner: dict[Any, tuple[str, str]],
              final: dict[Any, float | None] | None = None,
              sent: dict[int, list[float]] | None = None,
              notes: dict[Any, list[Note]] | None = None,
              ) -> tuple[list[ModuleRecord], dict[str, ParamRecord], int]:
     """The module calls, the parameters and the number of backward passes, from the hooks'
-    notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (parameter, norm, norm
-    held before, sparse, norm of ``.grad`` after the accumulation or ``None``, ...) per gradient
-    that reached a parameter; ``sent`` (call -> norm per pass) what a call sent back to its
+    notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (a
+    :class:`.events.PassEntry` per gradient that reached a parameter); ``sent`` (call -> norm per pass) what a call sent back to its
     inputs, where its edges were found; ``notes`` the events of each parameter's ``.grad``."""
     by_slot: dict[int, list[float]] = {}
     rank: dict[int, int] = {}
@@ -206,12 +206,12 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
     held: dict[str, float | None] = {}
     sparse: dict[str, bool] = {}
     last_after: dict[str, float | None] = {}
-    for p, n, h, is_sparse, after, *_ in param_got:
-        name = owner[p][0]
-        grads.setdefault(name, []).append(n)
-        held.setdefault(name, h)
-        last_after[name] = after
-        sparse[name] = sparse.get(name, False) or is_sparse
+    for e in param_got:
+        name = owner[e.param][0]
+        grads.setdefault(name, []).append(e.grad)
+        held.setdefault(name, e.held)
+        last_after[name] = e.after
+        sparse[name] = sparse.get(name, False) or e.sparse
     ran_names = {c.name for c in calls}
     first_call: dict[str, int] = {}
     for rec in calls:

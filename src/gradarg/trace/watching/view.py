@@ -41,10 +41,10 @@ def rows(w: GradWatch) -> list[dict[str, Any]]:
             flags.append(f"no grad: {', '.join(p.rsplit('.', 1)[-1] for p in missing)}")
         if c.dead_units and c.dead_units[0]:
             flags.append(f"dead {c.dead_units[0]}/{c.dead_units[1]}")
-        shared = w.shared_total(c.index)
+        shared = w.calls.shared_total(c.index)
         if shared > 1:
             flags.append(f"input shared by {shared} calls: ‖grad in‖ is their total")
-        if c.index in w._late:
+        if c.index in w.calls.late:
             flags.append("ran after the backward (recomputed by checkpointing?)")
         same = number[c.index]
         rows.append({"module": c.name, "call": same.index(c.index) + 1 if len(same) > 1 else None,

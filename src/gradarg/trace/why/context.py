@@ -128,7 +128,7 @@ class Context:
         trace, key = self.trace, self.position
         if self.tensor.grad_fn is None:
             return trace.nodes[key].grad
-        return trace.gradient if key == 0 else trace._incoming_sum(key)
+        return trace.gradient if key == 0 else trace.incoming(key)
 
     @cached_property
     def grad(self) -> torch.Tensor:
