@@ -207,3 +207,82 @@ def test_allowed_imports_pass():
     assert violations("from ..core.dense import jacobian\n", "gradarg.check.backward") == []
     assert violations("from . import fd_error\n", "gradarg.check.backward") == []
     assert violations("from ..show.render import fmt\n", "gradarg.trace.drawing") == []
+
+
+# Inside gradarg.trace: sub-packages, bottom to top.  Each may import those before it, never one
+# after it (nor the gradarg.trace package itself, which gathers the public names from all).
+# Type-only imports (under ``if TYPE_CHECKING:``) are not counted: they name a type a module
+# reads, they never run (the drawings read a trace by its attributes, the tape draws itself).
+TRACE_ORDER = ["graph", "draw", "tape", "why", "watching"]
+
+
+def trace_part(module: str) -> str | None:
+    """``gradarg.trace.why.causes`` -> ``why``; ``gradarg.trace`` -> ``""``; else ``None``."""
+    parts = module.split(".")
+    if parts[:2] != ["gradarg", "trace"]:
+        return None
+    return parts[2] if len(parts) > 2 else ""
+
+
+def trace_violations(source: str, module: str, is_package: bool = False) -> list[str]:
+    part = trace_part(module)
+    if not part:  # outside trace, or gradarg.trace's own __init__
+        return []
+    bad = []
+    for line, target in imported_modules(source, module, is_package, runtime_only=True):
+        other = trace_part(target)
+        if other is None or other == part:
+            continue
+        if other == "" or other not in TRACE_ORDER:
+            bad.append(f"{module}:{line} imports {target} (not a sub-package of gradarg.trace)")
+        elif TRACE_ORDER.index(other) > TRACE_ORDER.index(part):
+            bad.append(f"{module}:{line} imports {target} ({part} may not import {other})")
+    return bad
+
+
+def test_trace_is_made_of_the_named_sub_packages():
+    modules = [m for _, m in all_modules() if trace_part(m)]
+    assert sorted({trace_part(m) for m in modules}) == sorted(TRACE_ORDER)
+    # no flat module beside the sub-packages
+    assert [p.name for p in (SRC / "trace").glob("*.py") if p.name != "__init__.py"] == []
+
+
+def test_imports_inside_trace_run_one_way():
+    bad = [
+        v
+        for path, module in all_modules()
+        for v in trace_violations(path.read_text(), module, path.name == "__init__.py")
+    ]
+    assert bad == []
+
+
+def test_every_trace_sub_package_says_what_it_is_for_and_may_import():
+    for part in TRACE_ORDER:
+        doc = ast.get_docstring(ast.parse((SRC / "trace" / part / "__init__.py").read_text()))
+        assert doc and "What it is for" in doc and "May import" in doc, part
+
+
+@pytest.mark.parametrize(
+    ("source", "module", "is_package"),
+    [
+        ("from ..watching.events import Note\n", "gradarg.trace.why.causes", False),
+        ("def f():\n    from ..why.diagnose import why_no_grad\n", "gradarg.trace.tape.traced",
+         False),
+        ("from ..tape import traced\n", "gradarg.trace.draw.player", False),
+        ("import gradarg.trace.draw.drawing\n", "gradarg.trace.graph.nodes", False),
+        ("from .. import watch\n", "gradarg.trace.why", True),
+        ("from ...trace import why_no_grad\n", "gradarg.trace.watching.explain", False),
+    ],
+)
+def test_a_deliberate_back_import_inside_trace_is_caught(source, module, is_package):
+    assert trace_violations(source, module, is_package) != []
+
+
+def test_forward_imports_inside_trace_pass():
+    assert trace_violations("from ..graph.nodes import children\n",
+                            "gradarg.trace.why.causes") == []
+    assert trace_violations("from ..why import rules\n", "gradarg.trace.watching.explain") == []
+    assert trace_violations("from . import reach\n", "gradarg.trace.why.causes") == []
+    assert trace_violations("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                            "    from ..tape.traced import BackwardTrace\n",
+                            "gradarg.trace.draw.player") == []

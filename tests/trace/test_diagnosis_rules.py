@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from gradarg import GradDiagnosis, why_no_grad
-from gradarg.trace import causes, context, rules
+from gradarg.trace.why import causes, context, rules
 
 
 def test_the_case_type_and_the_docstrings_name_every_case():

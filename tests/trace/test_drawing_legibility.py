@@ -8,7 +8,7 @@ import re
 import torch
 
 import gradarg
-from gradarg.trace.drawing import LEGEND
+from gradarg.trace.draw.drawing import LEGEND
 
 
 def chain():

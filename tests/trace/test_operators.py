@@ -20,9 +20,9 @@ import torch
 import torch.nn.functional as F
 
 from gradarg import trace_backward
-from gradarg.trace.labels import label, names_by_node
-from gradarg.trace.nodes import children, op_name, walk
-from gradarg.trace.operators import OPERATORS, factors, row, singular
+from gradarg.trace.graph.labels import label, names_by_node
+from gradarg.trace.graph.nodes import children, op_name, walk
+from gradarg.trace.graph.operators import OPERATORS, factors, row, singular
 
 D = torch.float64
 T = torch.tensor

@@ -34,7 +34,7 @@ def check_flow(trace):
         if n.key == 0:
             torch.testing.assert_close(n.arrived, trace.gradient)
             continue
-        incoming = trace._incoming_sum(n.key)
+        incoming = trace.incoming(n.key)
         torch.testing.assert_close(n.arrived, incoming)
 
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import gradarg
-from gradarg.trace.modules import module_layout
+from gradarg.trace.draw.modules import module_layout
 
 nn = torch.nn
 
@@ -26,7 +26,7 @@ def live_hook_closures() -> int:
     # left over from a compiled test call into dynamo)
     return sum(1 for o in gc.get_objects()
                if type(o) is types.FunctionType
-               and o.__qualname__.startswith(("GradWatch.", "Recorder."))
+               and o.__qualname__.startswith(("GradWatch.", "Recorder.", "GradEvents.", "GraphNotes."))
                and "<locals>" in o.__qualname__)
 
 
@@ -507,7 +507,7 @@ def test_module_drawing_of_a_model_without_submodules():
 
 
 def test_norm_is_exact_about_zero_and_overflow():
-    from gradarg.trace.values import norm as _norm
+    from gradarg.trace.graph.values import norm as _norm
 
     assert _norm(torch.tensor([1e30, 1e30])) == pytest.approx(math.sqrt(2) * 1e30, rel=1e-6)
     assert _norm(torch.tensor([1e-30, 0.0])) == pytest.approx(1e-30, rel=1e-6)

@@ -4,8 +4,8 @@ A :class:`Rule` names the cases it can answer and a phrase for the documentation
 its handling of a live graph and, where that differs, of a graph whose saved tensors
 ``backward()`` freed.  A handler returns an answer, or ``None``: it could not decide on this
 context, and the next rule is asked.  :func:`decide` asks the rules in order; :func:`cases` and
-:func:`checked` are what the docstrings list.  :data:`gradarg.trace.causes.RULES` (for
-:func:`gradarg.why_no_grad`, on the graph) and :data:`gradarg.trace.explain.RULES` (for
+:func:`checked` are what the docstrings list.  :data:`gradarg.trace.why.causes.RULES` (for
+:func:`gradarg.why_no_grad`, on the graph) and :data:`gradarg.trace.watching.explain.RULES` (for
 :meth:`gradarg.GradWatch.why_no_grad`, on the hooks' record) are two such lists; a new cause is
 one more rule in one of them.
 """

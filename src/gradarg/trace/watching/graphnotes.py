@@ -1,4 +1,4 @@
-"""What the hooks of :class:`~gradarg.trace.gradflow.GradWatch` read from the graph and from the
+"""What the hooks of :class:`~gradarg.trace.watching.watch.GradWatch` read from the graph and from the
 values at a few moments of a step, beyond the norms they note.
 
 Each function answers one question at the moment its hook calls it, when the evidence is
@@ -21,13 +21,13 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .gradients import Zeros, all_zero, bad_data, edited, forward_origin
-from .nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
-from .operators import row
-from .values import finite
+from ..graph.nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
+from ..graph.operators import row
+from ..graph.values import finite
+from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
 
 __all__ = [
-    "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan", "known_finite",
+    "GraphNotes", "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan", "known_finite",
     "nonfinite_origin", "quick_finite", "reentrant_checkpoint", "refs", "roots", "stopped",
     "takes_bad_data", "zero_blocks",
 ]
@@ -116,7 +116,7 @@ class Stop(NamedTuple):
     """A backward pass that stopped at a saved tensor modified in place.
 
     ``node``: the node that needs it (``SigmoidBackward0``); ``what``: the tensor and its
-    edit, in words (see :func:`~gradarg.trace.gradients.edited`); ``fix``: what to do;
+    edit, in words (see :func:`~gradarg.trace.why.gradients.edited`); ``fix``: what to do;
     ``call``: the module call whose output that node is, or ``None``; ``below``: the
     parameters below it that got no gradient."""
 
@@ -200,7 +200,7 @@ def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, tup
 
 def nonfinite_origin(roots: Sequence[Any]) -> Any | None:
     """The node below ``roots`` whose forward output is the first non-finite value (see
-    :func:`~gradarg.trace.gradients.forward_origin`), read from the saved values that went
+    :func:`~gradarg.trace.why.gradients.forward_origin`), read from the saved values that went
     through no saved-tensor hook (reading those would recompute checkpointed blocks)."""
     if not roots:
         return None
@@ -278,16 +278,16 @@ def reentrant_checkpoint() -> str | None:
     return None
 
 
-# -- read from the recorder's notes (hooks.Recorder) -------------------------------------------
+# -- read from the recorder's notes (recorder.Recorder: its read-only views) ------------------
 def _by_slot(rec: Any) -> dict[int, Any]:
     """Slot -> the node whose output it records (leaf slots left out)."""
-    return {slot: key[0] for key, slot in rec._slots.items() if key[1] >= 0}
+    return {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
 
 
 def roots(rec: Any) -> list[Any]:
     """The nodes of the outputs of the outermost module calls (the model's outputs)."""
     by_slot = _by_slot(rec)
-    return list(dict.fromkeys(by_slot[s] for r in rec._raw if r.parent is None
+    return list(dict.fromkeys(by_slot[s] for r in rec.raw if r.parent is None
                               for s in (r.outs or []) if s in by_slot))
 
 
@@ -297,17 +297,17 @@ def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
     live values show, then inside it the graph's origin: values freed by then, the outputs of
     inner calls kept only as views), ``(call, "input")`` when an input of that call without
     history (data) already held it; ``None`` when the output is finite."""
-    outs = [t for r in rec._values[index][1] if (t := r()) is not None]
+    outs = [t for r in rec.values[index][1] if (t := r()) is not None]
     if all(quick_finite(t) for t in outs):
         return None
-    if known_finite(rec._values[index][0]) is False:
+    if known_finite(rec.values[index][0]) is False:
         return index, "input"
-    parents = [r.parent for r in rec._raw]
-    made = first_nonfinite_call(parents, rec._values, index)
+    parents = [r.parent for r in rec.raw]
+    made = first_nonfinite_call(parents, rec.values, index)
     within = index if made is None else made
     by_slot = _by_slot(rec)
     calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
-              [by_slot[s] for s in r.ins if s in by_slot]) for r in rec._raw]
+              [by_slot[s] for s in r.ins if s in by_slot]) for r in rec.raw]
     origin = nonfinite_origin(calls[within][0])
     if origin is not None:
         at = call_of(origin, calls, parents, within)
@@ -315,3 +315,73 @@ def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
             return at, "input"
         made = at if at is not None else made
     return None if made is None else (made, "made")
+
+
+class GraphNotes:
+    """The part of a watch that reads the graph and the values at a few moments: the
+    forward's first NaN/Inf (when an outermost call returns), the parameters an all-zero
+    factor blocks (at the first exactly-zero gradient of a pass), where a failed backward
+    stopped (when the step is read, or the block ends).
+
+    Reads the module calls of ``calls`` (a :class:`~.recorder.Recorder`) and the passes of
+    ``grads`` (a :class:`~.gradhooks.GradEvents`) through their read-only views.
+    """
+
+    def __init__(self, watched: Any, calls: Any, grads: Any):
+        self.watched, self._calls, self._grads = watched, calls, grads
+        self.reset()
+
+    def reset(self) -> None:
+        """A new step: nothing read yet."""
+        self._forward_nan: tuple[int, str] | None = None
+        self._zero_blocked: dict[str, ZeroBlock] | None = None
+        self._stop: Stop | None = None
+
+    @property
+    def forward_nan(self) -> tuple[int, str] | None:
+        """``(call, "made" | "input")``: where the forward's first NaN/Inf comes from."""
+        return self._forward_nan
+
+    @property
+    def zero_blocked(self) -> Mapping[str, ZeroBlock]:
+        """Parameter name -> the all-zero factor that blocks its gradient (empty: none)."""
+        return self._zero_blocked or {}
+
+    def note_forward(self, index: int) -> None:
+        """Outermost call ``index`` returned: where the forward's first NaN/Inf comes from."""
+        if self._forward_nan is not None:
+            return
+        try:
+            self._forward_nan = forward_nan(self._calls, index)
+        except Exception:  # noqa: BLE001 (never break the user's forward)
+            self._forward_nan = None
+
+    def note_zeros(self) -> None:
+        """At the first exactly-zero gradient of a pass (the values as the forward used them):
+        the parameters an all-zero factor blocks."""
+        if self._zero_blocked is not None:
+            return
+        try:
+            self._zero_blocked = zero_blocks(roots(self._calls), self.watched.param_names())
+        except Exception:  # noqa: BLE001 (never break the user's backward)
+            self._zero_blocked = {}
+
+    def stopped_at(self) -> Stop | None:
+        """Where this step's backward stopped at a saved tensor modified in place, if it did
+        (read again while the hooks are on; kept when the block ends)."""
+        if self.watched.active:
+            self.note_stop()
+        return self._stop
+
+    def note_stop(self) -> None:
+        """Read while the graph is held, when some parameter that requires grad got none."""
+        watched = self.watched
+        got = {e.param for e in self._grads.passes}
+        if not watched.backward_seen or all(p in got for p in watched.owner
+                                            if p.requires_grad):
+            return
+        try:
+            self._stop = stopped(roots(self._calls), watched.param_names(), got,
+                                 self._calls.node_owner)
+        except Exception:  # noqa: BLE001 (a saved tensor that cannot be read: nothing known)
+            self._stop = None

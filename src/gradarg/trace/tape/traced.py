@@ -1,5 +1,5 @@
 """What one traced backward pass recorded: :class:`TracedNode`, :class:`TracedEdge` and the
-:class:`BackwardTrace` that :func:`~gradarg.trace.tracer.trace_backward` returns.
+:class:`BackwardTrace` that :func:`~gradarg.trace.tape.tracer.trace_backward` returns.
 
 Detached tensors and strings only, never the graph: dropping a trace (and the output) frees the
 graph.
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..show.render import fmt
-from .values import SHOWN_ENTRIES, dense_values, finite
+from ...show.render import fmt
+from ..graph.values import SHOWN_ENTRIES, dense_values, finite
 
 if TYPE_CHECKING:
-    from .drawing import Drawing
-    from .player import BackwardPlayer
+    from ..draw.drawing import Drawing
+    from ..draw.player import BackwardPlayer
 
 __all__ = ["BackwardTrace", "TracedEdge", "TracedNode"]
 
@@ -192,7 +192,7 @@ class BackwardTrace:
         """
         n = self.node(name)
         if n.is_leaf or n.arrived is None:
-            return self._incoming_sum(n.key)
+            return self.incoming(n.key)
         return n.arrived
 
     def sent(self, src: str, dst: str) -> torch.Tensor | None:
@@ -202,7 +202,9 @@ class BackwardTrace:
                  e.cotangent is not None]
         return _sum(parts)
 
-    def _incoming_sum(self, key: int) -> torch.Tensor | None:
+    def incoming(self, key: int) -> torch.Tensor | None:
+        """The sum of what the edges into the node numbered ``key`` carried (``None``: none
+        carried a gradient)."""
         return _sum([e.cotangent for e in self.edges if e.dst == key and e.cotangent is not None])
 
     @property
@@ -225,7 +227,7 @@ class BackwardTrace:
     # -- output -------------------------------------------------------------------------------
     def to_svg(self, **kwargs: Any) -> str:
         """The drawing as SVG text; see :func:`gradarg.trace_svg` for options."""
-        from .drawing import trace_svg
+        from ..draw.drawing import trace_svg
 
         return trace_svg(self, **kwargs)
 
@@ -234,14 +236,14 @@ class BackwardTrace:
 
         Keyword arguments go to :func:`gradarg.trace_svg` (``source``, ``title``).
         """
-        from .drawing import Drawing
+        from ..draw.drawing import Drawing
 
         return Drawing(self.to_svg(**kwargs))
 
     def player(self, **kwargs: Any) -> BackwardPlayer:
         """Step through this backward pass node by node: a :class:`~gradarg.BackwardPlayer`
         (buttons and arrow keys in a notebook or on a page; its ``steps`` as data)."""
-        from .player import BackwardPlayer
+        from ..draw.player import BackwardPlayer
 
         return BackwardPlayer(self, **kwargs)
 
@@ -250,7 +252,7 @@ class BackwardTrace:
 
         Needs no Graphviz installation to produce; render it anywhere DOT is understood.
         """
-        from .drawing import trace_dot
+        from ..draw.drawing import trace_dot
 
         return trace_dot(self)
 
@@ -258,7 +260,7 @@ class BackwardTrace:
         return self.to_svg()
 
     def _repr_html_(self) -> str:
-        from .drawing import framed
+        from ..draw.drawing import framed
 
         return framed(self.to_svg())
 

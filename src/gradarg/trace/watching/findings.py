@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
+from ..graph.values import fmt_norm as _f
+from .eventfindings import accumulated, edited_after_backward, recreated
 from .finding import Finding, Options
-from .stepfindings import accumulated, edited_after_backward, recreated
-from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
     from .records import ModuleRecord
+    from .watch import GradWatch
 
 __all__ = ["FINDINGS", "Finding", "Options", "problems", "summary"]
 
@@ -28,7 +28,7 @@ __all__ = ["FINDINGS", "Finding", "Options", "problems", "summary"]
 def backward_stopped(w: GradWatch, o: Options) -> Finding:
     """The backward pass stopped with torch's error at a saved tensor modified in place after
     it was saved (read from the version counters of the saved tensors still on the graph)."""
-    stop = w.stopped_at()
+    stop = w.graph.stopped_at()
     if stop is None:
         return Finding("backward completed", True)
     at = ""
@@ -48,7 +48,7 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
     bad = [n for n, r in w.parameters.items() if r.state == "nonfinite"]
     if first is not None or bad:
         where = f" first sent by '{first.name}' ({first.kind})" if first else ""
-        made = w._forward_nan
+        made = w.graph.forward_nan
         then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
                 "then")
         if made is not None and made[0] < len(w.modules) and made[1] == "input":
@@ -62,7 +62,7 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
                      f"whose input is finite and whose output is not{then}")
         elif first is None:
             # already NaN/Inf where it reached the model: made outside it (the loss)
-            outer = [c for c in w.modules if c.parent is None and c.index not in w._late
+            outer = [c for c in w.modules if c.parent is None and c.index not in w.calls.late
                      and c.grad_out is not None and not math.isfinite(c.grad_out)]
             if outer:
                 c = outer[0]
@@ -75,7 +75,7 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
 
 def no_gradient(w: GradWatch, o: Options) -> Finding:
     none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None
-            and n not in w._replaced]  # re-created: named by that finding
+            and n not in w.grads.replaced]  # re-created: named by that finding
     if none:
         shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
         return Finding("missing gradients", True,
@@ -131,7 +131,7 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
 def cut_calls(w: GradWatch) -> list[tuple[ModuleRecord, str]]:
     """The calls of trainable modules whose outputs had no autograd history, each with the
     grad mode it ran in (``"no_grad"``, ``"inference_mode"`` or ``"on"``)."""
-    return [(w.modules[i], mode) for i, mode in w._cut if i < len(w.modules)]
+    return [(w.modules[i], mode) for i, mode in w.calls.cut if i < len(w.modules)]
 
 
 def unused_output_calls(w: GradWatch) -> list[ModuleRecord]:
@@ -140,7 +140,7 @@ def unused_output_calls(w: GradWatch) -> list[ModuleRecord]:
     checkpointing) do not count."""
     flowed = {c.name for c in w.modules if c.grad_out is not None}
     return [c for c in w.modules if c.out_shape is not None and c.grad_out is None
-            and c.index not in w._late and c.name not in flowed]
+            and c.index not in w.calls.late and c.name not in flowed]
 
 
 def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
@@ -189,7 +189,7 @@ def output_unused(w: GradWatch, o: Options) -> Finding:
     encoder state not passed on, an output detached after the module).  Calls that started
     after the backward (recomputation by checkpointing) do not count."""
     calls = w.modules
-    if w.stopped_at() is not None:
+    if w.graph.stopped_at() is not None:
         return Finding("outputs used", False,
                        why_not="backward() stopped with an error before reaching every module")
     unused = unused_output_calls(w)
@@ -245,7 +245,7 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
     zero = [n for n, r in w.parameters.items() if r.state == "zero"]
     if not zero:
         return Finding("all-zero", True)
-    blocked = w._zero_blocked or {}
+    blocked = w.graph.zero_blocked
     explained = [n for n in zero if n in blocked]
     rest = [n for n in zero if n not in blocked]
     parts = []
@@ -293,7 +293,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
 
 def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
     """Every finding, in order; none when no backward pass reached the model."""
-    if not w._backward_seen:
+    if not w.watched.backward_seen:
         return [Finding("backward", True, "no backward pass reached the model")]
     options = Options(**kwargs)
     return [finding(w, options) for finding in FINDINGS]

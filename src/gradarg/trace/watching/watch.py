@@ -20,19 +20,22 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..graph.values import state as _state
 from . import explain, findings, view
-from .hooks import Recorder
+from .gradhooks import GradEvents
+from .graphnotes import GraphNotes
+from .model import Watched
+from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
-from .values import state as _state
 
 if TYPE_CHECKING:
-    from .drawing import Drawing
+    from ..draw.drawing import Drawing
 
 __all__ = ["GradWatch", "ModuleRecord", "ParamRecord", "watch"]
 
 
 
-class GradWatch(Recorder):
+class GradWatch:
     """The hooks :func:`watch` put on a model, and the record of the last step they saw.
 
     Use it as a context manager (``with gradarg.watch(model) as w:``) or keep it and call
@@ -45,7 +48,47 @@ class GradWatch(Recorder):
         The watched model.
     backward_passes : int
         Number of backward passes that reached the model during the recorded step.
+    calls : Recorder
+        The part that hooks the module calls (read-only views: ``late``, ``cut``, ...).
+    grads : GradEvents
+        The part that observes each parameter's ``.grad`` (``replaced``, ``moved``, ...).
+    graph : GraphNotes
+        The part that reads the graph and the values (``forward_nan``, ``zero_blocked``, ...).
     """
+
+    def __init__(self, model: torch.nn.Module):
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                f"watch() takes a torch.nn.Module, got {type(model).__name__}; wrap a function "
+                f"in a module, or use gradarg.trace_backward(loss) for a bare graph"
+            )
+        self.model = model
+        self.watched = watched = Watched.of(model)
+        self.grads = GradEvents(watched)
+        self.calls = Recorder(watched, self.grads)
+        self.graph = GraphNotes(watched, self.calls, self.grads)
+        self.calls.listen(new_step=self.graph.reset, outer_return=self.graph.note_forward)
+        self.grads.listen(on_zero=self.graph.note_zeros, running=self.calls.running)
+        self._cache: tuple | None = None
+        self._passes = 0
+        self.calls.attach()
+        self.grads.attach()
+        watched.active = True
+
+    @property
+    def engine(self) -> str | None:
+        """``"DDP"``, ``"FSDP2"`` or ``None``: the engine that spreads the model over processes."""
+        return self.watched.engine
+
+    @property
+    def rank(self) -> int:
+        """This process's rank (0 without ``torch.distributed``)."""
+        return self.watched.rank
+
+    @property
+    def world(self) -> int:
+        """The number of processes (1 without ``torch.distributed``)."""
+        return self.watched.world
 
     # -- life cycle ---------------------------------------------------------------------------
     def remove(self) -> None:
@@ -62,21 +105,21 @@ class GradWatch(Recorder):
         >>> net._forward_hooks, net._forward_pre_hooks
         (OrderedDict(), OrderedDict())
         """
-        if self._active:
-            if self._backward_seen:
+        watched = self.watched
+        if watched.active:
+            if watched.backward_seen:
                 # what .grad holds when the block ends, to compare with what backward left
                 # there (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows)
-                self._end()
+                self.grads.end()
                 self._cache = None
             self._finish()
-        for h in self._module_handles + self._param_handles + self._tensor_handles:
+        handles = self.calls.detach() + self.grads.detach()
+        for h in handles:
             h.remove()
-        if self._active:
-            self._note_stop()  # the graph is still held; no hook fires while it is read
-        self._module_handles, self._param_handles, self._tensor_handles = [], [], []
-        self._slot_refs, self._slots, self._swapped = [], {}, {}
-        self._node_owner, self._node_outputs = {}, {}
-        self._active = False
+        if watched.active:
+            self.graph.note_stop()  # the graph is still held; no hook fires while it is read
+        self.calls.forget()
+        watched.active = False
 
     def __enter__(self) -> GradWatch:  # noqa: PYI034 (a final class in practice)
         return self
@@ -86,16 +129,14 @@ class GradWatch(Recorder):
 
     # -- the record ---------------------------------------------------------------------------
     def _finish(self) -> tuple[list[ModuleRecord], dict[str, ParamRecord]]:
-        for open_key in list(self._sent_open):  # edges that never got a gradient this pass
-            self._close_sent(open_key)
-        key = (len(self._arrivals), len(self._param_got), sum(map(len, self._sent.values())),
-               self._changes, len(self._replaced))
+        noted = self.calls.notes()
+        grads = self.grads
+        key = (*self.calls.key(), len(grads.passes), grads.changes, len(grads.replaced))
         if self._cache is not None and self._cache[2] == key:
             return self._cache[:2]
-        sent = {i: self._sent.get(i, []) for i in self._sent_edges}
         calls, params, self._passes = assemble(
-            self._raw, self._arrivals, self._shapes, self._names, self._dead, self._param_got,
-            self._owner, self._final, sent, self.notes())
+            noted["raw"], noted["arrivals"], noted["shapes"], self.watched.names, noted["dead"],
+            grads.passes, self.watched.owner, grads.final, noted["sent"], grads.notes())
         self._cache = (calls, params, key)
         return calls, params
 
@@ -176,9 +217,16 @@ class GradWatch(Recorder):
         """
         return explain.why_no_grad(self, param)
 
-    def _param_name(self, param: str | torch.Tensor) -> str:
+    def param_name(self, param: str | torch.Tensor) -> str:
+        """The full name of ``param`` (a name or the tensor itself).
+
+        Raises
+        ------
+        KeyError
+            ``param`` is not a parameter of the watched model.
+        """
         if isinstance(param, torch.Tensor):
-            for p, (name, _) in self._owner.items():
+            for p, (name, _) in self.watched.owner.items():
                 if p is param:
                     return name
             raise KeyError("that tensor is not a parameter of the watched model")
@@ -191,7 +239,7 @@ class GradWatch(Recorder):
     def problems(self, *, factor: float = 1e3, dead_fraction: float = 0.5) -> list[str]:
         """Each thing wrong with the recorded step, one phrase each (empty if none).
 
-        Each phrase comes from one finding of ``gradarg.trace.findings`` (a backward that
+        Each phrase comes from one finding of ``gradarg.trace.watching.findings`` (a backward that
         stopped at a saved tensor edited in place, non-finite gradients, parameters re-created
         by an assignment, missing gradients, modules cut from the graph or whose output went
         unused, vanishing or exploding flow, dead units, all-zero gradients and the all-zero
@@ -240,7 +288,7 @@ class GradWatch(Recorder):
 
     def plot(self, ax: Any = None, *, title: str | None = None) -> Any:
         """Gradient norms per module in forward order, log scale, zero and NaN/Inf marked;
-        see ``gradarg.trace.view.plot``.
+        see ``gradarg.trace.watching.view.plot``.
 
         Returns
         -------
@@ -255,12 +303,12 @@ class GradWatch(Recorder):
 
     def draw(self, **kwargs: Any) -> Drawing:
         """The module-level drawing; see :func:`gradarg.draw_modules` for the options."""
-        from .modules import draw_modules
+        from ..draw.modules import draw_modules
 
         return draw_modules(self, **kwargs)
 
     def __repr__(self) -> str:
-        if not self._raw:
+        if not self.calls.raw:
             return f"GradWatch({type(self.model).__name__}): nothing recorded yet"
         return f"{self.summary()}\n{self.table()}"
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import torch
 
-from .._validate import check_cotangent, check_tensor
-from .labels import forward_values, label, names_by_node
-from .nodes import (
+from ..._validate import check_cotangent, check_tensor
+from ..graph.labels import forward_values, label, names_by_node
+from ..graph.nodes import (
     check_not_freed,
     children,
     leaf_tensor,

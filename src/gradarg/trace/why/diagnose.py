@@ -7,7 +7,7 @@ traced ``torch.autograd.grad`` pass with ``retain_graph=True`` (nothing is accum
 ``backward()`` freed the saved tensors, it answers from ``.grad`` and the graph's structure
 (which ``backward()`` leaves in place) and says what could not be checked.
 
-The causes and their order are :data:`gradarg.trace.causes.RULES`; the ``Case`` type and the
+The causes and their order are :data:`gradarg.trace.why.causes.RULES`; the ``Case`` type and the
 lists of cases in the docstrings below are made from them.
 """
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
-from .._validate import check_tensor
+from ..._validate import check_tensor
 from . import rules
 from .causes import RULES
 from .context import Context

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..show.render import fmt
+from ...show.render import fmt
+from ..graph.operators import row
 from .drawing import LEGEND, cotangent_text, scroll_frame, trace_svg
-from .operators import row
 
 if TYPE_CHECKING:
-    from .traced import BackwardTrace, TracedNode
+    from ..tape.traced import BackwardTrace, TracedNode
 
 __all__ = ["BackwardPlayer", "Step"]
 

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..show.render import fmt
-from .cuts import is_mask
-from .nodes import (
+from ...show.render import fmt
+from ..graph.nodes import (
     Graph,
     children,
     is_custom,
@@ -24,11 +23,12 @@ from .nodes import (
     saved_values,
     walk,
 )
-from .operators import factors, row
-from .values import dense_values, finite
+from ..graph.operators import factors, row
+from ..graph.values import dense_values, finite
+from .cuts import is_mask
 
 if TYPE_CHECKING:
-    from .traced import BackwardTrace, TracedNode
+    from ..tape.traced import BackwardTrace, TracedNode
 
 __all__ = [
     "Zero", "Zeros", "bad_data", "compare", "custom_on_path", "edited", "forward_origin",
@@ -306,7 +306,7 @@ def forward_origin(node: Any, index: Any, *, hooked: bool = True) -> Any | None:
     NaN).  ``None`` when no saved value below ``node`` is non-finite.  ``index`` holds the
     graph's nodes: values from outside it (data) are left to :func:`bad_data`.  ``hooked``:
     whether to read values saved through saved-tensor hooks (see
-    :func:`~gradarg.trace.nodes.saved`)."""
+    :func:`~gradarg.trace.graph.nodes.saved`)."""
     order = _children_first(node)
     bad: set[Any] = set()
     for n in order:

@@ -1,36 +1,28 @@
-"""The recording half of :class:`~gradarg.trace.gradflow.GradWatch`: the hooks and their notes.
+"""The module calls of a watched step, one part of :class:`~gradarg.trace.watching.watch.GradWatch`.
 
 Forward pre-hooks and hooks on every module note the order in which modules ran and hang a
 hook on each tensor that enters or leaves a module (``Node.register_prehook`` for a non-leaf,
-``Tensor.register_hook`` for a leaf); a tensor hook on every parameter sees the gradient this
-backward pass computed for it, before it is added to ``.grad``.  Each hook stores one norm;
-:func:`~gradarg.trace.records.assemble` turns the notes into records.
-
-What happens to each parameter's ``.grad`` is noted as it happens (:class:`.events.Note`): a
-post-accumulate-grad hook on every parameter after each pass accumulated into it, a global
-optimizer step pre-hook when a step holding it begins (``torch.optim.optimizer.
-register_optimizer_step_pre_hook``), the end of the block; a global parameter registration
-hook (``torch.nn.modules.module.register_module_parameter_registration_hook``) sees a
-registered parameter's attribute assigned a new ``nn.Parameter`` (:class:`.events.Replacement`).
-A new kind of note (a new hook) goes here; what the notes mean goes in :mod:`.events` and
-:mod:`.findings`.
+``Tensor.register_hook`` for a leaf), and on the edges by which a call sends gradient to its
+inputs when another call shares them.  Each hook stores one norm;
+:func:`~gradarg.trace.watching.records.assemble` turns the notes into records.  What happens
+to each parameter's ``.grad`` is the other part's (:mod:`.gradhooks`); what the graph and the
+values show, :mod:`.graphnotes`.  A new kind of note about module calls goes here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.nn.modules.module import register_module_parameter_registration_hook
-from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+from ..graph.nodes import children, is_leaf, leaf_tensor
+from ..graph.values import norm as _norm
+from ..graph.values import tensors as _tensors
 from . import graphnotes
-from .events import KEPT, Replacement
-from .nodes import children, is_leaf, leaf_tensor
+from .gradhooks import GradEvents
+from .model import Watched
 from .records import ROOT_NAME, RawCall
-from .stephooks import StepHooks
-from .values import norm as _norm
-from .values import tensors as _tensors
 
 __all__ = ["Recorder"]
 
@@ -44,98 +36,118 @@ _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module t
 _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges to its inputs
 
 
-def _engine(model: torch.nn.Module) -> tuple[str | None, int, int]:
-    """``("DDP" | "FSDP2" | None, rank, world size)``: the engine that spreads ``model`` over
-    processes, read from its modules' types once ``torch.distributed`` is initialised."""
-    dist = torch.distributed
-    if not (dist.is_available() and dist.is_initialized()):
-        return None, 0, 1
-    rank, world = dist.get_rank(), dist.get_world_size()
-    from torch.nn.parallel import DistributedDataParallel
-
-    fsdp_module: Any = None
-    try:
-        from torch.distributed.fsdp import FSDPModule
-
-        fsdp_module = FSDPModule
-    except ImportError:  # torch < 2.6 has no FSDP2 under this name
-        pass
-    for m in model.modules():
-        if isinstance(m, DistributedDataParallel):
-            return "DDP", rank, world
-        if fsdp_module is not None and isinstance(m, fsdp_module):
-            return "FSDP2", rank, world
-    return None, rank, world
+def _nothing(*args: Any) -> None:
+    return None
 
 
-class Recorder(StepHooks):
-    """Hooks on a model and what they noted during the last step (see :func:`gradarg.watch`)."""
+class Recorder:
+    """Hooks on a model's module calls and what they noted during the last step.
 
-    def __init__(self, model: torch.nn.Module):
-        if not isinstance(model, torch.nn.Module):
-            raise TypeError(
-                f"watch() takes a torch.nn.Module, got {type(model).__name__}; wrap a function "
-                f"in a module, or use gradarg.trace_backward(loss) for a bare graph"
-            )
-        self.model = model
-        self._names = {m: (n or ROOT_NAME) for n, m in model.named_modules()}
-        self._owner: dict[torch.Tensor, tuple[str, str]] = {}
-        for mname, m in model.named_modules():
-            for pname, p in m.named_parameters(recurse=False):
-                full = f"{mname}.{pname}" if mname else pname
-                self._owner.setdefault(p, (full, mname or ROOT_NAME))
-        self.engine, self.rank, self.world = _engine(model)
+    Parameters
+    ----------
+    watched : Watched
+        The model and the step's progress, shared with the other parts.
+    grads : GradEvents
+        The ``.grad`` part: told when a call of the model starts and when a step begins, and
+        asked to hook the parameters FSDP2 puts on a module for a forward.
+    """
+
+    def __init__(self, watched: Watched, grads: GradEvents):
+        self.watched = watched
+        self._grads = grads
+        self._on_new_step: Callable[[], None] = _nothing
+        self._on_outer_return: Callable[[int], None] = _nothing
         # FSDP2 computes with unsharded copies of the parameters it puts on the modules during
         # the forward: the parameters registered at construction never see a gradient
         self._swappable: dict[Any, list[tuple[str, torch.Tensor]]] = {}
-        if self.engine == "FSDP2":
-            for m in self._names:
+        if watched.engine == "FSDP2":
+            for m in watched.names:
                 direct = list(m.named_parameters(recurse=False))
                 if direct:
                     self._swappable[m] = direct
         self._swapped: dict[int, torch.Tensor] = {}
         self._module_handles: list[Any] = []
-        self._param_handles: list[Any] = []
         self._tensor_handles: list[Any] = []
-        self._active = False
-        # what happened to every parameter's .grad over the whole block, in order: pass
-        # entries (shared with the record's _param_got) and step and end entries, turned
-        # into events.Note lists when the record is read (notes())
-        self._log: list[Any] = []
-        self._log_limit = 2 * KEPT * (len(self._owner) + 1)
-        self._changes = 0  # bumped at each entry and accumulation: the record's cache key
-        self._pending: dict[int, list[Any]] = {}  # id(tensor) -> its pass awaiting accumulation
-        self._forwards = 0  # calls of the watched model started
-        self._steps_seen = 0  # optimizer steps holding a watched parameter
-        # the smallest trainable parameter: its sum at each call of the model (and at the end
-        # of the block), whose change means an update ran in between, and its .grad's norm at
-        # each optimizer step, whose change since its pass means .grad was edited
-        trainable = [p for p in self._owner if p.requires_grad and p.numel()]
-        self._probe = min(trainable, key=lambda q: q.numel()) if trainable else None
-        self._probe_after: float | None = None
-        self._moved: dict[int, float] = {}
-        self._moved_end: float | None = None
-        self._held_by: dict[int, tuple[Any, int, list[torch.Tensor], bool]] = {}  # per optimizer
-        # exact norms in the hooks: not under DDP/FSDP2 (there .grad is overwritten by the
-        # average of the processes, and a sharded norm is a collective)
-        self._exact = self.engine is None
-        # (module, attribute) -> the parameter registered there when the watch began
-        self._registered: dict[tuple[Any, str], torch.Tensor] = {}
-        if not self._swappable and not any(type(m).__name__ == "FullyShardedDataParallel"
-                                           for m in self._names):
-            for m in self._names:
-                for pname, p in m.named_parameters(recurse=False):
-                    self._registered[(m, pname)] = p
-        self._replaced: dict[str, Replacement] = {}
-        self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
+        self.version = 0  # bumped at each call and step: part of the record's cache key
         self._reset()
-        self._attach()
 
-    # -- hooks --------------------------------------------------------------------------------
+    def listen(self, *, new_step: Callable[[], None],
+               outer_return: Callable[[int], None]) -> None:
+        """Call ``new_step()`` when a new step begins, ``outer_return(call)`` when an
+        outermost module call returns."""
+        self._on_new_step, self._on_outer_return = new_step, outer_return
+
+    # -- read-only views (for the graph notes and the record) ---------------------------------
+    @property
+    def raw(self) -> list[RawCall]:
+        """One note per module call of the step, in forward order (do not modify)."""
+        return self._raw
+
+    @property
+    def slots(self) -> dict[tuple[Any, int], int]:
+        """``(node or id, output number)`` of a hooked tensor -> its slot (do not modify)."""
+        return self._slots
+
+    @property
+    def values(self) -> dict[int, tuple[list, list]]:
+        """Call -> weak references to its inputs and outputs (do not modify)."""
+        return self._values
+
+    @property
+    def node_owner(self) -> dict[Any, int]:
+        """Autograd node -> the innermost call whose output it made (do not modify)."""
+        return self._node_owner
+
+    @property
+    def late(self) -> frozenset[int]:
+        """Calls that started after a backward pass reached the model within the same step:
+        recomputations during backward (``torch.utils.checkpoint``), or forwards after it."""
+        return frozenset(self._late)
+
+    @property
+    def cut(self) -> list[tuple[int, str]]:
+        """Calls of trainable modules whose outputs had no history, with the grad mode
+        (``'no_grad'``, ``'inference_mode'``, ``'on'`` or a checkpoint kind)."""
+        return list(self._cut)
+
+    def running(self) -> tuple[str, str] | None:
+        """The innermost module call running: ``(name, class name)``; ``None``: none."""
+        if not self._stack:
+            return None
+        module = self._raw[self._stack[-1]].module
+        return self.watched.names.get(module, ROOT_NAME), type(module).__name__
+
+    def notes(self) -> dict[str, Any]:
+        """What :func:`~.records.assemble` reads: the calls, the arrivals at each slot, the
+        slots' shapes, the dying units and what each call sent back to its inputs."""
+        for open_key in list(self._sent_open):  # edges that never got a gradient this pass
+            self._close_sent(open_key)
+        return {"raw": self._raw, "arrivals": self._arrivals, "shapes": self._shapes,
+                "dead": self._dead, "sent": {i: self._sent.get(i, []) for i in self._sent_edges}}
+
+    def key(self) -> tuple[int, ...]:
+        """Changes when what :meth:`notes` returns does."""
+        return (self.version, len(self._arrivals), sum(map(len, self._sent.values())))
+
+    def detach(self) -> list[Any]:
+        """The handles of every hook this part put on, for the caller to remove."""
+        handles = self._module_handles + self._tensor_handles
+        self._module_handles, self._tensor_handles = [], []
+        return handles
+
+    def forget(self) -> None:
+        """Drop the references to the graph and the tensors (the records stay readable)."""
+        self._slot_refs, self._slots, self._swapped = [], {}, {}
+        self._node_owner, self._node_outputs = {}, {}
+
     def _reset(self) -> None:
-        for h in getattr(self, "_tensor_handles", ()):
+        for h in self._tensor_handles:
             h.remove()
         self._tensor_handles = []
+        self.version += 1
+        self.watched.backward_seen = False
+        self._grads.new_step()
+        self._on_new_step()
         # one note per module call (outs filled in when the call returns)
         self._raw: list[RawCall] = []
         self._stack: list[int] = []
@@ -145,12 +157,9 @@ class Recorder(StepHooks):
         self._node_outputs: dict[Any, list[tuple[int, int]]] = {}
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
-        # [parameter, norm, norm held before, sparse, norm after, forward, accumulated]
-        self._param_got: list[list[Any]] = []
         self._dead: dict[int, tuple[torch.Tensor, int, str]] = {}
         # calls of trainable modules whose outputs had no history, and whether grad mode was on
         self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
-        self._passes = 0
         # calls that started after a backward pass reached the model and within the same step:
         # recomputations during backward (torch.utils.checkpoint), or forwards after backward
         self._late: set[int] = set()
@@ -167,38 +176,19 @@ class Recorder(StepHooks):
         # call -> the calls it shares an input tensor with (neither running inside the other)
         self._sharers: dict[int, set[int]] = {}
         self._call_outs: dict[int, list[Any]] = {}  # finished call -> its outputs' nodes
-        self._backward_seen = False
-        self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
-        self._cache: tuple | None = None
-        # read from the graph and the values (graphnotes): call -> weak references to its
-        # inputs and outputs; the call that made the forward's first NaN/Inf; parameters
-        # whose gradient an all-zero factor blocks; where a failed backward stopped
+        # call -> weak references to its inputs and outputs (read by the graph notes)
         self._values: dict[int, tuple[list, list]] = {}
-        self._forward_nan: tuple[int, str] | None = None
-        self._zero_blocked: dict[str, graphnotes.ZeroBlock] | None = None
-        self._stop: graphnotes.Stop | None = None
 
-    def _attach(self) -> None:
+    def attach(self) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
-        self._trainable = {m for m in self._names if any(p.requires_grad for p in m.parameters())}
+        self._trainable = {m for m in self.watched.names if any(p.requires_grad for p in m.parameters())}
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
         # break at each module call: they read tensors' autograd state, which tracing lacks)
         pre = torch.compiler.disable(self._pre_hook)
         post = torch.compiler.disable(self._post_hook)
-        for module in self._names:
+        for module in self.watched.names:
             self._module_handles.append(module.register_forward_pre_hook(pre))
             self._module_handles.append(module.register_forward_hook(post))
-        for p in self._owner:
-            if p.requires_grad:
-                self._param_handles.append(p.register_hook(self._param_hook(p)))
-                self._param_handles.append(
-                    p.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
-        self._param_handles.append(
-            register_optimizer_step_pre_hook(self._step_hook))
-        if self._registered:
-            self._param_handles.append(
-                register_module_parameter_registration_hook(self._registration_hook))
-        self._active = True
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
         """The slot recording ``t``'s gradient; hooks ``t`` the first time it is seen.
@@ -218,12 +208,12 @@ class Recorder(StepHooks):
             slot = len(self._shapes)
             self._slots[key] = slot
             self._shapes.append(tuple(t.shape))
-            arrivals = self._arrivals
+            arrivals, watched = self._arrivals, self.watched
             if node is None:
                 self._slot_refs.append(t)  # keeps the id unique during the step
 
                 def hook(g, slot=slot):
-                    self._backward_seen = True
+                    watched.backward_seen = True
                     arrivals.append((slot, _norm(g)))
 
                 self._tensor_handles.append(t.register_hook(hook))
@@ -233,7 +223,7 @@ class Recorder(StepHooks):
                     outputs = self._node_outputs[node] = []
 
                     def prehook(grads, outputs=outputs):
-                        self._backward_seen = True
+                        watched.backward_seen = True
                         for nr, slot in outputs:
                             g = grads[nr]
                             if g is not None:
@@ -244,22 +234,20 @@ class Recorder(StepHooks):
         return slot
 
     def _pre_hook(self, module, args):
-        if (module is self.model and self._stack and self._backward_seen
+        watched = self.watched
+        if (module is watched.model and self._stack and watched.backward_seen
                 and not any(self._raw[i].module is module for i in self._stack)):
             # calls whose forward raised never ran their post-hook: torch.utils.checkpoint
             # stops a recomputation early by raising once it has what backward needs
             self._stack.clear()
-        if not self._stack and module is self.model:
-            if self._backward_seen:
+        if not self._stack and module is watched.model:
+            if watched.backward_seen:
                 self._reset()  # a new step: the record keeps the last one
-            self._forwards += 1
-            if self._probe is not None:
-                self._moved[self._forwards] = self._probe_sum()
-                if len(self._moved) > 4 * KEPT:
-                    del self._moved[min(self._moved)]
+            watched.forwards += 1
+            self._grads.forward_started(watched.forwards)
         if self._swappable:
             self._follow_swaps(module)
-        self._cache = None
+        self.version += 1
         index = len(self._raw)
         ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else list(_tensors(args))
         slots, producers = [], []
@@ -273,7 +261,7 @@ class Recorder(StepHooks):
                     producers.append(owner)
                 elif node is not None:
                     producers.extend(self._producers(node))
-        if self._backward_seen:
+        if watched.backward_seen:
             self._late.add(index)
         if slots:
             keys, leaves = set(), []
@@ -417,8 +405,8 @@ class Recorder(StepHooks):
                     owners[node] = index  # the innermost module first
         self._raw[index] = self._raw[index]._replace(outs=slots)
         self._values[index][1].extend(graphnotes.refs(ts))
-        if not self._stack and self._forward_nan is None:
-            self._note_forward(index)
+        if not self._stack:
+            self._on_outer_return(index)
         if index in self._call_inputs:
             roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor)
                      and t.grad_fn is not None]
@@ -461,6 +449,4 @@ class Recorder(StepHooks):
                     or self._swapped.get(id(live)) is live):
                 continue
             self._swapped[id(live)] = live  # a reference keeps the id unique
-            self._param_handles.append(live.register_hook(self._param_hook(p, live)))
-            self._param_handles.append(
-                live.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
+            self._grads.hook_param(p, live)

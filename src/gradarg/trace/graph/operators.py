@@ -1,6 +1,6 @@
 """What the trace room knows about each operation: one row per operator, nothing elsewhere.
 
-A row is keyed by the operation's name as :func:`~gradarg.trace.nodes.op_name` reads it from a
+A row is keyed by the operation's name as :func:`~gradarg.trace.graph.nodes.op_name` reads it from a
 backward node (``MulBackward0`` -> ``"mul"``) and says, where it applies: the label of a named
 node (``c = 8 * b``), the local derivative the player shows, where the derivative is zero or
 infinite, whether it can send exact zeros (a gate), whether its forward is random.  The
@@ -28,7 +28,7 @@ class Operator:
     Attributes
     ----------
     name : str
-        The operation, as :func:`~gradarg.trace.nodes.op_name` reads it (``"mul"``).
+        The operation, as :func:`~gradarg.trace.graph.nodes.op_name` reads it (``"mul"``).
     label : str or None
         Expression over the node's inputs (``"{0} * {1}"``), for a node the caller named.
     constant_first : bool

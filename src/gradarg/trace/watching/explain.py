@@ -1,8 +1,8 @@
 """Why a parameter's gradient was None, zero or NaN in a watched step, in words.
 
-Built from what the hooks of :class:`~gradarg.trace.gradflow.GradWatch` saw, nothing else;
+Built from what the hooks of :class:`~gradarg.trace.watching.watch.GradWatch` saw, nothing else;
 where the record cannot decide between causes it says so.  The causes are ordered rules
-(:data:`RULES`, the shape of :data:`gradarg.trace.causes.RULES`, :mod:`.rules`): a new one is
+(:data:`RULES`, the shape of :data:`gradarg.trace.why.causes.RULES`, :mod:`.rules`): a new one is
 one function here, placed in :data:`RULES`.
 """
 
@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from . import events, findings, rules, stepfindings
+from ..graph.values import fmt_norm as _f
+from ..why import rules
+from ..why.rules import Rule
+from . import eventfindings, events, findings
 from .records import ROOT_NAME, ParamRecord
-from .rules import Rule
-from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
+    from .watch import GradWatch
 
 __all__ = ["RULES", "why_no_grad"]
 
@@ -39,13 +40,13 @@ def _frozen(a: Asked) -> str | None:
 
 
 def _recreated(a: Asked) -> str | None:
-    if a.name not in a.w._replaced:
+    if a.name not in a.w.grads.replaced:
         return None
-    return stepfindings.replacement_text(a.w, a.name)
+    return eventfindings.replacement_text(a.w, a.name)
 
 
 def _no_backward(a: Asked) -> str | None:
-    if a.r.grad is not None or a.w._backward_seen:
+    if a.r.grad is not None or a.w.watched.backward_seen:
         return None
     return (f"no backward pass reached the model while it was watched, so nothing "
             f"reached {a.name}")
@@ -78,7 +79,7 @@ def _cut(a: Asked) -> str | None:
 def _stopped(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
-    stop = a.w.stopped_at()
+    stop = a.w.graph.stopped_at()
     if stop is None or a.name not in stop.below:
         return None
     at = ""
@@ -115,7 +116,7 @@ def _cannot_tell(a: Asked) -> str | None:
 
 
 def _zero_factor(a: Asked) -> str | None:
-    block = (a.w._zero_blocked or {}).get(a.name)
+    block = (a.w.graph.zero_blocked).get(a.name)
     if a.r.state != "zero" or block is None:
         return None
     params = a.w.parameters
@@ -142,7 +143,7 @@ def _received(a: Asked) -> str | None:
 
 def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     """What the final ``.grad`` sums, from the passes the hooks counted."""
-    acc = events.accumulation(r.events, stepfindings.updates(w))
+    acc = events.accumulation(r.events, eventfindings.updates(w))
     n = acc.passes
     if acc.kind == "held":
         return (f"; .grad already held a gradient of norm {_f(acc.first_held)} when the first "
@@ -155,9 +156,9 @@ def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     if acc.kind == "same-forward":
         if acc.same:
             return (f"; {n} backward passes accumulated into its .grad "
-                    f"({stepfindings.same_graph(w)}), the same gradient each time: .grad holds "
+                    f"({eventfindings.same_graph(w)}), the same gradient each time: .grad holds "
                     f"{n} times one pass")
-        return f"; .grad holds the sum of {n} backward passes ({stepfindings.same_graph(w)})"
+        return f"; .grad holds the sum of {n} backward passes ({eventfindings.same_graph(w)})"
     if acc.kind == "micro-batches":
         after = next((e.after for e in reversed(r.events) if e.kind == "pass"), None)
         return (f"; .grad holds the sum over {n} micro-batches, each its own forward and "
@@ -185,7 +186,7 @@ RULES: tuple[Rule[Asked, str], ...] = (
 def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
     """See :meth:`GradWatch.why_no_grad`."""
     try:
-        name = w._param_name(param)
+        name = w.param_name(param)
     except KeyError:
         if not isinstance(param, torch.Tensor):
             raise
@@ -202,10 +203,10 @@ def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:
     now = next((n for n, p in w.model.named_parameters() if p is param), None)
     if now is None:
         return None
-    if now in w._replaced:
+    if now in w.grads.replaced:
         return (f"this tensor is the model's parameter {now} now, but not the parameter "
                 f"registered under that name when the watch began: "
-                f"{stepfindings.replacement_text(w, now)}")
+                f"{eventfindings.replacement_text(w, now)}")
     return (f"this tensor is the model's parameter {now} now, but not the one registered "
             f"under that name when the watch began, and no assignment of it was seen while "
             f"the watch ran: it was replaced before, or by a route that does not register "
@@ -214,7 +215,7 @@ def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:
 
 def _after_text(w: GradWatch, r: ParamRecord) -> str:
     """What happened to ``.grad`` after the last backward pass, as observed."""
-    from ..show.render import fmt
+    from ...show.render import fmt
 
     a = events.after_backward(r.events)
     if a.change == "reset" and a.when == "step":
@@ -226,11 +227,11 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
                 "zero gradient")
     if a.change in ("reset", "zeroed") and a.when == "end":
         how = "reset to None" if a.change == "reset" else "zeroed"
-        moved = stepfindings.moved_since(w, stepfindings._last_forward(r))
+        moved = eventfindings.moved_since(w, eventfindings.last_forward(r))
         if moved is False:
             return (f"; .grad was {how} after that backward and before the with block ended, "
                     f"with no update seen in between (no optimizer step holding it, "
-                    f"{stepfindings._probe_name(w)} unchanged; zero_grad between backward and "
+                    f"{eventfindings.probe_name(w)} unchanged; zero_grad between backward and "
                     f"step?)")
         return (f"; .grad was {how} before the with block ended, after the parameters "
                 f"changed (an update, then zero_grad)")
@@ -243,7 +244,7 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
 
 
 def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
-    from ..show.render import fmt
+    from ...show.render import fmt
 
     state = r.state
     if state == "ok":

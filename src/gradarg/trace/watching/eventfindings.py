@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, cast
 
+from ..graph.values import fmt_norm as _f
 from . import events
 from .finding import Finding, Options
-from .values import fmt_norm as _f
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
     from .records import ParamRecord
+    from .watch import GradWatch
 
 
 def _who(k: int, total: int) -> str:
@@ -89,24 +89,24 @@ def updates(w: GradWatch) -> dict[int, float] | None:
     """The probe's readings at each forward, to tell updates by hand; ``None`` once an
     optimizer step was seen (then the steps themselves tell, per parameter: another
     optimizer's step changes the probe and not these parameters)."""
-    return None if w._steps_seen else w._moved
+    return None if w.grads.steps_seen else dict(w.grads.moved)
 
 
 def moved_since(w: GradWatch, forward: int) -> bool | None:
     """Whether the parameters changed between the start of call ``forward`` of the model and
     the end of the block (``None``: not read)."""
-    start, end = w._moved.get(forward), w._moved_end
+    start, end = w.grads.moved.get(forward), w.grads.moved_end
     if start is None or end is None:
         return None
     return not (start == end or (math.isnan(start) and math.isnan(end)))
 
 
-def _probe_name(w: GradWatch) -> str:
+def probe_name(w: GradWatch) -> str:
     """The parameter whose sum tells whether an update ran (see :func:`moved_since`)."""
-    return w._owner[w._probe][0] if w._probe is not None else "the parameters"
+    return w.grads.probe_name
 
 
-def _last_forward(r: ParamRecord) -> int:
+def last_forward(r: ParamRecord) -> int:
     return max((n.forward for n in r.events if n.kind == "pass"), default=0)
 
 
@@ -161,14 +161,14 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
                          f"the step {what}")
     at_end = [r for r, a in seen if a.change in ("reset", "zeroed") and a.when == "end"]
     if at_end:
-        still = [r for r in at_end if moved_since(w, _last_forward(r)) is False]
+        still = [r for r in at_end if moved_since(w, last_forward(r)) is False]
         if still:
             ids = {id(r) for r in still}
             call = ("zero_grad" if any(a.change == "reset" for r, a in seen if id(r) in ids)
                     else "zero_grad(set_to_none=False)")
             found.append(f".grad was reset after backward and before the end of the with "
                          f"block for {_who(len(still), total)}, and no update was seen after "
-                         f"that backward (no optimizer step holding them, {_probe_name(w)} "
+                         f"that backward (no optimizer step holding them, {probe_name(w)} "
                          f"unchanged) ({call} between backward and step?)")
         elif len(at_end) == total:
             return Finding("edited after backward", False,
@@ -197,8 +197,8 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
 
 def replacement_text(w: GradWatch, name: str) -> str:
     """What the registration hook saw of parameter ``name``'s attribute (it must have been
-    replaced: ``name in w._replaced``)."""
-    rep = w._replaced[name]
+    replaced: ``name in w.grads.replaced``)."""
+    rep = w.grads.replaced[name]
     if rep.inside is not None and rep.inside[0] == rep.module:
         where = (f"in its forward: module '{rep.module}' ({rep.kind}) assigned a new "
                  f"nn.Parameter to '{rep.attribute}' during its own call")
@@ -211,13 +211,13 @@ def replacement_text(w: GradWatch, name: str) -> str:
                  f"assigned a new nn.Parameter as '{rep.attribute}' between calls")
     times = f" ({rep.count} times)" if rep.count > 1 else ""
     r = w.parameters[name]
-    if not w._backward_seen:
+    if not w.watched.backward_seen:
         old = "gets no gradient from the uses after the assignment"
     elif r.grad is None:
         old = "got no gradient"
     else:
         old = f"got a gradient of norm {_f(r.grad)} only from uses before the assignment"
-    got = w._replacement_got.get(name)
+    got = w.grads.replacement_got.get(name)
     new = ("" if got is None else
            f"; the new tensor received a gradient of norm {_f(got)} from backward, which an "
            f"optimizer built before the forward never sees")
@@ -230,9 +230,9 @@ def replacement_text(w: GradWatch, name: str) -> str:
 def recreated(w: GradWatch, o: Options) -> Finding:
     """A registered parameter's module attribute assigned a new ``nn.Parameter`` during the
     block, seen by the parameter registration hook (a parameter made in ``forward``)."""
-    if not w._replaced:
+    if not w.grads.replaced:
         return Finding("re-created parameters", True)
-    names = list(w._replaced)
+    names = list(w.grads.replaced)
     more = (f" (and {len(names) - 1} other parameter(s): {', '.join(names[1:3])}"
             f"{', ...' if len(names) > 3 else ''})" if len(names) > 1 else "")
     return Finding("re-created parameters", True, replacement_text(w, names[0]) + more)

@@ -104,7 +104,7 @@ def state(norm: float | None) -> str:
 
 
 def fmt_norm(v: float | None) -> str:
-    from ..show.render import fmt
+    from ...show.render import fmt
 
     if v is None:
         return "—"

@@ -1,6 +1,7 @@
 """What happened to each parameter's ``.grad`` during a watched block, in order, as observed.
 
-The hooks of :mod:`.hooks` write one :class:`Note` per observation of a parameter's ``.grad``:
+The hooks of :mod:`.gradhooks` log what they see as :class:`PassEntry`, :class:`StepEntry` and
+:class:`EndEntry` records, read into one :class:`Note` per observation of a parameter's ``.grad``:
 each backward pass that accumulated into it (a post-accumulate-grad hook,
 ``torch.Tensor.register_post_accumulate_grad_hook``, after the tensor hook that saw the
 pass's own gradient and what ``.grad`` held before), each optimizer step that holds it
@@ -23,11 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import pairwise
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-__all__ = ["KEPT", "Accumulation", "AfterBackward", "Note", "Replacement", "accumulation",
-           "after_backward", "chain"]
+__all__ = ["KEPT", "Accumulation", "AfterBackward", "EndEntry", "Note", "PassEntry", "Replacement",
+           "StepEntry", "accumulation", "after_backward", "chain"]
 
 KEPT = 64  # notes kept per parameter (the latest): enough for the last step's story
 
@@ -66,6 +68,45 @@ class Note(NamedTuple):
     forward: int
     step: int
     measured: bool = True
+
+
+@dataclass(eq=False, slots=True)
+class PassEntry:
+    """What the hooks log of one backward pass into one parameter (read into a ``"pass"``
+    :class:`Note` once the pass accumulated).
+
+    ``param``: the parameter; ``grad``: norm of the pass's own gradient; ``held``: norm of
+    ``.grad`` before it (``None``: None); ``sparse``: a sparse gradient; ``after``: norm of
+    ``.grad`` after the accumulation (``None``: not read); ``forward``: calls of the model
+    started by then; ``accumulated``: the post-accumulate-grad hook saw it land in ``.grad``.
+    """
+
+    param: Any
+    grad: float
+    held: float | None
+    sparse: bool
+    after: float | None
+    forward: int
+    accumulated: bool = False
+
+
+class StepEntry(NamedTuple):
+    """An optimizer step began: the watched parameters it holds (``held``), whether each one's
+    ``.grad`` was None (``none``), the norms read (``norms``: parameter -> norm, ``None``: none
+    read), and the calls of the model started by then (``forward``)."""
+
+    held: list[Any]
+    none: list[bool]
+    norms: dict[Any, float] | None
+    forward: int
+
+
+class EndEntry(NamedTuple):
+    """The block ended: ``final`` (parameter -> norm of ``.grad``, ``None`` when None) and the
+    calls of the model started by then (``forward``)."""
+
+    final: dict[Any, float | None]
+    forward: int
 
 
 class Replacement(NamedTuple):

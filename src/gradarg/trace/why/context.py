@@ -10,11 +10,11 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ..graph.nodes import Graph, graph_freed, opaque_nodes
+from ..tape.traced import BackwardTrace
+from ..tape.tracer import trace_backward
 from .gradients import stats
-from .nodes import Graph, graph_freed, opaque_nodes
 from .rules import Rule
-from .traced import BackwardTrace
-from .tracer import trace_backward
 
 __all__ = ["Answer", "Cause", "Context"]
 
@@ -128,7 +128,7 @@ class Context:
         trace, key = self.trace, self.position
         if self.tensor.grad_fn is None:
             return trace.nodes[key].grad
-        return trace.gradient if key == 0 else trace._incoming_sum(key)
+        return trace.gradient if key == 0 else trace.incoming(key)
 
     @cached_property
     def grad(self) -> torch.Tensor:

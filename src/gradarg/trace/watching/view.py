@@ -1,6 +1,6 @@
 """Views of a watched step: the gradient-flow rows, an aligned text table and a plot.
 
-Reads a :class:`~gradarg.trace.gradflow.GradWatch` record; adds no hook and changes nothing.
+Reads a :class:`~gradarg.trace.watching.watch.GradWatch` record; adds no hook and changes nothing.
 """
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .values import fmt_norm as _f
-from .values import state
+from ..graph.values import fmt_norm as _f
+from ..graph.values import state
 
 if TYPE_CHECKING:
-    from .gradflow import GradWatch
+    from .watch import GradWatch
 
 __all__ = ["plot", "rows", "table"]
 
@@ -41,10 +41,10 @@ def rows(w: GradWatch) -> list[dict[str, Any]]:
             flags.append(f"no grad: {', '.join(p.rsplit('.', 1)[-1] for p in missing)}")
         if c.dead_units and c.dead_units[0]:
             flags.append(f"dead {c.dead_units[0]}/{c.dead_units[1]}")
-        shared = w.shared_total(c.index)
+        shared = w.calls.shared_total(c.index)
         if shared > 1:
             flags.append(f"input shared by {shared} calls: ‖grad in‖ is their total")
-        if c.index in w._late:
+        if c.index in w.calls.late:
             flags.append("ran after the backward (recomputed by checkpointing?)")
         same = number[c.index]
         rows.append({"module": c.name, "call": same.index(c.index) + 1 if len(same) > 1 else None,
@@ -90,7 +90,7 @@ def plot(w: GradWatch, ax: Any = None, *, title: str | None = None) -> Any:
     ImportError
         matplotlib is not installed (``pip install gradarg[plot]``).
     """
-    from ..show.plot import pyplot
+    from ...show.plot import pyplot
 
     plt = pyplot("GradWatch.plot()")
 

@@ -1,7 +1,7 @@
 """Why a ``.grad`` is None, zero or NaN: the causes :func:`gradarg.why_no_grad` checks, in order.
 
-Each cause is a :class:`~gradarg.trace.rules.Rule` over one
-:class:`~gradarg.trace.context.Context`: the cases it answers, a phrase for the docstring, and
+Each cause is a :class:`~gradarg.trace.why.rules.Rule` over one
+:class:`~gradarg.trace.why.context.Context`: the cases it answers, a phrase for the docstring, and
 its handling of a live graph (read from one traced pass) and of one whose saved tensors
 ``backward()`` freed (read from ``.grad`` and the graph's structure), or ``None`` where it
 cannot decide.  :data:`RULES` is the order: first those of :mod:`.reach` (is the tensor tracked
@@ -16,6 +16,9 @@ import re
 
 import torch
 
+from ..graph.nodes import children, in_place_edits, is_custom, leaf_tensor, node_class, op_name
+from ..graph.operators import factors, row, singular
+from ..graph.values import dense_values, finite
 from . import reach
 from .context import Answer, Cause, Context
 from .gradients import (
@@ -31,10 +34,7 @@ from .gradients import (
     through_views,
     zero_node,
 )
-from .nodes import children, in_place_edits, is_custom, leaf_tensor, node_class, op_name
-from .operators import factors, row, singular
 from .rules import undecided
-from .values import dense_values, finite
 
 __all__ = ["RULES"]
 

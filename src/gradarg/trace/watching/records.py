@@ -1,18 +1,19 @@
 """The records a watched training step leaves: one per module call, one per parameter.
 
-:func:`assemble` turns the raw notes of :class:`~gradarg.trace.gradflow.GradWatch`'s hooks into
+:func:`assemble` turns the raw notes of :class:`~gradarg.trace.watching.watch.GradWatch`'s hooks into
 :class:`ModuleRecord` and :class:`ParamRecord` objects; :class:`RawCall` is one such note.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import torch
 
-from .events import Note, chain
-from .values import combine, state
+from ..graph.values import combine, state
+from .events import Note, PassEntry, chain
 
 __all__ = ["ModuleRecord", "ParamRecord", "RawCall", "assemble"]
 
@@ -122,9 +123,9 @@ class ParamRecord:
         passes of earlier micro-batches included).
     events : tuple
         What was observed of its ``.grad`` during the block, in order (the latest 64), each a
-        ``gradarg.trace.events.Note``: each pass that accumulated into it, each optimizer step
-        holding it, the end of the block; read by ``gradarg.trace.events.accumulation`` (what
-        the final ``.grad`` sums) and ``gradarg.trace.events.after_backward`` (what happened
+        ``gradarg.trace.watching.events.Note``: each pass that accumulated into it, each optimizer step
+        holding it, the end of the block; read by ``gradarg.trace.watching.events.accumulation`` (what
+        the final ``.grad`` sums) and ``gradarg.trace.watching.events.after_backward`` (what happened
         to it between the last pass and the step).
     sparse : bool
         The gradient arrived as a sparse tensor (``nn.Embedding(sparse=True)``).
@@ -162,16 +163,15 @@ class ParamRecord:
 
 def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list[tuple[int, ...]],
              names: dict[Any, str], dead: dict[int, tuple[torch.Tensor, int, str]],
-             param_got: list[list[Any]],
+             param_got: Sequence[PassEntry],
              owner: dict[Any, tuple[str, str]],
              final: dict[Any, float | None] | None = None,
              sent: dict[int, list[float]] | None = None,
              notes: dict[Any, list[Note]] | None = None,
              ) -> tuple[list[ModuleRecord], dict[str, ParamRecord], int]:
     """The module calls, the parameters and the number of backward passes, from the hooks'
-    notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (parameter, norm, norm
-    held before, sparse, norm of ``.grad`` after the accumulation or ``None``, ...) per gradient
-    that reached a parameter; ``sent`` (call -> norm per pass) what a call sent back to its
+    notes: ``arrivals`` (slot, norm) in backward order, ``param_got`` (a
+    :class:`.events.PassEntry` per gradient that reached a parameter); ``sent`` (call -> norm per pass) what a call sent back to its
     inputs, where its edges were found; ``notes`` the events of each parameter's ``.grad``."""
     by_slot: dict[int, list[float]] = {}
     rank: dict[int, int] = {}
@@ -206,12 +206,12 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
     held: dict[str, float | None] = {}
     sparse: dict[str, bool] = {}
     last_after: dict[str, float | None] = {}
-    for p, n, h, is_sparse, after, *_ in param_got:
-        name = owner[p][0]
-        grads.setdefault(name, []).append(n)
-        held.setdefault(name, h)
-        last_after[name] = after
-        sparse[name] = sparse.get(name, False) or is_sparse
+    for e in param_got:
+        name = owner[e.param][0]
+        grads.setdefault(name, []).append(e.grad)
+        held.setdefault(name, e.held)
+        last_after[name] = e.after
+        sparse[name] = sparse.get(name, False) or e.sparse
     ran_names = {c.name for c in calls}
     first_call: dict[str, int] = {}
     for rec in calls:

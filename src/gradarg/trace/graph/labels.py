@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
-from .._validate import check_tensor
-from ..show.render import fmt
+from ..._validate import check_tensor
+from ...show.render import fmt
 from .nodes import children, constant_operands, leaf_tensor, op_name
 from .operators import row
 

@@ -14,9 +14,17 @@ from typing import Any
 
 import torch
 
-from ..show.render import fmt
-from .nodes import Graph, children, is_leaf, leaf_tensor, op_name, saved_tensors, saved_values
-from .operators import row
+from ...show.render import fmt
+from ..graph.nodes import (
+    Graph,
+    children,
+    is_leaf,
+    leaf_tensor,
+    op_name,
+    saved_tensors,
+    saved_values,
+)
+from ..graph.operators import row
 
 __all__ = ["constants", "cut", "history_free", "is_mask", "module_of", "same_storage"]
 

@@ -1,7 +1,7 @@
 """Is the tensor tracked, and is it in the output's graph? The first causes
 :func:`gradarg.why_no_grad` checks (:data:`RULES`, in order; the rest are in :mod:`.causes`).
 
-Each cause is a :class:`~gradarg.trace.rules.Rule`: the cases it answers, a phrase for the
+Each cause is a :class:`~gradarg.trace.why.rules.Rule`: the cases it answers, a phrase for the
 docstring, its handling of a live graph and, where it differs, of a freed one.  Only the
 graph's structure and the constants its nodes saved are read here: no backward pass runs.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import torch
 
+from ..graph.nodes import leaf_tensor, saved_tensors
 from .context import Answer, Cause, Context
 from .cuts import constants, cut, history_free, module_of, same_storage
-from .nodes import leaf_tensor, saved_tensors
 from .rules import undecided
 
 __all__ = ["RULES"]

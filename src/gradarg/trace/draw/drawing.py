@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
-from ..show.render import fmt
-from .values import SHOWN_ENTRIES, dense_values
+from ...show.render import fmt
+from ..graph.values import SHOWN_ENTRIES, dense_values
 
 __all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 

@@ -80,7 +80,7 @@ class ModuleBox:
 
 
 def _norm_text(v: float | None) -> tuple[str, str]:
-    from ..show.render import fmt
+    from ...show.render import fmt
 
     if v is None:
         return "—", ""
@@ -213,7 +213,7 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
                        f"{', '.join(sorted(known)[:12])}...")
     items = _display_items(calls, _expand_set(expand, depth, calls))
     shown = {i for i, _ in items}
-    lines = {i: _lines(calls[i], calls, record.shared_total(i))
+    lines = {i: _lines(calls[i], calls, record.calls.shared_total(i))
              for i, header in items if not header}
     base_depth = min(calls[i].depth for i, _ in items)
     text_w = 0.0

@@ -1,0 +1,339 @@
+"""The hooks on what happens to each parameter's ``.grad``, one part of a watch.
+
+Each backward pass that accumulates into it (a tensor hook, then a post-accumulate-grad hook,
+``torch.Tensor.register_post_accumulate_grad_hook``), each optimizer step that holds it (a
+global step pre-hook, ``torch.optim.optimizer.register_optimizer_step_pre_hook``), a parameter
+re-created by an assignment (a global registration hook,
+``torch.nn.modules.module.register_module_parameter_registration_hook``), the end of the block.
+They log :class:`.events.PassEntry`, :class:`.events.StepEntry` and :class:`.events.EndEntry`
+records; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
+
+A new event of ``.grad`` gets its hook here, its note in :mod:`.events` and its finding in
+:mod:`.eventfindings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+import torch
+from torch.nn.modules.module import register_module_parameter_registration_hook
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+from ..graph.values import norm as _norm
+from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry
+from .model import Watched
+from .records import ROOT_NAME
+
+__all__ = ["GradEvents"]
+
+
+class _Holding(NamedTuple):
+    """What one optimizer holds of the watched parameters (cached per optimizer)."""
+
+    optimizer: Any
+    size: int
+    held: list[torch.Tensor]
+    has_probe: bool
+
+
+def _nothing() -> None:
+    return None
+
+
+class GradEvents:
+    """The ``.grad`` event hooks of a watch and their log (see :func:`gradarg.watch`).
+
+    Parameters
+    ----------
+    watched : Watched
+        The model and the step's progress, shared with the other parts.
+    """
+
+    def __init__(self, watched: Watched):
+        self.watched = watched
+        self._on_zero: Callable[[], None] = _nothing
+        self._running: Callable[[], tuple[str, str] | None] = _nothing
+        owner = watched.owner
+        self._handles: list[Any] = []  # for the whole block
+        self._step_handles: list[Any] = []  # on tensors of the current step
+        # what happened to every parameter's .grad over the whole block, in order (the pass
+        # entries shared with the step's list), read as events.Note lists by notes()
+        self._log: list[PassEntry | StepEntry | EndEntry] = []
+        self._log_limit = 2 * KEPT * (len(owner) + 1)
+        self._changes = 0  # bumped at each entry and accumulation: the record's cache key
+        self._pending: dict[int, PassEntry] = {}  # id(tensor) -> its pass awaiting accumulation
+        self._steps_seen = 0  # optimizer steps holding a watched parameter
+        # the smallest trainable parameter: its sum at each call of the model (and at the end
+        # of the block), whose change means an update ran in between, and its .grad's norm at
+        # each optimizer step, whose change since its pass means .grad was edited
+        trainable = [p for p in owner if p.requires_grad and p.numel()]
+        self._probe = min(trainable, key=lambda q: q.numel()) if trainable else None
+        self._probe_after: float | None = None
+        self._moved: dict[int, float] = {}
+        self._moved_end: float | None = None
+        self._held_by: dict[int, _Holding] = {}  # per optimizer
+        # (module, attribute) -> the parameter registered there when the watch began
+        self._registered: dict[tuple[Any, str], torch.Tensor] = {}
+        # not under FSDP: it puts other tensors on the modules at each forward by itself
+        swaps = watched.engine == "FSDP2" and any(
+            any(True for _ in m.named_parameters(recurse=False)) for m in watched.names)
+        if not swaps and not any(type(m).__name__ == "FullyShardedDataParallel"
+                                 for m in watched.names):
+            for m in watched.names:
+                for pname, p in m.named_parameters(recurse=False):
+                    self._registered[(m, pname)] = p
+        self._replaced: dict[str, Replacement] = {}
+        self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
+        self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
+        self._got: list[PassEntry] = []  # this step's passes
+
+    def listen(self, *, on_zero: Callable[[], None],
+               running: Callable[[], tuple[str, str] | None]) -> None:
+        """``on_zero()`` is called at each exactly-zero gradient of a pass (the graph notes
+        read the factors then); ``running()`` returns the innermost module call running, as
+        ``(name, class name)``, or ``None``."""
+        self._on_zero, self._running = on_zero, running
+
+    # -- read-only views ----------------------------------------------------------------------
+    @property
+    def passes(self) -> list[PassEntry]:
+        """This step's gradients that reached a parameter, in order (do not modify)."""
+        return self._got
+
+    @property
+    def changes(self) -> int:
+        """A counter bumped at each logged event: changes when the record does."""
+        return self._changes
+
+    @property
+    def steps_seen(self) -> int:
+        """Optimizer steps that held a watched parameter."""
+        return self._steps_seen
+
+    @property
+    def moved(self) -> Mapping[int, float]:
+        """The probe's sum at the start of each call of the model (by call number)."""
+        return MappingProxyType(self._moved)
+
+    @property
+    def moved_end(self) -> float | None:
+        """The probe's sum when the block ended (``None``: not read)."""
+        return self._moved_end
+
+    @property
+    def probe_name(self) -> str:
+        """The parameter whose sum tells whether an update ran."""
+        p = self._probe
+        return self.watched.owner[p][0] if p is not None else "the parameters"
+
+    @property
+    def replaced(self) -> Mapping[str, Replacement]:
+        """Parameters whose attribute was assigned a new ``nn.Parameter``, by name."""
+        return MappingProxyType(self._replaced)
+
+    @property
+    def replacement_got(self) -> Mapping[str, float]:
+        """Name -> norm of the gradient the new tensor of a re-created parameter received."""
+        return MappingProxyType(self._replacement_got)
+
+    @property
+    def final(self) -> dict[Any, float | None] | None:
+        """Parameter -> norm of ``.grad`` when the block ended (``None``: not read yet)."""
+        return self._final
+
+    # -- life cycle ---------------------------------------------------------------------------
+    def attach(self) -> None:
+        """Hook every parameter that requires grad, and the optimizers' steps."""
+        for p in self.watched.owner:
+            if p.requires_grad:
+                self.hook_param(p)
+        self._handles.append(register_optimizer_step_pre_hook(self._step_hook))
+        if self._registered:
+            self._handles.append(
+                register_module_parameter_registration_hook(self._registration_hook))
+
+    def hook_param(self, p: torch.Tensor, live: torch.Tensor | None = None) -> None:
+        """Hook ``p`` (or ``live``, the tensor FSDP2 computes with in its place)."""
+        t = p if live is None else live
+        self._handles.append(t.register_hook(self._param_hook(p, live)))
+        self._handles.append(t.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
+
+    def new_step(self) -> None:
+        """A new step begins: this step's passes are forgotten (the log keeps them)."""
+        for h in self._step_handles:
+            h.remove()
+        self._step_handles = []
+        self._got = []
+        self._final = None
+
+    def forward_started(self, forward: int) -> None:
+        """Call ``forward`` of the model starts: the probe's sum is read."""
+        if self._probe is not None:
+            self._moved[forward] = self._probe_sum()
+            if len(self._moved) > 4 * KEPT:
+                del self._moved[min(self._moved)]
+
+    def detach(self) -> list[Any]:
+        """The handles of every hook this part put on, for the caller to remove."""
+        handles = self._handles + self._step_handles
+        self._handles, self._step_handles = [], []
+        return handles
+
+    # -- the hooks ----------------------------------------------------------------------------
+    def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
+        held_by = p if live is None else live
+        watched = self.watched
+
+        def hook(g):
+            watched.backward_seen = True
+            held = held_by.grad
+            entry = PassEntry(p, _norm(g), None if held is None else _norm(held), g.is_sparse,
+                              None, watched.forwards)
+            self._got.append(entry)
+            self._log_entry(entry)
+            self._pending[id(held_by)] = entry  # completed once the pass accumulated
+            if entry.grad == 0.0:
+                self._on_zero()
+
+        return hook
+
+    def _accumulated_hook(self, p: torch.Tensor):
+        """After a pass accumulated into ``p.grad``: its entry completed, with the norm of
+        ``.grad`` after it (the pass's own gradient when ``.grad`` was empty before: no norm
+        to take again)."""
+        pending = self._pending
+
+        def hook(t: torch.Tensor) -> None:
+            entry = pending.pop(id(t), None)
+            if entry is None:  # a pass whose gradient the tensor hook did not see
+                return
+            held, grad = entry.held, t.grad
+            if grad is None:  # cleared by a hook of the user's
+                after = None
+            elif held is None or held == 0.0:
+                after = entry.grad
+            else:
+                after = _norm(grad) if self.watched.exact else None
+            entry.after, entry.accumulated = after, True
+            self._changes += 1
+            if p is self._probe:
+                self._probe_after = after
+
+        return hook
+
+    def _log_entry(self, entry: PassEntry | StepEntry | EndEntry) -> None:
+        log = self._log
+        log.append(entry)
+        self._changes += 1
+        if len(log) > self._log_limit:
+            del log[: len(log) // 2]  # the oldest half: the notes keep the latest KEPT each
+
+    def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """An optimizer step begins: which watched parameters it holds and whose ``.grad`` is
+        None (always seen); norms are read for the probe (the smallest parameter), and for all
+        of them when the probe's changed since its pass (a clip, an ``unscale_``, a
+        ``zero_grad(set_to_none=False)`` acts on all): one small norm per step otherwise."""
+        groups = optimizer.param_groups
+        size = sum(len(g["params"]) for g in groups)
+        cached = self._held_by.get(id(optimizer))
+        if cached is None or cached.optimizer is not optimizer or cached.size != size:
+            owner = self.watched.owner
+            held = [p for g in groups for p in g["params"] if p in owner]
+            has_probe = any(p is self._probe for p in held)
+            self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
+        held = cached.held
+        if not held:
+            return
+        self._steps_seen += 1
+        grads = [p.grad for p in held]
+        probe, norms = self._probe, None
+        if not self.watched.exact:
+            pass  # DDP/FSDP2: .grad holds the processes' average; None-ness only
+        elif probe is not None and self._probe_after and probe.grad is not None \
+                and cached.has_probe:
+            n = _norm(probe.grad)
+            a = self._probe_after
+            norms = {probe: n}
+            if not (n == a or abs(n / a - 1) <= 1e-5):
+                norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        else:
+            norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        if cached.has_probe:
+            self._probe_after = None  # compared once: a later step has nothing to compare with
+        self._log_entry(StepEntry(held, [g is None for g in grads], norms,
+                                  self.watched.forwards))
+
+    def end(self) -> None:
+        """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
+        self._final = {p: (None if p.grad is None else _norm(p.grad))
+                       for p in self.watched.owner}
+        self._log_entry(EndEntry(self._final, self.watched.forwards))
+        if self._probe is not None:
+            self._moved_end = self._probe_sum()
+
+    def notes(self) -> dict[torch.Tensor, list[Note]]:
+        """The log as :class:`.events.Note` lists, one per parameter (the latest KEPT)."""
+        notes: dict[torch.Tensor, list[Note]] = {}
+        steps: dict[torch.Tensor, int] = {}
+        nan = float("nan")
+
+        def add(p: torch.Tensor, note: Note) -> None:
+            got = notes.get(p)
+            if got is None:
+                got = notes[p] = []
+            got.append(note)
+
+        for e in self._log:
+            if type(e) is PassEntry:
+                if e.accumulated:
+                    add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
+                                      steps.get(e.param, 0)))
+            elif type(e) is StepEntry:
+                for p, is_none in zip(e.held, e.none, strict=True):
+                    steps[p] = steps.get(p, 0) + 1
+                    if is_none:
+                        add(p, Note("step", None, None, None, e.forward, steps[p]))
+                    elif e.norms is not None and p in e.norms:
+                        add(p, Note("step", None, e.norms[p], None, e.forward, steps[p]))
+                    else:
+                        add(p, Note("step", None, nan, None, e.forward, steps[p],
+                                    measured=False))
+            else:  # the end
+                for p in notes:
+                    add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
+        return {p: n[-KEPT:] for p, n in notes.items()}
+
+    def _probe_sum(self) -> float:
+        assert self._probe is not None
+        t = self._probe.detach()
+        if type(t).__name__ == "DTensor" and hasattr(t, "to_local"):
+            t = t.to_local()  # this process's shard: no collective
+        return float(t.sum())
+
+    def _registration_hook(self, module: Any, name: str, param: Any) -> None:
+        """A parameter is being registered on a module (``module.name = nn.Parameter(...)``):
+        when another one was registered there when the watch began, note the replacement,
+        and whether it runs inside that module's own call."""
+        old = self._registered.get((module, name))
+        if old is None or param is old:
+            return
+        watched = self.watched
+        full = watched.owner[old][0]
+        inside = self._running()
+        seen = self._replaced.get(full)
+        if seen is None:
+            mname = watched.names.get(module, ROOT_NAME)
+            self._replaced[full] = Replacement(full, mname, type(module).__name__, name,
+                                               inside, watched.forwards)
+        else:
+            self._replaced[full] = seen._replace(count=seen.count + 1)
+        if isinstance(param, torch.Tensor) and param.requires_grad:
+            got = self._replacement_got
+
+            def hook(g, full=full):
+                got[full] = _norm(g)
+
+            self._step_handles.append(param.register_hook(hook))
