@@ -59,6 +59,20 @@ def shared_addresses(parts: list[tuple[str, list[dict]]]) -> set[str]:
     return shared
 
 
+def source_kind(url: str) -> str:
+    """``github-issue``, ``stackoverflow`` or ``forum`` (discuss.pytorch.org and its mirrors)."""
+    if "github.com" in url:
+        return "github-issue"
+    if "stackoverflow.com" in url or "stackexchange.com" in url:
+        return "stackoverflow"
+    return "forum"
+
+
+def needs_isolation(check: str) -> bool:
+    """A check that compiles or starts a process group runs in its own interpreter."""
+    return any(w in check for w in ("torch.compile", "init_process_group", "torch._dynamo"))
+
+
 def merge(parts: list[tuple[str, list[dict]]]) -> list[dict]:
     by_address: dict[str, dict] = {}
     merged: list[dict] = []
@@ -137,7 +151,13 @@ def main(argv: list[str]) -> int:
     else:
         old = {r["part_id"]: r for r in json.loads(CORPUS.read_text())["records"]}
         for r in records:
-            before = old[r["part_id"]]
+            before = old.get(r["part_id"])
+            if before is None:
+                # a record of a later round: collected by whoever wrote its entry, so open
+                r["held_out"] = False
+                r.setdefault("source_kind", source_kind(r["source"]))
+                r.setdefault("isolated", needs_isolation(r["check"]))
+                continue
             r["held_out"] = before["held_out"]
             r["id"] = before["id"]
             for kept in ("anchor", "grade_before", "grade_after"):
