@@ -235,11 +235,20 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
                     f"step?)")
         return (f"; .grad was {how} before the with block ended, after the parameters "
                 f"changed (an update, then zero_grad)")
+    when = "the optimizer step began" if a.when == "step" else "the with block ended"
+    unscale = ("" if a.unscale is None else
+               f"; a GradScaler's unscale_ divided .grad by its scale, "
+               f"{eventfindings.scale_text(a.unscale)}, after that backward (observed)")
+    if a.change == "unscaled":
+        return unscale + f", and .grad held that when {when}"
     if a.change == "scaled" and a.factor is not None and a.when is not None:
-        when = "the optimizer step began" if a.when == "step" else "the with block ended"
-        return (f"; .grad held {fmt(a.seen)} when {when}, {fmt(a.factor, 3)} times what "
-                f"backward left there ({fmt(a.after)}): changed after backward (clipping, a "
-                f"GradScaler's unscale_, or an edit)")
+        what = "what backward left there" if a.unscale is None else "that"
+        return (f"{unscale}; .grad held {fmt(a.seen)} when {when}, {fmt(a.factor, 3)} times "
+                f"{what} ({fmt(a.after if a.unscale is None else a.after * a.unscale)}): "
+                f"changed after backward (clipping, "
+                f"{'a ' if a.unscale is None else 'another '}GradScaler's unscale_, or an edit)")
+    if unscale:
+        return unscale
     return ""
 
 

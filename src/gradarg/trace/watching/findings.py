@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 
 from ..graph.values import fmt_norm as _f
-from .eventfindings import accumulated, edited_after_backward, recreated
+from .eventfindings import accumulated, edited_after_backward, recreated, unscaled
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -287,7 +287,7 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph, output_unused,
     vanishing_or_exploding, dead_units, all_zero,
-    accumulated, edited_after_backward,
+    accumulated, unscaled, edited_after_backward,
 )
 
 

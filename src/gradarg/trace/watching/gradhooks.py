@@ -4,7 +4,8 @@ Each backward pass that accumulates into it (a tensor hook, then a post-accumula
 ``torch.Tensor.register_post_accumulate_grad_hook``), each optimizer step that holds it (a
 global step pre-hook, ``torch.optim.optimizer.register_optimizer_step_pre_hook``), a parameter
 re-created by an assignment (a global registration hook,
-``torch.nn.modules.module.register_module_parameter_registration_hook``), the end of the block.
+``torch.nn.modules.module.register_module_parameter_registration_hook``), a ``GradScaler``'s
+``unscale_`` (:func:`register_unscale_hook`), the end of the block.
 They log :class:`.events.PassEntry`, :class:`.events.StepEntry` and :class:`.events.EndEntry`
 records; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
 
@@ -23,11 +24,56 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ..graph.values import norm as _norm
-from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry
+from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, UnscaleEntry
 from .model import Watched
 from .records import ROOT_NAME
 
-__all__ = ["GradEvents"]
+__all__ = ["GradEvents", "register_unscale_hook"]
+
+# -- GradScaler.unscale_: torch offers no hook on it; its method is wrapped while a watch is on
+_UNSCALE_LISTENERS: list[Callable[[Any, Any], None]] = []
+_UNSCALE_ORIGINAL: list[Any] = []  # the method replaced, while listeners exist
+
+
+class _UnscaleHandle:
+    def __init__(self, fn: Callable[[Any, Any], None]):
+        self.fn = fn
+
+    def remove(self) -> None:
+        if self.fn in _UNSCALE_LISTENERS:
+            _UNSCALE_LISTENERS.remove(self.fn)
+        if not _UNSCALE_LISTENERS and _UNSCALE_ORIGINAL:
+            torch.amp.GradScaler.unscale_ = _UNSCALE_ORIGINAL.pop()  # type: ignore[method-assign]
+
+
+def register_unscale_hook(fn: Callable[[Any, Any], None]) -> _UnscaleHandle | None:
+    """Call ``fn(scaler, optimizer)`` after each ``torch.amp.GradScaler.unscale_(optimizer)``
+    (also when ``scaler.step`` runs it), until the handle's ``remove()``.
+
+    ``GradScaler`` has no hook of its own: its ``unscale_`` is wrapped while at least one
+    listener exists, and restored when the last one is removed.  ``None`` where
+    ``torch.amp.GradScaler`` does not exist (torch < 2.3).
+    """
+    cls = getattr(torch.amp, "GradScaler", None)
+    if cls is None:
+        return None
+    if not _UNSCALE_ORIGINAL:
+        original = cls.unscale_
+        _UNSCALE_ORIGINAL.append(original)
+
+        def unscale_(self: Any, optimizer: Any) -> Any:
+            out = original(self, optimizer)
+            for listener in _UNSCALE_LISTENERS:
+                try:
+                    listener(self, optimizer)
+                except Exception:  # noqa: BLE001, S112 (never break the user's step)
+                    continue
+            return out
+
+        unscale_.__doc__, unscale_.__wrapped__ = original.__doc__, original  # type: ignore[attr-defined]
+        cls.unscale_ = unscale_
+    _UNSCALE_LISTENERS.append(fn)
+    return _UnscaleHandle(fn)
 
 
 class _Holding(NamedTuple):
@@ -61,7 +107,7 @@ class GradEvents:
         self._step_handles: list[Any] = []  # on tensors of the current step
         # what happened to every parameter's .grad over the whole block, in order (the pass
         # entries shared with the step's list), read as events.Note lists by notes()
-        self._log: list[PassEntry | StepEntry | EndEntry] = []
+        self._log: list[PassEntry | UnscaleEntry | StepEntry | EndEntry] = []
         self._log_limit = 2 * KEPT * (len(owner) + 1)
         self._changes = 0  # bumped at each entry and accumulation: the record's cache key
         self._pending: dict[int, PassEntry] = {}  # id(tensor) -> its pass awaiting accumulation
@@ -154,6 +200,9 @@ class GradEvents:
         if self._registered:
             self._handles.append(
                 register_module_parameter_registration_hook(self._registration_hook))
+        handle = register_unscale_hook(self._unscale_hook)
+        if handle is not None:
+            self._handles.append(handle)
 
     def hook_param(self, p: torch.Tensor, live: torch.Tensor | None = None) -> None:
         """Hook ``p`` (or ``live``, the tensor FSDP2 computes with in its place)."""
@@ -224,7 +273,7 @@ class GradEvents:
 
         return hook
 
-    def _log_entry(self, entry: PassEntry | StepEntry | EndEntry) -> None:
+    def _log_entry(self, entry: PassEntry | UnscaleEntry | StepEntry | EndEntry) -> None:
         log = self._log
         log.append(entry)
         self._changes += 1
@@ -236,14 +285,7 @@ class GradEvents:
         None (always seen); norms are read for the probe (the smallest parameter), and for all
         of them when the probe's changed since its pass (a clip, an ``unscale_``, a
         ``zero_grad(set_to_none=False)`` acts on all): one small norm per step otherwise."""
-        groups = optimizer.param_groups
-        size = sum(len(g["params"]) for g in groups)
-        cached = self._held_by.get(id(optimizer))
-        if cached is None or cached.optimizer is not optimizer or cached.size != size:
-            owner = self.watched.owner
-            held = [p for g in groups for p in g["params"] if p in owner]
-            has_probe = any(p is self._probe for p in held)
-            self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
+        cached = self._holding(optimizer)
         held = cached.held
         if not held:
             return
@@ -265,6 +307,32 @@ class GradEvents:
             self._probe_after = None  # compared once: a later step has nothing to compare with
         self._log_entry(StepEntry(held, [g is None for g in grads], norms,
                                   self.watched.forwards))
+
+    def _holding(self, optimizer: Any) -> _Holding:
+        """The watched parameters ``optimizer`` holds (cached while its groups keep their size)."""
+        groups = optimizer.param_groups
+        size = sum(len(g["params"]) for g in groups)
+        cached = self._held_by.get(id(optimizer))
+        if cached is None or cached.optimizer is not optimizer or cached.size != size:
+            owner = self.watched.owner
+            held = [p for g in groups for p in g["params"] if p in owner]
+            has_probe = any(p is self._probe for p in held)
+            self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
+        return cached
+
+    def _unscale_hook(self, scaler: Any, optimizer: Any) -> None:
+        """A ``GradScaler``'s ``unscale_(optimizer)`` ran: it multiplied the ``.grad`` of the
+        parameters ``optimizer`` holds by 1 / scale.  The probe's expected norm follows it, so
+        the next step reads every norm only when something else changed ``.grad``."""
+        if not scaler.is_enabled():
+            return
+        cached = self._holding(optimizer)
+        if not cached.held:
+            return
+        factor = 1.0 / float(scaler.get_scale())
+        self._log_entry(UnscaleEntry(cached.held, factor, self.watched.forwards))
+        if cached.has_probe and self._probe_after is not None:
+            self._probe_after *= factor
 
     def end(self) -> None:
         """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
@@ -291,6 +359,10 @@ class GradEvents:
                 if e.accumulated:
                     add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
                                       steps.get(e.param, 0)))
+            elif type(e) is UnscaleEntry:
+                for p in e.held:
+                    add(p, Note("unscale", None, None, None, e.forward, steps.get(p, 0),
+                                factor=e.factor))
             elif type(e) is StepEntry:
                 for p, is_none in zip(e.held, e.none, strict=True):
                     steps[p] = steps.get(p, 0) + 1
