@@ -59,7 +59,7 @@ def test_unscale_is_named_with_its_scale_not_as_a_change_after_backward():
 
 
 def test_scaler_step_runs_unscale_itself_and_it_is_observed():
-    w, net, scaler, _ = scaled_step(2.0 ** 6, unscale=False, step="scaler")
+    w, _, scaler, _ = scaled_step(2.0 ** 6, unscale=False, step="scaler")
     s = w.summary(checks=False)
     assert f"by its scale, {scaler.get_scale():.0f}" in s and "changed after backward" not in s
 
