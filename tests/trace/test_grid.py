@@ -203,13 +203,9 @@ PLANTED: dict[str, str] = {
 
 # cells that state something false or too vague to tell the bug from its neighbours
 # (family, kind, "bug" | "ok") -> reason; strict, so a fix shows as XPASS until its line goes
-_HEDGE = ("issue 43: the summary and GradWatch.why_no_grad say 'nothing on the way to the loss "
-          "uses it ..., or it is detached after the module' for both a .detach() and an unused "
-          "branch: the same words for two bugs, neither told by what was observed")
 _NO_ERROR = ("issue 43: 'no backward pass reached the model' without the RuntimeError the "
              "backward raised or the in-place edit (the raised backward is not observed)")
 XFAIL: dict[tuple[str, str, str], str] = {
-    **{(f, k, "bug"): _HEDGE for f in FAMILIES for k in ("detach", "unused")},
     **{(f, "inplace_loss", "bug"): _NO_ERROR for f in FAMILIES},
     ("checkpointed", "reentrant", "bug"): (
         "issue 43: gradarg.why_no_grad, before and after, says 'first.lin did not take part "

@@ -101,9 +101,7 @@ def _output_unused(a: Asked) -> str | None:
     c = unused[0]
     return (f"no gradient reached {a.name}: module '{c.name}' ({c.kind}) ran and "
             f"returned an output with autograd history, but no gradient reached that "
-            f"output: nothing on the way to the loss uses it (a returned state, such "
-            f"as a recurrent encoder's hidden state, not passed on), or it is detached "
-            f"after the module")
+            f"output: {findings.unused_why(a.w, c)}")
 
 
 def _cannot_tell(a: Asked) -> str | None:
@@ -243,8 +241,9 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
         return unscale + f", and .grad held that when {when}"
     if a.change == "scaled" and a.factor is not None and a.when is not None:
         what = "what backward left there" if a.unscale is None else "that"
+        base = a.after if a.unscale is None or a.after is None else a.after * a.unscale
         return (f"{unscale}; .grad held {fmt(a.seen)} when {when}, {fmt(a.factor, 3)} times "
-                f"{what} ({fmt(a.after if a.unscale is None else a.after * a.unscale)}): "
+                f"{what} ({fmt(base)}): "
                 f"changed after backward (clipping, "
                 f"{'a ' if a.unscale is None else 'another '}GradScaler's unscale_, or an edit)")
     if unscale:

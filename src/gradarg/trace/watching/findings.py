@@ -211,9 +211,20 @@ def output_unused(w: GradWatch, o: Options) -> Finding:
                    f"another path: a tied or shared weight")
     return Finding("outputs used", True,
                    f"module '{c.name}' ({c.kind}) returned an output with autograd history "
-                   f"that received no gradient{more}: nothing on the way to the loss uses it "
-                   f"(a returned state not passed on), or it is detached after the module"
-                   f"{through}")
+                   f"that received no gradient{more}: {unused_why(w, c)}{through}")
+
+
+def unused_why(w: GradWatch, c: ModuleRecord) -> str:
+    """Why the output of call ``c`` got no gradient, as far as was observed: taken by a later
+    module without its history (detached in between), else not used with its history."""
+    after = w.calls.detached.get(c.index)
+    if after is not None and after < len(w.modules):
+        d = w.modules[after]
+        return (f"module '{d.name}' ({d.kind}) took that output without its history "
+                f"(observed: the same memory, no autograd graph), so it was detached between "
+                f"them (.detach() or .data); remove the detach to train '{c.name}'")
+    return ("nothing on the way to the loss uses it with its history (a returned state not "
+            "passed on, or a use of its values without history that no watched module shows)")
 
 
 def dead_units(w: GradWatch, o: Options) -> Finding:

@@ -355,15 +355,15 @@ class GradEvents:
             got.append(note)
 
         for e in self._log:
-            if type(e) is PassEntry:
+            if isinstance(e, PassEntry):
                 if e.accumulated:
                     add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
                                       steps.get(e.param, 0)))
-            elif type(e) is UnscaleEntry:
+            elif isinstance(e, UnscaleEntry):
                 for p in e.held:
                     add(p, Note("unscale", None, None, None, e.forward, steps.get(p, 0),
                                 factor=e.factor))
-            elif type(e) is StepEntry:
+            elif isinstance(e, StepEntry):
                 for p, is_none in zip(e.held, e.none, strict=True):
                     steps[p] = steps.get(p, 0) + 1
                     if is_none:
@@ -373,7 +373,7 @@ class GradEvents:
                     else:
                         add(p, Note("step", None, nan, None, e.forward, steps[p],
                                     measured=False))
-            else:  # the end
+            elif isinstance(e, EndEntry):  # the end
                 for p in notes:
                     add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
         return {p: n[-KEPT:] for p, n in notes.items()}

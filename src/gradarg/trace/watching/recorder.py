@@ -11,7 +11,9 @@ values show, :mod:`.graphnotes`.  A new kind of note about module calls goes her
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -110,6 +112,13 @@ class Recorder:
         (``'no_grad'``, ``'inference_mode'``, ``'on'`` or a checkpoint kind)."""
         return list(self._cut)
 
+    @property
+    def detached(self) -> Mapping[int, int]:
+        """Call -> the later call that took its output without autograd history: the same
+        memory (``data_ptr``, the output still alive), no graph: a ``.detach()`` or ``.data``
+        between them, observed."""
+        return MappingProxyType(self._detached)
+
     def running(self) -> tuple[str, str] | None:
         """The innermost module call running: ``(name, class name)``; ``None``: none."""
         if not self._stack:
@@ -137,8 +146,9 @@ class Recorder:
 
     def forget(self) -> None:
         """Drop the references to the graph and the tensors (the records stay readable)."""
-        self._slot_refs, self._slots, self._swapped = [], {}, {}
-        self._node_owner, self._node_outputs = {}, {}
+        for held in (self._slot_refs, self._slots, self._swapped, self._node_owner,
+                     self._node_outputs, self._out_ptr):
+            held.clear()
 
     def _reset(self) -> None:
         for h in self._tensor_handles:
@@ -178,6 +188,10 @@ class Recorder:
         self._call_outs: dict[int, list[Any]] = {}  # finished call -> its outputs' nodes
         # call -> weak references to its inputs and outputs (read by the graph notes)
         self._values: dict[int, tuple[list, list]] = {}
+        # data_ptr of an output with history -> (call, weak reference to its storage, shape);
+        # call -> the call that took that memory as an input without history (detached)
+        self._out_ptr: dict[int, tuple[int, weakref.ref, torch.Size]] = {}
+        self._detached: dict[int, int] = {}
 
     def attach(self) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
@@ -253,7 +267,10 @@ class Recorder:
         slots, producers = [], []
         for t in ts:
             slot = self._hook_tensor(t)
-            if slot is not None:
+            if slot is None:
+                if self._out_ptr and not t.requires_grad:
+                    self._note_detached(t, index)
+            else:
                 slots.append(slot)
                 node = t.grad_fn
                 owner = self._node_owner.get(node)
@@ -291,6 +308,18 @@ class Recorder:
                                  producers))
         self._values[index] = (graphnotes.refs(ts), [])
         self._stack.append(index)
+
+    def _note_detached(self, t: torch.Tensor, index: int) -> None:
+        """Input ``t`` of call ``index`` has no history: when it is the storage of an earlier
+        call's output that has history (same shape), that output was detached."""
+        hit = self._out_ptr.get(t.data_ptr())
+        if hit is None:
+            return
+        call, storage, shape = hit
+        # the same storage object (alive while any tensor holds it: not memory reused after
+        # the output was freed) and the same shape
+        if call != index and t.shape == shape and storage() is t.untyped_storage():
+            self._detached.setdefault(call, index)
 
     def shared_total(self, index: int) -> int:
         """How many calls' gradients the ``grad_in`` of call ``index`` adds up: 1 when it is
@@ -403,6 +432,8 @@ class Recorder:
                 node = t.grad_fn
                 if node is not None and node not in owners:
                     owners[node] = index  # the innermost module first
+                    self._out_ptr[t.data_ptr()] = (index, weakref.ref(t.untyped_storage()),
+                                                   t.shape)
         self._raw[index] = self._raw[index]._replace(outs=slots)
         self._values[index][1].extend(graphnotes.refs(ts))
         if not self._stack:
