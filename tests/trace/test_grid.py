@@ -203,10 +203,7 @@ PLANTED: dict[str, str] = {
 
 # cells that state something false or too vague to tell the bug from its neighbours
 # (family, kind, "bug" | "ok") -> reason; strict, so a fix shows as XPASS until its line goes
-_NO_ERROR = ("issue 43: 'no backward pass reached the model' without the RuntimeError the "
-             "backward raised or the in-place edit (the raised backward is not observed)")
 XFAIL: dict[tuple[str, str, str], str] = {
-    **{(f, "inplace_loss", "bug"): _NO_ERROR for f in FAMILIES},
     ("checkpointed", "reentrant", "bug"): (
         "issue 43: gradarg.why_no_grad, before and after, says 'first.lin did not take part "
         "... cut by .detach(), .data, NumPy or torch.no_grad()' without naming the reentrant "

@@ -12,7 +12,8 @@ assembly), ``finding`` / ``findings`` / ``eventfindings`` (one function per thin
 wrong with a step; those read from observed ``.grad`` events in ``eventfindings``), ``explain``
 (``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).
 
-A new observed event is one hook in ``gradhooks``, its note in ``events`` and one finding in
+A new observed event is one hook in ``gradhooks`` (where torch has no hook for the call, a
+wrapper in ``patches``, removed with the watch), its note in ``events`` and one finding in
 ``eventfindings``.
 
 May import: every other sub-package of :mod:`gradarg.trace` (``graph``, ``draw``, ``tape``,

@@ -305,9 +305,19 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
 def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
     """Every finding, in order; none when no backward pass reached the model."""
     if not w.watched.backward_seen:
-        return [Finding("backward", True, "no backward pass reached the model")]
+        return [Finding("backward", True, "no backward pass reached the model" + raised(w))]
     options = Options(**kwargs)
     return [finding(w, options) for finding in FINDINGS]
+
+
+def raised(w: GradWatch) -> str:
+    """``": backward() raised ..."``: the error of the last ``backward()`` that raised in the
+    block before reaching the model, as observed (the call raised); else ``""``."""
+    r = w.grads.raised
+    if r is None or r.reached:
+        return ""
+    return (f": backward() raised {r.kind} before reaching it (observed: the call raised, "
+            f"the error went on to the caller): {r.message}")
 
 
 def problems(w: GradWatch, **kwargs: Any) -> list[str]:

@@ -5,7 +5,7 @@ Each backward pass that accumulates into it (a tensor hook, then a post-accumula
 global step pre-hook, ``torch.optim.optimizer.register_optimizer_step_pre_hook``), a parameter
 re-created by an assignment (a global registration hook,
 ``torch.nn.modules.module.register_module_parameter_registration_hook``), a ``GradScaler``'s
-``unscale_`` (:func:`register_unscale_hook`), the end of the block.
+``unscale_`` and a ``backward()`` that raised (:mod:`.patches`), the end of the block.
 They log :class:`.events.PassEntry`, :class:`.events.StepEntry` and :class:`.events.EndEntry`
 records; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
 
@@ -26,54 +26,26 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from ..graph.values import norm as _norm
 from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, UnscaleEntry
 from .model import Watched
+from .patches import register_backward_error_hook, register_unscale_hook
 from .records import ROOT_NAME
 
-__all__ = ["GradEvents", "register_unscale_hook"]
+__all__ = ["GradEvents", "Raised"]
 
-# -- GradScaler.unscale_: torch offers no hook on it; its method is wrapped while a watch is on
-_UNSCALE_LISTENERS: list[Callable[[Any, Any], None]] = []
-_UNSCALE_ORIGINAL: list[Any] = []  # the method replaced, while listeners exist
+class Raised(NamedTuple):
+    """A ``backward()`` that raised: the error's type, its message (the first sentences,
+    without torch's hint), the calls of the model started by then, and whether a gradient
+    of that pass had reached a watched parameter."""
 
-
-class _UnscaleHandle:
-    def __init__(self, fn: Callable[[Any, Any], None]):
-        self.fn = fn
-
-    def remove(self) -> None:
-        if self.fn in _UNSCALE_LISTENERS:
-            _UNSCALE_LISTENERS.remove(self.fn)
-        if not _UNSCALE_LISTENERS and _UNSCALE_ORIGINAL:
-            torch.amp.GradScaler.unscale_ = _UNSCALE_ORIGINAL.pop()  # type: ignore[method-assign]
+    kind: str
+    message: str
+    forward: int
+    reached: bool
 
 
-def register_unscale_hook(fn: Callable[[Any, Any], None]) -> _UnscaleHandle | None:
-    """Call ``fn(scaler, optimizer)`` after each ``torch.amp.GradScaler.unscale_(optimizer)``
-    (also when ``scaler.step`` runs it), until the handle's ``remove()``.
-
-    ``GradScaler`` has no hook of its own: its ``unscale_`` is wrapped while at least one
-    listener exists, and restored when the last one is removed.  ``None`` where
-    ``torch.amp.GradScaler`` does not exist (torch < 2.3).
-    """
-    cls = getattr(torch.amp, "GradScaler", None)
-    if cls is None:
-        return None
-    if not _UNSCALE_ORIGINAL:
-        original = cls.unscale_
-        _UNSCALE_ORIGINAL.append(original)
-
-        def unscale_(self: Any, optimizer: Any) -> Any:
-            out = original(self, optimizer)
-            for listener in _UNSCALE_LISTENERS:
-                try:
-                    listener(self, optimizer)
-                except Exception:  # noqa: BLE001, S112 (never break the user's step)
-                    continue
-            return out
-
-        unscale_.__doc__, unscale_.__wrapped__ = original.__doc__, original  # type: ignore[attr-defined]
-        cls.unscale_ = unscale_
-    _UNSCALE_LISTENERS.append(fn)
-    return _UnscaleHandle(fn)
+def _message(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    text = text.split(" Hint:")[0]
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 class _Holding(NamedTuple):
@@ -135,6 +107,7 @@ class GradEvents:
         self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
+        self._raised: Raised | None = None  # the last backward() that raised
 
     def listen(self, *, on_zero: Callable[[], None],
                running: Callable[[], tuple[str, str] | None]) -> None:
@@ -148,6 +121,11 @@ class GradEvents:
     def passes(self) -> list[PassEntry]:
         """This step's gradients that reached a parameter, in order (do not modify)."""
         return self._got
+
+    @property
+    def raised(self) -> Raised | None:
+        """The last ``backward()`` that raised during the block (``None``: none did)."""
+        return self._raised
 
     @property
     def changes(self) -> int:
@@ -203,6 +181,7 @@ class GradEvents:
         handle = register_unscale_hook(self._unscale_hook)
         if handle is not None:
             self._handles.append(handle)
+        self._handles.append(register_backward_error_hook(self._raised_hook))
 
     def hook_param(self, p: torch.Tensor, live: torch.Tensor | None = None) -> None:
         """Hook ``p`` (or ``live``, the tensor FSDP2 computes with in its place)."""
@@ -319,6 +298,12 @@ class GradEvents:
             has_probe = any(p is self._probe for p in held)
             self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
         return cached
+
+    def _raised_hook(self, error: BaseException) -> None:
+        """``torch.autograd.backward`` raised ``error`` (it goes on to the caller)."""
+        self._raised = Raised(type(error).__name__, _message(error), self.watched.forwards,
+                              self.watched.backward_seen)
+        self._changes += 1
 
     def _unscale_hook(self, scaler: Any, optimizer: Any) -> None:
         """A ``GradScaler``'s ``unscale_(optimizer)`` ran: it multiplied the ``.grad`` of the
