@@ -311,13 +311,14 @@ def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
 
 
 def raised(w: GradWatch) -> str:
-    """``": backward() raised ..."``: the error of the last ``backward()`` that raised in the
-    block before reaching the model, as observed (the call raised); else ``""``."""
+    """``"; a backward() call in the block raised ..."``: the error of the last
+    ``backward()`` that raised in the block, no gradient of it having reached a watched
+    parameter, as observed (the call raised); else ``""``."""
     r = w.grads.raised
     if r is None or r.reached:
         return ""
-    return (f": backward() raised {r.kind} before reaching it (observed: the call raised, "
-            f"the error went on to the caller): {r.message}")
+    return (f"; a backward() call in the block raised {r.kind} (observed: the call raised, the "
+            f"error went on to the caller): {r.message}")
 
 
 def problems(w: GradWatch, **kwargs: Any) -> list[str]:
