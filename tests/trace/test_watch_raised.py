@@ -54,3 +54,24 @@ def test_the_wrapper_is_shared_by_nested_watches_and_removed_with_the_last():
     assert torch.autograd.backward is not original  # inner still listens
     inner.remove()
     assert torch.autograd.backward is original
+
+
+def test_a_wrapper_put_on_after_the_watch_is_not_undone():
+    original = torch.autograd.backward
+    net = nn.Linear(2, 1)
+    w = gradarg.watch(net)
+
+    def theirs(*args, **kwargs):  # another library wraps it while the watch is on
+        return theirs.inner(*args, **kwargs)
+
+    theirs.inner = torch.autograd.backward
+    torch.autograd.backward = theirs
+    try:
+        w.remove()
+        assert torch.autograd.backward is theirs  # not clobbered
+        # a new watch wraps theirs (ours inside it passes through) and hears the error
+        with gradarg.watch(net) as w2, pytest.raises(RuntimeError):
+            torch.zeros(2, requires_grad=True).sum().backward(torch.ones(3))
+        assert w2.grads.raised is not None and torch.autograd.backward is theirs
+    finally:
+        torch.autograd.backward = original

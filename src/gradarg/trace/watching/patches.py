@@ -32,22 +32,30 @@ class _Patch:
         self.owner, self.name, self.wrap = owner, name, wrap
         self.listeners: list[Callable[..., None]] = []
         self.original: Any = None
+        self.wrapper: Any = None
 
     def add(self, fn: Callable[..., None]) -> _Handle:
         if not self.listeners:
             self.original = getattr(self.owner, self.name)
-            wrapper = self.wrap(self.original, self.listeners)
-            wrapper.__doc__, wrapper.__wrapped__ = self.original.__doc__, self.original
-            setattr(self.owner, self.name, wrapper)
+            self.wrapper = self.wrap(self.original, self.listeners)
+            self.wrapper.__doc__ = self.original.__doc__
+            self.wrapper.__wrapped__ = self.original
+            setattr(self.owner, self.name, self.wrapper)
         self.listeners.append(fn)
         return _Handle(self, fn)
 
     def remove(self, fn: Callable[..., None]) -> None:
-        if fn in self.listeners:
-            self.listeners.remove(fn)
-            if not self.listeners:
-                setattr(self.owner, self.name, self.original)
-                self.original = None
+        if fn not in self.listeners:
+            return
+        self.listeners.remove(fn)
+        if self.listeners:
+            return
+        if getattr(self.owner, self.name) is self.wrapper:
+            setattr(self.owner, self.name, self.original)
+        # else someone wrapped it after us: ours stays inside theirs, passing calls through
+        # to no listener (a fresh list for the next watch, which wraps again)
+        self.listeners = []
+        self.original = self.wrapper = None
 
 
 def _tell(listeners: list[Callable[..., None]], *args: Any) -> None:
