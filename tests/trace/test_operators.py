@@ -10,6 +10,8 @@ different draws.  A row without an example fails ``test_every_row_has_an_example
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -379,3 +381,94 @@ def test_a_random_forward_draws_anew(op):
     inputs = EXAMPLES[op].make()
     first, second = _output(op, inputs), _output(op, inputs)
     assert not torch.equal(first, second)
+
+
+# -- the rule text the player shows, evaluated ----------------------------------------------
+# A rule written as a formula ("g × cos(x)", "g / b to a, −g·a / b² to b") is read here into
+# Python and evaluated against autograd: changing its text changes what is checked.  A rule in
+# words only ("g copied to every summed entry") cannot be evaluated: its text is pinned here,
+# beside the example formula of its row that the test above evaluates.
+PROSE = {
+    "mul": "g × the other factor",
+    "add": "g passed on unchanged to each operand",
+    "addmm": "to the bias: g summed over the rows; to A: g @ Bᵀ; to B: Aᵀ @ g (y = bias + A @ B)",
+    "sum": "g copied to every summed entry",
+    "mean": "g / n copied to every averaged entry",
+    "transpose": "g transposed back",
+    "permute": "g permuted back",
+    "view": "g reshaped to the input's shape",
+    "unsafe_view": "g reshaped to the input's shape",
+    "expand": "g summed over the expanded dimensions",
+    "clone": "g passed on unchanged",
+}
+CONSTANTS = {"pow": {"n": 3.0}}  # the example's constant exponent: y = a ** 3
+_ORDINAL = {"the first operand": "_0", "the second": "_1"}
+_SYMBOLS = [  # (pattern, replacement), in order
+    (r"(\w+)²\(([^()]*)\)", r"\1(\2)**2"),  # tanh²(x)
+    (r"²", "**2"), (r"ⁿ⁻¹", "**(n-1)"),
+    (r"(\d)√(\w)", r"\1*sqrt(\2)"), (r"√", "sqrt"),
+    (r"σ", "sigmoid"), (r"\)\(", ")*("),
+    (r"(\w)ᵀ (\w)", r"\1.transpose(-1, -2) @ \2"), (r"ᵀ", ".transpose(-1, -2)"),
+    (r"(\w) ⊗ (\w)", r"outer(\1, \2)"),
+    (r"×", "*"), (r"·", "*"), (r"−", "-"),
+]
+
+
+def read_rule(text: str) -> list[tuple[str | None, str]]:
+    """``[(operand name or None, Python expression)]``, one per part ``"EXPR to NAME"``."""
+    text = re.sub(r" \([a-z ]+\)", "", text)  # a parenthetical in words: "(an outer product)"
+    m = re.fullmatch(r"(.+) where (.+), else 0", text)
+    if m:  # a gate: "g where x > 0, else 0"
+        text = f"where({m[2]}, {m[1]}, 0 * g)"
+    parts = []
+    for part in [text] if m else text.split(", "):
+        expr, _, name = part.partition(" to ")
+        for pattern, repl in _SYMBOLS:
+            expr = re.sub(pattern, repl, expr)
+        parts.append((_ORDINAL.get(name, name) or None, expr))
+    return parts
+
+
+def evaluate_rule(op: str, g: torch.Tensor, inputs: tuple[torch.Tensor, ...]):
+    parts = read_rule(OPERATORS[op].rule)
+    named = [n for n, _ in parts]
+    if named == [None]:  # one operand, called x in the text (or a, as in the label)
+        names = {"x": inputs[0], "a": inputs[0]}
+    else:
+        assert len(named) == len(inputs) and None not in named, (op, named)
+        names = dict(zip(named, inputs, strict=True))
+    space = {"g": g, "cos": torch.cos, "sin": torch.sin, "exp": torch.exp, "tanh": torch.tanh,
+             "sigmoid": torch.sigmoid, "sqrt": torch.sqrt, "where": torch.where,
+             "outer": torch.outer, **CONSTANTS.get(op, {}), **names}
+    return tuple(eval(expr, {"__builtins__": {}}, space) for _, expr in parts)
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.rule))
+def test_the_shown_rule_text_is_what_autograd_computes(op):
+    text = OPERATORS[op].rule
+    if op in PROSE:  # words: the example's formula is evaluated above; the text is pinned
+        assert text == PROSE[op], f"{op}: rule text changed; check it against its example"
+        return
+    ex = EXAMPLES[op]
+    inputs = ex.make()
+    out = ex.forward(*inputs)
+    g = torch.randn_like(out) if not out.is_nested else torch.nested.nested_tensor(
+        [torch.randn_like(p) for p in out.unbind()])
+    got = torch.autograd.grad(out, inputs, g)
+    with torch.no_grad():
+        said = evaluate_rule(op, g, inputs)
+    assert len(said) == len(got), (op, read_rule(text))
+    for a, b in zip(said, got, strict=True):
+        assert torch.allclose(_flat(a).to(D), _flat(b), rtol=1e-10, atol=1e-12), (
+            op, text, read_rule(text))
+
+
+@pytest.mark.parametrize(("op", "wrong"), [
+    ("sin", "g × sin(x)"), ("div", "g / b to a, g·a / b² to b"), ("tanh", "g × tanh²(x)"),
+    ("mm", "g @ B to A, Aᵀ @ g to B"), ("relu", "g where x < 0, else 0"),
+])
+def test_a_wrong_rule_text_fails(op, wrong, monkeypatch):
+    """The check above, fed a planted wrong text, must fail."""
+    monkeypatch.setitem(OPERATORS, op, dataclasses.replace(OPERATORS[op], rule=wrong))
+    with pytest.raises((AssertionError, RuntimeError)):
+        test_the_shown_rule_text_is_what_autograd_computes(op)

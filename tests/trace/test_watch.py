@@ -123,7 +123,9 @@ def test_parameter_of_a_module_that_ran_but_was_cut():
     text = w.why_no_grad("a.weight")
     # a's output had history and got no gradient: the record shows it
     assert "module 'a' (Linear) ran" in text and "no gradient reached that output" in text
-    assert "detached after the module" in text
+    # and b took it without history: the detach between them is observed (issue 43)
+    assert "module 'b' (Linear) took that output without its history" in text
+    assert "detached between them" in text
     assert "never called" not in text and "cannot tell" not in text
 
 

@@ -28,8 +28,8 @@ cause of ``why_no_grad`` is one rule in ``why.reach`` or ``why.causes``, placed 
 module's ``RULES``; a new reason in ``GradWatch.why_no_grad`` is one rule in
 ``watching.explain.RULES``; a new finding of ``watch`` is one function in
 ``watching.findings``, added to ``FINDINGS``; a new observed event of ``.grad`` is one hook in
-``watching.gradhooks``, its note in ``watching.events`` and one finding in
-``watching.eventfindings``; a new view of the record in ``watching.view``; a new drawing
+``watching.gradhooks`` (a call torch has no hook for: one wrapper in ``watching.patches``), its
+note in ``watching.events`` and one finding in ``watching.eventfindings``; a new view of the record in ``watching.view``; a new drawing
 primitive in ``draw.drawing`` (operations) or ``draw.modules`` (modules); anything that reads
 a node's internals in ``graph.nodes``.
 

@@ -191,7 +191,7 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
         of each box by call index.
     """
     # the record of gradarg.watch: a GradWatch (checked by its `modules` property, so that this
-    # module need not import gradflow, which imports this one for GradWatch.draw)
+    # module need not import watching, which imports this one for GradWatch.draw)
     if not isinstance(getattr(type(record), "modules", None), property):
         raise TypeError(
             f"draw_modules takes the record of gradarg.watch(model), got "

@@ -1,15 +1,19 @@
 """``watch``: the record of the user's own training step, its findings and their explanations.
 
-What it is for: ``watch`` (``watch`` and ``GradWatch``), composed of the ``recorder`` (the
-hooks on modules, parameters, optimizers; the notes they take), ``gradhooks`` (the hooks on
-``.grad``'s events: accumulation, optimizer steps, edits), ``graphnotes`` (what the hooks read
-from the graph and the values at a few moments), ``events`` (each parameter's ``.grad``
+What it is for: ``watch`` (``watch`` and ``GradWatch``), composed of three parts that share
+only ``model.Watched`` (the model's names, its engine, the step's progress; declared once):
+the ``recorder`` (``Recorder``: the hooks on module calls and the notes they take),
+``gradhooks`` (``GradEvents``: the hooks on ``.grad``'s events: accumulation, ``GradScaler``'s
+``unscale_``, optimizer steps, the end of the block) and ``graphnotes`` (``GraphNotes``: what
+is read from the graph and the values at a few moments).  Each part offers read-only views;
+no module reads another's private state.  Then ``events`` (each parameter's ``.grad``
 events, in order, and how they are read), ``records`` (module and parameter records and their
 assembly), ``finding`` / ``findings`` / ``eventfindings`` (one function per thing that can be
 wrong with a step; those read from observed ``.grad`` events in ``eventfindings``), ``explain``
 (``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).
 
-A new observed event is one hook in ``gradhooks``, its note in ``events`` and one finding in
+A new observed event is one hook in ``gradhooks`` (where torch has no hook for the call, a
+wrapper in ``patches``, removed with the watch), its note in ``events`` and one finding in
 ``eventfindings``.
 
 May import: every other sub-package of :mod:`gradarg.trace` (``graph``, ``draw``, ``tape``,

@@ -1,6 +1,7 @@
 """The findings read from observed events (:mod:`.events`): several backward passes
-accumulated into ``.grad``, a ``.grad`` reset, zeroed or rescaled between the backward and the
-optimizer step, a parameter re-created by an assignment.  Each is a finding like those of
+accumulated into ``.grad``, a ``GradScaler``'s ``unscale_``, a ``.grad`` reset, zeroed or
+rescaled between the backward and the optimizer step, a parameter re-created by an
+assignment.  Each is a finding like those of
 :mod:`.findings` (``finding(w, options) -> Finding``), listed there in :data:`FINDINGS`; a new
 finding read from events goes here, one from the graph or the values in :mod:`.findings`.
 """
@@ -128,12 +129,36 @@ def scale_cause(factor: float, total: float | None) -> str:
 WHEN = {"step": "the optimizer step", "end": "the end of the with block"}
 
 
+def scale_text(factor: float) -> str:
+    """The scale a ``GradScaler``'s ``unscale_`` divided by (``factor`` = 1 / scale)."""
+    scale = 1 / factor
+    return f"{scale:.0f}" if scale == round(scale) else _f(scale)
+
+
+def unscaled(w: GradWatch, o: Options) -> Finding:
+    """A ``GradScaler``'s ``unscale_`` observed between the backward and the optimizer step
+    (or the end of the block), by the hook on it: a note with the scale it divided by."""
+    seen = [(r, events.after_backward(r.events))
+            for r in w.parameters.values() if r.grad is not None and r.events]
+    got = [(r, a) for r, a in seen if a.unscale is not None]
+    if not got:
+        return Finding("GradScaler unscale_", True)
+    factors = sorted({cast(float, a.unscale) for _, a in got})
+    scales = " and ".join(scale_text(f) for f in factors)
+    where = WHEN[got[0][1].when or "end"]
+    return Finding("GradScaler unscale_", True, note=(
+        f"GradScaler's unscale_ divided .grad of {_who(len(got), len(seen))} by its scale, "
+        f"{scales}, after backward and before {where} (observed: the call itself)"))
+
+
 def edited_after_backward(w: GradWatch, o: Options) -> Finding:
     """``.grad`` after this step's last backward pass against what it held at the next
     observed moment: when an optimizer step began, else when the block ended
     (:func:`.events.after_backward`).  A reset (None) or zeroing there, before a step, is
     ``zero_grad`` between backward and step; one factor for every parameter is clipping
-    (``clip_grad_norm_``) or a ``GradScaler``'s ``unscale_``; anything else an edit."""
+    (``clip_grad_norm_``) or a ``GradScaler``'s ``unscale_`` unobserved; anything else an
+    edit.  What an observed ``unscale_`` did is :func:`unscaled`'s; the change is read beyond
+    it."""
     params = [r for r in w.parameters.values() if r.grad is not None and r.events]
     if w.engine is not None and w.world > 1:
         how = "all-reduce" if w.engine == "DDP" else "reduce-scatter"
@@ -184,8 +209,12 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
         if len(scaled) == len(compared) and max(factors) <= min(factors) * 1.001:
             norm = math.sqrt(sum(cast(float, a.after) ** 2 for _, a in scaled))
             who = "every parameter" if len(scaled) == total else f"{len(scaled)} parameters"
+            beyond = (f", beyond the GradScaler's unscale_ (1/{scale_text(a0.unscale)})"
+                      if a0.unscale is not None else "")
+            if a0.unscale is not None:
+                norm *= a0.unscale
             found.append(f"gradients changed after backward: .grad of {who} is {_f(f0)} times "
-                         f"what backward computed, scaled by one factor before {where} "
+                         f"what backward computed{beyond}, scaled by one factor before {where} "
                          f"({scale_cause(f0, norm)})")
         else:
             found.append(f"gradients changed after backward for {len(scaled)} parameter(s) "

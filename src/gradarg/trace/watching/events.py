@@ -29,7 +29,7 @@ from itertools import pairwise
 from typing import Any, NamedTuple
 
 __all__ = ["KEPT", "Accumulation", "AfterBackward", "EndEntry", "Note", "PassEntry", "Replacement",
-           "StepEntry", "accumulation", "after_backward", "chain"]
+           "StepEntry", "UnscaleEntry", "accumulation", "after_backward", "chain"]
 
 KEPT = 64  # notes kept per parameter (the latest): enough for the last step's story
 
@@ -42,8 +42,10 @@ class Note(NamedTuple):
     Attributes
     ----------
     kind : str
-        ``"pass"`` (a backward pass accumulated into ``.grad``), ``"step"`` (an optimizer step
-        holding the parameter began) or ``"end"`` (the ``with`` block ended).
+        ``"pass"`` (a backward pass accumulated into ``.grad``), ``"unscale"`` (a
+        ``GradScaler``'s ``unscale_`` of an optimizer holding the parameter divided ``.grad``
+        by the scale), ``"step"`` (an optimizer step holding the parameter began) or ``"end"``
+        (the ``with`` block ended).
     grad : float or None
         ``"pass"``: norm of the gradient the pass computed for the parameter.
     held : float or None
@@ -59,6 +61,8 @@ class Note(NamedTuple):
     measured : bool
         ``held`` was read (``False`` at a step where one smaller parameter's ``.grad`` was read
         and found unchanged, so the others were not: see ``after_backward`` in this module).
+    factor : float or None
+        ``"unscale"``: what ``unscale_`` multiplied ``.grad`` by (1 / the scaler's scale).
     """
 
     kind: str
@@ -68,6 +72,7 @@ class Note(NamedTuple):
     forward: int
     step: int
     measured: bool = True
+    factor: float | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -98,6 +103,16 @@ class StepEntry(NamedTuple):
     held: list[Any]
     none: list[bool]
     norms: dict[Any, float] | None
+    forward: int
+
+
+class UnscaleEntry(NamedTuple):
+    """A ``GradScaler``'s ``unscale_(optimizer)`` ran: the watched parameters the optimizer
+    holds (``held``), the factor it multiplied their ``.grad`` by (``factor``: 1 / scale) and
+    the calls of the model started by then (``forward``)."""
+
+    held: list[Any]
+    factor: float
     forward: int
 
 
@@ -212,7 +227,10 @@ class AfterBackward(NamedTuple):
     (nothing observed since: the block has not ended); ``change``: ``"kept"``, ``"reset"``
     (None), ``"zeroed"``, ``"scaled"`` (``factor`` = the ratio of the two norms) or
     ``"unknown"`` (not comparable: a NaN norm, a pass whose result was not read);
-    ``after``: the norm right after the pass; ``seen``: the norm then.
+    ``after``: the norm right after the pass; ``seen``: the norm then.  ``unscale``: the
+    factor of the ``GradScaler`` ``unscale_`` calls observed in between (``None``: none);
+    the change is then read against the pass's norm times that factor, and is
+    ``"unscaled"`` (``factor`` = ``unscale``) when ``unscale_`` alone explains it.
     """
 
     when: str | None
@@ -220,11 +238,13 @@ class AfterBackward(NamedTuple):
     factor: float | None = None
     after: float | None = None
     seen: float | None = None
+    unscale: float | None = None
 
 
 def after_backward(notes: Sequence[Note]) -> AfterBackward:
     """Compare ``.grad`` right after the last pass with the first step that followed it, or
-    with the end of the block when no step did."""
+    with the end of the block when no step did; a ``GradScaler``'s ``unscale_`` observed in
+    between is accounted for (its factor)."""
     last = max((i for i, n in enumerate(notes) if n.kind == "pass"), default=None)
     if last is None:
         return AfterBackward(None, "unknown")
@@ -233,20 +253,29 @@ def after_backward(notes: Sequence[Note]) -> AfterBackward:
     o = next((n for n in later if n.kind == "step"), None)
     if o is None:
         o = next((n for n in later if n.kind == "end"), None)
+    before = later if o is None else later[: later.index(o)]
+    u = None
+    for n in before:
+        if n.kind == "unscale" and n.factor is not None:
+            u = n.factor if u is None else u * n.factor
     if o is None:
-        return AfterBackward(None, "unknown", after=p.after)
+        return AfterBackward(None, "unknown", after=p.after, unscale=u)
     if o.held is None:
-        return AfterBackward(o.kind, "reset", after=p.after)
-    if not o.measured:  # the step's reading of a smaller parameter showed no change
+        return AfterBackward(o.kind, "reset", after=p.after, unscale=u)
+    if not o.measured:  # the step's reading of a smaller parameter showed no other change
+        if u is not None:
+            return AfterBackward(o.kind, "unscaled", u, p.after, None, u)
         return AfterBackward(o.kind, "kept", 1.0, p.after, p.after)
     a, s = p.after, o.held
     if a is None or not (math.isfinite(a) and math.isfinite(s)):
-        return AfterBackward(o.kind, "unknown", after=a, seen=s)
+        return AfterBackward(o.kind, "unknown", after=a, seen=s, unscale=u)
     if s == 0.0 and a != 0.0:
-        return AfterBackward(o.kind, "zeroed", 0.0, a, s)
+        return AfterBackward(o.kind, "zeroed", 0.0, a, s, u)
     if a == 0.0:
-        return AfterBackward(o.kind, "kept" if s == 0.0 else "unknown", None, a, s)
-    factor = s / a
+        return AfterBackward(o.kind, "kept" if s == 0.0 else "unknown", None, a, s, u)
+    factor = s / (a if u is None else a * u)
     if abs(factor - 1) <= _REL:
+        if u is not None:
+            return AfterBackward(o.kind, "unscaled", u, a, s, u)
         return AfterBackward(o.kind, "kept", 1.0, a, s)
-    return AfterBackward(o.kind, "scaled", factor, a, s)
+    return AfterBackward(o.kind, "scaled", factor, a, s, u)

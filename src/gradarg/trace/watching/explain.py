@@ -49,7 +49,7 @@ def _no_backward(a: Asked) -> str | None:
     if a.r.grad is not None or a.w.watched.backward_seen:
         return None
     return (f"no backward pass reached the model while it was watched, so nothing "
-            f"reached {a.name}")
+            f"reached {a.name}{findings.raised(a.w)}")
 
 
 def _module_not_called(a: Asked) -> str | None:
@@ -101,9 +101,7 @@ def _output_unused(a: Asked) -> str | None:
     c = unused[0]
     return (f"no gradient reached {a.name}: module '{c.name}' ({c.kind}) ran and "
             f"returned an output with autograd history, but no gradient reached that "
-            f"output: nothing on the way to the loss uses it (a returned state, such "
-            f"as a recurrent encoder's hidden state, not passed on), or it is detached "
-            f"after the module")
+            f"output: {findings.unused_why(a.w, c)}")
 
 
 def _cannot_tell(a: Asked) -> str | None:
@@ -235,11 +233,21 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
                     f"step?)")
         return (f"; .grad was {how} before the with block ended, after the parameters "
                 f"changed (an update, then zero_grad)")
+    when = "the optimizer step began" if a.when == "step" else "the with block ended"
+    unscale = ("" if a.unscale is None else
+               f"; a GradScaler's unscale_ divided .grad by its scale, "
+               f"{eventfindings.scale_text(a.unscale)}, after that backward (observed)")
+    if a.change == "unscaled":
+        return unscale + f", and .grad held that when {when}"
     if a.change == "scaled" and a.factor is not None and a.when is not None:
-        when = "the optimizer step began" if a.when == "step" else "the with block ended"
-        return (f"; .grad held {fmt(a.seen)} when {when}, {fmt(a.factor, 3)} times what "
-                f"backward left there ({fmt(a.after)}): changed after backward (clipping, a "
-                f"GradScaler's unscale_, or an edit)")
+        what = "what backward left there" if a.unscale is None else "that"
+        base = a.after if a.unscale is None or a.after is None else a.after * a.unscale
+        return (f"{unscale}; .grad held {fmt(a.seen)} when {when}, {fmt(a.factor, 3)} times "
+                f"{what} ({fmt(base)}): "
+                f"changed after backward (clipping, "
+                f"{'a ' if a.unscale is None else 'another '}GradScaler's unscale_, or an edit)")
+    if unscale:
+        return unscale
     return ""
 
 

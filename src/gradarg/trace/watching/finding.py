@@ -1,5 +1,5 @@
 """One check of a watched step and the thresholds the checks take: the two types the findings
-(:mod:`.findings`, :mod:`.stepfindings`) return and read.  Imports nothing of the trace room."""
+(:mod:`.findings`, :mod:`.eventfindings`) return and read.  Imports nothing of the trace room."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 
 from ..graph.values import fmt_norm as _f
-from .eventfindings import accumulated, edited_after_backward, recreated
+from .eventfindings import accumulated, edited_after_backward, recreated, unscaled
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -211,9 +211,20 @@ def output_unused(w: GradWatch, o: Options) -> Finding:
                    f"another path: a tied or shared weight")
     return Finding("outputs used", True,
                    f"module '{c.name}' ({c.kind}) returned an output with autograd history "
-                   f"that received no gradient{more}: nothing on the way to the loss uses it "
-                   f"(a returned state not passed on), or it is detached after the module"
-                   f"{through}")
+                   f"that received no gradient{more}: {unused_why(w, c)}{through}")
+
+
+def unused_why(w: GradWatch, c: ModuleRecord) -> str:
+    """Why the output of call ``c`` got no gradient, as far as was observed: taken by a later
+    module without its history (detached in between), else not used with its history."""
+    after = w.calls.detached.get(c.index)
+    if after is not None and after < len(w.modules):
+        d = w.modules[after]
+        return (f"module '{d.name}' ({d.kind}) took that output without its history "
+                f"(observed: the same memory, no autograd graph), so it was detached between "
+                f"them (.detach() or .data); remove the detach to train '{c.name}'")
+    return ("nothing on the way to the loss uses it with its history (a returned state not "
+            "passed on, or a use of its values without history that no watched module shows)")
 
 
 def dead_units(w: GradWatch, o: Options) -> Finding:
@@ -287,16 +298,27 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph, output_unused,
     vanishing_or_exploding, dead_units, all_zero,
-    accumulated, edited_after_backward,
+    accumulated, unscaled, edited_after_backward,
 )
 
 
 def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
     """Every finding, in order; none when no backward pass reached the model."""
     if not w.watched.backward_seen:
-        return [Finding("backward", True, "no backward pass reached the model")]
+        return [Finding("backward", True, "no backward pass reached the model" + raised(w))]
     options = Options(**kwargs)
     return [finding(w, options) for finding in FINDINGS]
+
+
+def raised(w: GradWatch) -> str:
+    """``"; a backward() call in the block raised ..."``: the error of the last
+    ``backward()`` that raised in the block, no gradient of it having reached a watched
+    parameter, as observed (the call raised); else ``""``."""
+    r = w.grads.raised
+    if r is None or r.reached:
+        return ""
+    return (f"; a backward() call in the block raised {r.kind} (observed: the call raised, the "
+            f"error went on to the caller): {r.message}")
 
 
 def problems(w: GradWatch, **kwargs: Any) -> list[str]:

@@ -4,7 +4,8 @@ Each backward pass that accumulates into it (a tensor hook, then a post-accumula
 ``torch.Tensor.register_post_accumulate_grad_hook``), each optimizer step that holds it (a
 global step pre-hook, ``torch.optim.optimizer.register_optimizer_step_pre_hook``), a parameter
 re-created by an assignment (a global registration hook,
-``torch.nn.modules.module.register_module_parameter_registration_hook``), the end of the block.
+``torch.nn.modules.module.register_module_parameter_registration_hook``), a ``GradScaler``'s
+``unscale_`` and a ``backward()`` that raised (:mod:`.patches`), the end of the block.
 They log :class:`.events.PassEntry`, :class:`.events.StepEntry` and :class:`.events.EndEntry`
 records; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
 
@@ -23,11 +24,28 @@ from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ..graph.values import norm as _norm
-from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry
+from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, UnscaleEntry
 from .model import Watched
+from .patches import register_backward_error_hook, register_unscale_hook
 from .records import ROOT_NAME
 
-__all__ = ["GradEvents"]
+__all__ = ["GradEvents", "Raised"]
+
+class Raised(NamedTuple):
+    """A ``backward()`` that raised: the error's type, its message (the first sentences,
+    without torch's hint), the calls of the model started by then, and whether a gradient
+    of that pass had reached a watched parameter."""
+
+    kind: str
+    message: str
+    forward: int
+    reached: bool
+
+
+def _message(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    text = text.split(" Hint:")[0]
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 class _Holding(NamedTuple):
@@ -61,7 +79,7 @@ class GradEvents:
         self._step_handles: list[Any] = []  # on tensors of the current step
         # what happened to every parameter's .grad over the whole block, in order (the pass
         # entries shared with the step's list), read as events.Note lists by notes()
-        self._log: list[PassEntry | StepEntry | EndEntry] = []
+        self._log: list[PassEntry | UnscaleEntry | StepEntry | EndEntry] = []
         self._log_limit = 2 * KEPT * (len(owner) + 1)
         self._changes = 0  # bumped at each entry and accumulation: the record's cache key
         self._pending: dict[int, PassEntry] = {}  # id(tensor) -> its pass awaiting accumulation
@@ -89,6 +107,7 @@ class GradEvents:
         self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
+        self._raised: Raised | None = None  # the last backward() that raised
 
     def listen(self, *, on_zero: Callable[[], None],
                running: Callable[[], tuple[str, str] | None]) -> None:
@@ -102,6 +121,11 @@ class GradEvents:
     def passes(self) -> list[PassEntry]:
         """This step's gradients that reached a parameter, in order (do not modify)."""
         return self._got
+
+    @property
+    def raised(self) -> Raised | None:
+        """The last ``backward()`` that raised during the block (``None``: none did)."""
+        return self._raised
 
     @property
     def changes(self) -> int:
@@ -154,6 +178,10 @@ class GradEvents:
         if self._registered:
             self._handles.append(
                 register_module_parameter_registration_hook(self._registration_hook))
+        handle = register_unscale_hook(self._unscale_hook)
+        if handle is not None:
+            self._handles.append(handle)
+        self._handles.append(register_backward_error_hook(self._raised_hook))
 
     def hook_param(self, p: torch.Tensor, live: torch.Tensor | None = None) -> None:
         """Hook ``p`` (or ``live``, the tensor FSDP2 computes with in its place)."""
@@ -224,7 +252,7 @@ class GradEvents:
 
         return hook
 
-    def _log_entry(self, entry: PassEntry | StepEntry | EndEntry) -> None:
+    def _log_entry(self, entry: PassEntry | UnscaleEntry | StepEntry | EndEntry) -> None:
         log = self._log
         log.append(entry)
         self._changes += 1
@@ -236,14 +264,7 @@ class GradEvents:
         None (always seen); norms are read for the probe (the smallest parameter), and for all
         of them when the probe's changed since its pass (a clip, an ``unscale_``, a
         ``zero_grad(set_to_none=False)`` acts on all): one small norm per step otherwise."""
-        groups = optimizer.param_groups
-        size = sum(len(g["params"]) for g in groups)
-        cached = self._held_by.get(id(optimizer))
-        if cached is None or cached.optimizer is not optimizer or cached.size != size:
-            owner = self.watched.owner
-            held = [p for g in groups for p in g["params"] if p in owner]
-            has_probe = any(p is self._probe for p in held)
-            self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
+        cached = self._holding(optimizer)
         held = cached.held
         if not held:
             return
@@ -266,6 +287,38 @@ class GradEvents:
         self._log_entry(StepEntry(held, [g is None for g in grads], norms,
                                   self.watched.forwards))
 
+    def _holding(self, optimizer: Any) -> _Holding:
+        """The watched parameters ``optimizer`` holds (cached while its groups keep their size)."""
+        groups = optimizer.param_groups
+        size = sum(len(g["params"]) for g in groups)
+        cached = self._held_by.get(id(optimizer))
+        if cached is None or cached.optimizer is not optimizer or cached.size != size:
+            owner = self.watched.owner
+            held = [p for g in groups for p in g["params"] if p in owner]
+            has_probe = any(p is self._probe for p in held)
+            self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
+        return cached
+
+    def _raised_hook(self, error: BaseException) -> None:
+        """``torch.autograd.backward`` raised ``error`` (it goes on to the caller)."""
+        self._raised = Raised(type(error).__name__, _message(error), self.watched.forwards,
+                              self.watched.backward_seen)
+        self._changes += 1
+
+    def _unscale_hook(self, scaler: Any, optimizer: Any) -> None:
+        """A ``GradScaler``'s ``unscale_(optimizer)`` ran: it multiplied the ``.grad`` of the
+        parameters ``optimizer`` holds by 1 / scale.  The probe's expected norm follows it, so
+        the next step reads every norm only when something else changed ``.grad``."""
+        if not scaler.is_enabled():
+            return
+        cached = self._holding(optimizer)
+        if not cached.held:
+            return
+        factor = 1.0 / float(scaler.get_scale())
+        self._log_entry(UnscaleEntry(cached.held, factor, self.watched.forwards))
+        if cached.has_probe and self._probe_after is not None:
+            self._probe_after *= factor
+
     def end(self) -> None:
         """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
         self._final = {p: (None if p.grad is None else _norm(p.grad))
@@ -287,11 +340,15 @@ class GradEvents:
             got.append(note)
 
         for e in self._log:
-            if type(e) is PassEntry:
+            if isinstance(e, PassEntry):
                 if e.accumulated:
                     add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
                                       steps.get(e.param, 0)))
-            elif type(e) is StepEntry:
+            elif isinstance(e, UnscaleEntry):
+                for p in e.held:
+                    add(p, Note("unscale", None, None, None, e.forward, steps.get(p, 0),
+                                factor=e.factor))
+            elif isinstance(e, StepEntry):
                 for p, is_none in zip(e.held, e.none, strict=True):
                     steps[p] = steps.get(p, 0) + 1
                     if is_none:
@@ -301,7 +358,7 @@ class GradEvents:
                     else:
                         add(p, Note("step", None, nan, None, e.forward, steps[p],
                                     measured=False))
-            else:  # the end
+            elif isinstance(e, EndEntry):  # the end
                 for p in notes:
                     add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
         return {p: n[-KEPT:] for p, n in notes.items()}

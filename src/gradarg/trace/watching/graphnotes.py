@@ -25,6 +25,7 @@ from ..graph.nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor,
 from ..graph.operators import row
 from ..graph.values import finite
 from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
+from .records import CallValues
 
 __all__ = [
     "GraphNotes", "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan", "known_finite",
@@ -178,7 +179,7 @@ def known_finite(rs: Sequence[weakref.ref]) -> bool | None:
     return True if known else None
 
 
-def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, tuple[list, list]],
+def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, CallValues],
                          root: int) -> int | None:
     """The module call, inside call ``root`` (whose output is not finite), that made the first
     non-finite value in the forward: its output holds NaN/Inf while each of its inputs is still
@@ -191,7 +192,7 @@ def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, tup
         if parents[i] in inside:
             inside.add(i)
     made = [i for i in sorted(inside) if i in values
-            and known_finite(values[i][1]) is False and known_finite(values[i][0]) is True]
+            and known_finite(values[i].outs) is False and known_finite(values[i].ins) is True]
     for i in made:
         if not any(j != i and _within(j, i, parents) for j in made):
             return i
@@ -297,10 +298,10 @@ def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
     live values show, then inside it the graph's origin: values freed by then, the outputs of
     inner calls kept only as views), ``(call, "input")`` when an input of that call without
     history (data) already held it; ``None`` when the output is finite."""
-    outs = [t for r in rec.values[index][1] if (t := r()) is not None]
+    outs = [t for r in rec.values[index].outs if (t := r()) is not None]
     if all(quick_finite(t) for t in outs):
         return None
-    if known_finite(rec.values[index][0]) is False:
+    if known_finite(rec.values[index].ins) is False:
         return index, "input"
     parents = [r.parent for r in rec.raw]
     made = first_nonfinite_call(parents, rec.values, index)

@@ -11,7 +11,9 @@ values show, :mod:`.graphnotes`.  A new kind of note about module calls goes her
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -22,7 +24,7 @@ from ..graph.values import tensors as _tensors
 from . import graphnotes
 from .gradhooks import GradEvents
 from .model import Watched
-from .records import ROOT_NAME, RawCall
+from .records import ROOT_NAME, CallInputs, CallValues, DeadUnits, OpenSum, RawCall
 
 __all__ = ["Recorder"]
 
@@ -89,7 +91,7 @@ class Recorder:
         return self._slots
 
     @property
-    def values(self) -> dict[int, tuple[list, list]]:
+    def values(self) -> dict[int, CallValues]:
         """Call -> weak references to its inputs and outputs (do not modify)."""
         return self._values
 
@@ -109,6 +111,13 @@ class Recorder:
         """Calls of trainable modules whose outputs had no history, with the grad mode
         (``'no_grad'``, ``'inference_mode'``, ``'on'`` or a checkpoint kind)."""
         return list(self._cut)
+
+    @property
+    def detached(self) -> Mapping[int, int]:
+        """Call -> the later call that took its output without autograd history: the same
+        memory (``data_ptr``, the output still alive), no graph: a ``.detach()`` or ``.data``
+        between them, observed."""
+        return MappingProxyType(self._detached)
 
     def running(self) -> tuple[str, str] | None:
         """The innermost module call running: ``(name, class name)``; ``None``: none."""
@@ -137,8 +146,9 @@ class Recorder:
 
     def forget(self) -> None:
         """Drop the references to the graph and the tensors (the records stay readable)."""
-        self._slot_refs, self._slots, self._swapped = [], {}, {}
-        self._node_owner, self._node_outputs = {}, {}
+        for held in (self._slot_refs, self._slots, self._swapped, self._node_owner,
+                     self._node_outputs, self._out_ptr):
+            held.clear()
 
     def _reset(self) -> None:
         for h in self._tensor_handles:
@@ -157,19 +167,19 @@ class Recorder:
         self._node_outputs: dict[Any, list[tuple[int, int]]] = {}
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
-        self._dead: dict[int, tuple[torch.Tensor, int, str]] = {}
+        self._dead: dict[int, DeadUnits] = {}
         # calls of trainable modules whose outputs had no history, and whether grad mode was on
         self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
         # calls that started after a backward pass reached the model and within the same step:
         # recomputations during backward (torch.utils.checkpoint), or forwards after backward
         self._late: set[int] = set()
         # what each call sent back to its inputs (not what its inputs received from all uses)
-        self._call_inputs: dict[int, tuple[set[tuple[Any, int]], list[torch.Tensor]]] = {}
+        self._call_inputs: dict[int, CallInputs] = {}
         self._edge_calls: dict[Any, list[tuple[int, int, Any]]] = {}  # node -> [(nr, call, input)]
         # call -> {input: number of edges from the call into it}
         self._sent_edges: dict[int, dict[Any, int]] = {}
         # (call, input) -> [running sum, edges arrived] while a pass is under way
-        self._sent_open: dict[tuple[int, Any], list[Any]] = {}
+        self._sent_open: dict[tuple[int, Any], OpenSum] = {}
         self._sent: dict[int, list[float]] = {}  # call -> norm per backward pass
         self._passthrough: set[int] = set()  # calls that returned an input tensor itself
         self._slot_users: dict[int, list[int]] = {}  # input slot -> calls that took it
@@ -177,7 +187,11 @@ class Recorder:
         self._sharers: dict[int, set[int]] = {}
         self._call_outs: dict[int, list[Any]] = {}  # finished call -> its outputs' nodes
         # call -> weak references to its inputs and outputs (read by the graph notes)
-        self._values: dict[int, tuple[list, list]] = {}
+        self._values: dict[int, CallValues] = {}
+        # data_ptr of an output with history -> (call, weak reference to its storage, shape);
+        # call -> the call that took that memory as an input without history (detached)
+        self._out_ptr: dict[int, tuple[int, weakref.ref, torch.Size]] = {}
+        self._detached: dict[int, int] = {}
 
     def attach(self) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
@@ -253,7 +267,10 @@ class Recorder:
         slots, producers = [], []
         for t in ts:
             slot = self._hook_tensor(t)
-            if slot is not None:
+            if slot is None:
+                if self._out_ptr and not t.requires_grad:
+                    self._note_detached(t, index)
+            else:
                 slots.append(slot)
                 node = t.grad_fn
                 owner = self._node_owner.get(node)
@@ -271,7 +288,7 @@ class Recorder:
                         keys.add((t.grad_fn, t.output_nr))
                     else:
                         leaves.append(t)
-            self._call_inputs[index] = (keys, leaves)
+            self._call_inputs[index] = CallInputs(keys, leaves)
             # an input another call (not one this call runs inside) also took: the hook on
             # that tensor sees the sum of what both send, so each call's own share is hooked
             open_calls = set(self._stack)
@@ -289,8 +306,20 @@ class Recorder:
                 users.append(index)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
-        self._values[index] = (graphnotes.refs(ts), [])
+        self._values[index] = CallValues(graphnotes.refs(ts), [])
         self._stack.append(index)
+
+    def _note_detached(self, t: torch.Tensor, index: int) -> None:
+        """Input ``t`` of call ``index`` has no history: when it is the storage of an earlier
+        call's output that has history (same shape), that output was detached."""
+        hit = self._out_ptr.get(t.data_ptr())
+        if hit is None:
+            return
+        call, storage, shape = hit
+        # the same storage object (alive while any tensor holds it: not memory reused after
+        # the output was freed) and the same shape
+        if call != index and t.shape == shape and storage() is t.untyped_storage():
+            self._detached.setdefault(call, index)
 
     def shared_total(self, index: int) -> int:
         """How many calls' gradients the ``grad_in`` of call ``index`` adds up: 1 when it is
@@ -361,16 +390,16 @@ class Recorder:
             return
         acc = self._sent_open.get((call, target))
         if acc is None:
-            acc = self._sent_open[(call, target)] = [None, 0]
+            acc = self._sent_open[(call, target)] = OpenSum()
         if g is not None:
             g = g.detach()
-            acc[0] = g.clone() if acc[0] is None else acc[0] + g
-        acc[1] += 1
-        if acc[1] == counts[target]:  # every edge into it arrived in this pass
+            acc.total = g.clone() if acc.total is None else acc.total + g
+        acc.arrived += 1
+        if acc.arrived == counts[target]:  # every edge into it arrived in this pass
             self._close_sent((call, target))
 
     def _close_sent(self, key: tuple[int, Any]) -> None:
-        total, _ = self._sent_open.pop(key)
+        total = self._sent_open.pop(key).total
         if total is not None:
             self._sent.setdefault(key[0], []).append(_norm(total))
 
@@ -403,14 +432,16 @@ class Recorder:
                 node = t.grad_fn
                 if node is not None and node not in owners:
                     owners[node] = index  # the innermost module first
+                    self._out_ptr[t.data_ptr()] = (index, weakref.ref(t.untyped_storage()),
+                                                   t.shape)
         self._raw[index] = self._raw[index]._replace(outs=slots)
-        self._values[index][1].extend(graphnotes.refs(ts))
+        self._values[index].outs.extend(graphnotes.refs(ts))
         if not self._stack:
             self._on_outer_return(index)
         if index in self._call_inputs:
             roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor)
                      and t.grad_fn is not None]
-            keys = self._call_inputs[index][0]
+            keys = self._call_inputs[index].keys
             if any((t.grad_fn, t.output_nr) in keys for t in ts
                    if isinstance(t, torch.Tensor) and t.grad_fn is not None):
                 self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
@@ -428,7 +459,7 @@ class Recorder:
             axis = 1 if channels else out.dim() - 1
             peak = out.amax(dim=[d for d in range(out.dim()) if d != axis])
             kind = "channels, dimension 1" if channels else "features, the last dimension"
-            self._dead[index] = (peak, out.shape[axis], kind)  # ReLU outputs are >= 0
+            self._dead[index] = DeadUnits(peak, out.shape[axis], kind)  # ReLU outputs are >= 0
         if module in self._trainable:
             outs = [t for t in ((output,) if type(output) is torch.Tensor else _tensors(output))
                     if t.is_floating_point() or t.is_complex()]

@@ -15,7 +15,8 @@ import torch
 from ..graph.values import combine, state
 from .events import Note, PassEntry, chain
 
-__all__ = ["ModuleRecord", "ParamRecord", "RawCall", "assemble"]
+__all__ = ["CallInputs", "CallValues", "DeadUnits", "ModuleRecord", "OpenSum", "ParamRecord",
+           "RawCall", "assemble"]
 
 ROOT_NAME = "(model)"
 
@@ -28,6 +29,40 @@ class RawCall(NamedTuple):
     ins: list[int]
     outs: list[int] | None
     producers: list[int]
+
+
+class CallValues(NamedTuple):
+    """Weak references to the floating tensors a module call took (``ins``) and returned
+    (``outs``): the record keeps no tensor alive."""
+
+    ins: list[Any]
+    outs: list[Any]
+
+
+class CallInputs(NamedTuple):
+    """The inputs of a call with history: ``(node, output number)`` of each non-leaf
+    (``keys``), and the leaf tensors (``leaves``)."""
+
+    keys: set[tuple[Any, int]]
+    leaves: list[torch.Tensor]
+
+
+class DeadUnits(NamedTuple):
+    """What a ReLU-like call's output showed: the largest value of each unit over the batch
+    (``peak``), the number of units (``units``) and their axis, in words (``axis``)."""
+
+    peak: torch.Tensor
+    units: int
+    axis: str
+
+
+@dataclass(eq=False, slots=True)
+class OpenSum:
+    """What a call's edges into one input carried so far in a pass: their running sum
+    (``total``, ``None`` before the first gradient) and how many edges arrived."""
+
+    total: torch.Tensor | None = None
+    arrived: int = 0
 
 
 @dataclass
@@ -162,7 +197,7 @@ class ParamRecord:
 
 
 def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list[tuple[int, ...]],
-             names: dict[Any, str], dead: dict[int, tuple[torch.Tensor, int, str]],
+             names: dict[Any, str], dead: dict[int, DeadUnits],
              param_got: Sequence[PassEntry],
              owner: dict[Any, tuple[str, str]],
              final: dict[Any, float | None] | None = None,
@@ -196,9 +231,9 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
             producers=tuple(dict.fromkeys(p for p in producers if p != index)),
             backward_rank=min(ranks) if ranks else None)
         if index in dead:
-            peak, units, kind = dead[index]
-            rec.dead_units = (int((peak == 0).sum()), units)
-            rec.unit_axis = kind
+            d = dead[index]
+            rec.dead_units = (int((d.peak == 0).sum()), d.units)
+            rec.unit_axis = d.axis
         if parent is not None:
             calls[parent].children.append(index)
         calls.append(rec)

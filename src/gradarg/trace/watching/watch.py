@@ -42,18 +42,17 @@ class GradWatch:
     :meth:`remove`. After a backward pass, ask :meth:`summary`, :meth:`table`, :meth:`plot`,
     :meth:`why_no_grad` or :meth:`draw`.
 
+    The record is made by three parts, each with read-only views for the findings:
+    ``calls`` (the module calls: ``late``, ``cut``, ...), ``grads`` (each parameter's
+    ``.grad`` events: ``replaced``, ``moved``, ...) and ``graph`` (the graph and the values:
+    ``forward_nan``, ``zero_blocked``, ...); ``watched`` is the state they share.
+
     Attributes
     ----------
     model : torch.nn.Module
         The watched model.
     backward_passes : int
         Number of backward passes that reached the model during the recorded step.
-    calls : Recorder
-        The part that hooks the module calls (read-only views: ``late``, ``cut``, ...).
-    grads : GradEvents
-        The part that observes each parameter's ``.grad`` (``replaced``, ``moved``, ...).
-    graph : GraphNotes
-        The part that reads the graph and the values (``forward_nan``, ``zero_blocked``, ...).
     """
 
     def __init__(self, model: torch.nn.Module):
