@@ -170,6 +170,9 @@ def main(argv: list[str]) -> int:
            for r in records]
     for r in out:
         r["isolated"] = bool(r["isolated"])
+        for grade in ("grade_before", "grade_after"):  # held-out records only
+            if r[grade] is None:
+                del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}
     CORPUS.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(out)} records, {sum(r['held_out'] for r in out)} held out")

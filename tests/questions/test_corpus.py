@@ -20,7 +20,8 @@ RECORDS = DATA["records"]
 TOPICS = set(QUERIES)
 FIRST_ROUNDS = (QUERIES, QUERIES_ROUND2, QUERIES_ROUND3, QUERIES_ROUND4)
 SPLIT_QUERIES = {q for rounds in FIRST_ROUNDS for v in rounds.values() for _, q in v}
-ALL_QUERIES = SPLIT_QUERIES | {q for v in QUERIES_ROUND5.values() for _, q in v}
+LATER_QUERIES = {q for v in QUERIES_ROUND5.values() for _, q in v}
+ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES
 DOCS = HERE.parents[1] / "docs"
 KINDS = {"forum", "stackoverflow", "github-issue"}
 
@@ -61,7 +62,7 @@ def test_a_third_is_held_out():
     assert sum(r["held_out"] for r in split) == round(len(split) / 3)
     assert all(r["found_by"] in SPLIT_QUERIES for r in split)
     later = [r for r in RECORDS if r["part_id"].startswith("round5")]
-    assert all(r["found_by"] not in SPLIT_QUERIES and not r["held_out"] for r in later)
+    assert all(r["found_by"] in LATER_QUERIES and not r["held_out"] for r in later)
 
 
 GRADES = {"ANSWERED", "PARTLY", "ABSENT", "WRONG"}
