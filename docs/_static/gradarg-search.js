@@ -234,7 +234,10 @@ const GradargSearch = (() => {
     }
     // a pasted message: its words in a row, unstemmed, against the messages each page quotes
     const rawAll = splitQuery(query.toLowerCase());
-    const idfOf = (w) => idfByStem.get(p.stem(w)) || Math.log(1 + p.nDocs);
+    // a word of the query that no page holds counts as the rarest; a stop word ("does",
+    // "not", "the") as nothing: a run of them is no sign of a quoted message
+    const idfOf = (w) =>
+      idfByStem.get(p.stem(w)) || (stopwords.has(w) ? 0 : Math.log(1 + p.nDocs));
     for (const [d, bonus] of phraseBonus(p, rawAll, idfOf))
       scores.set(d, (scores.get(d) || 0) + bonus);
 
