@@ -45,7 +45,7 @@ import numpy as np
 
 from . import _pycolor
 from ._buckets import append, unlink
-from ._numba import interpreted, lazy_njit, use_numba
+from ._numba import forced_path, interpreted, lazy_njit, note_path, use_numba
 from .pattern import Coordinates
 
 __all__ = ["BEST_OF", "bipartite", "color_bipartite", "color_side"]
@@ -79,22 +79,29 @@ def bipartite(coords: Coordinates, side: str
 class _Compiled:
     """The kernels of one distance-2 colouring, compiled (numba)."""
 
+    path = "numba"
+
     def __init__(self, pa, ia, pb, ib) -> None:
         self.arrays = (pa, ia, pb, ib)
 
     def degrees(self) -> np.ndarray:
         return _degrees(*self.arrays)
 
-    def greedy(self, order: np.ndarray) -> np.ndarray:
-        return _greedy(*self.arrays, order)
+    def largest_first(self, degree: np.ndarray) -> np.ndarray:
+        return _greedy(*self.arrays, np.argsort(-degree, kind="stable"))
 
-    def dsatur(self, degree: np.ndarray, buckets: bool) -> np.ndarray:
+    def dsatur(self, degree: np.ndarray) -> np.ndarray | None:
+        buckets = _dsatur_queue(degree)
+        if buckets is None:
+            return None
         return (_dsatur_buckets if buckets else _dsatur)(*self.arrays, degree)
 
 
 class _Interpreted:
     """The same kernels numba-free (:mod:`gradarg.sparse._pycolor`), on the explicit distance-2
     graph ``(ptr, ind)``."""
+
+    path = "python"
 
     def __init__(self, ptr, ind) -> None:
         self.degree = np.diff(ptr)
@@ -103,12 +110,80 @@ class _Interpreted:
     def degrees(self) -> np.ndarray:
         return self.degree
 
-    def greedy(self, order: np.ndarray) -> np.ndarray:
-        return np.array(_pycolor.greedy(self.adj, order.tolist()), dtype=np.int64)
+    def largest_first(self, degree: np.ndarray) -> np.ndarray:
+        order = np.argsort(-degree, kind="stable").tolist()
+        return np.array(_pycolor.greedy(self.adj, order), dtype=np.int64)
 
-    def dsatur(self, degree: np.ndarray, buckets: bool) -> np.ndarray:
+    def dsatur(self, degree: np.ndarray) -> np.ndarray | None:
+        buckets = _dsatur_queue(degree)
+        if buckets is None:
+            return None
         run = _pycolor.dsatur_buckets if buckets else _pycolor.dsatur_heap
         return np.array(run(self.adj, degree.tolist()), dtype=np.int64)
+
+
+class _Rustworkx:
+    """The explicit distance-2 graph ``(ptr, ind)`` coloured by rustworkx's compiled
+    ``graph_greedy_color``: its ``Degree`` strategy is largest-first with ties by index (the
+    colouring of :class:`_Compiled`, checked by ``tests/sparse/test_colour_paths.py``), its
+    ``Saturation`` strategy DSATUR with ties by most uncoloured neighbours, then its own order
+    (not always ours: the colours may differ by one either way)."""
+
+    path = "rustworkx"
+
+    def __init__(self, ptr, ind) -> None:
+        import rustworkx as rx  # 3 ms once torch is imported
+
+        self.rx = rx
+        self.degree = np.diff(ptr)
+        nv = self.degree.size
+        owner = np.repeat(np.arange(nv, dtype=np.int64), self.degree)
+        keep = owner < ind  # each edge once
+        a, b = owner[keep], ind[keep]
+        self.graph = rx.PyGraph(multigraph=False, node_count_hint=nv, edge_count_hint=a.size)
+        self.graph.add_nodes_from(range(nv))
+        self.graph.add_edges_from_no_data(list(zip(a.tolist(), b.tolist(), strict=True)))
+
+    def degrees(self) -> np.ndarray:
+        return self.degree
+
+    def _colour(self, strategy) -> np.ndarray:
+        found = self.rx.graph_greedy_color(self.graph, strategy=strategy)
+        nv = self.degree.size
+        colors = np.empty(nv, dtype=np.int64)
+        colors[np.fromiter(found.keys(), np.int64, nv)] = np.fromiter(found.values(), np.int64,
+                                                                       nv)
+        return colors
+
+    def largest_first(self, degree: np.ndarray) -> np.ndarray:
+        return self._colour(self.rx.ColoringStrategy.Degree)
+
+    def dsatur(self, degree: np.ndarray) -> np.ndarray | None:
+        return self._colour(self.rx.ColoringStrategy.Saturation)
+
+
+def _dsatur_queue(degree: np.ndarray) -> bool | None:
+    """Which queue our DSATUR takes: buckets (``True``: one per key, ``(span² + nv)`` words),
+    the binary heap (``False``: its packed keys fit in ``int64``), or neither (``None``)."""
+    nv = degree.size
+    span = int(degree.max(initial=0)) + 2
+    if span * span <= 8 * nv + 65536:
+        return True
+    if span * span * nv < 2**62:
+        return False
+    return None
+
+
+# seconds per stored edge (both directions) and per vertex of a rustworkx colouring of the
+# distance-2 graph, largest-first and DSATUR together, the graph's Python edge list included
+# (measured on the seven bench functions' patterns, one thread: 0.2-0.3 µs per edge)
+_RX = (2.5e-7, 2.0e-7)
+
+
+def rustworkx_seconds(ptr: np.ndarray) -> float:
+    """Estimated seconds of :class:`_Rustworkx`'s colourings of the graph with pointers
+    ``ptr`` (both strategies)."""
+    return _RX[0] * float(ptr[-1]) + _RX[1] * (len(ptr) - 1)
 
 
 def color_bipartite(
@@ -126,35 +201,32 @@ def color_bipartite(
     if nv == 0:
         return np.zeros(0, dtype=np.int64), {}
     start = time.perf_counter()
-    # interpreted: first the graph (vectorised; its cost known from the line lengths), then
-    # the loops on it (their cost known from its edges), unless numba is estimated cheaper
+    # without numba: first the graph (vectorised; its cost known from the line lengths), then
+    # rustworkx's colourings of it (or, forced, the interpreted loops), unless numba is
+    # estimated cheaper (ski rental, gradarg.sparse._numba.use_numba)
+    interpret = forced_path() == "python"
     if not use_numba(lambda: _pycolor.distance2_graph_seconds(pa, ia, pb)):
         with interpreted():
             ptr, ind = _pycolor.distance2_graph(pa, ia, pb, ib)
-        if not use_numba(lambda: _pycolor.distance2_seconds(ptr, ind)):
+        estimate = (_pycolor.distance2_seconds if interpret else rustworkx_seconds)
+        if not use_numba(lambda: estimate(ptr, ind) if interpret else estimate(ptr)):
             with interpreted():
-                return _color_with(_Interpreted(ptr, ind), pb, strategy, start)
+                run = _Interpreted(ptr, ind) if interpret else _Rustworkx(ptr, ind)
+                return _color_with(run, pb, strategy, start)
     return _color_with(_Compiled(pa, ia, pb, ib), pb, strategy, start)
 
 
-def _color_with(run: _Compiled | _Interpreted, pb, strategy: str, start: float
+def _color_with(run: _Compiled | _Interpreted | _Rustworkx, pb, strategy: str, start: float
                 ) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
+    note_path(run.path)
     tried: dict[str, tuple[int, float]] = {}
     degree = run.degrees()
-    nv = degree.size
     lower = int(np.diff(pb).max(initial=1))  # a line's entries need distinct colours
     best = None
     for name in BEST_OF if strategy == "best" else (strategy,):
-        if name == "largest_first":
-            colors = run.greedy(np.argsort(-degree, kind="stable"))
-        else:
-            span = int(degree.max(initial=0)) + 2
-            if span * span <= 8 * nv + 65536:  # one bucket per key: (span² + nv) words
-                colors = run.dsatur(degree, buckets=True)
-            elif span * span * nv < 2**62:  # the heap's packed keys fit in int64
-                colors = run.dsatur(degree, buckets=False)
-            else:
-                continue
+        colors = run.largest_first(degree) if name == "largest_first" else run.dsatur(degree)
+        if colors is None:
+            continue
         k = int(colors.max()) + 1
         now = time.perf_counter()
         tried[name] = (k, now - start)
@@ -164,7 +236,7 @@ def _color_with(run: _Compiled | _Interpreted, pb, strategy: str, start: float
         if int(best.max()) + 1 <= lower:  # optimal: nothing to gain from another order
             break
     if best is None:
-        best = run.greedy(np.argsort(-degree, kind="stable"))
+        best = run.largest_first(degree)
     return best, tried
 
 
