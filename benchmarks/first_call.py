@@ -9,7 +9,8 @@ patterns of other shapes (``OTHER``: a 7-point stencil on 16³, a 9-point stenci
 block-tridiagonal 256 × 8, three bands at n = 3000, a random 3000 × 1000), the pattern is
 detected (or built), then ``SparseJacobian(pattern, x.shape)`` / ``SparseHessian(pattern,
 x.shape)`` is built once in a fresh process (``1st``: import of the path's library and start-up
-included) and five more times (``warm``, median), with the path forced: ``default`` (the rule:
+included) and five more times (``warm``, median; ``--cpu``: process CPU time, for a busy machine; ``--colour-only``: part
+1 only), with the path forced: ``default`` (the rule:
 rustworkx until numba is loaded), ``rustworkx``, ``python`` (interpreted, today's default before
 rustworkx) and ``numba`` (its first build loads numba).  ``passes`` are the colours of each; a
 path that needs more passes than ``python`` (the reference: bit for bit numba's colourings) is
@@ -103,11 +104,12 @@ def colour_child(case: str, path: str) -> None:
         pattern, shape = other_pattern(case)
     build = gradarg.SparseHessian if hessian else gradarg.SparseJacobian
     times = []
+    clock = time.process_time if "--cpu" in sys.argv else time.perf_counter
     with _numba.colouring_path(None if path == "default" else path):
         for _ in range(6):
-            t = time.perf_counter()
+            t = clock()
             op = build(pattern, shape)
-            times.append(time.perf_counter() - t)
+            times.append(clock() - t)
             if len(times) == 1:
                 took = _numba.last_path()
     print(json.dumps({"name": name, "first_ms": 1e3 * times[0],
@@ -126,7 +128,8 @@ def colour_table() -> bool:
     for case in [str(i) for i in range(len(PROBLEMS))] + list(OTHER):
         row = {}
         for path in PATHS:
-            out = subprocess.run([sys.executable, __file__, "--colour", case, path],
+            cpu = ["--cpu"] if "--cpu" in sys.argv else []
+            out = subprocess.run([sys.executable, __file__, "--colour", case, path, *cpu],
                                  capture_output=True, text=True, check=True)
             row[path] = json.loads(out.stdout.strip().splitlines()[-1])
         ref = row["python"]["passes"]
@@ -177,11 +180,13 @@ def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         child(sys.argv[2])
         return
-    if len(sys.argv) == 4 and sys.argv[1] == "--colour":
+    if len(sys.argv) >= 4 and sys.argv[1] == "--colour":
         colour_child(sys.argv[2], sys.argv[3])
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     colour_table()
+    if "--colour-only" in sys.argv:
+        return
     print()
     print("first call in a fresh process against the next ones (n = 5000, float64)")
     print(f"{'case':18s} {'construct ms':>13s} {'first call ms':>14s} {'next ms':>8s} ratio")
