@@ -13,6 +13,13 @@ imports numba and runs its start-up (``load_additional_registries``, which impor
 2-core machine), then a few milliseconds per module of kernels.  Compiling (a fresh
 installation) takes a second or more per module, once.
 
+Three paths (:data:`PATHS`, forced with :func:`colouring_path`, the one taken by the last
+distance-2 colouring in :func:`last_path`): ``"numba"``; ``"rustworkx"``, the default without
+numba, where the distance-2 colourings of ``SparseJacobian`` (:mod:`gradarg.sparse.d2color`)
+colour an explicit graph with rustworkx's compiled greedy colouring and the other colourings
+run interpreted; ``"python"``, everything interpreted (the reference the tests compare numba's
+kernels with, bit for bit).
+
 When numba pays: the colourings that ``SparseJacobian`` and ``SparseHessian`` make by default
 (distance-2 largest-first and DSATUR, the bidirectional split, the symmetrised pattern, the
 smallest-last order and star colouring) also exist numba-free (:mod:`gradarg.sparse._pycolor`:

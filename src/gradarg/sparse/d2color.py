@@ -27,14 +27,20 @@ Vertex orders and colourings:
   (largest-first and rustworkx's DSATUR on an explicit graph) once, one more in 4 (DSATUR's
   ties broken differently); never more on the shared test problems (tests/sparse).
 
-Where it runs: the loops below are compiled by numba (:mod:`gradarg.sparse._numba`), which
-costs 0.4–0.65 s to load in a fresh process; until numba pays for itself
-(:func:`gradarg.sparse._numba.use_numba`), the same colourings run interpreted
-(:mod:`gradarg.sparse._pycolor`) on the explicit distance-2 graph, built by vectorised NumPy
-with each vertex's neighbours in the order the compiled loops visit them, and give the same
-colours: on the Gray-Scott 2 × 48 × 48 Jacobian of the benchmarks, 28 ms interpreted in a
-fresh process against 4.8 ms compiled; 5 ms against 0.4 ms on Burgers (n = 2000).  The
-transposes of :func:`bipartite` are a counting sort (compiled) or one ``np.sort`` of keys.
+Where it runs (:data:`gradarg.sparse._numba.PATHS`): the loops below are compiled by numba
+(:mod:`gradarg.sparse._numba`), which costs 0.4–0.65 s to load in a fresh process; until numba
+pays for itself (:func:`gradarg.sparse._numba.use_numba`), the explicit distance-2 graph is
+built by vectorised NumPy (:func:`gradarg.sparse._pycolor.distance2_graph`) and coloured by
+rustworkx's compiled ``graph_greedy_color`` (:class:`_Rustworkx`: its ``Degree`` strategy is
+our largest-first exactly, its ``Saturation`` strategy a DSATUR with other tie-breaks).  The
+interpreted loops (:mod:`gradarg.sparse._pycolor`: the compiled colourings bit for bit, on the
+same graph) run only when forced (``colouring_path("python")``): they are the reference the
+tests hold the other paths to.  Measured in fresh processes, one thread, process CPU time on a
+loaded 2-core machine (``benchmarks/first_call.py --cpu``): Gray-Scott 2 × 48 × 48, first
+construction 35 ms with rustworkx against 43 ms interpreted (warm 27 against 35 ms; numba's
+kernels 8 ms once loaded, 0.68 s to load); Burgers n = 2000, 10 against 6 ms first (rustworkx's
+import), 2.5 against 2.2 ms warm.  The transposes of :func:`bipartite` are a counting sort
+(compiled) or one ``np.sort`` of keys.
 """
 
 from __future__ import annotations
@@ -192,8 +198,10 @@ def color_bipartite(
     """Colour the vertices of ``(pa, ia)`` at distance 2 through ``(pb, ib)``.
 
     ``strategy`` is ``"best"`` or one of :data:`BEST_OF`.  Returns the ``int64``
-    colours and, per colouring run, ``(colours used, seconds)``.  Compiled or interpreted as
-    :func:`gradarg.sparse._numba.use_numba` decides (the same colours either way).
+    colours and, per colouring run, ``(colours used, seconds)``.  Compiled (numba) when
+    :func:`gradarg.sparse._numba.use_numba` says so, else by rustworkx on the explicit graph
+    (largest-first the same colouring; DSATUR's ties broken otherwise), or interpreted when
+    forced (``colouring_path("python")``: numba's colours bit for bit).
     """
     if strategy not in ("best", *BEST_OF):
         raise ValueError(f"strategy must be 'best' or one of {BEST_OF}, got {strategy!r}")
