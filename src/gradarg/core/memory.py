@@ -125,11 +125,14 @@ def key(parts: Iterable[object], prefix: str) -> str:
     return h.hexdigest()
 
 
-def recall(kind: str, name: str, version: int) -> dict[str, Any] | None:
+def recall(kind: str, name: str, version: int, folder: str | None = None
+           ) -> dict[str, Any] | None:
     """The remembered choice of ``kind`` for key ``name``, or ``None`` (none, unreadable, not
-    JSON, not a dict of strings, another ``version``)."""
+    JSON, not a dict of strings, another ``version``); ``folder``: instead of
+    ``memory_dir(kind)``."""
     try:
-        with open(os.path.join(memory_dir(kind), name + ".json"), encoding="utf-8") as file:
+        with open(os.path.join(folder or memory_dir(kind), name + ".json"),
+                  encoding="utf-8") as file:
             got = json.load(file)
     except (OSError, ValueError):
         return None
@@ -139,11 +142,13 @@ def recall(kind: str, name: str, version: int) -> dict[str, Any] | None:
     return got
 
 
-def remember(kind: str, name: str, choice: dict[str, str], version: int) -> None:
+def remember(kind: str, name: str, choice: dict[str, str], version: int,
+             folder: str | None = None) -> None:
     """Write ``choice`` of ``kind`` for key ``name`` (atomically: a reader sees the old file or
-    the new one); an unwritable cache directory is skipped silently."""
+    the new one) in ``folder`` (default ``memory_dir(kind)``); an unwritable cache directory
+    is skipped silently."""
     try:
-        folder = memory_dir(kind)
+        folder = folder or memory_dir(kind)
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         try:

@@ -46,9 +46,9 @@ def key(parts) -> str:
 
 def recall(name: str) -> dict[str, Any] | None:
     """The remembered choice for key ``name``, or ``None``."""
-    return memory.recall(KIND, name, VERSION)
+    return memory.recall(KIND, name, VERSION, memory_dir())
 
 
 def remember(name: str, choice: dict[str, str]) -> None:
     """Write ``choice`` for key ``name`` (skipped silently when the folder is unwritable)."""
-    memory.remember(KIND, name, choice, VERSION)
+    memory.remember(KIND, name, choice, VERSION, memory_dir())
