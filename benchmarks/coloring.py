@@ -251,14 +251,22 @@ def best_ms(call, repeats: int = 5) -> float:
 
 def path_rows() -> list[list[str]]:
     """Part 4: the column colouring of each pattern taken apart, per path."""
+    import importlib.util
+
     import rustworkx as rx
 
     from gradarg.sparse import _numba, _pycolor, d2color
     from gradarg.sparse.coloring import conflict_adjacency
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
     from first_call import OTHER, other_pattern
-    from problems import PROBLEMS, problem
+
+    spec = importlib.util.spec_from_file_location("bench_problems", here / "problems.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    PROBLEMS, problem = bench.PROBLEMS, bench.problem
 
     cases = [(name, build()) for name, build, _, _ in PATTERNS[:4]]
     for i in range(len(PROBLEMS)):

@@ -11,8 +11,8 @@ detected (or built), then ``SparseJacobian(pattern, x.shape)`` / ``SparseHessian
 x.shape)`` is built once in a fresh process (``1st``: import of the path's library and start-up
 included) and five more times (``warm``, median; ``--cpu``: process CPU time, for a busy machine; ``--colour-only``: part
 1 only), with the path forced: ``default`` (the rule:
-rustworkx until numba is loaded), ``rustworkx``, ``python`` (interpreted, today's default before
-rustworkx) and ``numba`` (its first build loads numba).  ``passes`` are the colours of each; a
+interpreted until numba pays), ``rustworkx`` (forced only), ``python`` (interpreted) and
+``numba`` (its first build loads numba).  ``passes`` are the colours of each; a
 path that needs more passes than ``python`` (the reference: bit for bit numba's colourings) is
 flagged.  Target of issue 45: the default's first construction within 2× asdex's colouring
 (``nox -s bench-asdex`` prints both).

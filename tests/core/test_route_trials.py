@@ -102,7 +102,7 @@ def test_another_processor_does_not_read_this_ones_memory(monkeypatch):
     memory.remember("routes", speeds.route_key(fn, (x,)), {"route": "forward"},
                     speeds.ROUTES_VERSION)
     monkeypatch.setattr(memory, "machine", lambda: "another processor")
-    assert speeds.auto_plan(fn, (x,)) is None
+    assert speeds.stored_plan(fn, (x,)) is None
 
 
 def test_small_jacobians_keep_the_rule_without_a_trial(monkeypatch):
@@ -122,3 +122,13 @@ def test_no_trial_where_only_one_route_applies(monkeypatch):
         gradarg.jacobian(fn, x, vectorize=False)
         gradarg.jacobian(fn, x, method="reverse")
     assert forward_calls == [] and speeds.trial_of(fn, (x,)) is None
+
+
+def test_small_jacobians_never_read_the_disk(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the route memory was read for a small Jacobian")
+
+    monkeypatch.setattr(memory, "recall", refuse)
+    x = torch.randn(16, dtype=torch.float64)
+    for k in range(3):  # a new function each call, as a loop over lambdas makes
+        gradarg.jacobian(lambda u, k=k: torch.sin(u * k), x)

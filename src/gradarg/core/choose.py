@@ -109,8 +109,13 @@ def _compute(
         if (real and m * n >= speeds.TRIAL_MIN_ENTRIES
                 and _trial_allowed(xs, vectorize, create_graph, strict)
                 and speeds.PLANS.can_remember(fn)):
-            # a Jacobian large enough for the route to matter: time both on the next calls
-            speeds.start_trial(fn, xs, "forward" if forward else "reverse")
+            # a Jacobian large enough for the route to matter: the route measured by an
+            # earlier process on this machine, else time both on the next calls
+            stored = speeds.stored_plan(fn, xs)
+            if stored is None:
+                speeds.start_trial(fn, xs, "forward" if forward else "reverse")
+            else:
+                forward = stored == "forward"
         elif forward:
             _remember_forward(fn, xs)
         if forward:

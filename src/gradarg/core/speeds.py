@@ -37,6 +37,7 @@ __all__ = [
     "route_key",
     "signature",
     "start_trial",
+    "stored_plan",
     "trial_of",
 ]
 
@@ -165,13 +166,18 @@ def route_key(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str:
 
 
 def auto_plan(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str | None:
-    """``auto``'s remembered route for ``fn`` at this signature (``"forward"`` or
-    ``"reverse"``): in this process, else measured by an earlier process on this machine
-    (read from disk once per function and signature), else ``None``."""
+    """``auto``'s route remembered in this process for ``fn`` at this signature
+    (``"forward"`` or ``"reverse"``), or ``None``."""
+    return PLANS.get(fn, ("auto", signature(xs)))
+
+
+def stored_plan(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str | None:
+    """``auto``'s route for ``fn`` at this signature measured by an earlier process on this
+    machine (read from disk once per function and signature, then kept in :data:`PLANS`), or
+    ``None``.  Asked only for Jacobians large enough for a trial, once their size is known."""
     sig = signature(xs)
-    plan = PLANS.get(fn, ("auto", sig))
-    if plan is not None or not PLANS.can_remember(fn) or PLANS.get(fn, ("disk", sig)):
-        return plan
+    if PLANS.get(fn, ("disk", sig)):
+        return None
     from . import memory
 
     PLANS.set(fn, ("disk", sig), "read")

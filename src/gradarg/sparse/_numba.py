@@ -14,11 +14,11 @@ imports numba and runs its start-up (``load_additional_registries``, which impor
 installation) takes a second or more per module, once.
 
 Three paths (:data:`PATHS`, forced with :func:`colouring_path`, the one taken by the last
-distance-2 colouring in :func:`last_path`): ``"numba"``; ``"rustworkx"``, the default without
-numba, where the distance-2 colourings of ``SparseJacobian`` (:mod:`gradarg.sparse.d2color`)
-colour an explicit graph with rustworkx's compiled greedy colouring and the other colourings
-run interpreted; ``"python"``, everything interpreted (the reference the tests compare numba's
-kernels with, bit for bit).
+distance-2 colouring in :func:`last_path`): ``"numba"``; ``"python"``, everything interpreted
+(the default without numba, and the reference the tests compare numba's kernels with, bit for
+bit); ``"rustworkx"``, forced only, where the distance-2 colourings of ``SparseJacobian``
+(:mod:`gradarg.sparse.d2color`, which says why it is not the default) colour the explicit
+graph with rustworkx's compiled greedy colouring and the other colourings run interpreted.
 
 When numba pays: the colourings that ``SparseJacobian`` and ``SparseHessian`` make by default
 (distance-2 largest-first and DSATUR, the bidirectional split, the symmetrised pattern, the
@@ -69,13 +69,13 @@ on one thread, import and start-up; ``benchmarks/first_call.py`` prints it)."""
 PATHS = ("rustworkx", "numba", "python")
 """The paths a colouring can take: ``"rustworkx"`` (the distance-2 colourings of
 :mod:`gradarg.sparse.d2color` on an explicit graph coloured by rustworkx's compiled greedy
-colouring; the other colourings interpreted), ``"numba"`` (every loop compiled) and
-``"python"`` (every loop interpreted, :mod:`gradarg.sparse._pycolor`, bit for bit the compiled
-colourings)."""
+colouring; the other colourings interpreted; forced only), ``"numba"`` (every loop compiled)
+and ``"python"`` (every loop interpreted, :mod:`gradarg.sparse._pycolor`, bit for bit the
+compiled colourings)."""
 
 FORCE: str | None = None
 """One of :data:`PATHS` to force that path (set it with :func:`colouring_path`); ``None``: the
-rule (:func:`use_numba`; without numba, the distance-2 colourings take rustworkx)."""
+rule (:func:`use_numba`: numba or interpreted)."""
 
 _state: dict[str, Any] = {"ready": False, "spent": 0.0, "depth": 0}
 

@@ -31,16 +31,21 @@ Where it runs (:data:`gradarg.sparse._numba.PATHS`): the loops below are compile
 (:mod:`gradarg.sparse._numba`), which costs 0.4–0.65 s to load in a fresh process; until numba
 pays for itself (:func:`gradarg.sparse._numba.use_numba`), the explicit distance-2 graph is
 built by vectorised NumPy (:func:`gradarg.sparse._pycolor.distance2_graph`) and coloured by
+the interpreted loops (:mod:`gradarg.sparse._pycolor`: the compiled colourings bit for bit).
+A third path, forced only (``colouring_path("rustworkx")``), colours that graph with
 rustworkx's compiled ``graph_greedy_color`` (:class:`_Rustworkx`: its ``Degree`` strategy is
-our largest-first exactly, its ``Saturation`` strategy a DSATUR with other tie-breaks).  The
-interpreted loops (:mod:`gradarg.sparse._pycolor`: the compiled colourings bit for bit, on the
-same graph) run only when forced (``colouring_path("python")``): they are the reference the
-tests hold the other paths to.  Measured in fresh processes, one thread, process CPU time on a
-loaded 2-core machine (``benchmarks/first_call.py --cpu``): Gray-Scott 2 × 48 × 48, first
-construction 35 ms with rustworkx against 43 ms interpreted (warm 27 against 35 ms; numba's
-kernels 8 ms once loaded, 0.68 s to load); Burgers n = 2000, 10 against 6 ms first (rustworkx's
-import), 2.5 against 2.2 ms warm.  The transposes of :func:`bipartite` are a counting sort
-(compiled) or one ``np.sort`` of keys.
+our largest-first exactly, its ``Saturation`` a DSATUR with other tie-breaks).  It is not the
+default because, measured (``benchmarks/coloring.py --paths``, ``benchmarks/first_call.py
+--cpu``; one thread, process CPU time, a loaded 2-core machine), handing the graph to
+rustworkx (a Python list of edge tuples, then ``PyGraph``) costs about what the interpreted
+largest-first costs: its largest-first took 0.6–1.3× the interpreted one's time (slower from
+about 25,000 edges on: Gray-Scott 7.9 against 6.8 ms, block-tridiagonal 256 × 8 8.9 against
+5.5 ms), its DSATUR 0.4–0.75× ours on the same graphs but up to 1.8× on a random 3000 × 3000
+pattern with 5 entries a row; whole constructions in a fresh process came out from 0.7× (a
+block-tridiagonal pattern) to 1.6× (Burgers, rustworkx's import) the interpreted ones; and its
+DSATUR's colours differ from ours by one either way on about one pattern in ten of random
+patterns of 50–1500 lines, so it would not keep "never more colours than today".
+The transposes of :func:`bipartite` are a counting sort (compiled) or one ``np.sort`` of keys.
 """
 
 from __future__ import annotations
@@ -182,8 +187,9 @@ def _dsatur_queue(degree: np.ndarray) -> bool | None:
 
 # seconds per stored edge (both directions) and per vertex of a rustworkx colouring of the
 # distance-2 graph, largest-first and DSATUR together, the graph's Python edge list included
-# (measured on the seven bench functions' patterns, one thread: 0.2-0.3 µs per edge)
-_RX = (2.5e-7, 2.0e-7)
+# (least squares over stencils, bands and random patterns, one thread, process CPU time:
+# 1.6e-7 and 0.6e-7; rounded up, for the ski-rental rule when the path is forced)
+_RX = (2.0e-7, 1.0e-7)
 
 
 def rustworkx_seconds(ptr: np.ndarray) -> float:
@@ -199,9 +205,10 @@ def color_bipartite(
 
     ``strategy`` is ``"best"`` or one of :data:`BEST_OF`.  Returns the ``int64``
     colours and, per colouring run, ``(colours used, seconds)``.  Compiled (numba) when
-    :func:`gradarg.sparse._numba.use_numba` says so, else by rustworkx on the explicit graph
-    (largest-first the same colouring; DSATUR's ties broken otherwise), or interpreted when
-    forced (``colouring_path("python")``: numba's colours bit for bit).
+    :func:`gradarg.sparse._numba.use_numba` says so, else interpreted on the explicit graph
+    (numba's colours bit for bit), or, when forced (``colouring_path("rustworkx")``), by
+    rustworkx on that graph (largest-first the same colouring; DSATUR's ties broken
+    otherwise).
     """
     if strategy not in ("best", *BEST_OF):
         raise ValueError(f"strategy must be 'best' or one of {BEST_OF}, got {strategy!r}")
@@ -210,9 +217,9 @@ def color_bipartite(
         return np.zeros(0, dtype=np.int64), {}
     start = time.perf_counter()
     # without numba: first the graph (vectorised; its cost known from the line lengths), then
-    # rustworkx's colourings of it (or, forced, the interpreted loops), unless numba is
+    # the interpreted loops on it (or, forced, rustworkx's colourings), unless numba is
     # estimated cheaper (ski rental, gradarg.sparse._numba.use_numba)
-    interpret = forced_path() == "python"
+    interpret = forced_path() != "rustworkx"
     if not use_numba(lambda: _pycolor.distance2_graph_seconds(pa, ia, pb)):
         with interpreted():
             ptr, ind = _pycolor.distance2_graph(pa, ia, pb, ib)
