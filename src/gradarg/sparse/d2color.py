@@ -33,7 +33,7 @@ pays for itself (:func:`gradarg.sparse._numba.use_numba`), the explicit distance
 built by vectorised NumPy (:func:`gradarg.sparse._pycolor.distance2_graph`) and coloured by
 the interpreted loops (:mod:`gradarg.sparse._pycolor`: the compiled colourings bit for bit).
 A third path, forced only (``colouring_path("rustworkx")``), colours that graph with
-rustworkx's compiled ``graph_greedy_color`` (:class:`_Rustworkx`: its ``Degree`` strategy is
+rustworkx's compiled ``graph_greedy_color`` (:mod:`gradarg.sparse._rxcolor`: its ``Degree`` strategy is
 our largest-first exactly, its ``Saturation`` a DSATUR with other tie-breaks).  It is not the
 default because, measured (``benchmarks/coloring.py --paths``, ``benchmarks/first_call.py
 --cpu``; one thread, process CPU time, a loaded 2-core machine), handing the graph to
@@ -57,6 +57,7 @@ import numpy as np
 from . import _pycolor
 from ._buckets import append, unlink
 from ._numba import forced_path, interpreted, lazy_njit, note_path, use_numba
+from ._rxcolor import RustworkxColouring, rustworkx_seconds
 from .pattern import Coordinates
 
 __all__ = ["BEST_OF", "bipartite", "color_bipartite", "color_side"]
@@ -133,46 +134,6 @@ class _Interpreted:
         return np.array(run(self.adj, degree.tolist()), dtype=np.int64)
 
 
-class _Rustworkx:
-    """The explicit distance-2 graph ``(ptr, ind)`` coloured by rustworkx's compiled
-    ``graph_greedy_color``: its ``Degree`` strategy is largest-first with ties by index (the
-    colouring of :class:`_Compiled`, checked by ``tests/sparse/test_colour_paths.py``), its
-    ``Saturation`` strategy DSATUR with ties by most uncoloured neighbours, then its own order
-    (not always ours: the colours may differ by one either way)."""
-
-    path = "rustworkx"
-
-    def __init__(self, ptr, ind) -> None:
-        import rustworkx as rx  # 3 ms once torch is imported
-
-        self.rx = rx
-        self.degree = np.diff(ptr)
-        nv = self.degree.size
-        owner = np.repeat(np.arange(nv, dtype=np.int64), self.degree)
-        keep = owner < ind  # each edge once
-        a, b = owner[keep], ind[keep]
-        self.graph = rx.PyGraph(multigraph=False, node_count_hint=nv, edge_count_hint=a.size)
-        self.graph.add_nodes_from(range(nv))
-        self.graph.add_edges_from_no_data(list(zip(a.tolist(), b.tolist(), strict=True)))
-
-    def degrees(self) -> np.ndarray:
-        return self.degree
-
-    def _colour(self, strategy) -> np.ndarray:
-        found = self.rx.graph_greedy_color(self.graph, strategy=strategy)
-        nv = self.degree.size
-        colors = np.empty(nv, dtype=np.int64)
-        colors[np.fromiter(found.keys(), np.int64, nv)] = np.fromiter(found.values(), np.int64,
-                                                                       nv)
-        return colors
-
-    def largest_first(self, degree: np.ndarray) -> np.ndarray:
-        return self._colour(self.rx.ColoringStrategy.Degree)
-
-    def dsatur(self, degree: np.ndarray) -> np.ndarray | None:
-        return self._colour(self.rx.ColoringStrategy.Saturation)
-
-
 def _dsatur_queue(degree: np.ndarray) -> bool | None:
     """Which queue our DSATUR takes: buckets (``True``: one per key, ``(span² + nv)`` words),
     the binary heap (``False``: its packed keys fit in ``int64``), or neither (``None``)."""
@@ -183,19 +144,6 @@ def _dsatur_queue(degree: np.ndarray) -> bool | None:
     if span * span * nv < 2**62:
         return False
     return None
-
-
-# seconds per stored edge (both directions) and per vertex of a rustworkx colouring of the
-# distance-2 graph, largest-first and DSATUR together, the graph's Python edge list included
-# (least squares over stencils, bands and random patterns, one thread, process CPU time:
-# 1.6e-7 and 0.6e-7; rounded up, for the ski-rental rule when the path is forced)
-_RX = (2.0e-7, 1.0e-7)
-
-
-def rustworkx_seconds(ptr: np.ndarray) -> float:
-    """Estimated seconds of :class:`_Rustworkx`'s colourings of the graph with pointers
-    ``ptr`` (both strategies)."""
-    return _RX[0] * float(ptr[-1]) + _RX[1] * (len(ptr) - 1)
 
 
 def color_bipartite(
@@ -226,12 +174,12 @@ def color_bipartite(
         estimate = (_pycolor.distance2_seconds if interpret else rustworkx_seconds)
         if not use_numba(lambda: estimate(ptr, ind) if interpret else estimate(ptr)):
             with interpreted():
-                run = _Interpreted(ptr, ind) if interpret else _Rustworkx(ptr, ind)
+                run = _Interpreted(ptr, ind) if interpret else RustworkxColouring(ptr, ind)
                 return _color_with(run, pb, strategy, start)
     return _color_with(_Compiled(pa, ia, pb, ib), pb, strategy, start)
 
 
-def _color_with(run: _Compiled | _Interpreted | _Rustworkx, pb, strategy: str, start: float
+def _color_with(run: _Compiled | _Interpreted | RustworkxColouring, pb, strategy: str, start: float
                 ) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
     note_path(run.path)
     tried: dict[str, tuple[int, float]] = {}
