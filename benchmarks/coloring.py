@@ -29,6 +29,16 @@ a banded Hessian with 10 off-diagonal bands, n = 4096 (target ≥ 100× faster; 
 colouring needs 11 products, acyclic colouring with substitution 6), and the energy of a
 64 × 64 grid with 5-point couplings.
 
+Part 4 (``--paths``, printed first), the colouring paths taken apart, warm (best of 5, process
+CPU time, one thread): for the columns of each pattern of part 1, of the seven functions of
+``benchmarks/problems.py`` and of the other shapes of ``benchmarks/first_call.py``: building
+the column intersection graph (the distance-2 graph of the bipartite pattern) by vectorised
+NumPy (``_pycolor.distance2_graph``) and by torch's sparse product ``PᵀP``
+(``coloring.conflict_adjacency``), rustworkx's graph from it (``PyGraph`` and its Python edge
+list), rustworkx's largest-first (``Degree``) and DSATUR (``Saturation``), and the whole
+``best`` colouring by each path (``python`` interpreted, ``rustworkx``, ``numba`` loaded), with
+each path's colours.
+
 Part 3, growth: detection (``jacobian_sparsity``) and colouring (``SparseJacobian(pattern)``)
 of a 1-D stencil with ``exp`` (3 non-zeros a row) at 10⁴ to 10⁶ unknowns (``--quick``: to
 10⁵), one run each, with the factor per 10× unknowns; target at 10⁶: ≤ 2 s each.
@@ -230,6 +240,81 @@ def growth_rows(quick: bool, repeats: int) -> list[list[str]]:
     return rows
 
 
+def best_ms(call, repeats: int = 5) -> float:
+    """Process CPU time (one thread: fair on a busy machine), best of ``repeats``, ms."""
+    ts = []
+    for _ in range(repeats):
+        start = time.process_time()
+        call()
+        ts.append(time.process_time() - start)
+    return 1e3 * min(ts)
+
+
+def path_rows() -> list[list[str]]:
+    """Part 4: the column colouring of each pattern taken apart, per path."""
+    import importlib.util
+
+    import rustworkx as rx
+
+    from gradarg.sparse import _numba, _pycolor, d2color
+    from gradarg.sparse.coloring import conflict_adjacency
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    from first_call import OTHER, other_pattern
+
+    spec = importlib.util.spec_from_file_location("bench_problems", here / "problems.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    PROBLEMS, problem = bench.PROBLEMS, bench.problem
+
+    cases = [(name, build()) for name, build, _, _ in PATTERNS[:4]]
+    for i in range(len(PROBLEMS)):
+        name, kind, f, x = problem(i)
+        detect = gradarg.hessian_sparsity if kind == "hessian" else gradarg.jacobian_sparsity
+        cases.append((name, coordinates(detect(f, x), x.shape)))
+    cases += [(name, coordinates(*other_pattern(name))) for name in OTHER]
+    out = []
+    for name, co in cases:
+        if not isinstance(co, type(coordinates(torch.eye(1, dtype=torch.bool)))):
+            co = coordinates(co)
+        if np.bincount(co.rows).max() > 100:  # a dense row: peeled before any colouring
+            out.append([name, "dense row: peeled first"] + [""] * 8)
+            continue
+        arrays = d2color.bipartite(co, "columns")
+        ptr, ind = _pycolor.distance2_graph(*arrays)
+        owner = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+        keep = owner < ind
+
+        nv = len(ptr) - 1
+
+        def graph(a=owner[keep], b=ind[keep], nv=nv):
+            g = rx.PyGraph(node_count_hint=nv)
+            g.add_nodes_from(range(nv))
+            g.add_edges_from_no_data(list(zip(a.tolist(), b.tolist(), strict=True)))
+            return g
+
+        g = graph()
+        degree, saturation = (lambda s, g=g: rx.graph_greedy_color(g, strategy=s)
+                              for _ in range(2))
+        colours, times = {}, {}
+        for path in ("python", "rustworkx", "numba"):
+            with _numba.colouring_path(path):
+                colours[path] = int(d2color.color_bipartite(*arrays)[0].max()) + 1
+                times[path] = best_ms(lambda a=arrays: d2color.color_bipartite(*a))
+        out.append([
+            name, f"{nv} / {int(keep.sum())}",
+            f"{best_ms(lambda a=arrays: _pycolor.distance2_graph(*a)):.2f}",
+            f"{best_ms(lambda co=co: conflict_adjacency(co, 'columns')):.2f}",
+            f"{best_ms(graph):.2f}",
+            f"{best_ms(lambda f=degree: f(rx.ColoringStrategy.Degree)):.2f}",
+            f"{best_ms(lambda f=saturation: f(rx.ColoringStrategy.Saturation)):.2f}",
+            *(f"{times[p]:.2f} ({colours[p]})" for p in ("python", "rustworkx", "numba")),
+        ])
+    return out
+
+
 def table(headers: list[str], body: list[list[str]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
@@ -240,12 +325,20 @@ def table(headers: list[str], body: list[list[str]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--paths", action="store_true", help="part 4 only: the colouring paths")
     args = p.parse_args(argv)
     repeats = 1 if args.quick else 3
     print(f"\nColouring and sparse Hessians | gradarg {gradarg.__version__} | torch "
           f"{torch.__version__} | Python {platform.python_version()} | torch threads "
           f"{torch.get_num_threads()}\n")
-    print("Colouring: passes of SparseJacobian(pattern) and colouring time (median of "
+    print("Colouring paths, warm (best of 5, CPU ms), columns: vertices / edges of the intersection "
+          "graph, its build (NumPy walks, torch PᵀP), rustworkx's graph, its largest-first and "
+          "DSATUR, and 'best' by each path (colours)")
+    table(["pattern", "vertices / edges", "graph numpy", "graph torch", "rx graph", "rx LF",
+           "rx DSATUR", "python best", "rustworkx best", "numba best"], path_rows())
+    if args.paths:
+        return 0
+    print("\nColouring: passes of SparseJacobian(pattern) and colouring time (median of "
           f"{repeats}); LF / DSATUR = colours of largest-first and DSATUR on the side used")
     table(["pattern", "passes", "LF / DSATUR", "colouring ms", "reference", "target"],
           coloring_rows(repeats))

@@ -49,12 +49,8 @@ def masks(count: int, seed: int, square: bool = False) -> list[np.ndarray]:
 
 
 def forced(path: str, call):
-    old = _numba.FORCE
-    _numba.FORCE = path
-    try:
+    with _numba.colouring_path(path):
         return call()
-    finally:
-        _numba.FORCE = old
 
 
 def both(call):

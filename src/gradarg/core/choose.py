@@ -3,13 +3,15 @@
 :func:`compute` takes the validated, private inputs of :func:`gradarg.jacobian` and returns the
 blocks ``J[k][j]``: central finite differences, or reverse mode (one recorded forward pass, then
 batched or looped backward passes, :mod:`.reverse`), or forward mode (:mod:`.forward`), which
-``method="auto"`` takes when there are more outputs than inputs.  A new route is a module of its
+``method="auto"`` takes when there are more outputs than inputs, and for any large Jacobian
+where it was measured faster on the machine it runs on (:class:`.speeds.RouteTrial`).  A new route is a module of its
 own; it is chosen here, and what was measured to choose it goes in :mod:`.speeds`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 
 import torch
 
@@ -18,7 +20,7 @@ from .basis import Blocks
 from .finite_diff import fd_partials, jacobian_from_partials
 from .forward import forward_loop, forward_vectorized
 from .functorch import VMAP_ERRORS, VectorizationError
-from .graph import call, graph_names, reachable_inputs, reverse_graph
+from .graph import call, reachable_inputs, reverse_graph
 from .reverse import reverse_grads_batched, reverse_loop, reverse_loop_graph, reverse_vectorized
 
 __all__ = ["check_blocks_depend_on_inputs", "compute"]
@@ -33,7 +35,42 @@ def compute(
     create_graph: bool = False,
     strict: bool = False,
 ) -> tuple[Blocks, bool]:
-    """The blocks ``J[k][j]``; ``state`` is the CPU generator's state on entry."""
+    """The blocks ``J[k][j]``; ``state`` is the CPU generator's state on entry.
+
+    ``method="auto"`` takes the route remembered for ``fn`` at this signature (measured on
+    this machine, :func:`.speeds.auto_plan`), or, while its routes are being timed
+    (:class:`.speeds.RouteTrial`), the trial's next route, timed."""
+    trial = None
+    if method == "auto" and _trial_allowed(xs, vectorize, create_graph, strict):
+        trial = speeds.trial_of(fn, xs)
+    if trial is None:
+        return _compute(fn, xs, method, vectorize, state, create_graph, strict)
+    route = trial.next_route()
+    start = time.perf_counter()
+    result = _compute(fn, xs, method, vectorize, state, create_graph, strict, route=route)
+    speeds.end_trial_call(fn, xs, trial, route, time.perf_counter() - start)
+    return result
+
+
+def _trial_allowed(xs, vectorize, create_graph: bool, strict: bool) -> bool:
+    """Whether ``auto`` may time its routes for these arguments: both batched routes apply
+    (not strict, no graph of the result, vectorisation allowed, real inputs)."""
+    return (not strict and not create_graph and vectorize is not False
+            and not any(t.is_complex() for t in xs))
+
+
+def _compute(
+    fn,
+    xs,
+    method: str,
+    vectorize: bool | None,
+    state: torch.Tensor,
+    create_graph: bool = False,
+    strict: bool = False,
+    route: str | None = None,
+) -> tuple[Blocks, bool]:
+    """:func:`compute` by ``route`` (``"forward"`` or ``"reverse"``: a trial's), or as
+    ``method`` and the remembered plans say (``route=None``)."""
     if not strict and sum(x.numel() for x in xs) == 0:
         # no input element, no column: one plain call gives the output shapes (every route
         # would batch over zero tangents or cotangents, which vmap refuses)
@@ -52,7 +89,8 @@ def compute(
     complex_ = any(t.is_complex() for t in xs)
     # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
     auto = method == "auto" and not complex_ and not (strict and create_graph)
-    if method == "forward" or (auto and not strict and _remembered_forward(fn, xs)):
+    plan = route or (speeds.auto_plan(fn, xs) if auto and not strict else None)
+    if method == "forward" or (auto and not strict and plan == "forward"):
         if strict:  # the check needs the graph of one recorded pass
             _check_strict(*reverse_graph(fn, xs)[:2])
             torch.set_rng_state(state)
@@ -62,13 +100,26 @@ def compute(
     leaves, outs, out_tuple = reverse_graph(fn, xs, create_graph=create_graph)
     if strict:
         _check_strict(leaves, outs)
-    if auto:
+    if auto and plan is None:
         m = sum(y.numel() for y in outs)
         n = sum(x.numel() for x in xs)
         # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
-        if _forward_wins(m, n, outs) and not any(y.is_complex() for y in outs):
-            del leaves, outs  # free the graph before forward mode runs
+        real = not any(y.is_complex() for y in outs)
+        forward = m > n and real
+        if (real and m * n >= speeds.TRIAL_MIN_ENTRIES
+                and _trial_allowed(xs, vectorize, create_graph, strict)
+                and speeds.PLANS.can_remember(fn)):
+            # a Jacobian large enough for the route to matter: the route measured by an
+            # earlier process on this machine, else time both on the next calls
+            stored = speeds.stored_plan(fn, xs)
+            if stored is None:
+                speeds.start_trial(fn, xs, "forward" if forward else "reverse")
+            else:
+                forward = stored == "forward"
+        elif forward:
             _remember_forward(fn, xs)
+        if forward:
+            del leaves, outs  # free the graph before forward mode runs
             torch.set_rng_state(state)
             return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True)
     if vectorize is not False:
@@ -86,19 +137,6 @@ def compute(
                 ) from err
     # the loop reuses the graph recorded above: fn is not evaluated again
     return reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple
-
-
-def _forward_wins(m: int, n: int, outs: tuple[torch.Tensor, ...]) -> bool:
-    """Whether ``auto`` takes forward mode for ``m`` output and ``n`` input elements: when
-    there are more outputs than inputs (fewer passes), and for a square float64 Jacobian from
-    256 inputs on whose graph has a matrix-vector product, where forward mode was measured
-    faster on this machine (:func:`.speeds.float64_mv_forward_faster`)."""
-    if m > n:
-        return True
-    return (m == n >= speeds.FLOAT64_MV_FORWARD
-            and all(y.dtype == torch.float64 for y in outs)
-            and bool(graph_names(outs) & {"MvBackward0", "AddmvBackward0"})
-            and speeds.float64_mv_forward_faster())
 
 
 def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:
@@ -131,12 +169,6 @@ def check_blocks_depend_on_inputs(blocks: Blocks) -> None:
                     f"The jacobian of the user-provided function is independent of input {j}. "
                     f"This is not allowed in strict mode when create_graph=True."
                 )
-
-
-def _remembered_forward(fn, xs) -> bool:
-    """``jacobian(method="auto")`` found forward mode cheaper for this function and signature
-    before (see :data:`~gradarg.core.speeds.PLANS`)."""
-    return speeds.PLANS.get(fn, ("auto", speeds.signature(xs))) == "forward"
 
 
 def _remember_forward(fn, xs) -> None:

@@ -19,18 +19,26 @@ import torch
 
 __all__ = [
     "DOUBLE_VJP_WINS",
-    "FLOAT64_MV_FORWARD",
     "LEGACY_FAST_BACKWARD",
     "LEGACY_FAST_DOUBLE_BACKWARD",
     "LEGACY_FORWARD_MV_MAX_COLUMNS",
     "LEGACY_MAX_ROWS",
     "PLANS",
+    "TRIALS",
+    "TRIAL_CALLS",
+    "TRIAL_MIN_ENTRIES",
     "USE_LEGACY_BATCHED_GRAD",
     "WRONG_BATCHED_BACKWARD",
     "PlanCache",
+    "RouteTrial",
+    "auto_plan",
     "best_of_3",
-    "float64_mv_forward_faster",
+    "end_trial_call",
+    "route_key",
     "signature",
+    "start_trial",
+    "stored_plan",
+    "trial_of",
 ]
 
 # Backward nodes whose functorch batching rule gives wrong results in the torch versions tested
@@ -105,49 +113,107 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 )  # fmt: skip
 
 
-# Square float64 Jacobians of a matrix-vector product (``W @ x`` with a 1-d ``x``: MvBackward0,
-# AddmvBackward0) from FLOAT64_MV_FORWARD inputs on: which mode is faster depends on the machine.
-# On one machine of this workplace forward mode (one batched JVP over the identity) took
-# 0.62-0.72x the time of reverse mode (tanh(W @ x) and W @ x, W 256x256 and 512x512, torch 2.13,
-# one thread); on another, of the same kind, reverse mode was faster (0.83 against 1.07 ms at
-# 256, 28 against 33 ms at 1024).  So it is measured once per process, at the first such
-# Jacobian (float64_mv_forward_faster).  Below 256 the two are within noise or reverse wins;
-# without a matrix-vector product (an MLP on a batch, X @ W.T) reverse mode stays faster in
-# float64 too (1.2-1.4x), and in float32 reverse wins throughout (0.8-0.95x of forward).
-# benchmarks/jacobian.py --dtype float64 shows it.
-FLOAT64_MV_FORWARD = 256
+# Which of jacobian(method="auto")'s two routes is faster (reverse mode: one batched VJP over the
+# rows; forward mode: one batched JVP over the columns) depends on the machine, not only on the
+# shape: W @ x at 256 x 256 in float64 took 1.23 ms forward against 1.72 ms reverse on one
+# processor of this workplace (AMD EPYC, MKL with AVX-512), while reverse won on another (Intel
+# Xeon: 1.6 against 2.25 ms, measured by benchmarks/jacobian.py --dtype float64); in float32
+# reverse won on both.  So "auto" measures, per function and input signature, where it runs:
+# its first call takes the rule's route (forward when there are more outputs than inputs);
+# when the Jacobian has at least TRIAL_MIN_ENTRIES entries, the next TRIAL_CALLS calls
+# alternate the two routes (the first of the other route untimed: it loads what that route
+# loads), each call returning its Jacobian as usual, and the faster route (the shortest of
+# its timed calls) is kept, in PLANS and on disk per processor (gradarg.core.memory, kind
+# "routes"), so that a later process on the same machine takes it from its first call.  What
+# measuring costs: at most TRIAL_CALLS // 2 calls by the slower route, once per function and
+# signature on a machine.  The two routes' results agree to rounding, not bit for bit.
+TRIAL_MIN_ENTRIES = 64 * 64
+TRIAL_CALLS = 5
+ROUTES_VERSION = 1
 
-_mv_forward: bool | None = None  # the measurement, once per process
+
+class RouteTrial:
+    """The calls that time ``auto``'s two routes (:data:`TRIAL_CALLS`): the other route first
+    (untimed: its warm-up), then the two alternately, timed."""
+
+    def __init__(self, first: str) -> None:
+        other = "reverse" if first == "forward" else "forward"
+        self.order = [other, first, other, first, other][:TRIAL_CALLS]
+        self.times: dict[str, list[float]] = {"forward": [], "reverse": []}
+        self.calls = 0
+
+    def next_route(self) -> str:
+        return self.order[self.calls]
+
+    def record(self, route: str, seconds: float) -> str | None:
+        """Note a call's time; the faster route once every trial call is made, else None."""
+        if self.calls > 0:
+            self.times[route].append(seconds)
+        self.calls += 1
+        if self.calls < len(self.order):
+            return None
+        fwd, rev = (min(self.times[r], default=float("inf")) for r in ("forward", "reverse"))
+        return "forward" if fwd < rev else "reverse"
 
 
-def float64_mv_forward_faster() -> bool:
-    """Whether forward mode computes the Jacobian of ``W @ x`` (``W`` 256 × 256, float64)
-    in less than 0.9 times reverse mode's time on this machine: measured at the first call of
-    the process (best of 3 batched passes each, after one untimed, about 10 ms; the first JVP
-    of a process also loads torch's forward-mode decompositions, about 0.1 s), then kept."""
-    global _mv_forward
-    if _mv_forward is None:
-        g = torch.Generator().manual_seed(0)
-        n = FLOAT64_MV_FORWARD
-        w = torch.randn(n, n, generator=g, dtype=torch.float64)
-        x = torch.randn(n, generator=g, dtype=torch.float64)
-        eye = torch.eye(n, dtype=torch.float64)
+def route_key(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str:
+    """The on-disk key of ``auto``'s route for ``fn`` at ``xs``'s signature on this machine:
+    the function's description, the signature, the processor and torch's thread count."""
+    from . import memory
 
-        def reverse() -> torch.Tensor:
-            leaf = x.detach().requires_grad_(True)
-            with torch.enable_grad():
-                y = w @ leaf
-            return torch.func.vmap(lambda v: torch.autograd.grad(
-                y, leaf, v, retain_graph=True)[0])(eye)
+    return memory.key([memory.describe(fn), repr(signature(xs)), memory.machine(),
+                       torch.get_num_threads()], f"gradarg-routes {ROUTES_VERSION}")
 
-        def forward() -> torch.Tensor:
-            return torch.func.vmap(lambda t: torch.func.jvp(
-                lambda u: w @ u, (x,), (t,))[1])(eye)
 
-        forward()  # one untimed call each
-        reverse()
-        _mv_forward = best_of_3(forward) < 0.9 * best_of_3(reverse)
-    return _mv_forward
+def auto_plan(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str | None:
+    """``auto``'s route remembered in this process for ``fn`` at this signature
+    (``"forward"`` or ``"reverse"``), or ``None``."""
+    return PLANS.get(fn, ("auto", signature(xs)))
+
+
+def stored_plan(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str | None:
+    """``auto``'s route for ``fn`` at this signature measured by an earlier process on this
+    machine (read from disk once per function and signature, then kept in :data:`PLANS`), or
+    ``None``.  Asked only for Jacobians large enough for a trial, once their size is known."""
+    sig = signature(xs)
+    if PLANS.get(fn, ("disk", sig)):
+        return None
+    from . import memory
+
+    PLANS.set(fn, ("disk", sig), "read")
+    got = memory.recall("routes", route_key(fn, xs), ROUTES_VERSION)
+    plan = None if got is None else got.get("route")
+    if plan in ("forward", "reverse"):
+        PLANS.set(fn, ("auto", sig), plan)
+        return plan
+    return None
+
+
+def start_trial(fn: Callable[..., Any], xs: Sequence[torch.Tensor], first: str) -> None:
+    """Begin timing ``auto``'s routes for ``fn`` at this signature (its first call took
+    ``first``)."""
+    TRIALS.set(fn, ("trial", signature(xs)), RouteTrial(first))
+
+
+def trial_of(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> RouteTrial | None:
+    return TRIALS.get(fn, ("trial", signature(xs)))
+
+
+def end_trial_call(fn: Callable[..., Any], xs: Sequence[torch.Tensor], trial: RouteTrial,
+                   route: str, seconds: float) -> None:
+    """Record a trial call; when the trial is over, keep the winner (in this process and on
+    disk)."""
+    won = trial.record(route, seconds)
+    if won is None:
+        return
+    from . import memory
+
+    sig = signature(xs)
+    TRIALS.set(fn, ("trial", sig), None)
+    PLANS.set(fn, ("auto", sig), won)
+    memory.remember("routes", route_key(fn, xs), {
+        "route": won, **{f"{r}_ms": f"{1e3 * min(t):.3f}" for r, t in trial.times.items() if t},
+    }, ROUTES_VERSION)
 
 
 def best_of_3(call: Callable[[], Any]) -> float:
@@ -176,24 +242,33 @@ class PlanCache:
 
     def __init__(self, max_plans: int = 32) -> None:
         self.max_plans = max_plans
-        self._plans: weakref.WeakKeyDictionary[Any, dict[Hashable, str]] = (
+        self._plans: weakref.WeakKeyDictionary[Any, dict[Hashable, Any]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def get(self, fn: Callable[..., Any], key: Hashable) -> str | None:
+    @staticmethod
+    def can_remember(fn: Callable[..., Any]) -> bool:
+        """Whether ``fn`` can be weakly referenced (else nothing is remembered for it)."""
+        try:
+            weakref.ref(fn)
+        except TypeError:
+            return False
+        return True
+
+    def get(self, fn: Callable[..., Any], key: Hashable) -> Any:
         try:
             return self._plans.get(fn, {}).get(key)
         except TypeError:  # fn cannot be weakly referenced
             return None
 
-    def set(self, fn: Callable[..., Any], key: Hashable, plan: str) -> None:
+    def set(self, fn: Callable[..., Any], key: Hashable, plan: Any) -> None:
         with contextlib.suppress(TypeError):
             plans = self._plans.setdefault(fn, {})
             if len(plans) >= self.max_plans:
                 plans.clear()
             plans[key] = plan
 
-    def of(self, fn: Callable[..., Any]) -> dict[Hashable, str]:
+    def of(self, fn: Callable[..., Any]) -> dict[Hashable, Any]:
         """Everything remembered for ``fn`` (a copy)."""
         try:
             return dict(self._plans.get(fn, {}))
@@ -203,8 +278,11 @@ class PlanCache:
 
 # The one plan cache of the core.  Keys: ("forward", signature, allow_double) -> the forward
 # route's choice ("legacy", "double", "func"; see forward.forward_vectorized), and
-# ("auto", signature) -> "forward" when jacobian(method="auto") found more outputs than inputs:
-# auto learns the output size from a forward pass recorded for reverse mode, and when forward
-# mode wins that pass is wasted, so repeated calls (a loop over data points) go straight to
-# forward mode.
+# ("auto", signature) -> "forward" when jacobian(method="auto") found more outputs than inputs
+# (auto learns the output size from a forward pass recorded for reverse mode, and when forward
+# mode wins that pass is wasted, so repeated calls go straight to forward mode), or the route
+# its trial measured faster ("forward" or "reverse", see RouteTrial); ("disk", signature) ->
+# "read" once the on-disk memory was looked up.
 PLANS = PlanCache()
+# ("trial", signature) -> the RouteTrial under way (None once it is over).
+TRIALS = PlanCache()

@@ -13,6 +13,13 @@ imports numba and runs its start-up (``load_additional_registries``, which impor
 2-core machine), then a few milliseconds per module of kernels.  Compiling (a fresh
 installation) takes a second or more per module, once.
 
+Three paths (:data:`PATHS`, forced with :func:`colouring_path`, the one taken by the last
+distance-2 colouring in :func:`last_path`): ``"numba"``; ``"python"``, everything interpreted
+(the default without numba, and the reference the tests compare numba's kernels with, bit for
+bit); ``"rustworkx"``, forced only, where the distance-2 colourings of ``SparseJacobian``
+(:mod:`gradarg.sparse.d2color`, which says why it is not the default) colour the explicit
+graph with rustworkx's compiled greedy colouring and the other colourings run interpreted.
+
 When numba pays: the colourings that ``SparseJacobian`` and ``SparseHessian`` make by default
 (distance-2 largest-first and DSATUR, the bidirectional split, the symmetrised pattern, the
 smallest-last order and star colouring) also exist numba-free (:mod:`gradarg.sparse._pycolor`:
@@ -51,15 +58,24 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = [
-    "STARTUP_SECONDS", "interpreted", "lazy_njit", "numba_ready", "spent_seconds", "use_numba",
+    "PATHS", "STARTUP_SECONDS", "colouring_path", "forced_path", "interpreted", "last_path",
+    "lazy_njit", "note_path", "numba_ready", "spent_seconds", "use_numba",
 ]
 
 STARTUP_SECONDS = 0.5
 """What loading numba's first kernel costs in a fresh process, in seconds (measured: 0.4–0.65 s
 on one thread, import and start-up; ``benchmarks/first_call.py`` prints it)."""
 
+PATHS = ("rustworkx", "numba", "python")
+"""The paths a colouring can take: ``"rustworkx"`` (the distance-2 colourings of
+:mod:`gradarg.sparse.d2color` on an explicit graph coloured by rustworkx's compiled greedy
+colouring; the other colourings interpreted; forced only), ``"numba"`` (every loop compiled)
+and ``"python"`` (every loop interpreted, :mod:`gradarg.sparse._pycolor`, bit for bit the
+compiled colourings)."""
+
 FORCE: str | None = None
-"""``"numba"`` or ``"python"`` to force one path (tests and benchmarks); ``None``: the rule."""
+"""One of :data:`PATHS` to force that path (set it with :func:`colouring_path`); ``None``: the
+rule (:func:`use_numba`: numba or interpreted)."""
 
 _state: dict[str, Any] = {"ready": False, "spent": 0.0, "depth": 0}
 
@@ -148,6 +164,49 @@ def interpreted() -> Iterator[None]:
         _state["depth"] = 0
         if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def colouring_path(path: str | None) -> Iterator[None]:
+    """Force every colouring made inside the block onto ``path`` (one of :data:`PATHS`;
+    ``None``: the rule), whatever ran before in the process: tests run each path this way.
+
+    Raises
+    ------
+    ValueError
+        ``path`` is not one of :data:`PATHS` or ``None``.
+
+    Examples
+    --------
+    >>> with colouring_path("python"):
+    ...     use_numba(10.0)   # forced: interpreted, whatever the estimate
+    False
+    """
+    global FORCE
+    if path is not None and path not in PATHS:
+        raise ValueError(f"path must be one of {PATHS} or None, got {path!r}")
+    old = FORCE
+    FORCE = path
+    try:
+        yield
+    finally:
+        FORCE = old
+
+
+def forced_path() -> str | None:
+    """The path :func:`colouring_path` forces now (one of :data:`PATHS`), or ``None``."""
+    return FORCE
+
+
+def note_path(path: str) -> None:
+    """Record which path the last distance-2 colouring took (:func:`last_path`)."""
+    _state["last"] = path
+
+
+def last_path() -> str | None:
+    """The path the last distance-2 colouring of the process took (one of :data:`PATHS`), or
+    ``None`` before any: tests check that a forced path really ran."""
+    return _state.get("last")
 
 
 def spent_seconds() -> float:

@@ -17,147 +17,38 @@ so that it means the same function in the next process.  A file that cannot be r
 or matched to a candidate is ignored (the candidates are timed again, and the file rewritten);
 one that cannot be written is skipped.
 
-May import torch only.
+The mechanism is :mod:`gradarg.core.memory` (shared with the dense Jacobian's route
+choice); this module names the compiled call's kind of memory and its version.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import os
-import tempfile
-import types
-from collections.abc import Iterable
 from typing import Any
 
-import torch
+from ..core import memory
 
 __all__ = ["describe", "key", "memory_dir", "recall", "remember"]
 
 VERSION = 1  # of the file's content: a change makes older files unmatched, never misread
+KIND = "compiled"
+describe = memory.describe
 
 
 def memory_dir() -> str:
-    """``<inductor cache dir>/gradarg/compiled``: torch's ``cache_dir()`` (which follows
-    ``$TORCHINDUCTOR_CACHE_DIR``), or the same default where that function is missing."""
-    try:
-        from torch._inductor.runtime.cache_dir_utils import cache_dir
-
-        root = cache_dir()
-    except (ImportError, OSError):
-        root = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
-            tempfile.gettempdir(), "torchinductor_" + _user())
-    return os.path.join(root, "gradarg", "compiled")
+    """``<inductor cache dir>/gradarg/compiled`` (:func:`gradarg.core.memory.memory_dir`)."""
+    return memory.memory_dir(KIND)
 
 
-def _user() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError, ModuleNotFoundError):
-        return "unknown_user"
-
-
-def describe(obj: Any, depth: int = 0) -> str:
-    """A text that names a callable (or a value it captures) across processes: a function's
-    module, name, bytecode and constants, its defaults and closure (recursively, 3 levels);
-    a tensor's shape, dtype and ``requires_grad``; a module's repr and its tensors' shapes;
-    a number's or string's repr; anything else its type.  Identity-free (no addresses, no
-    values of tensors).
-
-    Examples
-    --------
-    >>> describe(torch.zeros(2, 3))
-    'tensor(2, 3)torch.float32False'
-    >>> def scaled(w):
-    ...     return lambda u: u * w
-    >>> describe(scaled(torch.ones(3))) == describe(scaled(torch.zeros(3)))
-    True
-    >>> describe(scaled(2.0)) == describe(scaled(3.0))
-    False
-    """
-    if depth > 3:
-        return type(obj).__qualname__
-    deeper = functools.partial(describe, depth=depth + 1)
-    if isinstance(obj, torch.Tensor):
-        return f"tensor{tuple(obj.shape)}{obj.dtype}{obj.requires_grad}"
-    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
-        return repr(obj)
-    if isinstance(obj, (tuple, list)):
-        return type(obj).__name__ + "(" + ",".join(deeper(o) for o in obj[:16]) + ")"
-    if isinstance(obj, types.FunctionType):
-        cells = []
-        for cell in obj.__closure__ or ():
-            try:
-                cells.append(deeper(cell.cell_contents))
-            except ValueError:  # an empty cell
-                cells.append("<empty>")
-        return (f"fn {obj.__module__}.{obj.__qualname__} {_code(obj.__code__)} "
-                f"defaults {deeper(obj.__defaults__)} closure [{';'.join(cells)}]")
-    if isinstance(obj, types.MethodType):
-        return f"method {deeper(obj.__func__)} of {deeper(obj.__self__)}"
-    if isinstance(obj, functools.partial):
-        return f"partial {deeper(obj.func)} {deeper(obj.args)} {deeper(sorted(obj.keywords))}"
-    if isinstance(obj, torch.nn.Module):
-        tensors = [f"{name}:{describe(t)}" for name, t in
-                   (*obj.named_parameters(), *obj.named_buffers())]
-        return f"module {type(obj).__qualname__} {obj!r} {' '.join(tensors)}"
-    if isinstance(obj, types.BuiltinFunctionType):
-        return f"builtin {getattr(obj, '__module__', '')}.{obj.__qualname__}"
-    call = type(obj).__call__ if callable(obj) else None
-    if isinstance(call, types.FunctionType):  # a callable object
-        return f"object {type(obj).__module__}.{type(obj).__qualname__} {deeper(call)}"
-    return f"{type(obj).__module__}.{type(obj).__qualname__}"
-
-
-def _code(code: types.CodeType) -> str:
-    consts = ",".join(_code(c) if isinstance(c, types.CodeType) else repr(c)
-                      for c in code.co_consts)
-    return f"{code.co_code.hex()}|{consts}|{','.join(code.co_names)}"
-
-
-def key(parts: Iterable[object]) -> str:
-    """A file name for ``parts`` (texts, numbers, tensors): a SHA-256 of them, with the
-    memory's version and torch's."""
-    h = hashlib.sha256(f"gradarg-compiled {VERSION} torch {torch.__version__}".encode())
-    for part in parts:
-        if isinstance(part, torch.Tensor):
-            h.update(part.detach().contiguous().numpy().tobytes())
-        else:
-            h.update(repr(part).encode())
-        h.update(b"\0")
-    return h.hexdigest()
+def key(parts) -> str:
+    """A file name for ``parts`` (:func:`gradarg.core.memory.key`)."""
+    return memory.key(parts, f"gradarg-compiled {VERSION}")
 
 
 def recall(name: str) -> dict[str, Any] | None:
-    """The remembered choice for key ``name``, or ``None`` (none, unreadable, not JSON, not a
-    dict of strings, another version)."""
-    try:
-        with open(os.path.join(memory_dir(), name + ".json"), encoding="utf-8") as file:
-            got = json.load(file)
-    except (OSError, ValueError):
-        return None
-    if (not isinstance(got, dict) or got.get("version") != VERSION
-            or not all(isinstance(v, str) for k, v in got.items() if k != "version")):
-        return None
-    return got
+    """The remembered choice for key ``name``, or ``None``."""
+    return memory.recall(KIND, name, VERSION, memory_dir())
 
 
 def remember(name: str, choice: dict[str, str]) -> None:
-    """Write ``choice`` for key ``name`` (atomically: a reader sees the old file or the new
-    one); an unwritable cache directory is skipped silently."""
-    try:
-        folder = memory_dir()
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump({"version": VERSION, **choice}, file)
-            os.replace(tmp, os.path.join(folder, name + ".json"))
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass
+    """Write ``choice`` for key ``name`` (skipped silently when the folder is unwritable)."""
+    memory.remember(KIND, name, choice, VERSION, memory_dir())

@@ -27,14 +27,25 @@ Vertex orders and colourings:
   (largest-first and rustworkx's DSATUR on an explicit graph) once, one more in 4 (DSATUR's
   ties broken differently); never more on the shared test problems (tests/sparse).
 
-Where it runs: the loops below are compiled by numba (:mod:`gradarg.sparse._numba`), which
-costs 0.4–0.65 s to load in a fresh process; until numba pays for itself
-(:func:`gradarg.sparse._numba.use_numba`), the same colourings run interpreted
-(:mod:`gradarg.sparse._pycolor`) on the explicit distance-2 graph, built by vectorised NumPy
-with each vertex's neighbours in the order the compiled loops visit them, and give the same
-colours: on the Gray-Scott 2 × 48 × 48 Jacobian of the benchmarks, 28 ms interpreted in a
-fresh process against 4.8 ms compiled; 5 ms against 0.4 ms on Burgers (n = 2000).  The
-transposes of :func:`bipartite` are a counting sort (compiled) or one ``np.sort`` of keys.
+Where it runs (:data:`gradarg.sparse._numba.PATHS`): the loops below are compiled by numba
+(:mod:`gradarg.sparse._numba`), which costs 0.4–0.65 s to load in a fresh process; until numba
+pays for itself (:func:`gradarg.sparse._numba.use_numba`), the explicit distance-2 graph is
+built by vectorised NumPy (:func:`gradarg.sparse._pycolor.distance2_graph`) and coloured by
+the interpreted loops (:mod:`gradarg.sparse._pycolor`: the compiled colourings bit for bit).
+A third path, forced only (``colouring_path("rustworkx")``), colours that graph with
+rustworkx's compiled ``graph_greedy_color`` (:mod:`gradarg.sparse._rxcolor`: its ``Degree`` strategy is
+our largest-first exactly, its ``Saturation`` a DSATUR with other tie-breaks).  It is not the
+default because, measured (``benchmarks/coloring.py --paths``, ``benchmarks/first_call.py
+--cpu``; one thread, process CPU time, a loaded 2-core machine), handing the graph to
+rustworkx (a Python list of edge tuples, then ``PyGraph``) costs about what the interpreted
+largest-first costs: its largest-first took 0.6–1.3× the interpreted one's time (slower from
+about 25,000 edges on: Gray-Scott 7.9 against 6.8 ms, block-tridiagonal 256 × 8 8.9 against
+5.5 ms), its DSATUR 0.4–0.75× ours on the same graphs but up to 1.8× on a random 3000 × 3000
+pattern with 5 entries a row; whole constructions in a fresh process came out from 0.7× (a
+block-tridiagonal pattern) to 1.6× (Burgers, rustworkx's import) the interpreted ones; and its
+DSATUR's colours differ from ours by one either way on about one pattern in ten of random
+patterns of 50–1500 lines, so it would not keep "never more colours than today".
+The transposes of :func:`bipartite` are a counting sort (compiled) or one ``np.sort`` of keys.
 """
 
 from __future__ import annotations
@@ -45,7 +56,8 @@ import numpy as np
 
 from . import _pycolor
 from ._buckets import append, unlink
-from ._numba import interpreted, lazy_njit, use_numba
+from ._numba import forced_path, interpreted, lazy_njit, note_path, use_numba
+from ._rxcolor import RustworkxColouring, rustworkx_seconds
 from .pattern import Coordinates
 
 __all__ = ["BEST_OF", "bipartite", "color_bipartite", "color_side"]
@@ -79,22 +91,29 @@ def bipartite(coords: Coordinates, side: str
 class _Compiled:
     """The kernels of one distance-2 colouring, compiled (numba)."""
 
+    path = "numba"
+
     def __init__(self, pa, ia, pb, ib) -> None:
         self.arrays = (pa, ia, pb, ib)
 
     def degrees(self) -> np.ndarray:
         return _degrees(*self.arrays)
 
-    def greedy(self, order: np.ndarray) -> np.ndarray:
-        return _greedy(*self.arrays, order)
+    def largest_first(self, degree: np.ndarray) -> np.ndarray:
+        return _greedy(*self.arrays, np.argsort(-degree, kind="stable"))
 
-    def dsatur(self, degree: np.ndarray, buckets: bool) -> np.ndarray:
+    def dsatur(self, degree: np.ndarray) -> np.ndarray | None:
+        buckets = _dsatur_queue(degree)
+        if buckets is None:
+            return None
         return (_dsatur_buckets if buckets else _dsatur)(*self.arrays, degree)
 
 
 class _Interpreted:
     """The same kernels numba-free (:mod:`gradarg.sparse._pycolor`), on the explicit distance-2
     graph ``(ptr, ind)``."""
+
+    path = "python"
 
     def __init__(self, ptr, ind) -> None:
         self.degree = np.diff(ptr)
@@ -103,12 +122,28 @@ class _Interpreted:
     def degrees(self) -> np.ndarray:
         return self.degree
 
-    def greedy(self, order: np.ndarray) -> np.ndarray:
-        return np.array(_pycolor.greedy(self.adj, order.tolist()), dtype=np.int64)
+    def largest_first(self, degree: np.ndarray) -> np.ndarray:
+        order = np.argsort(-degree, kind="stable").tolist()
+        return np.array(_pycolor.greedy(self.adj, order), dtype=np.int64)
 
-    def dsatur(self, degree: np.ndarray, buckets: bool) -> np.ndarray:
+    def dsatur(self, degree: np.ndarray) -> np.ndarray | None:
+        buckets = _dsatur_queue(degree)
+        if buckets is None:
+            return None
         run = _pycolor.dsatur_buckets if buckets else _pycolor.dsatur_heap
         return np.array(run(self.adj, degree.tolist()), dtype=np.int64)
+
+
+def _dsatur_queue(degree: np.ndarray) -> bool | None:
+    """Which queue our DSATUR takes: buckets (``True``: one per key, ``(span² + nv)`` words),
+    the binary heap (``False``: its packed keys fit in ``int64``), or neither (``None``)."""
+    nv = degree.size
+    span = int(degree.max(initial=0)) + 2
+    if span * span <= 8 * nv + 65536:
+        return True
+    if span * span * nv < 2**62:
+        return False
+    return None
 
 
 def color_bipartite(
@@ -117,8 +152,11 @@ def color_bipartite(
     """Colour the vertices of ``(pa, ia)`` at distance 2 through ``(pb, ib)``.
 
     ``strategy`` is ``"best"`` or one of :data:`BEST_OF`.  Returns the ``int64``
-    colours and, per colouring run, ``(colours used, seconds)``.  Compiled or interpreted as
-    :func:`gradarg.sparse._numba.use_numba` decides (the same colours either way).
+    colours and, per colouring run, ``(colours used, seconds)``.  Compiled (numba) when
+    :func:`gradarg.sparse._numba.use_numba` says so, else interpreted on the explicit graph
+    (numba's colours bit for bit), or, when forced (``colouring_path("rustworkx")``), by
+    rustworkx on that graph (largest-first the same colouring; DSATUR's ties broken
+    otherwise).
     """
     if strategy not in ("best", *BEST_OF):
         raise ValueError(f"strategy must be 'best' or one of {BEST_OF}, got {strategy!r}")
@@ -126,35 +164,32 @@ def color_bipartite(
     if nv == 0:
         return np.zeros(0, dtype=np.int64), {}
     start = time.perf_counter()
-    # interpreted: first the graph (vectorised; its cost known from the line lengths), then
-    # the loops on it (their cost known from its edges), unless numba is estimated cheaper
+    # without numba: first the graph (vectorised; its cost known from the line lengths), then
+    # the interpreted loops on it (or, forced, rustworkx's colourings), unless numba is
+    # estimated cheaper (ski rental, gradarg.sparse._numba.use_numba)
+    interpret = forced_path() != "rustworkx"
     if not use_numba(lambda: _pycolor.distance2_graph_seconds(pa, ia, pb)):
         with interpreted():
             ptr, ind = _pycolor.distance2_graph(pa, ia, pb, ib)
-        if not use_numba(lambda: _pycolor.distance2_seconds(ptr, ind)):
+        estimate = (_pycolor.distance2_seconds if interpret else rustworkx_seconds)
+        if not use_numba(lambda: estimate(ptr, ind) if interpret else estimate(ptr)):
             with interpreted():
-                return _color_with(_Interpreted(ptr, ind), pb, strategy, start)
+                run = _Interpreted(ptr, ind) if interpret else RustworkxColouring(ptr, ind)
+                return _color_with(run, pb, strategy, start)
     return _color_with(_Compiled(pa, ia, pb, ib), pb, strategy, start)
 
 
-def _color_with(run: _Compiled | _Interpreted, pb, strategy: str, start: float
+def _color_with(run: _Compiled | _Interpreted | RustworkxColouring, pb, strategy: str, start: float
                 ) -> tuple[np.ndarray, dict[str, tuple[int, float]]]:
+    note_path(run.path)
     tried: dict[str, tuple[int, float]] = {}
     degree = run.degrees()
-    nv = degree.size
     lower = int(np.diff(pb).max(initial=1))  # a line's entries need distinct colours
     best = None
     for name in BEST_OF if strategy == "best" else (strategy,):
-        if name == "largest_first":
-            colors = run.greedy(np.argsort(-degree, kind="stable"))
-        else:
-            span = int(degree.max(initial=0)) + 2
-            if span * span <= 8 * nv + 65536:  # one bucket per key: (span² + nv) words
-                colors = run.dsatur(degree, buckets=True)
-            elif span * span * nv < 2**62:  # the heap's packed keys fit in int64
-                colors = run.dsatur(degree, buckets=False)
-            else:
-                continue
+        colors = run.largest_first(degree) if name == "largest_first" else run.dsatur(degree)
+        if colors is None:
+            continue
         k = int(colors.max()) + 1
         now = time.perf_counter()
         tried[name] = (k, now - start)
@@ -164,7 +199,7 @@ def _color_with(run: _Compiled | _Interpreted, pb, strategy: str, start: float
         if int(best.max()) + 1 <= lower:  # optimal: nothing to gain from another order
             break
     if best is None:
-        best = run.greedy(np.argsort(-degree, kind="stable"))
+        best = run.largest_first(degree)
     return best, tried
 
 
