@@ -37,7 +37,10 @@ ABOUT = (
     "test_corpus.py), anchor (the site entry that answers it: page#label), held_out (the third "
     "put aside before any page was written); grade_before / grade_after (held-out records: the grade a "
     "reader who wrote nothing gave the site before and after the question pages: ANSWERED, "
-    "PARTLY, ABSENT or WRONG, where, whether the asker's keywords found it in the top three)."
+    "PARTLY, ABSENT or WRONG, where, whether the asker's keywords found it in the top three); "
+    "grade_round5: the same, by two other readers, after round 5's entries (thread_read_by_"
+    "writers: round 5's writers met that thread through their own queries, so it is no longer "
+    "blind)."
 )
 
 
@@ -152,25 +155,27 @@ def main(argv: list[str]) -> int:
         old = {r["part_id"]: r for r in json.loads(CORPUS.read_text())["records"]}
         for r in records:
             before = old.get(r["part_id"])
+            if not r.get("source_kind"):  # a record of a later round names neither
+                r["source_kind"] = source_kind(r["source"])
+                r["isolated"] = needs_isolation(r["check"])
             if before is None:
                 # a record of a later round: collected by whoever wrote its entry, so open
                 r["held_out"] = False
-                r.setdefault("source_kind", source_kind(r["source"]))
-                r.setdefault("isolated", needs_isolation(r["check"]))
                 continue
             r["held_out"] = before["held_out"]
             r["id"] = before["id"]
-            for kept in ("anchor", "grade_before", "grade_after"):
+            for kept in ("anchor", "grade_before", "grade_after", "grade_round5"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
               "answer", "error", "thread_wrong", "check", "isolated", "anchor", "held_out",
-              "thread_answer", "part_id", "merged_parts", "grade_before", "grade_after")
+              "thread_answer", "part_id", "merged_parts", "grade_before", "grade_after",
+              "grade_round5")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
         r["isolated"] = bool(r["isolated"])
-        for grade in ("grade_before", "grade_after"):  # held-out records only
+        for grade in ("grade_before", "grade_after", "grade_round5"):  # held-out records only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}

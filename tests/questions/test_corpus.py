@@ -73,10 +73,10 @@ def test_the_held_out_third_was_graded_before_and_after():
     question pages (a reader who wrote nothing graded them)."""
     for r in RECORDS:
         if r["held_out"]:
-            for which in ("grade_before", "grade_after"):
+            for which in ("grade_before", "grade_after", "grade_round5"):
                 assert r[which]["grade"] in GRADES, (r["id"], which)
         else:
-            assert r.get("grade_before") is None and r.get("grade_after") is None
+            assert all(r.get(g) is None for g in ("grade_before", "grade_after", "grade_round5"))
 
 
 _LABEL = re.compile(r"^\(([A-Za-z0-9_-]+)\)=\s*$", re.MULTILINE)
