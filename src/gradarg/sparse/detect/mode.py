@@ -16,6 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
 from . import rules  # noqa: F401  (registers every rule family)
+from .aliases import Aliases
 from .registry import CONSTANT, RULES, floating, leaves, refusal, value_dependent
 from .rules.pointwise import pointwise
 from .sets import Dep, UnsupportedOpError, sorted_unique
@@ -37,6 +38,7 @@ class Tracer(TorchDispatchMode):
         self.hessian = hessian
         self.pairs: list[np.ndarray] = []
         self.pair_count = 0
+        self.aliases = Aliases()
 
     # -- bookkeeping
     def dep(self, t: Any) -> Dep | None:
@@ -69,6 +71,11 @@ class Tracer(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         found = leaves((args, kwargs))
+        for t in found:
+            self.aliases.add(t)
+        for t in leaves(out):
+            self.aliases.add(t)
+        written = self.written(func, args, kwargs)
         tracked = [t for t in found if self.dep(t) is not None]
         tainted = any(self.is_tainted(t) for t in found)
         if not tracked:
@@ -81,6 +88,10 @@ class Tracer(TorchDispatchMode):
                 for o in leaves(out):
                     if isinstance(o, torch.Tensor):
                         self.tainted[o] = True
+            for w in written:  # a constant written over elements that may have had sets
+                if w in self.deps:
+                    del self.deps[w]
+                self.aliases.after_write(self, w)
             return out
         packet = func.overloadpacket
         if packet is aten._local_scalar_dense:
@@ -103,16 +114,28 @@ class Tracer(TorchDispatchMode):
             else:
                 self.deps.pop(o, None)
                 self.tainted[o] = True
-        # in-place operators (squeeze_, t_, ... after functionalization) update their target
-        first = func._schema.arguments[0] if func._schema.arguments else None
-        writes = first is not None and first.alias_info is not None and first.alias_info.is_write
+        # in-place operators (squeeze_, t_, copy_, ...) update their target, and every tensor
+        # that shares its memory (a write through a view reaches its base)
         target = args[0] if args else None
-        if writes and isinstance(target, torch.Tensor) and outs and outs[0] is not target:
+        if written and written[0] is target and outs and outs[0] is not target:
             if outs[0] in self.deps:
                 self.deps[target] = self.deps[outs[0]]
             else:
                 self.deps.pop(target, None)
+        for w in written:
+            self.aliases.after_write(self, w)
         return out
+
+    @staticmethod
+    def written(func, args, kwargs) -> list[torch.Tensor]:
+        """The tensor arguments the operator writes into (``self`` of ``copy_``, ``out=``)."""
+        found = []
+        for i, a in enumerate(func._schema.arguments):
+            if a.alias_info is None or not a.alias_info.is_write:
+                continue
+            v = args[i] if i < len(args) else kwargs.get(a.name)
+            found += [t for t in leaves(v) if isinstance(t, torch.Tensor)]
+        return found
 
     def rule(self, func, packet, args, kwargs, out, outs) -> list[Dep | None]:
         """The sets of ``outs``, by the lookup order of :mod:`.registry`."""

@@ -73,6 +73,9 @@ CONSTANT = ops(
     "new_full",
     "empty_strided",
     "fill",
+    "fill_",
+    "zero_",
+    "zero",
 )
 # operators whose second derivatives vanish wherever they exist (linear or piecewise linear in
 # their inputs that depend on x): hessian_sparsity marks no pair for them
