@@ -27,8 +27,20 @@ def _trace(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, hessian:
     n = x0.numel()
     tracer = Tracer(n, hessian)
     tracer.deps[x0] = identity(n)
-    with tracer:
-        y = torch.func.functionalize(fn, remove="mutations_and_views")(x0)
+    try:
+        with tracer:
+            y = torch.func.functionalize(fn, remove="mutations_and_views")(x0)
+    except RuntimeError as e:
+        # functionalization refuses in-place writes into tensors captured from outside fn
+        # (batch norm's running statistics): trace fn as it is, the mode follows writes
+        # through views itself (``aliases``)
+        if "non-functional tensor" not in str(e):
+            raise
+        x0 = x.detach().clone()
+        tracer = Tracer(n, hessian)
+        tracer.deps[x0] = identity(n)
+        with tracer:
+            y = fn(x0)
     if not isinstance(y, torch.Tensor):
         raise TypeError(f"{what} needs fn(x) to return one tensor, got {type(y).__name__}")
     d = tracer.deps.get(y)

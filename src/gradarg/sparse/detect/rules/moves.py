@@ -13,12 +13,12 @@ from ..registry import (
     floating,
     leaves,
     name,
-    refusal,
     register,
     tree_map,
     value_dependent,
 )
 from ..sets import Dep, empty, take, vstack
+from .scatter import index_put_accumulate, scatter
 
 if TYPE_CHECKING:
     from ..mode import Tracer
@@ -113,6 +113,34 @@ aten = torch.ops.aten
     "_conj",
     "resolve_conj",
     "resolve_neg",
+    "block_diag",
+    "rot90",
+    "channel_shuffle",
+    "native_channel_shuffle",
+    "embedding",
+    "masked_select",
+    "_unsafe_masked_index",
+    "_unsafe_index",
+    "real",
+    "imag",
+    "conj",
+    "view_as",
+    "expand_as",
+    "reshape_as",
+    "column_stack",
+    "hstack",
+    "vstack",
+    "dstack",
+    "tile",
+    "swapaxes",
+    "swapdims",
+    "moveaxis",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "diag",
+    "index_select_backward",
     family="moves",
 )
 def moves(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
@@ -129,9 +157,12 @@ def moves(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
                 raise value_dependent(f"{name(func)} uses indices computed from the values of x")
             return t
         d = tr.dep(t)
+        kind = torch.complex128 if t.is_complex() else torch.float64  # _conj, real, imag
         if d is None:
-            return torch.zeros(t.shape, dtype=torch.float64)
+            return torch.zeros(t.shape, dtype=kind)
         ids = torch.arange(offset, offset + t.numel(), dtype=torch.float64).reshape(t.shape)
+        if kind is torch.complex128:  # both parts carry the id: real() and imag() keep it
+            ids = torch.complex(ids, ids)
         offset += t.numel()
         sources.append(d)
         return ids
@@ -142,9 +173,12 @@ def moves(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
         new_args = (new_args[0], new_args[1], 0.0)
         new_kwargs = {}
     if func.overloadpacket in (aten.index_put, aten.index_put_) and b.get("accumulate"):
-        raise refusal(func, " with accumulate=True")
+        return index_put_accumulate(tr, func, args, kwargs, outs)
     if func.overloadpacket is aten.scatter and "reduce" in b and b["reduce"] is not None:
-        raise refusal(func, " with reduce=")
+        return scatter(tr, func, args, kwargs, outs)
+    if func.overloadpacket is aten._unsafe_masked_index:
+        new_args = (*new_args[:3], 0.0)
+        new_kwargs = {}
     if func.overloadpacket is aten.scatter and func._overloadname.startswith("value"):
         new_args = list(new_args)
         new_args[3] = 0.0
@@ -156,7 +190,9 @@ def moves(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
         [t for t in leaves(ids_out) if isinstance(t, torch.Tensor)],
         strict=True,
     ):
-        flat = i.detach().reshape(-1).round().to(torch.int64).numpy() - 1
+        i = i.real if i.is_complex() else i
+        # abs: conj and imag of an id may be its negative (ids are >= 1, 0 is "constant")
+        flat = i.detach().reshape(-1).abs().round().to(torch.int64).numpy() - 1
         result.append(take(stacked, flat) if floating(o) else None)
     return result
 
