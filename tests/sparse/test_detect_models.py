@@ -37,7 +37,7 @@ def cnn():
     torch.manual_seed(0)
     return nn.Sequential(
         nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(3, 2, 3, padding=1), nn.AvgPool2d(2), nn.AdaptiveMaxPool2d(1), nn.Flatten(),
+        nn.Conv2d(3, 2, 3, padding=1), nn.AvgPool2d(2), nn.AdaptiveMaxPool2d((2, 1)),
     ).double().eval()
 
 
@@ -76,6 +76,8 @@ def test_model_pattern_contains_the_dense_jacobian(label, build, shape):
     flat = found.reshape(shape[0], -1, shape[0], x[0].numel())
     assert flat[0, :, 1].sum() == 0 and flat[1, :, 0].sum() == 0
     assert flat[0, :, 0].any()
+    if label.startswith("CNN"):  # windows: an output pixel does not see the whole image
+        assert not flat[0, :, 0].all()
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())
     # and SparseJacobian computes the right values with it
     xr = torch.randn(shape, generator=g, dtype=D)
