@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from gradarg import SparseJacobian, jacobian_sparsity
+from gradarg import SparseJacobian, hessian_sparsity, jacobian_sparsity
 
 D = torch.float64
 
@@ -86,3 +86,17 @@ def test_model_pattern_contains_the_dense_jacobian(label, build, shape):
         sj = SparseJacobian(jacobian_sparsity(model, xr), xr.shape)
         dense = torch.func.jacrev(model)(xr)
         assert torch.allclose(sj(model, xr).to_dense(), dense)
+
+
+@pytest.mark.parametrize(("label", "build", "shape"), MODELS[:2], ids=[m[0] for m in MODELS[:2]])
+def test_model_hessian_pattern_contains_the_dense_hessian(label, build, shape):
+    model = build()
+    f = lambda x: (model(x) ** 2).sum()  # noqa: E731
+    x = torch.zeros((1, *shape[1:]), dtype=D)
+    found = hessian_sparsity(f, x, layout=torch.strided)
+    g = torch.Generator().manual_seed(2)
+    truth = None
+    for _ in range(2):
+        h = torch.func.hessian(f)(torch.randn(x.shape, generator=g, dtype=D)) != 0
+        truth = h if truth is None else truth | h
+    assert not (truth & ~found).any(), f"{label}: a non-zero of the Hessian is missing"
