@@ -91,7 +91,7 @@ def test_model_pattern_contains_the_dense_jacobian(label, build, shape):
 @pytest.mark.parametrize(("label", "build", "shape"), MODELS[:2], ids=[m[0] for m in MODELS[:2]])
 def test_model_hessian_pattern_contains_the_dense_hessian(label, build, shape):
     model = build()
-    f = lambda x: (model(x) ** 2).sum()  # noqa: E731
+    f = lambda x: (model(x) ** 2).sum()
     x = torch.zeros((1, *shape[1:]), dtype=D)
     found = hessian_sparsity(f, x, layout=torch.strided)
     g = torch.Generator().manual_seed(2)
