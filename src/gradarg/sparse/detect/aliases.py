@@ -43,7 +43,7 @@ def slots(t: torch.Tensor, unit: int) -> np.ndarray:
     ``(numel, itemsize // unit)``."""
     size = t.element_size()
     per = max(size // unit, 1)
-    offsets = np.zeros(tuple(t.shape), dtype=np.int64) + t.storage_offset() * per
+    offsets = np.zeros(tuple(t.shape), dtype=np.int64) + int(t.storage_offset()) * per
     for d, (n, st) in enumerate(zip(t.shape, t.stride(), strict=True)):
         shape = [1] * t.dim()
         shape[d] = n

@@ -71,16 +71,17 @@ def prelu(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     """``prelu(self, weight)``: elementwise in ``self``; a weight computed from ``x`` (one
     value per channel) is counted for every element (conservative)."""
     x, w, o = args[0], args[1], outs[0]
-    parts = []
-    if tr.dep(x) is not None:
-        parts.append(tr.dep(x))
+    parts: list[Dep] = []
+    dx = tr.dep(x)
+    if dx is not None:
+        parts.append(dx)
     dw = tr.dep(w)
     if dw is not None:
         everything = group(dw, np.zeros(w.numel(), dtype=np.int64),
                            np.arange(w.numel(), dtype=np.int64), 1, tr.n)
         parts.append(take(everything, np.zeros(o.numel(), dtype=np.int64)))
     d = union(parts, tr.n)
-    if dw is not None and tr.dep(x) is not None:
+    if dw is not None and dx is not None:
         tr.nonlinear(d)
     return [d]
 

@@ -120,7 +120,7 @@ def attention(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     shared = []
     for t in (k, v, b.get("attn_mask"), b.get("attn_bias")):
         d = tr.dep(t)
-        if d is None or t.numel() == 0:
+        if d is None or not isinstance(t, torch.Tensor) or t.numel() == 0:
             continue
         if tuple(t.shape[:-2]) == lead and g:
             per = group(d, np.repeat(np.arange(g, dtype=np.int64), t.numel() // g),

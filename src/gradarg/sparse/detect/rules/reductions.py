@@ -108,7 +108,8 @@ def softmax_backward(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     depends on the slices along ``dim`` of both."""
     b = bind(func, args, kwargs)
     o = outs[0]
-    parts = [tr.dep(t) for t in (b["grad_output"], b["output"]) if tr.dep(t) is not None]
+    parts: list[Dep] = [d for d in (tr.dep(b["grad_output"]), tr.dep(b["output"]))
+                        if d is not None]
     d = whole_dim(union(parts, tr.n), tuple(o.shape), b["dim"], tr.n)
     tr.nonlinear(d)
     return [d]
