@@ -26,6 +26,7 @@ UNPOOL_INDICES = torch.tensor([[[[0, 3], [9, 14]], [[1, 2], [12, 15]]]])
 IDX = torch.tensor([[0, 2, 2, 1], [2, 2, 0, 1]])
 ROWS = torch.tensor([3, 0, 3])
 MASK = torch.tensor([[True, False, True], [False, True, True]])
+GRID = torch.rand(1, 2, 2, 2, dtype=D, generator=_G) * 1.6 - 0.8
 
 
 def dense_pattern(f, shape, points=3):
@@ -90,6 +91,15 @@ FAMILIES = {
          (1, 1, 5, 5)),
         ("adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 3), (1, 2, 7)),
         ("max_unpool2d", lambda x: F.max_unpool2d(x, UNPOOL_INDICES, 2), (1, 2, 2, 2)),
+        ("bilinear interpolation",
+         lambda x: F.interpolate(x, scale_factor=2.5, mode="bilinear"), (1, 2, 3, 4)),
+        ("bicubic, align_corners", lambda x: F.interpolate(x, size=(7, 5), mode="bicubic",
+                                                           align_corners=True), (1, 1, 4, 3)),
+        ("linear, antialiased downsampling",
+         lambda x: F.interpolate(x.unsqueeze(0), size=(2, 3), mode="bilinear", antialias=True),
+         (1, 7, 9)),
+        ("trilinear", lambda x: F.interpolate(x, scale_factor=(2, 1.5, 1), mode="trilinear"),
+         (1, 1, 2, 3, 2)),
     ],
     "scatter": [
         ("scatter_add", lambda x: torch.zeros(3, 4, dtype=D).scatter_add(0, IDX, x), (2, 4)),
@@ -114,8 +124,7 @@ FAMILIES = {
          (8,)),
         ("qr of a batch", lambda x: torch.linalg.qr(x.reshape(3, 3, 2)).Q, (18,)),
         ("mse_loss", lambda x: F.mse_loss(x, torch.ones(4, dtype=D)).reshape(1), (4,)),
-        ("bilinear interpolation",
-         lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), (1, 2, 2, 2)),
+        ("grid sample", lambda x: F.grid_sample(x, GRID, align_corners=False), (1, 2, 3, 3)),
     ],
 }
 # the sets of these can exceed the non-zeros at random points
@@ -124,7 +133,7 @@ FAMILIES = {
 # column j reads the first j columns only)
 CONSERVATIVE = {"order statistics", "fft over dim 1", "rfft2 over the last two", "irfft",
                 "max_pool2d, dilation", "adaptive_max_pool1d",
-                "scatter_reduce amax", "bilinear interpolation", "qr of a batch"}
+                "scatter_reduce amax", "grid sample", "qr of a batch"}
 CASES = [(family, *case) for family, cases in FAMILIES.items() for case in cases]
 
 

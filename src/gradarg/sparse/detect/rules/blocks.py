@@ -142,13 +142,12 @@ def loss(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
 
 
 @register(
-    "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d", "upsample_trilinear3d",
-    "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "grid_sampler_2d", "grid_sampler_3d",
+    "grid_sampler_2d", "grid_sampler_3d",
     "fractional_max_pool2d", "fractional_max_pool3d",
     family="blocks",
 )
 def planes(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
-    """Interpolations, grid sampling and fractional pooling (windows drawn at random): every
+    """Grid sampling and fractional pooling (windows drawn at random): every
     output element of plane ``(n, c)`` (``(c,)`` unbatched) depends on every element of that
     plane of the input; a grid or other operand computed from ``x`` feeds every plane."""
     x = args[0]

@@ -172,3 +172,44 @@ def pool_backward(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
             for j in range(k)]
     window_out, window_in = window_pairs(x, g, mats)  # (g row, x row) pairs
     return [group(d, window_in, window_out, o.numel(), tr.n)]
+
+
+INTERPOLATIONS = ("upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
+                  "upsample_bicubic2d", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa")
+
+
+@register(*INTERPOLATIONS, family="pooling")
+def interpolation(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """Linear, bilinear, trilinear and bicubic interpolation (antialiased too): separable and
+    linear with constant weights, so the window of each dimension is the non-zeros of the
+    operator applied to the identity along that dimension: exact.  Every other dimension has
+    size 2 (kept, its scale dropped) and the identity is constant along it, so its weights,
+    which sum to one, leave the values unchanged (size 1 is avoided: the antialiased CPU
+    kernel of torch 2.13 mixes rows when a dimension goes from 1 to 1)."""
+    b = bind(func, args, kwargs)
+    x, o = b["self"], outs[0]
+    if func._overloadname != "default":  # pragma: no cover - .vec overloads decompose first
+        from .blocks import planes
+
+        return planes(tr, func, args, kwargs, outs)
+    k = len(b["output_size"])
+    scales = [a.name for a in func._schema.arguments if a.name.startswith("scales")]
+    in_sp, out_sp = tuple(x.shape[x.dim() - k:]), tuple(o.shape[o.dim() - k:])
+    mats = []
+    for j in range(k):
+        size = in_sp[j]
+        shape = [size, 1] + [1] * k
+        shape[2 + j] = size
+        wide = [size, 1] + [2] * k
+        wide[2 + j] = size
+        call = dict(b)
+        call["self"] = torch.eye(size, dtype=torch.float64).reshape(shape).expand(wide)
+        call["output_size"] = [out_sp[i] if i == j else 2 for i in range(k)]
+        for i, s_ in enumerate(scales):
+            if i != j:
+                call[s_] = None
+        weights = func(*[call[a.name] for a in func._schema.arguments])
+        first = [slice(None), 0] + [0] * k
+        first[2 + j] = slice(None)
+        mats.append((weights[tuple(first)].reshape(size, out_sp[j]) != 0).numpy().T)
+    return _result(tr, window_dep(tr, x, o, mats), outs, linear=True)
