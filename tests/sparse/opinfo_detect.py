@@ -29,6 +29,7 @@ concatenated; complex outputs as their real and imaginary parts).  Then:
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 import types
@@ -45,6 +46,9 @@ from gradarg import UnsupportedOpError, jacobian_sparsity
 D = torch.float64
 PER_OP = 3
 RANDOM_POINTS = 2
+# vmap's Jacobians (vectorize=True) are fast but not always right (cdist with a broadcast
+# batch, torch 2.13): GRADARG_OPINFO_VECTORIZE=0 takes them row by row
+VECTORIZE = os.environ.get("GRADARG_OPINFO_VECTORIZE", "1") != "0"
 MAX_ENTRIES = 10**6  # larger dense Jacobians (rows x columns) are not taken: "no reference"
 CLASSES = ("exact", "conservative", "refused", "internal error", "missed", "no reference")
 # operators whose every sample was ever missed or internal-error (issue 44), and a spread of
@@ -166,6 +170,8 @@ def dense_jacobians(case: Case, seed: int) -> list[tuple[torch.Tensor, torch.Ten
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
+                    if not VECTORIZE:
+                        raise NotImplementedError
                     j = torch.autograd.functional.jacobian(case.fn, p, vectorize=True)
                 except Exception:  # noqa: BLE001 - vmap refused: the loop over rows
                     j = torch.autograd.functional.jacobian(case.fn, p)

@@ -117,7 +117,7 @@ def matrices(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     "margin_ranking_loss", "kl_div", "poisson_nll_loss", "cosine_embedding_loss",
     "hinge_embedding_loss", "triplet_margin_loss",
     # small reductions over everything, or pairs of everything
-    "dist", "vdot", "trace", "_cdist_forward", "_pdist_forward", "_trilinear", "addbmm",
+    "dist", "vdot", "_pdist_forward", "_trilinear", "addbmm",
     "segment_reduce", "_embedding_bag_forward_only", "_embedding_bag", "embedding_bag",
     "_unsafe_masked_index_put_accumulate", "bilinear", "tensordot", "kron",
     "affine_grid_generator",

@@ -168,3 +168,43 @@ def glu(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     d = union([take(tr.dep(x), first), take(tr.dep(x), second)], tr.n)
     tr.nonlinear(d)
     return [d]
+
+
+@register("trace", family="reductions")
+def trace(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``trace`` of a matrix: the sum of its diagonal."""
+    x = args[0]
+    rows, cols = x.shape
+    diag = np.arange(min(rows, cols), dtype=np.int64) * (cols + 1)
+    return [group(tr.dep(x), np.zeros(diag.size, dtype=np.int64), diag, 1, tr.n)]
+
+
+@register("_cdist_forward", family="reductions")
+def cdist(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``cdist(x1, x2)``: distance ``(i, j)`` of a batch depends on row ``i`` of ``x1`` and row
+    ``j`` of ``x2`` in that batch (batches broadcast: a batch index of size 1 serves all)."""
+    x1, x2, o = args[0], args[1], outs[0]
+    batch = tuple(o.shape[:-2])
+    P, R = o.shape[-2], o.shape[-1]
+    nb = math.prod(batch)
+    parts = []
+    for t, which in ((x1, 0), (x2, 1)):
+        d = tr.dep(t)
+        if d is None:
+            continue
+        m_rows, width = t.shape[-2], t.shape[-1]
+        rows_of = group(d, np.repeat(np.arange(t.numel() // max(width, 1), dtype=np.int64),
+                                     width), np.arange(t.numel(), dtype=np.int64),
+                        t.numel() // max(width, 1), tr.n) if width else None
+        if rows_of is None:
+            continue
+        tb = tuple(t.shape[:-2])
+        row_base = broadcast_ids(tb, batch) * m_rows if nb else np.zeros(0, dtype=np.int64)
+        grid = np.arange(P)[:, None] if which == 0 else np.arange(R)[None, :]
+        ids = (row_base[:, None, None] + np.broadcast_to(grid, (P, R))[None]).reshape(-1)
+        parts.append(take(rows_of, ids))
+    if not parts:
+        return [None]
+    d = union(parts, tr.n)
+    tr.nonlinear(d)
+    return [d]
