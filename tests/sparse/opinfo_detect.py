@@ -339,3 +339,23 @@ def table(results: list[Outcome], top: int = 15) -> str:
 
 def summary_seconds(results: list[Outcome]) -> float:
     return math.fsum(r.seconds for r in results)
+
+
+def main() -> None:
+    """``python opinfo_detect.py [NAME ...]``: the outcomes of the named operators (op_db
+    labels or names; every operator without a name) as JSON lines on stdout.  The tests run
+    this in a child process: importing ``common_methods_invocations`` changes global state
+    (``torch.backends.disable_global_flags()``, patched ``torch._C.ScriptFunction.__call__``)
+    that other tests of the same process must not inherit."""
+    import json
+    from dataclasses import asdict
+
+    torch.set_num_threads(1)
+    names = set(sys.argv[1:])
+    ops = [o for o in op_db() if not names or label(o) in names or o.name in names]
+    for r in run(ops):
+        print(json.dumps(asdict(r)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
