@@ -84,7 +84,10 @@ def jacobian_sparsity(
     r"""The global sparsity pattern of the Jacobian of ``fn`` at ``x``, found by tracing ``fn``.
 
     ``fn`` runs once on a copy of ``x``, functionalized (``torch.func.functionalize``)
-    under a ``TorchDispatchMode``.  For every element of
+    under a ``TorchDispatchMode`` (once more, not functionalized, when functionalization
+    refuses ``fn``: in-place updates of tensors captured from outside ``fn``, such as batch
+    norm's running statistics in training; those updates then happen, as in a call of
+    ``fn``).  For every element of
     every tensor computed from ``x`` the set of input elements it depends on is carried through
     each ATen operator by a rule that looks at shapes and at the zeros of constant operands,
     never at the values of ``x`` — so the pattern holds for *every* input (a global pattern,
