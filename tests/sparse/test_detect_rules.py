@@ -191,3 +191,15 @@ def test_zero_second_derivative_operators_add_no_pair():
         assert getattr(torch.ops.aten, op) in registry.ZERO_SECOND_DERIVATIVE
     f = lambda x: (torch.relu(x) + x.abs()).amax()
     assert not hessian_sparsity(f, torch.zeros(4, dtype=D), layout=torch.strided).any()
+
+
+def test_batch_norm_with_running_statistics_in_training():
+    # functionalization refuses the in-place update of the captured running statistics: the
+    # function is traced as it is, and each output depends on its channel across the batch
+    bn = torch.nn.BatchNorm1d(3).double().train()
+    x = torch.zeros(4, 3, dtype=D)
+    found = jacobian_sparsity(bn, x, layout=torch.strided)
+    w, b = bn.weight.detach(), bn.bias.detach()
+    truth = dense_pattern(lambda t: F.batch_norm(t, None, None, w, b, training=True), (4, 3))
+    assert torch.equal(found, truth)
+    assert int(bn.num_batches_tracked) == 1  # fn's own update happened once
