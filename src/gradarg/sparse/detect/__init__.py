@@ -12,9 +12,11 @@ SparseConnectivityTracer.jl and JAX's ``asdex``) and is conservative.
 The rules, by family of operators, are listed once, in :func:`jacobian_sparsity`'s docstring.
 
 Modules: ``api`` (the public functions), ``mode`` (the ``TorchDispatchMode`` that carries the
-sets), ``registry`` (which rule answers which operator; argument helpers; the refusal),
-``sets`` (the index sets and their operations), ``rules/`` (one module per family: pointwise,
-moves, reductions, order, normalization, products, convolution).  A new operator's rule goes in
+sets), ``aliases`` (writes through views reach every tensor on the written memory),
+``registry`` (which rule answers which operator; argument helpers; the refusal), ``sets``
+(the index sets and their operations), ``rules/`` (one module per family: pointwise, moves,
+reductions, order, normalization, products, convolution, pooling, scatter, fft, blocks).
+``benchmarks/detect_opinfo.py`` runs detection over PyTorch's OpInfo database.  A new operator's rule goes in
 ``rules/<family>.py``, registered with ``@register("op_name", family=...)``; its test against
 dense Jacobians in ``tests/sparse/test_detect_rules.py``.
 """

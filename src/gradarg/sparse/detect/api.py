@@ -27,8 +27,20 @@ def _trace(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, hessian:
     n = x0.numel()
     tracer = Tracer(n, hessian)
     tracer.deps[x0] = identity(n)
-    with tracer:
-        y = torch.func.functionalize(fn, remove="mutations_and_views")(x0)
+    try:
+        with tracer:
+            y = torch.func.functionalize(fn, remove="mutations_and_views")(x0)
+    except RuntimeError as e:
+        # functionalization refuses in-place writes into tensors captured from outside fn
+        # (batch norm's running statistics): trace fn as it is, the mode follows writes
+        # through views itself (``aliases``)
+        if "non-functional tensor" not in str(e):
+            raise
+        x0 = x.detach().clone()
+        tracer = Tracer(n, hessian)
+        tracer.deps[x0] = identity(n)
+        with tracer:
+            y = fn(x0)
     if not isinstance(y, torch.Tensor):
         raise TypeError(f"{what} needs fn(x) to return one tensor, got {type(y).__name__}")
     d = tracer.deps.get(y)
@@ -72,7 +84,10 @@ def jacobian_sparsity(
     r"""The global sparsity pattern of the Jacobian of ``fn`` at ``x``, found by tracing ``fn``.
 
     ``fn`` runs once on a copy of ``x``, functionalized (``torch.func.functionalize``)
-    under a ``TorchDispatchMode``.  For every element of
+    under a ``TorchDispatchMode`` (once more, not functionalized, when functionalization
+    refuses ``fn``: in-place updates of tensors captured from outside ``fn``, such as batch
+    norm's running statistics in training; those updates then happen, as in a call of
+    ``fn``).  For every element of
     every tensor computed from ``x`` the set of input elements it depends on is carried through
     each ATen operator by a rule that looks at shapes and at the zeros of constant operands,
     never at the values of ``x`` — so the pattern holds for *every* input (a global pattern,
@@ -104,11 +119,29 @@ def jacobian_sparsity(
     * convolutions in any number of dimensions (``conv1d``/``2d``/``3d`` and
       ``conv_transpose1d``/``2d``/``3d``; any stride, padding, dilation, groups): a constant
       weight's zeros are used (a transposed convolution's weight must not depend on ``x``);
+    * pooling, exact windows: ``max_pool*`` (with indices), ``avg_pool*``, adaptive pools,
+      ``max_unpool*`` (constant indices) and max pooling's backward;
+    * scatters and index reductions with constant indices: ``scatter_add``,
+      ``scatter_reduce``, ``index_add``, ``index_reduce``, ``index_copy``, ``index_fill``,
+      ``put``, ``masked_scatter``, ``index_put(accumulate=True)``;
+    * FFTs (``fft``, ``rfft``, ``irfft``, ``hfft``, ``stft``...): dense over the transformed
+      dimensions, independent over the others; ``view_as_real`` / ``view_as_complex``
+      (a complex element has one set, for both parts); scaled dot-product attention (a
+      query row with every key and value row of its batch);
+    * conservative blocks: linear algebra (factorisations, solves, inverses, decompositions,
+      determinants: every output of a batch of matrices depends on the whole batch), losses
+      reduced to a number, ``dist``, ``cdist``, interpolation and grid sampling (the plane
+      ``(n, c)``); a block larger than 5·10⁷ (output, input) pairs is refused before it is
+      allocated;
     * data movement — views, ``reshape``, ``permute``, ``transpose``, ``expand``, ``squeeze``,
-      ``flatten``, ``clone``, slicing, ``select``, indexing and ``gather``/``index_select`` with
-      constant integer indices, ``cat``, ``stack``, ``split``, ``flip``, ``roll``,
-      ``repeat``, ``tril``/``triu``, constant, reflection and replication padding, in-place
-      writes into slices — by running the operator itself on a tensor of element ids;
+      ``flatten``, ``clone``, slicing, ``select``, ``as_strided``, indexing and
+      ``gather``/``index_select`` with constant integer indices, ``cat``, ``stack``, ``split``,
+      ``flip``, ``roll``, ``repeat``, ``tril``/``triu``, constant, reflection, replication and
+      circular padding — by running the operator itself on a tensor of element ids;
+    * writes into tensors through views (``copy_``, slice assignment, ``index_put_``,
+      ``add_``..., also the writes operators implemented in C++ make below functionalization, as
+      ``F.pad(mode="circular")`` does): every tensor on the written memory gets the sets of
+      the elements it shares with the written view;
     * constants (tensors not computed from ``x``): empty sets.
 
     Parameters
@@ -132,8 +165,9 @@ def jacobian_sparsity(
     ------
     UnsupportedOpError
         (a ``NotImplementedError``) an operator on a tensor that depends on ``x`` has no rule
-        (the message names it); indices computed from the values of ``x``; a tensor that
-        depends on ``x`` converted to a Python number.  :func:`sparsity_pattern` (a local
+        (the message names it), or its conservative block would exceed 5·10⁷ pairs; indices
+        computed from the values of ``x``; a tensor that depends on ``x`` converted to a
+        Python number.  :func:`sparsity_pattern` (a local
         pattern from dense Jacobians at random points) works for any differentiable ``fn``.
     TypeError
         ``x`` is not a real floating tensor, or ``fn(x)`` is not one tensor.

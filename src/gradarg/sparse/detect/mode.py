@@ -16,13 +16,22 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
 from . import rules  # noqa: F401  (registers every rule family)
-from .registry import CONSTANT, RULES, floating, leaves, refusal, value_dependent
+from .aliases import Aliases
+from .registry import BY_NAME, CONSTANT, RULES, floating, leaves, refusal, value_dependent
 from .rules.pointwise import pointwise
 from .sets import Dep, UnsupportedOpError, sorted_unique
 
 __all__ = ["Tracer"]
 
 aten = torch.ops.aten
+# in-place views (metadata only) and their out-of-place forms
+INPLACE_VIEWS = {
+    getattr(aten, a): getattr(aten, b)
+    for a, b in (("transpose_", "transpose"), ("squeeze_", "squeeze"),
+                 ("unsqueeze_", "unsqueeze"), ("t_", "t"), ("as_strided_", "as_strided"),
+                 ("swapaxes_", "swapaxes"), ("swapdims_", "swapdims"))
+    if hasattr(aten, a) and hasattr(aten, b)
+}
 
 
 class Tracer(TorchDispatchMode):
@@ -37,6 +46,7 @@ class Tracer(TorchDispatchMode):
         self.hessian = hessian
         self.pairs: list[np.ndarray] = []
         self.pair_count = 0
+        self.aliases = Aliases()
 
     # -- bookkeeping
     def dep(self, t: Any) -> Dep | None:
@@ -67,8 +77,16 @@ class Tracer(TorchDispatchMode):
     # -- dispatch
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        packet = func.overloadpacket
+        if packet in INPLACE_VIEWS and args and self.dep(args[0]) is not None:
+            return self.inplace_view(func, types, args, kwargs)
         out = func(*args, **kwargs)
         found = leaves((args, kwargs))
+        for t in found:
+            self.aliases.add(t)
+        for t in leaves(out):
+            self.aliases.add(t)
+        written = self.written(func, args, kwargs)
         tracked = [t for t in found if self.dep(t) is not None]
         tainted = any(self.is_tainted(t) for t in found)
         if not tracked:
@@ -81,6 +99,10 @@ class Tracer(TorchDispatchMode):
                 for o in leaves(out):
                     if isinstance(o, torch.Tensor):
                         self.tainted[o] = True
+            for w in written:  # a constant written over elements that may have had sets
+                if w in self.deps:
+                    del self.deps[w]
+                self.aliases.after_write(self, w)
             return out
         packet = func.overloadpacket
         if packet is aten._local_scalar_dense:
@@ -103,16 +125,48 @@ class Tracer(TorchDispatchMode):
             else:
                 self.deps.pop(o, None)
                 self.tainted[o] = True
-        # in-place operators (squeeze_, t_, ... after functionalization) update their target
-        first = func._schema.arguments[0] if func._schema.arguments else None
-        writes = first is not None and first.alias_info is not None and first.alias_info.is_write
+        # in-place operators (squeeze_, t_, copy_, ...) update their target, and every tensor
+        # that shares its memory (a write through a view reaches its base)
         target = args[0] if args else None
-        if writes and isinstance(target, torch.Tensor) and outs and outs[0] is not target:
+        if written and written[0] is target and outs and outs[0] is not target:
             if outs[0] in self.deps:
                 self.deps[target] = self.deps[outs[0]]
             else:
                 self.deps.pop(target, None)
+        for w in written:
+            self.aliases.after_write(self, w)
         return out
+
+    def inplace_view(self, func, types, args, kwargs):
+        """``transpose_``, ``squeeze_``... change their target's shape and strides in place:
+        the sets follow the out-of-place view, taken of an alias with the old metadata
+        (the operator has run by the time a rule would see the target)."""
+        before = args[0].detach()  # an alias with the metadata before the operator
+        self.deps[before] = self.deps[args[0]]
+        packet = INPLACE_VIEWS[func.overloadpacket]
+        name = func._overloadname
+        overload = getattr(packet, name if name in packet.overloads() else
+                           next(o for o in ("int", "dim", "default") if o in packet.overloads()))
+        moved = self.__torch_dispatch__(overload, (), (before, *args[1:]), kwargs)
+        out = func(*args, **kwargs)
+        d = self.deps.get(moved)
+        if d is None:
+            self.deps.pop(args[0], None)
+        else:
+            self.deps[args[0]] = d
+        self.aliases.add(args[0])
+        return out
+
+    @staticmethod
+    def written(func, args, kwargs) -> list[torch.Tensor]:
+        """The tensor arguments the operator writes into (``self`` of ``copy_``, ``out=``)."""
+        found = []
+        for i, a in enumerate(func._schema.arguments):
+            if a.alias_info is None or not a.alias_info.is_write:
+                continue
+            v = args[i] if i < len(args) else kwargs.get(a.name)
+            found += [t for t in leaves(v) if isinstance(t, torch.Tensor)]
+        return found
 
     def rule(self, func, packet, args, kwargs, out, outs) -> list[Dep | None]:
         """The sets of ``outs``, by the lookup order of :mod:`.registry`."""
@@ -121,9 +175,11 @@ class Tracer(TorchDispatchMode):
         if packet is aten._to_copy or packet is aten.to or packet is aten.lift_fresh:
             d = self.dep(args[0])
             return [d if floating(outs[0]) else None]
-        if torch.Tag.pointwise in func.tags and len(outs) == 1:
-            return pointwise(self, func, args, kwargs, outs)
-        rule = RULES.get(packet)
+        if torch.Tag.pointwise in func.tags:  # frexp: several outputs of the same shape
+            first = next(o for o in outs if floating(o))
+            (d,) = pointwise(self, func, args, kwargs, [first])
+            return [d if floating(o) and o.shape == first.shape else None for o in outs]
+        rule = RULES.get(packet) or BY_NAME.get(str(packet))
         if rule is None:
             raise refusal(func, " (called on a tensor that depends on x)")
         return rule(self, func, args, kwargs, outs)

@@ -19,7 +19,7 @@ import torch
 
 from .sets import Dep, UnsupportedOpError
 
-__all__ = ["CONSTANT", "RULES", "ZERO_SECOND_DERIVATIVE", "Rule", "bind", "dim_list", "floating",
+__all__ = ["BY_NAME", "CONSTANT", "RULES", "ZERO_SECOND_DERIVATIVE", "Rule", "bind", "dim_list", "floating",
            "leaves", "name", "ops", "refusal", "register", "tree_map", "value_dependent"]
 
 aten = torch.ops.aten
@@ -27,6 +27,7 @@ aten = torch.ops.aten
 Rule = Callable[..., list[Dep | None]]
 RULES: dict[Any, Rule] = {}
 FAMILY: dict[Any, str] = {}
+BY_NAME: dict[str, Rule] = {}  # operators of other namespaces, defined lazily: "space.name"
 
 
 def ops(*names: str) -> frozenset:
@@ -73,6 +74,9 @@ CONSTANT = ops(
     "new_full",
     "empty_strided",
     "fill",
+    "fill_",
+    "zero_",
+    "zero",
 )
 # operators whose second derivatives vanish wherever they exist (linear or piecewise linear in
 # their inputs that depend on x): hessian_sparsity marks no pair for them

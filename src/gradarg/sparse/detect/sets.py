@@ -56,7 +56,7 @@ def take(dep: Dep | None, ids: np.ndarray) -> Dep:
     """Row ``k`` of the result is row ``ids[k]`` of ``dep`` (empty where ``ids[k] < 0``;
     every row empty when ``dep`` is None: an operand that depends on nothing)."""
     ids = np.asarray(ids, dtype=np.int64)
-    if dep is None:
+    if dep is None or dep.m == 0:  # (no row to take: every id is negative)
         return empty(ids.size)
     valid = ids >= 0
     safe = np.where(valid, ids, 0)

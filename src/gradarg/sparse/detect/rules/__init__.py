@@ -6,7 +6,19 @@ rule (``rule(tr, func, args, kwargs, outs) -> list[Dep | None]``) in its family'
 a test against dense Jacobians in ``tests/sparse/test_detect_rules.py``.
 """
 
-from . import convolution, moves, normalization, order, pointwise, products, reductions
+from . import (
+    blocks,
+    convolution,
+    fft,
+    moves,
+    normalization,
+    order,
+    pointwise,
+    pooling,
+    products,
+    reductions,
+    scatter,
+)
 
-__all__ = ["convolution", "moves", "normalization", "order", "pointwise", "products",
-           "reductions"]
+__all__ = ["blocks", "convolution", "fft", "moves", "normalization", "order", "pointwise",
+           "pooling", "products", "reductions", "scatter"]

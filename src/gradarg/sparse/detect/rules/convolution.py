@@ -46,9 +46,18 @@ def convolution(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
             x_rows, y_rows, shape = conv_pairs(tr, 
                 tuple(o.shape), w, stride, padding, dilation, groups
             )
-            if shape != tuple(x.shape):  # pragma: no cover - torch's shape rule differs
-                raise UnsupportedOpError(f"{name(func)}: unexpected shapes {shape}")
-            keep = y_rows >= 0
+            if shape != tuple(x.shape):
+                # output_padding: the convolution of y's shape can reach past x's end; those
+                # positions are not in x (nothing of x reaches y through them)
+                if len(shape) != x.dim() or any(a < b_ for a, b_ in zip(shape, x.shape,
+                                                                         strict=True)):
+                    raise UnsupportedOpError(f"{name(func)}: unexpected shapes {shape}")
+                coords = np.unravel_index(x_rows, shape)
+                inside = np.all([c < s_ for c, s_ in zip(coords, x.shape, strict=True)], axis=0)
+                x_rows = np.where(inside, np.ravel_multi_index(
+                    [np.minimum(c, s_ - 1) for c, s_ in zip(coords, x.shape, strict=True)],
+                    tuple(x.shape)), -1)
+            keep = (y_rows >= 0) & (x_rows >= 0)
             parts.append(group(dx, y_rows[keep], x_rows[keep], m, tr.n))
     else:
         if dx is not None:

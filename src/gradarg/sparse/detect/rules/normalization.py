@@ -30,6 +30,9 @@ aten = torch.ops.aten
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
     "_native_batch_norm_legit_functional",
+    "_batch_norm_with_update",
+    "_batch_norm_with_update_functional",
+    "_batch_norm_no_update",
     family="normalisation",
 )
 def normalization(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
@@ -62,9 +65,8 @@ def normalization(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
         gid = (ids // per_sample) * group + (ids % per_sample) // per_group
         groups = int(b["N"]) * group
     else:
-        training = packet is not aten._native_batch_norm_legit_no_training and bool(
-            b.get("training", True)
-        )
+        training = packet not in (aten._native_batch_norm_legit_no_training,
+                                  aten._batch_norm_no_update) and bool(b.get("training", True))
         if not training:
             return [d] + [
                 Dep(np.zeros(o.numel() + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
@@ -75,6 +77,13 @@ def normalization(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     reduced = grouped(d, gid, ids, groups, tr.n)
     out = take(reduced, gid)
     tr.nonlinear(out)
+    # running statistics updated in place (functionalization fails on them when they are
+    # captured constants; then the mode sees the write): their new values depend on x
+    for key in ("running_mean", "running_var"):
+        t = b.get(key)
+        if (isinstance(t, torch.Tensor) and t.numel() == groups and _written(func, key)
+                and not any(t is o for o in outs)):
+            tr.deps[t] = reduced
     result: list[Dep | None] = [out]
     for o in outs[1:]:
         if o.numel() == groups:
@@ -84,3 +93,8 @@ def normalization(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
         else:  # pragma: no cover - an output this rule does not know
             raise UnsupportedOpError(f"{name(func)}: output of shape {tuple(o.shape)}")
     return result
+
+
+def _written(func, key: str) -> bool:
+    return any(a.name == key and a.alias_info is not None and a.alias_info.is_write
+               for a in func._schema.arguments)

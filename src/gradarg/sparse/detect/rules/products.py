@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 
 from ..registry import (
     bind,
+    floating,
     register,
 )
 from ..sets import Dep, arange, broadcast_ids, group, take, union
@@ -92,3 +94,56 @@ def mask(tr: Tracer, operand: torch.Tensor, shaped: torch.Tensor | None = None) 
     if tr.dep(operand) is not None or tr.is_tainted(operand):
         return np.ones(tuple(shaped.shape), dtype=bool)
     return (shaped.detach() != 0).numpy()
+
+
+@register("_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+          "_scaled_dot_product_efficient_attention", "_scaled_dot_product_attention_math",
+          "_scaled_dot_product_fused_attention_overrideable", family="products")
+def attention(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """Scaled dot-product attention ``softmax(q kᵀ / s + mask) v`` over batches ``(..., L, E)``:
+    output row ``l`` of a batch depends on query row ``l`` and on every key and value row of
+    that batch (causal masking and a mask's zeros are not used: conservative); a key, value
+    or mask computed from ``x`` with other leading dimensions (grouped heads, broadcast)
+    feeds every row."""
+    b = bind(func, args, kwargs)
+    q, k, v = b["query"], b["key"], b["value"]
+    lead = tuple(q.shape[:-2])
+    L, E = q.shape[-2], q.shape[-1]
+    g = math.prod(lead)
+    rows = g * L
+    n = tr.n
+    parts: list[Dep] = []
+    dq = tr.dep(q)
+    if dq is not None:
+        parts.append(group(dq, np.repeat(np.arange(rows, dtype=np.int64), E),
+                           np.arange(q.numel(), dtype=np.int64), rows, n))
+    shared = []
+    for t in (k, v, b.get("attn_mask"), b.get("attn_bias")):
+        d = tr.dep(t)
+        if d is None or not isinstance(t, torch.Tensor) or t.numel() == 0:
+            continue
+        if tuple(t.shape[:-2]) == lead and g:
+            per = group(d, np.repeat(np.arange(g, dtype=np.int64), t.numel() // g),
+                        np.arange(t.numel(), dtype=np.int64), g, n)
+            parts.append(take(per, np.repeat(np.arange(g, dtype=np.int64), L)))
+        else:
+            shared.append(group(d, np.zeros(t.numel(), dtype=np.int64),
+                                np.arange(t.numel(), dtype=np.int64), 1, n))
+    if shared:
+        parts.append(take(union(shared, n), np.zeros(rows, dtype=np.int64)))
+    if not parts:
+        return [None] * len(outs)
+    per_row = union(parts, n)
+    tr.nonlinear(per_row)
+    everything = group(per_row, np.zeros(rows, dtype=np.int64), np.arange(rows, dtype=np.int64),
+                       1, n)
+    result: list[Dep | None] = []
+    for o in outs:
+        if not floating(o) or o.numel() == 0:
+            result.append(None if not floating(o) else per_row if rows == 0 else None)
+        elif tuple(o.shape[: len(lead) + 1]) == (*lead, L) and rows:
+            result.append(take(per_row, np.repeat(np.arange(rows, dtype=np.int64),
+                                                  o.numel() // rows)))
+        else:
+            result.append(take(everything, np.zeros(o.numel(), dtype=np.int64)))
+    return result

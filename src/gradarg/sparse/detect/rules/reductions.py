@@ -15,7 +15,7 @@ from ..registry import (
     floating,
     register,
 )
-from ..sets import Dep, arange, group, take
+from ..sets import Dep, arange, broadcast_ids, group, take, union
 
 if TYPE_CHECKING:
     from ..mode import Tracer
@@ -71,7 +71,8 @@ def scan(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     return [d if floating(o) else None for o in outs]
 
 
-@register("_softmax", "_log_softmax", "softmax", "log_softmax", family="reductions")
+@register("_softmax", "_log_softmax", "softmax", "log_softmax", "_safe_softmax",
+          family="reductions")
 def softmax(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     """``softmax``, ``log_softmax``: every element depends on its whole slice along ``dim``."""
     b = bind(func, args, kwargs)
@@ -99,3 +100,111 @@ def whole_dim(d: Dep | None, shape: tuple[int, ...], dim: int, n: int) -> Dep | 
     owner = np.empty(math.prod(shape), dtype=np.int64)
     owner[groups.reshape(-1)] = np.repeat(np.arange(m_out, dtype=np.int64), length)
     return take(reduced, owner)
+
+
+@register("_softmax_backward_data", "_log_softmax_backward_data", family="reductions")
+def softmax_backward(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """The backward of ``softmax`` (``grad_output``, ``output``, ``dim``): every element
+    depends on the slices along ``dim`` of both."""
+    b = bind(func, args, kwargs)
+    o = outs[0]
+    parts: list[Dep] = [d for d in (tr.dep(b["grad_output"]), tr.dep(b["output"]))
+                        if d is not None]
+    d = whole_dim(union(parts, tr.n), tuple(o.shape), b["dim"], tr.n)
+    tr.nonlinear(d)
+    return [d]
+
+
+@register("linalg_cross", "cross", family="reductions")
+def cross(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``cross(self, other, dim)``: every element depends on the (broadcast) vectors of both
+    along ``dim`` (three elements each)."""
+    b = bind(func, args, kwargs)
+    o = outs[0]
+    shape = tuple(o.shape)
+    parts = []
+    for t in (b["self"], b["other"]):
+        d = tr.dep(t)
+        if d is not None:
+            parts.append(d if tuple(t.shape) == shape
+                         else take(d, broadcast_ids(tuple(t.shape), shape)))
+    dim = b.get("dim")
+    dim = -1 if dim is None else dim
+    d = whole_dim(union(parts, tr.n), shape, dim, tr.n)
+    tr.nonlinear(d)
+    return [d]
+
+
+@register("renorm", family="reductions")
+def renorm(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``renorm(self, p, dim, maxnorm)``: each sub-tensor ``self.select(dim, i)`` is scaled by
+    its norm, so every element depends on its sub-tensor."""
+    b = bind(func, args, kwargs)
+    x = b["self"]
+    shape = tuple(x.shape)
+    if not shape:
+        return [tr.dep(x)]
+    dim = b["dim"] % len(shape)
+    gid = np.broadcast_to(np.arange(shape[dim]).reshape(
+        [shape[dim] if i == dim else 1 for i in range(len(shape))]), shape).reshape(-1)
+    reduced = group(tr.dep(x), gid, np.arange(x.numel(), dtype=np.int64), shape[dim], tr.n)
+    d = take(reduced, gid)
+    tr.nonlinear(d)
+    return [d]
+
+
+@register("glu", family="reductions")
+def glu(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``glu(self, dim)``: ``a * sigmoid(b)`` for the two halves along ``dim``: element ``i``
+    depends on element ``i`` of each half."""
+    b = bind(func, args, kwargs)
+    x = b["self"]
+    shape = tuple(x.shape)
+    dim = b["dim"] % len(shape)
+    half = shape[dim] // 2
+    ids = arange(shape)
+    first = np.take(ids, np.arange(half), axis=dim).reshape(-1)
+    second = np.take(ids, np.arange(half, 2 * half), axis=dim).reshape(-1)
+    d = union([take(tr.dep(x), first), take(tr.dep(x), second)], tr.n)
+    tr.nonlinear(d)
+    return [d]
+
+
+@register("trace", family="reductions")
+def trace(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``trace`` of a matrix: the sum of its diagonal."""
+    x = args[0]
+    rows, cols = x.shape
+    diag = np.arange(min(rows, cols), dtype=np.int64) * (cols + 1)
+    return [group(tr.dep(x), np.zeros(diag.size, dtype=np.int64), diag, 1, tr.n)]
+
+
+@register("_cdist_forward", family="reductions")
+def cdist(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
+    """``cdist(x1, x2)``: distance ``(i, j)`` of a batch depends on row ``i`` of ``x1`` and row
+    ``j`` of ``x2`` in that batch (batches broadcast: a batch index of size 1 serves all)."""
+    x1, x2, o = args[0], args[1], outs[0]
+    batch = tuple(o.shape[:-2])
+    P, R = o.shape[-2], o.shape[-1]
+    nb = math.prod(batch)
+    parts = []
+    for t, which in ((x1, 0), (x2, 1)):
+        d = tr.dep(t)
+        if d is None:
+            continue
+        m_rows, width = t.shape[-2], t.shape[-1]
+        rows_of = group(d, np.repeat(np.arange(t.numel() // max(width, 1), dtype=np.int64),
+                                     width), np.arange(t.numel(), dtype=np.int64),
+                        t.numel() // max(width, 1), tr.n) if width else None
+        if rows_of is None:
+            continue
+        tb = tuple(t.shape[:-2])
+        row_base = broadcast_ids(tb, batch) * m_rows if nb else np.zeros(0, dtype=np.int64)
+        grid = np.arange(P)[:, None] if which == 0 else np.arange(R)[None, :]
+        ids = (row_base[:, None, None] + np.broadcast_to(grid, (P, R))[None]).reshape(-1)
+        parts.append(take(rows_of, ids))
+    if not parts:
+        return [None]
+    d = union(parts, tr.n)
+    tr.nonlinear(d)
+    return [d]
