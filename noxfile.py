@@ -301,6 +301,7 @@ def bench(session: nox.Session) -> None:
                 env={"OMP_NUM_THREADS": threads, "GLIBC_TUNABLES": ""})
     session.run("python", "benchmarks/coloring.py", *quick, env=one_thread)
     session.run("python", "benchmarks/detect.py", env=one_thread)
+    session.run("python", "benchmarks/detect_opinfo.py", env=one_thread)
     # the first colouring (seven functions) and the first call of a compressed Hessian /
     # Jacobian in a fresh process against the next; the interpreted colourings' estimates
     session.run("python", "benchmarks/first_call.py", env=one_thread)
