@@ -13,15 +13,36 @@ import contextlib
 
 import torch
 
+from .._validate import check_memory
 from . import speeds
 from .basis import Blocks
 from .finite_diff import fd_partials, jacobian_from_partials
 from .forward import forward_loop, forward_vectorized
 from .functorch import VMAP_ERRORS, VectorizationError
-from .graph import call, graph_names, reachable_inputs, reverse_graph
+from .graph import call, graph_names, reachable_inputs, refuse_complex_of_real, reverse_graph
 from .reverse import reverse_grads_batched, reverse_loop, reverse_loop_graph, reverse_vectorized
 
-__all__ = ["check_blocks_depend_on_inputs", "compute"]
+__all__ = ["check_blocks_depend_on_inputs", "check_jacobian_memory", "compute"]
+
+# What a MemoryError from a Jacobian too large for the machine suggests instead.
+INSTEAD = (
+    "Instead: one product vᵀJ with gradarg.backward_vjp (or J·t with torch.func.jvp) needs "
+    "only x.numel() (y.numel()) entries; a sparse Jacobian with gradarg.SparseJacobian "
+    "(gradarg.jacobian_sparsity finds its pattern); or the rows in chunks, one "
+    "gradarg.backward_vjp per one-hot v, kept or reduced as they come"
+)
+
+
+def check_jacobian_memory(rows: int, cols: int, itemsize: int, what: str = "the dense Jacobian",
+                          more: str = "") -> None:
+    """``MemoryError`` before a ``rows × cols`` array of ``itemsize``-byte entries is allocated
+    when it exceeds the memory available (:func:`gradarg._validate.check_memory`)."""
+    check_memory(f"{what} ({rows} × {cols} entries of {itemsize} bytes{more})",
+                 rows * cols * itemsize, INSTEAD)
+
+
+def _itemsize(*groups) -> int:
+    return max(t.element_size() for group in groups for t in group)
 
 
 def compute(
@@ -39,10 +60,16 @@ def compute(
         # would batch over zero tangents or cotangents, which vmap refuses)
         with torch.no_grad():
             outs, out_tuple = call(fn, xs)
+        refuse_complex_of_real([y.dtype for y in outs], xs, fn)
         return [[torch.zeros((*y.shape, *x.shape), dtype=y.dtype, device=y.device)
                  for x in xs] for y in outs], out_tuple
+    n = sum(x.numel() for x in xs)
     if method == "finite-difference":
+        # the shifted copies of x: 2n of them, and the n × n steps
+        check_jacobian_memory(3 * n, n, _itemsize(xs), "the finite differences' shifted inputs",
+                              "; then 2n evaluations of fn at once")
         dx, dy, out_tuple = fd_partials(fn, xs)
+        refuse_complex_of_real([row[0].dtype for row in dx], xs, fn)
         ys = _shapes_only(dx, xs)
         blocks = [
             [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]
@@ -53,24 +80,30 @@ def compute(
     # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
     auto = method == "auto" and not complex_ and not (strict and create_graph)
     if method == "forward" or (auto and not strict and _remembered_forward(fn, xs)):
+        if vectorize is not False:  # the one-hot tangents, n × n
+            check_jacobian_memory(n, n, _itemsize(xs), "forward mode's one-hot tangents",
+                                  "; vectorize=False loops over them one at a time")
         if strict:  # the check needs the graph of one recorded pass
             _check_strict(*reverse_graph(fn, xs)[:2])
             torch.set_rng_state(state)
-        return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
+        found = _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
+        # forward-mode blocks have the outputs' dtypes
+        refuse_complex_of_real([row[0].dtype for row in found[0]], xs, fn)
+        return found
     # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
     # (inside torch.func transforms jacobian takes compose.composable_blocks instead)
     leaves, outs, out_tuple = reverse_graph(fn, xs, create_graph=create_graph)
+    refuse_complex_of_real([y.dtype for y in outs], xs, fn)
+    m = sum(y.numel() for y in outs)
+    check_jacobian_memory(m, n, _itemsize(xs, outs))
     if strict:
         _check_strict(leaves, outs)
-    if auto:
-        m = sum(y.numel() for y in outs)
-        n = sum(x.numel() for x in xs)
-        # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
-        if _forward_wins(m, n, outs) and not any(y.is_complex() for y in outs):
-            del leaves, outs  # free the graph before forward mode runs
-            _remember_forward(fn, xs)
-            torch.set_rng_state(state)
-            return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True)
+    # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
+    if auto and _forward_wins(m, n, outs) and not any(y.is_complex() for y in outs):
+        del leaves, outs  # free the graph before forward mode runs
+        _remember_forward(fn, xs)
+        torch.set_rng_state(state)  # (its n × n tangents: fewer than the m × n checked)
+        return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True)
     if vectorize is not False:
         try:
             return reverse_vectorized(leaves, outs, create_graph=create_graph), out_tuple

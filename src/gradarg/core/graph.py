@@ -17,7 +17,7 @@ from .._validate import as_output_tuple
 from . import speeds
 
 __all__ = ["call", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
-           "reverse_graph", "walk_graph"]
+           "refuse_complex_of_real", "reverse_graph", "walk_graph"]
 
 
 def call(
@@ -127,3 +127,31 @@ def recorded_forward(
     if custom_nodes(nodes) or any(node.name() in speeds.WRONG_BATCHED_BACKWARD for node in nodes):
         return None
     return leaves, outs, is_tuple, nodes
+
+
+def refuse_complex_of_real(out_dtypes: Sequence[torch.dtype], xs: Sequence[torch.Tensor],
+                           fn: Callable[..., Any] | None = None) -> None:
+    """Refuse a complex output of a real input, as ``torch.func.jacrev``/``jacfwd`` and
+    ``torch.autograd.functional.jacobian`` (its default ``vectorize=False``) do.
+
+    PyTorch's reverse mode gives a real input a real gradient (``Re(conj(v) ∂y/∂x)``), so a
+    Jacobian built from one-hot real cotangents would hold only ``Re(∂y/∂x)`` and silently
+    lose the imaginary part (what ``vectorize=True`` returns), and forward mode would give
+    ``∂y/∂x`` itself: two different answers, so none is given.  ``ValueError`` naming the
+    output and the input.
+    """
+    complex_out = [k for k, d in enumerate(out_dtypes) if d.is_complex]
+    real_in = [j for j, x in enumerate(xs) if not x.is_complex()]
+    if not complex_out or not real_in:
+        return
+    name = getattr(fn, "__name__", "fn")
+    k, j = complex_out[0], real_in[0]
+    out = f"output {k} of {name}" if len(out_dtypes) > 1 else f"the output of {name}"
+    inp = f"input {j}" if len(xs) > 1 else "the input x"
+    raise ValueError(
+        f"{out} is complex ({out_dtypes[k]}) but {inp} is real ({xs[j].dtype}): PyTorch "
+        f"refuses the Jacobian of a complex output of a real input (torch.func.jacrev and "
+        f"jacfwd raise; reverse mode would keep only the real part of each entry). Take it of "
+        f"torch.view_as_real(fn(x)) (real and imaginary parts as a last dimension of size 2), "
+        f"or pass a complex x"
+    )

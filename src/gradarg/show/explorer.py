@@ -276,11 +276,13 @@ def explorer(
     Raises
     ------
     TypeError
-        ``x`` is not a real floating tensor, or ``fn`` does not return one tensor.
+        ``x`` is not a real floating dense tensor (sparse ``x`` refused: pass
+        ``x.to_dense()``), or ``fn`` does not return one tensor; ``digits`` is not an int;
+        ``name`` is not a string; ``v`` is complex.
     ValueError
         ``v`` does not have the shape of ``y`` or holds NaN or Inf; ``y`` has more than 16
-        entries or ``J`` more than 256; ``x`` is empty; ``J`` holds NaN or Inf; ``digits``
-        is not an int from 1 to 17.
+        entries or ``J`` more than 256; ``x`` is empty or on the meta device; ``J`` holds
+        NaN or Inf; ``digits`` is not from 1 to 17.
 
     Examples
     --------
@@ -306,8 +308,13 @@ def explorer(
             f"x has dtype {x.dtype}; the explorer shows real numbers only: "
             f"pass a real floating tensor (torch.float32 or torch.float64)"
         )
-    if not (isinstance(digits, int) and 1 <= digits <= 17):
+    if isinstance(digits, bool) or not isinstance(digits, int):
+        raise TypeError(f"digits must be an int from 1 to 17, got {digits!r} "
+                        f"({type(digits).__name__})")
+    if not 1 <= digits <= 17:
         raise ValueError(f"digits must be an int from 1 to 17, got {digits!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a string or None, got {type(name).__name__}")
     if x.numel() == 0:
         raise ValueError("x has no entries; the explorer needs at least one")
     with torch.no_grad():

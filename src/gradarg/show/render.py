@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validate import check_memory, check_shape
+
 __all__ = [
     "fmt",
     "latex_jacobian",
@@ -25,15 +27,67 @@ __all__ = [
 ]
 
 
+MAX_DIGITS = 40
+
+
+def check_digits(digits: Any, name: str = "digits") -> int:
+    """``digits`` as an integer from 1 to :data:`MAX_DIGITS` (``TypeError`` / ``ValueError``)."""
+    if isinstance(digits, (bool, np.bool_)) or not isinstance(digits, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer (significant digits), got {digits!r} "
+                        f"({type(digits).__name__})")
+    if not 1 <= digits <= MAX_DIGITS:
+        raise ValueError(f"{name} must be from 1 to {MAX_DIGITS} (significant digits), got "
+                         f"{digits}")
+    return int(digits)
+
+
+def _shown(name: str, t: torch.Tensor) -> torch.Tensor:
+    """A tensor whose values can be shown: a meta tensor is refused (``ValueError``, it has
+    none), a sparse one densified (its zeros shown), after a check that the dense copy and
+    its text fit in memory."""
+    if t.is_meta:
+        raise ValueError(f"{name} is on the meta device, which holds shapes but no values: "
+                         f"there is nothing to show; compute it on a real device")
+    if t.layout != torch.strided:
+        # the dense copy, and some 10 bytes of text per entry
+        check_memory(f"showing the sparse {name} densified ({t.numel()} entries)",
+                     t.numel() * (t.element_size() + 10),
+                     f"Instead: show {name}.coalesce().values() and its indices")
+        return t.to_dense()
+    return t
+
+
+def _numeric(name: str, value: Any) -> Any:
+    """A number, tensor or array; a NumPy scalar or a 0-d array as it is; else ``TypeError``."""
+    if isinstance(value, torch.Tensor):
+        return _shown(name, value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biufc":
+            raise TypeError(f"{name} must hold numbers, got an array of dtype {value.dtype}")
+        return value
+    if isinstance(value, (int, float, complex, np.number, np.bool_)):
+        return value
+    raise TypeError(f"{name} must be a number, a torch.Tensor or a numpy.ndarray, got "
+                    f"{type(value).__name__}")
+
+
 def fmt(value: Any, digits: int = 4) -> str:
     """Format a number, or a tensor as nested brackets, for prose and formulas.
 
     Parameters
     ----------
     value : number, torch.Tensor or numpy.ndarray
-        A scalar, or a tensor of any shape (shown as nested lists).
+        A scalar, or a tensor of any shape (shown as nested lists).  A sparse tensor is
+        shown densified (its zeros written out); a meta tensor has no values and is refused.
     digits : int
-        Significant digits (``:.{digits}g``).
+        Significant digits (``:.{digits}g``), from 1 to 40.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a number, tensor or numeric array; ``digits`` not an integer.
+    ValueError
+        ``digits`` out of range; ``value`` on the meta device.
 
     Examples
     --------
@@ -42,6 +96,8 @@ def fmt(value: Any, digits: int = 4) -> str:
     >>> fmt(torch.tensor([[3.0, 7.0]]))
     '[[3, 7]]'
     """
+    digits = check_digits(digits)
+    value = _numeric("value", value)
     if isinstance(value, (torch.Tensor, np.ndarray)):
         if np.ndim(value) > 0:
             return "[" + ", ".join(fmt(row, digits) for row in value) + "]"
@@ -70,8 +126,18 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().resolve_conj().resolve_neg().numpy()
 
 
-def _as_2d(t: Any) -> np.ndarray:
-    a = _numpy(t) if isinstance(t, torch.Tensor) else np.asarray(t)
+def _as_2d(t: Any, name: str = "t") -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        a = _numpy(_shown(name, t))
+    else:
+        try:
+            a = np.asarray(t)
+        except ValueError as err:  # ragged nested lists
+            raise ValueError(f"{name} must be rectangular (a tensor or a nested list of equal "
+                             f"lengths): {err}") from None
+        if a.dtype.kind not in "biufc":
+            raise TypeError(f"{name} must hold numbers (a tensor, an array or nested lists of "
+                            f"numbers), got {type(t).__name__} of {a.dtype}")
     if a.ndim == 0:
         return a.reshape(1, 1)
     if a.ndim == 1:
@@ -91,7 +157,14 @@ def latex_matrix(t: Any, digits: int = 4, env: str = "bmatrix") -> str:
     digits : int
         Significant digits for each entry.
     env : str
-        LaTeX matrix environment (``bmatrix``, ``pmatrix``...).
+        LaTeX matrix environment (``bmatrix``, ``pmatrix``...): letters only.
+
+    Raises
+    ------
+    TypeError
+        ``t`` holds no numbers; ``digits`` not an integer; ``env`` not a string.
+    ValueError
+        ``env`` not a name of letters; ``digits`` out of range; ``t`` on the meta device.
 
     Examples
     --------
@@ -100,8 +173,17 @@ def latex_matrix(t: Any, digits: int = 4, env: str = "bmatrix") -> str:
     >>> latex_matrix(torch.tensor(0.5))
     '0.5'
     """
-    if (isinstance(t, torch.Tensor) and t.dim() == 0) or np.ndim(t) == 0:
+    digits = check_digits(digits)
+    if not isinstance(env, str):
+        raise TypeError(f"env must be a string (a LaTeX matrix environment such as 'bmatrix'), "
+                        f"got {type(env).__name__}")
+    if not env.isascii() or not env.replace("*", "").isalpha():
+        raise ValueError(f"env must be a LaTeX environment name such as 'bmatrix' or "
+                         f"'pmatrix', got {env!r}")
+    if isinstance(t, (torch.Tensor, np.ndarray)) and t.ndim == 0:
         return fmt(t, digits)
+    if not isinstance(t, (torch.Tensor, np.ndarray, list, tuple)):
+        return fmt(_numeric("t", t), digits)
     a = _as_2d(t)
     rows = [" & ".join(fmt(complex(x) if np.iscomplexobj(a) else x, digits) for x in row)
             for row in a]
@@ -113,14 +195,35 @@ def latex_jacobian(jac: torch.Tensor, out_shape: Sequence[int], digits: int = 4)
 
     Rows are output elements and columns input elements, both flattened row-major.
 
+    Raises
+    ------
+    TypeError
+        ``jac`` is not a tensor; ``out_shape`` not a tuple of integers.
+    ValueError
+        ``jac.shape`` does not start with ``out_shape``.
+
     Examples
     --------
     >>> J = torch.eye(2).reshape(1, 2, 1, 2)
     >>> latex_jacobian(J, (1, 2))
     '\\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}'
     """
-    m = math.prod(out_shape)
+    jac = _jacobian_arg("jac", jac, out_shape, "out_shape")
+    m = math.prod(jac.shape[: len(tuple(out_shape))])
     return latex_matrix(jac.reshape(m, -1) if m else jac.reshape(0, 0), digits)
+
+
+def _jacobian_arg(name: str, jac: Any, out_shape: Any, shape_name: str) -> torch.Tensor:
+    if not isinstance(jac, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor (a Jacobian of shape y.shape + "
+                        f"x.shape), got {type(jac).__name__}")
+    out = check_shape(shape_name, out_shape)
+    jac = _shown(name, jac)
+    if tuple(jac.shape[: len(out)]) != out:
+        raise ValueError(f"{name} has shape {tuple(jac.shape)}, which does not start with "
+                         f"{shape_name} = {out}; expected a Jacobian of shape y.shape + "
+                         f"x.shape")
+    return jac
 
 
 def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: int = 4) -> str:
@@ -138,6 +241,15 @@ def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: 
     \begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix} =
     \begin{bmatrix} 4 & 6 \end{bmatrix}
     """
+    for name, t in (("v", v), ("result", result)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    jac = _jacobian_arg("jac", jac, tuple(v.shape), "v.shape")
+    v, result = _shown("v", v), _shown("result", result)
+    if result.numel() != jac[(0,) * v.dim()].numel():
+        raise ValueError(f"result has {result.numel()} elements but jac has "
+                         f"{jac[(0,) * v.dim()].numel()} columns (shape {tuple(jac.shape)}, "
+                         f"v.shape {tuple(v.shape)}); expected result = vᵀJ of shape x.shape")
     vt = latex_matrix(v.reshape(-1), digits)
     return (
         rf"v^\top J = {vt} {latex_jacobian(jac, tuple(v.shape), digits)} = "
@@ -187,7 +299,10 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     Raises
     ------
     TypeError
-        ``x`` is not a tensor or an array.
+        ``x`` is not a tensor or an array; ``digits`` or ``max_entries`` not an integer.
+    ValueError
+        ``digits`` out of range, ``max_entries`` negative; ``x`` on the meta device (a
+        sparse ``x`` is shown densified).
 
     Examples
     --------
@@ -198,6 +313,9 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     """
     if not isinstance(x, (torch.Tensor, np.ndarray)):
         raise TypeError(f"summarize expects a tensor or an array, got {type(x).__name__}")
+    digits = check_digits(digits)
+    max_entries = _check_entries(max_entries)
+    x = _numeric("x", x)
     if np.ndim(x) == 0:
         return fmt(x, digits)
     flat = _flat(x)
@@ -207,6 +325,14 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     norm = float(np.linalg.norm(flat.astype(np.complex128 if np.iscomplexobj(flat) else float)))
     head, tail = ", ".join(entries[:3]), ", ".join(entries[3:])
     return f"[{head}, …, {tail}] (shape {tuple(x.shape)}, norm {fmt(norm, digits)})"
+
+
+def _check_entries(max_entries: Any) -> int:
+    if isinstance(max_entries, (bool, np.bool_)) or not isinstance(max_entries, (int, np.integer)):
+        raise TypeError(f"max_entries must be an integer, got {max_entries!r}")
+    if max_entries < 0:
+        raise ValueError(f"max_entries must be at least 0, got {max_entries}")
+    return int(max_entries)
 
 
 def _wrapped(text: str, width: int = 76) -> str:
@@ -299,6 +425,8 @@ def markdown_table(
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
+    rows, headers = _table_args(rows, headers, digits, max_entries)
+
     lines = [line(headers), "| " + " | ".join("---" for _ in headers) + " |"]
     lines += [line(row) for row in format_cells(rows, digits, max_entries)]
     long = _long_cells(rows, headers, max_entries)
@@ -307,6 +435,29 @@ def markdown_table(
         lines += ["", '<details class="gradarg-full"><summary>Full values</summary>', "",
                   "```text", full, "```", "", "</details>"]
     return "\n".join(lines)
+
+
+def _table_args(rows: Any, headers: Any, digits: Any, max_entries: Any,
+                ) -> tuple[list[list[Any]], list[str]]:
+    """The checks of :func:`markdown_table`: rows of cells, one per header, and the options."""
+    check_digits(digits)
+    _check_entries(max_entries)
+    if isinstance(headers, str) or not isinstance(headers, Sequence) or not all(
+            isinstance(h, str) for h in headers):
+        raise TypeError(f"headers must be a sequence of strings, got {headers!r}")
+    if isinstance(rows, (str, torch.Tensor, np.ndarray)) or not isinstance(rows, Sequence):
+        raise TypeError(f"rows must be a sequence of rows (lists of cells), got "
+                        f"{type(rows).__name__}")
+    out = []
+    for i, row in enumerate(rows):
+        if isinstance(row, str) or not isinstance(row, Sequence):
+            raise TypeError(f"rows[{i}] must be a sequence of cells, got {type(row).__name__}")
+        if len(row) != len(headers):
+            raise ValueError(f"rows[{i}] has {len(row)} cells but there are {len(headers)} "
+                             f"headers; every row needs one cell per header")
+        out.append([_shown(f"rows[{i}][{j}]", c) if isinstance(c, torch.Tensor) else c
+                    for j, c in enumerate(row)])
+    return out, list(headers)
 
 
 def html_table(
@@ -320,6 +471,7 @@ def html_table(
     A long tensor's cell is a collapsed ``<details>`` element: the summary shows, the full
     values open with one click.
     """
+    rows, headers = _table_args(rows, headers, digits, max_entries)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
 
     def td(x: Any, text: str) -> str:
