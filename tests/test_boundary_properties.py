@@ -276,7 +276,10 @@ def test_sparse_jacobian_is_torchs_or_a_clear_refusal(x, width, method, layout, 
         assert_clear(err, "x", "layout", "certify", "fn", "pattern")
         return
     want = torch.func.jacrev(stencil)(x)
-    if width == 0:  # too narrow a pattern: wrong entries are possible unless certified
+    if width == 0 or not bool(torch.isfinite(want).all()):
+        # too narrow a pattern: wrong entries are possible unless certified; a non-finite
+        # derivative (x holds Inf or 1e6 in float16) leaks NaN = 0·NaN into structurally zero
+        # entries of torch's own Jacobian too
         return
     same(got.to_dense().reshape(want.shape), want)
 
@@ -303,7 +306,7 @@ def test_sparse_hessian_is_torchs_or_a_clear_refusal(x, width, method, out, cert
         return
     assert out == "float"
     want = torch.func.hessian(f)(x)
-    if width == 0:
+    if width == 0 or not bool(torch.isfinite(want).all()):
         return
     same(got.to_dense(), want)
 

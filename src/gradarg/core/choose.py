@@ -13,13 +13,20 @@ import contextlib
 
 import torch
 
-from .._validate import check_memory
+from .._validate import QUICK_BYTES, check_memory
 from . import speeds
 from .basis import Blocks
 from .finite_diff import fd_partials, jacobian_from_partials
 from .forward import forward_loop, forward_vectorized
 from .functorch import VMAP_ERRORS, VectorizationError
-from .graph import call, graph_names, reachable_inputs, refuse_complex_of_real, reverse_graph
+from .graph import (
+    call,
+    graph_names,
+    reachable_inputs,
+    refuse_complex_of_real,
+    refusing_complex_of_real,
+    reverse_graph,
+)
 from .reverse import reverse_grads_batched, reverse_loop, reverse_loop_graph, reverse_vectorized
 
 __all__ = ["check_blocks_depend_on_inputs", "check_jacobian_memory", "compute"]
@@ -37,6 +44,8 @@ def check_jacobian_memory(rows: int, cols: int, itemsize: int, what: str = "the 
                           more: str = "") -> None:
     """``MemoryError`` before a ``rows × cols`` array of ``itemsize``-byte entries is allocated
     when it exceeds the memory available (:func:`gradarg._validate.check_memory`)."""
+    if rows * cols * itemsize < QUICK_BYTES:  # the common case: no message formatted
+        return
     check_memory(f"{what} ({rows} × {cols} entries of {itemsize} bytes{more})",
                  rows * cols * itemsize, INSTEAD)
 
@@ -68,8 +77,8 @@ def compute(
         # the shifted copies of x: 2n of them, and the n × n steps
         check_jacobian_memory(3 * n, n, _itemsize(xs), "the finite differences' shifted inputs",
                               "; then 2n evaluations of fn at once")
-        dx, dy, out_tuple = fd_partials(fn, xs)
-        refuse_complex_of_real([row[0].dtype for row in dx], xs, fn)
+        # the outputs' dtypes checked on the first evaluation, before any difference is taken
+        dx, dy, out_tuple = fd_partials(refusing_complex_of_real(fn, xs), xs)
         ys = _shapes_only(dx, xs)
         blocks = [
             [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]

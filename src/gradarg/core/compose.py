@@ -32,7 +32,7 @@ from .basis import Blocks, eye_blocks, split_cols, split_rows, zeros_like_grad
 from .choose import check_jacobian_memory
 from .finite_diff import fd_partials, jacobian_from_partials
 from .functorch import VMAP_ERRORS, VectorizationError
-from .graph import call, refuse_complex_of_real
+from .graph import call, refuse_complex_of_real, refusing_complex_of_real
 
 __all__ = ["composable_blocks", "composable_vjp", "inside_transform", "transform_name"]
 
@@ -99,8 +99,7 @@ def composable_blocks(
     if method == "finite-difference":
         n = sum(x.numel() for x in xs)
         _check_memory(3 * n, n, xs, "the finite differences' shifted inputs")
-        dx, dy, out_tuple = fd_partials(fn, xs, detach=False)
-        refuse_complex_of_real([row[0].dtype for row in dx], xs, fn)
+        dx, dy, out_tuple = fd_partials(refusing_complex_of_real(fn, xs), xs, detach=False)
         # dx[k][j] has output k's dtype: it stands in for y_k (only its dtype is read)
         blocks = [[jacobian_from_partials(dx[k][j], dy[k][j], xs[j], dx[k][j])
                    for j in range(len(xs))] for k in range(len(dx))]

@@ -17,7 +17,7 @@ from .._validate import as_output_tuple
 from . import speeds
 
 __all__ = ["call", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
-           "refuse_complex_of_real", "reverse_graph", "walk_graph"]
+           "refuse_complex_of_real", "refusing_complex_of_real", "reverse_graph", "walk_graph"]
 
 
 def call(
@@ -140,6 +140,11 @@ def refuse_complex_of_real(out_dtypes: Sequence[torch.dtype], xs: Sequence[torch
     ``∂y/∂x`` itself: two different answers, so none is given.  ``ValueError`` naming the
     output and the input.
     """
+    for d in out_dtypes:  # the common case first: no complex output, nothing to check
+        if d.is_complex:
+            break
+    else:
+        return
     complex_out = [k for k, d in enumerate(out_dtypes) if d.is_complex]
     real_in = [j for j, x in enumerate(xs) if not x.is_complex()]
     if not complex_out or not real_in:
@@ -155,3 +160,19 @@ def refuse_complex_of_real(out_dtypes: Sequence[torch.dtype], xs: Sequence[torch
         f"torch.view_as_real(fn(x)) (real and imaginary parts as a last dimension of size 2), "
         f"or pass a complex x"
     )
+
+
+def refusing_complex_of_real(fn: Callable[..., Any],
+                             xs: Sequence[torch.Tensor]) -> Callable[..., Any]:
+    """``fn`` that applies :func:`refuse_complex_of_real` to what it returns, for the routes
+    that evaluate ``fn`` before they can read its outputs' dtypes (finite differences: a
+    complex half-precision difference quotient fails in torch before anything else)."""
+
+    def checked(*args: Any) -> Any:
+        out = fn(*args)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        refuse_complex_of_real([y.dtype for y in outs if isinstance(y, torch.Tensor)], xs, fn)
+        return out
+
+    checked.__name__ = getattr(fn, "__name__", "fn")
+    return checked

@@ -121,9 +121,16 @@ def fmt(value: Any, digits: int = 4) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+# dtypes NumPy has no type for, shown through one that holds their values exactly
+_WIDER = {torch.bfloat16: torch.float32, torch.complex32: torch.complex64}
+
+
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    """``t`` as an array, also for conjugate and negative views (``z.conj()``, ``-z`` lazily)."""
-    return t.detach().cpu().resolve_conj().resolve_neg().numpy()
+    """``t`` as an array, also for conjugate and negative views (``z.conj()``, ``-z`` lazily)
+    and for dtypes NumPy lacks (bfloat16, complex32: widened, every value kept)."""
+    t = t.detach().cpu().resolve_conj().resolve_neg()
+    wider = _WIDER.get(t.dtype)
+    return (t if wider is None else t.to(wider)).numpy()
 
 
 def _as_2d(t: Any, name: str = "t") -> np.ndarray:

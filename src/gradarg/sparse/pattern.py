@@ -209,7 +209,7 @@ def sparsity_pattern(
         ``x`` is not a real floating (dense) tensor; ``points`` not an integer; ``generator``
         not a ``torch.Generator``.
     ValueError
-        ``points < 1``; ``x`` on the meta device.
+        ``points < 1``; ``x`` on the meta device or holding NaN or Inf.
     MemoryError
         A dense Jacobian would not fit in memory (see :func:`gradarg.jacobian`).
 
@@ -229,6 +229,12 @@ def sparsity_pattern(
             f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
         )
     check_dense("x", x)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(
+            "x contains NaN or Inf: the points probed around it hold them too, where fn's "
+            "derivatives are NaN (and NaN != 0 would mark entries that are structurally zero); "
+            "pass a finite x"
+        )
     points = check_count("points", points, minimum=1)
     generator = check_generator("generator", generator)
     gen = generator if generator is not None else torch.Generator().manual_seed(0)
