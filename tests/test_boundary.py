@@ -357,3 +357,30 @@ def test_show_densifies_sparse_tensors():
     assert gradarg.fmt(t.to_sparse()) == gradarg.fmt(t) == "[[0, 1.5], [2, 0]]"
     assert gradarg.latex_matrix(t.to_sparse_csr()) == gradarg.latex_matrix(t)
     assert gradarg.summarize(t.to_sparse()) == "[0, 1.5, 2, 0]"
+
+
+# ----------------------------------------------------------------------------- found by the
+# property suite (tests/test_boundary_properties.py), kept as plain cases
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental:UserWarning")
+def test_finite_differences_refuse_a_complex_half_output_before_dividing():
+    # float16 x, complex output: torch's complex-half division failed first (NotImplementedError)
+    with pytest.raises(ValueError, match=r"complex \(torch\.complex32\) but the input x is real"):
+        gradarg.jacobian(lambda t: t * (1 + 2j), torch.zeros((), dtype=torch.float16),
+                         method="finite-difference")
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental:UserWarning")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.complex32])
+def test_show_takes_dtypes_numpy_lacks(dtype):
+    t = torch.arange(12.0).to(dtype)
+    assert gradarg.summarize(t).startswith("[0, 1, 2, …, 10, 11] (shape (12,)")
+    assert gradarg.summarize(t[:0]) == "[]"
+    assert gradarg.latex_matrix(t[:2]) == r"\begin{bmatrix} 0 & 1 \end{bmatrix}"
+
+
+def test_sparsity_pattern_refuses_a_non_finite_x():
+    # at Inf, reverse mode's 0 · NaN marks structurally zero entries of sin's diagonal Jacobian
+    with pytest.raises(ValueError, match="x contains NaN or Inf"):
+        gradarg.sparsity_pattern(torch.sin, torch.tensor([0.0, float("inf")]))
