@@ -384,3 +384,25 @@ def test_sparsity_pattern_refuses_a_non_finite_x():
     # at Inf, reverse mode's 0 · NaN marks structurally zero entries of sin's diagonal Jacobian
     with pytest.raises(ValueError, match="x contains NaN or Inf"):
         gradarg.sparsity_pattern(torch.sin, torch.tensor([0.0, float("inf")]))
+
+
+@pytest.mark.parametrize(("options", "error", "message"), [
+    ({"backend": 3}, TypeError, "backend must be a string"),
+    ({"backend": "nope"}, ValueError, "backend must be 'auto' or a torch.compile backend"),
+    ({"mode": 5}, ValueError, "mode must be None or one of torch.compile's modes"),
+    ({"fullgraph": "x"}, TypeError, "fullgraph must be True or False"),
+])
+def test_compile_options_are_checked_when_compile_is_called(options, error, message):
+    with pytest.raises(error, match=message):
+        gradarg.SparseJacobian(BAND).compile(stencil, **options)
+    with pytest.raises(error, match=message):
+        gradarg.SparseHessian(BAND).compile(energy, **options)
+
+
+def test_the_text_of_a_tensor_too_large_for_memory_is_refused_before_it_is_built():
+    huge = torch.zeros(10**9, dtype=torch.bool)  # 1 GB; its text about 68 GB
+    for call in (lambda: gradarg.fmt(huge), lambda: gradarg.latex_matrix(huge),
+                 lambda: gradarg.markdown_table([["x", huge]], ["name", "value"])):
+        with pytest.raises(MemoryError, match=r"the text of .* \(1000000000 entries\) needs "
+                                              r"about 68 GB.*Instead: gradarg\.summarize"):
+            call()

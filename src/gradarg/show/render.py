@@ -98,13 +98,32 @@ def fmt(value: Any, digits: int = 4) -> str:
     """
     digits = check_digits(digits)
     value = _numeric("value", value)
+    _check_text_memory("value", value, digits)
+    return _fmt(value, digits)
+
+
+# Bytes per entry while a tensor's text is built: the entry's str object (about 50 bytes plus
+# its digits) and its share of the joined text.
+TEXT_BYTES_PER_ENTRY = 64
+
+
+def _check_text_memory(name: str, value: Any, digits: int) -> None:
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        entries = value.numel() if isinstance(value, torch.Tensor) else value.size
+        check_memory(f"the text of {name} ({entries} entries)",
+                     entries * (TEXT_BYTES_PER_ENTRY + digits),
+                     "Instead: gradarg.summarize (shape, a few entries and the norm)")
+
+
+def _fmt(value: Any, digits: int) -> str:
+    """:func:`fmt` after its checks."""
     if isinstance(value, (torch.Tensor, np.ndarray)):
         if np.ndim(value) > 0:
-            return "[" + ", ".join(fmt(row, digits) for row in value) + "]"
+            return "[" + ", ".join(_fmt(row, digits) for row in value) + "]"
         value = value.item()
     if isinstance(value, (complex, np.complexfloating)):  # np.complex64 is not a complex
         value = complex(value)
-        re, im = fmt(value.real, digits), fmt(abs(value.imag), digits)
+        re, im = _fmt(value.real, digits), _fmt(abs(value.imag), digits)
         if im == "0":
             return re
         sign = "-" if value.imag < 0 else "+"
@@ -192,6 +211,7 @@ def latex_matrix(t: Any, digits: int = 4, env: str = "bmatrix") -> str:
     if not isinstance(t, (torch.Tensor, np.ndarray, list, tuple)):
         return fmt(_numeric("t", t), digits)
     a = _as_2d(t)
+    _check_text_memory("t", a, digits)
     rows = [" & ".join(fmt(complex(x) if np.iscomplexobj(a) else x, digits) for x in row)
             for row in a]
     return rf"\begin{{{env}}} " + r" \\ ".join(rows) + rf" \end{{{env}}}"
@@ -329,7 +349,7 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     if flat.size <= max_entries:
         return _full_list(flat, digits)
     entries = [fmt(e, digits) for e in (*flat[:3], *flat[-2:])]
-    norm = float(np.linalg.norm(flat.astype(np.complex128 if np.iscomplexobj(flat) else float)))
+    norm = _norm(flat)
     head, tail = ", ".join(entries[:3]), ", ".join(entries[3:])
     return f"[{head}, …, {tail}] (shape {tuple(x.shape)}, norm {fmt(norm, digits)})"
 
@@ -340,6 +360,16 @@ def _check_entries(max_entries: Any) -> int:
     if max_entries < 0:
         raise ValueError(f"max_entries must be at least 0, got {max_entries}")
     return int(max_entries)
+
+
+def _norm(flat: np.ndarray, chunk: int = 2**20) -> float:
+    """The Euclidean norm in float64, a chunk at a time: no float64 copy of a long tensor."""
+    wide = np.complex128 if np.iscomplexobj(flat) else np.float64
+    total = 0.0
+    for start in range(0, flat.size, chunk):
+        part = flat[start:start + chunk].astype(wide)
+        total += float(np.vdot(part, part).real)
+    return math.sqrt(total)
 
 
 def _wrapped(text: str, width: int = 76) -> str:
@@ -462,8 +492,11 @@ def _table_args(rows: Any, headers: Any, digits: Any, max_entries: Any,
         if len(row) != len(headers):
             raise ValueError(f"rows[{i}] has {len(row)} cells but there are {len(headers)} "
                              f"headers; every row needs one cell per header")
-        out.append([_shown(f"rows[{i}][{j}]", c) if isinstance(c, torch.Tensor) else c
-                    for j, c in enumerate(row)])
+        cells = [_shown(f"rows[{i}][{j}]", c) if isinstance(c, torch.Tensor) else c
+                 for j, c in enumerate(row)]
+        for j, c in enumerate(cells):  # a long tensor's full values are written out too
+            _check_text_memory(f"rows[{i}][{j}]", c, digits)
+        out.append(cells)
     return out, list(headers)
 
 
