@@ -406,3 +406,16 @@ def test_the_text_of_a_tensor_too_large_for_memory_is_refused_before_it_is_built
         with pytest.raises(MemoryError, match=r"the text of .* \(1000000000 entries\) needs "
                                               r"about 68 GB.*Instead: gradarg\.summarize"):
             call()
+
+
+def test_the_explorers_v_is_checked_by_name():
+    ex = gradarg.explorer(torch.sin, X, v=[1, 0, 0, 0])  # nested lists of numbers: float64
+    want = torch.func.vjp(torch.sin, X)[1](torch.tensor([0.0, 1.0, 0.0, 0.0], dtype=F64))[0]
+    torch.testing.assert_close(ex.vjp([0, 1, 0, 0]), want)
+    for call in (lambda: gradarg.explorer(torch.sin, X, v=[1j, 0, 0, 0]),
+                 lambda: ex.vjp([1j, 0, 0, 0])):
+        with pytest.raises(ValueError, match=r"v has dtype torch\.complex64 but the output"):
+            call()
+    for call in (lambda: gradarg.explorer(torch.sin, X, v="a"), lambda: ex.vjp("ab")):
+        with pytest.raises(TypeError, match="v must be a tensor, a number or nested lists"):
+            call()

@@ -164,7 +164,7 @@ def jacobian(
     -------
     torch.Tensor or tuple
         Tensor input and output: shape ``y.shape + x.shape``, in ``x``'s dtype (the output's
-        dtype if ``x`` is real and ``y`` complex in forward mode). Tuple inputs and/or outputs give
+        dtype if ``x`` is real and ``y`` complex, which only forward mode allows). Tuple inputs and/or outputs give
         the nested tuples of :func:`torch.autograd.functional.jacobian`: ``J[k][j]`` is the block
         of output ``k`` with respect to input ``j``.
 
@@ -178,7 +178,7 @@ def jacobian(
         ``certify`` not an integer.
     ValueError
         ``x`` on the meta device (no values to differentiate at); a complex output of a real
-        input (refused, as ``torch.func.jacrev``/``jacfwd`` and
+        input, except with ``method="forward"`` (refused, as ``torch.func.jacrev`` and
         ``torch.autograd.functional.jacobian`` refuse it: see Notes); ``certify`` negative, or
         given without ``sparsity``; ``sparsity``'s check failed (``CertificateError``).
         Unknown ``method`` or ``strategy``, a ``strategy`` that contradicts ``method``,
@@ -206,11 +206,14 @@ def jacobian(
     holomorphic ``f`` the entries are ``conj(f'(z))``, matching
     ``torch.autograd.functional.jacobian(fn, z, vectorize=True)``; so ``backward(v)`` equals
     ``v`` contracted with this matrix for holomorphic functions.  A complex output of a real
-    input is refused (``ValueError``) on every route: reverse mode gives a real input a real
-    gradient, so its rows would hold only the real parts of the derivatives (what
-    ``torch.autograd.functional.jacobian(..., vectorize=True)`` returns), while forward mode
-    would give the complex derivatives; ``torch.func.jacrev`` and ``jacfwd`` refuse it.  Take
-    the Jacobian of ``torch.view_as_real(fn(x))`` instead.
+    input is refused (``ValueError``) by ``"auto"``, ``"reverse"`` and
+    ``"finite-difference"``: reverse mode gives a real input a real gradient, so its rows
+    would hold only the real parts of the derivatives (what
+    ``torch.autograd.functional.jacobian(..., vectorize=True)`` returns, silently;
+    ``torch.func.jacrev`` and that function's default refuse it).  ``method="forward"`` gives
+    the complex derivative ``∂y/∂x``, as torch's forward mode does
+    (``torch.autograd.functional.jacobian(..., strategy="forward-mode", vectorize=True)``);
+    or take the Jacobian of ``torch.view_as_real(fn(x))``.
 
     Under ``torch.no_grad()`` and ``torch.inference_mode()`` the Jacobian is still computed:
     the passes it records run with gradients enabled and outside inference mode, on normal

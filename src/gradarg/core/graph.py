@@ -131,14 +131,15 @@ def recorded_forward(
 
 def refuse_complex_of_real(out_dtypes: Sequence[torch.dtype], xs: Sequence[torch.Tensor],
                            fn: Callable[..., Any] | None = None) -> None:
-    """Refuse a complex output of a real input, as ``torch.func.jacrev``/``jacfwd`` and
-    ``torch.autograd.functional.jacobian`` (its default ``vectorize=False``) do.
+    """Refuse a complex output of a real input in reverse mode and finite differences, as
+    ``torch.func.jacrev`` and ``torch.autograd.functional.jacobian`` (its default
+    ``vectorize=False``) do.
 
     PyTorch's reverse mode gives a real input a real gradient (``Re(conj(v) ∂y/∂x)``), so a
-    Jacobian built from one-hot real cotangents would hold only ``Re(∂y/∂x)`` and silently
-    lose the imaginary part (what ``vectorize=True`` returns), and forward mode would give
-    ``∂y/∂x`` itself: two different answers, so none is given.  ``ValueError`` naming the
-    output and the input.
+    Jacobian built from one-hot real cotangents would hold only ``Re(∂y/∂x)``, silently
+    losing the imaginary part (what ``vectorize=True`` returns).  Forward mode gives
+    ``∂y/∂x`` itself, as ``torch.autograd.functional.jacobian(..., strategy="forward-mode",
+    vectorize=True)`` does: not refused.  ``ValueError`` naming the output and the input.
     """
     for d in out_dtypes:  # the common case first: no complex output, nothing to check
         if d.is_complex:
@@ -154,9 +155,10 @@ def refuse_complex_of_real(out_dtypes: Sequence[torch.dtype], xs: Sequence[torch
     out = f"output {k} of {name}" if len(out_dtypes) > 1 else f"the output of {name}"
     inp = f"input {j}" if len(xs) > 1 else "the input x"
     raise ValueError(
-        f"{out} is complex ({out_dtypes[k]}) but {inp} is real ({xs[j].dtype}): PyTorch "
-        f"refuses the Jacobian of a complex output of a real input (torch.func.jacrev and "
-        f"jacfwd raise; reverse mode would keep only the real part of each entry). Take it of "
+        f"{out} is complex ({out_dtypes[k]}) but {inp} is real ({xs[j].dtype}): reverse mode "
+        f"gives a real input a real gradient, so the Jacobian would keep only the real part "
+        f"of each entry (torch.func.jacrev and torch.autograd.functional.jacobian refuse it). "
+        f"Use method='forward' for the complex derivative dy/dx, take the Jacobian of "
         f"torch.view_as_real(fn(x)) (real and imaginary parts as a last dimension of size 2), "
         f"or pass a complex x"
     )

@@ -167,7 +167,7 @@ class VJPExplorer:
         ValueError
             ``v`` does not have the shape of ``y``.
         """
-        v = self.v if v is None else torch.as_tensor(v, dtype=torch.float64)
+        v = self.v if v is None else _as_v(v)
         v = check_cotangent(v, torch.empty(self.y_shape, dtype=torch.float64))
         return (v.reshape(-1) @ self.jacobian).reshape(self.x_shape)
 
@@ -233,6 +233,19 @@ class VJPExplorer:
 
     def __str__(self) -> str:
         return f"VJPExplorer({self.name}: y {self.y_shape}, x {self.x_shape})"
+
+
+def _as_v(v: Any) -> torch.Tensor:
+    """``v`` as a tensor: a tensor as it is, numbers and nested lists of them as float64 (a
+    complex number kept complex, for :func:`check_cotangent` to refuse by name)."""
+    if isinstance(v, torch.Tensor):
+        return v
+    try:
+        t = torch.as_tensor(v)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"v must be a tensor, a number or nested lists of numbers, got "
+                        f"{type(v).__name__}") from None
+    return t if t.is_complex() else t.to(torch.float64)
 
 
 def explorer(
@@ -329,8 +342,7 @@ def explorer(
             f"{16 * MAX_OUTPUTS} entries of J; explore a slice, e.g. lambda t: fn(t)[:4]"
         )
     v = torch.ones(y.shape, dtype=torch.float64) if v is None else v
-    if not isinstance(v, torch.Tensor):
-        v = torch.as_tensor(v, dtype=torch.float64)
+    v = _as_v(v)
     v = check_cotangent(v, y.to(torch.float64))
     if not bool(torch.isfinite(v).all()):
         raise ValueError("v holds NaN or Inf; expected finite numbers")
