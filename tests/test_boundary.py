@@ -419,3 +419,17 @@ def test_the_explorers_v_is_checked_by_name():
     for call in (lambda: gradarg.explorer(torch.sin, X, v="a"), lambda: ex.vjp("ab")):
         with pytest.raises(TypeError, match="v must be a tensor, a number or nested lists"):
             call()
+
+
+def test_batch_dim_with_item_inside_loops_over_the_samples():
+    x = torch.tensor([[0.5, -1.0], [2.0, 0.25], [1.0, 1.0]], dtype=F64)
+
+    def f(t):  # .item(): vmap cannot batch it
+        return t * t.sum().item()
+
+    want = torch.stack([torch.func.jacrev(f)(s) for s in x])  # torch, one sample at a time
+    for method in ("auto", "forward"):
+        torch.testing.assert_close(gradarg.jacobian(f, x, batch_dim=0, method=method), want)
+    torch.testing.assert_close(gradarg.jacobian(f, x.T, batch_dim=1), want)
+    with pytest.raises(gradarg.VectorizationError, match="batch_dim=0: fn could not be batched"):
+        gradarg.jacobian(f, x, batch_dim=0, vectorize=True)

@@ -20,6 +20,7 @@ from .._validate import (
 from .basis import Blocks
 from .choose import check_blocks_depend_on_inputs, compute
 from .compose import BATCH, composable_blocks, inside_transform, transform_name
+from .functorch import VectorizationError
 
 __all__ = ["METHODS", "jacobian", "register_sparse_route"]
 
@@ -151,6 +152,9 @@ def jacobian(
         ``torch.func.vmap(torch.func.jacrev(fn), in_dims=batch_dim)(x)`` computes (the
         ``(B·m) × (B·n)`` Jacobian of the whole batch, zero off its diagonal blocks, is never
         formed).  One tensor ``x``; not with ``sparsity``, ``strict`` or ``create_graph``.
+        Where ``fn`` cannot be batched over the samples (``.item()``, data-dependent control
+        flow) each sample's Jacobian is computed in a loop instead (``vectorize=True``
+        raises :class:`~gradarg.VectorizationError` there).
         ``jacobian`` itself also composes with ``torch.func.vmap`` (see Notes).
     certify : int
         With ``sparsity`` only: the number of random checks of the compressed Jacobian
@@ -394,13 +398,26 @@ def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
                          "create_graph=True")
     per = torch.func.vmap(lambda s: jacobian(fn, s, vectorize=vectorize, method=method),
                           in_dims=batch_dim)
+    # outside transforms a plain tensor, as without batch_dim; inside, detach() would cut it
+    samples = x if inside_transform() else x.detach()
     # the memory checks inside count every sample
     token = BATCH.set(BATCH.get() * max(x.shape[batch_dim], 1))
     try:
-        # outside transforms a plain tensor, as without batch_dim; inside, detach() would cut it
-        return per(x if inside_transform() else x.detach())
+        return per(samples)
+    except RuntimeError as err:
+        # fn cannot be batched over the samples (.item(), data-dependent control flow): one
+        # Jacobian per sample instead, unless vectorize=True asked for the batched call only
+        if "vmap" not in str(err) or isinstance(err, VectorizationError) or not x.shape[
+                batch_dim]:
+            raise
+        if vectorize:
+            raise VectorizationError(
+                f"batch_dim={batch_dim}: fn could not be batched over the samples with "
+                f"torch.func.vmap: {err}") from err
     finally:
         BATCH.reset(token)
+    return torch.stack([jacobian(fn, s, vectorize=vectorize, method=method)
+                        for s in samples.unbind(batch_dim)])
 
 
 def _refused_in_transform(flag: str, why: str) -> ValueError:
