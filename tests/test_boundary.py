@@ -433,3 +433,16 @@ def test_batch_dim_with_item_inside_loops_over_the_samples():
     torch.testing.assert_close(gradarg.jacobian(f, x.T, batch_dim=1), want)
     with pytest.raises(gradarg.VectorizationError, match="batch_dim=0: fn could not be batched"):
         gradarg.jacobian(f, x, batch_dim=0, vectorize=True)
+
+
+def test_finite_differences_take_a_tuple_with_an_empty_input():
+    a, b = torch.zeros(0, dtype=F64), torch.tensor([0.5, 1.0], dtype=F64)
+
+    def f(a, b):
+        return torch.sin(b), a.sum() * torch.exp(b)
+
+    want = torch.func.jacrev(f, argnums=(0, 1))(a, b)
+    got = gradarg.jacobian(f, (a, b), method="finite-difference")  # an IndexError before
+    for k in range(2):
+        for j in range(2):
+            torch.testing.assert_close(got[k][j], want[k][j], rtol=1e-7, atol=1e-8)

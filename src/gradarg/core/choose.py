@@ -77,14 +77,7 @@ def compute(
         # the shifted copies of x: 2n of them, and the n × n steps
         check_jacobian_memory(3 * n, n, _itemsize(xs), "the finite differences' shifted inputs",
                               "; then 2n evaluations of fn at once")
-        # the outputs' dtypes checked on the first evaluation, before any difference is taken
-        dx, dy, out_tuple = fd_partials(refusing_complex_of_real(fn, xs), xs)
-        ys = _shapes_only(dx, xs)
-        blocks = [
-            [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]
-            for k in range(len(dx))
-        ]
-        return blocks, out_tuple
+        return _finite_differences(fn, xs)
     complex_ = any(t.is_complex() for t in xs)
     # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
     auto = method == "auto" and not complex_ and not (strict and create_graph)
@@ -127,6 +120,32 @@ def compute(
                 ) from err
     # the loop reuses the graph recorded above: fn is not evaluated again
     return reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple
+
+
+def _finite_differences(fn, xs) -> tuple[Blocks, bool]:
+    """Central differences over the inputs that have elements; an empty input of a tuple
+    gets its (empty) zero blocks without being differenced."""
+    # the outputs' dtypes checked on the first evaluation, before any difference is taken
+    checked = refusing_complex_of_real(fn, xs)
+    keep = [j for j, x in enumerate(xs) if x.numel()]
+    if len(keep) == len(xs):
+        some, sub = checked, xs
+    else:
+        def some(*args):
+            full = list(xs)
+            for j, arg in zip(keep, args, strict=True):
+                full[j] = arg
+            return checked(*full)
+
+        sub = tuple(xs[j] for j in keep)
+    dx, dy, out_tuple = fd_partials(some, sub)
+    ys = _shapes_only(dx, sub)
+    found = {j: [jacobian_from_partials(dx[k][i], dy[k][i], sub[i], ys[k]) for k in range(len(dx))]
+             for i, j in enumerate(keep)}
+    blocks = [[found[j][k] if j in found else
+               torch.zeros((*ys[k].shape, *x.shape), dtype=x.dtype, device=x.device)
+               for j, x in enumerate(xs)] for k in range(len(dx))]
+    return blocks, out_tuple
 
 
 def _forward_wins(m: int, n: int, outs: tuple[torch.Tensor, ...]) -> bool:
