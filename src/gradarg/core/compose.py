@@ -34,7 +34,7 @@ from .finite_diff import fd_partials, jacobian_from_partials
 from .functorch import VMAP_ERRORS, VectorizationError
 from .graph import call, refuse_complex_of_real, refusing_complex_of_real
 
-__all__ = ["composable_blocks", "composable_vjp", "inside_transform", "transform_name"]
+__all__ = ["BATCH", "composable_blocks", "composable_vjp", "inside_transform", "transform_name"]
 
 # A 0-element leaf that requires grad: requires_grad_() on it changes nothing, except that torch
 # refuses the call inside a torch.func transform.

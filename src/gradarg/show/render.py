@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validate import check_memory, check_shape
+from .checks import (
+    check_digits,
+    check_entries,
+    check_text_memory,
+    jacobian_arg,
+    numeric,
+    shown,
+    table_args,
+)
 
 __all__ = [
     "fmt",
@@ -25,50 +33,6 @@ __all__ = [
     "markdown_table",
     "summarize",
 ]
-
-
-MAX_DIGITS = 40
-
-
-def check_digits(digits: Any, name: str = "digits") -> int:
-    """``digits`` as an integer from 1 to :data:`MAX_DIGITS` (``TypeError`` / ``ValueError``)."""
-    if isinstance(digits, (bool, np.bool_)) or not isinstance(digits, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer (significant digits), got {digits!r} "
-                        f"({type(digits).__name__})")
-    if not 1 <= digits <= MAX_DIGITS:
-        raise ValueError(f"{name} must be from 1 to {MAX_DIGITS} (significant digits), got "
-                         f"{digits}")
-    return int(digits)
-
-
-def _shown(name: str, t: torch.Tensor) -> torch.Tensor:
-    """A tensor whose values can be shown: a meta tensor is refused (``ValueError``, it has
-    none), a sparse one densified (its zeros shown), after a check that the dense copy and
-    its text fit in memory."""
-    if t.is_meta:
-        raise ValueError(f"{name} is on the meta device, which holds shapes but no values: "
-                         f"there is nothing to show; compute it on a real device")
-    if t.layout != torch.strided:
-        # the dense copy, and some 10 bytes of text per entry
-        check_memory(f"showing the sparse {name} densified ({t.numel()} entries)",
-                     t.numel() * (t.element_size() + 10),
-                     f"Instead: show {name}.coalesce().values() and its indices")
-        return t.to_dense()
-    return t
-
-
-def _numeric(name: str, value: Any) -> Any:
-    """A number, tensor or array; a NumPy scalar or a 0-d array as it is; else ``TypeError``."""
-    if isinstance(value, torch.Tensor):
-        return _shown(name, value)
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biufc":
-            raise TypeError(f"{name} must hold numbers, got an array of dtype {value.dtype}")
-        return value
-    if isinstance(value, (int, float, complex, np.number, np.bool_)):
-        return value
-    raise TypeError(f"{name} must be a number, a torch.Tensor or a numpy.ndarray, got "
-                    f"{type(value).__name__}")
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -97,22 +61,9 @@ def fmt(value: Any, digits: int = 4) -> str:
     '[[3, 7]]'
     """
     digits = check_digits(digits)
-    value = _numeric("value", value)
-    _check_text_memory("value", value, digits)
+    value = numeric("value", value)
+    check_text_memory("value", value, digits)
     return _fmt(value, digits)
-
-
-# Bytes per entry while a tensor's text is built: the entry's str object (about 50 bytes plus
-# its digits) and its share of the joined text.
-TEXT_BYTES_PER_ENTRY = 64
-
-
-def _check_text_memory(name: str, value: Any, digits: int) -> None:
-    if isinstance(value, (torch.Tensor, np.ndarray)):
-        entries = value.numel() if isinstance(value, torch.Tensor) else value.size
-        check_memory(f"the text of {name} ({entries} entries)",
-                     entries * (TEXT_BYTES_PER_ENTRY + digits),
-                     "Instead: gradarg.summarize (shape, a few entries and the norm)")
 
 
 def _fmt(value: Any, digits: int) -> str:
@@ -154,7 +105,7 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
 
 def _as_2d(t: Any, name: str = "t") -> np.ndarray:
     if isinstance(t, torch.Tensor):
-        a = _numpy(_shown(name, t))
+        a = _numpy(shown(name, t))
     else:
         try:
             a = np.asarray(t)
@@ -209,9 +160,9 @@ def latex_matrix(t: Any, digits: int = 4, env: str = "bmatrix") -> str:
     if isinstance(t, (torch.Tensor, np.ndarray)) and t.ndim == 0:
         return fmt(t, digits)
     if not isinstance(t, (torch.Tensor, np.ndarray, list, tuple)):
-        return fmt(_numeric("t", t), digits)
+        return fmt(numeric("t", t), digits)
     a = _as_2d(t)
-    _check_text_memory("t", a, digits)
+    check_text_memory("t", a, digits)
     rows = [" & ".join(fmt(complex(x) if np.iscomplexobj(a) else x, digits) for x in row)
             for row in a]
     return rf"\begin{{{env}}} " + r" \\ ".join(rows) + rf" \end{{{env}}}"
@@ -235,22 +186,9 @@ def latex_jacobian(jac: torch.Tensor, out_shape: Sequence[int], digits: int = 4)
     >>> latex_jacobian(J, (1, 2))
     '\\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}'
     """
-    jac = _jacobian_arg("jac", jac, out_shape, "out_shape")
+    jac = jacobian_arg("jac", jac, out_shape, "out_shape")
     m = math.prod(jac.shape[: len(tuple(out_shape))])
     return latex_matrix(jac.reshape(m, -1) if m else jac.reshape(0, 0), digits)
-
-
-def _jacobian_arg(name: str, jac: Any, out_shape: Any, shape_name: str) -> torch.Tensor:
-    if not isinstance(jac, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor (a Jacobian of shape y.shape + "
-                        f"x.shape), got {type(jac).__name__}")
-    out = check_shape(shape_name, out_shape)
-    jac = _shown(name, jac)
-    if tuple(jac.shape[: len(out)]) != out:
-        raise ValueError(f"{name} has shape {tuple(jac.shape)}, which does not start with "
-                         f"{shape_name} = {out}; expected a Jacobian of shape y.shape + "
-                         f"x.shape")
-    return jac
 
 
 def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: int = 4) -> str:
@@ -271,8 +209,8 @@ def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: 
     for name, t in (("v", v), ("result", result)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    jac = _jacobian_arg("jac", jac, tuple(v.shape), "v.shape")
-    v, result = _shown("v", v), _shown("result", result)
+    jac = jacobian_arg("jac", jac, tuple(v.shape), "v.shape")
+    v, result = shown("v", v), shown("result", result)
     if result.numel() != jac[(0,) * v.dim()].numel():
         raise ValueError(f"result has {result.numel()} elements but jac has "
                          f"{jac[(0,) * v.dim()].numel()} columns (shape {tuple(jac.shape)}, "
@@ -341,8 +279,8 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     if not isinstance(x, (torch.Tensor, np.ndarray)):
         raise TypeError(f"summarize expects a tensor or an array, got {type(x).__name__}")
     digits = check_digits(digits)
-    max_entries = _check_entries(max_entries)
-    x = _numeric("x", x)
+    max_entries = check_entries(max_entries)
+    x = numeric("x", x)
     if np.ndim(x) == 0:
         return fmt(x, digits)
     flat = _flat(x)
@@ -352,14 +290,6 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     norm = _norm(flat)
     head, tail = ", ".join(entries[:3]), ", ".join(entries[3:])
     return f"[{head}, …, {tail}] (shape {tuple(x.shape)}, norm {fmt(norm, digits)})"
-
-
-def _check_entries(max_entries: Any) -> int:
-    if isinstance(max_entries, (bool, np.bool_)) or not isinstance(max_entries, (int, np.integer)):
-        raise TypeError(f"max_entries must be an integer, got {max_entries!r}")
-    if max_entries < 0:
-        raise ValueError(f"max_entries must be at least 0, got {max_entries}")
-    return int(max_entries)
 
 
 def _norm(flat: np.ndarray, chunk: int = 2**20) -> float:
@@ -462,7 +392,7 @@ def markdown_table(
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
-    rows, headers = _table_args(rows, headers, digits, max_entries)
+    rows, headers = table_args(rows, headers, digits, max_entries)
 
     lines = [line(headers), "| " + " | ".join("---" for _ in headers) + " |"]
     lines += [line(row) for row in format_cells(rows, digits, max_entries)]
@@ -472,32 +402,6 @@ def markdown_table(
         lines += ["", '<details class="gradarg-full"><summary>Full values</summary>', "",
                   "```text", full, "```", "", "</details>"]
     return "\n".join(lines)
-
-
-def _table_args(rows: Any, headers: Any, digits: Any, max_entries: Any,
-                ) -> tuple[list[list[Any]], list[str]]:
-    """The checks of :func:`markdown_table`: rows of cells, one per header, and the options."""
-    check_digits(digits)
-    _check_entries(max_entries)
-    if isinstance(headers, str) or not isinstance(headers, Sequence) or not all(
-            isinstance(h, str) for h in headers):
-        raise TypeError(f"headers must be a sequence of strings, got {headers!r}")
-    if isinstance(rows, (str, torch.Tensor, np.ndarray)) or not isinstance(rows, Sequence):
-        raise TypeError(f"rows must be a sequence of rows (lists of cells), got "
-                        f"{type(rows).__name__}")
-    out = []
-    for i, row in enumerate(rows):
-        if isinstance(row, str) or not isinstance(row, Sequence):
-            raise TypeError(f"rows[{i}] must be a sequence of cells, got {type(row).__name__}")
-        if len(row) != len(headers):
-            raise ValueError(f"rows[{i}] has {len(row)} cells but there are {len(headers)} "
-                             f"headers; every row needs one cell per header")
-        cells = [_shown(f"rows[{i}][{j}]", c) if isinstance(c, torch.Tensor) else c
-                 for j, c in enumerate(row)]
-        for j, c in enumerate(cells):  # a long tensor's full values are written out too
-            _check_text_memory(f"rows[{i}][{j}]", c, digits)
-        out.append(cells)
-    return out, list(headers)
 
 
 def html_table(
@@ -511,7 +415,7 @@ def html_table(
     A long tensor's cell is a collapsed ``<details>`` element: the summary shows, the full
     values open with one click.
     """
-    rows, headers = _table_args(rows, headers, digits, max_entries)
+    rows, headers = table_args(rows, headers, digits, max_entries)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
 
     def td(x: Any, text: str) -> str:
