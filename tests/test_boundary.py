@@ -446,3 +446,9 @@ def test_finite_differences_take_a_tuple_with_an_empty_input():
     for k in range(2):
         for j in range(2):
             torch.testing.assert_close(got[k][j], want[k][j], rtol=1e-7, atol=1e-8)
+
+
+def test_a_sparse_meta_v_is_refused_as_meta():  # found by the property suite
+    v = torch.ones(4, dtype=F64).to_sparse().to("meta")
+    with pytest.raises(ValueError, match="v is on the meta device"):
+        gradarg.backward_vjp(torch.sin, X, v)

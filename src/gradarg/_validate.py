@@ -165,13 +165,13 @@ def check_cotangent(v: Any, y: torch.Tensor, name: str = "v") -> torch.Tensor:
             )
         v = torch.tensor(v, dtype=y.dtype, device=y.device)
     check_tensor(name, v)
-    if v.layout != torch.strided:
-        v = v.to_dense()
     if v.is_meta and not y.is_meta:
         raise ValueError(
             f"{name} is on the meta device, which holds shapes but no values; pass an upstream "
             f"gradient on {y.device}"
         )
+    if v.layout != torch.strided:
+        v = v.to_dense()
     if v.shape != y.shape:
         raise ValueError(
             f"{name} has shape {tuple(v.shape)} but the output has shape {tuple(y.shape)}; "
