@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import cmath
 import math
+import operator
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 Inputs = torch.Tensor | Sequence[torch.Tensor]
@@ -30,6 +33,28 @@ def check_tensor(name: str, value: Any) -> torch.Tensor:
             f"wrap numbers or arrays with torch.tensor(..., dtype=torch.float64)"
         )
     return value
+
+
+def check_dense(name: str, t: torch.Tensor) -> torch.Tensor:
+    """Refuse a tensor that holds no values (the ``meta`` device) or is not dense.
+
+    A sparse tensor (COO, CSR, CSC, BSR, BSC) as an input is refused, not densified: ``fn``
+    would see a different tensor from the one passed, and most operations have no sparse
+    kernel; ``.to_dense()`` says what is meant.  ``TypeError`` for a layout, ``ValueError``
+    for the meta device.
+    """
+    if t.layout != torch.strided:
+        raise TypeError(
+            f"{name} is a sparse tensor (layout {t.layout}); expected a dense (strided) tensor: "
+            f"derivatives are taken with respect to every element, so pass {name}.to_dense()"
+        )
+    if t.is_meta:
+        raise ValueError(
+            f"{name} is on the meta device, which holds shapes but no values; derivatives are "
+            f"computed from values: create {name} on a real device (torch.device('cpu') or "
+            f"'cuda')"
+        )
+    return t
 
 
 def check_differentiable_dtype(name: str, t: torch.Tensor) -> torch.Tensor:
@@ -76,6 +101,7 @@ def as_input_tuple(name: str, x: Inputs) -> tuple[tuple[torch.Tensor, ...], bool
     for i, xi in enumerate(xs):
         label = f"{name}[{i}]" if is_tuple else name
         check_tensor(label, xi)
+        check_dense(label, xi)
         check_differentiable_dtype(label, xi)
         check_finite(label, xi)
     return xs, is_tuple
@@ -122,16 +148,49 @@ def check_single_output(fn: Callable[..., Any], out: Any) -> torch.Tensor:
 
 
 def check_cotangent(v: Any, y: torch.Tensor, name: str = "v") -> torch.Tensor:
-    """Check the upstream gradient ``v`` against the output ``y`` it is paired with."""
+    """Check the upstream gradient ``v`` against the output ``y`` it is paired with.
+
+    A Python number is made a 0-d tensor of ``y``'s dtype (a ``complex`` one only for a
+    complex ``y``).  A sparse ``v`` is densified (the product is the same).  As
+    ``y.backward(gradient=v)`` does, a real ``v`` for a complex ``y`` and a complex ``v`` for
+    a real ``y`` are refused (``ValueError``: casting would drop the imaginary part, or invent
+    one); real dtypes are cast to ``y``'s.
+    """
     if isinstance(v, (int, float, complex)) and not isinstance(v, bool):
-        v = torch.tensor(v, dtype=y.dtype)
+        if isinstance(v, complex) and not y.is_complex():
+            raise ValueError(
+                f"{name} is the complex number {v!r} but the output is real ({y.dtype}); "
+                f"backward() takes a real upstream gradient for a real output (torch refuses "
+                f"a complex one): pass a real number"
+            )
+        v = torch.tensor(v, dtype=y.dtype, device=y.device)
     check_tensor(name, v)
+    if v.is_meta and not y.is_meta:
+        raise ValueError(
+            f"{name} is on the meta device, which holds shapes but no values; pass an upstream "
+            f"gradient on {y.device}"
+        )
+    if v.layout != torch.strided:
+        v = v.to_dense()
     if v.shape != y.shape:
         raise ValueError(
             f"{name} has shape {tuple(v.shape)} but the output has shape {tuple(y.shape)}; "
             f"the upstream gradient (grad_outputs, cotangent) must have the output's shape"
         )
     check_differentiable_dtype(name, v)
+    if v.is_complex() != y.is_complex():
+        raise ValueError(
+            f"{name} has dtype {v.dtype} but the output has dtype {y.dtype}; backward() needs "
+            f"a complex upstream gradient for a complex output and a real one for a real "
+            f"output (torch raises there: casting would "
+            f"{'drop the imaginary part' if v.is_complex() else 'invent an imaginary part'}); "
+            f"pass {name} with a {'real' if v.is_complex() else 'complex'} dtype"
+        )
+    if v.device != y.device:
+        raise ValueError(
+            f"{name} is on {v.device} but the output is on {y.device}; pass {name} on "
+            f"{y.device}"
+        )
     return v.detach().to(dtype=y.dtype)
 
 
@@ -143,3 +202,131 @@ def check_requires_grad(y: torch.Tensor, what: str = "the output") -> None:
             f"it does not depend on the input through differentiable operations "
             f"(detach(), integer ops, torch.no_grad() or argmax-like ops cut the graph)"
         )
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """A ``bool`` option (``True``/``False``, NumPy's bool, or the integers 0 and 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
+
+
+def check_optional_flag(name: str, value: Any) -> bool | None:
+    """``None`` or a ``bool`` option (see :func:`check_flag`)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{name} must be None, True or False, got {value!r} "
+                    f"({type(value).__name__})")
+
+
+def check_count(name: str, value: Any, minimum: int = 0) -> int:
+    """An integer option of at least ``minimum`` (Python or NumPy integers; not ``bool``)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got the bool {value!r}")
+    try:
+        count = operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be an integer, got {value!r} ({type(value).__name__})") from None
+    if count < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {count}")
+    return count
+
+
+def check_generator(name: str, value: Any) -> torch.Generator | None:
+    """``None`` or a ``torch.Generator`` on the CPU."""
+    if value is None or isinstance(value, torch.Generator):
+        return value
+    raise TypeError(
+        f"{name} must be None or a torch.Generator, got {value!r} ({type(value).__name__}); "
+        f"for a seed s pass torch.Generator().manual_seed(s)"
+    )
+
+
+def check_shape(name: str, value: Any) -> tuple[int, ...]:
+    """A shape: a ``torch.Size`` or a sequence of non-negative integers."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, torch.Size)):
+        raise TypeError(f"{name} must be a shape (a tuple of integers), got {value!r}")
+    out = []
+    for s in value:
+        if isinstance(s, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a tuple of integers, got {value!r}")
+        try:
+            size = operator.index(s)
+        except TypeError:
+            raise TypeError(f"{name} must be a tuple of integers, got {value!r}") from None
+        if size < 0:
+            raise ValueError(f"{name} must hold non-negative sizes, got {value!r}")
+        out.append(size)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- memory, before allocating
+
+# Below this an estimate is not compared with the machine's memory (a read of /proc costs
+# about 20 us; an allocation this small is not what fails).
+QUICK_BYTES = 256 * 2**20
+
+
+def available_memory() -> int | None:
+    """Bytes of memory a new allocation can take now, or ``None`` when it cannot be read.
+
+    ``MemAvailable`` of ``/proc/meminfo`` (Linux: free memory plus reclaimable caches),
+    capped by a cgroup v2 limit (``memory.max`` minus ``memory.current``) when there is one;
+    elsewhere ``os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")`` (free pages);
+    ``None`` where neither exists (then nothing is refused for its size).
+    """
+    avail = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        avail = None
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):
+            return None
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+            limit = f.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current", encoding="ascii") as f:
+                used = int(f.read().strip())
+            avail = min(avail, max(int(limit) - used, 0))
+    except (OSError, ValueError):
+        pass
+    return avail
+
+
+def size_text(nbytes: float) -> str:
+    """``1.5 GB``: a byte count for a message (powers of 1000)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{int(nbytes)} bytes"
+
+
+def check_memory(what: str, nbytes: float, instead: str) -> None:
+    """Raise ``MemoryError`` before allocating when ``nbytes`` exceed the memory available.
+
+    ``what`` names the allocation (``"the dense Jacobian (200000 × 200000, float64)"``),
+    ``instead`` what to use instead; the message gives the estimate and the memory available
+    (:func:`available_memory`).  Estimates under :data:`QUICK_BYTES` are never refused.
+    """
+    if nbytes < QUICK_BYTES:
+        return
+    avail = available_memory()
+    if avail is None or nbytes <= avail:
+        return
+    raise MemoryError(
+        f"{what} needs about {size_text(nbytes)}, more than the {size_text(avail)} of memory "
+        f"available now; nothing was allocated. {instead}"
+    )

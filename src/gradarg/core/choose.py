@@ -15,15 +15,44 @@ import time
 
 import torch
 
+from .._validate import QUICK_BYTES, check_memory
 from . import speeds
 from .basis import Blocks
 from .finite_diff import fd_partials, jacobian_from_partials
 from .forward import forward_loop, forward_vectorized
 from .functorch import VMAP_ERRORS, VectorizationError
-from .graph import call, reachable_inputs, reverse_graph
+from .graph import (
+    call,
+    reachable_inputs,
+    refuse_complex_of_real,
+    refusing_complex_of_real,
+    reverse_graph,
+)
 from .reverse import reverse_grads_batched, reverse_loop, reverse_loop_graph, reverse_vectorized
 
-__all__ = ["check_blocks_depend_on_inputs", "compute"]
+__all__ = ["check_blocks_depend_on_inputs", "check_jacobian_memory", "compute"]
+
+# What a MemoryError from a Jacobian too large for the machine suggests instead.
+INSTEAD = (
+    "Instead: one product vᵀJ with gradarg.backward_vjp (or J·t with torch.func.jvp) needs "
+    "only x.numel() (y.numel()) entries; a sparse Jacobian with gradarg.SparseJacobian "
+    "(gradarg.jacobian_sparsity finds its pattern); or the rows in chunks, one "
+    "gradarg.backward_vjp per one-hot v, kept or reduced as they come"
+)
+
+
+def check_jacobian_memory(rows: int, cols: int, itemsize: int, what: str = "the dense Jacobian",
+                          more: str = "") -> None:
+    """``MemoryError`` before a ``rows × cols`` array of ``itemsize``-byte entries is allocated
+    when it exceeds the memory available (:func:`gradarg._validate.check_memory`)."""
+    if rows * cols * itemsize < QUICK_BYTES:  # the common case: no message formatted
+        return
+    check_memory(f"{what} ({rows} × {cols} entries of {itemsize} bytes{more})",
+                 rows * cols * itemsize, INSTEAD)
+
+
+def _itemsize(*groups) -> int:
+    return max(t.element_size() for group in groups for t in group)
 
 
 def compute(
@@ -76,33 +105,38 @@ def _compute(
         # would batch over zero tangents or cotangents, which vmap refuses)
         with torch.no_grad():
             outs, out_tuple = call(fn, xs)
+        refuse_complex_of_real([y.dtype for y in outs], xs, fn)
         return [[torch.zeros((*y.shape, *x.shape), dtype=y.dtype, device=y.device)
                  for x in xs] for y in outs], out_tuple
+    n = sum(x.numel() for x in xs)
     if method == "finite-difference":
-        dx, dy, out_tuple = fd_partials(fn, xs)
-        ys = _shapes_only(dx, xs)
-        blocks = [
-            [jacobian_from_partials(dx[k][j], dy[k][j], xs[j], ys[k]) for j in range(len(xs))]
-            for k in range(len(dx))
-        ]
-        return blocks, out_tuple
+        # the shifted copies of x: 2n of them, and the n × n steps
+        check_jacobian_memory(3 * n, n, _itemsize(xs), "the finite differences' shifted inputs",
+                              "; then 2n evaluations of fn at once")
+        return _finite_differences(fn, xs)
     complex_ = any(t.is_complex() for t in xs)
     # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
     auto = method == "auto" and not complex_ and not (strict and create_graph)
     plan = route or (speeds.auto_plan(fn, xs) if auto and not strict else None)
     if method == "forward" or (auto and not strict and plan == "forward"):
+        if vectorize is not False:  # the one-hot tangents, n × n
+            check_jacobian_memory(n, n, _itemsize(xs), "forward mode's one-hot tangents",
+                                  "; vectorize=False loops over them one at a time")
         if strict:  # the check needs the graph of one recorded pass
             _check_strict(*reverse_graph(fn, xs)[:2])
             torch.set_rng_state(state)
+        # (a complex output of a real input is its complex derivative here, as in torch's
+        # forward mode: nothing is lost, so nothing is refused)
         return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
     # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
     # (inside torch.func transforms jacobian takes compose.composable_blocks instead)
     leaves, outs, out_tuple = reverse_graph(fn, xs, create_graph=create_graph)
+    refuse_complex_of_real([y.dtype for y in outs], xs, fn)
+    m = sum(y.numel() for y in outs)
+    check_jacobian_memory(m, n, _itemsize(xs, outs))
     if strict:
         _check_strict(leaves, outs)
     if auto and plan is None:
-        m = sum(y.numel() for y in outs)
-        n = sum(x.numel() for x in xs)
         # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
         real = not any(y.is_complex() for y in outs)
         forward = m > n and real
@@ -137,6 +171,32 @@ def _compute(
                 ) from err
     # the loop reuses the graph recorded above: fn is not evaluated again
     return reverse_loop_graph(leaves, outs, create_graph=create_graph), out_tuple
+
+
+def _finite_differences(fn, xs) -> tuple[Blocks, bool]:
+    """Central differences over the inputs that have elements; an empty input of a tuple
+    gets its (empty) zero blocks without being differenced."""
+    # the outputs' dtypes checked on the first evaluation, before any difference is taken
+    checked = refusing_complex_of_real(fn, xs)
+    keep = [j for j, x in enumerate(xs) if x.numel()]
+    if len(keep) == len(xs):
+        some, sub = checked, xs
+    else:
+        def some(*args):
+            full = list(xs)
+            for j, arg in zip(keep, args, strict=True):
+                full[j] = arg
+            return checked(*full)
+
+        sub = tuple(xs[j] for j in keep)
+    dx, dy, out_tuple = fd_partials(some, sub)
+    ys = _shapes_only(dx, sub)
+    found = {j: [jacobian_from_partials(dx[k][i], dy[k][i], sub[i], ys[k]) for k in range(len(dx))]
+             for i, j in enumerate(keep)}
+    blocks = [[found[j][k] if j in found else
+               torch.zeros((*ys[k].shape, *x.shape), dtype=x.dtype, device=x.device)
+               for j, x in enumerate(xs)] for k in range(len(dx))]
+    return blocks, out_tuple
 
 
 def _check_strict(leaves: tuple[torch.Tensor, ...], outs: tuple[torch.Tensor, ...]) -> None:

@@ -21,6 +21,7 @@ depends on it, and where that piece has moved the message lists the transforms i
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import torch
@@ -28,15 +29,20 @@ from torch.func import jvp, vjp, vmap
 
 from .._validate import check_cotangent, check_single_output
 from .basis import Blocks, eye_blocks, split_cols, split_rows, zeros_like_grad
+from .choose import check_jacobian_memory
 from .finite_diff import fd_partials, jacobian_from_partials
 from .functorch import VMAP_ERRORS, VectorizationError
-from .graph import call
+from .graph import call, refuse_complex_of_real, refusing_complex_of_real
 
-__all__ = ["composable_blocks", "composable_vjp", "inside_transform", "transform_name"]
+__all__ = ["BATCH", "composable_blocks", "composable_vjp", "inside_transform", "transform_name"]
 
 # A 0-element leaf that requires grad: requires_grad_() on it changes nothing, except that torch
 # refuses the call inside a torch.func transform.
 _PROBE = torch.empty(0, requires_grad=True)
+
+# The product of the batch sizes of the jacobian(..., batch_dim=) calls around this one: the
+# memory a Jacobian takes under their vmap is that many times its own (a contextvar: per thread).
+BATCH: ContextVar[int] = ContextVar("gradarg_batch", default=1)
 
 _GENERIC = "a torch.func transform (grad, vjp, jacrev, jacfwd, hessian, jvp or vmap)"
 
@@ -91,7 +97,9 @@ def composable_blocks(
     derivative).  ``xs`` must be private copies (``clone()``: it keeps the transforms' tracking).
     """
     if method == "finite-difference":
-        dx, dy, out_tuple = fd_partials(fn, xs, detach=False)
+        n = sum(x.numel() for x in xs)
+        _check_memory(3 * n, n, xs, "the finite differences' shifted inputs")
+        dx, dy, out_tuple = fd_partials(refusing_complex_of_real(fn, xs), xs, detach=False)
         # dx[k][j] has output k's dtype: it stands in for y_k (only its dtype is read)
         blocks = [[jacobian_from_partials(dx[k][j], dy[k][j], xs[j], dx[k][j])
                    for j in range(len(xs))] for k in range(len(dx))]
@@ -99,10 +107,11 @@ def composable_blocks(
     if sum(x.numel() for x in xs) == 0:
         # no column: one call gives the output shapes (vmap refuses a batch of size 0)
         outs, out_tuple = call(fn, xs)
+        refuse_complex_of_real([y.dtype for y in outs], xs, fn)
         return [[torch.zeros((*y.shape, *x.shape), dtype=y.dtype, device=y.device)
                  for x in xs] for y in outs], out_tuple
     if method == "forward":
-        return _columns(fn, xs, vectorize)
+        return _columns(fn, xs, vectorize)  # complex of real: the complex derivative
     return _rows(fn, xs, vectorize)
 
 
@@ -140,8 +149,11 @@ def _rows(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...],
     is_tuple: list[bool] = []
     found = vjp(_flat(fn, is_tuple), *xs)
     outs, pullback = found[0], found[1]  # (no has_aux: two values)
+    refuse_complex_of_real([y.dtype for y in outs], xs, fn)
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
+    _check_memory(m, m + sum(x.numel() for x in xs), (*xs, *outs),
+                  "the one-hot cotangents and the rows of the Jacobian")
     if m == 0:
         return split_rows([zeros_like_grad(x, 0) for x in xs], shapes), is_tuple[0]
     cot = eye_blocks(shapes, outs)
@@ -155,10 +167,18 @@ def _columns(fn: Callable[..., Any], xs: tuple[torch.Tensor, ...],
     (``torch.func.jacfwd``; the same random draws for every column, as outside transforms)."""
     is_tuple: list[bool] = []
     flat = _flat(fn, is_tuple)
+    n = sum(x.numel() for x in xs)
+    _check_memory(n, n, xs, "forward mode's one-hot tangents")
     tangents = eye_blocks([x.shape for x in xs], xs)
     per_output = _batched_or_loop(lambda *t: jvp(flat, xs, t)[1], tangents, vectorize, "fn",
                                   randomness="same")
     return split_cols(per_output, [x.shape for x in xs]), is_tuple[-1]
+
+
+def _check_memory(rows: int, cols: int, tensors: Sequence[torch.Tensor], what: str) -> None:
+    batch = BATCH.get()
+    more = f", {batch} samples of batch_dim= together" if batch > 1 else ""
+    check_jacobian_memory(batch * rows, cols, max(t.element_size() for t in tensors), what, more)
 
 
 def composable_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,

@@ -8,10 +8,19 @@ from typing import Any, Literal, overload
 
 import torch
 
-from .._validate import Inputs, as_input_tuple, check_callable
+from .._validate import (
+    Inputs,
+    as_input_tuple,
+    check_callable,
+    check_count,
+    check_dense,
+    check_flag,
+    check_optional_flag,
+)
 from .basis import Blocks
 from .choose import check_blocks_depend_on_inputs, compute
-from .compose import composable_blocks, inside_transform, transform_name
+from .compose import BATCH, composable_blocks, inside_transform, transform_name
+from .functorch import VectorizationError
 
 __all__ = ["METHODS", "jacobian", "register_sparse_route"]
 
@@ -44,6 +53,7 @@ def jacobian(
     method: Method = ...,
     sparsity: Any = ...,
     batch_dim: int | None = ...,
+    certify: int = ...,
 ) -> torch.Tensor: ...
 @overload
 def jacobian(
@@ -57,6 +67,7 @@ def jacobian(
     method: Method = ...,
     sparsity: Any = ...,
     batch_dim: int | None = ...,
+    certify: int = ...,
 ) -> Any: ...
 def jacobian(
     fn: Callable[..., Any],
@@ -69,6 +80,7 @@ def jacobian(
     method: Method = "auto",
     sparsity: Any = None,
     batch_dim: int | None = None,
+    certify: int = 0,
 ) -> Any:
     r"""Jacobian of ``fn`` at ``x``: ``J[i..., j...] = ∂y[i...] / ∂x[j...]``.
 
@@ -131,7 +143,8 @@ def jacobian(
         of the 8 patterns used last are kept, keyed by their content (entries, shapes,
         ``method``), so a loop that passes the same pattern again skips the colouring. Single
         tensor ``x`` and output; ``method`` must be ``"auto"``, ``"reverse"`` or ``"forward"``.
-        Not inside a ``torch.func`` transform (see Notes).
+        Not inside a ``torch.func`` transform (see Notes).  A pattern that misses a non-zero
+        of ``J`` gives wrong entries without a word: ``certify`` checks for that.
     batch_dim : int, optional
         Per-sample Jacobians: ``fn`` maps one sample (``x`` without its dimension
         ``batch_dim``), and the result has shape ``(B, *y_sample.shape, *x_sample.shape)``:
@@ -139,28 +152,52 @@ def jacobian(
         ``torch.func.vmap(torch.func.jacrev(fn), in_dims=batch_dim)(x)`` computes (the
         ``(B·m) × (B·n)`` Jacobian of the whole batch, zero off its diagonal blocks, is never
         formed).  One tensor ``x``; not with ``sparsity``, ``strict`` or ``create_graph``.
+        Where ``fn`` cannot be batched over the samples (``.item()``, data-dependent control
+        flow) each sample's Jacobian is computed in a loop instead (``vectorize=True``
+        raises :class:`~gradarg.VectorizationError` there).
         ``jacobian`` itself also composes with ``torch.func.vmap`` (see Notes).
+    certify : int
+        With ``sparsity`` only: the number of random checks of the compressed Jacobian
+        (``certify=`` of :class:`~gradarg.SparseJacobian`, Freivalds' check): each is one more
+        backward pass with a Gaussian ``r``, whose ``rᵀJ`` must equal ``r`` contracted with
+        the returned Jacobian; a pattern that misses a non-zero fails with probability one
+        and raises :class:`~gradarg.CertificateError` (a ``ValueError``).  ``0`` (default):
+        no check.
 
     Returns
     -------
     torch.Tensor or tuple
         Tensor input and output: shape ``y.shape + x.shape``, in ``x``'s dtype (the output's
-        dtype if ``x`` is real and ``y`` complex in forward mode). Tuple inputs and/or outputs give
+        dtype if ``x`` is real and ``y`` complex, which only forward mode allows). Tuple inputs and/or outputs give
         the nested tuples of :func:`torch.autograd.functional.jacobian`: ``J[k][j]`` is the block
         of output ``k`` with respect to input ``j``.
 
     Raises
     ------
     TypeError
-        ``x`` is not a tensor (or tuple of tensors) or has an integer/bool dtype; ``fn`` returns
-        something other than tensors, or an output with an integer/bool dtype.
+        ``x`` is not a tensor (or tuple of tensors), has an integer/bool dtype or is sparse
+        (pass ``x.to_dense()``: sparse inputs are refused, not densified); ``fn`` returns
+        something other than tensors, or an output with an integer/bool dtype;
+        ``create_graph``/``strict`` not a bool, ``vectorize`` not ``None`` or a bool,
+        ``certify`` not an integer.
     ValueError
+        ``x`` on the meta device (no values to differentiate at); a complex output of a real
+        input, except with ``method="forward"`` (refused, as ``torch.func.jacrev`` and
+        ``torch.autograd.functional.jacobian`` refuse it: see Notes); ``certify`` negative, or
+        given without ``sparsity``; ``sparsity``'s check failed (``CertificateError``).
         Unknown ``method`` or ``strategy``, a ``strategy`` that contradicts ``method``,
         ``method="forward"`` with complex tensors or with both ``strict`` and ``create_graph``,
         ``create_graph``/``strict`` with ``method="finite-difference"``, or ``strict=True`` or
         ``sparsity`` inside a ``torch.func`` transform (the message names the transform).
     RuntimeError
         ``strict=True`` and an output is independent of an input (see ``strict``).
+    MemoryError
+        The dense Jacobian (``y.numel() × x.numel()`` entries; with forward mode the
+        ``x.numel() × x.numel()`` one-hot tangents, with finite differences ``3·x.numel()²``
+        shifted inputs) would not fit in the memory available now (``/proc/meminfo``'s
+        ``MemAvailable``, or ``os.sysconf``): refused before it is allocated, with the estimate
+        and what to use instead (:func:`backward_vjp`, :class:`~gradarg.SparseJacobian`, rows
+        in chunks).
     RuntimeWarning
         Issued (not raised) when ``x`` contains NaN or Inf.
 
@@ -172,7 +209,15 @@ def jacobian(
     (https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc): for a
     holomorphic ``f`` the entries are ``conj(f'(z))``, matching
     ``torch.autograd.functional.jacobian(fn, z, vectorize=True)``; so ``backward(v)`` equals
-    ``v`` contracted with this matrix for holomorphic functions.
+    ``v`` contracted with this matrix for holomorphic functions.  A complex output of a real
+    input is refused (``ValueError``) by ``"auto"``, ``"reverse"`` and
+    ``"finite-difference"``: reverse mode gives a real input a real gradient, so its rows
+    would hold only the real parts of the derivatives (what
+    ``torch.autograd.functional.jacobian(..., vectorize=True)`` returns, silently;
+    ``torch.func.jacrev`` and that function's default refuse it).  ``method="forward"`` gives
+    the complex derivative ``∂y/∂x``, as torch's forward mode does
+    (``torch.autograd.functional.jacobian(..., strategy="forward-mode", vectorize=True)``);
+    or take the Jacobian of ``torch.view_as_real(fn(x))``.
 
     Under ``torch.no_grad()`` and ``torch.inference_mode()`` the Jacobian is still computed:
     the passes it records run with gradients enabled and outside inference mode, on normal
@@ -259,6 +304,15 @@ def jacobian(
     """
     check_callable("fn", fn)
     resolved = _resolve_method(method, strategy)
+    create_graph = check_flag("create_graph", create_graph)
+    strict = check_flag("strict", strict)
+    vectorize = check_optional_flag("vectorize", vectorize)
+    certify = check_count("certify", certify)
+    if certify and sparsity is None:
+        raise ValueError(
+            f"certify={certify} checks a compressed Jacobian: it needs sparsity= (a dense "
+            f"Jacobian has no pattern to miss a non-zero); pass sparsity=pattern or certify=0"
+        )
     if batch_dim is not None:
         return _per_sample(fn, x, batch_dim, resolved, vectorize,
                            sparsity is not None or strict or create_graph)
@@ -277,7 +331,7 @@ def jacobian(
                 "sparsity= needs gradarg.sparse, which registers the compressed route on import; "
                 "import gradarg (or gradarg.sparse) first"
             )
-        return _SPARSE_ROUTE(fn, x, sparsity, method=resolved)
+        return _SPARSE_ROUTE(fn, x, sparsity, method=resolved, certify=certify)
     xs, in_tuple = as_input_tuple("x", x)
     if resolved == "forward" and any(t.is_complex() for t in xs):
         raise ValueError(
@@ -334,6 +388,7 @@ def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"batch_dim= needs one tensor x (a batch of samples), got "
                         f"{type(x).__name__}")
+    check_dense("x", x)
     if isinstance(batch_dim, bool) or not isinstance(batch_dim, int) or not (
             -x.dim() <= batch_dim < x.dim()):
         raise ValueError(f"batch_dim must be a dimension of x (shape {tuple(x.shape)}), got "
@@ -344,7 +399,25 @@ def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
     per = torch.func.vmap(lambda s: jacobian(fn, s, vectorize=vectorize, method=method),
                           in_dims=batch_dim)
     # outside transforms a plain tensor, as without batch_dim; inside, detach() would cut it
-    return per(x if inside_transform() else x.detach())
+    samples = x if inside_transform() else x.detach()
+    # the memory checks inside count every sample
+    token = BATCH.set(BATCH.get() * max(x.shape[batch_dim], 1))
+    try:
+        return per(samples)
+    except RuntimeError as err:
+        # fn cannot be batched over the samples (.item(), data-dependent control flow): one
+        # Jacobian per sample instead, unless vectorize=True asked for the batched call only
+        if "vmap" not in str(err) or isinstance(err, VectorizationError) or not x.shape[
+                batch_dim]:
+            raise
+        if vectorize:
+            raise VectorizationError(
+                f"batch_dim={batch_dim}: fn could not be batched over the samples with "
+                f"torch.func.vmap: {err}") from err
+    finally:
+        BATCH.reset(token)
+    return torch.stack([jacobian(fn, s, vectorize=vectorize, method=method)
+                        for s in samples.unbind(batch_dim)])
 
 
 def _refused_in_transform(flag: str, why: str) -> ValueError:
@@ -356,11 +429,11 @@ def _refused_in_transform(flag: str, why: str) -> ValueError:
 
 
 def _resolve_method(method: str, strategy: str | None) -> Method:
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if strategy is None:
         return method  # type: ignore[return-value]  # checked against METHODS above
-    if strategy not in STRATEGIES:
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise ValueError(
             f"strategy must be 'reverse-mode' or 'forward-mode' (the names of "
             f"torch.autograd.functional.jacobian), got {strategy!r}; gradarg's own argument is "

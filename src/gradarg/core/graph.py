@@ -17,7 +17,7 @@ from .._validate import as_output_tuple
 from . import speeds
 
 __all__ = ["call", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
-           "reverse_graph", "walk_graph"]
+           "refuse_complex_of_real", "refusing_complex_of_real", "reverse_graph", "walk_graph"]
 
 
 def call(
@@ -127,3 +127,54 @@ def recorded_forward(
     if custom_nodes(nodes) or any(node.name() in speeds.WRONG_BATCHED_BACKWARD for node in nodes):
         return None
     return leaves, outs, is_tuple, nodes
+
+
+def refuse_complex_of_real(out_dtypes: Sequence[torch.dtype], xs: Sequence[torch.Tensor],
+                           fn: Callable[..., Any] | None = None) -> None:
+    """Refuse a complex output of a real input in reverse mode and finite differences, as
+    ``torch.func.jacrev`` and ``torch.autograd.functional.jacobian`` (its default
+    ``vectorize=False``) do.
+
+    PyTorch's reverse mode gives a real input a real gradient (``Re(conj(v) ∂y/∂x)``), so a
+    Jacobian built from one-hot real cotangents would hold only ``Re(∂y/∂x)``, silently
+    losing the imaginary part (what ``vectorize=True`` returns).  Forward mode gives
+    ``∂y/∂x`` itself, as ``torch.autograd.functional.jacobian(..., strategy="forward-mode",
+    vectorize=True)`` does: not refused.  ``ValueError`` naming the output and the input.
+    """
+    for d in out_dtypes:  # the common case first: no complex output, nothing to check
+        if d.is_complex:
+            break
+    else:
+        return
+    complex_out = [k for k, d in enumerate(out_dtypes) if d.is_complex]
+    real_in = [j for j, x in enumerate(xs) if not x.is_complex()]
+    if not complex_out or not real_in:
+        return
+    name = getattr(fn, "__name__", "fn")
+    k, j = complex_out[0], real_in[0]
+    out = f"output {k} of {name}" if len(out_dtypes) > 1 else f"the output of {name}"
+    inp = f"input {j}" if len(xs) > 1 else "the input x"
+    raise ValueError(
+        f"{out} is complex ({out_dtypes[k]}) but {inp} is real ({xs[j].dtype}): reverse mode "
+        f"gives a real input a real gradient, so the Jacobian would keep only the real part "
+        f"of each entry (torch.func.jacrev and torch.autograd.functional.jacobian refuse it). "
+        f"Use method='forward' for the complex derivative dy/dx, take the Jacobian of "
+        f"torch.view_as_real(fn(x)) (real and imaginary parts as a last dimension of size 2), "
+        f"or pass a complex x"
+    )
+
+
+def refusing_complex_of_real(fn: Callable[..., Any],
+                             xs: Sequence[torch.Tensor]) -> Callable[..., Any]:
+    """``fn`` that applies :func:`refuse_complex_of_real` to what it returns, for the routes
+    that evaluate ``fn`` before they can read its outputs' dtypes (finite differences: a
+    complex half-precision difference quotient fails in torch before anything else)."""
+
+    def checked(*args: Any) -> Any:
+        out = fn(*args)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        refuse_complex_of_real([y.dtype for y in outs if isinstance(y, torch.Tensor)], xs, fn)
+        return out
+
+    checked.__name__ = getattr(fn, "__name__", "fn")
+    return checked

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -120,9 +121,12 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     Parameters
     ----------
     v : torch.Tensor or numpy.ndarray
-        Upstream gradient, shape ``y.shape``.
+        Upstream gradient, shape ``y.shape`` (a sparse ``v`` is densified).
     jac : torch.Tensor or numpy.ndarray
-        Jacobian of shape ``y.shape + x.shape`` (as returned by :func:`gradarg.jacobian`).
+        Jacobian of shape ``y.shape + x.shape`` (as returned by :func:`gradarg.jacobian`), or a
+        sparse one: the COO tensor of that shape that :class:`gradarg.SparseJacobian` returns
+        by default, or its flat ``m × n`` CSR (``layout=torch.sparse_csr``) with a ``v`` of
+        shape ``(m,)``; contracted over its entries without densifying it.
 
     Returns
     -------
@@ -136,7 +140,7 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     TypeError
         ``v`` or ``jac`` is neither a tensor nor an array.
     ValueError
-        ``jac.shape`` does not start with ``v.shape``.
+        ``jac.shape`` does not start with ``v.shape``; ``v`` or ``jac`` on the meta device.
 
     Examples
     --------
@@ -148,17 +152,51 @@ def contract(v: Any, jac: Any) -> torch.Tensor:
     # detach() would cut the result from torch.func transforms around the call
     keep = inside_transform()
     v_t, j_t = _as_tensor("v", v, keep), _as_tensor("jac", jac, keep)
+    if v_t.layout != torch.strided:
+        v_t = v_t.to_dense()
     if tuple(j_t.shape[: v_t.dim()]) != tuple(v_t.shape):
         raise ValueError(
             f"jac has shape {tuple(j_t.shape)}, which does not start with v's shape "
             f"{tuple(v_t.shape)}; expected a Jacobian of shape y.shape + x.shape"
         )
     dtype = torch.promote_types(v_t.dtype, j_t.dtype)
+    if j_t.layout != torch.strided:
+        return _contract_sparse(v_t.to(dtype), j_t)
     return torch.tensordot(v_t.to(dtype), j_t.to(dtype), dims=v_t.dim())
+
+
+def _contract_sparse(v: torch.Tensor, jac: torch.Tensor) -> torch.Tensor:
+    """``vᵀJ`` over the stored entries of a sparse ``jac`` (COO, or CSR/CSC/BSR converted to
+    COO): ``out[col(e)] += v[row(e)] · value(e)``, dense, of shape ``jac.shape[v.dim():]``."""
+    coo = (jac if jac.layout == torch.sparse_coo else jac.to_sparse_coo()).coalesce()
+    k = v.dim()
+    index, values = coo.indices(), coo.values().to(v.dtype)
+    if values.dim() > 1:  # hybrid tensors: dense trailing dimensions
+        raise ValueError(f"jac is a hybrid sparse tensor (dense dimensions "
+                         f"{tuple(values.shape[1:])}); expected a COO or CSR Jacobian")
+    col_shape = tuple(jac.shape[k:])
+    rows = _ravel(index[:k], tuple(jac.shape[:k]))
+    cols = _ravel(index[k:], col_shape)
+    out = torch.zeros(math.prod(col_shape), dtype=v.dtype, device=v.device)
+    out.index_add_(0, cols, v.reshape(-1)[rows] * values)
+    return out.reshape(col_shape)
+
+
+def _ravel(index: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """Row-major flat positions of the multi-indices ``index`` (``len(shape) × nnz``)."""
+    flat = torch.zeros(index.shape[1], dtype=torch.int64, device=index.device)
+    for d, size in enumerate(shape):
+        flat = flat * size + index[d]
+    return flat
 
 
 def _as_tensor(name: str, value: Any, keep: bool = False) -> torch.Tensor:
     if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biufc":
+            raise TypeError(f"{name} must hold numbers, got an array of dtype {value.dtype}")
         return torch.from_numpy(np.array(value, copy=True))
     t = check_tensor(name, value)
+    if t.is_meta:
+        raise ValueError(f"{name} is on the meta device, which holds shapes but no values; "
+                         f"pass it on a real device")
     return t if keep else t.detach()

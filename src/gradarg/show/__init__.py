@@ -6,7 +6,7 @@ the reports of :mod:`gradarg.check` and the drawings of :mod:`gradarg.trace`); `
 ``explorer`` (the ``vᵀJ`` boxes that update as you type); ``plot.jacobian_heatmap``
 (matplotlib, imported only when called).
 
-Modules: ``render``, ``explorer``, ``plot``.
+Modules: ``render``, ``explorer``, ``plot``; ``checks`` (their input checks).
 
 May import: :mod:`gradarg.core` and ``gradarg._validate``; never :mod:`gradarg.check`,
 :mod:`gradarg.trace` or :mod:`gradarg.sparse`, which print through it.

@@ -167,7 +167,7 @@ class VJPExplorer:
         ValueError
             ``v`` does not have the shape of ``y``.
         """
-        v = self.v if v is None else torch.as_tensor(v, dtype=torch.float64)
+        v = self.v if v is None else _as_v(v)
         v = check_cotangent(v, torch.empty(self.y_shape, dtype=torch.float64))
         return (v.reshape(-1) @ self.jacobian).reshape(self.x_shape)
 
@@ -235,6 +235,19 @@ class VJPExplorer:
         return f"VJPExplorer({self.name}: y {self.y_shape}, x {self.x_shape})"
 
 
+def _as_v(v: Any) -> torch.Tensor:
+    """``v`` as a tensor: a tensor as it is, numbers and nested lists of them as float64 (a
+    complex number kept complex, for :func:`check_cotangent` to refuse by name)."""
+    if isinstance(v, torch.Tensor):
+        return v
+    try:
+        t = torch.as_tensor(v)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"v must be a tensor, a number or nested lists of numbers, got "
+                        f"{type(v).__name__}") from None
+    return t if t.is_complex() else t.to(torch.float64)
+
+
 def explorer(
     fn: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
@@ -276,11 +289,13 @@ def explorer(
     Raises
     ------
     TypeError
-        ``x`` is not a real floating tensor, or ``fn`` does not return one tensor.
+        ``x`` is not a real floating dense tensor (sparse ``x`` refused: pass
+        ``x.to_dense()``), or ``fn`` does not return one tensor; ``digits`` is not an int;
+        ``name`` is not a string; ``v`` is complex.
     ValueError
         ``v`` does not have the shape of ``y`` or holds NaN or Inf; ``y`` has more than 16
-        entries or ``J`` more than 256; ``x`` is empty; ``J`` holds NaN or Inf; ``digits``
-        is not an int from 1 to 17.
+        entries or ``J`` more than 256; ``x`` is empty or on the meta device; ``J`` holds
+        NaN or Inf; ``digits`` is not from 1 to 17.
 
     Examples
     --------
@@ -306,8 +321,13 @@ def explorer(
             f"x has dtype {x.dtype}; the explorer shows real numbers only: "
             f"pass a real floating tensor (torch.float32 or torch.float64)"
         )
-    if not (isinstance(digits, int) and 1 <= digits <= 17):
+    if isinstance(digits, bool) or not isinstance(digits, int):
+        raise TypeError(f"digits must be an int from 1 to 17, got {digits!r} "
+                        f"({type(digits).__name__})")
+    if not 1 <= digits <= 17:
         raise ValueError(f"digits must be an int from 1 to 17, got {digits!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a string or None, got {type(name).__name__}")
     if x.numel() == 0:
         raise ValueError("x has no entries; the explorer needs at least one")
     with torch.no_grad():
@@ -322,8 +342,7 @@ def explorer(
             f"{16 * MAX_OUTPUTS} entries of J; explore a slice, e.g. lambda t: fn(t)[:4]"
         )
     v = torch.ones(y.shape, dtype=torch.float64) if v is None else v
-    if not isinstance(v, torch.Tensor):
-        v = torch.as_tensor(v, dtype=torch.float64)
+    v = _as_v(v)
     v = check_cotangent(v, y.to(torch.float64))
     if not bool(torch.isfinite(v).all()):
         raise ValueError("v holds NaN or Inf; expected finite numbers")

@@ -15,6 +15,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from .checks import (
+    check_digits,
+    check_entries,
+    check_text_memory,
+    jacobian_arg,
+    numeric,
+    shown,
+    table_args,
+)
+
 __all__ = [
     "fmt",
     "latex_jacobian",
@@ -31,9 +41,17 @@ def fmt(value: Any, digits: int = 4) -> str:
     Parameters
     ----------
     value : number, torch.Tensor or numpy.ndarray
-        A scalar, or a tensor of any shape (shown as nested lists).
+        A scalar, or a tensor of any shape (shown as nested lists).  A sparse tensor is
+        shown densified (its zeros written out); a meta tensor has no values and is refused.
     digits : int
-        Significant digits (``:.{digits}g``).
+        Significant digits (``:.{digits}g``), from 1 to 40.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a number, tensor or numeric array; ``digits`` not an integer.
+    ValueError
+        ``digits`` out of range; ``value`` on the meta device.
 
     Examples
     --------
@@ -42,13 +60,21 @@ def fmt(value: Any, digits: int = 4) -> str:
     >>> fmt(torch.tensor([[3.0, 7.0]]))
     '[[3, 7]]'
     """
+    digits = check_digits(digits)
+    value = numeric("value", value)
+    check_text_memory("value", value, digits)
+    return _fmt(value, digits)
+
+
+def _fmt(value: Any, digits: int) -> str:
+    """:func:`fmt` after its checks."""
     if isinstance(value, (torch.Tensor, np.ndarray)):
         if np.ndim(value) > 0:
-            return "[" + ", ".join(fmt(row, digits) for row in value) + "]"
+            return "[" + ", ".join(_fmt(row, digits) for row in value) + "]"
         value = value.item()
     if isinstance(value, (complex, np.complexfloating)):  # np.complex64 is not a complex
         value = complex(value)
-        re, im = fmt(value.real, digits), fmt(abs(value.imag), digits)
+        re, im = _fmt(value.real, digits), _fmt(abs(value.imag), digits)
         if im == "0":
             return re
         sign = "-" if value.imag < 0 else "+"
@@ -65,13 +91,30 @@ def fmt(value: Any, digits: int = 4) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+# dtypes NumPy has no type for, shown through one that holds their values exactly
+_WIDER = {torch.bfloat16: torch.float32, torch.complex32: torch.complex64}
+
+
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    """``t`` as an array, also for conjugate and negative views (``z.conj()``, ``-z`` lazily)."""
-    return t.detach().cpu().resolve_conj().resolve_neg().numpy()
+    """``t`` as an array, also for conjugate and negative views (``z.conj()``, ``-z`` lazily)
+    and for dtypes NumPy lacks (bfloat16, complex32: widened, every value kept)."""
+    t = t.detach().cpu().resolve_conj().resolve_neg()
+    wider = _WIDER.get(t.dtype)
+    return (t if wider is None else t.to(wider)).numpy()
 
 
-def _as_2d(t: Any) -> np.ndarray:
-    a = _numpy(t) if isinstance(t, torch.Tensor) else np.asarray(t)
+def _as_2d(t: Any, name: str = "t") -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        a = _numpy(shown(name, t))
+    else:
+        try:
+            a = np.asarray(t)
+        except ValueError as err:  # ragged nested lists
+            raise ValueError(f"{name} must be rectangular (a tensor or a nested list of equal "
+                             f"lengths): {err}") from None
+        if a.dtype.kind not in "biufc":
+            raise TypeError(f"{name} must hold numbers (a tensor, an array or nested lists of "
+                            f"numbers), got {type(t).__name__} of {a.dtype}")
     if a.ndim == 0:
         return a.reshape(1, 1)
     if a.ndim == 1:
@@ -91,7 +134,14 @@ def latex_matrix(t: Any, digits: int = 4, env: str = "bmatrix") -> str:
     digits : int
         Significant digits for each entry.
     env : str
-        LaTeX matrix environment (``bmatrix``, ``pmatrix``...).
+        LaTeX matrix environment (``bmatrix``, ``pmatrix``...): letters only.
+
+    Raises
+    ------
+    TypeError
+        ``t`` holds no numbers; ``digits`` not an integer; ``env`` not a string.
+    ValueError
+        ``env`` not a name of letters; ``digits`` out of range; ``t`` on the meta device.
 
     Examples
     --------
@@ -100,9 +150,19 @@ def latex_matrix(t: Any, digits: int = 4, env: str = "bmatrix") -> str:
     >>> latex_matrix(torch.tensor(0.5))
     '0.5'
     """
-    if (isinstance(t, torch.Tensor) and t.dim() == 0) or np.ndim(t) == 0:
+    digits = check_digits(digits)
+    if not isinstance(env, str):
+        raise TypeError(f"env must be a string (a LaTeX matrix environment such as 'bmatrix'), "
+                        f"got {type(env).__name__}")
+    if not env.isascii() or not env.replace("*", "").isalpha():
+        raise ValueError(f"env must be a LaTeX environment name such as 'bmatrix' or "
+                         f"'pmatrix', got {env!r}")
+    if isinstance(t, (torch.Tensor, np.ndarray)) and t.ndim == 0:
         return fmt(t, digits)
+    if not isinstance(t, (torch.Tensor, np.ndarray, list, tuple)):
+        return fmt(numeric("t", t), digits)
     a = _as_2d(t)
+    check_text_memory("t", a, digits)
     rows = [" & ".join(fmt(complex(x) if np.iscomplexobj(a) else x, digits) for x in row)
             for row in a]
     return rf"\begin{{{env}}} " + r" \\ ".join(rows) + rf" \end{{{env}}}"
@@ -113,13 +173,21 @@ def latex_jacobian(jac: torch.Tensor, out_shape: Sequence[int], digits: int = 4)
 
     Rows are output elements and columns input elements, both flattened row-major.
 
+    Raises
+    ------
+    TypeError
+        ``jac`` is not a tensor; ``out_shape`` not a tuple of integers.
+    ValueError
+        ``jac.shape`` does not start with ``out_shape``.
+
     Examples
     --------
     >>> J = torch.eye(2).reshape(1, 2, 1, 2)
     >>> latex_jacobian(J, (1, 2))
     '\\begin{bmatrix} 1 & 0 \\\\ 0 & 1 \\end{bmatrix}'
     """
-    m = math.prod(out_shape)
+    jac = jacobian_arg("jac", jac, out_shape, "out_shape")
+    m = math.prod(jac.shape[: len(tuple(out_shape))])
     return latex_matrix(jac.reshape(m, -1) if m else jac.reshape(0, 0), digits)
 
 
@@ -138,6 +206,15 @@ def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: 
     \begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix} =
     \begin{bmatrix} 4 & 6 \end{bmatrix}
     """
+    for name, t in (("v", v), ("result", result)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    jac = jacobian_arg("jac", jac, tuple(v.shape), "v.shape")
+    v, result = shown("v", v), shown("result", result)
+    if result.numel() != jac[(0,) * v.dim()].numel():
+        raise ValueError(f"result has {result.numel()} elements but jac has "
+                         f"{jac[(0,) * v.dim()].numel()} columns (shape {tuple(jac.shape)}, "
+                         f"v.shape {tuple(v.shape)}); expected result = vᵀJ of shape x.shape")
     vt = latex_matrix(v.reshape(-1), digits)
     return (
         rf"v^\top J = {vt} {latex_jacobian(jac, tuple(v.shape), digits)} = "
@@ -187,7 +264,10 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     Raises
     ------
     TypeError
-        ``x`` is not a tensor or an array.
+        ``x`` is not a tensor or an array; ``digits`` or ``max_entries`` not an integer.
+    ValueError
+        ``digits`` out of range, ``max_entries`` negative; ``x`` on the meta device (a
+        sparse ``x`` is shown densified).
 
     Examples
     --------
@@ -198,15 +278,28 @@ def summarize(x: Any, digits: int = 4, max_entries: int = SUMMARY_ENTRIES) -> st
     """
     if not isinstance(x, (torch.Tensor, np.ndarray)):
         raise TypeError(f"summarize expects a tensor or an array, got {type(x).__name__}")
+    digits = check_digits(digits)
+    max_entries = check_entries(max_entries)
+    x = numeric("x", x)
     if np.ndim(x) == 0:
         return fmt(x, digits)
     flat = _flat(x)
     if flat.size <= max_entries:
         return _full_list(flat, digits)
     entries = [fmt(e, digits) for e in (*flat[:3], *flat[-2:])]
-    norm = float(np.linalg.norm(flat.astype(np.complex128 if np.iscomplexobj(flat) else float)))
+    norm = _norm(flat)
     head, tail = ", ".join(entries[:3]), ", ".join(entries[3:])
     return f"[{head}, …, {tail}] (shape {tuple(x.shape)}, norm {fmt(norm, digits)})"
+
+
+def _norm(flat: np.ndarray, chunk: int = 2**20) -> float:
+    """The Euclidean norm in float64, a chunk at a time: no float64 copy of a long tensor."""
+    wide = np.complex128 if np.iscomplexobj(flat) else np.float64
+    total = 0.0
+    for start in range(0, flat.size, chunk):
+        part = flat[start:start + chunk].astype(wide)
+        total += float(np.vdot(part, part).real)
+    return math.sqrt(total)
 
 
 def _wrapped(text: str, width: int = 76) -> str:
@@ -299,6 +392,8 @@ def markdown_table(
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
+    rows, headers = table_args(rows, headers, digits, max_entries)
+
     lines = [line(headers), "| " + " | ".join("---" for _ in headers) + " |"]
     lines += [line(row) for row in format_cells(rows, digits, max_entries)]
     long = _long_cells(rows, headers, max_entries)
@@ -320,6 +415,7 @@ def html_table(
     A long tensor's cell is a collapsed ``<details>`` element: the summary shows, the full
     values open with one click.
     """
+    rows, headers = table_args(rows, headers, digits, max_entries)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
 
     def td(x: Any, text: str) -> str:

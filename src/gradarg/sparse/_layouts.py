@@ -15,13 +15,14 @@ import warnings
 
 import torch
 
+from .._validate import check_dense
 from ..core.compose import inside_transform, transform_name
 
 LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.strided)
 
 
 def check_layout(layout: torch.layout) -> None:
-    if layout not in LAYOUTS:
+    if not isinstance(layout, torch.layout) or layout not in LAYOUTS:
         raise ValueError(
             f"layout must be torch.sparse_coo, torch.sparse_csr or torch.strided, got {layout}"
         )
@@ -51,6 +52,7 @@ def check_x(x: object, n: int, x_shape: tuple[int, ...] | None) -> None:
             f"x must be a real floating torch.Tensor (float32/float64), got "
             f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
         )
+    check_dense("x", x)
     if x.numel() != n or (x_shape is not None and tuple(x.shape) != x_shape):
         want = x_shape if x_shape is not None else f"{n} elements"
         raise ValueError(f"x has shape {tuple(x.shape)}; the pattern expects {want}")

@@ -35,7 +35,7 @@ def _key(pattern: Any, x_shape: torch.Size, method: str) -> tuple | None:
     a wrong one.  Hashing costs about 1 ms per 1.5 MB; the same unmodified tensor object as
     in the last call is not hashed again.
     """
-    if type(pattern) is not torch.Tensor or pattern.dtype != torch.bool:
+    if type(pattern) is not torch.Tensor or pattern.dtype != torch.bool or pattern.is_meta:
         return None
     parts: tuple[torch.Tensor, ...]
     if pattern.layout == torch.sparse_coo:

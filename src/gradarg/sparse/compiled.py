@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
+from .._validate import check_flag
 from ..core.speeds import best_of_3
 from . import _inductor_pass, _remember
 from ._compile_options import (
@@ -79,6 +80,28 @@ from ._layouts import check_layout, check_x, refuse_in_transform
 
 if TYPE_CHECKING:
     from .modes import Mode
+
+# torch.compile's modes (its documentation; None is its default)
+TORCH_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def _check_compile_options(backend: Any, mode: Any, fullgraph: Any) -> None:
+    """The options of ``.compile()``, checked when it is called rather than at the first call
+    of what it returns (``TypeError`` / ``ValueError`` naming the option)."""
+    if isinstance(backend, str):
+        # the common names without asking torch (its list imports dynamo: seconds, once)
+        if backend not in ("auto", "inductor", "aot_eager", "eager") and (
+                backend not in torch.compiler.list_backends(exclude_tags=())):
+            raise ValueError(
+                f"backend must be 'auto' or a torch.compile backend "
+                f"({', '.join(torch.compiler.list_backends())}, ...), got {backend!r}")
+    elif not callable(backend):
+        raise TypeError(f"backend must be a string (a torch.compile backend, or 'auto') or a "
+                        f"callable backend, got {type(backend).__name__}")
+    if mode is not None and (not isinstance(mode, str) or mode not in TORCH_COMPILE_MODES):
+        raise ValueError(f"mode must be None or one of torch.compile's modes "
+                         f"{TORCH_COMPILE_MODES}, got {mode!r}")
+    check_flag("fullgraph", fullgraph)
 
 __all__ = ["TRANSPOSED", "VARIANTS", "CompiledSparse", "cacheable", "compile_parameters", "resolve_backend"]
 
@@ -161,6 +184,7 @@ class CompiledSparse:
         mode: str | None,
         fullgraph: bool,
     ) -> None:
+        _check_compile_options(backend, mode, fullgraph)
         self._owner = owner
         self.fn = fn
         self.passes: int = owner.passes

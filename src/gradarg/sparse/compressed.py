@@ -20,7 +20,7 @@ from typing import Any, Literal, cast
 import numpy as np
 import torch
 
-from .._validate import check_callable
+from .._validate import check_callable, check_count, check_generator, check_memory
 from . import _seen
 from ._layouts import (
     assemble,
@@ -110,9 +110,16 @@ class SparseJacobian:
     Raises
     ------
     TypeError
-        ``pattern`` is not a ``torch.bool`` tensor in a supported layout.
+        ``pattern`` is not a ``torch.bool`` tensor in a supported layout; ``x_shape`` is not a
+        tuple of integers.
     ValueError
-        ``pattern`` has the wrong shape or is all False; unknown ``method`` or ``strategy``.
+        ``pattern`` has the wrong shape, is all False or is on the meta device; unknown
+        ``method`` or ``strategy``; built inside a ``torch.func`` transform (the message names
+        it: build it outside, where it is called too).
+    MemoryError
+        The colouring would not fit in the memory available now (about 64 bytes per row and
+        column of the pattern and 48 per entry, estimated before anything of that size is
+        allocated: a pattern of 1 entry and 2·10⁹ columns needs about 128 GB).
 
     Examples
     --------
@@ -147,13 +154,14 @@ class SparseJacobian:
         method: Literal["auto", "reverse", "forward", "bidirectional"] = "auto",
         strategy: str = "best",
     ) -> None:
-        if method != "auto" and method not in JACOBIAN_MODES:
+        refuse_in_transform("SparseJacobian(pattern)")
+        if not isinstance(method, str) or (method != "auto" and method not in JACOBIAN_MODES):
             raise ValueError(
                 f"method must be 'auto', 'reverse', 'forward' or 'bidirectional', got {method!r}"
             )
-        if strategy not in STRATEGIES:
+        if not isinstance(strategy, str) or strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-        coords = coordinates(pattern, x_shape)
+        coords = coordinates(pattern, x_shape, what="SparseJacobian's colouring")
         self._coords = coords
         self.shape = (coords.m, coords.n)
         self.nnz = coords.nnz
@@ -248,21 +256,28 @@ class SparseJacobian:
         Raises
         ------
         TypeError
-            ``x`` is not a real floating tensor; ``fn`` does not return one.
+            ``x`` is not a real floating dense tensor (sparse ``x`` is refused: pass
+            ``x.to_dense()``); ``fn`` does not return one; ``certify`` is not an integer;
+            ``generator`` is not a ``torch.Generator``.
         ValueError
+            ``x`` on the meta device; ``certify < 0``;
             ``x`` or ``fn(x)`` does not match the pattern's shape; unknown ``layout``; called
             inside a ``torch.func`` transform (``grad``, ``jacrev``, ``jacfwd``, ``hessian``,
             ``vmap``), where the compressed result would be cut from it: the message names the
             transform and what composes instead (:func:`gradarg.jacobian`, ``torch.func``).
         CertificateError
             ``certify > 0`` and a random check failed (the pattern misses non-zeros of ``J``).
+        MemoryError
+            The compressed passes (``passes × (m + n)`` values, twice) or a dense result
+            (``layout=torch.strided``: ``m × n``) would not fit in the memory available now.
         """
         check_callable("fn", fn)
         check_layout(layout)
         refuse_in_transform("SparseJacobian")
         check_x(x, self._coords.n, self._coords.x_shape)
-        if certify < 0:
-            raise ValueError(f"certify must be >= 0, got {certify}")
+        certify = check_count("certify", certify)
+        generator = check_generator("generator", generator)
+        self._check_memory(x, layout, certify)
         x0 = x.detach().clone()  # fn never reaches the caller's tensor
         state = torch.get_rng_state()
         try:
@@ -274,6 +289,18 @@ class SparseJacobian:
         finally:
             torch.set_rng_state(state)
         return self._assemble(values, tuple(y.shape), tuple(x.shape), layout)
+
+    def _check_memory(self, x: torch.Tensor, layout: torch.layout, certify: int) -> None:
+        m, n = self.shape
+        size = 16 if x.is_complex() else 8  # fn may return float64 from a float32 x
+        check_memory(f"the {self.passes + certify} compressed passes of a {m} × {n} Jacobian",
+                     2 * (self.passes + certify) * (m + n) * size,
+                     "Instead: fewer colours (a finer pattern), or Jacobian-vector products "
+                     "(gradarg.backward_vjp, torch.func.jvp)")
+        if layout == torch.strided:
+            check_memory(f"the dense result (layout=torch.strided, {m} × {n})", m * n * size,
+                         "Instead: layout=torch.sparse_coo (the default) or torch.sparse_csr, "
+                         "which hold only the pattern's entries")
 
     # ------------------------------------------------------------------ compiled call
 
@@ -411,17 +438,24 @@ def sparse_jacobian(
     sparsity: torch.Tensor | SparseJacobian,
     *,
     method: str = "auto",
+    certify: int = 0,
 ) -> torch.Tensor:
     """``gradarg.jacobian(fn, x, sparsity=...)``: a :class:`SparseJacobian` call, COO result.
 
     ``method`` is ``"auto"`` or a mode of :class:`SparseJacobian` (``"reverse"``,
     ``"forward"``, ``"bidirectional"``); with a ``SparseJacobian`` as ``sparsity``, ``"auto"``
-    or its own mode.
+    or its own mode.  ``certify``: random checks of the result (see
+    :meth:`SparseJacobian.__call__`).
     """
     if method != "auto" and method not in JACOBIAN_MODES:
         raise ValueError(
             f"with sparsity=, method must be 'auto', 'reverse' or 'forward', or 'bidirectional' "
             f"(dense rows by reverse mode, the rest by forward mode), got {method!r}"
+        )
+    if not isinstance(sparsity, (torch.Tensor, SparseJacobian)):
+        raise TypeError(
+            f"sparsity must be a torch.bool pattern tensor of shape y.shape + x.shape (dense, "
+            f"COO or CSR) or a SparseJacobian, got {type(sparsity).__name__}"
         )
     if isinstance(sparsity, SparseJacobian):
         if method != "auto" and method != sparsity.mode:
@@ -434,9 +468,15 @@ def sparse_jacobian(
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"with sparsity=, x must be one tensor, got {type(x).__name__}")
         # colour once: a pattern with the same content as one seen before reuses its colouring
-        sj = _seen.sparse_jacobian_for(
-            sparsity, x.shape, method,
-            lambda: SparseJacobian(sparsity, x.shape, method=cast(Any, method))
-        )
-    return sj(fn, x)
+        try:
+            sj = _seen.sparse_jacobian_for(
+                sparsity, x.shape, method,
+                lambda: SparseJacobian(sparsity, x.shape, method=cast(Any, method))
+            )
+        except (TypeError, ValueError) as err:
+            if "pattern" not in str(err):
+                raise
+            # the pattern's checks, for the argument the caller named sparsity
+            raise type(err)(f"sparsity= (the pattern): {err}") from None
+    return sj(fn, x, certify=certify)
 

@@ -17,12 +17,13 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from .._validate import check_callable
+from .._validate import check_callable, check_count, check_generator, check_memory
 from ._layouts import assemble, check_layout, check_x, coo_indices, refuse_in_transform
 from .compiled import CompiledSparse, compile_parameters
+from .compressed import CertificateError
 from .greedy import order
 from .modes import HESSIAN_MODES
-from .passes import scalar
+from .passes import hvps, scalar
 from .pattern import coordinates
 
 __all__ = ["ORDERS_TRIED", "SparseHessian"]
@@ -84,10 +85,15 @@ class SparseHessian:
     Raises
     ------
     TypeError
-        ``pattern`` is not a ``torch.bool`` tensor in a supported layout.
+        ``pattern`` is not a ``torch.bool`` tensor in a supported layout; ``x_shape`` is not a
+        tuple of integers.
     ValueError
-        ``pattern`` is not square (``(n, n)`` or ``x.shape + x.shape``) or is all False;
-        unknown ``method``.
+        ``pattern`` is not square (``(n, n)`` or ``x.shape + x.shape``), is all False or is on
+        the meta device; unknown ``method``; built inside a ``torch.func`` transform (the
+        message names it).
+    MemoryError
+        The colouring would not fit in the memory available now (estimated before anything
+        of the pattern's size is allocated: about 128 bytes per unknown and 48 per entry).
 
     Examples
     --------
@@ -113,9 +119,10 @@ class SparseHessian:
         *,
         method: str = "star",
     ) -> None:
-        if method not in HESSIAN_MODES:
+        refuse_in_transform("SparseHessian(pattern)")
+        if not isinstance(method, str) or method not in HESSIAN_MODES:
             raise ValueError(f"method must be 'star' or 'acyclic', got {method!r}")
-        co = coordinates(pattern, x_shape)
+        co = coordinates(pattern, x_shape, what="SparseHessian's colouring", lines=2)
         if co.m != co.n or (co.y_shape is not None and co.y_shape != co.x_shape):
             raise ValueError(
                 f"a Hessian pattern must be square, shape (n, n) or x.shape + x.shape; got "
@@ -172,6 +179,8 @@ class SparseHessian:
         x: torch.Tensor,
         *,
         layout: torch.layout = torch.sparse_coo,
+        certify: int = 0,
+        generator: torch.Generator | None = None,
     ) -> torch.Tensor:
         """The Hessian of the scalar ``f`` at ``x`` from ``self.passes`` products.
 
@@ -185,6 +194,16 @@ class SparseHessian:
         layout : {torch.sparse_coo, torch.sparse_csr, torch.strided}
             COO (default) of shape ``x.shape + x.shape`` holding the symmetrised pattern's
             entries; CSR, flat ``(n, n)``; or dense ``x.shape + x.shape``.
+        certify : int
+            Number of random checks (Freivalds), as ``certify=`` of
+            :class:`~gradarg.SparseJacobian`: for each of ``certify`` Gaussian vectors ``r``
+            one more Hessian-vector product ``H r`` (in the same batched pass as the
+            colours') must equal the returned Hessian times ``r`` within a relative
+            ``sqrt(eps)``.  A pattern that misses a non-zero of ``H`` makes entries wrong and
+            fails this check with probability one.  ``0`` (default): no check.
+        generator : optional
+            A ``torch.Generator``: source of the check's random vectors (default: a fresh
+            seed); the global generator is never advanced.
 
         Returns
         -------
@@ -194,18 +213,71 @@ class SparseHessian:
         Raises
         ------
         TypeError
-            ``x`` is not a real floating tensor.
+            ``x`` is not a real floating dense tensor (a sparse ``x`` is refused: pass
+            ``x.to_dense()``); ``f(x)`` is not real floating (an integer or bool output
+            would give an all-zero Hessian; a complex one has none); ``certify`` is not an
+            integer; ``generator`` is not a ``torch.Generator``.
         ValueError
-            ``x`` does not match the pattern; ``f(x)`` is not a scalar; unknown ``layout``;
+            ``x`` does not match the pattern or is on the meta device; ``f(x)`` is not a
+            scalar; ``certify < 0``; unknown ``layout``;
             called inside a ``torch.func`` transform, where the compressed result would be cut
             from it (the message names the transform; ``torch.func.hessian`` composes).
+        CertificateError
+            ``certify > 0`` and a random check failed: the pattern misses non-zeros of ``H``.
+        MemoryError
+            The products (``(passes + certify) × n`` values) or a dense result
+            (``layout=torch.strided``: ``n × n``) would not fit in the memory available now.
         """
         check_callable("f", f)
         refuse_in_transform("SparseHessian")
         check_x(x, self.shape[0], self._x_shape)
         check_layout(layout)
-        values = self._recover(self._mode.run(f, x.detach().clone()))
+        certify = check_count("certify", certify)
+        generator = check_generator("generator", generator)
+        n = self.shape[0]
+        size = x.element_size()
+        check_memory(f"the {self.passes + certify} Hessian-vector products of length {n}",
+                     2 * (self.passes + certify) * n * size,
+                     "Instead: fewer colours (a finer pattern), or single Hessian-vector "
+                     "products (torch.func.jvp of torch.func.grad)")
+        if layout == torch.strided:
+            check_memory(f"the dense result (layout=torch.strided, {n} × {n})", n * n * size,
+                         "Instead: layout=torch.sparse_coo (the default) or torch.sparse_csr")
+        x0 = x.detach().clone()
+        if not certify:
+            values = self._recover(self._mode.run(f, x0))
+            return self._assemble(values, tuple(x.shape), layout)
+        gen = generator if generator is not None else torch.Generator().manual_seed(
+            torch.Generator().seed())
+        r = torch.randn(certify, n, generator=gen, dtype=torch.float64).to(x0.dtype)
+        (seeds,) = self._mode.seeds(x0.dtype)
+        products = hvps(f, x0, torch.cat([seeds, r])).detach()
+        values = self._recover(products[: self.passes].reshape(-1))
+        self._certify(values, r, products[self.passes :])
         return self._assemble(values, tuple(x.shape), layout)
+
+    def _certify(self, values: torch.Tensor, r: torch.Tensor, got: torch.Tensor) -> None:
+        """``H r`` from the products against the returned entries times ``r`` (Freivalds)."""
+        k, n = r.shape
+        contrib = values * r[:, self._cols]
+        want = torch.zeros(k, n, dtype=contrib.dtype).index_add_(1, self._rows, contrib)
+        scale = torch.zeros(k, n, dtype=contrib.dtype).index_add_(1, self._rows, contrib.abs())
+        got = got.to(contrib.dtype)
+        eps = torch.finfo(values.dtype).eps
+        err = (got - want).abs()
+        bound = eps ** 0.5 * (scale + got.abs()) + torch.finfo(values.dtype).tiny
+        bad = err > bound
+        if bool(bad.any()):
+            t, i = (int(a) for a in bad.nonzero()[0])
+            raise CertificateError(
+                f"the sparse Hessian failed its random check: a Hessian-vector product with a "
+                f"random r gives {float(got[t, i]):.6g} at element {i}, but the returned "
+                f"Hessian times r gives {float(want[t, i]):.6g} (difference "
+                f"{float(err[t, i]):.3g}, allowed {float(bound[t, i]):.3g}); the pattern "
+                f"misses non-zero entries of the Hessian (in row {i} or in a column sharing "
+                f"its colour). Mark them True, or find the pattern with "
+                f"gradarg.hessian_sparsity"
+            )
 
     def _recover(self, flat: torch.Tensor) -> torch.Tensor:
         """The entries' values from the flat ``passes × n`` products (the mode's recovery)."""

@@ -139,12 +139,22 @@ def jvps_pure(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, t: to
 
 
 def scalar(out: object) -> torch.Tensor:
-    """``f``'s output as a 0-d tensor, or the ``ValueError`` saying it is not a scalar."""
+    """``f``'s output as a 0-d tensor, or the ``ValueError`` saying it is not a scalar, or the
+    ``TypeError`` saying its dtype has no Hessian (integer, bool: it would be all zeros;
+    complex: ``torch.func.hessian`` refuses it too)."""
     if not isinstance(out, torch.Tensor) or out.numel() != 1:
         raise ValueError(
             f"{NOT_SCALAR} (one-element tensor), got "
             f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}"
         )
+    if not out.is_floating_point():
+        why = ("a complex scalar has no Hessian in PyTorch's convention (torch.func.hessian "
+               "refuses it too): take it of the real part, f(x).real"
+               if out.is_complex() else
+               "integer and bool results (argmax, comparisons, .long()) are not differentiable, "
+               "so the Hessian would be all zeros")
+        raise TypeError(f"{NOT_SCALAR} of a real floating dtype (float32, float64), got "
+                        f"{out.dtype}: {why}")
     return out.reshape(())
 
 

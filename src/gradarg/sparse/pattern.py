@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validate import check_callable
+from .._validate import (
+    check_callable,
+    check_count,
+    check_dense,
+    check_generator,
+    check_memory,
+    check_shape,
+)
 from ..core.dense import jacobian
 
 __all__ = ["Coordinates", "coordinates", "sorted_unique", "sparsity_pattern"]
@@ -40,11 +47,27 @@ class Coordinates:
         return int(self.rows.size)
 
 
-def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = None) -> Coordinates:
+# Peak bytes of a compressed derivative's colouring, per row or column of the pattern and per
+# entry (measured: SparseJacobian of a (1, 10⁷) and a (10⁷, 1) pattern with one entry,
+# 52-55 bytes per row and column; a 3·10⁶ diagonal 63; SparseHessian of it 92 per 2n).
+BYTES_PER_LINE = 64
+BYTES_PER_ENTRY = 48
+
+WHAT_INSTEAD = (
+    "Instead: a pattern over fewer unknowns (the variables the function really takes), or "
+    "Jacobian-vector products without a pattern (gradarg.backward_vjp, torch.func.jvp)"
+)
+
+
+def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = None, *,
+                what: str = "colouring the pattern", lines: int = 1) -> Coordinates:
     """Check ``pattern`` and return its ``True`` entries as flat coordinates.
 
     ``pattern`` has shape ``y.shape + x.shape`` (then ``x_shape`` says where ``x``'s dimensions
     start) or the flat shape ``(m, n)``.  Dense (``torch.strided``), COO or CSR layouts.
+    Before anything of the pattern's size is allocated, the memory that ``what`` needs
+    (about ``lines ·`` :data:`BYTES_PER_LINE` per row and column plus :data:`BYTES_PER_ENTRY`
+    per entry) is compared with the memory available: ``MemoryError`` with the estimate.
     """
     if not isinstance(pattern, torch.Tensor):
         raise TypeError(
@@ -61,6 +84,11 @@ def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = Non
             f"pattern layout must be torch.strided, torch.sparse_coo or torch.sparse_csr, got "
             f"{pattern.layout}"
         )
+    if pattern.is_meta:
+        raise ValueError(
+            "pattern is on the meta device, which holds its shape but not which entries are "
+            "True; build the pattern on the CPU"
+        )
     shape = tuple(pattern.shape)
     if x_shape is None:
         if len(shape) != 2:
@@ -71,7 +99,7 @@ def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = Non
         m, n = shape
         y_shape = x_s = None
     else:
-        x_s = tuple(int(s) for s in x_shape)
+        x_s = check_shape("x_shape", x_shape)
         n = math.prod(x_s)
         k = len(x_s)
         if len(shape) >= k and shape[len(shape) - k :] == x_s:
@@ -84,6 +112,14 @@ def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = Non
                 f"pattern has shape {shape}; expected y.shape + x.shape, ending in x.shape = "
                 f"{x_s}, or the flat shape (y.numel(), {n})"
             )
+    if pattern.layout == torch.sparse_coo:
+        entries = pattern._nnz()
+    elif pattern.layout == torch.sparse_csr:
+        entries = pattern.values().numel()
+    else:  # its own m·n bytes are already allocated; its entries are counted after
+        entries = 0
+    check_memory(f"{what} (a pattern of {m} × {n}, {entries or 'its'} entries)",
+                 lines * BYTES_PER_LINE * (m + n) + BYTES_PER_ENTRY * entries, WHAT_INSTEAD)
     lin = _linear_indices(pattern, n)
     if lin.size == 0:
         raise ValueError(
@@ -170,9 +206,12 @@ def sparsity_pattern(
     Raises
     ------
     TypeError
-        ``x`` is not a real floating tensor.
+        ``x`` is not a real floating (dense) tensor; ``points`` not an integer; ``generator``
+        not a ``torch.Generator``.
     ValueError
-        ``points < 1``.
+        ``points < 1``; ``x`` on the meta device or holding NaN or Inf.
+    MemoryError
+        A dense Jacobian would not fit in memory (see :func:`gradarg.jacobian`).
 
     Examples
     --------
@@ -189,8 +228,15 @@ def sparsity_pattern(
             f"x must be a real floating torch.Tensor, got "
             f"{x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
         )
-    if points < 1:
-        raise ValueError(f"points must be at least 1, got {points}")
+    check_dense("x", x)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(
+            "x contains NaN or Inf: the points probed around it hold them too, where fn's "
+            "derivatives are NaN (and NaN != 0 would mark entries that are structurally zero); "
+            "pass a finite x"
+        )
+    points = check_count("points", points, minimum=1)
+    generator = check_generator("generator", generator)
     gen = generator if generator is not None else torch.Generator().manual_seed(0)
     base = x.detach()
     union: torch.Tensor | None = None
