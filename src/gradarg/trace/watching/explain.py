@@ -35,6 +35,12 @@ class Asked(NamedTuple):
 def _frozen(a: Asked) -> str | None:
     if a.r.requires_grad:
         return None
+    moved = a.w.grads.frozen_moved.get(a.name)
+    if moved is not None:
+        return (f"{a.name} has requires_grad=False (frozen): backward computes no gradient "
+                f"for it, but it still moved at the optimizer step (observed: before and "
+                f"after {moved.optimizer}.step()): its .grad was a tensor, not None, so the "
+                f"step applied {moved.why}; set .grad = None when freezing")
     return (f"{a.name} has requires_grad=False (frozen): backward computes no gradient "
             f"for it")
 
@@ -257,6 +263,11 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
     state = r.state
     if state == "ok":
         text = f"{name} received a gradient of norm {fmt(r.grad)} from backward"
+        opts = w.grads.optimizers
+        p = next((q for q, (n, _) in w.watched.owner.items() if n == name), None)
+        if opts and p is not None and not any(q is p for h in opts for q in h.held):
+            text += ("; no optimizer whose step ran holds it, so it is not updated (an "
+                     "optimizer built before its module was replaced, or left out)")
         return text + _after_text(w, r)
     calls = [c for c in w.modules if c.name == r.module]
     where = ""
@@ -275,5 +286,6 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
         c = dead[0]
         d, units = c.dead_units or (0, 0)
         text += (f"; module '{c.name}' ({c.kind}) had {d} of {units} units "
-                 f"({c.unit_axis}) at 0 for every example and position of the batch")
+                 f"({c.unit_axis}) at 0 for every example and position of the batch "
+                 f"({c.dead_support} per unit)")
     return text

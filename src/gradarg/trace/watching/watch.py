@@ -117,6 +117,7 @@ class GradWatch:
             h.remove()
         if watched.active:
             self.graph.note_stop()  # the graph is still held; no hook fires while it is read
+            self.graph.note_unregistered()
         self.calls.forget()
         watched.active = False
 
@@ -124,6 +125,9 @@ class GradWatch:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        error = exc[1] if len(exc) > 1 else None
+        if isinstance(error, Exception) and self.watched.active:
+            self.grads.ended_by(error)  # what ended the block: said by the summary
         self.remove()
 
     # -- the record ---------------------------------------------------------------------------
