@@ -15,7 +15,7 @@ import torch
 from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
-from . import eventfindings, events, findings
+from . import eventfindings, events, findings, reads
 from .records import ROOT_NAME, ParamRecord
 
 if TYPE_CHECKING:
@@ -43,6 +43,18 @@ def _frozen(a: Asked) -> str | None:
                 f"step applied {moved.why}; set .grad = None when freezing")
     return (f"{a.name} has requires_grad=False (frozen): backward computes no gradient "
             f"for it")
+
+
+def _gone(a: Asked) -> str | None:
+    if a.name in a.w.grads.replaced or a.name not in reads.gone(a.w):
+        return None
+    now = dict(a.w.model.named_parameters()).get(a.name)
+    got = (" (the model's tensor under that name now is a new one, which the record did not "
+           "watch: gradarg.why_no_grad(loss, param) reads it)" if now is not None else "")
+    return (f"{a.name} is no longer a parameter of the model: its module was replaced while "
+            f"the watch ran (observed: the model no longer holds the tensor it had when the "
+            f"watch began){got}; an optimizer built before the replacement holds the old "
+            f"tensor, and the new module never moves unless the optimizer is rebuilt")
 
 
 def _recreated(a: Asked) -> str | None:
@@ -110,6 +122,15 @@ def _output_unused(a: Asked) -> str | None:
             f"output: {findings.unused_why(a.w, c)}")
 
 
+def _raised(a: Asked) -> str | None:
+    e = a.w.grads.ended
+    if a.r.grad is not None or e is None or not e.by_backward:
+        return None
+    return (f"no gradient reached {a.name}: the with block ended with a backward() that "
+            f"raised {e.kind} (observed: the call raised, the error ended the block): "
+            f"{e.message}")
+
+
 def _cannot_tell(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
@@ -174,12 +195,14 @@ def _passes_text(w: GradWatch, r: ParamRecord) -> str:
 
 RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("frozen",), "", _frozen),
+    Rule(("gone",), "", _gone),
     Rule(("recreated",), "", _recreated),
     Rule(("no-backward",), "", _no_backward),
     Rule(("module-not-called",), "", _module_not_called),
     Rule(("cut",), "", _cut),
     Rule(("stopped",), "", _stopped),
     Rule(("output-unused",), "", _output_unused),
+    Rule(("raised",), "", _raised),
     Rule(("cannot-tell",), "", _cannot_tell),
     Rule(("zero-factor",), "", _zero_factor),
     Rule(("received",), "", _received),

@@ -26,6 +26,7 @@ from .finding import Finding, Options
 from .reads import (
     block_ended,
     checked,
+    gone,
     not_registered,
     optimizer_holds,
     optimizer_read,
@@ -93,8 +94,9 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
 
 
 def no_gradient(w: GradWatch, o: Options) -> Finding:
+    left = set(gone(w))  # no longer the model's: named by optimizer_holds
     none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None
-            and n not in w.grads.replaced]  # re-created: named by that finding
+            and n not in w.grads.replaced and n not in left]  # re-created: named by that
     if none:
         shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
         return Finding("missing gradients", True,

@@ -21,12 +21,26 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["block_ended", "checked", "not_registered", "optimizer_holds", "optimizer_read",
-           "scaler_skipped"]
+__all__ = [
+    "block_ended",
+    "checked",
+    "gone",
+    "not_registered",
+    "optimizer_holds",
+    "optimizer_read",
+    "scaler_skipped",
+]
 
 
 def _shown(names: list[str], k: int = 3) -> str:
     return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
+
+
+def gone(w: GradWatch) -> list[str]:
+    """Parameters the watch began with that the model no longer holds (read now): their
+    module was replaced, or the attribute re-assigned, while the watch ran."""
+    now = {id(p) for p in w.model.parameters()}
+    return [name for p, (name, _) in w.watched.owner.items() if id(p) not in now]
 
 
 def block_ended(w: GradWatch, o: Options) -> Finding:
@@ -93,6 +107,21 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
     optimizer was built); frozen parameters a step moved (momentum, weight decay); parameters
     of the model no optimizer holds (a note: a freeze by optimizer subset, or forgotten)."""
     opts = w.grads.seen_optimizers
+    left_model = [n for n in gone(w) if n not in w.grads.replaced]
+    if left_model:
+        modules = list(dict.fromkeys(w.parameters[n].module for n in left_model))
+        new = [u for u in w.graph.unregistered() if u.later]
+        held_old = any(w.watched.owner[p][0] in left_model for h in opts for p in h.held)
+        text = (f"module {_shown([repr(m) for m in modules])} was replaced while the watch ran "
+                f"(observed: the model no longer holds {_shown(left_model)}, the parameters "
+                f"it had when the watch began)")
+        if held_old:
+            text += (": the optimizer holds the old module's tensors, so the new module "
+                     "never moves; build the optimizer after replacing it (or add the new "
+                     "parameters to it)")
+        elif new:
+            text += ": an optimizer built before the replacement does not hold the new one"
+        return Finding("what the optimizer holds", True, text)
     if not opts:
         return Finding("what the optimizer holds", False,
                        why_not="no optimizer step or zero_grad was seen")
