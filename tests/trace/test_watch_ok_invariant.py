@@ -22,7 +22,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -107,8 +107,20 @@ def fine(g: torch.Tensor | None) -> bool:
     return g is not None and bool(torch.isfinite(g).all()) and bool((g != 0).any())
 
 
+BASE = {"widths": [3, 4, 2], "held": [True, True, True], "detach": False, "nan": None,
+          "zero_between": False, "step": True, "gain": False, "raise_end": False, "seed": 1}
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(setups)
+# each way to go wrong at least once, on top of the random draws
+@example({**BASE, "zero_between": True})
+@example({**BASE, "gain": True})
+@example({**BASE, "raise_end": True})
+@example({**BASE, "nan": "weight"})
+@example({**BASE, "held": [True, False, True]})
+@example({**BASE, "detach": True, "widths": [3, 4, 4, 2]})
+@example(BASE)
 def test_ok_only_when_what_the_optimizer_reads_is_fine(setup):
     net, w, read, final, ended, params = run(setup)
     s = w.summary(checks=False)

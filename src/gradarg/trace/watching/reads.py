@@ -187,17 +187,40 @@ def scaler_skipped(w: GradWatch, o: Options) -> Finding:
 
 
 def optimizer_read(w: GradWatch, o: Options) -> Finding:
-    """A ``.grad`` holding NaN/Inf that an optimizer step read (its norm, read at the step)."""
+    """What each optimizer step read, for the parameters it holds that got a gradient in this
+    step: ``.grad`` None (the step skipped them), all zero while the pass was not, or holding
+    NaN/Inf (the norm of ``.grad`` read by the step pre-hook)."""
     if not w.grads.steps_seen:
         return Finding("what the optimizer read", False, why_not="no optimizer step was seen")
-    bad = [r.name for r in w.parameters.values() if r.requires_grad and any(
-        n.kind == "step" and n.measured and n.held is not None and not math.isfinite(n.held)
-        for n in r.events)]
-    if not bad:
+    none, zero, bad = [], [], []
+    for r in w.parameters.values():
+        if not r.requires_grad or r.grad is None:
+            continue  # no gradient this step: named by the missing-gradient finding
+        last = max((i for i, n in enumerate(r.events) if n.kind == "pass"), default=-1)
+        for n in r.events[last + 1:]:
+            if n.kind != "step":
+                continue
+            if n.held is None:
+                none.append(r.name)
+            elif n.measured and not math.isfinite(n.held):
+                bad.append(r.name)
+            elif n.measured and n.held == 0.0 and r.grad:
+                zero.append(r.name)
+            break  # the first step after the last pass: what it read of this pass
+    found = []
+    if none:
+        found.append(f"the optimizer step found .grad None for {len(none)} parameter(s) that "
+                     f"got a gradient in this step ({_shown(none)}) and skipped them")
+    if zero:
+        found.append(f"the optimizer step read an all-zero .grad for {len(zero)} parameter(s) "
+                     f"whose gradient was not zero ({_shown(zero)})")
+    if bad:
+        found.append(f"an optimizer step read a .grad holding NaN/Inf for {len(bad)} "
+                     f"parameter(s): {_shown(bad)}")
+    if not found:
         return Finding("what the optimizer read", True)
     return Finding("what the optimizer read", True,
-                   f"an optimizer step read a .grad holding NaN/Inf for {len(bad)} "
-                   f"parameter(s): {_shown(bad)} (observed: the norm of .grad at the step)")
+                   "; ".join(found) + " (observed: .grad at the step)")
 
 
 def checked(w: GradWatch) -> tuple[str, str, str]:
