@@ -302,7 +302,13 @@ def after_step(notes: tuple[events.Note, ...]) -> tuple[float, float] | None:
         return None
     end = next((n for n in later if n.kind == "end"), None)
     read = notes[last_step].held
-    if end is None or end.held is None or read is None or not notes[last_step].measured:
+    if not notes[last_step].measured:  # the probe showed .grad as its pass left it
+        passes = [i for i, n in enumerate(notes[:last_step]) if n.kind == "pass"]
+        read = notes[passes[-1]].after if passes else None
+        for n in notes[passes[-1] + 1:last_step] if passes else ():
+            if n.kind == "unscale" and n.factor is not None and read is not None:
+                read *= n.factor  # a GradScaler's unscale_ in between, observed
+    if end is None or end.held is None or read is None:
         return None
     if not (math.isfinite(read) and math.isfinite(end.held)) or read == 0.0 or end.held == 0.0:
         return None
@@ -316,6 +322,10 @@ def edited_after_step(w: GradWatch, o: Options) -> Finding:
     Cleared or zeroed there is the usual ``zero_grad`` after the step: nothing to say."""
     if not w.grads.steps_seen:
         return Finding("edited after step", False, why_not="no optimizer step was seen")
+    if w.engine == "FSDP2":
+        return Finding("edited after step", False,
+                       why_not="under FSDP2 .grad is not read at the step (the norm of a "
+                               "sharded DTensor is a collective)")
     seen = [(r, after_step(r.events)) for r in w.parameters.values() if r.events]
     pairs = [(r, p) for r, p in seen if p is not None]
     if not pairs:

@@ -244,6 +244,9 @@ def _after_text(w: GradWatch, r: ParamRecord) -> str:
     """What happened to ``.grad`` after the last backward pass, as observed."""
     from ...show.render import fmt
 
+    if w.engine is not None and w.world > 1:
+        return ""  # .grad is the processes' average: not comparable with this pass
+
     a = events.after_backward(r.events)
     if a.change == "reset" and a.when == "step":
         return ("; .grad was reset to None after that backward and before the optimizer step "

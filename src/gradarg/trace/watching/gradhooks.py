@@ -290,10 +290,12 @@ class GradEvents:
             del log[: len(log) // 2]  # the oldest half: the notes keep the latest KEPT each
 
     def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        """An optimizer step begins: which watched parameters it holds, whose ``.grad`` is
-        None, and the norm of every ``.grad`` it is about to read (one norm per parameter per
-        step: what the step reads is checked, not inferred); frozen parameters it holds with a
-        ``.grad`` (which momentum or weight decay can still move) get their sum read."""
+        """An optimizer step begins: which watched parameters it holds and whose ``.grad`` is
+        None (always read), the norm of the smallest parameter's ``.grad`` against what its
+        pass left, and of every ``.grad`` the step holds when that one changed (or cannot be
+        compared: no pass since the last step, DDP's averaged ``.grad``): one small norm per
+        step otherwise.  Frozen parameters it holds with a ``.grad`` (which momentum or
+        weight decay can still move) get their sum read."""
         cached = self._holding(optimizer)
         held = cached.held
         if not held:
@@ -302,7 +304,19 @@ class GradEvents:
         self._stepped.setdefault(id(optimizer), cached)
         grads = [p.grad for p in held]
         norms = None
-        if self.watched.exact:  # DDP/FSDP2: .grad holds the processes' average; None-ness only
+        probe = self._probe
+        if self.watched.exact and probe is not None and self._probe_after \
+                and probe.grad is not None and cached.has_probe:
+            # the smallest parameter's norm, against what its pass left: unchanged, the
+            # others are as their passes left them (a clip, an unscale_, an edit of every
+            # .grad changes it too; a reset is seen by None-ness); changed, all are read
+            n, a = _norm(probe.grad), self._probe_after
+            norms = {probe: n}
+            if not (n == a or abs(n / a - 1) <= 1e-5):
+                norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        elif self.watched.exact or self.watched.engine == "DDP":
+            # under DDP .grad holds the processes' average (a plain tensor: its norm is
+            # local); under FSDP2 a sharded DTensor (a norm is a collective): None-ness only
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
         for p, g in zip(held, grads, strict=True):
             if g is not None and not p.requires_grad:

@@ -77,6 +77,10 @@ def block_ended(w: GradWatch, o: Options) -> Finding:
 def not_registered(w: GradWatch, o: Options) -> Finding:
     """Leaf tensors that require grad and fed this step's forward without being registered
     parameters of the model (read from the graph, not inferred)."""
+    if w.engine == "FSDP2":
+        return Finding("unregistered tensors", False,
+                       why_not="under FSDP2 the forward computes with unsharded copies of the "
+                               "registered parameters, which are not registered themselves")
     found = w.graph.unregistered()
     if not found:
         return Finding("unregistered tensors", w.watched.backward_seen or not w.watched.active)
@@ -215,8 +219,15 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
         found.append(f"the optimizer step read an all-zero .grad for {len(zero)} parameter(s) "
                      f"whose gradient was not zero ({_shown(zero)})")
     if bad:
-        found.append(f"an optimizer step read a .grad holding NaN/Inf for {len(bad)} "
-                     f"parameter(s): {_shown(bad)}")
+        text = (f"an optimizer step read a .grad holding NaN/Inf for {len(bad)} "
+                f"parameter(s): {_shown(bad)}")
+        if w.engine == "DDP" and w.world > 1:
+            own = all(w.parameters[n].state == "ok" for n in bad)
+            text += (f" (under DDP, .grad is the average over the {w.world} processes"
+                     + ("; this process's own gradient was finite, so another process sent "
+                        "the NaN/Inf: look at the other processes' batches"
+                        if own else "") + ")")
+        found.append(text)
     if not found:
         return Finding("what the optimizer read", True)
     return Finding("what the optimizer read", True,
@@ -238,7 +249,9 @@ def checked(w: GradWatch) -> tuple[str, str, str]:
         held = {p for h in w.grads.optimizers for p in h.held if p.requires_grad}
         return "ok", (f"checked: the .grad of the {len(held)} parameter(s) the optimizer "
                       f"holds, read at {steps} optimizer step(s): present, finite, nonzero "
-                      f"and what the observed backward passes left"), ""
+                      f"and what the observed backward passes left (each present; the "
+                      f"smallest one's norm compared with its pass, all of them read when "
+                      f"it differed)"), ""
     if w.grads.scaler_steps:
         return "", ("nothing an optimizer read: every GradScaler.step skipped the optimizer "
                     "step"), ""
