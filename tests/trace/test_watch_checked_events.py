@@ -188,3 +188,34 @@ def test_gan_discriminator_getting_the_generators_loss_is_not_a_missing_zero_gra
         opt_g.step()
         opt_d.step()
     assert "zero_grad() is missing" in w.summary(checks=False)
+
+
+def test_an_optimizer_step_between_forward_and_backward_is_named_from_version_counters():
+    torch.manual_seed(0)
+    g, d = nn.Linear(2, 3), nn.Linear(3, 1)
+    gan = nn.ModuleDict({"G": g, "D": d})
+    opt_d = torch.optim.SGD(d.parameters(), 0.1)
+    z = torch.randn(4, 2)
+    error = None
+    try:
+        with gradarg.watch(gan) as w:
+            out = d(torch.tanh(g(z)))
+            out.mean().backward(retain_graph=True)
+            opt_d.step()  # D's weight changes in place; the graph still needs it
+            (-out.mean()).backward()
+    except RuntimeError as e:
+        error = e
+    assert error is not None and "inplace operation" in str(error)  # torch's own check
+    s = w.summary(checks=False)
+    assert "an optimizer step (SGD) ran before that backward and updated in place" in s
+    assert "weight" in s.split("updated in place")[1][:40]
+    # the neighbour: an in-place edit of an activation, no optimizer step: none is named
+    try:
+        with gradarg.watch(gan) as w:
+            h = torch.sigmoid(g(z))
+            h.mul_(2.0)  # sigmoid saved its output
+            d(h).mean().backward()
+    except RuntimeError as e:
+        error = e
+    s = w.summary(checks=False)
+    assert "ended with an exception: RuntimeError" in s and "optimizer step" not in s

@@ -39,6 +39,7 @@ class CallNotes:
         self._versions: dict[int, list[tuple[torch.Tensor, int]]] = {}
         self._edited: dict[str, tuple[str, str]] = {}  # param name -> (module, class)
         self._ints: dict[int, str] = {}  # call -> dtype of an integer tensor it took
+        self._used: dict[Any, int] = {}  # parameter -> its version when its module returned
         # call -> (outputs finite, dtype, an Inf among them)
         self._narrow: dict[int, tuple[bool, torch.dtype, bool]] = {}
 
@@ -62,6 +63,11 @@ class CallNotes:
         in these types."""
         return MappingProxyType(self._narrow)
 
+    def changed_since_forward(self, params: Any) -> list[Any]:
+        """Those of ``params`` whose version counter went up since their module's last call
+        in this step returned: modified in place after the forward used them (observed)."""
+        return [p for p in params if p in self._used and p._version != self._used[p]]
+
     def begin(self, index: int, module: Any, inputs: Any) -> None:
         """Call ``index`` of ``module`` starts with tensors ``inputs``."""
         for t in inputs:
@@ -81,6 +87,8 @@ class CallNotes:
                 self._narrow[index] = (ok, t.dtype, not ok and bool(torch.isinf(d).any()))
                 break
         versions = self._versions.pop(index, None)
+        for p, _ in versions or ():
+            self._used[p] = p._version  # as the forward left it
         for p, v in versions or ():
             if p._version != v:
                 self._edited.setdefault(self._owner[p][0], (

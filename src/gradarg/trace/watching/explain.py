@@ -289,11 +289,12 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
     state = r.state
     if state == "ok":
         text = f"{name} received a gradient of norm {fmt(r.grad)} from backward"
-        opts = w.grads.optimizers
+        opts = w.grads.seen_optimizers
         p = next((q for q, (n, _) in w.watched.owner.items() if n == name), None)
         if opts and p is not None and not any(q is p for h in opts for q in h.held):
-            text += ("; no optimizer whose step ran holds it, so it is not updated (an "
-                     "optimizer built before its module was replaced, or left out)")
+            text += ("; no optimizer seen in the block (by its step or zero_grad) holds it, "
+                     "so it is not updated (an optimizer built before its module was "
+                     "replaced, or left out)")
         return text + _after_text(w, r)
     calls = [c for c in w.modules if c.name == r.module]
     where = ""

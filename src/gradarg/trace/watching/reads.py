@@ -57,15 +57,16 @@ def block_ended(w: GradWatch, o: Options) -> Finding:
             f"block's exit): {e.message}")
     lower = e.message.lower()
     if e.by_backward and "inplace operation" in lower:
-        since = w.grads.steps_since(max(w.watched.forwards, 1))
-        if since:
-            s = since[0]
-            names = [w.watched.owner[p][0] for p in s.held]
-            text += (f"; an optimizer step ({s.optimizer or 'optimizer'}, holding "
-                     f"{_shown(names)}) ran after this forward and before that backward: "
-                     f"it updated in place the parameters the backward needs; call "
-                     f"backward() for every loss before any optimizer step, or run the "
-                     f"forward again after it")
+        for s in w.grads.steps_since(w.watched.forwards):
+            moved = w.calls.noted.changed_since_forward(s.held)
+            if moved:
+                names = [w.watched.owner[p][0] for p in moved]
+                text += (f"; an optimizer step ({s.optimizer or 'optimizer'}) ran before that "
+                         f"backward and updated in place {_shown(names)} after the forward "
+                         f"had used them (observed: their version counters went up after "
+                         f"their module's call): call backward() for every loss before any "
+                         f"optimizer step, or run the forward again after it")
+                break
     elif e.by_backward and "second time" in lower:
         text += ("; the graph this backward reaches was freed by an earlier backward: a "
                  "tensor carried over from a previous batch or step (an RNN's hidden state) "
