@@ -3,7 +3,7 @@
 
 Run by ``tests/trace/test_distributed.py``:
 ``python distributed_steps.py OUTDIR KIND [KIND ...]`` with kinds ``ddp``, ``ddp-unused``,
-``fsdp2``, run one after the other in the same two processes.  Beside the watch's record, each
+``ddp-nan`` (process 1's batch holds a NaN), ``fsdp2``, run one after the other in the same two processes.  Beside the watch's record, each
 process computes the same step on an unwrapped copy of the model (no DDP, no FSDP2): the
 gradients the record must show, taken independently of the hooks.
 """
@@ -72,6 +72,8 @@ def step(rank: int, kind: str, outdir: str) -> None:
         prefix = ""
     torch.manual_seed(1 + rank)  # each process its own batch
     x = torch.randn(4, 8)
+    if kind == "ddp-nan" and rank == 1:
+        x[0, 0] = float("nan")  # one process's batch: the average every process steps with
     def hooks() -> int:
         return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 

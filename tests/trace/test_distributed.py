@@ -32,7 +32,7 @@ def has_fsdp2() -> bool:
     return True
 
 
-KINDS = ["ddp", "ddp-unused"] + (["fsdp2"] if has_fsdp2() else [])
+KINDS = ["ddp", "ddp-unused", "ddp-nan"] + (["fsdp2"] if has_fsdp2() else [])
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +111,15 @@ def test_fsdp2_follows_the_unsharded_parameters_and_global_norms(steps):
     for name in outs[0]["records"]:
         assert close(outs[0]["records"][name][1], outs[1]["records"][name][1])
     assert not close(outs[0]["local"]["0.weight"], outs[1]["local"]["0.weight"])
+
+
+def test_ddp_judges_the_averaged_gradient_each_process_steps_with(steps):
+    zero, one = run("ddp-nan", steps)
+    # torch: process 0's own gradient is finite, the average both step with is not
+    assert all(math.isfinite(v) for v in zero["local"].values())
+    assert not any(math.isfinite(v) for v in zero["grad"].values())
+    for out in (zero, one):
+        assert not out["summary"].startswith("ok"), out["summary"]
+        assert "an optimizer step read a .grad holding NaN/Inf" in out["summary"]
+    assert "another process sent the NaN/Inf" in zero["summary"]
+    assert "another process" not in one["summary"]  # its own batch made it

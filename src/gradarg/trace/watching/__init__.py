@@ -2,14 +2,20 @@
 
 What it is for: ``watch`` (``watch`` and ``GradWatch``), composed of three parts that share
 only ``model.Watched`` (the model's names, its engine, the step's progress; declared once):
-the ``recorder`` (``Recorder``: the hooks on module calls and the notes they take),
+the ``recorder`` (``Recorder``: the hooks on module calls and the notes they take, with
+``callnotes``: in-place edits of parameters during a call, integer inputs, narrow-float
+outputs' finiteness),
 ``gradhooks`` (``GradEvents``: the hooks on ``.grad``'s events: accumulation, ``GradScaler``'s
-``unscale_``, optimizer steps, the end of the block) and ``graphnotes`` (``GraphNotes``: what
-is read from the graph and the values at a few moments).  Each part offers read-only views;
+``unscale_``, optimizer steps and what they read, ``zero_grad``, ``GradScaler.step``, the
+exception that ended the block; its records in ``observed``) and ``graphnotes``
+(``GraphNotes``: what is read from the graph and the values at a few moments; with
+``forwardnotes``: tensors outside the model that fed the forward, overflows).  Each part offers read-only views;
 no module reads another's private state.  Then ``events`` (each parameter's ``.grad``
 events, in order, and how they are read), ``records`` (module and parameter records and their
 assembly), ``finding`` / ``findings`` / ``eventfindings`` (one function per thing that can be
-wrong with a step; those read from observed ``.grad`` events in ``eventfindings``), ``explain``
+wrong with a step; those read from observed ``.grad`` events in ``eventfindings``; ``reads``:
+what the optimizer will read, the findings behind a checked "ok" and what was checked),
+``explain``
 (``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).
 
 A new observed event is one hook in ``gradhooks`` (where torch has no hook for the call, a

@@ -52,6 +52,22 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
         by_kind.setdefault(acc.kind, []).append((name, acc))
     found, notes = [], []
     if "steps" in by_kind:
+        # the stale sum matters when an optimizer step reads it: a GAN's discriminator gets
+        # the generator's loss gradient after its own step, and its optimizer never reads it
+        read = {name for name, _ in by_kind["steps"] if _read_after_last_pass(w, name)}
+        unread = [name for name, _ in by_kind["steps"] if name not in read]
+        if unread and w.parameters[unread[0]].final_known:
+            notes.append(f".grad of {len(unread)} parameter(s) ({', '.join(unread[:3])}"
+                         f"{', ...' if len(unread) > 3 else ''}) sums gradients from before "
+                         f"and after an optimizer step, but no optimizer step read that sum "
+                         f"in this with block (observed: no step holding them after their "
+                         f"last backward); zero_grad() before their optimizer's next step "
+                         f"discards it (a GAN's discriminator receives the generator's loss "
+                         f"this way)")
+            by_kind["steps"] = [(n, a) for n, a in by_kind["steps"] if n in read]
+            if not by_kind["steps"]:
+                del by_kind["steps"]
+    if "steps" in by_kind:
         k = len(by_kind["steps"])
         found.append(f".grad already held a gradient for {k} parameter(s) before this backward, "
                      f"although the parameters changed since the previous step in this with "
@@ -84,6 +100,13 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
         notes.append(f".grad of {_who(len(mixed), total)} holds the sum of {n} backward passes "
                      f"over {m} forwards in this with block, the parameters unchanged in between")
     return Finding("accumulated", True, "; ".join(found) or None, note="; ".join(notes))
+
+
+def _read_after_last_pass(w: GradWatch, name: str) -> bool:
+    """Whether an optimizer step holding parameter ``name`` began after its last pass."""
+    ev = w.parameters[name].events
+    last = max((i for i, n in enumerate(ev) if n.kind == "pass"), default=-1)
+    return any(n.kind == "step" for n in ev[last + 1:])
 
 
 def updates(w: GradWatch) -> dict[int, float] | None:
@@ -265,3 +288,65 @@ def recreated(w: GradWatch, o: Options) -> Finding:
     more = (f" (and {len(names) - 1} other parameter(s): {', '.join(names[1:3])}"
             f"{', ...' if len(names) > 3 else ''})" if len(names) > 1 else "")
     return Finding("re-created parameters", True, replacement_text(w, names[0]) + more)
+
+
+def after_step(notes: tuple[events.Note, ...]) -> tuple[float, float] | None:
+    """``(read, end)``: the norm of ``.grad`` the last optimizer step holding the parameter
+    read, and its norm when the block ended, when no backward pass came in between and both
+    are finite and nonzero; else ``None``."""
+    last_step = max((i for i, n in enumerate(notes) if n.kind == "step"), default=None)
+    if last_step is None:
+        return None
+    later = notes[last_step + 1:]
+    if any(n.kind == "pass" for n in later):
+        return None
+    end = next((n for n in later if n.kind == "end"), None)
+    read = notes[last_step].held
+    if not notes[last_step].measured:  # the probe showed .grad as its pass left it
+        passes = [i for i, n in enumerate(notes[:last_step]) if n.kind == "pass"]
+        read = notes[passes[-1]].after if passes else None
+        for n in notes[passes[-1] + 1:last_step] if passes else ():
+            if n.kind == "unscale" and n.factor is not None and read is not None:
+                read *= n.factor  # a GradScaler's unscale_ in between, observed
+    if end is None or end.held is None or read is None:
+        return None
+    if not (math.isfinite(read) and math.isfinite(end.held)) or read == 0.0 or end.held == 0.0:
+        return None
+    return read, end.held
+
+
+def edited_after_step(w: GradWatch, o: Options) -> Finding:
+    """``.grad`` read by the last optimizer step against ``.grad`` when the block ended, no
+    backward pass in between: every ``.grad`` scaled by one factor below 1 is a
+    ``clip_grad_norm_`` after ``optimizer.step()`` (the step used the unclipped gradient).
+    Cleared or zeroed there is the usual ``zero_grad`` after the step: nothing to say."""
+    if not w.grads.steps_seen:
+        return Finding("edited after step", False, why_not="no optimizer step was seen")
+    if w.engine == "FSDP2":
+        return Finding("edited after step", False,
+                       why_not="under FSDP2 .grad is not read at the step (the norm of a "
+                               "sharded DTensor is a collective)")
+    seen = [(r, after_step(r.events)) for r in w.parameters.values() if r.events]
+    pairs = [(r, p) for r, p in seen if p is not None]
+    if not pairs:
+        return Finding("edited after step", True)
+    changed = [(r, p) for r, p in pairs if abs(p[1] / p[0] - 1) > 1e-4]
+    if not changed:
+        return Finding("edited after step", True)
+    factors = [p[1] / p[0] for _, p in changed]
+    f0 = factors[0]
+    one = len(changed) == len(pairs) and max(factors) <= min(factors) * 1.001
+    read = math.sqrt(sum(p[0] ** 2 for _, p in pairs))
+    if one and f0 < 1:
+        cause = (f"clip_grad_norm_ after optimizer.step(): it rescaled every .grad (total norm "
+                 f"{_f(read)} to {_f(read * f0)}) after the step had read the unclipped "
+                 f"gradient, so the clip had no effect on this update; call it between "
+                 f"backward() and optimizer.step()")
+    else:
+        cause = ("an edit of .grad after optimizer.step() has no effect on that step's "
+                 "update")
+    who = _who(len(changed), len(pairs))
+    return Finding("edited after step", True,
+                   f"gradients changed after the optimizer step: .grad of {who} is "
+                   f"{_f(f0)} times what the step read (observed: the step's reading and the "
+                   f"end of the with block, no backward in between): {cause}")

@@ -98,12 +98,14 @@ class PassEntry:
 class StepEntry(NamedTuple):
     """An optimizer step began: the watched parameters it holds (``held``), whether each one's
     ``.grad`` was None (``none``), the norms read (``norms``: parameter -> norm, ``None``: none
-    read), and the calls of the model started by then (``forward``)."""
+    read), the calls of the model started by then (``forward``) and the optimizer's class
+    name (``optimizer``)."""
 
     held: list[Any]
     none: list[bool]
     norms: dict[Any, float] | None
     forward: int
+    optimizer: str = ""
 
 
 class UnscaleEntry(NamedTuple):

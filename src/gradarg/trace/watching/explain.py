@@ -15,7 +15,7 @@ import torch
 from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
-from . import eventfindings, events, findings
+from . import eventfindings, events, findings, reads
 from .records import ROOT_NAME, ParamRecord
 
 if TYPE_CHECKING:
@@ -35,8 +35,26 @@ class Asked(NamedTuple):
 def _frozen(a: Asked) -> str | None:
     if a.r.requires_grad:
         return None
+    moved = a.w.grads.frozen_moved.get(a.name)
+    if moved is not None:
+        return (f"{a.name} has requires_grad=False (frozen): backward computes no gradient "
+                f"for it, but it still moved at the optimizer step (observed: before and "
+                f"after {moved.optimizer}.step()): its .grad was a tensor, not None, so the "
+                f"step applied {moved.why}; set .grad = None when freezing")
     return (f"{a.name} has requires_grad=False (frozen): backward computes no gradient "
             f"for it")
+
+
+def _gone(a: Asked) -> str | None:
+    if a.name in a.w.grads.replaced or a.name not in reads.gone(a.w):
+        return None
+    now = dict(a.w.model.named_parameters()).get(a.name)
+    got = (" (the model's tensor under that name now is a new one, which the record did not "
+           "watch: gradarg.why_no_grad(loss, param) reads it)" if now is not None else "")
+    return (f"{a.name} is no longer a parameter of the model: its module was replaced while "
+            f"the watch ran (observed: the model no longer holds the tensor it had when the "
+            f"watch began){got}; an optimizer built before the replacement holds the old "
+            f"tensor, and the new module never moves unless the optimizer is rebuilt")
 
 
 def _recreated(a: Asked) -> str | None:
@@ -104,6 +122,15 @@ def _output_unused(a: Asked) -> str | None:
             f"output: {findings.unused_why(a.w, c)}")
 
 
+def _raised(a: Asked) -> str | None:
+    e = a.w.grads.ended
+    if a.r.grad is not None or e is None or not e.by_backward:
+        return None
+    return (f"no gradient reached {a.name}: the with block ended with a backward() that "
+            f"raised {e.kind} (observed: the call raised, the error ended the block): "
+            f"{e.message}")
+
+
 def _cannot_tell(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
@@ -168,12 +195,14 @@ def _passes_text(w: GradWatch, r: ParamRecord) -> str:
 
 RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("frozen",), "", _frozen),
+    Rule(("gone",), "", _gone),
     Rule(("recreated",), "", _recreated),
     Rule(("no-backward",), "", _no_backward),
     Rule(("module-not-called",), "", _module_not_called),
     Rule(("cut",), "", _cut),
     Rule(("stopped",), "", _stopped),
     Rule(("output-unused",), "", _output_unused),
+    Rule(("raised",), "", _raised),
     Rule(("cannot-tell",), "", _cannot_tell),
     Rule(("zero-factor",), "", _zero_factor),
     Rule(("received",), "", _received),
@@ -214,6 +243,9 @@ def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:
 def _after_text(w: GradWatch, r: ParamRecord) -> str:
     """What happened to ``.grad`` after the last backward pass, as observed."""
     from ...show.render import fmt
+
+    if w.engine is not None and w.world > 1:
+        return ""  # .grad is the processes' average: not comparable with this pass
 
     a = events.after_backward(r.events)
     if a.change == "reset" and a.when == "step":
@@ -257,6 +289,12 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
     state = r.state
     if state == "ok":
         text = f"{name} received a gradient of norm {fmt(r.grad)} from backward"
+        opts = w.grads.seen_optimizers
+        p = next((q for q, (n, _) in w.watched.owner.items() if n == name), None)
+        if opts and p is not None and not any(q is p for h in opts for q in h.held):
+            text += ("; no optimizer seen in the block (by its step or zero_grad) holds it, "
+                     "so it is not updated (an optimizer built before its module was "
+                     "replaced, or left out)")
         return text + _after_text(w, r)
     calls = [c for c in w.modules if c.name == r.module]
     where = ""
@@ -275,5 +313,6 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
         c = dead[0]
         d, units = c.dead_units or (0, 0)
         text += (f"; module '{c.name}' ({c.kind}) had {d} of {units} units "
-                 f"({c.unit_axis}) at 0 for every example and position of the batch")
+                 f"({c.unit_axis}) at 0 for every example and position of the batch "
+                 f"({c.dead_support} per unit)")
     return text

@@ -15,8 +15,23 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 
 from ..graph.values import fmt_norm as _f
-from .eventfindings import accumulated, edited_after_backward, recreated, unscaled
+from .eventfindings import (
+    accumulated,
+    edited_after_backward,
+    edited_after_step,
+    recreated,
+    unscaled,
+)
 from .finding import Finding, Options
+from .reads import (
+    block_ended,
+    checked,
+    gone,
+    not_registered,
+    optimizer_holds,
+    optimizer_read,
+    scaler_skipped,
+)
 
 if TYPE_CHECKING:
     from .records import ModuleRecord
@@ -58,8 +73,13 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
                      f"torch.isfinite(x).all() before the forward{then}")
         elif made is not None and made[0] < len(w.modules):
             c = w.modules[made[0]]
+            over = w.graph.overflow
+            dtype = ("" if over is None else
+                     f" (its output is {over[0]}, whose largest finite value is {over[1]:g}: "
+                     f"an overflow; under autocast, run it in float32 or scale its input "
+                     f"down)")
             where = (f": the forward pass already made NaN/Inf in module '{c.name}' ({c.kind}), "
-                     f"whose input is finite and whose output is not{then}")
+                     f"whose input is finite (checked) and whose output is not{dtype}{then}")
         elif first is None:
             # already NaN/Inf where it reached the model: made outside it (the loss)
             outer = [c for c in w.modules if c.parent is None and c.index not in w.calls.late
@@ -74,8 +94,9 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
 
 
 def no_gradient(w: GradWatch, o: Options) -> Finding:
+    left = set(gone(w))  # no longer the model's: named by optimizer_holds
     none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None
-            and n not in w.grads.replaced]  # re-created: named by that finding
+            and n not in w.grads.replaced and n not in left]  # re-created: named by that
     if none:
         shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
         return Finding("missing gradients", True,
@@ -223,17 +244,43 @@ def unused_why(w: GradWatch, c: ModuleRecord) -> str:
         return (f"module '{d.name}' ({d.kind}) took that output without its history "
                 f"(observed: the same memory, no autograd graph), so it was detached between "
                 f"them (.detach() or .data); remove the detach to train '{c.name}'")
+    later = [(i, dtype) for i, dtype in w.calls.noted.integer_inputs.items()
+             if i > c.index and i < len(w.modules) and i not in w.calls.late
+             and w.modules[i].parent == c.parent]
+    if later:
+        i, dtype = later[0]
+        d = w.modules[i]
+        return (f"nothing on the way to the loss uses it with its history; module '{d.name}' "
+                f"({d.kind}), called after it, took an integer tensor ({dtype}) as input "
+                f"(observed): if that was computed from this output (argmax, an index, "
+                f".long(), round), integer values carry no gradient, so the path is cut "
+                f"there; use a differentiable relaxation (softmax weights) to train "
+                f"'{c.name}'")
     return ("nothing on the way to the loss uses it with its history (a returned state not "
             "passed on, or a use of its values without history that no watched module shows)")
 
 
+DEAD_SUPPORT = 8  # values per unit (examples x positions) before "dead" is stated as a fact
+
+
 def dead_units(w: GradWatch, o: Options) -> Finding:
+    """ReLU-like units whose output was 0 for every value of the batch: a fact when each unit
+    had at least :data:`DEAD_SUPPORT` values (examples times positions), else what was seen
+    on this batch (a note: one example says nothing about every example)."""
     for c in w.modules:
         if c.dead_units and c.dead_units[0] >= o.dead_fraction * c.dead_units[1]:
+            n = c.dead_support
+            if n and n < DEAD_SUPPORT:
+                return Finding("dead units", True, note=(
+                    f"seen on this batch only: '{c.name}' output 0 for {c.dead_units[0]} of "
+                    f"{c.dead_units[1]} units ({c.unit_axis}) on the {n} example(s) and "
+                    f"position(s) of this batch, too few to call a unit dead (at least "
+                    f"{DEAD_SUPPORT} needed)"))
+            support = f" (support: {n} examples and positions per unit)" if n else ""
             return Finding("dead units", True,
                            f"dead units: '{c.name}' has {c.dead_units[0]} of "
                            f"{c.dead_units[1]} units ({c.unit_axis}) at 0 for every example "
-                           f"and position of the batch")
+                           f"and position of the batch{support}")
     return Finding("dead units", True)
 
 
@@ -296,16 +343,21 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
-    backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph, output_unused,
-    vanishing_or_exploding, dead_units, all_zero,
-    accumulated, unscaled, edited_after_backward,
+    block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
+    output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
+    all_zero, accumulated, unscaled, edited_after_backward, edited_after_step, optimizer_read,
+    scaler_skipped,
 )
 
 
 def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
     """Every finding, in order; none when no backward pass reached the model."""
     if not w.watched.backward_seen:
-        return [Finding("backward", True, "no backward pass reached the model" + raised(w))]
+        ended = block_ended(w, Options())
+        then = "" if ended.problem is None or (w.grads.raised is not None and (
+            w.grads.ended is not None and w.grads.ended.by_backward)) else f"; {ended.problem}"
+        return [Finding("backward", True,
+                        "no backward pass reached the model" + raised(w) + then)]
     options = Options(**kwargs)
     return [finding(w, options) for finding in FINDINGS]
 
@@ -343,7 +395,12 @@ def summary(w: GradWatch, *, checks: bool = True, **kwargs: Any) -> str:
         which = "trainable parameter" if frozen else "parameter"
         expected = [n for f in results for n in f.expected]
         but = f" but {_shown(expected, 3)}" if expected else ""
-        line = f"ok: every {which}{but} got a finite, nonzero gradient{spread}"
+        claim, scope, short = checked(w)
+        if claim:
+            line = f"ok: every {which}{but} got a finite, nonzero gradient{spread}"
+            line += f" ({scope})" if checks else short
+        else:
+            line = scope
     for f in results:
         if f.note:
             line += f"; {f.note}"

@@ -15,47 +15,31 @@ A new event of ``.grad`` gets its hook here, its note in :mod:`.events` and its 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch.nn.modules.module import register_module_parameter_registration_hook
-from torch.optim.optimizer import register_optimizer_step_pre_hook
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
 
 from ..graph.values import norm as _norm
 from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, UnscaleEntry
 from .model import Watched
-from .patches import register_backward_error_hook, register_unscale_hook
+from .observed import Ended, FrozenMoved, Holding, Raised, message, where
+from .patches import (
+    register_backward_error_hook,
+    register_scaler_step_hook,
+    register_unscale_hook,
+    register_zero_grad_hook,
+)
 from .records import ROOT_NAME
 
-__all__ = ["GradEvents", "Raised"]
-
-class Raised(NamedTuple):
-    """A ``backward()`` that raised: the error's type, its message (the first sentences,
-    without torch's hint), the calls of the model started by then, and whether a gradient
-    of that pass had reached a watched parameter."""
-
-    kind: str
-    message: str
-    forward: int
-    reached: bool
-
-
-def _message(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    text = text.split(" Hint:")[0]
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-class _Holding(NamedTuple):
-    """What one optimizer holds of the watched parameters (cached per optimizer)."""
-
-    optimizer: Any
-    size: int
-    held: list[torch.Tensor]
-    has_probe: bool
-
+__all__ = ["Ended", "FrozenMoved", "GradEvents", "Holding", "Raised"]
 
 def _nothing() -> None:
     return None
@@ -92,7 +76,14 @@ class GradEvents:
         self._probe_after: float | None = None
         self._moved: dict[int, float] = {}
         self._moved_end: float | None = None
-        self._held_by: dict[int, _Holding] = {}  # per optimizer
+        self._held_by: dict[int, Holding] = {}  # per optimizer
+        self._stepped: dict[int, Holding] = {}  # optimizers whose step held a watched param
+        self._frozen_before: dict[Any, float] = {}  # frozen param -> its sum at the step
+        self._frozen_moved: dict[str, FrozenMoved] = {}
+        self._ended: Ended | None = None
+        self._zeroed: dict[int, Holding] = {}  # optimizers whose zero_grad ran in the block
+        self._scaler_steps: list[tuple[bool, float]] = []  # (optimizer step ran, scale after)
+        self._steps_at_scaler = 0
         # (module, attribute) -> the parameter registered there when the watch began
         self._registered: dict[tuple[Any, str], torch.Tensor] = {}
         # not under FSDP: it puts other tensors on the modules at each forward by itself
@@ -131,6 +122,40 @@ class GradEvents:
     def changes(self) -> int:
         """A counter bumped at each logged event: changes when the record does."""
         return self._changes
+
+    @property
+    def ended(self) -> Ended | None:
+        """The exception that ended the ``with`` block (``None``: it ended normally, or has not
+        ended)."""
+        return self._ended
+
+    def steps_since(self, forward: int) -> list[StepEntry]:
+        """The optimizer steps logged since call ``forward`` of the model started."""
+        return [e for e in self._log if isinstance(e, StepEntry) and e.forward >= forward]
+
+    @property
+    def optimizers(self) -> list[Holding]:
+        """The optimizers whose step held a watched parameter during the block, in order."""
+        return list(self._stepped.values())
+
+    @property
+    def seen_optimizers(self) -> list[Holding]:
+        """The optimizers seen in the block holding a watched parameter: whose step ran, or
+        whose ``zero_grad()`` did."""
+        seen = dict(self._zeroed)
+        seen.update(self._stepped)
+        return list(seen.values())
+
+    @property
+    def scaler_steps(self) -> list[tuple[bool, float]]:
+        """Each ``GradScaler.step`` observed: whether it ran the optimizer's step (``False``:
+        skipped, inf/NaN in the unscaled ``.grad``) and the scale it found."""
+        return list(self._scaler_steps)
+
+    @property
+    def frozen_moved(self) -> Mapping[str, FrozenMoved]:
+        """Frozen parameters (``requires_grad=False``) an optimizer step changed, by name."""
+        return MappingProxyType(self._frozen_moved)
 
     @property
     def steps_seen(self) -> int:
@@ -175,6 +200,7 @@ class GradEvents:
             if p.requires_grad:
                 self.hook_param(p)
         self._handles.append(register_optimizer_step_pre_hook(self._step_hook))
+        self._handles.append(register_optimizer_step_post_hook(self._after_step_hook))
         if self._registered:
             self._handles.append(
                 register_module_parameter_registration_hook(self._registration_hook))
@@ -182,6 +208,10 @@ class GradEvents:
         if handle is not None:
             self._handles.append(handle)
         self._handles.append(register_backward_error_hook(self._raised_hook))
+        self._handles.append(register_zero_grad_hook(self._zero_grad_hook))
+        handle = register_scaler_step_hook(self._scaler_step_hook)
+        if handle is not None:
+            self._handles.append(handle)
 
     def hook_param(self, p: torch.Tensor, live: torch.Tensor | None = None) -> None:
         """Hook ``p`` (or ``live``, the tensor FSDP2 computes with in its place)."""
@@ -261,47 +291,99 @@ class GradEvents:
 
     def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """An optimizer step begins: which watched parameters it holds and whose ``.grad`` is
-        None (always seen); norms are read for the probe (the smallest parameter), and for all
-        of them when the probe's changed since its pass (a clip, an ``unscale_``, a
-        ``zero_grad(set_to_none=False)`` acts on all): one small norm per step otherwise."""
+        None (always read), the norm of the smallest parameter's ``.grad`` against what its
+        pass left, and of every ``.grad`` the step holds when that one changed (or cannot be
+        compared: no pass since the last step, DDP's averaged ``.grad``): one small norm per
+        step otherwise.  Frozen parameters it holds with a ``.grad`` (which momentum or
+        weight decay can still move) get their sum read."""
         cached = self._holding(optimizer)
         held = cached.held
         if not held:
             return
         self._steps_seen += 1
+        self._stepped.setdefault(id(optimizer), cached)
         grads = [p.grad for p in held]
-        probe, norms = self._probe, None
-        if not self.watched.exact:
-            pass  # DDP/FSDP2: .grad holds the processes' average; None-ness only
-        elif probe is not None and self._probe_after and probe.grad is not None \
-                and cached.has_probe:
-            n = _norm(probe.grad)
-            a = self._probe_after
+        norms = None
+        probe = self._probe
+        if self.watched.exact and probe is not None and self._probe_after \
+                and probe.grad is not None and cached.has_probe:
+            # the smallest parameter's norm, against what its pass left: unchanged, the
+            # others are as their passes left them (a clip, an unscale_, an edit of every
+            # .grad changes it too; a reset is seen by None-ness); changed, all are read
+            n, a = _norm(probe.grad), self._probe_after
             norms = {probe: n}
             if not (n == a or abs(n / a - 1) <= 1e-5):
                 norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
-        else:
+        elif self.watched.exact or self.watched.engine == "DDP":
+            # under DDP .grad holds the processes' average (a plain tensor: its norm is
+            # local); under FSDP2 a sharded DTensor (a norm is a collective): None-ness only
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
+        for p, g in zip(held, grads, strict=True):
+            if g is not None and not p.requires_grad:
+                self._frozen_before[p] = float(p.detach().sum())
         if cached.has_probe:
             self._probe_after = None  # compared once: a later step has nothing to compare with
         self._log_entry(StepEntry(held, [g is None for g in grads], norms,
-                                  self.watched.forwards))
+                                  self.watched.forwards, type(optimizer).__name__))
 
-    def _holding(self, optimizer: Any) -> _Holding:
+    def _after_step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """An optimizer step ended: a frozen parameter whose sum changed was moved by it."""
+        if not self._frozen_before:
+            return
+        before, self._frozen_before = self._frozen_before, {}
+        for p, total in before.items():
+            now = float(p.detach().sum())
+            if now == total or (math.isnan(now) and math.isnan(total)):
+                continue
+            name = self.watched.owner[p][0]
+            state = optimizer.state.get(p, {}) if hasattr(optimizer, "state") else {}
+            group = next((g for g in optimizer.param_groups
+                          if any(q is p for q in g["params"])), {})
+            why = [w for w, on in (
+                ("its momentum buffer", "momentum_buffer" in state
+                 and state["momentum_buffer"] is not None),
+                ("its running averages (exp_avg)", "exp_avg" in state),
+                (f"weight decay {group.get('weight_decay')}",
+                 bool(group.get("weight_decay")))) if on]
+            self._frozen_moved.setdefault(name, FrozenMoved(
+                name, type(optimizer).__name__, " and ".join(why) or "its update rule"))
+
+    def _holding(self, optimizer: Any) -> Holding:
         """The watched parameters ``optimizer`` holds (cached while its groups keep their size)."""
         groups = optimizer.param_groups
         size = sum(len(g["params"]) for g in groups)
         cached = self._held_by.get(id(optimizer))
         if cached is None or cached.optimizer is not optimizer or cached.size != size:
             owner = self.watched.owner
-            held = [p for g in groups for p in g["params"] if p in owner]
+            every = [p for g in groups for p in g["params"]]
+            held = [p for p in every if p in owner]
             has_probe = any(p is self._probe for p in held)
-            self._held_by[id(optimizer)] = cached = _Holding(optimizer, size, held, has_probe)
+            foreign = [p for p in every
+                       if p not in owner and isinstance(p, torch.Tensor) and p.requires_grad]
+            self._held_by[id(optimizer)] = cached = Holding(optimizer, size, held, has_probe,
+                                                            foreign)
         return cached
+
+    def _zero_grad_hook(self, optimizer: Any) -> None:
+        """An optimizer's ``zero_grad()`` ran: what it holds is known even without a step."""
+        cached = self._holding(optimizer)
+        if cached.held:
+            self._zeroed.setdefault(id(optimizer), cached)
+
+    def _scaler_step_hook(self, scaler: Any, optimizer: Any, when: str) -> None:
+        """Around ``GradScaler.step(optimizer)``: whether the optimizer's step ran."""
+        if not scaler.is_enabled() or not self._holding(optimizer).held:
+            return
+        if when == "before":
+            self._steps_at_scaler = self._steps_seen
+        else:
+            self._scaler_steps.append((self._steps_seen > self._steps_at_scaler,
+                                       float(scaler.get_scale())))
+            self._changes += 1
 
     def _raised_hook(self, error: BaseException) -> None:
         """``torch.autograd.backward`` raised ``error`` (it goes on to the caller)."""
-        self._raised = Raised(type(error).__name__, _message(error), self.watched.forwards,
+        self._raised = Raised(type(error).__name__, message(error), self.watched.forwards,
                               self.watched.backward_seen)
         self._changes += 1
 
@@ -318,6 +400,14 @@ class GradEvents:
         self._log_entry(UnscaleEntry(cached.held, factor, self.watched.forwards))
         if cached.has_probe and self._probe_after is not None:
             self._probe_after *= factor
+
+    def ended_by(self, error: BaseException) -> None:
+        """The ``with`` block ends with ``error`` (its ``__exit__`` saw it)."""
+        raised = self._raised
+        by_backward = raised is not None and raised.message == message(error)
+        self._ended = Ended(type(error).__name__, message(error), where(error), by_backward,
+                            self.watched.forwards)
+        self._changes += 1
 
     def end(self) -> None:
         """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""

@@ -25,12 +25,25 @@ from ..graph.nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor,
 from ..graph.operators import row
 from ..graph.values import finite
 from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
+from .forwardnotes import Unregistered, overflow, unregistered
 from .records import CallValues
 
 __all__ = [
-    "GraphNotes", "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan", "known_finite",
-    "nonfinite_origin", "quick_finite", "reentrant_checkpoint", "refs", "roots", "stopped",
-    "takes_bad_data", "zero_blocks",
+    "GraphNotes",
+    "Stop",
+    "ZeroBlock",
+    "call_of",
+    "first_nonfinite_call",
+    "forward_nan",
+    "known_finite",
+    "nonfinite_origin",
+    "quick_finite",
+    "reentrant_checkpoint",
+    "refs",
+    "roots",
+    "stopped",
+    "takes_bad_data",
+    "zero_blocks",
 ]
 
 
@@ -180,19 +193,38 @@ def known_finite(rs: Sequence[weakref.ref]) -> bool | None:
 
 
 def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, CallValues],
-                         root: int) -> int | None:
+                         root: int, producers: Sequence[Sequence[int]] = (),
+                         narrow: Mapping[int, tuple[Any, ...]] | None = None) -> int | None:
     """The module call, inside call ``root`` (whose output is not finite), that made the first
-    non-finite value in the forward: its output holds NaN/Inf while each of its inputs is still
-    there and finite; of such calls the innermost (none inside it qualifies), first in forward
+    non-finite value in the forward: its output holds NaN/Inf while each of its inputs is
+    finite (checked: alive and finite, or every call that produced it returned finite
+    outputs); of such calls the innermost (none inside it qualifies), first in forward
     order.  ``parents[i]`` is call ``i``'s parent; ``values[i]`` the weak references to its
-    inputs and outputs.  ``None`` when no call qualifies (the model's input itself is not
-    finite, or the values were freed)."""
+    inputs and outputs; ``producers[i]`` the calls whose outputs reached its inputs;
+    ``narrow[i]`` whether call ``i``'s narrow-float outputs were finite when it returned
+    (read then: they may be freed since).  ``None`` when no call qualifies (the model's
+    input itself is not finite, or the values were freed)."""
+    narrow = narrow or {}
+
+    def outs(i: int) -> bool | None:
+        known = known_finite(values[i].outs) if i in values else None
+        if known is None and i in narrow:
+            return narrow[i][0]
+        return known
+
+    def ins(i: int) -> bool | None:
+        known = known_finite(values[i].ins)
+        if known is None and i < len(producers) and producers[i]:
+            got = [outs(p) for p in producers[i]]
+            if all(g is not None for g in got):
+                return all(got)
+        return known
+
     inside = {root}
     for i in range(root + 1, len(parents)):
         if parents[i] in inside:
             inside.add(i)
-    made = [i for i in sorted(inside) if i in values
-            and known_finite(values[i].outs) is False and known_finite(values[i].ins) is True]
+    made = [i for i in sorted(inside) if i in values and outs(i) is False and ins(i) is True]
     for i in made:
         if not any(j != i and _within(j, i, parents) for j in made):
             return i
@@ -304,7 +336,8 @@ def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
     if known_finite(rec.values[index].ins) is False:
         return index, "input"
     parents = [r.parent for r in rec.raw]
-    made = first_nonfinite_call(parents, rec.values, index)
+    made = first_nonfinite_call(parents, rec.values, index, [r.producers for r in rec.raw],
+                                rec.noted.narrow)
     within = index if made is None else made
     by_slot = _by_slot(rec)
     calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
@@ -335,13 +368,22 @@ class GraphNotes:
     def reset(self) -> None:
         """A new step: nothing read yet."""
         self._forward_nan: tuple[int, str] | None = None
+        self._nan_dtype: tuple[str, float] | None = None
         self._zero_blocked: dict[str, ZeroBlock] | None = None
         self._stop: Stop | None = None
+        self._unregistered: list[Unregistered] = []
 
     @property
     def forward_nan(self) -> tuple[int, str] | None:
         """``(call, "made" | "input")``: where the forward's first NaN/Inf comes from."""
         return self._forward_nan
+
+    @property
+    def overflow(self) -> tuple[str, float] | None:
+        """``(dtype, largest finite value)`` when the call that made the forward's first
+        NaN/Inf returned Inf in a floating type narrower than float32 (float16, bfloat16):
+        an overflow, read from its output values; ``None`` otherwise."""
+        return self._nan_dtype
 
     @property
     def zero_blocked(self) -> Mapping[str, ZeroBlock]:
@@ -354,6 +396,13 @@ class GraphNotes:
             return
         try:
             self._forward_nan = forward_nan(self._calls, index)
+            if self._forward_nan is not None and self._forward_nan[1] == "made":
+                call = self._forward_nan[0]
+                self._nan_dtype = overflow(self._calls.values.get(call))
+                seen = self._calls.noted.narrow.get(call)
+                if self._nan_dtype is None and seen is not None and seen[2]:
+                    self._nan_dtype = (str(seen[1]).removeprefix("torch."),
+                                       float(torch.finfo(seen[1]).max))
         except Exception:  # noqa: BLE001 (never break the user's forward)
             self._forward_nan = None
 
@@ -366,6 +415,27 @@ class GraphNotes:
             self._zero_blocked = zero_blocks(roots(self._calls), self.watched.param_names())
         except Exception:  # noqa: BLE001 (never break the user's backward)
             self._zero_blocked = {}
+
+    def unregistered(self) -> list[Unregistered]:
+        """Leaf tensors that require grad and feed this step's forward (reached from the
+        model's outputs) without being parameters of the model or inputs of its outermost
+        calls: parameters kept in a Python list, a plain tensor attribute (read while the
+        hooks are on; kept when the block ends)."""
+        if self.watched.active:
+            self.note_unregistered()
+        return self._unregistered
+
+    def note_unregistered(self) -> None:
+        """Walk the step's graph from the model's outputs to its leaves (once per step)."""
+        watched = self.watched
+        if not watched.backward_seen:
+            self._unregistered = []
+            return
+        try:
+            self._unregistered = unregistered(self._calls, roots(self._calls), watched,
+                                              self._grads.optimizers)
+        except Exception:  # noqa: BLE001 (a graph that cannot be walked: nothing known)
+            self._unregistered = []
 
     def stopped_at(self) -> Stop | None:
         """Where this step's backward stopped at a saved tensor modified in place, if it did
@@ -386,3 +456,17 @@ class GraphNotes:
                                  self._calls.node_owner)
         except Exception:  # noqa: BLE001 (a saved tensor that cannot be read: nothing known)
             self._stop = None
+        stop = self._stop
+        for name, (module, kind) in self._calls.noted.edited.items():
+            if stop is not None and stop.what.startswith(f"{name}, "):
+                renorm = (" (nn.Embedding(max_norm=...) renormalises the rows it looks up, "
+                          "in place, at each call)" if kind == "Embedding" else "")
+                self._stop = stop._replace(
+                    what=(f"{name} was modified in place inside the forward, by module "
+                          f"'{module}' ({kind}) during its own call{renorm} (observed: its "
+                          f"version counter went up during that call), after an earlier "
+                          f"operation of the same forward had saved it"),
+                    fix=(f"use a copy for the other operation ({name}.clone()), or run "
+                         f"'{module}' before it; for max_norm, renormalise outside the "
+                         f"forward under torch.no_grad()"))
+                break

@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["register_backward_error_hook", "register_unscale_hook"]
+__all__ = ["register_backward_error_hook", "register_scaler_step_hook",
+           "register_unscale_hook", "register_zero_grad_hook"]
 
 
 class _Handle:
@@ -86,6 +87,28 @@ def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
     return backward
 
 
+def _wrap_scaler_step(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def step(self: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        _tell(listeners, self, optimizer, "before")
+        out = original(self, optimizer, *args, **kwargs)
+        _tell(listeners, self, optimizer, "after")
+        return out
+
+    return step
+
+
+def _wrap_zero_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(self, *args, **kwargs)
+        _tell(listeners, self)
+        return out
+
+    return zero_grad
+
+
+_SCALER_STEP = (_Patch(torch.amp.GradScaler, "step", _wrap_scaler_step)
+                if hasattr(torch.amp, "GradScaler") else None)
+_ZERO_GRAD = _Patch(torch.optim.Optimizer, "zero_grad", _wrap_zero_grad)
 _UNSCALE = (_Patch(torch.amp.GradScaler, "unscale_", _wrap_unscale)
             if hasattr(torch.amp, "GradScaler") else None)
 _BACKWARD = _Patch(torch.autograd, "backward", _wrap_backward)
@@ -102,3 +125,18 @@ def register_backward_error_hook(fn: Callable[[BaseException], None]) -> _Handle
     """Call ``fn(error)`` when ``torch.autograd.backward`` (so ``Tensor.backward``) raises,
     before the error goes on to the caller; until the handle's ``remove()``."""
     return _BACKWARD.add(fn)
+
+
+def register_scaler_step_hook(fn: Callable[[Any, Any, str], None]) -> _Handle | None:
+    """Call ``fn(scaler, optimizer, "before")`` and ``fn(scaler, optimizer, "after")`` around
+    each ``torch.amp.GradScaler.step(optimizer)`` (which skips ``optimizer.step()`` when the
+    unscaled gradients hold inf/NaN), until the handle's ``remove()``.  ``None`` where
+    ``torch.amp.GradScaler`` does not exist."""
+    return None if _SCALER_STEP is None else _SCALER_STEP.add(fn)
+
+
+def register_zero_grad_hook(fn: Callable[[Any], None]) -> _Handle:
+    """Call ``fn(optimizer)`` after each ``torch.optim.Optimizer.zero_grad()`` (an optimizer
+    class that overrides ``zero_grad`` without calling it is not seen), until the handle's
+    ``remove()``."""
+    return _ZERO_GRAD.add(fn)

@@ -22,6 +22,7 @@ from ..graph.nodes import children, is_leaf, leaf_tensor
 from ..graph.values import norm as _norm
 from ..graph.values import tensors as _tensors
 from . import graphnotes
+from .callnotes import CallNotes
 from .gradhooks import GradEvents
 from .model import Watched
 from .records import ROOT_NAME, CallInputs, CallValues, DeadUnits, OpenSum, RawCall
@@ -71,6 +72,7 @@ class Recorder:
         self._module_handles: list[Any] = []
         self._tensor_handles: list[Any] = []
         self.version = 0  # bumped at each call and step: part of the record's cache key
+        self._notes = CallNotes(watched.owner, watched.names)
         self._reset()
 
     def listen(self, *, new_step: Callable[[], None],
@@ -118,6 +120,12 @@ class Recorder:
         memory (``data_ptr``, the output still alive), no graph: a ``.detach()`` or ``.data``
         between them, observed."""
         return MappingProxyType(self._detached)
+
+    @property
+    def noted(self) -> CallNotes:
+        """In-place edits of parameters inside calls, integer inputs and narrow-float outputs'
+        finiteness (:class:`.callnotes.CallNotes`: read-only views)."""
+        return self._notes
 
     def running(self) -> tuple[str, str] | None:
         """The innermost module call running: ``(name, class name)``; ``None``: none."""
@@ -192,10 +200,12 @@ class Recorder:
         # call -> the call that took that memory as an input without history (detached)
         self._out_ptr: dict[int, tuple[int, weakref.ref, torch.Size]] = {}
         self._detached: dict[int, int] = {}
+        self._notes.reset()
 
     def attach(self) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
         self._trainable = {m for m in self.watched.names if any(p.requires_grad for p in m.parameters())}
+
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
         # break at each module call: they read tensors' autograd state, which tracing lacks)
         pre = torch.compiler.disable(self._pre_hook)
@@ -304,6 +314,7 @@ class Recorder:
                                 self._hook_sent(j, self._call_outs.pop(j))
                         self._sharers[j].add(index)
                 users.append(index)
+        self._notes.begin(index, module, ts)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
         self._values[index] = CallValues(graphnotes.refs(ts), [])
@@ -423,6 +434,7 @@ class Recorder:
             return
         index = self._stack.pop()
         ts = (output,) if type(output) is torch.Tensor else list(_tensors(output))
+        self._notes.end(index, module, ts)
         slots = []
         owners = self._node_owner
         for t in ts:
@@ -459,7 +471,8 @@ class Recorder:
             axis = 1 if channels else out.dim() - 1
             peak = out.amax(dim=[d for d in range(out.dim()) if d != axis])
             kind = "channels, dimension 1" if channels else "features, the last dimension"
-            self._dead[index] = DeadUnits(peak, out.shape[axis], kind)  # ReLU outputs are >= 0
+            self._dead[index] = DeadUnits(peak, out.shape[axis], kind,
+                                          out.numel() // max(out.shape[axis], 1))  # ReLU outputs are >= 0
         if module in self._trainable:
             outs = [t for t in ((output,) if type(output) is torch.Tensor else _tensors(output))
                     if t.is_floating_point() or t.is_complex()]

@@ -49,11 +49,13 @@ class CallInputs(NamedTuple):
 
 class DeadUnits(NamedTuple):
     """What a ReLU-like call's output showed: the largest value of each unit over the batch
-    (``peak``), the number of units (``units``) and their axis, in words (``axis``)."""
+    (``peak``), the number of units (``units``), their axis, in words (``axis``), and how many
+    values each unit had over the batch (``rows``: examples times positions), its support."""
 
     peak: torch.Tensor
     units: int
     axis: str
+    rows: int = 0
 
 
 @dataclass(eq=False, slots=True)
@@ -106,6 +108,9 @@ class ModuleRecord:
     unit_axis : str or None
         What the units were counted along: ``"features, the last dimension"`` or
         ``"channels, dimension 1"``.
+    dead_support : int
+        How many values each unit had in the batch (examples times positions): the support of
+        ``dead_units``.
     producers : tuple of int
         ``index`` of the module calls whose outputs reached this call's inputs (through
         functional operations such as ``+`` too).
@@ -125,6 +130,7 @@ class ModuleRecord:
     param_norm: float | None = None
     dead_units: tuple[int, int] | None = None
     unit_axis: str | None = None
+    dead_support: int = 0
     producers: tuple[int, ...] = ()
     backward_rank: int | None = None
     children: list[int] = field(default_factory=list)
@@ -234,6 +240,7 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
             d = dead[index]
             rec.dead_units = (int((d.peak == 0).sum()), d.units)
             rec.unit_axis = d.axis
+            rec.dead_support = d.rows
         if parent is not None:
             calls[parent].children.append(index)
         calls.append(rec)

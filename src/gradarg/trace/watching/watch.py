@@ -117,6 +117,7 @@ class GradWatch:
             h.remove()
         if watched.active:
             self.graph.note_stop()  # the graph is still held; no hook fires while it is read
+            self.graph.note_unregistered()
         self.calls.forget()
         watched.active = False
 
@@ -124,6 +125,9 @@ class GradWatch:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        error = exc[1] if len(exc) > 1 else None
+        if isinstance(error, Exception) and self.watched.active:
+            self.grads.ended_by(error)  # what ended the block: said by the summary
         self.remove()
 
     # -- the record ---------------------------------------------------------------------------
@@ -264,11 +268,14 @@ class GradWatch:
     def summary(self, *, checks: bool = True, **kwargs: Any) -> str:
         """One line: what is wrong with the recorded step's gradient flow, or that nothing is.
 
-        "ok" only when every check that ran passed; frozen parameters are named (they get no
-        gradient on purpose, or by mistake); with ``checks`` (default) the line ends with the
-        checks that ran and those that could not, and why (the comparison with the final
-        ``.grad`` needs the ``with`` block to have ended).  Keyword arguments go to
-        :meth:`problems`.
+        "ok" only when every check that ran passed and something was checked: the ``.grad``
+        each optimizer step read (or, with no step seen, ``.grad`` at the end of the block,
+        which the line then says); a model without parameters gets no "ok".  Frozen
+        parameters are named (they get no gradient on purpose, or by mistake); with
+        ``checks`` (default) the line ends with the checks that ran and those that could not,
+        and why (the comparison with the final ``.grad`` needs the ``with`` block to have
+        ended; what an optimizer holds needs its step or its ``zero_grad`` in the block), and
+        an "ok" says what it checked.  Keyword arguments go to :meth:`problems`.
         """
         return findings.summary(self, checks=checks, **kwargs)
 
@@ -367,6 +374,18 @@ def watch(model: torch.nn.Module) -> GradWatch:
     registered parameter's attribute assigned a new ``nn.Parameter`` (one made in
     ``forward``).  Updates made without a ``torch.optim`` optimizer are told by the sum of
     the smallest parameter, read at each call of the model.
+
+    "ok" is a checked claim about what the optimizer reads: at each optimizer step the
+    pre-hook reads the norm of every ``.grad`` the step holds (present, finite, nonzero,
+    equal to what the observed passes left), and ``.grad`` is read again when the block
+    ends; the summary also names tensors that require grad and feed the forward without being
+    parameters of the model (read from the step's graph when the block ends), parameters no
+    optimizer seen holds (an optimizer is seen by its step or its ``zero_grad``), a module
+    replaced after the optimizer was built, a frozen parameter an optimizer step still moved
+    (its sum before and after the step, read only for frozen parameters with a ``.grad``),
+    a ``GradScaler.step`` that skipped the optimizer's step, and the exception that ended the
+    block (what raised and where, from ``__exit__``).  With nothing checked there is no "ok"
+    (a model without parameters); without an optimizer step the line says so.
 
     Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
     process records its own step: module and parameter norms are this process's gradients

@@ -1,0 +1,95 @@
+"""Two notes the module-call hooks of :class:`~.recorder.Recorder` take at each call, kept
+here: in-place edits of a module's own parameters during its call (their version counters,
+read at the call's start and end), and integer tensors a call took as inputs.
+
+Imports nothing of the trace room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import torch
+
+__all__ = ["CallNotes"]
+
+
+class CallNotes:
+    """In-place edits of parameters inside the forward and integer inputs, per module call.
+
+    Parameters
+    ----------
+    owner : dict
+        Parameter -> ``(full name, module name)`` (``Watched.owner``).
+    names : dict
+        Module -> its name.
+    """
+
+    def __init__(self, owner: Mapping[Any, tuple[str, str]], names: Mapping[Any, str]):
+        self._owner, self._names = owner, names
+        # each module's own parameters that require grad
+        self._own = {m: [p for _, p in m.named_parameters(recurse=False)
+                         if p.requires_grad and p in owner] for m in names}
+        self.reset()
+
+    def reset(self) -> None:
+        """A new step: nothing noted."""
+        self._versions: dict[int, list[tuple[torch.Tensor, int]]] = {}
+        self._edited: dict[str, tuple[str, str]] = {}  # param name -> (module, class)
+        self._ints: dict[int, str] = {}  # call -> dtype of an integer tensor it took
+        self._used: dict[Any, int] = {}  # parameter -> its version when its module returned
+        # call -> (outputs finite, dtype, an Inf among them)
+        self._narrow: dict[int, tuple[bool, torch.dtype, bool]] = {}
+
+    @property
+    def edited(self) -> Mapping[str, tuple[str, str]]:
+        """Parameter name -> ``(module name, class name)`` of the call during which its
+        version counter went up: modified in place inside the forward (observed)."""
+        return MappingProxyType(self._edited)
+
+    @property
+    def integer_inputs(self) -> Mapping[int, str]:
+        """Call -> the dtype of an integer (or bool) tensor it took as an input (observed)."""
+        return MappingProxyType(self._ints)
+
+    @property
+    def narrow(self) -> Mapping[int, tuple[bool, torch.dtype, bool]]:
+        """Call -> ``(finite, dtype, inf)`` for a call that returned a floating tensor narrower
+        than float32 (float16, bfloat16: autocast), read when it returned: whether every
+        output entry was finite, and whether one was Inf.  Read there because such an output is often freed before
+        the model's output is (a ReLU after it saves its own output), and overflows happen
+        in these types."""
+        return MappingProxyType(self._narrow)
+
+    def changed_since_forward(self, params: Any) -> list[Any]:
+        """Those of ``params`` whose version counter went up since their module's last call
+        in this step returned: modified in place after the forward used them (observed)."""
+        return [p for p in params if p in self._used and p._version != self._used[p]]
+
+    def begin(self, index: int, module: Any, inputs: Any) -> None:
+        """Call ``index`` of ``module`` starts with tensors ``inputs``."""
+        for t in inputs:
+            if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex()):
+                self._ints.setdefault(index, str(t.dtype).removeprefix("torch."))
+                break
+        own = self._own.get(module)
+        if own:
+            self._versions[index] = [(p, p._version) for p in own]
+
+    def end(self, index: int, module: Any, outputs: Any = ()) -> None:
+        """Call ``index`` of ``module`` returned ``outputs`` (tensors)."""
+        for t in outputs:
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and t.element_size() < 4:
+                d = t.detach()
+                ok = bool(torch.isfinite(d.float().sum())) or bool(torch.isfinite(d).all())
+                self._narrow[index] = (ok, t.dtype, not ok and bool(torch.isinf(d).any()))
+                break
+        versions = self._versions.pop(index, None)
+        for p, _ in versions or ():
+            self._used[p] = p._version  # as the forward left it
+        for p, v in versions or ():
+            if p._version != v:
+                self._edited.setdefault(self._owner[p][0], (
+                    self._names.get(module, "(model)"), type(module).__name__))

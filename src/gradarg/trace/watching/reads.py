@@ -1,0 +1,265 @@
+"""What the optimizer will read, checked: the findings behind a summary's "ok".
+
+"ok" is a claim about the ``.grad`` an optimizer reads, so it is checked where it is read: at
+each optimizer step (a step pre-hook reads the norm of every ``.grad`` the step holds) and at
+the end of the ``with`` block.  The findings here report what stands between the record and
+that claim: the exception that ended the block (:func:`block_ended`), tensors that require grad
+and feed the forward without being registered parameters (:func:`not_registered`), an
+optimizer that holds tensors the model no longer has (a module replaced after the optimizer
+was built) and frozen parameters an optimizer step still moved (:func:`optimizer_holds`), and
+non-finite ``.grad`` read by a step (:func:`optimizer_read`).  :func:`checked` says, for the
+"ok" line, what was checked, or why nothing could be.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from .finding import Finding, Options
+
+if TYPE_CHECKING:
+    from .watch import GradWatch
+
+__all__ = [
+    "block_ended",
+    "checked",
+    "gone",
+    "not_registered",
+    "optimizer_holds",
+    "optimizer_read",
+    "scaler_skipped",
+]
+
+
+def _shown(names: list[str], k: int = 3) -> str:
+    return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
+
+
+def gone(w: GradWatch) -> list[str]:
+    """Parameters the watch began with that the model no longer holds (read now): their
+    module was replaced, or the attribute re-assigned, while the watch ran."""
+    now = {id(p) for p in w.model.parameters()}
+    return [name for p, (name, _) in w.watched.owner.items() if id(p) not in now]
+
+
+def block_ended(w: GradWatch, o: Options) -> Finding:
+    """The ``with`` block ended with an exception (seen by its ``__exit__``): what raised and
+    where; when a ``backward()`` raised it, what was observed before: an optimizer step after
+    the forward (an in-place update of parameters the backward needs), or a graph freed by an
+    earlier backward (a state carried over from a previous batch)."""
+    e = w.grads.ended
+    if e is None:
+        return Finding("block ended normally", True)
+    by = "backward() raised" if e.by_backward else "raised"
+    where = f" at {e.where}" if e.where else ""
+    text = (f"the with block ended with an exception: {e.kind} {by}{where} (observed: the "
+            f"block's exit): {e.message}")
+    lower = e.message.lower()
+    if e.by_backward and "inplace operation" in lower:
+        for s in w.grads.steps_since(w.watched.forwards):
+            moved = w.calls.noted.changed_since_forward(s.held)
+            if moved:
+                names = [w.watched.owner[p][0] for p in moved]
+                text += (f"; an optimizer step ({s.optimizer or 'optimizer'}) ran before that "
+                         f"backward and updated in place {_shown(names)} after the forward "
+                         f"had used them (observed: their version counters went up after "
+                         f"their module's call): call backward() for every loss before any "
+                         f"optimizer step, or run the forward again after it")
+                break
+    elif e.by_backward and "second time" in lower:
+        text += ("; the graph this backward reaches was freed by an earlier backward: a "
+                 "tensor carried over from a previous batch or step (an RNN's hidden state) "
+                 "still holds its history: detach it between batches (h = h.detach())")
+    text += "; what the optimizer would read after it was not checked"
+    return Finding("block ended normally", True, text)
+
+
+def not_registered(w: GradWatch, o: Options) -> Finding:
+    """Leaf tensors that require grad and fed this step's forward without being registered
+    parameters of the model (read from the graph, not inferred)."""
+    if w.engine == "FSDP2":
+        return Finding("unregistered tensors", False,
+                       why_not="under FSDP2 the forward computes with unsharded copies of the "
+                               "registered parameters, which are not registered themselves")
+    found = w.graph.unregistered()
+    if not found:
+        return Finding("unregistered tensors", w.watched.backward_seen or not w.watched.active)
+    named = [f"{u.where or 'a tensor'} (shape {tuple(u.shape)})" for u in found]
+    lost = [u for u in found if not u.optimized]
+    if all(u.later for u in found):
+        what = (f"{len(found)} tensor(s) that require grad feed the model's forward but were "
+                f"not parameters of the model when the watch began: {_shown(named)}")
+    else:
+        what = (f"{len(found)} tensor(s) that require grad feed the model's forward but are "
+                f"not registered parameters of the model: {_shown(named)}; "
+                f"model.parameters() does not list them")
+    if not lost:
+        return Finding("unregistered tensors", True, note=(
+            what + ", though an optimizer that stepped holds them (state_dict() does not "
+                   "save them)"))
+    who = ("no optimizer that stepped holds them" if w.grads.steps_seen else
+           "no optimizer seen holds them" if w.grads.seen_optimizers else
+           "an optimizer built from model.parameters() never holds them")
+    return Finding("unregistered tensors", True,
+                   f"{what}, so {who}: they get .grad but are never updated (observed: "
+                   f"reached from the model's output in the graph)")
+
+
+def optimizer_holds(w: GradWatch, o: Options) -> Finding:
+    """What the optimizers whose step ran hold: tensors that are not parameters of the model
+    (with parameters of the model that no optimizer holds: a module replaced after the
+    optimizer was built); frozen parameters a step moved (momentum, weight decay); parameters
+    of the model no optimizer holds (a note: a freeze by optimizer subset, or forgotten)."""
+    opts = w.grads.seen_optimizers
+    left_model = [n for n in gone(w) if n not in w.grads.replaced]
+    if left_model:
+        modules = list(dict.fromkeys(w.parameters[n].module for n in left_model))
+        new = [u for u in w.graph.unregistered() if u.later]
+        held_old = any(w.watched.owner[p][0] in left_model for h in opts for p in h.held)
+        text = (f"module {_shown([repr(m) for m in modules])} was replaced while the watch ran "
+                f"(observed: the model no longer holds {_shown(left_model)}, the parameters "
+                f"it had when the watch began)")
+        if held_old:
+            text += (": the optimizer holds the old module's tensors, so the new module "
+                     "never moves; build the optimizer after replacing it (or add the new "
+                     "parameters to it)")
+        elif new:
+            text += ": an optimizer built before the replacement does not hold the new one"
+        return Finding("what the optimizer holds", True, text)
+    if not opts:
+        return Finding("what the optimizer holds", False,
+                       why_not="no optimizer step or zero_grad was seen")
+    held = {p for h in opts for p in h.held}
+    owner = w.watched.owner
+    left = [name for p, (name, _) in owner.items() if p.requires_grad and p not in held]
+    foreign = [f for h in opts for f in h.foreign]
+    found, note = [], ""
+    if foreign:
+        shapes = [tuple(f.shape) for f in foreign]
+        if left:
+            same = [n for n in left if tuple(w.parameters[n].shape) in shapes]
+            modules = list(dict.fromkeys(w.parameters[n].module for n in left))
+            how = (f"of the same shapes as {_shown(same)}" if len(same) == len(left) else
+                   f"shapes {_shown([str(s) for s in shapes])}")
+            found.append(
+                f"the optimizer holds {len(foreign)} tensor(s) that are not parameters of the "
+                f"model ({how}) and no optimizer holds {_shown(left)}: module "
+                f"{_shown([repr(m) for m in modules])} was replaced after the optimizer was "
+                f"built, so the optimizer updates the old module's tensors and the new module "
+                f"never moves; build the optimizer after replacing it (or add the new "
+                f"parameters to it)")
+            left = []
+        else:
+            found.append(
+                f"the optimizer holds {len(foreign)} tensor(s) that require grad and are not "
+                f"parameters of the model (shapes {_shown([str(s) for s in shapes])}): a "
+                f"module replaced after the optimizer was built, or tensors outside the model")
+    moved = list(w.grads.frozen_moved.values())
+    if moved:
+        m = moved[0]
+        found.append(
+            f"{len(moved)} frozen parameter(s) (requires_grad=False) still moved at the "
+            f"optimizer step: {_shown([x.name for x in moved])} (observed: the parameter "
+            f"before and after {m.optimizer}.step()); .grad was a tensor, not None, so the "
+            f"step still applied {m.why}; set .grad = None when freezing (zero_grad() with "
+            f"set_to_none=True), or leave them out of the optimizer")
+    if left:
+        note = (f"{len(left)} parameter(s) of the model that require grad are held by no "
+                f"optimizer whose step ran: {_shown(left)}; they get .grad but are not "
+                f"updated (a freeze by optimizer subset, or forgotten)")
+    return Finding("what the optimizer holds", True, "; ".join(found) or None, note=note)
+
+
+def scaler_skipped(w: GradWatch, o: Options) -> Finding:
+    """``GradScaler.step`` calls that skipped the optimizer's step (observed: the scaler's
+    step ran, the optimizer's did not): the unscaled ``.grad`` held inf/NaN.  Every one in the
+    block skipped: a problem (the model never updates); some: a note (the scale calibrating)."""
+    seen = w.grads.scaler_steps
+    skipped = [s for ran, s in seen if not ran]
+    if not skipped:
+        return Finding("GradScaler steps", True)
+    text = (f"GradScaler skipped the optimizer step {len(skipped)} of {len(seen)} time(s) in "
+            f"this with block (observed: scaler.step ran, optimizer.step did not): the "
+            f"unscaled .grad held inf/NaN; the scale was {skipped[-1]:g} at the last one")
+    if len(skipped) < len(seen):
+        return Finding("GradScaler steps", True, note=text + " (the scale calibrating: "
+                                                             "some steps ran)")
+    return Finding("GradScaler steps", True,
+                   text + "; no update ran, so the parameters did not move: if this persists "
+                          "as the scale falls, the inf/NaN comes from the model or the data, "
+                          "not from the scale")
+
+
+def optimizer_read(w: GradWatch, o: Options) -> Finding:
+    """What each optimizer step read, for the parameters it holds that got a gradient in this
+    step: ``.grad`` None (the step skipped them), all zero while the pass was not, or holding
+    NaN/Inf (the norm of ``.grad`` read by the step pre-hook)."""
+    if not w.grads.steps_seen:
+        return Finding("what the optimizer read", False, why_not="no optimizer step was seen")
+    none, zero, bad = [], [], []
+    for r in w.parameters.values():
+        if not r.requires_grad or r.grad is None:
+            continue  # no gradient this step: named by the missing-gradient finding
+        last = max((i for i, n in enumerate(r.events) if n.kind == "pass"), default=-1)
+        for n in r.events[last + 1:]:
+            if n.kind != "step":
+                continue
+            if n.held is None:
+                none.append(r.name)
+            elif n.measured and not math.isfinite(n.held):
+                bad.append(r.name)
+            elif n.measured and n.held == 0.0 and r.grad:
+                zero.append(r.name)
+            break  # the first step after the last pass: what it read of this pass
+    found = []
+    if none:
+        found.append(f"the optimizer step found .grad None for {len(none)} parameter(s) that "
+                     f"got a gradient in this step ({_shown(none)}) and skipped them")
+    if zero:
+        found.append(f"the optimizer step read an all-zero .grad for {len(zero)} parameter(s) "
+                     f"whose gradient was not zero ({_shown(zero)})")
+    if bad:
+        text = (f"an optimizer step read a .grad holding NaN/Inf for {len(bad)} "
+                f"parameter(s): {_shown(bad)}")
+        if w.engine == "DDP" and w.world > 1:
+            own = all(w.parameters[n].state == "ok" for n in bad)
+            text += (f" (under DDP, .grad is the average over the {w.world} processes"
+                     + ("; this process's own gradient was finite, so another process sent "
+                        "the NaN/Inf: look at the other processes' batches"
+                        if own else "") + ")")
+        found.append(text)
+    if not found:
+        return Finding("what the optimizer read", True)
+    return Finding("what the optimizer read", True,
+                   "; ".join(found) + " (observed: .grad at the step)")
+
+
+def checked(w: GradWatch) -> tuple[str, str, str]:
+    """``(claim, scope, short)`` for a step in which no finding found a problem: the claim
+    ("ok" only when something was checked, else ``""``), what was checked or what could not
+    be (``scope``), and a short form of what could not be, for the line without its list of
+    checks (``""`` when what an optimizer reads was checked)."""
+    trainable = [r for r in w.parameters.values() if r.requires_grad]
+    if not w.parameters:
+        return "", "nothing to check: the model has no parameters", ""
+    if not trainable:
+        return "", "nothing to check: every parameter of the model is frozen", ""
+    steps = w.grads.steps_seen
+    if steps:
+        held = {p for h in w.grads.optimizers for p in h.held if p.requires_grad}
+        return "ok", (f"checked: the .grad of the {len(held)} parameter(s) the optimizer "
+                      f"holds, read at {steps} optimizer step(s): present, finite, nonzero "
+                      f"and what the observed backward passes left (each present; the "
+                      f"smallest one's norm compared with its pass, all of them read when "
+                      f"it differed)"), ""
+    if w.grads.scaler_steps:
+        return "", ("nothing an optimizer read: every GradScaler.step skipped the optimizer "
+                    "step"), ""
+    if any(r.final_known for r in trainable):
+        return "ok", ("checked: .grad of every parameter at the end of the with block; no "
+                      "optimizer step was seen, so what an optimizer holds and reads was "
+                      "not checked"), " (no optimizer step seen)"
+    return "ok", ("checked: the gradients the backward passes computed; the with block has "
+                  "not ended and no optimizer step was seen, so .grad as an optimizer will "
+                  "read it was not checked"), " (no optimizer step seen)"
