@@ -59,6 +59,7 @@ nothing here knows a colouring.
 from __future__ import annotations
 
 import functools
+import os
 import time
 import types
 from collections.abc import Callable, Sequence
@@ -67,7 +68,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import torch
 
 from ..core.speeds import best_of_3
-from . import _inductor_pass, _remember
+from . import _aot, _inductor_pass, _remember
 from ._compile_options import (
     TRANSPOSED,
     VARIANTS,
@@ -180,13 +181,15 @@ class CompiledSparse:
         self._torch_mode = mode
         self._fullgraph = fullgraph
         self._pures = {m.name: m.pure(fn) for m in modes}
-        # inductor options: the AOTAutograd cache for jvp graphs, then one variant or two
-        # (torch.compile takes a mode or options, not both)
-        self._options = cacheable() if self.backend == "inductor" and mode is None else None
-        self._variants = list(VARIANTS) if self._options is not None else list(VARIANTS)[:1]
-        self._transposed = (_inductor_pass.transposed_small_matmuls()
-                            if self._options is not None else None)
+        # inductor options (torch.compile takes a mode or options, not both): the AOTAutograd
+        # cache for jvp graphs, then one variant or two; made at the first compile, since
+        # importing inductor loads Dynamo (1.5-5 s), which a packaged call never needs
+        self._inductor = self.backend == "inductor" and mode is None
+        self._variants = list(VARIANTS) if self._inductor else list(VARIANTS)[:1]
         self._ready: dict[tuple[torch.Size, torch.dtype], _Ready] = {}
+        self._packages = self._inductor and fullgraph  # packages may be used (see package())
+        self._key: dict[tuple[torch.Size, torch.dtype], str] = {}
+        self.artifact: str | None = None
 
     @classmethod
     def of_modes(
@@ -250,10 +253,99 @@ class CompiledSparse:
             if ready.compiled is None:
                 return self._eager(x), ready
             return ready.recover(ready.compiled(x, *ready.seeds)), ready
+        except _aot.Stale:  # what a package was traced with changed: torch.compile from now
+            self._packages = False
+            del self._ready[x.shape, x.dtype]
+            return self._first(x)
         finally:
             torch.set_grad_enabled(grad)
             if state is not None:
                 torch.set_rng_state(state)
+
+    def package(self, x: torch.Tensor, *, public: bool = False) -> str:
+        """Write the compiled pass at ``x``'s shape and dtype as an ahead-of-time package,
+        which a later process loads instead of compiling; the package's file.
+
+        The pass chosen at the first call (made now if needed) is traced without Dynamo,
+        its captured tensors made inputs, compiled by AOTInductor and written beside torch's
+        caches (:mod:`gradarg.sparse._aot`).  From then on, here and in any later process
+        that compiles the same function (same code, closure, globals it reads, captured
+        tensors' shapes and dtypes, pattern, ``x``'s shape and dtype), a call runs the
+        package: the later process reaches its first compiled result without
+        ``torch.compile`` (no Dynamo, no inductor import), and each call skips Dynamo's
+        guards and wrappers.  Building costs an AOTInductor compile (10-80 s here, more
+        than the first ``torch.compile``), once per machine and function.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            An input of the shape and dtype to package (its values are not kept).
+        public : bool
+            Load the package with ``torch._inductor.aoti_load_package`` (public, imports
+            inductor and Dynamo: seconds) instead of the loader it wraps (default).
+
+        Raises
+        ------
+        ValueError
+            The compiled function cannot be packaged: another backend or a torch ``mode``
+            (only inductor's options are packaged), ``fullgraph=False`` (a trace without
+            Dynamo could bake in what Dynamo left to Python), the eager route won, or ``fn``
+            reaches an object whose changes a key cannot follow (a list, a dict, a module,
+            an object of a user class: :class:`gradarg.sparse._aot.Unpackable` names it).
+        """
+        if not (self._inductor and self._fullgraph):
+            raise ValueError(
+                f"package() needs backend='inductor', no torch mode and fullgraph=True; this "
+                f"compiled function has backend={self.backend!r}, mode={self._torch_mode!r}, "
+                f"fullgraph={self._fullgraph}")
+        walk = _aot.fingerprint(self.fn)  # Unpackable (a ValueError) names what is not
+        self._values(x)  # the first call at this shape and dtype, if not made yet
+        ready = self._ready[x.shape, x.dtype]
+        if ready.compiled is None:
+            raise ValueError("package(): the eager call was faster than the compiled one at "
+                             "the first call (route='eager'); there is nothing to package")
+        path = self._package_path(x, walk)
+        if not isinstance(ready.compiled, _aot.Packaged) or ready.compiled.path != path:
+            if not os.path.exists(path):
+                x = x.detach()
+                _aot.build(self._pures[self.mode], walk, x, ready.seeds, path,
+                           self._package_options())
+            packaged = _aot.Packaged(_aot.load(path, public=public), walk, path)
+            self._ready[x.shape, x.dtype] = ready._replace(compiled=packaged)
+            self.artifact = "package"
+        return path
+
+    def _package_options(self) -> dict[str, Any]:
+        tails, _, transposed = self.variant.partition(" + ")
+        options = dict(VARIANTS[tails])
+        if transposed:
+            options["post_grad_custom_post_pass"] = _inductor_pass.transposed_small_matmuls()
+        return options
+
+    def _package_path(self, x: torch.Tensor, walk: Any) -> str:
+        options = {k: v for k, v in self._package_options().items()
+                   if k != "post_grad_custom_post_pass"}  # named by the variant
+        return _aot.package_path(self._memory_key(x), self.mode, self.variant, walk,
+                                 self._modes[self.mode].seeds(x.dtype), options)
+
+    def _packaged(self, x: torch.Tensor, key: str,
+                  ) -> tuple[torch.Tensor, Callable[..., torch.Tensor]] | None:
+        """The remembered winner's package, loaded and run once, if one was written for
+        this function (:meth:`package`); ``None`` otherwise or if it fails to load."""
+        try:
+            walk = _aot.fingerprint(self.fn)
+        except _aot.Unpackable:
+            return None
+        path = self._package_path(x, walk)
+        if not os.path.exists(path):
+            return None
+        try:
+            packaged = _aot.Packaged(_aot.load(path), walk, path)
+            out = _call(packaged, self._modes[self.mode], x)
+        except Exception:  # noqa: BLE001 - a corrupt or foreign file: compile instead
+            return None
+        self.artifact = "package"
+        return out, packaged
 
     # ------------------------------------------------------------------ the first call
 
@@ -303,7 +395,12 @@ class CompiledSparse:
             self.mode, self.variant, self.route = got["mode"], got["variant"], got["route"]
             if self.route == "eager":
                 return self._eager(x), None
+            if key is not None and self._packages:
+                packaged = self._packaged(x, key)
+                if packaged is not None:
+                    return packaged
             compiled = self._compile(self.mode, self.variant, key)
+            self.artifact = "torch.compile"
             return self._run(compiled, x, self._modes[self.mode]), compiled
         self.choice, self.route = "timed", "compiled"
         fns, outs = {}, {}  # per candidate (mode, variant): the compiled function, its result
@@ -317,7 +414,8 @@ class CompiledSparse:
             fns[other] = self._compile(*other, key)
             outs[other] = self._run(fns[other], x, self._modes[best[0]])
             best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
-        if self._transposed is not None and _inductor_pass.has_matmul(self.fn, x):
+        if (self._inductor and _inductor_pass.transposed_small_matmuls() is not None
+                and _inductor_pass.has_matmul(self.fn, x)):
             other = (best[0], f"{best[1]} + {TRANSPOSED}")
             fns[other] = self._compile(*other, key)
             outs[other] = self._run(fns[other], x, self._modes[best[0]])
@@ -328,9 +426,15 @@ class CompiledSparse:
         if key is not None:
             _remember.remember(key, {"mode": self.mode, "variant": self.variant,
                                      "route": self.route})
+        self.artifact = None if self.route == "eager" else "torch.compile"
         return outs[best], (None if self.route == "eager" else fns[best])
 
     def _memory_key(self, x: torch.Tensor) -> str:
+        if (x.shape, x.dtype) not in self._key:
+            self._key[x.shape, x.dtype] = self._describe_key(x)
+        return self._key[x.shape, x.dtype]
+
+    def _describe_key(self, x: torch.Tensor) -> str:
         parts: list[object] = [type(self._owner).__name__, *self._pattern, self.backend,
                                self._torch_mode, self._fullgraph, tuple(x.shape), x.dtype,
                                self._variants, _remember.describe(self.fn)]
@@ -358,11 +462,11 @@ class CompiledSparse:
         own = types.FunctionType(code, pure.__globals__, tag, pure.__defaults__,
                                  pure.__closure__)
         options = None
-        if self._options is not None:
+        if self._inductor:
             tails, _, transposed = variant.partition(" + ")
-            options = {**self._options, **VARIANTS[tails]}
+            options = {**cacheable(), **VARIANTS[tails]}
             if transposed:
-                options["post_grad_custom_post_pass"] = self._transposed
+                options["post_grad_custom_post_pass"] = _inductor_pass.transposed_small_matmuls()
         self.compiled_candidates += 1
         return torch.compile(own, backend=self.backend, mode=self._torch_mode,
                              fullgraph=self._fullgraph, options=options)
@@ -373,7 +477,7 @@ class CompiledSparse:
             return False
         tails, _, transposed = variant.partition(" + ")
         return tails in self._variants and (
-            not transposed or (transposed == TRANSPOSED and self._transposed is not None))
+            not transposed or (transposed == TRANSPOSED and self._inductor))
 
     def _fastest(self, compiled: dict[tuple[str, str], Callable[..., torch.Tensor]],
                  x: torch.Tensor) -> tuple[tuple[str, str], float]:
