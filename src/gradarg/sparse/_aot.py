@@ -51,7 +51,8 @@ import torch
 
 from . import _remember
 
-__all__ = ["Packaged", "Stale", "Unpackable", "build", "fingerprint", "load", "package_path"]
+__all__ = ["Packaged", "Stale", "Unpackable", "build", "find", "fingerprint", "load",
+           "package_path"]
 
 VERSION = 1  # of the package's layout and key
 
@@ -306,6 +307,17 @@ def _compile_package(gm: torch.fx.GraphModule, args: tuple[torch.Tensor, ...], p
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def find(fn: Callable[..., Any], path_of: Callable[[_Walk], str]) -> Packaged | None:
+    """The package for ``fn`` (``path_of`` its file from its :func:`fingerprint`), loaded;
+    ``None`` if ``fn`` is unpackable, there is no such file, or it does not load."""
+    try:
+        walk = fingerprint(fn)
+        path = path_of(walk)
+        return Packaged(load(path), walk, path) if os.path.exists(path) else None
+    except Exception:  # noqa: BLE001 - unpackable, unreadable, corrupt: torch.compile instead
+        return None
 
 
 PUBLIC = False  # load with the public torch._inductor.aoti_load_package (benchmarks set it)
