@@ -26,6 +26,36 @@ each call checks that every object the fingerprint read is still the same object
 tensor still has its shape, strides and dtype (:class:`Packaged`); a change raises
 :class:`Stale`, and the owner goes back to ``torch.compile``.
 
+**torch's options for a later process, measured** (``benchmarks/compiled_later_process.py``,
+torch 2.13, one thread, a fresh interpreter sharing the first process's cache folder; the
+pattern read from a file; on a machine of 2 cores shared with 8 other jobs (load average
+10-12), where ``import torch`` took 3.4-16 s against 2.6 s quiet: read the ratios, and the
+seconds after construction, not the start-up):
+
+=========================  ===================  =======================  =================
+option                     after construction   Dynamo imported          per call
+=========================  ===================  =======================  =================
+torch.compile + caches     15-44 s (3.6 s       yes (1.6-1.9 s quiet)    Dynamo's guards +
++ remembered winner        quiet, issue 45)                              wrappers
+save/load_cache_artifacts  {MEGA}               yes                      as above
+AOTI package, public       {PUBLIC}             yes (``aoti_load_pack-   the runner
+``aoti_load_package``                           age`` imports inductor)
+AOTI package, private      0.02-0.04 s          no                       the runner
+loader (kept)
+make_fx + ``compile_fx``   {MAKEFX}             yes (inductor)           inductor's wrapper
+=========================  ===================  =======================  =================
+
+A strict ``torch.export`` of the pure pass fails inside ``torch.func``'s transforms ("Cannot
+access data pointer of Tensor that doesn't have storage"), and a non-strict one lifts
+functorch's wrapped tensors as constants that AOTInductor cannot read; ``make_fx`` traces
+through the transforms to plain ATen operations, which export and AOTInductor take.  So the
+floor of a later process is ``import torch`` itself (2.6 s quiet, more than the 1 s target on
+its own), then ``import gradarg`` and the user's own detection and colouring: the package adds
+0.02-0.04 s.  The first process pays the AOTInductor build once (60-95 s here under load,
+on top of the first ``torch.compile``), which is why :meth:`~gradarg.sparse.CompiledSparse.package`
+is asked for, not automatic.  A call: see the compiled call's table in
+:mod:`gradarg.sparse.compiled`.
+
 Tensor values used through Python (``.item()``, ``if t.sum() > 0``) would be baked into a
 ``make_fx`` trace: packaging is therefore refused unless ``torch.compile`` captured the
 same pass as one graph (``fullgraph=True``), which such code fails.
