@@ -14,6 +14,7 @@ process would not find the package) and, in this process, send the call back to
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -28,6 +29,11 @@ pytestmark = [
     pytest.mark.skipif(OLD, reason="AOTInductor packages: torch>=2.6"),
     pytest.mark.skipif(NO_CXX, reason="inductor needs a C++ compiler"),
 ]
+
+# the end-to-end changes past the first compile a torch.compile each (seconds): run with
+# GRADARG_SLOW_TESTS=1; the key and the per-call check of each change always run (below)
+SLOW = pytest.mark.skipif(os.environ.get("GRADARG_SLOW_TESTS") != "1",
+                          reason="compiles once per change: GRADARG_SLOW_TESTS=1 runs it")
 
 N = 8
 G_SHIFT = 0.25  # a global float the function reads
@@ -118,6 +124,7 @@ def test_a_later_compile_loads_the_package_and_follows_tensor_values(built):
                                rtol=0, atol=0)
 
 
+@SLOW
 def test_a_change_of_code_invalidates(built):
     sj, path = built
     jit, f, _, _ = loaded(sj)
@@ -136,6 +143,7 @@ def test_a_change_of_a_closure_value_invalidates(built):
     assert jit.artifact == "torch.compile"
 
 
+@SLOW
 def test_a_change_of_a_global_invalidates(built, monkeypatch):
     sj, path = built
     jit, f, _, _ = loaded(sj)
@@ -145,6 +153,7 @@ def test_a_change_of_a_global_invalidates(built, monkeypatch):
     assert jit.artifact == "torch.compile"
 
 
+@SLOW
 @pytest.mark.parametrize("new_w", [
     torch.tensor([3.0], dtype=torch.float64),  # another shape (broadcast)
     torch.linspace(1.0, 2.0, N, dtype=torch.float32),  # another dtype
@@ -169,3 +178,66 @@ def test_what_cannot_be_keyed_is_not_packaged():
         sj.compile(f).package(X)
     with pytest.raises(ValueError, match="backend='inductor'"):
         sj.compile(torch.sin, backend="aot_eager").package(X)
+
+
+# ---------------------------------------------------------------- without compiling anything
+
+
+class Runner:
+    """Stands for a loaded package: returns a marker."""
+
+    def run(self, inputs):
+        self.inputs = inputs
+        return [torch.zeros(1)]
+
+
+def _change_code(f, set_c, set_w, monkeypatch):
+    f.__code__ = _other_code()
+
+
+def _change_closure(f, set_c, set_w, monkeypatch):
+    set_c(2.0)
+
+
+def _change_global(f, set_c, set_w, monkeypatch):
+    monkeypatch.setitem(globals(), "G_SHIFT", -1.5)
+
+
+def _change_shape(f, set_c, set_w, monkeypatch):
+    set_w(torch.tensor([3.0], dtype=torch.float64))
+
+
+def _change_dtype(f, set_c, set_w, monkeypatch):
+    set_w(torch.linspace(1.0, 2.0, N, dtype=torch.float32))
+
+
+@pytest.mark.parametrize("change", [_change_code, _change_closure, _change_global,
+                                    _change_shape, _change_dtype],
+                         ids=["code", "closure", "global", "shape", "dtype"])
+def test_each_change_changes_the_key_and_stops_a_loaded_package(change, monkeypatch):
+    f, set_c, set_w = make()
+    walk = _aot.fingerprint(f)
+    packaged = _aot.Packaged(Runner(), walk, "path")
+    seeds = (torch.ones(2, N, dtype=torch.float64),)
+    packaged(X, *seeds)  # unchanged: runs, with the captured tensors after the seeds
+    assert [t.shape for t in packaged.runner.inputs] == [X.shape, seeds[0].shape, (N,), (N,)]
+    before = _aot.package_path("memory", "reverse", "vector tails", walk, seeds, {})
+    change(f, set_c, set_w, monkeypatch)
+    after = _aot.package_path("memory", "reverse", "vector tails", _aot.fingerprint(f), seeds,
+                              {})
+    assert after != before  # a later process would not find the package
+    with pytest.raises(_aot.Stale):  # this process stops using it
+        packaged(X, *seeds)
+
+
+def test_the_key_ignores_tensor_values_and_follows_them():
+    f, _, set_w = make()
+    walk = _aot.fingerprint(f)
+    before = _aot.package_path("memory", "reverse", "vector tails", walk, (), {})
+    packaged = _aot.Packaged(Runner(), walk, "path")
+    set_w(torch.full((N,), 7.0, dtype=torch.float64))  # same shape, dtype: a new input
+    assert _aot.package_path("memory", "reverse", "vector tails", _aot.fingerprint(f), (),
+                             {}) == before
+    packaged(X)
+    assert any(torch.equal(t, torch.full((N,), 7.0, dtype=torch.float64))
+               for t in packaged.runner.inputs)
