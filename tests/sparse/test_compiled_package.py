@@ -134,6 +134,7 @@ def test_a_change_of_code_invalidates(built):
     assert jit.artifact == "torch.compile"
 
 
+@SLOW
 def test_a_change_of_a_closure_value_invalidates(built):
     sj, path = built
     jit, f, set_c, _ = loaded(sj)

@@ -32,18 +32,18 @@ pattern read from a file; on a machine of 2 cores shared with 8 other jobs (load
 10-12), where ``import torch`` took 3.4-16 s against 2.6 s quiet: read the ratios, and the
 seconds after construction, not the start-up):
 
-=========================  ===================  =======================  =================
-option                     after construction   Dynamo imported          per call
-=========================  ===================  =======================  =================
-torch.compile + caches     15-44 s (3.6 s       yes (1.6-1.9 s quiet)    Dynamo's guards +
-+ remembered winner        quiet, issue 45)                              wrappers
-save/load_cache_artifacts  {MEGA}               yes                      as above
-AOTI package, public       {PUBLIC}             yes (``aoti_load_pack-   the runner
-``aoti_load_package``                           age`` imports inductor)
-AOTI package, private      0.02-0.04 s          no                       the runner
+==========================  =====================  =======================  ==================
+option                      after construction     Dynamo imported          per call
+==========================  =====================  =======================  ==================
+torch.compile + torch's     15-50 s (3.6 s quiet,  yes (its start-up:       guards + wrappers
+caches + remembered winner  issue 45)              1.6-1.9 s quiet)
+save/load_cache_artifacts   {MEGA}                 yes                      guards + wrappers
+AOTI package, public        38 s (MLP)             yes (inductor's import)  the loader's run
+``aoti_load_package``
+AOTI package, private       0.02-0.16 s            no                       the loader's run
 loader (kept)
-make_fx + ``compile_fx``   {MAKEFX}             yes (inductor)           inductor's wrapper
-=========================  ===================  =======================  =================
+make_fx + ``compile_fx``    46 s (MLP)             yes (inductor's import)  inductor's wrapper
+==========================  =====================  =======================  ==================
 
 A strict ``torch.export`` of the pure pass fails inside ``torch.func``'s transforms ("Cannot
 access data pointer of Tensor that doesn't have storage"), and a non-strict one lifts
@@ -53,8 +53,28 @@ floor of a later process is ``import torch`` itself (2.6 s quiet, more than the 
 its own), then ``import gradarg`` and the user's own detection and colouring: the package adds
 0.02-0.04 s.  The first process pays the AOTInductor build once (60-95 s here under load,
 on top of the first ``torch.compile``), which is why :meth:`~gradarg.sparse.CompiledSparse.package`
-is asked for, not automatic.  A call: see the compiled call's table in
-:mod:`gradarg.sparse.compiled`.
+is asked for, not automatic.
+
+**The compiled call, before (``torch.compile``'s function) and after (the package's), same
+``CompiledSparse``, same process** (µs per ``jit(x)``; interleaved: one call of each in
+turn, medians of 300; in a row: 300 calls, median of 5 runs; under the load above, so
+only the ratios carry over; asdex's jitted call on a quiet machine, issue 38's closing
+note, in a row: Burgers 26, Gray-Scott 92, MLP 49 µs):
+
+==================  ===================  =================  ======
+function            interleaved          in a row           ratio
+==================  ===================  =================  ======
+Burgers n=2000      117 -> 50            1084 -> 422        2.3×
+Gray-Scott 2x48x48  467 -> 190           4152 -> 1908       2.5×
+per-sample MLP      210 -> 98 (221 ->    2251 -> 801        2.1×
+                    98 in another run)   (4129 -> 1229)
+==================  ===================  =================  ======
+
+Where a packaged call's time goes (Burgers, interleaved, same load): the loader's ``run``
+15.6 µs, the checks of :class:`Packaged` and its input list 4.5 µs, then the owner's
+recovery (``index_select``, 4.6 µs), grad-mode switch and transform check (about 10 µs),
+and the sparse tensor; Dynamo's guard check and the compiled-region, AOTAutograd and
+inductor wrappers (17-20 µs quiet) are gone.
 
 Tensor values used through Python (``.item()``, ``if t.sum() > 0``) would be baked into a
 ``make_fx`` trace: packaging is therefore refused unless ``torch.compile`` captured the
