@@ -262,7 +262,7 @@ class CompiledSparse:
 
         The pass chosen at the first call (made now if needed) is traced without Dynamo,
         its captured tensors made inputs, compiled by AOTInductor and written beside torch's
-        caches (:mod:`gradarg.sparse._aot`).  Here and in any later process that compiles
+        caches (``gradarg.sparse._aot``).  Here and in any later process that compiles
         the same function (code, closure, globals it reads, captured tensors' shapes and
         dtypes, pattern, ``x``'s shape and dtype), calls then run the package: no Dynamo,
         no inductor import, no guards.  Building is an AOTInductor compile (longer than
@@ -283,7 +283,7 @@ class CompiledSparse:
             (only inductor's options are packaged), ``fullgraph=False`` (a trace without
             Dynamo could bake in what Dynamo left to Python), the eager route won, or ``fn``
             reaches an object whose changes a key cannot follow (a list, a dict, a module,
-            an object of a user class: :class:`gradarg.sparse._aot.Unpackable` names it).
+            an object of a user class: ``gradarg.sparse._aot.Unpackable`` names it).
         """
         if not (self._inductor and self._fullgraph):
             raise ValueError(
