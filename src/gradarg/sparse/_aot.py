@@ -35,15 +35,21 @@ seconds after construction, not the start-up):
 ==========================  =====================  =======================  ==================
 option                      after construction     Dynamo imported          per call
 ==========================  =====================  =======================  ==================
-torch.compile + torch's     15-50 s (3.6 s quiet,  yes (its start-up:       guards + wrappers
+torch.compile + torch's     9-50 s (3.6 s quiet,   yes (its start-up:       guards + wrappers
 caches + remembered winner  issue 45)              1.6-1.9 s quiet)
-save/load_cache_artifacts   {MEGA}                 yes                      guards + wrappers
+save/load_cache_artifacts   173 s (MLP, below)     yes                      guards + wrappers
 AOTI package, public        38 s (MLP)             yes (inductor's import)  the loader's run
 ``aoti_load_package``
-AOTI package, private       0.02-0.16 s            no                       the loader's run
+AOTI package, private       0.02-0.16 s (5 of 7)   no                       the loader's run
 loader (kept)
 make_fx + ``compile_fx``    46 s (MLP)             yes (inductor's import)  inductor's wrapper
 ==========================  =====================  =======================  ==================
+
+The cache artifacts carry torch's caches, not gradarg's remembered choice, so a process that
+loads them into an empty folder compiles and times every candidate again (and Dynamo traces
+each).  With a package, the later process's whole run (``import torch`` included) was
+3.7 and 4.4 s on the two functions measured at the lightest load (Rosenbrock + Powell, minimal
+surface; ``import torch`` 2.9 and 3.4 s there).
 
 A strict ``torch.export`` of the pure pass fails inside ``torch.func``'s transforms ("Cannot
 access data pointer of Tensor that doesn't have storage"), and a non-strict one lifts
@@ -57,7 +63,8 @@ is asked for, not automatic.
 
 **The compiled call, before (``torch.compile``'s function) and after (the package's), same
 ``CompiledSparse``, same process** (µs per ``jit(x)``; interleaved: one call of each in
-turn, medians of 300; in a row: 300 calls, median of 5 runs; under the load above, so
+turn, medians of 300, and their ratio; in a row: 300 calls, median of 5 runs; under the
+load above, so
 only the ratios carry over; asdex's jitted call on a quiet machine, issue 38's closing
 note, in a row: Burgers 26, Gray-Scott 92, MLP 49 µs):
 
@@ -66,6 +73,8 @@ function            interleaved          in a row           ratio
 ==================  ===================  =================  ======
 Burgers n=2000      117 -> 50            1084 -> 422        2.3×
 Gray-Scott 2x48x48  467 -> 190           4152 -> 1908       2.5×
+Rosenbrock+Powell   214 -> 111           527 -> 240         1.9×
+minimal surface     871 -> 560           1622 -> 822        1.6×
 per-sample MLP      210 -> 98 (221 ->    2251 -> 801        2.1×
                     98 in another run)   (4129 -> 1229)
 ==================  ===================  =================  ======
