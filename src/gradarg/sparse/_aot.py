@@ -40,7 +40,7 @@ caches + remembered winner  issue 45)              1.6-1.9 s quiet)
 save/load_cache_artifacts   173 s (MLP, below)     yes                      guards + wrappers
 AOTI package, public        38 s (MLP)             yes (inductor's import)  the loader's run
 ``aoti_load_package``
-AOTI package, private       0.02-0.16 s (6 of 7)   no                       the loader's run
+AOTI package, private       0.01-0.16 s (7 of 7)   no                       the loader's run
 loader (kept)
 make_fx + ``compile_fx``    46 s (MLP)             yes (inductor's import)  inductor's wrapper
 ==========================  =====================  =======================  ==================
@@ -76,6 +76,7 @@ Gray-Scott 2x48x48  467 -> 190           4152 -> 1908       2.5×
 Rosenbrock+Powell   214 -> 111           527 -> 240         1.9×
 minimal surface     871 -> 560           1622 -> 822        1.6×
 tridiagonal + mean  139 -> 65            253 -> 98          2.1×
++ dense column      196 -> 87            447 -> 164         2.3×
 per-sample MLP      210 -> 98 (221 ->    2251 -> 801        2.1×
                     98 in another run)   (4129 -> 1229)
 ==================  ===================  =================  ======
