@@ -22,6 +22,8 @@ import functools
 import hashlib
 import json
 import os
+import re
+import sys
 import tempfile
 import types
 from collections.abc import Iterable
@@ -35,13 +37,14 @@ __all__ = ["describe", "key", "machine", "memory_dir", "recall", "remember"]
 def memory_dir(kind: str) -> str:
     """``<inductor cache dir>/gradarg/<kind>``: torch's ``cache_dir()`` (which follows
     ``$TORCHINDUCTOR_CACHE_DIR``), or the same default where that function is missing."""
-    try:
-        from torch._inductor.runtime.cache_dir_utils import cache_dir
-
-        root = cache_dir()
-    except (ImportError, OSError):
-        root = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
-            tempfile.gettempdir(), "torchinductor_" + _user())
+    module = sys.modules.get("torch._inductor.runtime.cache_dir_utils")
+    try:  # torch's function once inductor is loaded; importing it would load Dynamo (1.5-5 s)
+        root = module.cache_dir() if module is not None else None
+    except OSError:
+        root = None
+    if root is None:
+        root = os.path.abspath(os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
+            tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", _user())))
     return os.path.join(root, "gradarg", kind)
 
 
@@ -50,8 +53,9 @@ def _user() -> str:
 
     try:
         return getpass.getuser()
-    except (KeyError, OSError, ModuleNotFoundError):
-        return "unknown_user"
+    except (KeyError, OSError, ModuleNotFoundError):  # as torch's default_cache_dir()
+        getuid = getattr(os, "getuid", None)
+        return f"uid_{getuid()}" if callable(getuid) else "unknown_user"
 
 
 def describe(obj: Any, depth: int = 0) -> str:

@@ -1,5 +1,14 @@
 """The options of a sparse derivative's ``compile``: backend, inductor variants, caching.
 
+**The AOTAutograd cache** refuses a graph that calls a function it does not list as pure,
+and a traced ``torch.func.jvp`` calls four of torch's own
+(``torch._functorch.predispatch._jvp_increment_nesting``, ``_jvp_decrement_nesting``,
+``_enter_dual_level``, ``_exit_dual_level``: forward-mode level bookkeeping); they are marked
+cacheable for this torch version with inductor's ``unsafe_marked_cacheable_functions`` option
+(:func:`cacheable`), safe because they are torch's code, which torch's key already covers.
+Before that marking and the remembered choice, a later process took 0.36-1.6 s to compile
+(every candidate traced again, the forward-mode graphs traced by AOTAutograd again).
+
 **Inductor options** (:data:`VARIANTS`, each a timed candidate on the fastest one so far).
 Loop tails: inductor vectorises a loop's remainder with masked vector loads by default; the
 Rosenbrock + Powell Hessian's compiled pass took 205 µs so (its ``x.reshape(-1, 4)`` makes a
@@ -13,7 +22,7 @@ multiply-and-sum loops (73 against 77 µs for the pass alone: one fused kernel, 
 would bake captured tensors in as constants: wrong once the caller updates them, and it turns
 the AOTAutograd cache off).
 
-May import torch only.
+May import torch and :mod:`gradarg.sparse._inductor_pass` (in :func:`variant_options`).
 """
 
 from __future__ import annotations
@@ -25,7 +34,8 @@ from typing import Any, TypeVar
 
 import torch
 
-__all__ = ["TRANSPOSED", "VARIANTS", "cacheable", "compile_parameters", "resolve_backend"]
+__all__ = ["TRANSPOSED", "VARIANTS", "cacheable", "compile_parameters", "resolve_backend",
+           "variant_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,6 +84,18 @@ def cacheable() -> dict[str, Any]:
     names = [f"{predispatch.__name__}.{name}" for name in _PREDISPATCH
              if hasattr(predispatch, name)]
     return {"unsafe_marked_cacheable_functions": dict.fromkeys(names, torch.__version__)}
+
+
+def variant_options(variant: str) -> dict[str, Any]:
+    """Inductor's options for ``variant``: a key of :data:`VARIANTS`, or one followed by
+    ``" + "`` and :data:`TRANSPOSED` (:mod:`gradarg.sparse._inductor_pass`'s pass added)."""
+    tails, _, transposed = variant.partition(" + ")
+    options = dict(VARIANTS[tails])
+    if transposed:
+        from ._inductor_pass import transposed_small_matmuls
+
+        options["post_grad_custom_post_pass"] = transposed_small_matmuls()
+    return options
 
 
 def compile_parameters(method: F) -> F:

@@ -12,29 +12,20 @@ the minimal-surface Hessian and 3.3× on Gray-Scott, and faster on none of the s
 ``benchmarks/asdex_side_by_side.py`` (torch 2.13, one thread).
 
 **What is kept where.**  Compiling is paid once per machine, not per process.  torch keeps
-on disk, in ``$TORCHINDUCTOR_CACHE_DIR`` (default ``<tmp>/torchinductor_<user>``), inductor's
-FX graph cache (the generated C++ kernels) and the AOTAutograd cache (the traced forward
-graph), both keyed by torch on the traced graph, the inputs' metadata, the inductor options
-and a hash of torch's own source.  The AOTAutograd cache refuses a graph that calls a function
-it does not list as pure, and a traced ``torch.func.jvp`` calls four of torch's own
-(``torch._functorch.predispatch._jvp_increment_nesting``, ``_jvp_decrement_nesting``,
-``_enter_dual_level``, ``_exit_dual_level``: forward-mode level bookkeeping); they are marked
-cacheable for this torch version with inductor's ``unsafe_marked_cacheable_functions`` option
-(:func:`cacheable`), safe because they are torch's code, which torch's key already covers.
-What torch does not cache is Dynamo's trace of the pure function (0.2-0.5 s per compiled
-function here), so the choice made at the first call (which Jacobian mode, which inductor
-options, compiled or eager) is remembered beside those caches, in
-``$TORCHINDUCTOR_CACHE_DIR/gradarg/compiled`` (:mod:`gradarg.sparse._remember`), and a later
-process compiles only the winner.  That memory holds a choice, never a compiled artifact:
-what runs was compiled by ``torch.compile`` in this process or found in torch's caches under
-torch's keys and guards, so a wrong, stale or corrupt memory costs speed, not correctness.
-Measured on the seven functions of ``benchmarks/asdex_side_by_side.py`` (torch 2.13, one
-thread, 2 cores), after torch.compile's own start-up (1.6-1.9 s in every process; 6.8 s the
-first time on a machine): the first process 2.7-5.0 s per function (2-3 candidates compiled
-and timed), a later one 0.18-0.57 s (the winner alone, its kernels and graph from torch's
-caches); before the AOTAutograd marking and this memory, the first process took 2.3-4.7 s and
-a later one 0.36-1.6 s (every candidate traced again, the forward-mode graphs traced by
-AOTAutograd again).
+inductor's FX graph cache and the AOTAutograd cache on disk, in ``$TORCHINDUCTOR_CACHE_DIR``
+(default ``<tmp>/torchinductor_<user>``), under torch's keys (graphs with a traced
+``torch.func.jvp`` made cacheable: :func:`cacheable`).  Dynamo's trace is not cached, so the
+first call's choice (Jacobian mode, inductor options, compiled or eager) is remembered beside
+them (:mod:`gradarg.sparse._remember`: a choice, never an artifact) and a later process
+compiles only the winner: 0.18-0.57 s after torch.compile's own start-up (1.6-1.9 s in every
+process), against 2.7-5.0 s in the first process (seven functions of
+``benchmarks/asdex_side_by_side.py``, torch 2.13, one thread).
+
+**A later process without torch.compile.**  :meth:`CompiledSparse.package` writes the winner
+as an AOTInductor package, keyed by everything its graph depends on
+(:mod:`gradarg.sparse._aot`, where torch's other options are measured); a later ``compile``
+of the same function loads it instead of compiling, and never imports Dynamo or inductor.
+A call then runs the package's loader directly: no guard check, no wrappers.
 
 **Inductor options**: :mod:`gradarg.sparse._compile_options`.
 
@@ -46,10 +37,10 @@ then the recovery and the owner's assembly.  What remains is torch's: Dynamo's g
 wrapper (about 7 µs) and AOTAutograd's and inductor's wrappers (about 5 µs) around the
 kernels; the recovery's ``index_select`` (4-6 µs) and the sparse tensor (2 µs).
 
-It pays where a function is called many times at one input shape (Newton iterations, implicit
-time stepping).
+It pays where a function is called many times at one input shape (Newton iterations).
 
 May import torch, :mod:`gradarg.sparse._layouts`, :mod:`gradarg.sparse._remember`,
+:mod:`gradarg.sparse._aot`,
 :mod:`gradarg.sparse._inductor_pass`, :mod:`gradarg.sparse._compile_options` and
 ``gradarg.core.speeds`` (its timing helper); its owners (``compressed``, ``hessian``) give it
 their modes (:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so
@@ -59,6 +50,7 @@ nothing here knows a colouring.
 from __future__ import annotations
 
 import functools
+import os
 import time
 import types
 from collections.abc import Callable, Sequence
@@ -68,13 +60,14 @@ import torch
 
 from .._validate import check_flag
 from ..core.speeds import best_of_3
-from . import _inductor_pass, _remember
+from . import _aot, _inductor_pass, _remember
 from ._compile_options import (
     TRANSPOSED,
     VARIANTS,
     cacheable,
     compile_parameters,
     resolve_backend,
+    variant_options,
 )
 from ._layouts import check_layout, check_x, refuse_in_transform
 
@@ -120,7 +113,8 @@ class CompiledSparse:
     ``"timed"``): 2.7-5.0 s per function of ``benchmarks/asdex_side_by_side.py`` (torch 2.13,
     one thread, after torch.compile's own start-up of about 1.8 s); a later process finds the
     choice and the compiled kernels on disk and compiles only the winner (``"remembered"``):
-    0.18-0.57 s.  See the module's docstring for what is kept where.
+    0.18-0.57 s; with a package (:meth:`package`), it compiles nothing.  See the module's
+    docstring for what is kept where.
 
     Attributes
     ----------
@@ -140,16 +134,18 @@ class CompiledSparse:
     route : str
         ``"compiled"``, or ``"eager"`` when at the first call the owner's eager call was
         faster than the compiled function (best of 3 calls each): a small convolutional network
-        on a batch, whose convolutions inductor leaves to torch's kernels, took 2.1 ms compiled
-        and 1.7 ms eagerly.  Calls then go to the eager call, so that, as measured at the
-        first call, compiling never makes a call slower.
+        on a batch took 2.1 ms compiled and 1.7 ms eagerly.  Calls then go to the eager call:
+        as measured at the first call, compiling never makes a call slower.
     choice : str or None
         How the first call chose: ``"timed"`` (the candidates compiled and timed here, the
         winner remembered on this machine) or ``"remembered"`` (the winner read from an
         earlier process's memory, only it compiled); ``None`` before it.
+    artifact : str or None
+        What calls run: ``"torch.compile"``, ``"package"`` (an AOTInductor package,
+        :meth:`package`, made here or loaded from an earlier process) or ``None`` (eager).
     compiled_candidates : int
         Functions handed to ``torch.compile`` by the first call (0 when a remembered eager
-        route needs none).
+        route or a package needs none).
     compile_seconds : float or None
         Wall-clock seconds of the first call (trace, compile, the timed calls that choose
         between candidates), ``None`` before it.
@@ -204,13 +200,14 @@ class CompiledSparse:
         self._torch_mode = mode
         self._fullgraph = fullgraph
         self._pures = {m.name: m.pure(fn) for m in modes}
-        # inductor options: the AOTAutograd cache for jvp graphs, then one variant or two
-        # (torch.compile takes a mode or options, not both)
-        self._options = cacheable() if self.backend == "inductor" and mode is None else None
-        self._variants = list(VARIANTS) if self._options is not None else list(VARIANTS)[:1]
-        self._transposed = (_inductor_pass.transposed_small_matmuls()
-                            if self._options is not None else None)
+        # inductor options (torch.compile takes a mode or options, not both): the AOTAutograd
+        # cache for jvp graphs, then one variant or two; made at the first compile, since
+        # importing inductor loads Dynamo (1.5-5 s), which a packaged call never needs
+        self._inductor = self.backend == "inductor" and mode is None
+        self._variants = list(VARIANTS) if self._inductor else list(VARIANTS)[:1]
         self._ready: dict[tuple[torch.Size, torch.dtype], _Ready] = {}
+        self._packages = self._inductor and fullgraph  # packages may be used (see package())
+        self.artifact: str | None = None
 
     @classmethod
     def of_modes(
@@ -274,10 +271,83 @@ class CompiledSparse:
             if ready.compiled is None:
                 return self._eager(x), ready
             return ready.recover(ready.compiled(x, *ready.seeds)), ready
+        except _aot.Stale:  # what a package was traced with changed: torch.compile from now
+            self._packages = False
+            del self._ready[x.shape, x.dtype]
+            return self._first(x)
         finally:
             torch.set_grad_enabled(grad)
             if state is not None:
                 torch.set_rng_state(state)
+
+    def package(self, x: torch.Tensor, *, public: bool = False) -> str:
+        """Write the compiled pass at ``x``'s shape and dtype as an ahead-of-time package,
+        which a later process loads instead of compiling; the package's file.
+
+        The pass chosen at the first call (made now if needed) is traced without Dynamo,
+        its captured tensors made inputs, compiled by AOTInductor and written beside torch's
+        caches (``gradarg.sparse._aot``).  Here and in any later process that compiles
+        the same function (code, closure, globals it reads, captured tensors' shapes and
+        dtypes, pattern, ``x``'s shape and dtype), calls then run the package: no Dynamo,
+        no inductor import, no guards.  Building is an AOTInductor compile (longer than
+        the first ``torch.compile``), once per machine and function.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            An input of the shape and dtype to package (its values are not kept).
+        public : bool
+            Load with ``torch._inductor.aoti_load_package`` (imports inductor and Dynamo:
+            seconds) rather than the loader it wraps.
+
+        Raises
+        ------
+        ValueError
+            The compiled function cannot be packaged: another backend or a torch ``mode``
+            (only inductor's options are packaged), ``fullgraph=False`` (a trace without
+            Dynamo could bake in what Dynamo left to Python), the eager route won, or ``fn``
+            reaches an object whose changes a key cannot follow (a list, a dict, a module,
+            an object of a user class: ``gradarg.sparse._aot.Unpackable`` names it).
+        """
+        if not (self._inductor and self._fullgraph):
+            raise ValueError(
+                f"package() needs backend='inductor', no torch mode and fullgraph=True; this "
+                f"compiled function has backend={self.backend!r}, mode={self._torch_mode!r}, "
+                f"fullgraph={self._fullgraph}")
+        walk = _aot.fingerprint(self.fn)  # Unpackable (a ValueError) names what is not
+        self._values(x)  # the first call at this shape and dtype, if not made yet
+        ready = self._ready[x.shape, x.dtype]
+        if ready.compiled is None:
+            raise ValueError("package(): the eager call was faster than the compiled one at "
+                             "the first call (route='eager'); there is nothing to package")
+        path = self._package_path(x, walk)
+        if getattr(ready.compiled, "path", None) != path:  # not this package yet
+            if not os.path.exists(path):
+                _aot.build(self._pures[self.mode], walk, x.detach(), ready.seeds, path,
+                           variant_options(self.variant))
+            packaged = _aot.Packaged(_aot.load(path, public=public), walk, path)
+            self._ready[x.shape, x.dtype] = ready._replace(compiled=packaged)
+            self.artifact = "package"
+        return path
+
+    def _package_path(self, x: torch.Tensor, walk: Any) -> str:
+        return _aot.package_path(self._memory_key(x), self.mode, self.variant, walk,
+                                 self._modes[self.mode].seeds(x.dtype),
+                                 VARIANTS[self.variant.partition(" + ")[0]])
+
+    def _packaged(self, x: torch.Tensor, key: str,
+                  ) -> tuple[torch.Tensor, Callable[..., torch.Tensor]] | None:
+        """The remembered winner's package (:meth:`package`), loaded and run once; ``None``
+        where there is none, or it fails to load or run (then torch.compile runs)."""
+        packaged = _aot.find(self.fn, lambda walk: self._package_path(x, walk))
+        try:
+            out = None if packaged is None else _call(packaged, self._modes[self.mode], x)
+        except Exception:  # noqa: BLE001 - a corrupt or foreign file: compile instead
+            out = None
+        if out is None:
+            return None
+        self.artifact = "package"
+        return out, packaged
 
     # ------------------------------------------------------------------ the first call
 
@@ -327,7 +397,12 @@ class CompiledSparse:
             self.mode, self.variant, self.route = got["mode"], got["variant"], got["route"]
             if self.route == "eager":
                 return self._eager(x), None
+            if key is not None and self._packages:
+                packaged = self._packaged(x, key)
+                if packaged is not None:
+                    return packaged
             compiled = self._compile(self.mode, self.variant, key)
+            self.artifact = "torch.compile"
             return self._run(compiled, x, self._modes[self.mode]), compiled
         self.choice, self.route = "timed", "compiled"
         fns, outs = {}, {}  # per candidate (mode, variant): the compiled function, its result
@@ -341,7 +416,8 @@ class CompiledSparse:
             fns[other] = self._compile(*other, key)
             outs[other] = self._run(fns[other], x, self._modes[best[0]])
             best, seconds = self._fastest({k: fns[k] for k in (best, other)}, x)
-        if self._transposed is not None and _inductor_pass.has_matmul(self.fn, x):
+        if (self._inductor and _inductor_pass.transposed_small_matmuls() is not None
+                and _inductor_pass.has_matmul(self.fn, x)):
             other = (best[0], f"{best[1]} + {TRANSPOSED}")
             fns[other] = self._compile(*other, key)
             outs[other] = self._run(fns[other], x, self._modes[best[0]])
@@ -352,6 +428,7 @@ class CompiledSparse:
         if key is not None:
             _remember.remember(key, {"mode": self.mode, "variant": self.variant,
                                      "route": self.route})
+        self.artifact = None if self.route == "eager" else "torch.compile"
         return outs[best], (None if self.route == "eager" else fns[best])
 
     def _memory_key(self, x: torch.Tensor) -> str:
@@ -367,26 +444,18 @@ class CompiledSparse:
         """A fresh ``torch.compile`` of mode ``name``'s pure pass with ``variant``'s options,
         for one input shape and dtype (``key``: the memory's key, which names them).
 
-        Each compiled function gets its own code object (torch.compile keeps its compiled
-        graphs on the code object, one entry per closure it has seen, up to a limit of 8),
-        named after ``key``, the mode and the variant: it only ever sees one input shape, so
-        ``dynamic=None`` (torch's default) compiles it static, as ``dynamic=False`` would,
-        without ``dynamic=False``'s per-call configuration patch (3-7 µs a call here), and
-        torch's record of shapes seen per code object (automatic dynamic shapes) never mixes
-        two functions.  A captured tensor that changes shape between calls then gets a
-        dynamic-shape graph (right, slower) rather than a recompile."""
+        Its own code object (torch.compile keeps graphs per code object, up to 8), named
+        after ``key``, mode and variant, sees one input shape: ``dynamic=None`` compiles it
+        static without ``dynamic=False``'s per-call config patch (3-7 µs), and automatic
+        dynamic shapes never mix two functions (a captured tensor that changes shape gets
+        a dynamic-shape graph, right and slower, rather than a recompile)."""
         pure = self._pures[name]
         tag = "_".join([pure.__name__, name, variant.replace(" ", "_"),
                         (key or str(id(self)))[:16]])
         code = pure.__code__.replace(co_name=tag)  # (co_qualname, Python >= 3.11, unused)
         own = types.FunctionType(code, pure.__globals__, tag, pure.__defaults__,
                                  pure.__closure__)
-        options = None
-        if self._options is not None:
-            tails, _, transposed = variant.partition(" + ")
-            options = {**self._options, **VARIANTS[tails]}
-            if transposed:
-                options["post_grad_custom_post_pass"] = self._transposed
+        options = {**cacheable(), **variant_options(variant)} if self._inductor else None
         self.compiled_candidates += 1
         return torch.compile(own, backend=self.backend, mode=self._torch_mode,
                              fullgraph=self._fullgraph, options=options)
@@ -397,7 +466,7 @@ class CompiledSparse:
             return False
         tails, _, transposed = variant.partition(" + ")
         return tails in self._variants and (
-            not transposed or (transposed == TRANSPOSED and self._transposed is not None))
+            not transposed or (transposed == TRANSPOSED and self._inductor))
 
     def _fastest(self, compiled: dict[tuple[str, str], Callable[..., torch.Tensor]],
                  x: torch.Tensor) -> tuple[tuple[str, str], float]:
