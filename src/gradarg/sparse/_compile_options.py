@@ -22,7 +22,8 @@ multiply-and-sum loops (73 against 77 µs for the pass alone: one fused kernel, 
 would bake captured tensors in as constants: wrong once the caller updates them, and it turns
 the AOTAutograd cache off).
 
-May import torch and :mod:`gradarg.sparse._inductor_pass` (in :func:`variant_options`).
+May import torch, :mod:`gradarg._validate` and :mod:`gradarg.sparse._inductor_pass` (in
+:func:`variant_options`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from typing import Any, TypeVar
 
 import torch
 
-__all__ = ["TRANSPOSED", "VARIANTS", "cacheable", "compile_parameters", "resolve_backend",
+from .._validate import check_flag
+
+__all__ = ["TRANSPOSED", "VARIANTS", "cacheable", "check_compile_options", "compile_parameters", "resolve_backend",
            "variant_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -116,3 +119,26 @@ def resolve_backend(backend: str) -> str:
     found = (cxx and shutil.which(cxx)) or any(
         shutil.which(name) for name in ("g++", "c++", "clang++"))
     return "inductor" if found else "aot_eager"
+
+
+# torch.compile's modes (its documentation; None is its default)
+TORCH_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def check_compile_options(backend: Any, mode: Any, fullgraph: Any) -> None:
+    """The options of ``.compile()``, checked when it is called rather than at the first call
+    of what it returns (``TypeError`` / ``ValueError`` naming the option)."""
+    if isinstance(backend, str):
+        # the common names without asking torch (its list imports dynamo: seconds, once)
+        if backend not in ("auto", "inductor", "aot_eager", "eager") and (
+                backend not in torch.compiler.list_backends(exclude_tags=())):
+            raise ValueError(
+                f"backend must be 'auto' or a torch.compile backend "
+                f"({', '.join(torch.compiler.list_backends())}, ...), got {backend!r}")
+    elif not callable(backend):
+        raise TypeError(f"backend must be a string (a torch.compile backend, or 'auto') or a "
+                        f"callable backend, got {type(backend).__name__}")
+    if mode is not None and (not isinstance(mode, str) or mode not in TORCH_COMPILE_MODES):
+        raise ValueError(f"mode must be None or one of torch.compile's modes "
+                         f"{TORCH_COMPILE_MODES}, got {mode!r}")
+    check_flag("fullgraph", fullgraph)

@@ -40,9 +40,8 @@ kernels; the recovery's ``index_select`` (4-6 µs) and the sparse tensor (2 µs)
 It pays where a function is called many times at one input shape (Newton iterations).
 
 May import torch, :mod:`gradarg.sparse._layouts`, :mod:`gradarg.sparse._remember`,
-:mod:`gradarg.sparse._aot`,
-:mod:`gradarg.sparse._inductor_pass`, :mod:`gradarg.sparse._compile_options` and
-``gradarg.core.speeds`` (its timing helper); its owners (``compressed``, ``hessian``) give it
+:mod:`gradarg.sparse._aot`, :mod:`gradarg.sparse._inductor_pass`,
+:mod:`gradarg.sparse._compile_options` and ``gradarg.core.speeds`` (its timing helper); its owners (``compressed``, ``hessian``) give it
 their modes (:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so
 nothing here knows a colouring.
 """
@@ -58,13 +57,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from .._validate import check_flag
 from ..core.speeds import best_of_3
 from . import _aot, _inductor_pass, _remember
 from ._compile_options import (
     TRANSPOSED,
     VARIANTS,
     cacheable,
+    check_compile_options,
     compile_parameters,
     resolve_backend,
     variant_options,
@@ -73,28 +72,6 @@ from ._layouts import check_layout, check_x, refuse_in_transform
 
 if TYPE_CHECKING:
     from .modes import Mode
-
-# torch.compile's modes (its documentation; None is its default)
-TORCH_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-
-
-def _check_compile_options(backend: Any, mode: Any, fullgraph: Any) -> None:
-    """The options of ``.compile()``, checked when it is called rather than at the first call
-    of what it returns (``TypeError`` / ``ValueError`` naming the option)."""
-    if isinstance(backend, str):
-        # the common names without asking torch (its list imports dynamo: seconds, once)
-        if backend not in ("auto", "inductor", "aot_eager", "eager") and (
-                backend not in torch.compiler.list_backends(exclude_tags=())):
-            raise ValueError(
-                f"backend must be 'auto' or a torch.compile backend "
-                f"({', '.join(torch.compiler.list_backends())}, ...), got {backend!r}")
-    elif not callable(backend):
-        raise TypeError(f"backend must be a string (a torch.compile backend, or 'auto') or a "
-                        f"callable backend, got {type(backend).__name__}")
-    if mode is not None and (not isinstance(mode, str) or mode not in TORCH_COMPILE_MODES):
-        raise ValueError(f"mode must be None or one of torch.compile's modes "
-                         f"{TORCH_COMPILE_MODES}, got {mode!r}")
-    check_flag("fullgraph", fullgraph)
 
 __all__ = ["TRANSPOSED", "VARIANTS", "CompiledSparse", "cacheable", "compile_parameters", "resolve_backend"]
 
@@ -180,7 +157,7 @@ class CompiledSparse:
         mode: str | None,
         fullgraph: bool,
     ) -> None:
-        _check_compile_options(backend, mode, fullgraph)
+        check_compile_options(backend, mode, fullgraph)
         self._owner = owner
         self.fn = fn
         self.passes: int = owner.passes
@@ -245,8 +222,7 @@ class CompiledSparse:
         """
         return self._values(x)[0]
 
-    def __call__(self, x: torch.Tensor, *, layout: torch.layout = torch.sparse_coo,
-                 ) -> torch.Tensor:
+    def __call__(self, x: torch.Tensor, *, layout: torch.layout = torch.sparse_coo) -> torch.Tensor:
         """The sparse Jacobian or Hessian at ``x``, in ``layout`` (as the eager call)."""
         if layout is not torch.sparse_coo:
             check_layout(layout)
