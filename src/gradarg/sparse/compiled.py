@@ -320,7 +320,7 @@ class CompiledSparse:
             out = None if packaged is None else _call(packaged, self._modes[self.mode], x)
         except Exception:  # noqa: BLE001 - a corrupt or foreign file: compile instead
             out = None
-        if out is None:
+        if out is None or packaged is None:
             return None
         self.artifact = "package"
         return out, packaged

@@ -171,8 +171,8 @@ def color_bipartite(
     if not use_numba(lambda: _pycolor.distance2_graph_seconds(pa, ia, pb)):
         with interpreted():
             ptr, ind = _pycolor.distance2_graph(pa, ia, pb, ib)
-        estimate = (_pycolor.distance2_seconds if interpret else rustworkx_seconds)
-        if not use_numba(lambda: estimate(ptr, ind) if interpret else estimate(ptr)):
+        if not use_numba(lambda: _pycolor.distance2_seconds(ptr, ind) if interpret
+                         else rustworkx_seconds(ptr)):
             with interpreted():
                 run = _Interpreted(ptr, ind) if interpret else RustworkxColouring(ptr, ind)
                 return _color_with(run, pb, strategy, start)

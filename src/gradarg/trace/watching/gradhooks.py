@@ -337,7 +337,7 @@ class GradEvents:
                 continue
             name = self.watched.owner[p][0]
             state = optimizer.state.get(p, {}) if hasattr(optimizer, "state") else {}
-            group = next((g for g in optimizer.param_groups
+            group: dict = next((g for g in optimizer.param_groups
                           if any(q is p for q in g["params"])), {})
             why = [w for w, on in (
                 ("its momentum buffer", "momentum_buffer" in state
