@@ -13,9 +13,25 @@ This is Ridders' method (C. J. F. Ridders, *Accurate computation of F'(x) and F'
 Advances in Engineering Software 4(2), 1982; Press et al., *Numerical Recipes*, 3rd ed.,
 section 5.7, ``dfridr``), vectorised over entries.
 
-The steps span the scales on which ``f`` may vary near ``x_j``: from ``|x_j|`` (functions such as
-``log`` and ``sqrt`` that curve on the scale of their distance to 0) to ``max(1, |x_j|)``
-(functions such as ``sin`` that curve on a fixed scale).
+The steps span the scales on which ``f`` may vary near ``x_j``: from ``max(1, |x_j|)`` down to
+``min(1, |x_j|)``, so both functions that curve on the scale of their distance to 0 (``log``,
+``sqrt``) and functions that curve on a fixed scale (``sin`` at ``x = 10⁴``, where a step
+proportional to ``|x|`` samples many periods) are resolved at some step; the error estimate
+picks the step per entry.  numdifftools does the same with a longer geometric sequence of steps
+(``MinStepGenerator`` / ``MaxStepGenerator``, step ratio 2, whose nominal step grows like
+``log(e + |x|)`` rather than ``|x|``; https://numdifftools.readthedocs.io).
+
+An entry is **unresolved** when the estimates over steps disagree beyond their error bound:
+the best estimate's bound is above ``UNRESOLVED`` (1%) of the size of the derivatives (the
+largest of the entry and of the whole table), or the estimate of a finer step differs from it
+by more than ``DISAGREE`` (4) times the sum of the best bound and the finer step's rounding
+bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
+float64's spacing exceeds the period and ``(f(x+h) - f(x-h)) / 2h`` falls like ``1/h`` over
+the coarse steps, so that they look converged; a function that jumps between the sampled
+points.  Steps whose actual size (``x + h`` rounded to the grid of ``x``'s dtype) departs by
+more than 1% from the geometric sequence are not used.  Such an entry carries an infinite error: a comparison against it can neither
+agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
+not finite get an infinite error too.
 
 A kink (``abs``, ``relu`` or ``clamp`` exactly at the breakpoint) shows as one-sided differences
 ``(f(x+h) - f(x)) / h`` and ``(f(x) - f(x-h)) / h`` whose gap does not shrink with ``h``; there
@@ -40,8 +56,10 @@ from ..core.functorch import VMAP_ERRORS, batched
 from ..core.graph import call
 from .tolerance import C_ROUND
 
-MAX_STEPS = 20
+MAX_STEPS = 24
 MIN_STEPS = 5
+UNRESOLVED = 0.01  # an error bound above 1% of the derivatives' size: not resolved
+DISAGREE = 4.0  # a finer step's estimate this many times both error bounds away: not resolved
 _ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
 _TABLE_BUDGET = _ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
 _LOW = (torch.float16, torch.bfloat16, torch.float32)
@@ -140,6 +158,10 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
             D[i].append((p - m) / (hp_ + hm_))
             gaps[i].append(((p - y) / hp_ - (y - m) / hm_).abs())
     value, error, kink = [], [], []
+    actual = torch.stack([h.reshape(n).double() for h in hs])  # (K, n)
+    nominal = torch.stack([(h0 / 2**k).reshape(-1).double().expand(n) for k in range(steps)])
+    on_grid = ((actual / nominal - 1).abs() <= 0.01) & (actual > 0)
+    geometric = on_grid[:-3] & on_grid[1:-2] & on_grid[2:-1] & on_grid[3:]  # (K - 3, n)
     for i, y in enumerate(f0):
         shape = (n,) + (1,) * y.dim()
         scale = C_ROUND * eps * y.abs().unsqueeze(0)
@@ -154,6 +176,11 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         # two noisy values does not make a step look good.
         err = torch.maximum(diff[:-1], diff[1:]) + noise  # for R_1 .. R_{K-3}
         ok = torch.isfinite(err) & torch.isfinite(r[1:-1])
+        # R_{k+1} rests on D_k .. D_{k+3}: their actual steps (x + h rounds to the grid of x's
+        # dtype) must keep the ratio 2 that the extrapolation assumes, within 1%; where the
+        # spacing of x is coarse, consecutive steps round to the same one and their
+        # differences agree for no reason at all
+        ok &= geometric[: steps - 3].reshape((steps - 3, *shape))
         err = torch.where(ok, err, torch.full_like(err, math.inf))
         # an entry whose output never moved is an exact zero (a structural zero of J)
         err = torch.where((d == 0).all(0, keepdim=True), torch.zeros_like(err), err)
@@ -166,7 +193,23 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         n3 = 2 * scale.squeeze(0) / hk.gather(0, (best + 2).clamp(max=steps - 1)).squeeze(0)
         flat_not_shrinking = (g3 >= 0.75 * g2) & (g2 >= 0.75 * g1)
         kk = flat_not_shrinking & (g3 > 4 * n3) & (g3 > 2 * e) & torch.isfinite(g3)
+        # not resolved at any step: the estimates over steps disagree beyond their error bound
+        vabs = val.abs() if not val.is_complex() else val.abs()
+        fin = torch.isfinite(vabs)
+        size = float(vabs[fin].max()) if bool(fin.any()) else 0.0
+        # every finer step must agree with the chosen estimate within both error bounds
+        # (truncation only shrinks with the step; rounding is in the finer one's noise): a
+        # difference quotient that only looked converged at coarse steps (sin at x = 1e17,
+        # where (f(x+h) - f(x-h)) / 2h ~ 1/h) is caught by the finer ones
+        cand = torch.arange(steps - 3).reshape((steps - 3,) + (1,) * (len(shape)))
+        finer = (cand > best) & ok
+        far = (r[1:-1] - val.unsqueeze(0)).abs() > DISAGREE * (e.unsqueeze(0) + noise)
+        ereal = e.real if e.is_complex() else e
+        unresolved = ~kk & ((finer & far).any(0)
+                            | ~(ereal <= UNRESOLVED * vabs.clamp_min(size)))
+        unresolved &= ~(ereal == 0)  # exact: the output never moved (a structural zero)
         e = torch.where(kk, e + 0.55 * g3, e)
+        e = torch.where(unresolved, torch.full_like(e, math.inf), e)
         value.append(val)
         error.append(e.real if e.is_complex() else e)
         kink.append(kk)
@@ -182,9 +225,9 @@ def n_steps(ratio: torch.Tensor) -> int:
 
 def _spans(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The scales ``(s_hi, s_lo)`` on which ``f`` may vary near elements of size ``a``:
-    ``max(1, |x|)`` and ``|x|`` (``s_hi`` where ``x`` is 0)."""
+    ``max(1, |x|)`` and ``min(1, |x|)`` (``s_hi`` where ``x`` is 0)."""
     s_hi = a.clamp_min(1.0)
-    return s_hi, torch.where(a > 0, a, s_hi)
+    return s_hi, torch.where(a > 0, a.clamp_max(1.0), s_hi)
 
 
 def steps_for(x: torch.Tensor) -> int:
@@ -327,7 +370,8 @@ def directional(
                 lo = min(lo, float((xa[mask] / ua[mask]).min()))
         umax = umax or 1.0
         s_hi[c] = xmax / umax
-        s_lo[c] = min(lo, s_hi[c].item()) if math.isfinite(lo) else s_hi[c]
+        # a step h moves x by h·u: a fixed scale of 1 in x is 1/umax in h
+        s_lo[c] = min(lo, 1.0 / umax, s_hi[c].item())
     h0 = 4 * _root(eps) * s_hi
     steps = n_steps(s_hi / s_lo)
 

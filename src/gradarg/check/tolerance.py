@@ -100,9 +100,15 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
     """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
     ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
     estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
-    entries near zero differ by the rounding of the block's largest entries."""
-    scale = float(reference.abs().max()) if reference.numel() else 0.0
-    return SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
+    entries near zero differ by the rounding of the block's largest entries.
+
+    An entry the reference could not resolve (an infinite ``e``, see
+    :mod:`gradarg.check.fd_error`) or whose value is not finite gets an infinite tolerance: it
+    is not checked, and the verdict says so instead of calling it right or wrong."""
+    finite = torch.isfinite(reference)
+    scale = float(reference.abs()[finite].max()) if bool(finite.any()) else 0.0
+    tol = SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
+    return torch.where(finite, tol, torch.full_like(reference, float("inf")))
 
 
 def probe_tolerance(error: float, rounding: float) -> float:
