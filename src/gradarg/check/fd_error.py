@@ -182,8 +182,12 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         # differences agree for no reason at all
         ok &= geometric[: steps - 3].reshape((steps - 3, *shape))
         err = torch.where(ok, err, torch.full_like(err, math.inf))
-        # an entry whose output never moved is an exact zero (a structural zero of J)
-        err = torch.where((d == 0).all(0, keepdim=True), torch.zeros_like(err), err)
+        # an entry whose output never moved is zero to within what the largest step can see:
+        # exactly zero where the output is 0 (a structural zero of J), else at most the
+        # rounding of f over that step (cos at x = 1e-15: sin(x)·h is below f's rounding)
+        still = (d == 0).all(0, keepdim=True)
+        seen = (scale / hs[0].reshape(shape).to(scale.dtype)).expand_as(err[:1])
+        err = torch.where(still, seen.expand_as(err), err)
         best = err.argmin(0, keepdim=True)
         val = r[1:-1].gather(0, best).squeeze(0)
         e = err.gather(0, best).squeeze(0)
@@ -194,7 +198,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         flat_not_shrinking = (g3 >= 0.75 * g2) & (g2 >= 0.75 * g1)
         kk = flat_not_shrinking & (g3 > 4 * n3) & (g3 > 2 * e) & torch.isfinite(g3)
         # not resolved at any step: the estimates over steps disagree beyond their error bound
-        vabs = val.abs() if not val.is_complex() else val.abs()
+        vabs = val.abs()
         fin = torch.isfinite(vabs)
         size = float(vabs[fin].max()) if bool(fin.any()) else 0.0
         # every finer step must agree with the chosen estimate within both error bounds
@@ -207,7 +211,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         ereal = e.real if e.is_complex() else e
         unresolved = ~kk & ((finer & far).any(0)
                             | ~(ereal <= UNRESOLVED * vabs.clamp_min(size)))
-        unresolved &= ~(ereal == 0)  # exact: the output never moved (a structural zero)
+        unresolved &= ~still.squeeze(0)  # the output never moved: zero within its bound
         e = torch.where(kk, e + 0.55 * g3, e)
         e = torch.where(unresolved, torch.full_like(e, math.inf), e)
         value.append(val)

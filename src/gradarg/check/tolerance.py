@@ -78,7 +78,8 @@ def backward_rtol(dtype: torch.dtype) -> float:
     Raises
     ------
     TypeError
-        ``dtype`` is not a floating or complex dtype.
+        ``dtype`` is not a ``torch.dtype`` (a string such as ``"float64"``), or not a floating
+        or complex one.
 
     Examples
     --------
@@ -86,6 +87,9 @@ def backward_rtol(dtype: torch.dtype) -> float:
     >>> backward_rtol(torch.float64), backward_rtol(torch.complex64)
     (1e-10, 1e-05)
     """
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"backward_rtol: dtype must be a torch.dtype (e.g. torch.float64 or "
+                        f"x.dtype), got {type(dtype).__name__} {dtype!r}")
     if not (dtype.is_floating_point or dtype.is_complex):
         raise TypeError(f"dtype must be floating or complex, got {dtype}")
     real = torch.empty((), dtype=dtype).real.dtype
