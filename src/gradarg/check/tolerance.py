@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from ..core.fd_error import C_ROUND  # the finite differences' rounding allowance
+
 __all__ = [
     "C_PRECISION",
     "C_ROUND",
@@ -192,7 +194,3 @@ def vjp_atol(error: float, size: float, dtype: torch.dtype, tiny_dtype: torch.dt
     atol = SAFETY * error + backward_rtol(dtype) * size
     return atol if atol != 0.0 else torch.finfo(tiny_dtype).tiny
 
-
-# Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
-# combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
-C_ROUND = 16.0
