@@ -299,3 +299,51 @@ def test_check_backward_good_options_accepted(probes, rtol, seed):
 def test_backward_rtol_refuses_a_string():
     with pytest.raises(TypeError, match=r"backward_rtol: dtype must be a torch.dtype.*str"):
         gradarg.backward_rtol("float64")
+
+
+# ------------------------------------------------------------------ thresholds, planted
+
+
+def _sin_plus(delta: float):
+    """``sin`` with a backward off by ``delta`` on ∂y[0]/∂x[0] only."""
+
+    class SinPlus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            out = g * x.cos()
+            bump = torch.zeros_like(out)
+            bump[0] = delta * g[0]
+            return out + bump
+
+    return SinPlus.apply
+
+
+X3 = torch.tensor([0.3, 1.1, -0.7], dtype=torch.float64)
+
+
+@pytest.mark.parametrize(("factor", "agree"), [(0.3, True), (3.0, False)])
+def test_compare_vjp_verdict_at_its_tolerance(factor, agree):
+    # an error planted at 0.3 and 3 times the tolerance compare_vjp reports: a verdict made
+    # ten times looser (or stricter) than reported fails one of the two
+    v = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+    right = gradarg.compare_vjp(_sin_plus(0.0), X3, v)
+    assert right.agree
+    tol = right.atol + right.rtol * abs(float(torch.cos(X3[0])))
+    r = gradarg.compare_vjp(_sin_plus(factor * tol), X3, v)
+    assert r.agree is agree and r.status == ("agree" if agree else "DISAGREE"), str(r)
+
+
+@pytest.mark.parametrize(("factor", "status"), [(0.3, "agree"), (3.0, "wrong")])
+def test_check_backward_verdict_at_its_entry_tolerance(factor, status):
+    x = X3.clone().requires_grad_()
+    right = gradarg.check_backward(_sin_plus(0.0), x, localize="full")
+    assert right.status == "agree"
+    tol = float(right.pairs[0].tolerance[0, 0])
+    r = gradarg.check_backward(_sin_plus(factor * tol), x, localize="full")
+    assert r.status == status, r.summary
