@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from ..core.dense import jacobian
-from .blocks import Block, unchecked_columns
+from .blocks import Block, unchecked_columns, unchecked_nan_columns, unchecked_rows
 from .budget import FULL_WARN_BYTES, comparison, full_advice, full_cost, full_fits
 from .confirm import Confirm
 from .localize import Localizer, unravel
@@ -193,6 +193,7 @@ class Checker:
                 got = rows[k][j].detach().double().reshape(y.numel(), x.numel())
                 exp = ref[k][j]
                 tol = unchecked_columns(entry_tolerance(exp, kinks[k][j], self.rtol), x, None)
+                tol = unchecked_nan_columns(unchecked_rows(tol, y, None), got)
                 block = Block(got, exp, tol, None, None)
                 how = "random"
                 if (bwd.out_names[k], bwd.s.names[j]) in bad and not bool(

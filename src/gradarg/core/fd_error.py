@@ -25,7 +25,8 @@ picks the step per entry.  numdifftools does the same with a longer geometric se
 
 An entry is **unresolved** when the estimates over steps disagree beyond their error bound:
 the best estimate's bound is above ``UNRESOLVED`` (1%) of the size of the derivatives (the
-largest of the entry and of the whole table) and above ``DISAGREE`` times its rounding part,
+largest of the entry and of its column: every output along that input element or direction)
+and above ``DISAGREE`` times its rounding part,
 or the estimate of a finer step differs from it
 by more than ``DISAGREE`` (4) times the sum of the best bound and the finer step's rounding
 bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
@@ -145,15 +146,16 @@ def _evaluate(fn, xs, rows: dict[int, torch.Tensor], state) -> tuple[torch.Tenso
 
 
 def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, eps: float,
-             finer: bool = True):
+             finer: str = "noise"):
     """The core: ``evaluate(h) -> (plus, minus, h_plus, h_minus)`` for a step per column.
 
     ``xscale[c]`` is the size of the inputs moved by column ``c``: rounding ``x + h`` (or the
     function's own products with ``x``) perturbs ``f`` by about ``eps * |x| * |f'|``.
-    ``finer``: test the chosen estimate against every finer step's (the module docstring);
-    off along random directions (:func:`directional`, the checker's probes), where an output
-    sums the rounding of every moved input, more than this noise model allows, so that a
-    right probe would be left unchecked; the columns compared entry by entry keep it.
+    ``finer``: how the chosen estimate is tested against every finer step's (the module
+    docstring): ``"noise"``, within the finer step's rounding bound; ``"error"``, within its
+    whole error estimate, along random directions (:func:`directional`, the checker's
+    probes), where an output sums the rounding of every moved input, more than the noise
+    model allows, so that the first test would leave right probes unchecked.
     """
     n = h0.shape[0]
     D: list[list[torch.Tensor]] = [[] for _ in f0]
@@ -198,32 +200,51 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         still = (d == 0).all(0, keepdim=True)
         seen = (scale / hs[0].reshape(shape).to(scale.dtype)).expand_as(err[:1])
         err = torch.where(still, seen.expand_as(err), err)
-        best = err.argmin(0, keepdim=True)
-        val = r[1:-1].gather(0, best).squeeze(0)
-        e = err.gather(0, best).squeeze(0)
+        # every finer step must agree with the chosen estimate within both error bounds
+        # (truncation only shrinks with the step; rounding is in the finer one's noise): a
+        # difference quotient that only looked converged at coarse steps is caught by the
+        # finer ones (sin at x = 1e17, where (f(x+h) - f(x-h)) / 2h ~ 1/h; sin at 1.7e4,
+        # whose coarse steps 8π, 4π, 2π agree on about 0).  Where one does not, the coarser
+        # candidates are dropped and the best of the rest is taken, a few times over.
+        cand = torch.arange(steps - 3).reshape((steps - 3,) + (1,) * (len(shape)))
+        dropped = torch.zeros_like(err, dtype=torch.bool)
+        for _attempt in range(4):
+            best = torch.where(dropped, math.inf, err).argmin(0, keepdim=True)
+            val = r[1:-1].gather(0, best).squeeze(0)
+            e = err.gather(0, best).squeeze(0)
+            later = (cand > best) & ok
+            bound = noise if finer == "noise" else err
+            far = (r[1:-1] - val.unsqueeze(0)).abs() > DISAGREE * (e.unsqueeze(0) + bound)
+            contradicted = (later & far).any(0, keepdim=True)
+            if not bool(contradicted.any()):
+                break
+            dropped |= contradicted & (cand <= best)
         g = torch.stack(gaps[i])  # (K, n, *y)
         g1, g2, g3 = (g.gather(0, (best + o).clamp(max=steps - 1)).squeeze(0) for o in (0, 1, 2))
         hk = torch.stack(hs).reshape((steps, *shape)).to(scale.dtype).expand_as(g)
         n3 = 2 * scale.squeeze(0) / hk.gather(0, (best + 2).clamp(max=steps - 1)).squeeze(0)
         flat_not_shrinking = (g3 >= 0.75 * g2) & (g2 >= 0.75 * g1)
-        kk = flat_not_shrinking & (g3 > 4 * n3) & (g3 > 2 * e) & torch.isfinite(g3)
+        # and the central estimate stable against that gap (|x| and relu at 0: exactly), not
+        # one-sided slopes of a function the steps do not resolve (sin at 3e17)
+        kk = (flat_not_shrinking & (g3 > 4 * n3) & (g3 > 2 * e) & torch.isfinite(g3)
+              & (e.real.abs() <= UNRESOLVED * g3 if e.is_complex() else e <= UNRESOLVED * g3))
         # not resolved at any step: the estimates over steps disagree beyond their error bound
         vabs = val.abs()
-        fin = torch.isfinite(vabs)
-        size = float(vabs[fin].max()) if bool(fin.any()) else 0.0
-        # every finer step must agree with the chosen estimate within both error bounds
-        # (truncation only shrinks with the step; rounding is in the finer one's noise): a
-        # difference quotient that only looked converged at coarse steps (sin at x = 1e17,
-        # where (f(x+h) - f(x-h)) / 2h ~ 1/h) is caught by the finer ones
-        cand = torch.arange(steps - 3).reshape((steps - 3,) + (1,) * (len(shape)))
-        later = (cand > best) & ok & finer
-        far = (r[1:-1] - val.unsqueeze(0)).abs() > DISAGREE * (e.unsqueeze(0) + noise)
+        # the size of the derivatives of this column (input element or direction): all of
+        # its outputs, so that an entry near zero beside larger ones is judged by those
+        fin = torch.where(torch.isfinite(vabs), vabs, torch.zeros_like(vabs))
+        size = (fin.reshape(n, -1).amax(1) if fin.numel() else fin.reshape(n)).reshape(
+            (n,) + (1,) * y.dim())
         ereal = e.real if e.is_complex() else e
         # a bound at the rounding level is resolution enough (a flat function such as sign
-        # between its jumps: the estimate is 0 within rounding)
         rounding = noise.gather(0, best.clamp(max=steps - 4)).squeeze(0)
-        large = ~(ereal <= UNRESOLVED * vabs.clamp_min(size)) & ~(ereal <= DISAGREE * rounding)
-        unresolved = ~kk & ((later & far).any(0) | large)
+        # between its jumps: the estimate is 0 within rounding), when that rounding is small
+        # against the derivatives f can have on its scale, |f| / max(1, |x|) (not so for sin
+        # at 3e17, whose rounding bound exceeds every difference quotient)
+        fscale = y.abs().unsqueeze(0) / xs_.clamp_min(1.0)
+        at_rounding = (ereal <= DISAGREE * rounding) & (ereal <= UNRESOLVED * fscale)
+        large = ~(ereal <= UNRESOLVED * vabs.clamp_min(size)) & ~at_rounding
+        unresolved = ~kk & (contradicted.squeeze(0) | large)
         unresolved &= ~still.squeeze(0)  # the output never moved: zero within its bound
         e = torch.where(kk, e + 0.55 * g3, e)
         e = torch.where(unresolved, torch.full_like(e, math.inf), e)
@@ -408,7 +429,7 @@ def directional(
         return (tuple(r[:n] for r in res), tuple(r[n:] for r in res), h, h)
 
     with torch.random.fork_rng(devices=[]):
-        # no finer-step test along directions (see _ridders)
-        v, e, kk = _ridders(evaluate, f0, h0, s_hi, steps, eps, finer=False)
+        # the finer steps within their whole error along directions (see _ridders)
+        v, e, kk = _ridders(evaluate, f0, h0, s_hi, steps, eps, finer="error")
     torch.set_rng_state(state)
     return Estimate(v, e, kk)
