@@ -27,12 +27,9 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # Filled once, after every phrase was committed, from the tool's verdicts (scenario_report.py),
 # first run 2026-11-29 against main at dcf91ad.  Held-out cases get the verdict only.  Marks
 # removed as scenarios became right (branch s8-ok: "ok" a checked claim, events over
-# inferences): 10 open ones and 4 held-out ones (their verdicts read from the runner only).
-XFAIL: dict[str, str] = {
-    "head_replaced_after_optimizer": (
-        "held-out: false (details withheld from whoever changes the diagnosis)"
-    ),
-}
+# inferences): 10 open ones and 4 held-out ones (their verdicts read from the runner only);
+# branch s9-watch: the last held-out one (an optimizer holding only a replaced module).
+XFAIL: dict[str, str] = {}  # head_replaced_after_optimizer: right since branch s9-watch
 
 
 def load(name: str):

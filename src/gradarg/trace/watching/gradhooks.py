@@ -82,6 +82,10 @@ class GradEvents:
         self._frozen_moved: dict[str, FrozenMoved] = {}
         self._ended: Ended | None = None
         self._zeroed: dict[int, Holding] = {}  # optimizers whose zero_grad ran in the block
+        # optimizers seen (step or zero_grad) holding no watched parameter but tensors that
+        # require grad: a module replaced before the watch began leaves its optimizer so
+        self._stray: dict[int, Holding] = {}
+        self._stray_stepped: dict[int, Holding] = {}
         self._scaler_steps: list[tuple[bool, float]] = []  # (optimizer step ran, scale after)
         self._steps_at_scaler = 0
         # (module, attribute) -> the parameter registered there when the watch began
@@ -145,6 +149,19 @@ class GradEvents:
         seen = dict(self._zeroed)
         seen.update(self._stepped)
         return list(seen.values())
+
+    @property
+    def stray_optimizers(self) -> list[Holding]:
+        """The optimizers seen in the block (by their step or ``zero_grad``) that hold no
+        watched parameter but hold tensors that require grad (``Holding.foreign``): an
+        optimizer built for a module replaced before the watch began, or one of another
+        model (a GAN's discriminator)."""
+        return list(self._stray.values())
+
+    @property
+    def stray_steps_seen(self) -> bool:
+        """Whether the step of an optimizer in :attr:`stray_optimizers` ran in the block."""
+        return bool(self._stray_stepped)
 
     @property
     def scaler_steps(self) -> list[tuple[bool, float]]:
@@ -299,6 +316,10 @@ class GradEvents:
         cached = self._holding(optimizer)
         held = cached.held
         if not held:
+            if cached.foreign:
+                self._stray.setdefault(id(optimizer), cached)
+                self._stray_stepped.setdefault(id(optimizer), cached)
+                self._changes += 1
             return
         self._steps_seen += 1
         self._stepped.setdefault(id(optimizer), cached)
@@ -369,6 +390,8 @@ class GradEvents:
         cached = self._holding(optimizer)
         if cached.held:
             self._zeroed.setdefault(id(optimizer), cached)
+        elif cached.foreign:
+            self._stray.setdefault(id(optimizer), cached)
 
     def _scaler_step_hook(self, scaler: Any, optimizer: Any, when: str) -> None:
         """Around ``GradScaler.step(optimizer)``: whether the optimizer's step ran."""

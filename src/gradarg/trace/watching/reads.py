@@ -109,8 +109,11 @@ def not_registered(w: GradWatch, o: Options) -> Finding:
 def optimizer_holds(w: GradWatch, o: Options) -> Finding:
     """What the optimizers whose step ran hold: tensors that are not parameters of the model
     (with parameters of the model that no optimizer holds: a module replaced after the
-    optimizer was built); frozen parameters a step moved (momentum, weight decay); parameters
-    of the model no optimizer holds (a note: a freeze by optimizer subset, or forgotten)."""
+    optimizer was built; an optimizer that holds only such tensors is seen by its step or
+    ``zero_grad`` too); frozen parameters a step moved (momentum, weight decay); parameters of
+    the model that got a gradient while no optimizer whose step ran holds them (a problem:
+    their ``.grad`` is never applied); parameters without a gradient no optimizer holds (a
+    note)."""
     opts = w.grads.seen_optimizers
     left_model = [n for n in gone(w) if n not in w.grads.replaced]
     if left_model:
@@ -127,34 +130,48 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
         elif new:
             text += ": an optimizer built before the replacement does not hold the new one"
         return Finding("what the optimizer holds", True, text)
-    if not opts:
+    strays = w.grads.stray_optimizers
+    if not opts and not strays:
         return Finding("what the optimizer holds", False,
                        why_not="no optimizer step or zero_grad was seen")
-    held = {p for h in opts for p in h.held}
+    stepped = w.grads.steps_seen or w.grads.stray_steps_seen
+    # with a step seen, "held" means held by an optimizer whose step ran in the block
+    held = {p for h in (w.grads.optimizers if stepped else opts) for p in h.held}
     owner = w.watched.owner
     left = [name for p, (name, _) in owner.items() if p.requires_grad and p not in held]
-    foreign = [f for h in opts for f in h.foreign]
+    # an optimizer that holds no parameter of the model matters only when some of the
+    # model's parameters are left without one (else it is another model's: a GAN's other half)
+    foreign = [f for h in (*opts, *(strays if left else ())) for f in h.foreign]
+    unapplied = [n for n in left if w.parameters[n].grad is not None] if stepped else []
     found, note = [], ""
     if foreign:
         shapes = [tuple(f.shape) for f in foreign]
         if left:
             same = [n for n in left if tuple(w.parameters[n].shape) in shapes]
             modules = list(dict.fromkeys(w.parameters[n].module for n in left))
-            how = (f"of the same shapes as {_shown(same)}" if len(same) == len(left) else
-                   f"shapes {_shown([str(s) for s in shapes])}")
+            how = (f"of the same shapes as {_shown(same, 6)}" if len(same) == len(left) else
+                   f"shapes {_shown([str(s) for s in shapes], 6)}")
             found.append(
                 f"the optimizer holds {len(foreign)} tensor(s) that are not parameters of the "
-                f"model ({how}) and no optimizer holds {_shown(left)}: module "
-                f"{_shown([repr(m) for m in modules])} was replaced after the optimizer was "
-                f"built, so the optimizer updates the old module's tensors and the new module "
-                f"never moves; build the optimizer after replacing it (or add the new "
-                f"parameters to it)")
-            left = []
+                f"model ({how}) and no optimizer{' that stepped' if stepped else ''} holds "
+                f"{_shown(left, 6)}: module {_shown([repr(m) for m in modules])} was replaced "
+                f"after the optimizer was built, so the optimizer updates the old module's "
+                f"tensors and the new module never moves; build the optimizer after replacing "
+                f"it (or add the new parameters to it)")
+            left = unapplied = []
         else:
             found.append(
                 f"the optimizer holds {len(foreign)} tensor(s) that require grad and are not "
                 f"parameters of the model (shapes {_shown([str(s) for s in shapes])}): a "
                 f"module replaced after the optimizer was built, or tensors outside the model")
+    if unapplied:
+        found.append(
+            f"{len(unapplied)} parameter(s) of the model got a gradient in this step but no "
+            f"optimizer whose step ran holds them: {_shown(unapplied, 6)} (observed: their "
+            f"gradients arrived; the optimizer steps held other tensors), so their .grad is "
+            f"computed and never applied; add them to the optimizer, or freeze them with "
+            f"requires_grad_(False) if that is meant")
+        left = [n for n in left if n not in unapplied]
     moved = list(w.grads.frozen_moved.values())
     if moved:
         m = moved[0]
