@@ -129,21 +129,27 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
                      "parameters to it)")
         elif new:
             text += ": an optimizer built before the replacement does not hold the new one"
-        return Finding("what the optimizer holds", True, text)
+        replaced = [text]
+    else:
+        replaced = []
     strays = w.grads.stray_optimizers
     if not opts and not strays:
+        if replaced:
+            return Finding("what the optimizer holds", True, replaced[0])
         return Finding("what the optimizer holds", False,
                        why_not="no optimizer step or zero_grad was seen")
     stepped = w.grads.steps_seen or w.grads.stray_steps_seen
     # with a step seen, "held" means held by an optimizer whose step ran in the block
     held = {p for h in (w.grads.optimizers if stepped else opts) for p in h.held}
     owner = w.watched.owner
-    left = [name for p, (name, _) in owner.items() if p.requires_grad and p not in held]
+    gone_now = set(left_model)
+    left = [name for p, (name, _) in owner.items()
+            if p.requires_grad and p not in held and name not in gone_now]
     # an optimizer that holds no parameter of the model matters only when some of the
     # model's parameters are left without one (else it is another model's: a GAN's other half)
     foreign = [f for h in (*opts, *(strays if left else ())) for f in h.foreign]
     unapplied = [n for n in left if w.parameters[n].grad is not None] if stepped else []
-    found, note = [], ""
+    found, note = replaced, ""
     if foreign:
         shapes = [tuple(f.shape) for f in foreign]
         if left:
