@@ -204,7 +204,7 @@ def test_dead_units_counted_from_the_activations():
     assert dead >= 6
     rec = next(c for c in w.modules if c.name == "1")
     assert rec.dead_units == (dead, 8)
-    assert "dead units: '1'" in w.summary()
+    assert "dead units: '1' (ReLU)" in w.summary()
 
 
 def test_all_zero_gradient_from_dead_relu():

@@ -137,7 +137,7 @@ def test_a_dead_unit_claim_needs_support():
             net(torch.randn(batch, 4)).sum().backward()
         s = w.summary(checks=False)
         if fact:
-            assert "dead units: '1' has 6 of 8 units" in s and "support: 16" in s
+            assert "dead units: '1' (ReLU) has 6 of 8 units" in s and "support: 16" in s
         else:
             assert "dead units:" not in s and "seen on this batch only" in s
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -282,7 +283,7 @@ def dead_units_on_sequence_input():
     net = nn.Sequential(lin, nn.ReLU(), nn.Linear(64, 1))
     w = watched(net, lambda: net(torch.randn(8, 20, 24)).pow(2).mean().backward())
     return Seen({"summary": w.summary()},
-                must={"summary": ("40 of 64 units", "features, the last dimension")},
+                must={"summary": ("40 of 64 units", "features, the last dimension", "(ReLU)")},
                 never={"summary": (*NEVER_OK, "of 20 units",)})
 
 
@@ -295,7 +296,7 @@ def dead_conv_channels():
     net = nn.Sequential(conv, nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 1))
     w = watched(net, lambda: net(torch.randn(4, 3, 8, 8)).pow(2).mean().backward())
     return Seen({"summary": w.summary()},
-                must={"summary": ("6 of 8 units", "channels, dimension 1")},
+                must={"summary": ("6 of 8 units", "channels, dimension 1", "(ReLU)")},
                 never={"summary": NEVER_OK})
 
 
@@ -433,9 +434,13 @@ def random_augmentation_without_dropout():
 @scenario
 def nan_made_by_the_loss():
     net = mlp()
+    with torch.no_grad():  # independently: the loss itself is NaN (sqrt of a negative)
+        assert torch.isnan(torch.sqrt(net(X) - 10).mean())
     w = watched(net, lambda: torch.sqrt(net(X) - 10).mean().backward())
     return Seen({"summary": w.summary()},
-                must={"summary": ("non-finite", "the loss, or what follows the model")},
+                must={"summary": ("non-finite", "the loss, or what follows the model",
+                                  "SqrtBackward0", "loss passed to backward() was itself NaN",
+                                  "0.weight")},
                 never={"summary": (*NEVER_OK, "first sent by",)})
 
 
@@ -449,7 +454,8 @@ def nan_made_inside_the_model():
     net = nn.Sequential(nn.Linear(8, 8), Root(), nn.Linear(8, 1))
     w = watched(net, lambda: net(X).pow(2).mean().backward())
     return Seen({"summary": w.summary()},
-                must={"summary": ("non-finite", "first sent by '1' (Root)")},
+                must={"summary": ("non-finite", "first sent by '1' (Root)", "SqrtBackward0",
+                                  "0.weight")},
                 never={"summary": (*NEVER_OK, "the loss, or what follows",)})
 
 
@@ -515,7 +521,7 @@ def vanishing_through_deep_sigmoids():
     net = nn.Sequential(*[m for _ in range(12) for m in (nn.Linear(16, 16), nn.Sigmoid())],
                         nn.Linear(16, 1))
     w = watched(net, lambda: net(torch.randn(32, 16)).pow(2).mean().backward())
-    return Seen({"summary": w.summary()}, must={"summary": ("vanishing gradient",)},
+    return Seen({"summary": w.summary()}, must={"summary": ("vanishing gradient", "12 Sigmoid")},
                 never={"summary": NEVER_OK})
 
 
@@ -649,6 +655,55 @@ def test_scenario(name):
             assert phrase not in seen.texts[key], (key, phrase, seen.texts[key])
     if "summary" in seen.texts:
         assert seen.texts["summary"].startswith("ok:") == seen.healthy, seen.texts["summary"]
+    if not seen.healthy:
+        for key, text in seen.texts.items():
+            assert concrete(text), f"vague ({key}): {text}"
+
+
+# -------------------------------------------------------------------- what "vague" means
+
+# An answer about a step with a bug names its cause concretely when it names at least one of:
+# a parameter (a dotted name: 'enc.weight_ih_l0', or a tensor the user named: 'b.grad'), an
+# operation (an autograd node, 'SqrtBackward0', or a module with its class, "'1' (ReLU)",
+# other than the whole model), or an event (a call that was observed or that the user makes:
+# zero_grad, an optimizer step, clip_grad_norm_, unscale_, torch.no_grad(), ...).  The list of
+# checks that ran (" [checked: ...]") does not count.
+NODE = re.compile(r"\b[A-Z]\w*Backward\d*\b")
+PARAM = re.compile(r"\b(?!tensor\.)\w+(?:\.\w+)*\.(?:weight|bias|grad)\w*\b")
+MODULE = re.compile(r"'(?!\(model\)')[^']+' \((?!_?[A-Z]\w*\) that has)[A-Za-z_]\w*[),:]")
+EVENTS = ("zero_grad", "optimizer step", "optimizer.step", "clip_grad_norm_", "unscale_",
+          "torch.no_grad()", "inference_mode", "backward() calls", "dropout mask",
+          "two calls of the function", "requires_grad=False", "modified in place",
+          "never called", "returns None", "detached")
+
+
+def concrete(text: str) -> list[str]:
+    """What ``text`` names concretely (empty: a vague answer); see the comment above."""
+    text = text.split(" [checked:")[0]
+    found = [m.group() for rx in (NODE, PARAM, MODULE) if (m := rx.search(text))]
+    return found + [e for e in EVENTS if e in text]
+
+
+@pytest.mark.parametrize("text", [
+    "non-finite gradient: 6 parameter(s) got NaN/Inf",
+    ("non-finite gradient: already NaN/Inf where it arrives at the output of '(model)' "
+     "(Sequential), so the loss, or what follows the model, made it"),
+    "vanishing gradient: 10.2 orders of magnitude smaller at '0' than at '24'",
+    "dead units: '1' has 6 of 8 units at 0 [checked: zero_grad, optimizer step]",
+    "tensor.grad holds NaN or Inf in 1 of 3 entries",
+])
+def test_a_vague_answer_is_told(text):
+    assert concrete(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "dead units: '1' (ReLU) has 6 of 8 units",
+    "non-finite gradient first sent by '1' (Root), whose own operations are SqrtBackward0",
+    "6 parameter(s) got NaN/Inf: 0.weight, 0.bias",
+    "zero_grad() is missing between steps",
+])
+def test_a_concrete_answer_is_told(text):
+    assert concrete(text) != []
 
 
 def test_the_corpus_has_25_scenarios_or_more():

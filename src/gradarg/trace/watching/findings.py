@@ -62,7 +62,13 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
     first = w.first_nonfinite()
     bad = [n for n, r in w.parameters.items() if r.state == "nonfinite"]
     if first is not None or bad:
-        where = f" first sent by '{first.name}' ({first.kind})" if first else ""
+        where = ""
+        if first is not None:
+            where = f" first sent by '{first.name}' ({first.kind})"
+            ops = w.graph.operations(first.index)
+            if ops:
+                where += (f", whose own operations are {_ops(ops)} (read from the graph; the "
+                          f"gradient arriving at its output was finite)")
         made = w.graph.forward_nan
         then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
                 "then")
@@ -87,9 +93,11 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
             if outer:
                 c = outer[0]
                 where = (f": already NaN/Inf where it arrives at the output of '{c.name}' "
-                         f"({c.kind}), so the loss, or what follows the model, made it")
+                         f"({c.kind}), so the loss, or what follows the model, made it"
+                         f"{_loss_made(w)}")
+        named = f": {_shown(bad, 3)}" if bad else ""
         return Finding("non-finite", True,
-                       f"non-finite gradient{where}: {len(bad)} parameter(s) got NaN/Inf")
+                       f"non-finite gradient{where}: {len(bad)} parameter(s) got NaN/Inf{named}")
     return Finding("non-finite", True)
 
 
@@ -136,15 +144,16 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     ratio = outs[0] / outs[-1]
     # the modules the ratio spans: the gradient from flow[-1]'s output to flow[0]'s
     span = [c for c in layers if flow[0].index < c.index <= flow[-1].index]
+    first, last = f"'{flow[0].name}' ({flow[0].kind})", f"'{flow[-1].name}' ({flow[-1].kind})"
     if ratio <= 1 / o.factor:
         return Finding("vanishing/exploding", True,
                        f"vanishing gradient: {_orders(ratio)} orders of magnitude smaller "
-                       f"at '{flow[0].name}' than at '{flow[-1].name}'"
+                       f"at {first} than at {last}{_between(span)}"
                        f"{_sharpest(ratio, span)}")
     if ratio >= o.factor:
         return Finding("vanishing/exploding", True,
                        f"exploding gradient: {_orders(ratio)} orders of magnitude larger "
-                       f"at '{flow[0].name}' than at '{flow[-1].name}'"
+                       f"at {first} than at {last}{_between(span)}"
                        f"{_sharpest(ratio, span)}")
     return Finding("vanishing/exploding", True)
 
@@ -272,13 +281,13 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
             n = c.dead_support
             if n and n < DEAD_SUPPORT:
                 return Finding("dead units", True, note=(
-                    f"seen on this batch only: '{c.name}' output 0 for {c.dead_units[0]} of "
+                    f"seen on this batch only: '{c.name}' ({c.kind}) output 0 for {c.dead_units[0]} of "
                     f"{c.dead_units[1]} units ({c.unit_axis}) on the {n} example(s) and "
                     f"position(s) of this batch, too few to call a unit dead (at least "
                     f"{DEAD_SUPPORT} needed)"))
             support = f" (support: {n} examples and positions per unit)" if n else ""
             return Finding("dead units", True,
-                           f"dead units: '{c.name}' has {c.dead_units[0]} of "
+                           f"dead units: '{c.name}' ({c.kind}) has {c.dead_units[0]} of "
                            f"{c.dead_units[1]} units ({c.unit_axis}) at 0 for every example "
                            f"and position of the batch{support}")
     return Finding("dead units", True)
@@ -441,6 +450,61 @@ def _sharpest(ratio: float, span: list[ModuleRecord]) -> str:
         return ""
     return (f", most of it across '{best.name}' ({best.kind}: {_f(best.grad_out)} at its "
             f"output, {_f(best.grad_in)} at its input)")
+
+
+def _loss_made(w: GradWatch) -> str:
+    """What is known of the loss of the last ``backward()``: its operations after the model
+    (read from the graph) and whether its value was finite (observed at the call)."""
+    ops = w.graph.loss_operations
+    _, finite = w.grads.losses
+    text = ""
+    if finite is False:
+        text = " (the loss passed to backward() was itself NaN/Inf: observed at the call)"
+    elif finite:
+        text = (" (the loss passed to backward() was finite, observed at the call: its "
+                "backward made the NaN/Inf)")
+    if ops:
+        text += f"; the operations between the model's output and the loss: {_ops(ops)}"
+    return text
+
+
+def _between(span: list[ModuleRecord]) -> str:
+    """``" (between them: 12 Sigmoid, 12 Linear)"``: the kinds of the innermost modules the
+    gradient crossed from the last layer to the first, most frequent first (three at most)."""
+    kinds: dict[str, int] = {}
+    for c in span:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    if not kinds:
+        return ""
+    shown = sorted(kinds.items(), key=lambda kv: -kv[1])[:3]
+    return " (between them: " + ", ".join(f"{n} {k}" for k, n in shown) + ")"
+
+
+# operations that make NaN/Inf at finite inputs, in the forward or in their derivative
+SINGULAR = {
+    "SqrtBackward0": "NaN below 0, derivative infinite at 0",
+    "RsqrtBackward0": "NaN below 0, infinite at 0",
+    "LogBackward0": "NaN below 0, -inf at 0 where its derivative is infinite",
+    "Log2Backward0": "NaN below 0, -inf at 0 where its derivative is infinite",
+    "Log10Backward0": "NaN below 0, -inf at 0 where its derivative is infinite",
+    "PowBackward0": "NaN for a negative base and a fractional exponent, derivative infinite "
+                    "at 0 for an exponent below 1",
+    "PowBackward1": "NaN for a negative base and a fractional exponent",
+    "DivBackward0": "infinite where the divisor is 0",
+    "ReciprocalBackward0": "infinite at 0",
+    "AcosBackward0": "NaN beyond ±1, derivative infinite at ±1",
+    "AsinBackward0": "NaN beyond ±1, derivative infinite at ±1",
+    "AtanhBackward0": "infinite at ±1, NaN beyond",
+    "NormBackward1": "derivative undefined at 0 (x / ‖x‖)",
+    "LinalgVectorNormBackward0": "derivative undefined at 0 (x / ‖x‖)",
+}
+
+
+def _ops(ops: list[str]) -> str:
+    """Autograd node names, those with a singular derivative first, each with where."""
+    ranked = sorted(ops, key=lambda n: n not in SINGULAR)
+    shown = [f"{n} ({SINGULAR[n]})" if n in SINGULAR else n for n in ranked[:4]]
+    return ", ".join(shown) + (", ..." if len(ops) > 4 else "")
 
 
 def _orders(ratio: float) -> str:

@@ -32,6 +32,7 @@ from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, Uns
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
 from .patches import (
+    register_backward_call_hook,
     register_backward_error_hook,
     register_scaler_step_hook,
     register_unscale_hook,
@@ -103,6 +104,8 @@ class GradEvents:
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
         self._raised: Raised | None = None  # the last backward() that raised
+        # the last backward() call's losses: their nodes and whether their values were finite
+        self._losses: tuple[list[Any], bool | None] = ([], None)
 
     def listen(self, *, on_zero: Callable[[], None],
                running: Callable[[], tuple[str, str] | None]) -> None:
@@ -121,6 +124,17 @@ class GradEvents:
     def raised(self) -> Raised | None:
         """The last ``backward()`` that raised during the block (``None``: none did)."""
         return self._raised
+
+    @property
+    def losses(self) -> tuple[list[Any], bool | None]:
+        """The last ``backward()`` call's tensors (the losses), as their autograd nodes, and
+        whether their values were finite (``None``: not read, too large); cleared when the
+        block ends (the graph is not kept)."""
+        return self._losses
+
+    def forget_losses(self) -> None:
+        """Drop the loss nodes (the block ended: the graph is not kept)."""
+        self._losses = ([], self._losses[1])
 
     @property
     def changes(self) -> int:
@@ -225,6 +239,7 @@ class GradEvents:
         if handle is not None:
             self._handles.append(handle)
         self._handles.append(register_backward_error_hook(self._raised_hook))
+        self._handles.append(register_backward_call_hook(self._backward_call_hook))
         self._handles.append(register_zero_grad_hook(self._zero_grad_hook))
         handle = register_scaler_step_hook(self._scaler_step_hook)
         if handle is not None:
@@ -403,6 +418,17 @@ class GradEvents:
             self._scaler_steps.append((self._steps_seen > self._steps_at_scaler,
                                        float(scaler.get_scale())))
             self._changes += 1
+
+    def _backward_call_hook(self, tensors: Any) -> None:
+        """``torch.autograd.backward(tensors, ...)`` is called: the losses' nodes, and whether
+        their values are finite (read for tensors of at most 4096 entries: a loss)."""
+        ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        ts = [t for t in ts if isinstance(t, torch.Tensor)]
+        nodes = [t.grad_fn for t in ts if t.grad_fn is not None]
+        small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
+        finite = (all(bool(torch.isfinite(t.detach()).all()) for t in small)
+                  if small and len(small) == len(ts) else None)
+        self._losses = (nodes, finite)
 
     def _raised_hook(self, error: BaseException) -> None:
         """``torch.autograd.backward`` raised ``error`` (it goes on to the caller)."""

@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["register_backward_error_hook", "register_scaler_step_hook",
+__all__ = ["register_backward_call_hook", "register_backward_error_hook",
+           "register_scaler_step_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
 
 
@@ -78,10 +79,12 @@ def _wrap_unscale(original: Any, listeners: list[Callable[..., None]]) -> Any:
 
 def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
     def backward(*args: Any, **kwargs: Any) -> Any:
+        tensors = args[0] if args else kwargs.get("tensors")
+        _tell(listeners, "call", tensors)
         try:
             return original(*args, **kwargs)
         except Exception as error:
-            _tell(listeners, error)
+            _tell(listeners, "error", error)
             raise
 
     return backward
@@ -124,7 +127,24 @@ def register_unscale_hook(fn: Callable[[Any, Any], None]) -> _Handle | None:
 def register_backward_error_hook(fn: Callable[[BaseException], None]) -> _Handle:
     """Call ``fn(error)`` when ``torch.autograd.backward`` (so ``Tensor.backward``) raises,
     before the error goes on to the caller; until the handle's ``remove()``."""
-    return _BACKWARD.add(fn)
+
+    def on(kind: str, payload: Any) -> None:
+        if kind == "error":
+            fn(payload)
+
+    return _BACKWARD.add(on)
+
+
+def register_backward_call_hook(fn: Callable[[Any], None]) -> _Handle:
+    """Call ``fn(tensors)`` when ``torch.autograd.backward`` (so ``Tensor.backward``) is
+    called, before it runs, with its first argument (a tensor or a sequence of tensors: the
+    losses); until the handle's ``remove()``."""
+
+    def on(kind: str, payload: Any) -> None:
+        if kind == "call":
+            fn(payload)
+
+    return _BACKWARD.add(on)
 
 
 def register_scaler_step_hook(fn: Callable[[Any, Any, str], None]) -> _Handle | None:

@@ -16,6 +16,7 @@ the value before it.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -118,6 +119,11 @@ class GradWatch:
         if watched.active:
             self.graph.note_stop()  # the graph is still held; no hook fires while it is read
             self.graph.note_unregistered()
+            if any(e.grad is not None and not math.isfinite(e.grad)
+                   for e in self.grads.passes):  # named by the non-finite finding
+                first = self.first_nonfinite()
+                self.graph.note_operations(None if first is None else first.index)
+            self.grads.forget_losses()
         self.calls.forget()
         watched.active = False
 
