@@ -123,3 +123,20 @@ def test_ddp_judges_the_averaged_gradient_each_process_steps_with(steps):
         assert "an optimizer step read a .grad holding NaN/Inf" in out["summary"]
     assert "another process sent the NaN/Inf" in zero["summary"]
     assert "another process" not in one["summary"]  # its own batch made it
+
+
+def test_ddp_says_which_process_saw_the_nan_first(steps):
+    """Process 1's batch holds a NaN: its own gradient is NaN (plain torch, on a copy), the
+    average both step with is NaN; each process names process 1 as the first, and the
+    parameter whose own gradient held it."""
+    outs = run("ddp-nan", steps)
+    bad = [r for r, out in enumerate(outs)
+           if not all(math.isfinite(v) for v in out["local"].values())]
+    assert bad == [1]
+    names = [n for n, v in outs[1]["local"].items() if not math.isfinite(v)]
+    zero, one = (out["summary"] for out in outs)
+    assert "process 1 saw it first" in zero and "this process 1 saw it first" in one
+    assert names[0] in zero
+    assert "every other process's own gradient was finite" in zero
+    # a healthy DDP step names no process as the first
+    assert "saw it first" not in run("ddp", steps)[0]["summary"]

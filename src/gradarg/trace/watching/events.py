@@ -29,7 +29,7 @@ from itertools import pairwise
 from typing import Any, NamedTuple
 
 __all__ = ["KEPT", "Accumulation", "AfterBackward", "EndEntry", "Note", "PassEntry", "Replacement",
-           "StepEntry", "UnscaleEntry", "accumulation", "after_backward", "chain"]
+           "StepEntry", "UnscaleEntry", "accumulation", "after_backward", "chain", "read_log"]
 
 KEPT = 64  # notes kept per parameter (the latest): enough for the last step's story
 
@@ -281,3 +281,42 @@ def after_backward(notes: Sequence[Note]) -> AfterBackward:
             return AfterBackward(o.kind, "unscaled", u, a, s, u)
         return AfterBackward(o.kind, "kept", 1.0, a, s)
     return AfterBackward(o.kind, "scaled", factor, a, s, u)
+
+
+def read_log(log: Sequence[Any]) -> dict[Any, list[Note]]:
+    """A watch's log of ``.grad`` events (:class:`PassEntry`, :class:`UnscaleEntry`,
+    :class:`StepEntry`, :class:`EndEntry`, in order) as :class:`Note` lists, one per parameter
+    (the latest :data:`KEPT`)."""
+    notes: dict[Any, list[Note]] = {}
+    steps: dict[Any, int] = {}
+    nan = float("nan")
+
+    def add(p: Any, note: Note) -> None:
+        got = notes.get(p)
+        if got is None:
+            got = notes[p] = []
+        got.append(note)
+
+    for e in log:
+        if isinstance(e, PassEntry):
+            if e.accumulated:
+                add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
+                                  steps.get(e.param, 0)))
+        elif isinstance(e, UnscaleEntry):
+            for p in e.held:
+                add(p, Note("unscale", None, None, None, e.forward, steps.get(p, 0),
+                            factor=e.factor))
+        elif isinstance(e, StepEntry):
+            for p, is_none in zip(e.held, e.none, strict=True):
+                steps[p] = steps.get(p, 0) + 1
+                if is_none:
+                    add(p, Note("step", None, None, None, e.forward, steps[p]))
+                elif e.norms is not None and p in e.norms:
+                    add(p, Note("step", None, e.norms[p], None, e.forward, steps[p]))
+                else:
+                    add(p, Note("step", None, nan, None, e.forward, steps[p],
+                                measured=False))
+        elif isinstance(e, EndEntry):  # the end
+            for p in notes:
+                add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
+    return {p: n[-KEPT:] for p, n in notes.items()}

@@ -23,6 +23,7 @@ from .eventfindings import (
     unscaled,
 )
 from .finding import Finding, Options
+from .operations import describe as _ops
 from .reads import (
     block_ended,
     checked,
@@ -478,33 +479,6 @@ def _between(span: list[ModuleRecord]) -> str:
         return ""
     shown = sorted(kinds.items(), key=lambda kv: -kv[1])[:3]
     return " (between them: " + ", ".join(f"{n} {k}" for k, n in shown) + ")"
-
-
-# operations that make NaN/Inf at finite inputs, in the forward or in their derivative
-SINGULAR = {
-    "SqrtBackward0": "NaN below 0, derivative infinite at 0",
-    "RsqrtBackward0": "NaN below 0, infinite at 0",
-    "LogBackward0": "NaN below 0, -inf at 0 where its derivative is infinite",
-    "Log2Backward0": "NaN below 0, -inf at 0 where its derivative is infinite",
-    "Log10Backward0": "NaN below 0, -inf at 0 where its derivative is infinite",
-    "PowBackward0": "NaN for a negative base and a fractional exponent, derivative infinite "
-                    "at 0 for an exponent below 1",
-    "PowBackward1": "NaN for a negative base and a fractional exponent",
-    "DivBackward0": "infinite where the divisor is 0",
-    "ReciprocalBackward0": "infinite at 0",
-    "AcosBackward0": "NaN beyond ±1, derivative infinite at ±1",
-    "AsinBackward0": "NaN beyond ±1, derivative infinite at ±1",
-    "AtanhBackward0": "infinite at ±1, NaN beyond",
-    "NormBackward1": "derivative undefined at 0 (x / ‖x‖)",
-    "LinalgVectorNormBackward0": "derivative undefined at 0 (x / ‖x‖)",
-}
-
-
-def _ops(ops: list[str]) -> str:
-    """Autograd node names, those with a singular derivative first, each with where."""
-    ranked = sorted(ops, key=lambda n: n not in SINGULAR)
-    shown = [f"{n} ({SINGULAR[n]})" if n in SINGULAR else n for n in ranked[:4]]
-    return ", ".join(shown) + (", ..." if len(ops) > 4 else "")
 
 
 def _orders(ratio: float) -> str:

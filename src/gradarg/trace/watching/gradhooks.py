@@ -16,6 +16,7 @@ A new event of ``.grad`` gets its hook here, its note in :mod:`.events` and its 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -28,7 +29,8 @@ from torch.optim.optimizer import (
 )
 
 from ..graph.values import norm as _norm
-from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, UnscaleEntry
+from . import observed
+from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, UnscaleEntry, read_log
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
 from .patches import (
@@ -106,6 +108,7 @@ class GradEvents:
         self._raised: Raised | None = None  # the last backward() that raised
         # the last backward() call's losses: their nodes and whether their values were finite
         self._losses: tuple[list[Any], bool | None] = ([], None)
+        self._first_bad_at: float | None = None  # when this step's first NaN/Inf gradient came
 
     def listen(self, *, on_zero: Callable[[], None],
                running: Callable[[], tuple[str, str] | None]) -> None:
@@ -135,6 +138,12 @@ class GradEvents:
     def forget_losses(self) -> None:
         """Drop the loss nodes (the block ended: the graph is not kept)."""
         self._losses = ([], self._losses[1])
+
+    @property
+    def first_nonfinite_at(self) -> float | None:
+        """When (``time.time()``) this step's first non-finite gradient reached a parameter
+        (``None``: none did)."""
+        return self._first_bad_at
 
     @property
     def changes(self) -> int:
@@ -258,6 +267,7 @@ class GradEvents:
         self._step_handles = []
         self._got = []
         self._final = None
+        self._first_bad_at = None
 
     def forward_started(self, forward: int) -> None:
         """Call ``forward`` of the model starts: the probe's sum is read."""
@@ -287,6 +297,8 @@ class GradEvents:
             self._pending[id(held_by)] = entry  # completed once the pass accumulated
             if entry.grad == 0.0:
                 self._on_zero()
+            elif self._first_bad_at is None and not math.isfinite(entry.grad):
+                self._first_bad_at = time.time()
 
         return hook
 
@@ -372,17 +384,8 @@ class GradEvents:
             if now == total or (math.isnan(now) and math.isnan(total)):
                 continue
             name = self.watched.owner[p][0]
-            state = optimizer.state.get(p, {}) if hasattr(optimizer, "state") else {}
-            group: dict = next((g for g in optimizer.param_groups
-                          if any(q is p for q in g["params"])), {})
-            why = [w for w, on in (
-                ("its momentum buffer", "momentum_buffer" in state
-                 and state["momentum_buffer"] is not None),
-                ("its running averages (exp_avg)", "exp_avg" in state),
-                (f"weight decay {group.get('weight_decay')}",
-                 bool(group.get("weight_decay")))) if on]
             self._frozen_moved.setdefault(name, FrozenMoved(
-                name, type(optimizer).__name__, " and ".join(why) or "its update rule"))
+                name, type(optimizer).__name__, observed.what_moves(optimizer, p)))
 
     def _holding(self, optimizer: Any) -> Holding:
         """The watched parameters ``optimizer`` holds (cached while its groups keep their size)."""
@@ -422,13 +425,7 @@ class GradEvents:
     def _backward_call_hook(self, tensors: Any) -> None:
         """``torch.autograd.backward(tensors, ...)`` is called: the losses' nodes, and whether
         their values are finite (read for tensors of at most 4096 entries: a loss)."""
-        ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
-        ts = [t for t in ts if isinstance(t, torch.Tensor)]
-        nodes = [t.grad_fn for t in ts if t.grad_fn is not None]
-        small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
-        finite = (all(bool(torch.isfinite(t.detach()).all()) for t in small)
-                  if small and len(small) == len(ts) else None)
-        self._losses = (nodes, finite)
+        self._losses = observed.losses_of(tensors)
 
     def _raised_hook(self, error: BaseException) -> None:
         """``torch.autograd.backward`` raised ``error`` (it goes on to the caller)."""
@@ -468,39 +465,7 @@ class GradEvents:
 
     def notes(self) -> dict[torch.Tensor, list[Note]]:
         """The log as :class:`.events.Note` lists, one per parameter (the latest KEPT)."""
-        notes: dict[torch.Tensor, list[Note]] = {}
-        steps: dict[torch.Tensor, int] = {}
-        nan = float("nan")
-
-        def add(p: torch.Tensor, note: Note) -> None:
-            got = notes.get(p)
-            if got is None:
-                got = notes[p] = []
-            got.append(note)
-
-        for e in self._log:
-            if isinstance(e, PassEntry):
-                if e.accumulated:
-                    add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
-                                      steps.get(e.param, 0)))
-            elif isinstance(e, UnscaleEntry):
-                for p in e.held:
-                    add(p, Note("unscale", None, None, None, e.forward, steps.get(p, 0),
-                                factor=e.factor))
-            elif isinstance(e, StepEntry):
-                for p, is_none in zip(e.held, e.none, strict=True):
-                    steps[p] = steps.get(p, 0) + 1
-                    if is_none:
-                        add(p, Note("step", None, None, None, e.forward, steps[p]))
-                    elif e.norms is not None and p in e.norms:
-                        add(p, Note("step", None, e.norms[p], None, e.forward, steps[p]))
-                    else:
-                        add(p, Note("step", None, nan, None, e.forward, steps[p],
-                                    measured=False))
-            elif isinstance(e, EndEntry):  # the end
-                for p in notes:
-                    add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
-        return {p: n[-KEPT:] for p, n in notes.items()}
+        return read_log(self._log)
 
     def _probe_sum(self) -> float:
         assert self._probe is not None

@@ -26,6 +26,7 @@ from ..graph.operators import row
 from ..graph.values import finite
 from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
 from .forwardnotes import Unregistered, overflow, unregistered
+from .operations import call_operations, operations_between
 from .records import CallValues
 
 __all__ = [
@@ -279,35 +280,6 @@ def call_of(node: Any, calls: Sequence[tuple[list[Any], list[Any]]],
     return None
 
 
-def operations_between(start: Sequence[Any], stop: set[Any], limit: int = 12) -> list[str]:
-    """The names of the autograd nodes reached from ``start`` without passing through a node
-    of ``stop`` (breadth first, each name once, ``AccumulateGrad`` left out, at most
-    ``limit``): the operations of a module call (from its outputs to its inputs), or of the
-    loss (from the loss to the model's outputs)."""
-    names: list[str] = []
-    todo = [n for n in dict.fromkeys(start) if n is not None and n not in stop]
-    seen = set(todo)
-    while todo and len(seen) < _REACH_LIMIT and len(names) < limit:
-        n = todo.pop(0)
-        name = type(n).__name__
-        if name != "AccumulateGrad" and name not in names:
-            names.append(name)
-        for c, _ in children(n):
-            if c is not None and c not in seen and c not in stop:
-                seen.add(c)
-                todo.append(c)
-    return names
-
-
-def call_operations(rec: Any, index: int) -> list[str]:
-    """The operations of call ``index`` itself: the nodes between its outputs and its
-    inputs (read from the graph while it is held)."""
-    by_slot = _by_slot(rec)
-    r = rec.raw[index]
-    outs = [by_slot[s] for s in r.outs or [] if s in by_slot]
-    return operations_between(outs, {by_slot[s] for s in r.ins if s in by_slot})
-
-
 def _within(j: int, i: int, parents: Sequence[int | None]) -> bool:
     p = parents[j]
     while p is not None:
@@ -405,20 +377,14 @@ class GraphNotes:
         self._loss_ops: list[str] = []
 
     def operations(self, call: int) -> list[str]:
-        """The autograd operations of module call ``call`` itself (read live while the hooks
-        are on; when the block has ended, only for the call noted by
-        :meth:`note_operations`)."""
+        """The operations of call ``call`` itself (live; after the block: if noted)."""
         if self.watched.active:
-            try:
-                return call_operations(self._calls, call)
-            except Exception:  # noqa: BLE001 (a graph that cannot be walked: nothing known)
-                return []
+            self.note_operations(call)
         return self._ops.get(call, [])
 
     @property
     def loss_operations(self) -> list[str]:
-        """The operations between the last ``backward()``'s loss and the model's outputs
-        (read live while the hooks are on; else as noted when the block ended)."""
+        """The operations between the last ``backward()``'s loss and the model's outputs."""
         if self.watched.active:
             self.note_operations(None)
         return self._loss_ops

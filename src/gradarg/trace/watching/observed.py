@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["Ended", "FrozenMoved", "Holding", "Raised", "message", "where"]
+__all__ = ["Ended", "FrozenMoved", "Holding", "Raised", "losses_of", "message", "what_moves",
+           "where"]
 
 
 class Raised(NamedTuple):
@@ -82,3 +83,31 @@ def where(error: BaseException) -> str:
             line = f" ({f.line.strip()})" if f.line else ""
             return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}{line}"
     return ""
+
+
+def what_moves(optimizer: Any, p: torch.Tensor) -> str:
+    """What in ``optimizer``'s state or ``p``'s group moves ``p`` at a step even with a zero
+    gradient: its momentum buffer, its running averages, weight decay (else "its update
+    rule")."""
+    state = optimizer.state.get(p, {}) if hasattr(optimizer, "state") else {}
+    group: dict = next((g for g in optimizer.param_groups
+                        if any(q is p for q in g["params"])), {})
+    why = [w for w, on in (
+        ("its momentum buffer", "momentum_buffer" in state
+         and state["momentum_buffer"] is not None),
+        ("its running averages (exp_avg)", "exp_avg" in state),
+        (f"weight decay {group.get('weight_decay')}", bool(group.get("weight_decay")))) if on]
+    return " and ".join(why) or "its update rule"
+
+
+def losses_of(tensors: Any) -> tuple[list[Any], bool | None]:
+    """The first argument of ``torch.autograd.backward`` (a tensor or a sequence of them: the
+    losses): their autograd nodes, and whether their values are finite (read only for
+    floating tensors of at most 4096 entries; ``None``: not read)."""
+    ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+    ts = [t for t in ts if isinstance(t, torch.Tensor)]
+    nodes = [t.grad_fn for t in ts if t.grad_fn is not None]
+    small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
+    finite = (all(bool(torch.isfinite(t.detach()).all()) for t in small)
+              if small and len(small) == len(ts) else None)
+    return nodes, finite

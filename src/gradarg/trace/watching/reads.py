@@ -17,6 +17,7 @@ import math
 from typing import TYPE_CHECKING
 
 from .finding import Finding, Options
+from .ranks import first_nonfinite
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -250,12 +251,31 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
             text += (f" (under DDP, .grad is the average over the {w.world} processes"
                      + ("; this process's own gradient was finite, so another process sent "
                         "the NaN/Inf: look at the other processes' batches"
-                        if own else "") + ")")
+                        if own else "") + _first_rank(w) + ")")
         found.append(text)
     if not found:
         return Finding("what the optimizer read", True)
     return Finding("what the optimizer read", True,
                    "; ".join(found) + " (observed: .grad at the step)")
+
+
+def _first_rank(w: GradWatch) -> str:
+    """``"; process 1 saw it first: ..."``: which process's own gradient held NaN/Inf first,
+    from the records every process sent when the block ended (``w.ranks``); ``""`` when
+    they were not gathered or no process's own gradient was non-finite."""
+    if not w.ranks:
+        return ""
+    first = first_nonfinite(w.ranks)
+    if first is None:
+        return ("; no process's own gradient held NaN/Inf (gathered from every process when "
+                "the block ended): the average itself overflowed")
+    who = "this process" if first.rank == w.rank else "process"
+    others = [s.rank for s in w.ranks if s.nonfinite and s.rank != first.rank]
+    also = (f" (then process(es) {', '.join(map(str, others))})" if others else
+            "; every other process's own gradient was finite")
+    return (f"; {who} {first.rank} saw it first: its own gradient of "
+            f"{_shown(first.nonfinite)} held NaN/Inf before the processes averaged it{also} "
+            f"(gathered from every process when the block ended)")
 
 
 def checked(w: GradWatch) -> tuple[str, str, str]:

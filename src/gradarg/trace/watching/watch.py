@@ -26,6 +26,8 @@ from . import explain, findings, view
 from .gradhooks import GradEvents
 from .graphnotes import GraphNotes
 from .model import Watched
+from .ranks import RankSeen
+from .ranks import gather as gather_ranks
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
 
@@ -54,6 +56,9 @@ class GradWatch:
         The watched model.
     backward_passes : int
         Number of backward passes that reached the model during the recorded step.
+    ranks : list of gradarg.trace.watching.ranks.RankSeen or None
+        Under DDP or FSDP2 with more than one process, what each process saw of its own
+        gradients, gathered from all of them when the block ended (by rank); else ``None``.
     """
 
     def __init__(self, model: torch.nn.Module):
@@ -71,6 +76,7 @@ class GradWatch:
         self.grads.listen(on_zero=self.graph.note_zeros, running=self.calls.running)
         self._cache: tuple | None = None
         self._passes = 0
+        self.ranks: list[RankSeen] | None = None
         self.calls.attach()
         self.grads.attach()
         watched.active = True
@@ -107,6 +113,10 @@ class GradWatch:
         """
         watched = self.watched
         if watched.active:
+            try:  # every process's own gradients, gathered (a collective under DDP/FSDP2)
+                self.ranks = gather_ranks(watched, self.grads)
+            except Exception:  # noqa: BLE001 (a process group that cannot gather: not known)
+                self.ranks = None
             if watched.backward_seen:
                 # what .grad holds when the block ends, to compare with what backward left
                 # there (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows)
@@ -399,7 +409,11 @@ def watch(model: torch.nn.Module) -> GradWatch:
     with), and the final ``.grad`` norms, read when the block ends, are those of the averaged
     gradient (of the whole sharded ``DTensor``: a collective, so every process must leave the
     block).  Parameters without a gradient under DDP are named with the error DDP raises for
-    them at the next forward.
+    them at the next forward.  When the block ends, each process sends every other one a
+    small record of its own gradients (the parameters whose own gradient held NaN/Inf and
+    when the first arrived, those that got none: ``torch.distributed.all_gather_object``, a
+    collective, so every process must leave the block), and the summary says which process
+    saw a non-finite gradient first (``GradWatch.ranks``).
 
     Examples
     --------
