@@ -250,3 +250,23 @@ def test_another_models_optimizer_is_not_a_replaced_module():
     s = w.summary()
     assert s.startswith("ok"), s
     assert "replaced" not in s
+
+
+def test_another_models_optimizer_is_not_taken_for_a_replaced_module():
+    """The watched model's optimizer holds only its body; another model's optimizer (tensors
+    of other shapes) steps: the head's gradient is never applied (named), and no module is
+    said to be replaced."""
+    torch.manual_seed(0)
+    net, other = Net(), nn.Linear(3, 1)
+    opt, opt_other = (torch.optim.SGD(net.body.parameters(), lr=0.1),
+                      torch.optim.SGD(other.parameters(), lr=0.1))
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    with gradarg.watch(net) as w:
+        out = net(x)
+        (nn.functional.cross_entropy(out, y) + other(out).pow(2).mean()).backward()
+        opt.step()
+        opt_other.step()
+    s = w.summary()
+    assert not s.startswith("ok")
+    assert "head.weight" in s and "heads.aux.weight" in s
+    assert "replaced" not in s

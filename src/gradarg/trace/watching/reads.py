@@ -148,7 +148,10 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             if p.requires_grad and p not in held and name not in gone_now]
     # an optimizer that holds no parameter of the model matters only when some of the
     # model's parameters are left without one (else it is another model's: a GAN's other half)
-    foreign = [f for h in (*opts, *(strays if left else ())) for f in h.foreign]
+    # (and its tensors have the shapes of some of them: else another model's optimizer)
+    shapes_left = {tuple(w.parameters[n].shape) for n in left}
+    strays = [h for h in strays if any(tuple(f.shape) in shapes_left for f in h.foreign)]
+    foreign = [f for h in (*opts, *strays) for f in h.foreign]
     unapplied = [n for n in left if w.parameters[n].grad is not None] if stepped else []
     found, note = replaced, ""
     if foreign:

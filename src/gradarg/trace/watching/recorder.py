@@ -469,7 +469,8 @@ class Recorder:
             producers = [self._raw[i].module for i in self._raw[index].producers]
             channels = any(isinstance(m, _CHANNELS_FIRST) for m in producers)
             axis = 1 if channels else out.dim() - 1
-            peak = out.amax(dim=[d for d in range(out.dim()) if d != axis])
+            dims = [d for d in range(out.dim()) if d != axis]
+            peak = out.amax(dim=dims[0] if len(dims) == 1 else dims)  # an int: faster
             kind = "channels, dimension 1" if channels else "features, the last dimension"
             self._dead[index] = DeadUnits(peak, out.shape[axis], kind,
                                           out.numel() // max(out.shape[axis], 1))  # ReLU outputs are >= 0
