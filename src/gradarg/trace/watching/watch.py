@@ -113,8 +113,9 @@ class GradWatch:
         """
         watched = self.watched
         if watched.active:
-            try:  # every process's own gradients, gathered (a collective under DDP/FSDP2)
-                self.ranks = gather_ranks(watched, self.grads)
+            try:  # every process's own gradients, gathered (a collective under DDP/FSDP2),
+                # not after an exception: another process may not be leaving its block
+                self.ranks = None if self.grads.ended else gather_ranks(watched, self.grads)
             except Exception:  # noqa: BLE001 (a process group that cannot gather: not known)
                 self.ranks = None
             if watched.backward_seen:
@@ -412,8 +413,9 @@ def watch(model: torch.nn.Module) -> GradWatch:
     them at the next forward.  When the block ends, each process sends every other one a
     small record of its own gradients (the parameters whose own gradient held NaN/Inf and
     when the first arrived, those that got none: ``torch.distributed.all_gather_object``, a
-    collective, so every process must leave the block), and the summary says which process
-    saw a non-finite gradient first (``GradWatch.ranks``).
+    collective, so every process must leave the block; not when the block ended with an
+    exception), and the summary says which process saw a non-finite gradient first
+    (``GradWatch.ranks``).
 
     Examples
     --------
