@@ -370,7 +370,7 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     err = torch.tensordot(va, finite(ex), dims=nd)
     off = torch.tensordot(hit, (~torch.isfinite(ex)).to(ex.dtype), dims=nd)
     size = torch.tensordot(va, finite(dx.abs().to(ex.dtype)), dims=nd)
-    if dy is not None:
+    if dy is not None and ey is not None:
         err = err + torch.tensordot(va, finite(ey), dims=nd)
         off = off + torch.tensordot(hit, (~torch.isfinite(ey)).to(ex.dtype), dims=nd)
         size = size + torch.tensordot(va, finite(dy.abs().to(ex.dtype)), dims=nd)

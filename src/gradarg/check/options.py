@@ -83,7 +83,7 @@ def check_finite_cotangent(func: str, name: str, v: Any) -> None:
     0`` is NaN where the Jacobian is zero)."""
     if isinstance(v, numbers.Number) and not isinstance(v, bool):
         bad = not (math.isfinite(v.real) and math.isfinite(v.imag)) if isinstance(
-            v, complex) else not math.isfinite(float(v))
+            v, complex) else not math.isfinite(float(v))  # type: ignore[arg-type]
         where = ""
     elif isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()):
         finite = torch.isfinite(v.detach())

@@ -160,6 +160,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     n = h0.shape[0]
     D: list[list[torch.Tensor]] = [[] for _ in f0]
     gaps: list[list[torch.Tensor]] = [[] for _ in f0]
+    sizes: list[list[torch.Tensor]] = [[] for _ in f0]  # |f| at the moved points
     hs: list[Any] = []
     for k in range(steps):
         plus, minus, hp, hm = evaluate(h0 / 2**k)
@@ -169,6 +170,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
             hp_, hm_ = hp.reshape(shape).to(p.real.dtype), hm.reshape(shape).to(p.real.dtype)
             D[i].append((p - m) / (hp_ + hm_))
             gaps[i].append(((p - y) / hp_ - (y - m) / hm_).abs())
+            sizes[i].append(torch.maximum(p.abs(), m.abs()))
     value, error, kink = [], [], []
     actual = torch.stack([h.reshape(n).double() for h in hs])  # (K, n)
     nominal = torch.stack([(h0 / 2**k).reshape(-1).double().expand(n) for k in range(steps)])
@@ -180,8 +182,11 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         d = torch.stack(D[i])  # (K, n, *y)
         r = d[1:] + (d[1:] - d[:-1]) / 3  # R_0 .. R_{K-2}
         xs_ = xscale.reshape(shape).to(scale.dtype)
+        # f's rounding at the moved points, not only at x (a x at x ~ 1e-25 is ~1e-25 there)
+        moved = C_ROUND * eps * torch.stack(sizes[i]).to(scale.dtype)
         noise = torch.stack([
-            (scale + C_ROUND * eps * xs_ * r[k + 1].abs()) / hs[k + 2].reshape(shape).to(scale.dtype)
+            (torch.maximum(scale[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs())
+            / hs[k + 2].reshape(shape).to(scale.dtype)
             for k in range(steps - 3)])
         diff = (r[1:] - r[:-1]).abs()
         # R_{k+1} is judged by its distance to both neighbours: one accidental agreement of
@@ -233,7 +238,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         # the size of the derivatives of this column (input element or direction): all of
         # its outputs, so that an entry near zero beside larger ones is judged by those
         fin = torch.where(torch.isfinite(vabs), vabs, torch.zeros_like(vabs))
-        size = (fin.reshape(n, -1).amax(1) if fin.numel() else fin.reshape(n)).reshape(
+        size = (fin.reshape(n, -1).amax(1) if fin.numel() else fin.new_zeros(n)).reshape(
             (n,) + (1,) * y.dim())
         ereal = e.real if e.is_complex() else e
         # a bound at the rounding level is resolution enough (a flat function such as sign

@@ -180,7 +180,8 @@ def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
     resolve: ``unresolved`` holds ``(k, j, mask)`` with ``mask`` of shape ``y_k.shape +
     x_j.shape``.  Entries in columns of NaN/inf elements of ``x_j`` and in rows of NaN/inf
     outputs are left out (the input check has warned about NaN/inf inputs already)."""
-    shown, total = [], 0
+    shown: list[str] = []
+    total = 0
     for k, j, mask in unresolved:
         x = xs[j]
         lead = mask.dim() - x.dim()
