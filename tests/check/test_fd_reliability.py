@@ -348,3 +348,38 @@ def test_check_backward_verdict_at_its_entry_tolerance(factor, status):
     tol = float(right.pairs[0].tolerance[0, 0])
     r = gradarg.check_backward(_sin_plus(factor * tol), x, localize="full")
     assert r.status == status, r.summary
+
+
+# ------------------------------------------------ a derivative that vanishes at a smooth point
+
+
+class Power(torch.autograd.Function):
+    """``c (x - a)**p``; the backward's derivative written by hand, plus ``spurious`` where
+    ``x == a`` (where the derivative is 0 and the forward is not flat)."""
+
+    @staticmethod
+    def forward(ctx, x, a, c, p, spurious):
+        ctx.save_for_backward(x)
+        ctx.a, ctx.c, ctx.p, ctx.spurious = a, c, p, spurious
+        return c * (x - a) ** p
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        d = ctx.c * ctx.p * (x - ctx.a) ** (ctx.p - 1) + ctx.spurious * (x == ctx.a).to(x.dtype)
+        return g * d, None, None, None, None
+
+
+@examples(6)
+@given(st.sampled_from([2, 3, 5]), st.floats(-10.0, 10.0),
+       st.sampled_from([-3.0, 1e-2, 1.0, 50.0]), st.sampled_from([0.0, 1.0]))
+def test_a_vanishing_derivative_is_checked_not_left_open(p, a, c, spurious):
+    # the reference resolves f'(a) = 0 (the error bound is not relative to that 0 alone), so
+    # a right backward agrees, and one that adds 1 there is wrong, never "could not check"
+    x = torch.tensor([a - 0.5, a, a + 0.25], dtype=torch.float64, requires_grad=True)
+    r = gradarg.check_backward(lambda t: Power.apply(t, a, c, p, spurious), x,
+                               reference="finite-difference")
+    assert r.status == ("agree" if spurious == 0.0 else "wrong"), r.summary
+    v = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)  # the vanishing entry alone
+    cmp = gradarg.compare_vjp(lambda t: Power.apply(t, a, c, p, spurious), x.detach(), v)
+    assert cmp.status == ("agree" if spurious == 0.0 else "DISAGREE"), str(cmp)

@@ -25,8 +25,11 @@ picks the step per entry.  numdifftools does the same with a longer geometric se
 
 An entry is **unresolved** when the estimates over steps disagree beyond their error bound:
 the best estimate's bound is above ``UNRESOLVED`` (1%) of the size of the derivatives (the
-largest of the entry and of its column: every output along that input element or direction)
-and above ``DISAGREE`` times its rounding part,
+largest of the entry, of its column: every output along that input element or direction, and
+of the one-sided slopes ``|f(x ± h_0) - f(x)| / h_0`` of the entry at the coarsest step, so
+that a derivative that vanishes where ``f`` is smooth, ``t**3`` at 0, is resolved as 0 within
+a bound far below those slopes, while a difference quotient the steps do not resolve has a
+bound of their size) and above ``DISAGREE`` times its rounding part,
 or the estimate of a finer step differs from it
 by more than ``DISAGREE`` (4) times the sum of the best bound and the finer step's rounding
 bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
@@ -161,6 +164,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     D: list[list[torch.Tensor]] = [[] for _ in f0]
     gaps: list[list[torch.Tensor]] = [[] for _ in f0]
     sizes: list[list[torch.Tensor]] = [[] for _ in f0]  # |f| at the moved points
+    slopes: list[torch.Tensor] = []  # per output: the one-sided slopes at the coarsest step
     hs: list[Any] = []
     for k in range(steps):
         plus, minus, hp, hm = evaluate(h0 / 2**k)
@@ -171,6 +175,8 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
             D[i].append((p - m) / (hp_ + hm_))
             gaps[i].append(((p - y) / hp_ - (y - m) / hm_).abs())
             sizes[i].append(torch.maximum(p.abs(), m.abs()))
+            if k == 0:
+                slopes.append(torch.maximum((p - y).abs() / hp_, (y - m).abs() / hm_))
     value, error, kink = [], [], []
     actual = torch.stack([h.reshape(n).double() for h in hs])  # (K, n)
     nominal = torch.stack([(h0 / 2**k).reshape(-1).double().expand(n) for k in range(steps)])
@@ -248,7 +254,16 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         # at 3e17, whose rounding bound exceeds every difference quotient)
         fscale = y.abs().unsqueeze(0) / xs_.clamp_min(1.0)
         at_rounding = (ereal <= DISAGREE * rounding) & (ereal <= UNRESOLVED * fscale)
-        large = ~(ereal <= UNRESOLVED * vabs.clamp_min(size)) & ~at_rounding
+        # the bound is judged against the derivatives f shows near x, not against the
+        # estimate alone: where the derivative vanishes at a smooth point (t**3 at 0, cos at
+        # 0) the estimate is 0 within a bound far below the slope of f over the coarsest
+        # step; a difference quotient the steps do not resolve has a bound of the size of
+        # that slope (1/h for sin at 1e17; about 0 where the coarse steps alias a period)
+        coarse = slopes[i].abs()
+        coarse = torch.where(torch.isfinite(coarse) & on_grid[0].reshape(shape), coarse,
+                             torch.zeros_like(coarse))
+        near = torch.maximum(vabs.clamp_min(size), coarse.to(vabs.dtype))
+        large = ~(ereal <= UNRESOLVED * near) & ~at_rounding
         unresolved = ~kk & (contradicted.squeeze(0) | large)
         unresolved &= ~still.squeeze(0)  # the output never moved: zero within its bound
         e = torch.where(kk, e + 0.55 * g3, e)
@@ -260,10 +275,22 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
 
 
 def n_steps(ratio: torch.Tensor) -> int:
-    """Steps from ``4 r s_hi`` down to ``r s_lo / 4``: enough halvings to span both scales."""
-    finite = ratio[torch.isfinite(ratio)]
-    top = float(finite.max()) if finite.numel() else 1.0
-    return int(min(MAX_STEPS, max(MIN_STEPS, 1 + math.ceil(math.log2(16 * top)))))
+    """Steps from ``4 r s_hi`` down to ``r s_lo / 4``: enough halvings to span both scales,
+    between ``MIN_STEPS`` and ``MAX_STEPS``.
+
+    ``ratio`` is ``s_hi / s_lo`` per column; it may be infinite (``1 / 5e-324``: a subnormal
+    element) or beyond ``2**MAX_STEPS`` (``1 / 1e-308``): those columns take ``MAX_STEPS``
+    (the count is computed from ``log2(ratio)``, never from ``16 * ratio``, which overflows).
+    NaN ratios (a NaN element, whose entries are unresolved anyway) are ignored.
+    """
+    r = ratio.detach().double().reshape(-1)
+    r = r[~torch.isnan(r)]
+    if not r.numel():
+        return MIN_STEPS
+    top = float(r.max())
+    if not top < 2.0 ** MAX_STEPS:  # inf, or more halvings than the cap anyway
+        return MAX_STEPS
+    return int(min(MAX_STEPS, max(MIN_STEPS, 5 + math.ceil(math.log2(max(top, 1.0))))))
 
 
 def _spans(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
