@@ -54,8 +54,8 @@ def test_finite_difference_matches_autograd(e, dtype, name):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         jac = gradarg.jacobian(fn, x, method="finite-difference")
-    if not torch.isfinite(ref).all():
-        return
+    if not torch.isfinite(ref.to(dtype)).all():
+        return  # exp(100) = 2.7e43 has no float32 value: inf is its rounding (autograd's too)
     bad = (jac.double() - ref).abs() > 1e-5 * ref.abs().clamp_min(1) + (
         1e-6 if dtype == torch.float32 else 1e-9)
     # wrong only where it warned: never silently

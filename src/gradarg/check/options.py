@@ -52,7 +52,9 @@ def check_tolerance(func: str, name: str, value: Any) -> float | None:
         why = ("a NaN tolerance calls every backward wrong" if math.isnan(v) else
                "an infinite tolerance calls every backward right" if math.isinf(v) and v > 0
                else "a negative tolerance calls every backward wrong")
-        raise ValueError(f"{func}: {name} must be a finite number >= 0 or None, got {v!r} "
+        # the value as given (an int such as -(2**53) - 1 has no exact float) and as a float
+        given = repr(v) if isinstance(value, float) else f"{_shown(value)} (= {v!r})"
+        raise ValueError(f"{func}: {name} must be a finite number >= 0 or None, got {given} "
                          f"({why})")
     return v
 
