@@ -1,3 +1,5 @@
+import os
+
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
@@ -13,6 +15,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.load_profile("gradarg")
+
+# GRADARG_HYPOTHESIS=long: the same property tests with many more examples, run by hand
+# (e.g. GRADARG_HYPOTHESIS=long pytest tests/check/test_fd_reliability.py -n 0).
+settings.register_profile("gradarg-long", settings.get_profile("gradarg"), max_examples=1000)
+if os.environ.get("GRADARG_HYPOTHESIS") == "long":
+    settings.load_profile("gradarg-long")
 
 
 @pytest.fixture(autouse=True)

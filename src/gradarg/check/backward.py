@@ -16,6 +16,7 @@ import torch
 
 from .._validate import check_callable
 from .checker import Checker
+from .options import check_count, check_flag, check_seed, check_tolerance
 from .results import (
     BackwardCheck,
     ExampleV,
@@ -79,7 +80,7 @@ def check_backward(
     parameters : bool
         With a module: also check the gradients of its parameters that require grad.
     probes : int
-        Number of random ``(v, u)`` pairs.
+        Number of random ``(v, u)`` pairs, at least 1.
     localize : bool, {"auto", "bounded", "full"} or None
         ``None`` or ``"auto"``: full Jacobians when they have at most 16,384 entries, else a
         bounded localisation of the pairs whose probes disagree (at most about 5·10⁵ entries
@@ -115,17 +116,27 @@ def check_backward(
     Returns
     -------
     BackwardCheck
-        True when the backward is right.  Prints as text, shows as tables and a heatmap of
+        True when the backward is right.  ``status`` is ``"agree"``, ``"wrong"``,
+        ``"non-deterministic"`` or ``"could-not-check"``: the reference could not give some
+        entries (finite differences whose estimates over step sizes disagree beyond their
+        error bound, e.g. ``sin`` at ``x = 1e17``, or NaN/inf inputs, whose columns are never
+        compared: there a reference's 0 and a backward's ``0 · NaN`` are both right), and
+        nothing it could give is wrong; the summary names the inputs and entries.  Prints as text, shows as tables and a heatmap of
         the errors in a notebook; ``.figure()`` draws the heatmap.
 
     Raises
     ------
     ValueError
         No input requires grad; an input that requires grad is empty (named); ``reference="forward"`` for a function without forward mode;
-        an unknown ``localize``; ``expected`` returning gradients of the wrong number or shape.
+        an unknown ``localize``; ``expected`` returning gradients of the wrong number or shape;
+        ``probes < 1`` (nothing would be compared); ``rtol`` negative, NaN or infinite; a
+        ``seed`` outside what ``torch.Generator.manual_seed`` accepts.
     TypeError
         ``fn`` is not callable (e.g. a tensor ``fn(x)`` passed instead of ``fn``); ``fn``
-        returns something other than tensors.
+        returns something other than tensors; ``probes`` or ``seed`` not an integer (a
+        ``bool`` is not one), ``rtol`` not a real number, ``parameters`` not a ``bool``,
+        ``localize`` or ``reference`` of another type.  Every message names the argument,
+        what was given and what is expected.
 
     Notes
     -----
@@ -155,6 +166,17 @@ def check_backward(
     'WRONG: ∂y/∂x: off by a constant factor: the backward gives 1/2 × ∂y/∂x.'
     """
     check_callable("fn", fn)
+    probes = check_count("check_backward", "probes", probes, 1,
+                         "the number of random (v, u) probes; 0 would compare nothing")
+    rtol = check_tolerance("check_backward", "rtol", rtol)
+    seed = check_seed("check_backward", "seed", seed)
+    parameters = check_flag("check_backward", "parameters", parameters)
+    if not (localize is None or isinstance(localize, (bool, str))):
+        raise TypeError(f"check_backward: localize must be None, True, False, 'auto', "
+                        f"'bounded' or 'full', got {type(localize).__name__} {localize!r}")
+    if not isinstance(reference, str):
+        raise TypeError(f"check_backward: reference must be 'auto', 'forward' or "
+                        f"'finite-difference', got {type(reference).__name__} {reference!r}")
     if reference not in ("auto", "forward", "finite-difference"):
         raise ValueError(f"reference must be 'auto', 'forward' or 'finite-difference', "
                          f"got {reference!r}")

@@ -20,17 +20,17 @@ from typing import Any
 import torch
 
 from ..core.dense import jacobian
-from .blocks import Block
+from .blocks import Block, unchecked_columns, unchecked_nan_columns, unchecked_rows
 from .budget import FULL_WARN_BYTES, comparison, full_advice, full_cost, full_fits
 from .confirm import Confirm
-from .localize import Localizer
+from .localize import Localizer, unravel
 from .probes import linearity_probes, random_probes
 from .references import FiniteDifferences, Reference, choose
 from .results import BackwardCheck, LocalizationCostWarning, Notes, PairCheck
 from .setup import Setup
 from .tolerance import backward_rtol, entry_tolerance, loose_tolerance, uncertain
 from .under_test import BackwardUnderTest
-from .verdict import Verdict, summary
+from .verdict import Verdict, ix, summary
 
 __all__ = ["Checker"]
 
@@ -95,7 +95,9 @@ class Checker:
             pairs = self.compare_full(affine, probes)
         elif mode == "bounded":
             pairs = self.compare_bounded(probes, affine, advice)
-        status, text = summary(pairs, probes, s.names, ref.by_rows, full_fits(cost_bytes))
+        status, text = summary(pairs, probes, s.names, ref.by_rows, full_fits(cost_bytes),
+                               unchecked=self.unchecked(probes, pairs),
+                               finite_differences=isinstance(ref, FiniteDifferences))
         example = self.verdict.example(pairs) if status == "wrong" else None
         return BackwardCheck(status, text, probes=tuple(probes), pairs=pairs, example=example,
                              notes=tuple(self.notes.items), **result)
@@ -123,6 +125,35 @@ class Checker:
                     f"deterministic backward.")
         return None
 
+    def unchecked(self, probes, pairs) -> str:
+        """The pairs, input elements and entries the reference could not give (an infinite
+        tolerance: see :func:`.tolerance.entry_tolerance` and ``ProbeCheck.checked``), as a
+        phrase for the summary; ``""`` when every compared entry and probe was checked."""
+        s = self.bwd.s
+        parts, seen = [], set()
+        for p in pairs:
+            if p.tolerance is None or not bool(torch.isinf(p.tolerance).any()):
+                continue
+            seen.add((p.output, p.input))
+            j = s.names.index(p.input)
+            x = s.xs[j]
+            flat = x.detach().reshape(-1)
+            inf = torch.isinf(p.tolerance)
+            cols = inf.any(0).nonzero().flatten()
+            if p.columns is not None:
+                cols = p.columns[cols]
+            at = [f"{p.input}{ix(unravel(int(c), tuple(x.shape)))} = {float(flat[c]):.4g}"
+                  for c in cols[:4]]
+            more = f" and {cols.numel() - 4} more" if cols.numel() > 4 else ""
+            parts.append(f"∂{p.output}/∂{p.input} at {', '.join(at)}{more} "
+                         f"({int(inf.sum())} of {inf.numel()} compared entries)")
+        for pr in probes:
+            if not pr.checked and (pr.output, pr.input) not in seen:
+                seen.add((pr.output, pr.input))
+                parts.append(f"∂{pr.output}/∂{pr.input} (its random probes; run with "
+                             f"localize='full' to see which entries)")
+        return "; ".join(parts)
+
     def offset_check(self) -> dict[str, bool]:
         """Per input, whether the backward gives a gradient for a zero upstream gradient (a
         term that does not depend on ``v``); each such input becomes a note."""
@@ -130,7 +161,8 @@ class Checker:
         affine: dict[str, bool] = {}
         grads, _ = bwd.backward({k: torch.zeros_like(y) for k, y in enumerate(bwd.outs)})
         for g, nm in zip(grads, bwd.s.names, strict=True):
-            affine[nm] = bool(g.numel() and bool((g != 0).any()))
+            # NaN from v = 0 (0 · NaN at a NaN input) is no term independent of v
+            affine[nm] = bool(g.numel() and bool(((g != 0) & ~g.isnan()).any()))
             if affine[nm]:
                 self.notes.add(
                     f"the backward is not linear in the upstream gradient: with v = 0 it gives "
@@ -160,7 +192,9 @@ class Checker:
             for j, x in enumerate(bwd.s.xs):
                 got = rows[k][j].detach().double().reshape(y.numel(), x.numel())
                 exp = ref[k][j]
-                block = Block(got, exp, entry_tolerance(exp, kinks[k][j], self.rtol), None, None)
+                tol = unchecked_columns(entry_tolerance(exp, kinks[k][j], self.rtol), x, None)
+                tol = unchecked_nan_columns(unchecked_rows(tol, y, None), got)
+                block = Block(got, exp, tol, None, None)
                 how = "random"
                 if (bwd.out_names[k], bwd.s.names[j]) in bad and not bool(
                         block.wrong().any()):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ..core.finite_diff import vjp_from_partials
 from ..core.vjp import contract, run_backward_or_none
 from ..show.render import format_cells, html_table, markdown_table
 from . import fd_error
+from .options import check_finite_cotangent, check_tolerance
 from .tolerance import assert_close_tolerance, backward_rtol, uncertain, vjp_atol
 
 __all__ = ["VJPComparison", "compare_vjp"]
@@ -48,10 +50,17 @@ class VJPComparison:
         The tolerance used: they agree when ``|backward - reference| <= atol + rtol*|reference|``
         everywhere.
     agree : bool
-        The verdict.
+        The verdict: true only when every compared entry agrees and nothing was left
+        unchecked.
     note : str
         A sentence about something the numbers alone do not say (a backward that returned
-        ``None``), else ``""``.
+        ``None``; what could not be checked), else ``""``.
+    status : str
+        ``"agree"``, ``"DISAGREE"`` or ``"could not check"``: the finite-difference reference
+        could not resolve ``vᵀJ`` at some elements of ``x`` (its estimates over step sizes
+        disagree beyond their error bound, or ``fn`` is not finite there, e.g. at NaN inputs);
+        ``note`` names them, and the other elements agree.  A backward that disagrees on an
+        element the reference resolved is ``"DISAGREE"`` whatever the rest.
     """
 
     backward: torch.Tensor
@@ -63,6 +72,11 @@ class VJPComparison:
     atol: float
     agree: bool
     note: str = ""
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.status:
+            object.__setattr__(self, "status", "agree" if self.agree else "DISAGREE")
 
     def __bool__(self) -> bool:
         return self.agree
@@ -74,7 +88,7 @@ class VJPComparison:
             ["max abs error", f"{self.max_abs_error:.2e}"],
             ["max rel error", f"{self.max_rel_error:.2e}"],
             ["tolerance", f"rtol={self.rtol:.1e}, atol={self.atol:.1e}"],
-            ["verdict", "agree" if self.agree else "DISAGREE"],
+            ["verdict", self.status],
             *([["note", self.note]] if self.note else []),
         ]
 
@@ -174,6 +188,9 @@ def compare_vjp(
             f"to differentiate a VJP inside one, use gradarg.backward_vjp or torch.func.vjp, "
             f"which compose"
         )
+    rtol = check_tolerance("compare_vjp", "rtol", rtol)
+    atol = check_tolerance("compare_vjp", "atol", atol)
+    check_finite_cotangent("compare_vjp", "v", v)
     (x,), _ = as_input_tuple("x", x)  # warns once about NaN/Inf; the references stay quiet
     if x.numel() == 0:
         raise ValueError(f"x is empty (shape {tuple(x.shape)}): a gradient with no elements "
@@ -210,7 +227,8 @@ def compare_vjp(
         v_t = check_cotangent(v, y)
 
         torch.set_rng_state(state)
-        name, ref, default_tol, ref_note = _reference(reference, fn_, x, y, v_t, got.dtype)
+        name, ref, default_tol, ref_note, unresolved = _reference(reference, fn_, x, y, v_t,
+                                                                  got.dtype)
     note = "; ".join(n for n in (note, ref_note) if n)
     tol = default_tol if default_tol is not None else assert_close_tolerance(got.dtype)
     rtol = tol[0] if rtol is None else rtol
@@ -218,11 +236,46 @@ def compare_vjp(
     wide = torch.promote_types(got.dtype, ref.dtype)  # the difference in the finer dtype
     diff = (got.to(wide) - ref.to(wide)).abs()
     ref_abs = ref.to(wide).abs()
+    # the elements at a NaN/inf element of x are never compared: there the reference's and the
+    # backward's values (0, NaN, 0 · NaN) are what IEEE arithmetic gives, right or not
+    if unresolved is None:
+        unresolved = torch.zeros(x.shape, dtype=diff.real.dtype)
+    # (nor those where the reference is not finite: forward mode gives NaN at x[1] of sin
+    # when x[0] is NaN, through 0 · cos(NaN))
+    unresolved = torch.where(torch.isfinite(x.detach()) & torch.isfinite(ref),
+                             unresolved.to(diff.real.dtype), math.inf)
+    seen = ~torch.isinf(unresolved)
     tiny = torch.finfo(diff.dtype).tiny
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    max_rel = float((diff / ref_abs.clamp_min(tiny)).max()) if diff.numel() else 0.0
-    agree = bool(torch.all(diff <= atol + rtol * ref_abs))
-    return VJPComparison(got, ref.to(got.dtype), name, max_abs, max_rel, rtol, atol, agree, note)
+    max_abs = float(diff[seen].max()) if bool(seen.any()) else 0.0
+    max_rel = float((diff / ref_abs.clamp_min(tiny))[seen].max()) if bool(seen.any()) else 0.0
+    ok = (diff <= atol + rtol * ref_abs) | torch.isinf(unresolved)
+    agree = bool(torch.all(ok))
+    status = "agree" if agree else "DISAGREE"
+    if agree and bool(torch.isinf(unresolved).any()):
+        agree, status = False, "could not check"
+        note = "; ".join(n for n in (note, _unresolved_note(x, unresolved)) if n)
+    return VJPComparison(got, ref.to(got.dtype), name, max_abs, max_rel, rtol, atol, agree,
+                         note, status)
+
+
+def _value(t: torch.Tensor) -> str:
+    return f"{complex(t):.4g}" if t.is_complex() else f"{float(t):.4g}"
+
+
+def _unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
+    """Where the finite-difference reference could not give ``vᵀJ`` (``unresolved``: inf
+    there), as a sentence."""
+    idx = torch.isinf(unresolved).nonzero()
+    flat = x.detach()
+    at = [f"x{list(i)} = {_value(flat[tuple(i)])}" for i in idx[:4].tolist()]
+    more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
+    return (f"could not check: the reference is unreliable or not finite at "
+            f"{', '.join(at)}{more} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
+            f"estimates over step sizes disagree beyond their error bound, or fn is not "
+            f"finite there (it may vary faster than the steps can resolve, jump, overflow or "
+            f"see a NaN); "
+            + ("no element could be compared" if idx.shape[0] == x.numel() else
+               "the other elements are compared"))
 
 
 def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tensor:
@@ -245,7 +298,10 @@ def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tenso
 
 def _reference(
     reference: Reference, fn, x, y, v, got_dtype: torch.dtype
-) -> tuple[str, torch.Tensor, tuple | None, str]:
+) -> tuple[str, torch.Tensor, tuple | None, str, torch.Tensor | None]:
+    """``(name, vᵀJ, default (rtol, atol) or None, note, unresolved)``; ``unresolved`` is inf
+    at the elements of ``vᵀJ`` the finite-difference reference could not resolve (else 0), or
+    ``None`` for other references."""
     if isinstance(reference, str):
         if fn is None:
             raise ValueError(
@@ -257,8 +313,8 @@ def _reference(
         if reference in ("forward", "reverse"):
             jac = jacobian(fn, x, method="forward" if reference == "forward" else "reverse")
             if reference == "forward":  # ∂y/∂x itself: complex for a complex y of a real x
-                return reference, vjp_from_partials(v, jac, None, x), None, ""
-            return reference, contract(v, jac), None, ""
+                return reference, vjp_from_partials(v, jac, None, x), None, "", None
+            return reference, contract(v, jac), None, "", None
         raise ValueError(
             f"reference must be 'finite-difference', 'forward', 'reverse', a Jacobian or a "
             f"callable, got {reference!r}"
@@ -270,7 +326,7 @@ def _reference(
                 f"the reference Jacobian has shape {tuple(reference.shape)}, expected "
                 f"y.shape + x.shape = {expected}"
             )
-        return "jacobian", contract(v, reference), None, ""
+        return "jacobian", contract(v, reference), None, "", None
     if callable(reference):
         out = reference(v.clone())
         out_t = torch.as_tensor(np.asarray(out) if not isinstance(out, torch.Tensor) else out)
@@ -279,14 +335,14 @@ def _reference(
                 f"the reference VJP function returned shape {tuple(out_t.shape)}, "
                 f"expected x.shape = {tuple(x.shape)}"
             )
-        return getattr(reference, "__name__", "vjp function"), out_t, None, ""
+        return getattr(reference, "__name__", "vjp function"), out_t, None, "", None
     raise TypeError(
         f"reference must be a string, an array/tensor Jacobian or a callable, "
         f"got {type(reference).__name__}"
     )
 
 
-def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str]:
+def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str, torch.Tensor]:
     """``vᵀJ`` from error-estimated central differences, and the tolerance that estimate gives.
 
     ``atol = 2 * max_j err_j + rtol_b * max_j (|v|ᵀ|J|)_j`` with ``err_j = sum_i |v_i| e_ij``
@@ -306,11 +362,25 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     ref = vjp_from_partials(v, dx, dy, ref_x)
     va = v.abs().to(ex.dtype)
     nd = v.dim()
-    err = torch.tensordot(va, ex, dims=nd)
-    size = torch.tensordot(va, dx.abs().to(ex.dtype), dims=nd)
-    if dy is not None:
-        err = err + torch.tensordot(va, ey, dims=nd)
-        size = size + torch.tensordot(va, dy.abs().to(ex.dtype), dims=nd)
+    hit = (va > 0).to(ex.dtype)
+
+    def finite(t: torch.Tensor) -> torch.Tensor:  # unresolved entries (inf) apart
+        return torch.where(torch.isfinite(t), t, torch.zeros_like(t))
+
+    err = torch.tensordot(va, finite(ex), dims=nd)
+    off = torch.tensordot(hit, (~torch.isfinite(ex)).to(ex.dtype), dims=nd)
+    size = torch.tensordot(va, finite(dx.abs().to(ex.dtype)), dims=nd)
+    if dy is not None and ey is not None:
+        err = err + torch.tensordot(va, finite(ey), dims=nd)
+        off = off + torch.tensordot(hit, (~torch.isfinite(ey)).to(ex.dtype), dims=nd)
+        size = size + torch.tensordot(va, finite(dy.abs().to(ex.dtype)), dims=nd)
+    # rows of outputs that are NaN/inf in fn's own dtype (exp(100.0) in float32), where the
+    # reference on float64 copies is finite: the backward's inf or NaN there is not checked
+    rows = ((~torch.isfinite(y.detach())) & (v != 0)).to(ex.dtype)
+    if bool(rows.any()):
+        off = off + torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(ex.dtype),
+                                    dims=nd)
+    unresolved = torch.where(off > 0, math.inf, 0.0).to(ex.dtype)
     worst = float(err.max()) if err.numel() else 0.0
     scale = float(size.max()) if size.numel() else 0.0
     atol = vjp_atol(worst, scale, got_dtype, err.dtype)
@@ -319,4 +389,4 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
         note = (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
                 f"vᵀJ, against |v|ᵀ|J| up to {scale:.2g}): fn may be discontinuous or random "
                 f"at x, so an 'agree' says little; try reference='forward'")
-    return "finite-difference", ref, (backward_rtol(got_dtype), atol), note
+    return "finite-difference", ref, (backward_rtol(got_dtype), atol), note, unresolved

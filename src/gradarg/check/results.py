@@ -4,6 +4,7 @@ the notes a run collects for it (:class:`Notes`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,8 +117,15 @@ class ProbeCheck:
     kind: str = "vJu"
 
     @property
+    def checked(self) -> bool:
+        """False when the reference could not give this probe (its estimated error is
+        infinite: finite differences that do not resolve the derivative, or a reference value
+        that is not finite): the probe then says nothing either way."""
+        return math.isfinite(self.tolerance) and math.isfinite(self.expected)
+
+    @property
     def agree(self) -> bool:
-        return abs(self.got - self.expected) <= self.tolerance
+        return not self.checked or abs(self.got - self.expected) <= self.tolerance
 
 
 @dataclass(frozen=True, repr=False)
@@ -126,7 +134,11 @@ class BackwardCheck:
 
     Attributes
     ----------
-    status : {"agree", "wrong", "non-deterministic"}
+    status : {"agree", "wrong", "could-not-check", "non-deterministic"}
+        ``"could-not-check"``: nothing compared is wrong, but the reference could not give
+        some entries (finite differences whose estimates over step sizes disagree beyond
+        their error bound, or a reference that is not finite there, e.g. at NaN inputs); the
+        summary names the inputs and entries.
     summary : str
         One sentence: the verdict, and what is wrong when it is.
     reference : str

@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from ..core.fd_error import C_ROUND  # the finite differences' rounding allowance
+
 __all__ = [
     "C_PRECISION",
     "C_ROUND",
@@ -78,7 +80,8 @@ def backward_rtol(dtype: torch.dtype) -> float:
     Raises
     ------
     TypeError
-        ``dtype`` is not a floating or complex dtype.
+        ``dtype`` is not a ``torch.dtype`` (a string such as ``"float64"``), or not a floating
+        or complex one.
 
     Examples
     --------
@@ -86,6 +89,9 @@ def backward_rtol(dtype: torch.dtype) -> float:
     >>> backward_rtol(torch.float64), backward_rtol(torch.complex64)
     (1e-10, 1e-05)
     """
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"backward_rtol: dtype must be a torch.dtype (e.g. torch.float64 or "
+                        f"x.dtype), got {type(dtype).__name__} {dtype!r}")
     if not (dtype.is_floating_point or dtype.is_complex):
         raise TypeError(f"dtype must be floating or complex, got {dtype}")
     real = torch.empty((), dtype=dtype).real.dtype
@@ -100,9 +106,15 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
     """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
     ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
     estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
-    entries near zero differ by the rounding of the block's largest entries."""
-    scale = float(reference.abs().max()) if reference.numel() else 0.0
-    return SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
+    entries near zero differ by the rounding of the block's largest entries.
+
+    An entry the reference could not resolve (an infinite ``e``, see
+    :mod:`gradarg.check.fd_error`) or whose value is not finite gets an infinite tolerance: it
+    is not checked, and the verdict says so instead of calling it right or wrong."""
+    finite = torch.isfinite(reference)
+    scale = float(reference.abs()[finite].max()) if bool(finite.any()) else 0.0
+    tol = SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
+    return torch.where(finite, tol, torch.full_like(reference, float("inf")))
 
 
 def probe_tolerance(error: float, rounding: float) -> float:
@@ -182,7 +194,3 @@ def vjp_atol(error: float, size: float, dtype: torch.dtype, tiny_dtype: torch.dt
     atol = SAFETY * error + backward_rtol(dtype) * size
     return atol if atol != 0.0 else torch.finfo(tiny_dtype).tiny
 
-
-# Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
-# combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
-C_ROUND = 16.0

@@ -157,7 +157,7 @@ class Verdict:
                 f"not the derivative of the forward: the backward passes a gradient where "
                 f"∂{yname}/∂{xname} is zero (the forward is flat there: it changes at none "
                 f"of the smallest step sizes tried, only at larger ones)"))
-        shown = [f"∂{yname}{_ix(e.output_index)}/∂{xname}{_ix(e.input_index)} = "
+        shown = [f"∂{yname}{ix(e.output_index)}/∂{xname}{ix(e.input_index)} = "
                  f"{fmt(e.expected, 4)}, the backward gives {fmt(e.got, 4)}"
                  for e in worst[:3]]
         more = int(wrong.sum()) - len(shown)
@@ -282,17 +282,47 @@ class Verdict:
         return ExampleV(p.output, row, v, got, expected, right)
 
 
+def unchecked_sentence(unchecked: str, finite_differences: bool) -> str:
+    """What could not be checked (``unchecked``: the pairs and inputs, from the checker), and
+    why: the reference's estimates disagree over step sizes, or it is not finite there."""
+    why = ("its estimates over step sizes disagree beyond their error bound, or fn is not "
+           "finite there: fn may vary faster than the steps can resolve, jump, overflow or "
+           "see a NaN; try other inputs, or reference='forward' (a Function needs a jvp)"
+           if finite_differences else "the reference is not finite there (NaN or inf)")
+    what = "the finite-difference reference" if finite_differences else "the reference"
+    return f"could not check: {what} is unreliable for {unchecked} ({why})"
+
+
 def summary(pairs: tuple[PairCheck, ...], probes: list[ProbeCheck], names: list[str],
-            intended: bool, full_fits: bool = True) -> tuple[str, str]:
-    """``(status, summary)`` of a run: ``"agree"`` or ``"wrong"``, and the sentence that says
-    which pairs are wrong and how, which inputs are right, and, when a wrong block looks meant
-    (:func:`_surrogate_like`, not against an ``intended`` backward), how to check it as such.
-    ``full_fits``: ``localize="full"`` fits in memory, so it may be suggested."""
+            intended: bool, full_fits: bool = True, unchecked: str = "",
+            finite_differences: bool = True) -> tuple[str, str]:
+    """``(status, summary)`` of a run: ``"agree"``, ``"wrong"`` or ``"could-not-check"``, and
+    the sentence that says which pairs are wrong and how, which inputs are right, what could
+    not be checked (``unchecked``, from the checker: the reference could not give those
+    entries), and, when a wrong block looks meant (:func:`_surrogate_like`, not against an
+    ``intended`` backward), how to check it as such.  ``full_fits``: ``localize="full"`` fits
+    in memory, so it may be suggested."""
     probe_wrong = [p for p in probes if not p.agree]
     wrong = [p for p in pairs if not p.agree]
+    # probes that disagree on a pair whose compared entries all agree, some of them left
+    # unchecked: the disagreement may sit in those entries, so it is not called wrong
+    open_pairs = {(p.output, p.input) for p in pairs if p.agree and p.tolerance is not None
+                  and bool(torch.isinf(p.tolerance).any())}
+    probe_wrong = [p for p in probe_wrong if (p.output, p.input) not in open_pairs]
+    if not wrong and not probe_wrong and unchecked:
+        return "could-not-check", (unchecked_sentence(unchecked, finite_differences)
+                                   + "; every entry it could give agrees.")
     if not wrong and not probe_wrong:
         return "agree", ("agree: the backward matches the reference for every "
                          "(output, input) pair.")
+    status, text = _wrong(pairs, probe_wrong, wrong, names, intended, full_fits)
+    if unchecked:
+        text += " Also " + unchecked_sentence(unchecked, finite_differences) + "."
+    return status, text
+
+
+def _wrong(pairs, probe_wrong, wrong, names, intended, full_fits) -> tuple[str, str]:
+    """:func:`summary` of a run with something wrong."""
     if not wrong:
         seen = dict.fromkeys(f"∂{p.output}/∂{p.input}" for p in probe_wrong
                              if p.kind == "vJu")
@@ -343,7 +373,7 @@ def _surrogate_like(p: PairCheck) -> bool:
     return bool((p.expected.abs() <= p.tolerance).all())
 
 
-def _ix(index: tuple[int, ...]) -> str:
+def ix(index: tuple[int, ...]) -> str:
     """``"[1, 0]"``, or nothing for a scalar."""
     return "[" + ", ".join(map(str, index)) + "]" if index else ""
 

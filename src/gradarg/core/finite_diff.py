@@ -1,14 +1,26 @@
 """Central finite differences: a Jacobian and a VJP that never touch autograd.
 
-The step for an element ``x_j`` is ``h_j = eps ** (1/3) * max(1, |x_j|)`` with ``eps`` the machine
-epsilon of the dtype.  The central difference ``(f(x + h e_j) - f(x - h e_j)) / (2 h)`` has a
-truncation error ``h**2 / 6 * |f'''|`` and a rounding error about ``eps * |f| / h``; this step
-balances the two, so the error is of order ``eps ** (2/3)`` times the scale of ``f`` and its
-third derivative (Nocedal & Wright, *Numerical Optimization*, 2nd ed., section 8.1;
-Press et al., *Numerical Recipes*, 3rd ed., section 5.7).  :func:`gradarg.fd_tolerance` turns that into
-a fixed tolerance for this fixed step (``jacobian(method="finite-difference")``).  The comparers,
-:func:`gradarg.compare_vjp` and :func:`gradarg.check_backward`, use the differences of
-:mod:`gradarg.check.fd_error` instead, which carry their own error estimate.
+``jacobian(method="finite-difference")`` takes its values from :mod:`gradarg.core.fd_error`:
+every column is differentiated over a geometric sequence of steps, from ``max(1, |x_j|)``
+down to ``min(1, |x_j|)`` (times ``eps ** (1/5)``), consecutive central differences are
+combined by Richardson extrapolation, and each entry keeps the step with the smallest
+estimated error (Ridders' method, the scheme numdifftools uses; see that module).  So a
+function that curves on a fixed scale far from 0 (``sin`` at ``x = 10³`` in float32) is
+resolved, where a single step proportional to ``|x|`` sampled it over several periods and got
+the sign of the derivative wrong.  The function is evaluated on float64 copies when it accepts
+them; the result has the outputs' dtypes.  Where the estimates over steps disagree beyond their
+error bound (the derivative is not resolved: ``sin`` at ``x = 10¹⁷``, a function that jumps,
+an output that is not finite), the entry keeps the best estimate and a ``RuntimeWarning``
+names the entries and the input values (:func:`warn_unresolved`).
+
+Inside ``torch.func`` transforms (``detach=False``) the fixed step of :func:`fd_step` is used
+instead: ``h_j = eps ** (1/3) * max(1, |x_j|)`` with ``eps`` the machine epsilon of the dtype,
+whose central difference ``(f(x + h e_j) - f(x - h e_j)) / (2 h)`` has a truncation error
+``h**2 / 6 * |f'''|`` and a rounding error about ``eps * |f| / h``, balanced by this step
+(Nocedal & Wright, *Numerical Optimization*, 2nd ed., section 8.1; Press et al., *Numerical
+Recipes*, 3rd ed., section 5.7): a constant step, so that the transforms differentiate and
+batch the difference quotient.  :func:`gradarg.fd_tolerance` turns that into a fixed tolerance
+for this fixed step.
 
 Complex inputs are perturbed along their real and imaginary parts; the result follows PyTorch's
 convention for complex autograd (the conjugate Wirtinger derivative, see
@@ -18,15 +30,17 @@ https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc).
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
+from . import fd_error
 from .functorch import VMAP_ERRORS, batched
 from .graph import call
 
-__all__ = ["fd_partials", "fd_step", "fd_tolerance"]
+__all__ = ["fd_partials", "fd_step", "fd_tolerance", "warn_unresolved"]
 
 
 def fd_step(x: torch.Tensor) -> torch.Tensor:
@@ -114,7 +128,87 @@ def fd_partials(
         ``dy[k][j]`` holds ``∂y_k/∂Im(x_j)`` for complex ``x_j`` and is ``None`` for real ones.
     is_tuple : bool
         Whether ``fn`` returned a tuple.
+
+    Warns
+    -----
+    RuntimeWarning
+        ``detach=True``: some entries are not resolved (:func:`warn_unresolved`).
     """
+    if detach:
+        return _estimated(fn, xs)
+    return _fixed_step(fn, xs, detach=detach)
+
+
+def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
+    """:func:`fd_partials` with error-estimated steps (:mod:`.fd_error`), outside transforms."""
+    xs = tuple(x.detach() for x in xs)
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        state = torch.get_rng_state()
+        base, is_tuple = call(fn, xs)
+        torch.set_rng_state(state)
+        xs_eval, f0 = fd_error.base_outputs(fn, xs)
+        dx: list[list[torch.Tensor]] = [[] for _ in base]
+        dy: list[list[torch.Tensor | None]] = [[] for _ in base]
+        unresolved = []
+        for j, x in enumerate(xs):
+            torch.set_rng_state(state)
+            if x.is_complex():
+                est = fd_error.partials(fn, xs, xs_eval=xs_eval, f0=f0)[j]
+            else:
+                est = [fd_error.columns(fn, xs_eval, f0, j, torch.arange(x.numel()))]
+            for d, e in enumerate(est):
+                for k, y in enumerate(base):
+                    shape = tuple(y.shape) + tuple(x.shape)
+                    deriv = e.value[k].movedim(0, -1).reshape(shape).to(y.dtype)
+                    (dx if d == 0 else dy)[k].append(deriv)
+                    bad = torch.isinf(e.error[k].movedim(0, -1).reshape(shape))
+                    # rows of outputs that are NaN/inf already: not the differences' fault
+                    bad &= torch.isfinite(y).reshape(tuple(y.shape) + (1,) * x.dim())
+                    if bool(bad.any()):
+                        unresolved.append((k, j, bad))
+            if len(est) == 1:
+                for k in range(len(base)):
+                    dy[k].append(None)
+    if unresolved:
+        warn_unresolved(unresolved, xs, len(base) > 1, len(xs) > 1)
+    return dx, dy, is_tuple
+
+
+def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
+                    many_in: bool) -> None:
+    """Warn (``RuntimeWarning``) about Jacobian entries the finite differences could not
+    resolve: ``unresolved`` holds ``(k, j, mask)`` with ``mask`` of shape ``y_k.shape +
+    x_j.shape``.  Entries in columns of NaN/inf elements of ``x_j`` and in rows of NaN/inf
+    outputs are left out (the input check has warned about NaN/inf inputs already)."""
+    shown: list[str] = []
+    total = 0
+    for k, j, mask in unresolved:
+        x = xs[j]
+        lead = mask.dim() - x.dim()
+        finite = torch.isfinite(x.detach()).reshape((1,) * lead + tuple(x.shape))
+        mask = mask & finite
+        total += int(mask.sum())
+        for idx in mask.nonzero()[: max(0, 4 - len(shown))].tolist():
+            yi, xi = idx[:lead], idx[lead:]
+            y_name = f"y{k}" if many_out else "y"
+            x_name = f"x{j}" if many_in else "x"
+            t = x.detach()[tuple(xi)]
+            value = f"{complex(t):.4g}" if x.is_complex() else f"{float(t):.4g}"
+            shown.append(f"∂{y_name}{yi}/∂{x_name}{xi} at {x_name}{xi} = {value}")
+    if total:
+        more = f" and {total - len(shown)} more" if total > len(shown) else ""
+        warnings.warn(
+            f"jacobian(method='finite-difference'): the central differences could not resolve "
+            f"{total} entr{'y' if total == 1 else 'ies'} ({'; '.join(shown)}{more}): their "
+            f"estimates over step sizes disagree beyond their error bound, or fn is not "
+            f"finite there (it varies faster than the steps can resolve, jumps or "
+            f"overflows). Those entries hold the best estimate and may be wrong; use "
+            f"method='forward' or 'reverse', or other inputs",
+            RuntimeWarning, stacklevel=6)
+
+
+def _fixed_step(fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, detach: bool):
+    """:func:`fd_partials` with the fixed step of :func:`fd_step` (inside transforms)."""
     if detach:
         xs = tuple(x.detach() for x in xs)
     recording = contextlib.nullcontext() if not detach else torch.no_grad()

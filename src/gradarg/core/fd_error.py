@@ -1,0 +1,467 @@
+"""Central differences that carry their own error estimate: the reference of the comparers
+(:mod:`gradarg.check`, which reaches it as ``gradarg.check.fd_error``) and the values of
+``jacobian(method="finite-difference")`` (:mod:`gradarg.core.finite_diff`).
+
+A derivative from one central difference with one fixed step has an error nobody measured: the
+truncation error ``h**2/6 * |f'''|`` depends on how hard ``f`` curves near ``x``, the rounding
+error ``≈ eps * |f| / h`` on the size of the output, not of the derivative.  Here every column of
+the Jacobian (one input element, or one direction ``u``) is differentiated with a geometric
+sequence of steps ``h_k = h_0 / 2**k``; consecutive central differences are combined by
+Richardson extrapolation, ``R_k = D_{k+1} + (D_{k+1} - D_k) / 3``, which cancels the ``h**2``
+term, and the error of ``R_{k+1}`` is estimated as ``|R_{k+1} - R_k|`` (the error of the
+coarser value, so an overestimate) plus the rounding bound ``C * eps * |f| / h_{k+2}``.  For
+each Jacobian entry the step with the smallest estimate is kept, together with its estimate.
+This is Ridders' method (C. J. F. Ridders, *Accurate computation of F'(x) and F'(x) F''(x)*,
+Advances in Engineering Software 4(2), 1982; Press et al., *Numerical Recipes*, 3rd ed.,
+section 5.7, ``dfridr``), vectorised over entries.
+
+The steps span the scales on which ``f`` may vary near ``x_j``: from ``max(1, |x_j|)`` down to
+``min(1, |x_j|)``, so both functions that curve on the scale of their distance to 0 (``log``,
+``sqrt``) and functions that curve on a fixed scale (``sin`` at ``x = 10⁴``, where a step
+proportional to ``|x|`` samples many periods) are resolved at some step; the error estimate
+picks the step per entry.  numdifftools does the same with a longer geometric sequence of steps
+(``MinStepGenerator`` / ``MaxStepGenerator``, step ratio 2, whose nominal step grows like
+``log(e + |x|)`` rather than ``|x|``; https://numdifftools.readthedocs.io).
+
+An entry is **unresolved** when the estimates over steps disagree beyond their error bound:
+the best estimate's bound is above ``UNRESOLVED`` (1%) of the size of the derivatives (the
+largest of the entry, of its column: every output along that input element or direction, and
+of the one-sided slopes ``|f(x ± h_0) - f(x)| / h_0`` of the entry at the coarsest step, so
+that a derivative that vanishes where ``f`` is smooth, ``t**3`` at 0, is resolved as 0 within
+a bound far below those slopes, while a difference quotient the steps do not resolve has a
+bound of their size) and above ``DISAGREE`` times its rounding part,
+or the estimate of a finer step differs from it
+by more than ``DISAGREE`` (4) times the sum of the best bound and the finer step's rounding
+bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
+float64's spacing exceeds the period and ``(f(x+h) - f(x-h)) / 2h`` falls like ``1/h`` over
+the coarse steps, so that they look converged; a function that jumps between the sampled
+points.  Steps whose actual size (``x + h`` rounded to the grid of ``x``'s dtype) departs by
+more than 1% from the geometric sequence are not used.  Such an entry carries an infinite error: a comparison against it can neither
+agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
+not finite get an infinite error too.
+
+A kink (``abs``, ``relu`` or ``clamp`` exactly at the breakpoint) shows as one-sided differences
+``(f(x+h) - f(x)) / h`` and ``(f(x) - f(x-h)) / h`` whose gap does not shrink with ``h``; there
+every value between the two one-sided derivatives is a valid (sub)gradient, so the estimate is
+their midpoint and the error half their gap.
+
+Inputs in float32, bfloat16 or float16 are differentiated on float64 copies when the function
+accepts them (falling back to the input's own dtype when it raises), so the reference is far
+more accurate than the function under test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .functorch import VMAP_ERRORS, batched
+from .graph import call
+
+# Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
+# combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
+C_ROUND = 16.0
+MAX_STEPS = 24
+MIN_STEPS = 5
+UNRESOLVED = 0.01  # an error bound above 1% of the derivatives' size: not resolved
+DISAGREE = 4.0  # a finer step's estimate this many times both error bounds away: not resolved
+_ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
+_TABLE_BUDGET = _ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
+_LOW = (torch.float16, torch.bfloat16, torch.float32)
+
+
+@dataclass
+class Estimate:
+    """Derivatives of every output along every column, with error bounds.
+
+    ``value[k]`` and ``error[k]`` have shape ``(N, *y_k.shape)``: column ``c`` holds the
+    derivative of output ``k`` along column ``c``'s direction and its estimated error (real).
+    ``kink[k]`` marks entries at a point where ``f`` is not differentiable.
+    """
+
+    value: list[torch.Tensor]
+    error: list[torch.Tensor]
+    kink: list[torch.Tensor]
+
+
+def upcast(xs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """float64 (complex128) copies of low-precision inputs; others unchanged."""
+    out = []
+    for x in xs:
+        if x.dtype in _LOW:
+            x = x.to(torch.float64)
+        elif x.dtype == torch.complex64:
+            x = x.to(torch.complex128)
+        out.append(x.detach())
+    return tuple(out)
+
+
+def base_outputs(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
+    """``(xs_eval, f(xs_eval))``, on float64 copies when ``fn`` accepts them.
+
+    The CPU generator is left as it was: every later evaluation replays the same draws.
+    """
+    xs = tuple(x.detach() for x in xs)
+    up = upcast(xs)
+    state = torch.get_rng_state()
+    try:
+        if any(a is not b for a, b in zip(up, xs, strict=True)):
+            try:
+                with torch.no_grad():
+                    outs = call(fn, up)[0]
+                return up, outs
+            except (RuntimeError, TypeError):  # e.g. a matmul with a captured float32 weight
+                torch.set_rng_state(state)
+        with torch.no_grad():
+            outs = call(fn, xs)[0]
+        return xs, outs
+    finally:
+        torch.set_rng_state(state)
+
+
+def _eps(outs: Sequence[torch.Tensor]) -> float:
+    return max(torch.finfo(y.real.dtype if y.is_complex() else y.dtype).eps for y in outs)
+
+
+def _evaluate(fn, xs, rows: dict[int, torch.Tensor], state) -> tuple[torch.Tensor, ...]:
+    """``fn`` with input ``j`` replaced by every row of ``rows[j]``: outputs with a batch dim."""
+    js = list(rows)
+
+    def at(*bs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        args = list(xs)
+        for j, b in zip(js, bs, strict=True):
+            args[j] = b
+        return call(fn, args)[0]
+
+    torch.set_rng_state(state)
+    try:
+        return batched(at, [rows[j] for j in js], randomness="same")
+    except VMAP_ERRORS:
+        out = []
+        for r in range(next(iter(rows.values())).shape[0]):
+            torch.set_rng_state(state)
+            out.append(at(*(rows[j][r] for j in js)))
+        return tuple(torch.stack(col) for col in zip(*out, strict=True))
+
+
+def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, eps: float,
+             finer: str = "noise"):
+    """The core: ``evaluate(h) -> (plus, minus, h_plus, h_minus)`` for a step per column.
+
+    ``xscale[c]`` is the size of the inputs moved by column ``c``: rounding ``x + h`` (or the
+    function's own products with ``x``) perturbs ``f`` by about ``eps * |x| * |f'|``.
+    ``finer``: how the chosen estimate is tested against every finer step's (the module
+    docstring): ``"noise"``, within the finer step's rounding bound; ``"error"``, within its
+    whole error estimate, along random directions (:func:`directional`, the checker's
+    probes), where an output sums the rounding of every moved input, more than the noise
+    model allows, so that the first test would leave right probes unchecked.
+    """
+    n = h0.shape[0]
+    D: list[list[torch.Tensor]] = [[] for _ in f0]
+    gaps: list[list[torch.Tensor]] = [[] for _ in f0]
+    sizes: list[list[torch.Tensor]] = [[] for _ in f0]  # |f| at the moved points
+    slopes: list[torch.Tensor] = []  # per output: the one-sided slopes at the coarsest step
+    hs: list[Any] = []
+    for k in range(steps):
+        plus, minus, hp, hm = evaluate(h0 / 2**k)
+        hs.append((hp + hm) / 2)
+        for i, (p, m, y) in enumerate(zip(plus, minus, f0, strict=True)):
+            shape = (n,) + (1,) * y.dim()
+            hp_, hm_ = hp.reshape(shape).to(p.real.dtype), hm.reshape(shape).to(p.real.dtype)
+            D[i].append((p - m) / (hp_ + hm_))
+            gaps[i].append(((p - y) / hp_ - (y - m) / hm_).abs())
+            sizes[i].append(torch.maximum(p.abs(), m.abs()))
+            if k == 0:
+                slopes.append(torch.maximum((p - y).abs() / hp_, (y - m).abs() / hm_))
+    value, error, kink = [], [], []
+    actual = torch.stack([h.reshape(n).double() for h in hs])  # (K, n)
+    nominal = torch.stack([(h0 / 2**k).reshape(-1).double().expand(n) for k in range(steps)])
+    on_grid = ((actual / nominal - 1).abs() <= 0.01) & (actual > 0)
+    geometric = on_grid[:-3] & on_grid[1:-2] & on_grid[2:-1] & on_grid[3:]  # (K - 3, n)
+    for i, y in enumerate(f0):
+        shape = (n,) + (1,) * y.dim()
+        scale = C_ROUND * eps * y.abs().unsqueeze(0)
+        d = torch.stack(D[i])  # (K, n, *y)
+        r = d[1:] + (d[1:] - d[:-1]) / 3  # R_0 .. R_{K-2}
+        xs_ = xscale.reshape(shape).to(scale.dtype)
+        # f's rounding at the moved points, not only at x (a x at x ~ 1e-25 is ~1e-25 there)
+        moved = C_ROUND * eps * torch.stack(sizes[i]).to(scale.dtype)
+        noise = torch.stack([
+            (torch.maximum(scale[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs())
+            / hs[k + 2].reshape(shape).to(scale.dtype)
+            for k in range(steps - 3)])
+        diff = (r[1:] - r[:-1]).abs()
+        # R_{k+1} is judged by its distance to both neighbours: one accidental agreement of
+        # two noisy values does not make a step look good.
+        err = torch.maximum(diff[:-1], diff[1:]) + noise  # for R_1 .. R_{K-3}
+        ok = torch.isfinite(err) & torch.isfinite(r[1:-1])
+        # R_{k+1} rests on D_k .. D_{k+3}: their actual steps (x + h rounds to the grid of x's
+        # dtype) must keep the ratio 2 that the extrapolation assumes, within 1%; where the
+        # spacing of x is coarse, consecutive steps round to the same one and their
+        # differences agree for no reason at all
+        ok &= geometric[: steps - 3].reshape((steps - 3, *shape))
+        err = torch.where(ok, err, torch.full_like(err, math.inf))
+        # an entry whose output never moved is zero to within what the largest step can see:
+        # exactly zero where the output is 0 (a structural zero of J), else at most the
+        # rounding of f over that step (cos at x = 1e-15: sin(x)·h is below f's rounding)
+        still = (d == 0).all(0, keepdim=True)
+        seen = (scale / hs[0].reshape(shape).to(scale.dtype)).expand_as(err[:1])
+        err = torch.where(still, seen.expand_as(err), err)
+        # every finer step must agree with the chosen estimate within both error bounds
+        # (truncation only shrinks with the step; rounding is in the finer one's noise): a
+        # difference quotient that only looked converged at coarse steps is caught by the
+        # finer ones (sin at x = 1e17, where (f(x+h) - f(x-h)) / 2h ~ 1/h; sin at 1.7e4,
+        # whose coarse steps 8π, 4π, 2π agree on about 0).  Where one does not, the coarser
+        # candidates are dropped and the best of the rest is taken, a few times over.
+        cand = torch.arange(steps - 3).reshape((steps - 3,) + (1,) * (len(shape)))
+        dropped = torch.zeros_like(err, dtype=torch.bool)
+        for _attempt in range(4):
+            best = torch.where(dropped, math.inf, err).argmin(0, keepdim=True)
+            val = r[1:-1].gather(0, best).squeeze(0)
+            e = err.gather(0, best).squeeze(0)
+            later = (cand > best) & ok
+            bound = noise if finer == "noise" else err
+            far = (r[1:-1] - val.unsqueeze(0)).abs() > DISAGREE * (e.unsqueeze(0) + bound)
+            contradicted = (later & far).any(0, keepdim=True)
+            if not bool(contradicted.any()):
+                break
+            dropped |= contradicted & (cand <= best)
+        g = torch.stack(gaps[i])  # (K, n, *y)
+        g1, g2, g3 = (g.gather(0, (best + o).clamp(max=steps - 1)).squeeze(0) for o in (0, 1, 2))
+        hk = torch.stack(hs).reshape((steps, *shape)).to(scale.dtype).expand_as(g)
+        n3 = 2 * scale.squeeze(0) / hk.gather(0, (best + 2).clamp(max=steps - 1)).squeeze(0)
+        flat_not_shrinking = (g3 >= 0.75 * g2) & (g2 >= 0.75 * g1)
+        # and the central estimate stable against that gap (|x| and relu at 0: exactly), not
+        # one-sided slopes of a function the steps do not resolve (sin at 3e17)
+        kk = (flat_not_shrinking & (g3 > 4 * n3) & (g3 > 2 * e) & torch.isfinite(g3)
+              & (e.real.abs() <= UNRESOLVED * g3 if e.is_complex() else e <= UNRESOLVED * g3))
+        # not resolved at any step: the estimates over steps disagree beyond their error bound
+        vabs = val.abs()
+        # the size of the derivatives of this column (input element or direction): all of
+        # its outputs, so that an entry near zero beside larger ones is judged by those
+        fin = torch.where(torch.isfinite(vabs), vabs, torch.zeros_like(vabs))
+        size = (fin.reshape(n, -1).amax(1) if fin.numel() else fin.new_zeros(n)).reshape(
+            (n,) + (1,) * y.dim())
+        ereal = e.real if e.is_complex() else e
+        # a bound at the rounding level is resolution enough (a flat function such as sign
+        rounding = noise.gather(0, best.clamp(max=steps - 4)).squeeze(0)
+        # between its jumps: the estimate is 0 within rounding), when that rounding is small
+        # against the derivatives f can have on its scale, |f| / max(1, |x|) (not so for sin
+        # at 3e17, whose rounding bound exceeds every difference quotient)
+        fscale = y.abs().unsqueeze(0) / xs_.clamp_min(1.0)
+        at_rounding = (ereal <= DISAGREE * rounding) & (ereal <= UNRESOLVED * fscale)
+        # the bound is judged against the derivatives f shows near x, not against the
+        # estimate alone: where the derivative vanishes at a smooth point (t**3 at 0, cos at
+        # 0) the estimate is 0 within a bound far below the slope of f over the coarsest
+        # step; a difference quotient the steps do not resolve has a bound of the size of
+        # that slope (1/h for sin at 1e17; about 0 where the coarse steps alias a period)
+        coarse = slopes[i].abs()
+        coarse = torch.where(torch.isfinite(coarse) & on_grid[0].reshape(shape), coarse,
+                             torch.zeros_like(coarse))
+        near = torch.maximum(vabs.clamp_min(size), coarse.to(vabs.dtype))
+        large = ~(ereal <= UNRESOLVED * near) & ~at_rounding
+        unresolved = ~kk & (contradicted.squeeze(0) | large)
+        unresolved &= ~still.squeeze(0)  # the output never moved: zero within its bound
+        e = torch.where(kk, e + 0.55 * g3, e)
+        e = torch.where(unresolved, torch.full_like(e, math.inf), e)
+        value.append(val)
+        error.append(e.real if e.is_complex() else e)
+        kink.append(kk)
+    return value, error, kink
+
+
+def n_steps(ratio: torch.Tensor) -> int:
+    """Steps from ``4 r s_hi`` down to ``r s_lo / 4``: enough halvings to span both scales,
+    between ``MIN_STEPS`` and ``MAX_STEPS``.
+
+    ``ratio`` is ``s_hi / s_lo`` per column; it may be infinite (``1 / 5e-324``: a subnormal
+    element) or beyond ``2**MAX_STEPS`` (``1 / 1e-308``): those columns take ``MAX_STEPS``
+    (the count is computed from ``log2(ratio)``, never from ``16 * ratio``, which overflows).
+    NaN ratios (a NaN element, whose entries are unresolved anyway) are ignored.
+    """
+    r = ratio.detach().double().reshape(-1)
+    r = r[~torch.isnan(r)]
+    if not r.numel():
+        return MIN_STEPS
+    top = float(r.max())
+    if not top < 2.0 ** MAX_STEPS:  # inf, or more halvings than the cap anyway
+        return MAX_STEPS
+    return int(min(MAX_STEPS, max(MIN_STEPS, 5 + math.ceil(math.log2(max(top, 1.0))))))
+
+
+def _spans(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The scales ``(s_hi, s_lo)`` on which ``f`` may vary near elements of size ``a``:
+    ``max(1, |x|)`` and ``min(1, |x|)`` (``s_hi`` where ``x`` is 0)."""
+    s_hi = a.clamp_min(1.0)
+    return s_hi, torch.where(a > 0, a.clamp_max(1.0), s_hi)
+
+
+def steps_for(x: torch.Tensor) -> int:
+    """The number of steps :func:`partials` takes for the elements of ``x``."""
+    s_hi, s_lo = _spans(x.abs().reshape(-1))
+    return n_steps(s_hi / s_lo)
+
+
+def _root(eps: float) -> float:
+    return eps ** 0.2  # the step that balances h**4 truncation against eps/h rounding
+
+
+def partials(
+    fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, xs_eval=None, f0=None
+) -> list[list[Estimate]]:
+    """Jacobian columns of every input element: ``est[j][d]`` for input ``j`` and direction
+    ``d`` (0: real part; 1: imaginary part, complex inputs only).
+
+    ``est[j][d].value[k]`` has shape ``(x_j.numel(), *y_k.shape)``.
+    """
+    state = torch.get_rng_state()  # the draws of f0 and of every step are the same
+    if xs_eval is None:
+        xs_eval, f0 = base_outputs(fn, xs)
+    eps = _eps(f0)
+    out: list[list[Estimate]] = []
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        for j, x in enumerate(xs_eval):
+            flat = x.reshape(-1)
+            real = flat.real if flat.is_complex() else flat
+            a = flat.abs().to(real.dtype)
+            s_hi, s_lo = _spans(a)
+            h0 = 4 * _root(eps) * s_hi
+            steps = n_steps(s_hi / s_lo)
+            per_dir = []
+            for unit in [1.0] + ([1j] if x.is_complex() else []):
+
+                def evaluate(h, unit=unit, j=j, flat=flat, x=x, real=real):
+                    hv = (h * unit).to(flat.dtype)
+                    xp, xm = flat + hv, flat - hv
+                    hp = ((xp - flat) / unit).real if x.is_complex() else xp - flat
+                    hm = ((flat - xm) / unit).real if x.is_complex() else flat - xm
+                    plus, minus = _columns(fn, xs_eval, j, flat, xp, xm, x.shape, state)
+                    return plus, minus, hp.to(real.dtype), hm.to(real.dtype)
+
+                v, e, kk = _ridders(evaluate, f0, h0, a, steps, eps)
+                per_dir.append(Estimate(v, e, kk))
+            out.append(per_dir)
+    torch.set_rng_state(state)
+    return out
+
+
+def columns(
+    fn: Callable[..., Any], xs_eval: Sequence[torch.Tensor], f0: tuple[torch.Tensor, ...],
+    j: int, index: torch.Tensor,
+) -> Estimate:
+    """Jacobian columns of some elements of input ``j`` (real inputs): ``value[k]`` has shape
+    ``(len(index), *y_k.shape)``, column ``c`` the derivative along element ``index[c]``.
+
+    The same estimate as :func:`partials` for those columns, computed a few columns at a time
+    so that the Richardson tables (steps × columns × outputs) stay under ``_TABLE_BUDGET``
+    entries each: memory grows with the output size, not with the number of columns.
+    """
+    state = torch.get_rng_state()
+    eps = _eps(f0)
+    x = xs_eval[j]
+    flat_all = x.reshape(-1)
+    a_all = flat_all.abs()
+    s_hi_all, s_lo_all = _spans(a_all)
+    steps = n_steps((s_hi_all / s_lo_all)[index])
+    m = max(1, sum(y.numel() for y in f0))
+    chunk = max(1, _TABLE_BUDGET // (m * (steps + 2)))
+    parts: list[Estimate] = []
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        for start in range(0, index.numel(), chunk):
+            idx = index[start:start + chunk]
+            a, s_hi = a_all[idx], s_hi_all[idx]
+
+            def evaluate(h, idx=idx):
+                xp, xm = flat_all[idx] + h.to(x.dtype), flat_all[idx] - h.to(x.dtype)
+                plus, minus = _columns(fn, xs_eval, j, flat_all, xp, xm, x.shape, state,
+                                       index=idx)
+                return plus, minus, xp - flat_all[idx], flat_all[idx] - xm
+
+            v, e, kk = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps)
+            parts.append(Estimate(v, e, kk))
+    torch.set_rng_state(state)
+    cat = [[torch.cat([getattr(p, name)[k] for p in parts]) for k in range(len(f0))]
+           for name in ("value", "error", "kink")]
+    return Estimate(cat[0], cat[1], cat[2])
+
+
+def _columns(fn, xs, j, flat, xp, xm, shape, state, index=None):
+    """Evaluate ``fn`` with element ``c`` of input ``j`` moved to ``xp[c]`` and to ``xm[c]``
+    (element ``index[c]`` when ``index`` is given; ``xp``, ``xm`` then hold those only)."""
+    n = flat.numel()
+    cols = torch.arange(n) if index is None else index
+    outs_p: list[list[torch.Tensor]] = []
+    outs_m: list[list[torch.Tensor]] = []
+    chunk = max(1, _ROW_BUDGET // max(1, 2 * n))
+    for start in range(0, cols.numel(), chunk):
+        stop = min(cols.numel(), start + chunk)
+        idx = cols[start:stop]
+        pos = torch.arange(start, stop)
+        base = flat.expand(stop - start, n).clone()
+        rows_p = base.clone()
+        rows_p[torch.arange(stop - start), idx] = xp[pos]
+        rows_m = base
+        rows_m[torch.arange(stop - start), idx] = xm[pos]
+        rows = torch.cat([rows_p, rows_m]).reshape((2 * (stop - start), *shape))
+        res = _evaluate(fn, xs, {j: rows}, state)
+        outs_p.append([r[: stop - start] for r in res])
+        outs_m.append([r[stop - start:] for r in res])
+    plus = tuple(torch.cat(col) for col in zip(*outs_p, strict=True))
+    minus = tuple(torch.cat(col) for col in zip(*outs_m, strict=True))
+    return plus, minus
+
+
+def directional(
+    fn: Callable[..., Any],
+    xs_eval: Sequence[torch.Tensor],
+    f0: tuple[torch.Tensor, ...],
+    directions: Sequence[Sequence[torch.Tensor | None]],
+) -> Estimate:
+    """Derivatives along directions: column ``c`` moves input ``j`` along ``directions[c][j]``
+    (``None``: input ``j`` stays put).  ``value[k]`` has shape ``(N, *y_k.shape)``: ``J u``."""
+    eps = _eps(f0)
+    state = torch.get_rng_state()
+    n = len(directions)
+    s_hi, s_lo = torch.ones(n, dtype=torch.float64), torch.ones(n, dtype=torch.float64)
+    for c, us in enumerate(directions):
+        umax, xmax, lo = 0.0, 1.0, math.inf
+        for x, u in zip(xs_eval, us, strict=True):
+            if u is None or u.numel() == 0:
+                continue
+            ua, xa = u.abs().double(), x.abs().double()
+            umax = max(umax, float(ua.max()))
+            xmax = max(xmax, float(xa.max()))
+            mask = (ua > 0) & (xa > 0)
+            if mask.any():
+                lo = min(lo, float((xa[mask] / ua[mask]).min()))
+        umax = umax or 1.0
+        s_hi[c] = xmax / umax
+        # a step h moves x by h·u: a fixed scale of 1 in x is 1/umax in h
+        s_lo[c] = min(lo, 1.0 / umax, s_hi[c].item())
+    h0 = 4 * _root(eps) * s_hi
+    steps = n_steps(s_hi / s_lo)
+
+    def evaluate(h):
+        rows_p, rows_m = {}, {}
+        for j, x in enumerate(xs_eval):
+            if all(us[j] is None for us in directions):
+                continue
+            u = torch.stack([us[j] if us[j] is not None else torch.zeros_like(x)
+                             for us in directions]).to(x.dtype)
+            hv = h.to(x.real.dtype if x.is_complex() else x.dtype).reshape(
+                (n,) + (1,) * x.dim())
+            rows_p[j], rows_m[j] = x + hv * u, x - hv * u
+        rows = {j: torch.cat([rows_p[j], rows_m[j]]) for j in rows_p}
+        with torch.no_grad():
+            res = _evaluate(fn, xs_eval, rows, state)
+        return (tuple(r[:n] for r in res), tuple(r[n:] for r in res), h, h)
+
+    with torch.random.fork_rng(devices=[]):
+        # the finer steps within their whole error along directions (see _ridders)
+        v, e, kk = _ridders(evaluate, f0, h0, s_hi, steps, eps, finer="error")
+    torch.set_rng_state(state)
+    return Estimate(v, e, kk)

@@ -1,0 +1,390 @@
+"""Property tests of the finite-difference reference of the checkers (issue 44).
+
+Invariant: **no correct backward is ever called WRONG / DISAGREE**, for functions from a family
+(``sin``, ``cos``, ``exp``, ``tanh`` and polynomials, composed) at magnitudes ``10⁻³⁰⁰`` to
+``10⁶``, in float32 and float64: the verdict is "agree" or "could not check" (the reference
+says where it cannot resolve the derivative).  And a planted wrong backward (scaled,
+sign-flipped, transposed) at moderate inputs is still caught.
+
+The number of generated cases is the hypothesis profile's (``tests/conftest.py``: a few in the
+default run; ``GRADARG_HYPOTHESIS=long`` for a long run by hand).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
+
+import gradarg
+
+
+def examples(n: int) -> settings:
+    """``n`` examples in the default profile (``tests/conftest.py``: 25), scaled with the
+    profile (``GRADARG_HYPOTHESIS=long``: 40 times as many)."""
+    return settings(max_examples=max(1, n * settings.default.max_examples // 25))
+
+
+OPS = {
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "exp": torch.exp,
+    "tanh": torch.tanh,
+    "cube": lambda t: t**3,
+    "quad": lambda t: 1 + t - 0.5 * t * t,
+}
+
+
+def compose(names):
+    def f(t):
+        for n in names:
+            t = OPS[n](t)
+        return t
+
+    return f
+
+
+class Autograd(torch.autograd.Function):
+    """A correct backward: autograd's own derivative of ``fn``, recomputed in backward; or a
+    planted wrong one (``how``: ``"scale"``, ``"sign"``, ``"transpose"``)."""
+
+    @staticmethod
+    def forward(ctx, x, fn, how):
+        ctx.save_for_backward(x)
+        ctx.fn, ctx.how = fn, how
+        with torch.no_grad():
+            return fn(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        jac = torch.func.jacrev(ctx.fn)(x.detach())  # (m, n)
+        if ctx.how == "transpose":
+            jac = jac.T
+        out = g @ jac
+        if ctx.how == "scale":
+            out = 3 * out
+        elif ctx.how == "sign":
+            out = -out
+        return out, None, None
+
+
+names = st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=2)
+dtypes = st.sampled_from([torch.float32, torch.float64])
+
+
+@st.composite
+def points(draw, lo=-300.0, hi=6.0):
+    """1 to 3 elements of magnitude ``10**e``, ``e`` in ``[lo, hi]``, either sign."""
+    n = draw(st.integers(1, 3))
+    e = draw(st.floats(lo, hi))
+    vals = [draw(st.sampled_from([-1.0, 1.0])) * 10**e * draw(st.floats(1.0, 2.0))
+            for _ in range(n)]
+    return vals
+
+
+@examples(12)
+@given(names, points(), dtypes)
+def test_correct_backward_never_wrong(ops, vals, dtype):
+    fn = compose(ops)
+    x = torch.tensor(vals, dtype=dtype, requires_grad=True)
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, None), x)
+    assert r.status != "wrong", (ops, vals, dtype, r.summary)
+    v = torch.ones(len(vals), dtype=dtype)
+    c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x.detach(), v)
+    assert c.status != "DISAGREE", (ops, vals, dtype, str(c))
+    if c.status == "agree":  # it says "agree" only about what it compared
+        assert c.agree
+
+
+def mixing(fn):
+    a = torch.tensor([[1.0, 0.5, -0.3], [0.2, -1.0, 0.7], [-0.6, 0.4, 1.0]])
+
+    def f(t):
+        n = t.numel()
+        return fn(t @ a[:n, :n].to(t.dtype).T)
+
+    return f
+
+
+@examples(12)
+@given(names, points(-0.3, 0.5), dtypes, st.sampled_from(["scale", "sign", "transpose"]))
+def test_planted_wrong_backward_caught(ops, vals, dtype, how):
+    fn = mixing(compose(ops))
+    x = torch.tensor(vals, dtype=dtype, requires_grad=True)
+    jac = torch.func.jacrev(fn)(x.detach().double())
+    assume(bool(torch.isfinite(jac).all()) and float(jac.abs().max()) > 1e-2)
+    assume(bool(torch.isfinite(fn(x.detach())).all()))  # no overflow in fn's own dtype
+    if how == "transpose":
+        assume(float((jac - jac.T).abs().max()) > 0.1 * float(jac.abs().max()))
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, how), x)
+    assert r.status == "wrong", (ops, vals, dtype, how, r.summary)
+
+
+# ------------------------------------------------------------------ the issue's examples
+
+
+class Sin(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.cos()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("mag", [7e3, 1e4, 1e6])
+def test_sin_at_large_magnitudes_is_checked(mag, dtype):
+    # before: "WRONG: off by a constant factor: 6.93×" at 1e4, DISAGREE in compare_vjp
+    x = (mag + torch.randn(4, dtype=torch.float64)).to(dtype).requires_grad_()
+    r = gradarg.check_backward(Sin.apply, x)
+    assert r.status == "agree", r.summary
+    c = gradarg.compare_vjp(Sin.apply, x.detach(), torch.ones(4, dtype=dtype))
+    assert c.status == "agree" and c.agree, str(c)
+    # the reference itself is right: against cos, not against the backward
+    cos = x.detach().double().cos()
+    assert torch.allclose(c.reference.double(), cos, rtol=0, atol=1e-6 if dtype ==
+                          torch.float64 else 1e-4)
+
+
+def test_sin_beyond_resolution_could_not_check():
+    # float64's spacing at 1e17 is 16, beyond sin's period: no step resolves sin'
+    x = torch.tensor([1e17, 2.0, 3e17], dtype=torch.float64, requires_grad=True)
+    r = gradarg.check_backward(Sin.apply, x)
+    assert r.status == "could-not-check" and not r
+    assert "could not check" in r.summary and "x[0] = 1e+17" in r.summary
+    assert "x[1]" not in r.summary  # resolved there
+    c = gradarg.compare_vjp(Sin.apply, x.detach(), torch.ones(3, dtype=torch.float64))
+    assert c.status == "could not check" and not c.agree
+    assert "x[0] = 1e+17" in c.note and "x[2] = 3e+17" in c.note
+
+
+def test_wrong_backward_still_caught_beside_an_unresolved_element():
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x.cos()
+
+    x = torch.tensor([1e17, 2.0, 0.5], dtype=torch.float64, requires_grad=True)
+    r = gradarg.check_backward(Twice.apply, x)
+    assert r.status == "wrong", r.summary
+    assert "could not check" in r.summary
+    c = gradarg.compare_vjp(Twice.apply, x.detach(), torch.ones(3, dtype=torch.float64))
+    assert c.status == "DISAGREE"
+
+
+@pytest.mark.parametrize("fn", [Sin.apply, torch.sin], ids=["function", "forward-mode"])
+def test_nan_input_is_not_wrong(fn):
+    x = torch.tensor([float("nan"), 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    with pytest.warns(RuntimeWarning):
+        r = gradarg.check_backward(fn, x)
+    assert r.status == "could-not-check", r.summary
+    assert "x[0] = nan" in r.summary or "input 0[0] = nan" in r.summary
+    assert not any("not linear" in n for n in r.notes)
+    with pytest.warns(RuntimeWarning):
+        c = gradarg.compare_vjp(fn, x.detach(), torch.ones(3, dtype=torch.float64))
+    assert c.status == "could not check", str(c)
+
+
+def test_nan_input_with_a_wrong_backward_is_wrong():
+    class Half(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x
+
+    x = torch.tensor([float("nan"), 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    with pytest.warns(RuntimeWarning):
+        r = gradarg.check_backward(Half.apply, x)
+    assert r.status == "wrong", r.summary
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_nonfinite_v_refused(bad):
+    v = torch.tensor([1.0, bad])
+    with pytest.raises(ValueError, match=r"compare_vjp: v must be finite.*\[1\]"):
+        gradarg.compare_vjp(torch.sin, torch.ones(2), v)
+
+
+# ------------------------------------------------------------------ options
+
+good_tol = st.one_of(st.none(), st.floats(0, 1e3), st.integers(0, 100))
+bad_tol_value = st.one_of(st.floats(max_value=-1e-300), st.just(math.nan), st.just(math.inf),
+                          st.just(-math.inf), st.integers(max_value=-1))
+bad_type = st.one_of(st.text(max_size=3), st.booleans(), st.just([1.0]), st.just(1j),
+                     st.just(torch.tensor(1.0)))
+
+
+def _refused(call, exc, name, given_text):
+    with pytest.raises(exc) as info:
+        call()
+    msg = str(info.value)
+    assert name in msg and given_text in msg, msg
+    assert "__init__" not in msg and "Options" not in msg
+
+
+@examples(10)
+@given(st.sampled_from(["rtol", "atol"]), bad_tol_value)
+def test_compare_vjp_bad_tolerance_value(name, value):
+    _refused(lambda: gradarg.compare_vjp(torch.sin, torch.ones(2), torch.ones(2),
+                                         **{name: value}),
+             ValueError, f"compare_vjp: {name}", repr(float(value)))
+
+
+@examples(10)
+@given(st.sampled_from(["rtol", "atol"]), bad_type)
+def test_compare_vjp_bad_tolerance_type(name, value):
+    _refused(lambda: gradarg.compare_vjp(torch.sin, torch.ones(2), torch.ones(2),
+                                         **{name: value}),
+             TypeError, f"compare_vjp: {name}", type(value).__name__)
+
+
+@examples(8)
+@given(good_tol, good_tol)
+def test_compare_vjp_good_tolerances_accepted(rtol, atol):
+    r = gradarg.compare_vjp(torch.sin, torch.ones(2, dtype=torch.float64),
+                            torch.ones(2, dtype=torch.float64), rtol=rtol, atol=atol)
+    assert r.rtol >= 0 and r.atol >= 0
+
+
+x2 = torch.ones(2, dtype=torch.float64, requires_grad=True)
+
+
+@examples(10)
+@given(st.one_of(
+    st.tuples(st.just("probes"), st.integers(max_value=0), st.just(ValueError)),
+    st.tuples(st.just("probes"), st.one_of(st.floats(), bad_type), st.just(TypeError)),
+    st.tuples(st.just("rtol"), bad_tol_value, st.just(ValueError)),
+    st.tuples(st.just("rtol"), bad_type, st.just(TypeError)),
+    st.tuples(st.just("seed"), st.one_of(st.floats(), bad_type), st.just(TypeError)),
+    st.tuples(st.just("seed"), st.one_of(st.integers(min_value=2**64),
+                                         st.integers(max_value=-(2**63) - 1)),
+              st.just(ValueError)),
+    st.tuples(st.just("localize"), st.integers(), st.just(TypeError)),
+    st.tuples(st.just("parameters"), st.integers(), st.just(TypeError)),
+))
+@example(("rtol", -(2**53) - 1, ValueError))  # no exact float: the message shows it as given
+def test_check_backward_bad_options(case):
+    name, value, exc = case
+    _refused(lambda: gradarg.check_backward(torch.sin, x2, **{name: value}), exc,
+             f"check_backward: {name}", repr(value)[:20] if exc is ValueError
+             else type(value).__name__)
+
+
+@examples(5)
+@given(st.integers(1, 4), st.one_of(st.none(), st.floats(0, 1e-3)),
+       st.integers(-(2**63), 2**64 - 1))
+@example(2, 0.0, -1)
+def test_check_backward_good_options_accepted(probes, rtol, seed):
+    r = gradarg.check_backward(torch.sin, x2, probes=probes, rtol=rtol, seed=seed,
+                               localize=False)
+    assert len(r.probes) >= probes
+    # accepted; a tolerance below float64's rounding (rtol = 0: no rounding allowed at all)
+    # may call a backward that sums in another order wrong: that is what it asks for
+    assert r.status == "agree" or (rtol is not None and rtol < 1e-13), (rtol, r.summary)
+
+
+def test_backward_rtol_refuses_a_string():
+    with pytest.raises(TypeError, match=r"backward_rtol: dtype must be a torch.dtype.*str"):
+        gradarg.backward_rtol("float64")
+
+
+# ------------------------------------------------------------------ thresholds, planted
+
+
+def _sin_plus(delta: float):
+    """``sin`` with a backward off by ``delta`` on ∂y[0]/∂x[0] only."""
+
+    class SinPlus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            out = g * x.cos()
+            bump = torch.zeros_like(out)
+            bump[0] = delta * g[0]
+            return out + bump
+
+    return SinPlus.apply
+
+
+X3 = torch.tensor([0.3, 1.1, -0.7], dtype=torch.float64)
+
+
+@pytest.mark.parametrize(("factor", "agree"), [(0.3, True), (3.0, False)])
+def test_compare_vjp_verdict_at_its_tolerance(factor, agree):
+    # an error planted at 0.3 and 3 times the tolerance compare_vjp reports: a verdict made
+    # ten times looser (or stricter) than reported fails one of the two
+    v = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+    right = gradarg.compare_vjp(_sin_plus(0.0), X3, v)
+    assert right.agree
+    tol = right.atol + right.rtol * abs(float(torch.cos(X3[0])))
+    r = gradarg.compare_vjp(_sin_plus(factor * tol), X3, v)
+    assert r.agree is agree and r.status == ("agree" if agree else "DISAGREE"), str(r)
+
+
+@pytest.mark.parametrize(("factor", "status"), [(0.3, "agree"), (3.0, "wrong")])
+def test_check_backward_verdict_at_its_entry_tolerance(factor, status):
+    x = X3.clone().requires_grad_()
+    right = gradarg.check_backward(_sin_plus(0.0), x, localize="full")
+    assert right.status == "agree"
+    tol = float(right.pairs[0].tolerance[0, 0])
+    r = gradarg.check_backward(_sin_plus(factor * tol), x, localize="full")
+    assert r.status == status, r.summary
+
+
+# ------------------------------------------------ a derivative that vanishes at a smooth point
+
+
+class Power(torch.autograd.Function):
+    """``c (x - a)**p``; the backward's derivative written by hand, plus ``spurious`` where
+    ``x == a`` (where the derivative is 0 and the forward is not flat)."""
+
+    @staticmethod
+    def forward(ctx, x, a, c, p, spurious):
+        ctx.save_for_backward(x)
+        ctx.a, ctx.c, ctx.p, ctx.spurious = a, c, p, spurious
+        return c * (x - a) ** p
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        d = ctx.c * ctx.p * (x - ctx.a) ** (ctx.p - 1) + ctx.spurious * (x == ctx.a).to(x.dtype)
+        return g * d, None, None, None, None
+
+
+@examples(6)
+@given(st.sampled_from([2, 3, 5]), st.floats(-10.0, 10.0),
+       st.sampled_from([-3.0, 1e-2, 1.0, 50.0]), st.sampled_from([0.0, 1.0]))
+def test_a_vanishing_derivative_is_checked_not_left_open(p, a, c, spurious):
+    # the reference resolves f'(a) = 0 (the error bound is not relative to that 0 alone), so
+    # a right backward agrees, and one that adds 1 there is wrong, never "could not check"
+    x = torch.tensor([a - 0.5, a, a + 0.25], dtype=torch.float64, requires_grad=True)
+    r = gradarg.check_backward(lambda t: Power.apply(t, a, c, p, spurious), x,
+                               reference="finite-difference")
+    assert r.status == ("agree" if spurious == 0.0 else "wrong"), r.summary
+    v = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)  # the vanishing entry alone
+    cmp = gradarg.compare_vjp(lambda t: Power.apply(t, a, c, p, spurious), x.detach(), v)
+    assert cmp.status == ("agree" if spurious == 0.0 else "DISAGREE"), str(cmp)
