@@ -1,5 +1,5 @@
 """The finite differences with error estimates that the comparers use as a reference: they live
-in :mod:`gradarg.core.fd_error` (``jacobian(method="finite-difference")`` uses them too); this
+in ``gradarg.core.fd_error`` (``jacobian(method="finite-difference")`` uses them too); this
 module is the name the checker's modules call them by."""
 
 from ..core.fd_error import (

@@ -1,6 +1,6 @@
 """Central finite differences: a Jacobian and a VJP that never touch autograd.
 
-``jacobian(method="finite-difference")`` takes its values from :mod:`gradarg.core.fd_error`:
+``jacobian(method="finite-difference")`` takes its values from ``gradarg.core.fd_error``:
 every column is differentiated over a geometric sequence of steps, from ``max(1, |x_j|)``
 down to ``min(1, |x_j|)`` (times ``eps ** (1/5)``), consecutive central differences are
 combined by Richardson extrapolation, and each entry keeps the step with the smallest
@@ -11,9 +11,9 @@ the sign of the derivative wrong.  The function is evaluated on float64 copies w
 them; the result has the outputs' dtypes.  Where the estimates over steps disagree beyond their
 error bound (the derivative is not resolved: ``sin`` at ``x = 10¹⁷``, a function that jumps,
 an output that is not finite), the entry keeps the best estimate and a ``RuntimeWarning``
-names the entries and the input values (:func:`warn_unresolved`).
+names the entries and the input values (``warn_unresolved``).
 
-Inside ``torch.func`` transforms (``detach=False``) the fixed step of :func:`fd_step` is used
+Inside ``torch.func`` transforms (``detach=False``) the fixed step of ``fd_step`` is used
 instead: ``h_j = eps ** (1/3) * max(1, |x_j|)`` with ``eps`` the machine epsilon of the dtype,
 whose central difference ``(f(x + h e_j) - f(x - h e_j)) / (2 h)`` has a truncation error
 ``h**2 / 6 * |f'''|`` and a rounding error about ``eps * |f| / h``, balanced by this step
@@ -132,7 +132,7 @@ def fd_partials(
     Warns
     -----
     RuntimeWarning
-        ``detach=True``: some entries are not resolved (:func:`warn_unresolved`).
+        ``detach=True``: some entries are not resolved (``warn_unresolved``).
     """
     if detach:
         return _estimated(fn, xs)
@@ -208,7 +208,7 @@ def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
 
 
 def _fixed_step(fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, detach: bool):
-    """:func:`fd_partials` with the fixed step of :func:`fd_step` (inside transforms)."""
+    """:func:`fd_partials` with the fixed step of ``fd_step`` (inside transforms)."""
     if detach:
         xs = tuple(x.detach() for x in xs)
     recording = contextlib.nullcontext() if not detach else torch.no_grad()

@@ -56,9 +56,10 @@ class GradWatch:
         The watched model.
     backward_passes : int
         Number of backward passes that reached the model during the recorded step.
-    ranks : list of gradarg.trace.watching.ranks.RankSeen or None
+    ranks : list or None
         Under DDP or FSDP2 with more than one process, what each process saw of its own
-        gradients, gathered from all of them when the block ended (by rank); else ``None``.
+        gradients, gathered from all of them when the block ended, by rank: named tuples
+        ``(rank, nonfinite, first_at, missing)``; else ``None``.
     """
 
     def __init__(self, model: torch.nn.Module):
