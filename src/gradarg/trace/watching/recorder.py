@@ -23,18 +23,13 @@ from ..graph.values import norm as _norm
 from ..graph.values import tensors as _tensors
 from . import graphnotes
 from .callnotes import CallNotes
+from .deadunits import DyingOutputs
 from .gradhooks import GradEvents
 from .model import Watched
-from .records import ROOT_NAME, CallInputs, CallValues, DeadUnits, OpenSum, RawCall
+from .records import ROOT_NAME, CallInputs, CallValues, OpenSum, RawCall
 
 __all__ = ["Recorder"]
 
-# activations whose units can die: the unit's output is exactly 0 for every example
-_DYING = (torch.nn.ReLU, torch.nn.ReLU6)
-# modules whose output has its units (channels) on dimension 1
-_CHANNELS_FIRST = (torch.nn.modules.conv._ConvNd, torch.nn.modules.batchnorm._BatchNorm,
-                   torch.nn.GroupNorm, torch.nn.modules.pooling._MaxPoolNd,
-                   torch.nn.modules.pooling._AvgPoolNd)
 _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
 _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges to its inputs
 
@@ -73,6 +68,7 @@ class Recorder:
         self._tensor_handles: list[Any] = []
         self.version = 0  # bumped at each call and step: part of the record's cache key
         self._notes = CallNotes(watched.owner, watched.names)
+        self._dying = DyingOutputs()
         self._reset()
 
     def listen(self, *, new_step: Callable[[], None],
@@ -140,7 +136,7 @@ class Recorder:
         for open_key in list(self._sent_open):  # edges that never got a gradient this pass
             self._close_sent(open_key)
         return {"raw": self._raw, "arrivals": self._arrivals, "shapes": self._shapes,
-                "dead": self._dead, "sent": {i: self._sent.get(i, []) for i in self._sent_edges}}
+                "dead": self._dying.read(self._raw), "sent": {i: self._sent.get(i, []) for i in self._sent_edges}}
 
     def key(self) -> tuple[int, ...]:
         """Changes when what :meth:`notes` returns does."""
@@ -154,6 +150,7 @@ class Recorder:
 
     def forget(self) -> None:
         """Drop the references to the graph and the tensors (the records stay readable)."""
+        self._dying.read(self._raw)  # the outputs kept are read, then let go
         for held in (self._slot_refs, self._slots, self._swapped, self._node_owner,
                      self._node_outputs, self._out_ptr):
             held.clear()
@@ -175,7 +172,7 @@ class Recorder:
         self._node_outputs: dict[Any, list[tuple[int, int]]] = {}
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
-        self._dead: dict[int, DeadUnits] = {}
+        self._dying.reset()  # ReLU-like calls' outputs, their units read with the record
         # calls of trainable modules whose outputs had no history, and whether grad mode was on
         self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
         # calls that started after a backward pass reached the model and within the same step:
@@ -462,18 +459,7 @@ class Recorder:
                 self._hook_sent(index, roots)
             else:
                 self._call_outs[index] = roots
-        if isinstance(module, _DYING) and type(output) is torch.Tensor and output.dim() >= 2:
-            out = output.detach()
-            # the units: channels (dimension 1) after a convolution, else features (the last
-            # dimension: a Linear on (batch, sequence, features) input works on the last one)
-            producers = [self._raw[i].module for i in self._raw[index].producers]
-            channels = any(isinstance(m, _CHANNELS_FIRST) for m in producers)
-            axis = 1 if channels else out.dim() - 1
-            dims = [d for d in range(out.dim()) if d != axis]
-            peak = out.amax(dim=dims[0] if len(dims) == 1 else dims)  # an int: faster
-            kind = "channels, dimension 1" if channels else "features, the last dimension"
-            self._dead[index] = DeadUnits(peak, out.shape[axis], kind,
-                                          out.numel() // max(out.shape[axis], 1))  # ReLU outputs are >= 0
+        self._dying.note(index, module, output, self._raw)
         if module in self._trainable:
             outs = [t for t in ((output,) if type(output) is torch.Tensor else _tensors(output))
                     if t.is_floating_point() or t.is_complex()]
