@@ -23,18 +23,13 @@ from ..graph.values import norm as _norm
 from ..graph.values import tensors as _tensors
 from . import graphnotes
 from .callnotes import CallNotes
+from .deadunits import DYING, DyingOutputs
 from .gradhooks import GradEvents
 from .model import Watched
-from .records import ROOT_NAME, CallInputs, CallValues, DeadUnits, OpenSum, RawCall
+from .records import ROOT_NAME, CallInputs, CallValues, OpenSum, RawCall
 
 __all__ = ["Recorder"]
 
-# activations whose units can die: the unit's output is exactly 0 for every example
-_DYING = (torch.nn.ReLU, torch.nn.ReLU6)
-# modules whose output has its units (channels) on dimension 1
-_CHANNELS_FIRST = (torch.nn.modules.conv._ConvNd, torch.nn.modules.batchnorm._BatchNorm,
-                   torch.nn.GroupNorm, torch.nn.modules.pooling._MaxPoolNd,
-                   torch.nn.modules.pooling._AvgPoolNd)
 _WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
 _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges to its inputs
 
@@ -73,6 +68,7 @@ class Recorder:
         self._tensor_handles: list[Any] = []
         self.version = 0  # bumped at each call and step: part of the record's cache key
         self._notes = CallNotes(watched.owner, watched.names)
+        self._dying = DyingOutputs()
         self._reset()
 
     def listen(self, *, new_step: Callable[[], None],
@@ -140,7 +136,7 @@ class Recorder:
         for open_key in list(self._sent_open):  # edges that never got a gradient this pass
             self._close_sent(open_key)
         return {"raw": self._raw, "arrivals": self._arrivals, "shapes": self._shapes,
-                "dead": self._dead, "sent": {i: self._sent.get(i, []) for i in self._sent_edges}}
+                "dead": self._dying.read(self._raw), "sent": {i: self._sent.get(i, []) for i in self._sent_edges}}
 
     def key(self) -> tuple[int, ...]:
         """Changes when what :meth:`notes` returns does."""
@@ -154,6 +150,7 @@ class Recorder:
 
     def forget(self) -> None:
         """Drop the references to the graph and the tensors (the records stay readable)."""
+        self._dying.read(self._raw)  # the outputs kept are read, then let go
         for held in (self._slot_refs, self._slots, self._swapped, self._node_owner,
                      self._node_outputs, self._out_ptr):
             held.clear()
@@ -175,7 +172,7 @@ class Recorder:
         self._node_outputs: dict[Any, list[tuple[int, int]]] = {}
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
-        self._dead: dict[int, DeadUnits] = {}
+        self._dying.reset()  # ReLU-like calls' outputs, their units read with the record
         # calls of trainable modules whose outputs had no history, and whether grad mode was on
         self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
         # calls that started after a backward pass reached the model and within the same step:
@@ -275,36 +272,38 @@ class Recorder:
         index = len(self._raw)
         ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else list(_tensors(args))
         slots, producers = [], []
+        keys, leaves = set(), []  # the inputs with history: (node, output number); leaves
+        owners = self._node_owner
         for t in ts:
             slot = self._hook_tensor(t)
             if slot is None:
                 if self._out_ptr and not t.requires_grad:
                     self._note_detached(t, index)
+                continue
+            slots.append(slot)
+            node = t.grad_fn
+            if node is None:
+                leaves.append(t)
+                continue
+            keys.add((node, t.output_nr))
+            owner = owners.get(node)
+            if owner is not None:
+                producers.append(owner)
             else:
-                slots.append(slot)
-                node = t.grad_fn
-                owner = self._node_owner.get(node)
-                if owner is not None:
-                    producers.append(owner)
-                elif node is not None:
-                    producers.extend(self._producers(node))
+                producers.extend(self._producers(node))
         if watched.backward_seen:
             self._late.add(index)
         if slots:
-            keys, leaves = set(), []
-            for t in ts:
-                if t.requires_grad:
-                    if t.grad_fn is not None:
-                        keys.add((t.grad_fn, t.output_nr))
-                    else:
-                        leaves.append(t)
             self._call_inputs[index] = CallInputs(keys, leaves)
             # an input another call (not one this call runs inside) also took: the hook on
             # that tensor sees the sum of what both send, so each call's own share is hooked
-            open_calls = set(self._stack)
+            slot_users = self._slot_users
             for slot in slots:
-                users = self._slot_users.setdefault(slot, [])
-                others = [j for j in users if j not in open_calls]
+                users = slot_users.get(slot)
+                if users is None:
+                    slot_users[slot] = [index]
+                    continue
+                others = [j for j in users if j not in self._stack]
                 if others:
                     self._sharers.setdefault(index, set()).update(others)
                     for j in others:
@@ -430,59 +429,52 @@ class Recorder:
         return found
 
     def _post_hook(self, module, args, output):
-        if not self._stack:
+        stack = self._stack
+        if not stack:
             return
-        index = self._stack.pop()
+        index = stack.pop()
         ts = (output,) if type(output) is torch.Tensor else list(_tensors(output))
         self._notes.end(index, module, ts)
-        slots = []
-        owners = self._node_owner
+        # one pass over the outputs: their slots (hooked), the nodes of those with history,
+        # weak references to the floating ones, and whether any is floating / has history
+        slots, roots, refs = [], [], []
+        owners, out_ptr = self._node_owner, self._out_ptr
         for t in ts:
+            if not (t.is_floating_point() or t.is_complex()):
+                continue
+            refs.append(weakref.ref(t))
             slot = self._hook_tensor(t)
-            if slot is not None:
-                slots.append(slot)
-                node = t.grad_fn
-                if node is not None and node not in owners:
+            if slot is None:
+                continue
+            slots.append(slot)
+            node = t.grad_fn
+            if node is not None:
+                roots.append((node, t.output_nr))
+                if node not in owners:
                     owners[node] = index  # the innermost module first
-                    self._out_ptr[t.data_ptr()] = (index, weakref.ref(t.untyped_storage()),
-                                                   t.shape)
-        self._raw[index] = self._raw[index]._replace(outs=slots)
-        self._values[index].outs.extend(graphnotes.refs(ts))
-        if not self._stack:
+                    out_ptr[t.data_ptr()] = (index, weakref.ref(t.untyped_storage()), t.shape)
+        r = self._raw[index]
+        self._raw[index] = RawCall(r.module, r.parent, r.ins, slots, r.producers)
+        self._values[index].outs.extend(refs)
+        if not stack:
             self._on_outer_return(index)
-        if index in self._call_inputs:
-            roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor)
-                     and t.grad_fn is not None]
-            keys = self._call_inputs[index].keys
-            if any((t.grad_fn, t.output_nr) in keys for t in ts
-                   if isinstance(t, torch.Tensor) and t.grad_fn is not None):
+        inputs = self._call_inputs.get(index)
+        if inputs is not None:
+            if any(key in inputs.keys for key in roots):
                 self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
                 del self._call_inputs[index]
             elif index in self._sharers:
-                self._hook_sent(index, roots)
+                self._hook_sent(index, [n for n, _ in roots])
             else:
-                self._call_outs[index] = roots
-        if isinstance(module, _DYING) and type(output) is torch.Tensor and output.dim() >= 2:
-            out = output.detach()
-            # the units: channels (dimension 1) after a convolution, else features (the last
-            # dimension: a Linear on (batch, sequence, features) input works on the last one)
-            producers = [self._raw[i].module for i in self._raw[index].producers]
-            channels = any(isinstance(m, _CHANNELS_FIRST) for m in producers)
-            axis = 1 if channels else out.dim() - 1
-            dims = [d for d in range(out.dim()) if d != axis]
-            peak = out.amax(dim=dims[0] if len(dims) == 1 else dims)  # an int: faster
-            kind = "channels, dimension 1" if channels else "features, the last dimension"
-            self._dead[index] = DeadUnits(peak, out.shape[axis], kind,
-                                          out.numel() // max(out.shape[axis], 1))  # ReLU outputs are >= 0
-        if module in self._trainable:
-            outs = [t for t in ((output,) if type(output) is torch.Tensor else _tensors(output))
-                    if t.is_floating_point() or t.is_complex()]
-            if outs and not any(t.requires_grad for t in outs):
-                # trainable, yet no autograd history: torch.no_grad() around it, or detached
-                mode = ("inference_mode" if torch.is_inference_mode_enabled() else
-                        "on" if torch.is_grad_enabled() else
-                        graphnotes.reentrant_checkpoint() or "no_grad")
-                self._cut.append((index, mode))
+                self._call_outs[index] = [n for n, _ in roots]
+        if isinstance(module, DYING):
+            self._dying.note(index, module, output, self._raw)
+        if refs and not slots and module in self._trainable:
+            # trainable, yet no autograd history: torch.no_grad() around it, or detached
+            mode = ("inference_mode" if torch.is_inference_mode_enabled() else
+                    "on" if torch.is_grad_enabled() else
+                    graphnotes.reentrant_checkpoint() or "no_grad")
+            self._cut.append((index, mode))
 
     def _follow_swaps(self, module: Any) -> None:
         """Hook the parameters FSDP2 put on ``module`` for this forward (its pre-forward hook,
