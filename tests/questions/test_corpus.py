@@ -76,10 +76,11 @@ def test_the_held_out_third_was_graded_before_and_after():
     question pages (a reader who wrote nothing graded them)."""
     for r in RECORDS:
         if r["held_out"]:
-            for which in ("grade_before", "grade_after", "grade_round5"):
+            for which in ("grade_before", "grade_after", "grade_round5", "grade_round6"):
                 assert r[which]["grade"] in GRADES, (r["id"], which)
         else:
-            assert all(r.get(g) is None for g in ("grade_before", "grade_after", "grade_round5"))
+            assert all(r.get(g) is None
+                       for g in ("grade_before", "grade_after", "grade_round5", "grade_round6"))
 
 
 _LABEL = re.compile(r"^\(([A-Za-z0-9_-]+)\)=\s*$", re.MULTILINE)
