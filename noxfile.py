@@ -223,9 +223,10 @@ def site(session: nox.Session) -> None:
     sessions, which each install an environment of their own (about a minute apiece)."""
     install(session, "-e", ".[docs,browser]", *PAGES_DEPS[1:])
     _build_docs(session)
-    # The browser suite mostly waits on Chromium (about 50 s of CPU in 2.5 min); the
-    # from-scratch execution (docs-repro), its comparison and the page runs keep both cores
-    # busy: run them one after the other beside the browser suite.
+    # The browser suite waits on Chromium more than it computes (189 s of CPU, Chromium's
+    # renderers included, 2026-11-29; a third of it axe's color-contrast rule on the API
+    # page); the from-scratch execution (docs-repro), its comparison and the page runs keep
+    # both cores busy: run them one after the other beside the browser suite.
     log = Path(session.create_tmp()) / "repro-and-pages.log"
     # the session's bin first (none under ``nox --no-venv``, which runs in the current one)
     path = os.pathsep.join([*(session.bin_paths or []), os.environ.get("PATH", "")])
