@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import nox
+import nox.command
 
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
@@ -56,9 +57,16 @@ def tests(session: nox.Session) -> None:
     ``nox -s tests -- -n 0`` runs them in one process.
     """
     install(session, "-e", ".[test]")
-    # types: the package and a typed usage script, with the files pyproject.toml lists
-    session.run("mypy")
+    # types: the package and a typed usage script, with the files pyproject.toml lists; a
+    # type error fails the session after the tests have run, not instead of them
+    try:
+        session.run("mypy")
+        types_failed = False
+    except nox.command.CommandFailed:
+        types_failed = True
     session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs, env=ONE_CORE)
+    if types_failed:
+        session.error("mypy failed (its output is above the tests')")
 
 
 PAGES_DEPS = (".[docs]", "pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6", "nbclient")
