@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import nox
+import nox.command
 
 nox.needs_version = ">=2024.3.2"
 nox.options.default_venv_backend = "venv"
@@ -37,19 +38,35 @@ def install(session: nox.Session, *args: str) -> None:
     session.install(*CONSTRAINTS, *args)
 
 
+# Every torch process of a test or page run: one OpenMP thread, and inductor compiling in the
+# process itself.  On 2 cores inductor's default (compile_threads = cores = 2) starts a
+# compile-worker process pool (one more Python that imports torch) in every process that
+# compiles: the unit tests' compile tests, the question checks, the compile pages' kernels.
+# CI keeps exactly its own processes busy (.ci/run); a pool cannot speed anything up there.
+ONE_CORE = {"OMP_NUM_THREADS": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests, doctests and the example scripts.
+    """Types, then unit tests, doctests and the example scripts.
 
-    In parallel: one pytest-xdist worker per core (``-n auto``; ``--dist worksteal`` evens out
-    the few slow tests), one torch thread per worker so that workers do not compete for cores.
+    mypy first (one process, about 30 s of CPU cold): in ``.ci/run`` it then runs beside the
+    start of the site's browser suite, not alone at the end.  Then pytest in parallel: one
+    pytest-xdist worker per core (``-n auto``; ``--dist worksteal`` evens out the few slow
+    tests), one torch thread per worker so that workers do not compete for cores (ONE_CORE).
     ``nox -s tests -- -n 0`` runs them in one process.
     """
     install(session, "-e", ".[test]")
-    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs,
-                env={"OMP_NUM_THREADS": "1"})
-    # types: the package and a typed usage script, with the files pyproject.toml lists
-    session.run("mypy")
+    # types: the package and a typed usage script, with the files pyproject.toml lists; a
+    # type error fails the session after the tests have run, not instead of them
+    try:
+        session.run("mypy")
+        types_failed = False
+    except nox.command.CommandFailed:
+        types_failed = True
+    session.run("pytest", "-n", "auto", "--dist", "worksteal", *session.posargs, env=ONE_CORE)
+    if types_failed:
+        session.error("mypy failed (its output is above the tests')")
 
 
 PAGES_DEPS = (".[docs]", "pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6", "nbclient")
@@ -71,7 +88,7 @@ def pages(session: nox.Session) -> None:
 
 def _run_pages(session: nox.Session) -> None:
     session.run("pytest", "-m", "pages", "tests/site", "-n", "auto", "--dist", "worksteal",
-                *session.posargs, env={"OMP_NUM_THREADS": "1"})
+                *session.posargs, env=ONE_CORE)
 
 
 def _declared_minimum(package: str) -> str:
@@ -123,8 +140,14 @@ def docs(session: nox.Session) -> None:
 
 
 def _build_docs(session: nox.Session) -> None:
-    session.run("sphinx-build", *_sphinx_args())
-    session.log(f"built: {DOCS_OUT / 'index.html'}")
+    # the kernels inherit ONE_CORE (docs/conf.py sets the same defaults)
+    start = time.monotonic()
+    session.run("sphinx-build", *_sphinx_args(), env=ONE_CORE)
+    session.log(f"built: {DOCS_OUT / 'index.html'} ({time.monotonic() - start:.0f} s)")
+    # .ci/run waits for this file before it starts the unit tests (see there)
+    built = os.environ.get("GRADARG_DOCS_BUILT")
+    if built:
+        Path(built).write_text("ok\n")
 
 
 @nox.session(name="docs-repro", python=PYTHON)
@@ -139,7 +162,7 @@ def docs_repro(session: nox.Session) -> None:
 REPRO_OUT = ROOT / "docs" / "_build" / "html-repro"
 REPRO_ARGS = ("sphinx-build", "-b", "html", "-q", "-W", "--keep-going", "-j", "auto",
               "-d", str(REPRO_OUT.parent / "doctrees-repro"), "docs", str(REPRO_OUT))
-REPRO_ENV = {"GRADARG_NB_EXECUTION": "force"}
+REPRO_ENV = {"GRADARG_NB_EXECUTION": "force", **ONE_CORE}
 
 
 def _repro(session: nox.Session) -> None:
@@ -208,9 +231,10 @@ def site(session: nox.Session) -> None:
     sessions, which each install an environment of their own (about a minute apiece)."""
     install(session, "-e", ".[docs,browser]", *PAGES_DEPS[1:])
     _build_docs(session)
-    # The browser suite mostly waits on Chromium (about 50 s of CPU in 2.5 min); the
-    # from-scratch execution (docs-repro), its comparison and the page runs keep both cores
-    # busy: run them one after the other beside the browser suite.
+    # The browser suite waits on Chromium more than it computes (189 s of CPU, Chromium's
+    # renderers included, 2026-11-29; a third of it axe's color-contrast rule on the API
+    # page); the from-scratch execution (docs-repro), its comparison and the page runs keep
+    # both cores busy: run them one after the other beside the browser suite.
     log = Path(session.create_tmp()) / "repro-and-pages.log"
     # the session's bin first (none under ``nox --no-venv``, which runs in the current one)
     path = os.pathsep.join([*(session.bin_paths or []), os.environ.get("PATH", "")])
@@ -219,7 +243,7 @@ def site(session: nox.Session) -> None:
         (list(REPRO_ARGS), env),
         (["python", "docs/tools/compare_builds.py", str(DOCS_OUT), str(REPRO_OUT)], env),
         (["pytest", "-m", "pages", "tests/site", "-n", "auto", "--dist", "worksteal",
-          *session.posargs], {**env, "OMP_NUM_THREADS": "1"}),
+          *session.posargs], {**env, **ONE_CORE}),
     ]
     names = ("docs-repro build", "docs-repro comparison", "page runs")
     if os.environ.get("GRADARG_SKIP_REPRO") == "1":
@@ -238,19 +262,24 @@ def site(session: nox.Session) -> None:
                     return
                 out.write(f"$ {' '.join(args)}\n")
                 out.flush()
+                start = time.monotonic()
                 proc = subprocess.Popen(args, cwd=ROOT, env=step_env, stdout=out,
                                         stderr=subprocess.STDOUT)
                 current.append(proc)
                 if stop.is_set():  # the browser suite failed while this one started
                     proc.kill()
-                if proc.wait() != 0:
+                code = proc.wait()
+                out.write(f"{name}: {time.monotonic() - start:.0f} s\n")
+                if code != 0:
                     failed.append(name)
                     return
 
     side = threading.Thread(target=in_turn)
     side.start()
+    start = time.monotonic()
     try:
         _browse(session, env={"GRADARG_SCREENSHOTS": "0"})
+        session.log(f"browser suite: {time.monotonic() - start:.0f} s")
     except BaseException:
         stop.set()
         for proc in current:

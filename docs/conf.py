@@ -12,6 +12,9 @@ import torch
 # order on every machine and two builds show the same numbers (timings aside).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+# ... and inductor compiling in the kernel itself: its default on a 2-core machine starts a pool
+# of compile workers (another Python importing torch) in every kernel that compiles
+os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 os.environ.setdefault("PYTHONHASHSEED", "0")
 # Hidden cells import the docs-only helpers in docs/_pages/ (glue, timing): the kernels inherit
 # this search path, so no page carries a sys.path cell. Visible cells import only the package

@@ -85,14 +85,16 @@ def test_a_second_process_compiles_only_the_winner(tmp_path):
     # two tied modes, then the faster one with the other inductor options
     assert first["choice"] == "timed" and first["compiled_candidates"] == 3
     assert first["graphs"] == 3 and len(first["memory"]) == 1  # in TORCHINDUCTOR_CACHE_DIR
-    second = run(cache)
+    # A second process whose captured tensor holds other values (same shapes): the same
+    # memory and torch's cached graph, and the new values in the result (run() checks it
+    # against torch.func.jacfwd).  One process for both (each costs a torch start-up and a
+    # trace): a memory or cache keyed on the values fails the first group of asserts, one
+    # that hands back the first process's numbers fails run()'s check.
+    second = run(cache, scale=3.0)
     assert second["choice"] == "remembered" and second["compiled_candidates"] == 1
     assert second["graphs"] == 1  # torch traced one graph
     assert (second["mode"], second["variant"], second["route"]) == (
         first["mode"], first["variant"], first["route"])
     if second["route"] == "compiled":  # torch's AOTAutograd cache served the traced graph
         assert second["aot_hits"] >= 1
-    # the captured tensor's values changed (same shapes): the same memory and torch's cached
-    # graph, and the new values in the result (run() checks it against torch.func.jacfwd)
-    third = run(cache, scale=3.0)
-    assert third["choice"] == "remembered" and third["memory"] == first["memory"]
+    assert second["memory"] == first["memory"]
