@@ -13,8 +13,14 @@ import pytest
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import checks
-from queries import (QUERIES, QUERIES_ROUND2, QUERIES_ROUND3, QUERIES_ROUND4, QUERIES_ROUND5,
-                     QUERIES_ROUND6)
+from queries import (
+    QUERIES,
+    QUERIES_ROUND2,
+    QUERIES_ROUND3,
+    QUERIES_ROUND4,
+    QUERIES_ROUND5,
+    QUERIES_ROUND6,
+)
 
 DATA = json.loads((HERE / "corpus.json").read_text())
 RECORDS = DATA["records"]
