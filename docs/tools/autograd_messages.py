@@ -287,8 +287,8 @@ MESSAGES: list[tuple[str, str | None]] = [
     ("Expected tangent to be floating point or complex",
      "with fwAD.dual_level():\n    fwAD.make_dual(torch.ones(2), torch.ones(2, dtype=torch.long))"),
     ("argnums must be int or Tuple[int, ...]", "grad(torch.sin, argnums=[0])(torch.ones(()))"),
-    ("Got argnum=1, but only 1 positional inputs",
-     "grad(lambda t: t.sum(), argnums=1)(torch.ones(2))"),
+    ("Got argnum=2, but only 2 positional inputs",
+     "grad(lambda a, b: (a * b).sum(), argnums=2)(torch.ones(2), torch.ones(2))"),
 ]
 
 # (fixed part) -> {corpus: hits}: of the (at most 12) results the search tool returned for the
@@ -419,6 +419,9 @@ def main(argv: list[str]) -> int:
                         "entry": entry_quoting(fixed, pages)})
         if built:
             records[-1]["printed"] = printed_in(fixed, built)
+            if records[-1]["entry"] is None:
+                records[-1]["entry"] = next((where for where in records[-1]["printed"]
+                                             if where.startswith("questions/")), None)
         if seconds > 1.5:
             print(f"SLOW ({seconds:.2f} s): {fixed!r}")
         if not ok:
