@@ -45,7 +45,7 @@ import torch
 DOCS = Path(__file__).resolve().parents[1]
 OUT = DOCS / "questions" / "_data" / "autograd_messages.json"
 TORCH = Path(torch.__file__).parent
-PY_SOURCES = ["autograd", "func", "_functorch", "utils/checkpoint.py", "utils/hooks.py",
+PY_SOURCES = ["autograd", "func", "_functorch", "_tensor.py", "utils/checkpoint.py", "utils/hooks.py",
               "nn/utils/parametrize.py", "nn/utils/clip_grad.py", "nn/modules/module.py",
               "optim/optimizer.py", "amp/grad_scaler.py"]
 CPP_LIBS = ["lib/libtorch_cpu.so", "lib/libtorch_python.so"]
@@ -289,6 +289,13 @@ MESSAGES: list[tuple[str, str | None]] = [
     ("argnums must be int or Tuple[int, ...]", "grad(torch.sin, argnums=[0])(torch.ones(()))"),
     ("Got argnum=2, but only 2 positional inputs",
      "grad(lambda a, b: (a * b).sum(), argnums=2)(torch.ones(2), torch.ones(2))"),
+]
+
+MESSAGES += [
+    ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol",
+     "import copy; copy.deepcopy(x * 2)"),
+    ("We do not support batching operators that can support dynamic shape",
+     "vmap(lambda t: t[t > 0].sum())(torch.ones(2, 3))"),
 ]
 
 # (fixed part) -> {corpus: hits}: of the (at most 12) results the search tool returned for the
