@@ -313,6 +313,10 @@ HITS: dict[str, dict[str, int]] = {
     "forward pass": {"pages": 1},
     "Inplace update to inference tensor outside InferenceMode is not allowed": {"pages": 0},
     "the derivative for 'igamma: input' is not implemented": {"pages": 0},
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol":
+        {"issues": 6},
+    "It looks like you're attempting to use a Tensor in some data-dependent control flow":
+        {"issues": 2},
 }
 
 
