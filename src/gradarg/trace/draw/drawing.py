@@ -21,7 +21,7 @@ import torch
 from ...show.render import fmt
 from ..graph.values import SHOWN_ENTRIES, dense_values
 
-__all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
+__all__ = ["Drawing", "check_text", "check_trace", "side_by_side", "trace_dot", "trace_svg"]
 
 CHAR_W = 7.3  # width of one character at 12 px monospace
 SMALL_W = 6.7  # at 11 px (second line of a box)
@@ -258,6 +258,20 @@ def _layout(trace, edges: list[_Edge], widths: dict[int, float]) -> dict[int, tu
     return pos
 
 
+def check_trace(name: str, trace: Any) -> None:
+    """``TypeError`` unless ``trace`` is a :class:`gradarg.BackwardTrace` (read by its parts,
+    ``nodes`` and ``gradient``: this module does not import the tape that makes them)."""
+    if not (hasattr(trace, "nodes") and hasattr(trace, "gradient")):
+        raise TypeError(f"{name} must be a gradarg.BackwardTrace (from "
+                        f"gradarg.trace_backward(loss)), got {type(trace).__name__}")
+
+
+def check_text(name: str, value: Any) -> None:
+    """``TypeError`` unless ``value`` is a string (or ``None``)."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+
+
 def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> str:
     """The trace as an SVG drawing: output at the top, leaves at the bottom.
 
@@ -287,6 +301,9 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
     >>> svg.startswith("<svg") and "0.4" in svg
     True
     """
+    check_trace("trace", trace)
+    check_text("source", source)
+    check_text("title", title)
     edges = _merged_edges(trace)
     by_key = {n.key: n for n in trace.nodes}
     lines = {n.key: _node_lines(n) for n in trace.nodes}
@@ -427,9 +444,18 @@ def side_by_side(traces: Sequence[Any], titles: Sequence[str] | None = None,
 
     Raises
     ------
+    TypeError
+        ``traces`` is not a sequence of traces; ``titles`` is a string.
     ValueError
         ``titles`` does not have one entry per trace.
     """
+    if isinstance(traces, (str, bytes)) or not isinstance(traces, Sequence):
+        raise TypeError(f"traces must be a sequence of gradarg.BackwardTrace, got "
+                        f"{type(traces).__name__}")
+    for k, t in enumerate(traces):
+        check_trace(f"traces[{k}]", t)
+    if isinstance(titles, str):
+        raise TypeError("titles must be a sequence of strings, one per trace, got a string")
     titles = list(titles) if titles is not None else [""] * len(traces)
     if len(titles) != len(traces):
         raise ValueError(f"got {len(traces)} traces but {len(titles)} titles; expected one each")
@@ -458,6 +484,7 @@ def trace_dot(trace) -> str:
       v -> n0 [label="1"];
     ...
     """
+    check_trace("trace", trace)
     out = ["digraph backward {", "  rankdir=TB;", "  node [shape=box, style=rounded];",
            '  v [label="gradient", style=dashed];']
     first = trace.first_nonfinite

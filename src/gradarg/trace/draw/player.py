@@ -26,7 +26,7 @@ import torch
 
 from ...show.render import fmt
 from ..graph.operators import row
-from .drawing import LEGEND, cotangent_text, scroll_frame, trace_svg
+from .drawing import LEGEND, check_text, check_trace, cotangent_text, scroll_frame, trace_svg
 
 if TYPE_CHECKING:
     from ..tape.traced import BackwardTrace, TracedNode
@@ -226,6 +226,8 @@ class BackwardPlayer:
     """
 
     def __init__(self, trace: BackwardTrace, *, source: str = "gradient") -> None:
+        check_trace("trace", trace)
+        check_text("source", source)
         self.trace = trace
         self.source = source
         self.steps: list[Step] = _steps(trace)
