@@ -64,3 +64,9 @@ def test_expand_as_a_string_is_refused_with_the_fix():
     with pytest.raises(TypeError, match=r"expand must be a sequence of module names, got the "
                                         r"string '1'; for one module write expand=\['1'\]"):
         w.draw(expand="1")
+
+
+def test_a_meta_graph_is_refused_by_trace_backward_itself():
+    x = torch.empty(3, device="meta", requires_grad=True)
+    with pytest.raises(ValueError, match=r"^output is on the meta device"):
+        gradarg.trace_backward((x * 2).sum())
