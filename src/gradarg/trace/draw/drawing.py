@@ -20,8 +20,9 @@ import torch
 
 from ...show.render import fmt
 from ..graph.values import SHOWN_ENTRIES, dense_values
+from .arguments import check_text, check_trace
 
-__all__ = ["Drawing", "check_text", "check_trace", "side_by_side", "trace_dot", "trace_svg"]
+__all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 
 CHAR_W = 7.3  # width of one character at 12 px monospace
 SMALL_W = 6.7  # at 11 px (second line of a box)
@@ -256,20 +257,6 @@ def _layout(trace, edges: list[_Edge], widths: dict[int, float]) -> dict[int, tu
         for k, x in zip(ordered, xs, strict=True):
             pos[k] = (x + shift, depth * LAYER_GAP)
     return pos
-
-
-def check_trace(name: str, trace: Any) -> None:
-    """``TypeError`` unless ``trace`` is a :class:`gradarg.BackwardTrace` (read by its parts,
-    ``nodes`` and ``gradient``: this module does not import the tape that makes them)."""
-    if not (hasattr(trace, "nodes") and hasattr(trace, "gradient")):
-        raise TypeError(f"{name} must be a gradarg.BackwardTrace (from "
-                        f"gradarg.trace_backward(loss)), got {type(trace).__name__}")
-
-
-def check_text(name: str, value: Any) -> None:
-    """``TypeError`` unless ``value`` is a string (or ``None``)."""
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
 
 
 def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> str:

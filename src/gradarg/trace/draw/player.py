@@ -26,7 +26,8 @@ import torch
 
 from ...show.render import fmt
 from ..graph.operators import row
-from .drawing import LEGEND, check_text, check_trace, cotangent_text, scroll_frame, trace_svg
+from .arguments import check_text, check_trace
+from .drawing import LEGEND, cotangent_text, scroll_frame, trace_svg
 
 if TYPE_CHECKING:
     from ..tape.traced import BackwardTrace, TracedNode
