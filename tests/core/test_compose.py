@@ -206,6 +206,18 @@ ROWS = [
     Row("SparseHessian", lambda f, y: _SPARSE_H(_scalar_of(f), y).to_dense(),
         lambda f, y: hessian(_scalar_of(f))(y),
         raises=(ValueError, _SPARSE_REFUSAL.format(call="SparseHessian"))),
+    # detection traces fn on a copy of x: inside a transform it would see the wrappers
+    Row("jacobian_sparsity",
+        lambda f, y: gradarg.jacobian_sparsity(f, y, layout=torch.strided).to(y.dtype),
+        lambda f, y: (jacrev(f)(y) != 0).to(y.dtype),
+        raises=(ValueError, (r"jacobian_sparsity traces fn on a copy of x.* inside {inner}.*"
+                            r"call it outside"))),
+    Row("hessian_sparsity",
+        lambda f, y: gradarg.hessian_sparsity(_scalar_of(f), y, layout=torch.strided).to(
+            y.dtype),
+        lambda f, y: (hessian(_scalar_of(f))(y) != 0).to(y.dtype),
+        raises=(ValueError, (r"hessian_sparsity traces fn on a copy of x.* inside {inner}.*"
+                            r"call it outside"))),
     Row("SparseJacobian.compile", lambda f, y: _compiled("jacobian")(y).to_dense(),
         lambda f, y: jacrev(f)(y),
         raises=(ValueError, _SPARSE_REFUSAL.format(call=r"SparseJacobian\.compile\(\.\.\.\)"))),

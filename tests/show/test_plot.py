@@ -67,3 +67,13 @@ def test_small_matrices_are_annotated_large_ones_are_not():
     finally:
         plt.close(small.figure)
         plt.close(large.figure)
+
+
+def test_a_complex_jacobian_is_refused_not_drawn_as_its_real_part():
+    pytest.importorskip("matplotlib")
+    from gradarg.show.plot import jacobian_heatmap
+
+    with pytest.raises(TypeError, match=r"jac must be a real Jacobian, got torch.complex64"):
+        jacobian_heatmap(torch.eye(3) * 1j, (3,))
+    with pytest.raises(ValueError, match=r"does not start with out_shape"):
+        jacobian_heatmap(torch.eye(3), (4,))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gradarg import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
 from gradarg.show.render import html_table
@@ -287,3 +289,24 @@ def test_html_table_long_cell_is_a_closed_details():
     full = html.split("<pre>")[1].split("</pre>")[0]
     assert full.replace("\n", " ") == "[" + ", ".join(str(k) for k in range(20)) + "]"
     assert "<td>[0.5]</td>" in html
+
+
+# -- latex_vjp shows only a true equation --------------------------------------------------
+
+
+@given(m=st.integers(1, 5), n=st.integers(1, 5), seed=st.integers(0, 10_000),
+       dtype=st.sampled_from([torch.float16, torch.float32, torch.float64]),
+       off=st.floats(128.0, 1e4))
+def test_latex_vjp_shows_v_J_and_refuses_any_other_result(m, n, seed, dtype, off):
+    # off: how far the wrong result is, in eps of the dtype relative to the scale (the check
+    # allows 64)
+    g = torch.Generator().manual_seed(seed)
+    v = torch.randn(m, generator=g).to(dtype)
+    jac = torch.randn(m, n, generator=g).to(dtype)
+    right = v @ jac  # in the dtype: rounding within the check's 64 eps
+    assert "v^\\top J" in latex_vjp(v, jac, right)
+    scale = float((v.double().abs()[:, None] * jac.double().abs()).sum(0).max())
+    wrong = right.double().clone()
+    wrong[seed % n] += off * torch.finfo(dtype).eps * max(scale, 1.0)  # above rounding
+    with pytest.raises(ValueError, match=r"result is not vᵀJ: its entry"):
+        latex_vjp(v, jac, wrong.to(dtype))

@@ -21,7 +21,9 @@ concatenated; complex outputs as their real and imaginary parts).  Then:
   the operator without a rule, or says that ``fn`` reads values of ``x``), ``internal error`` (any other exception from detection),
   ``missed`` (a non-zero of a dense Jacobian outside the pattern, confirmed by central
   finite differences at the same point: torch's own derivative of ``as_strided_scatter``
-  is wrong in torch 2.13, such samples are reported and not scored).  Samples without a
+  is wrong in torch 2.13, such samples are reported and not scored), ``wrong value`` (an
+  exact or conservative pattern whose ``SparseJacobian`` at the sample differs from the
+  dense Jacobian there: compression read an entry wrongly).  Samples without a
   reference (no point where the Jacobian could be taken, an output that is not floating) are
   counted as ``no reference`` and never enter the other classes.
 """
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from gradarg import UnsupportedOpError, jacobian_sparsity
+from gradarg import SparseJacobian, UnsupportedOpError, jacobian_sparsity
 
 D = torch.float64
 PER_OP = 3
@@ -50,7 +52,8 @@ RANDOM_POINTS = 2
 # batch, torch 2.13): GRADARG_OPINFO_VECTORIZE=0 takes them row by row
 VECTORIZE = os.environ.get("GRADARG_OPINFO_VECTORIZE", "1") != "0"
 MAX_ENTRIES = 10**6  # larger dense Jacobians (rows x columns) are not taken: "no reference"
-CLASSES = ("exact", "conservative", "refused", "internal error", "missed", "no reference")
+CLASSES = ("exact", "conservative", "refused", "internal error", "missed", "wrong value",
+           "no reference")
 # operators whose every sample was ever missed or internal-error (issue 44), and a spread of
 # families (issue 45): the CI subset always runs these
 ALWAYS = (
@@ -214,6 +217,35 @@ def confirmed_misses(case: Case, jacobians, found: torch.Tensor, seed: int) -> t
     return missed
 
 
+def sparse_values_differ(case: Case, found: torch.Tensor, dense: torch.Tensor,
+                         seed: int) -> str:
+    """``SparseJacobian(found)`` evaluated at the sample against the dense Jacobian there:
+    ``""`` when every entry agrees (rtol 1e-7, atol 1e-9 of the largest entry, or 16 eps of
+    the result's dtype when narrower), else what differs; a failure of the sparse evaluation
+    is reported the same way."""
+    try:
+        torch.manual_seed(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sj = SparseJacobian(found)
+            torch.manual_seed(seed)
+            got = sj(case.fn, case.x)
+        got = got.to_dense() if got.layout != torch.strided else got
+        got = got.reshape(dense.shape)
+    except Exception as e:  # noqa: BLE001 - the evaluation itself fails: reported
+        return f"SparseJacobian fails: {type(e).__name__}: {e}"[:200]
+    # in fn(x)'s dtype from forward mode (documented): compared within that dtype's precision
+    eps = torch.finfo(got.dtype).eps if got.is_floating_point() else 0.0
+    got = got.to(dense.dtype)
+    scale = float(dense.abs().max()) if dense.numel() else 0.0
+    bad = ~torch.isclose(got, dense, rtol=max(1e-7, 16 * eps),
+                         atol=max(1e-9, 16 * eps) * max(scale, 1.0))
+    if bool(bad.any()):
+        return (f"SparseJacobian differs at {int(bad.sum())} entries (largest error "
+                f"{float((got - dense).abs().max()):.3g})")
+    return ""
+
+
 def samples(op, per_op: int = PER_OP):
     seed = zlib.crc32(label(op).encode())
     torch.manual_seed(seed)
@@ -285,6 +317,10 @@ def run_sample(op, index: int, sample, seed: int) -> Outcome:
     missed = int((nz & ~found).sum())
     extra = int((found & ~nz).sum())
     kind = "missed" if missed else "conservative" if extra else "exact"
+    if not missed and found.any() and jacobians[0][0] is case.x:
+        wrong = sparse_values_differ(case, found, jacobians[0][1], seed)
+        if wrong:
+            kind, detail = "wrong value", wrong
     return Outcome(name, index, kind, detail, missed=missed, extra=extra, nnz=int(nz.sum()),
                    seconds=seconds)
 

@@ -40,7 +40,7 @@ def run_apart() -> list[Outcome]:
 def test_opinfo_detection_never_misses_and_rarely_refuses():
     # one test, so that pytest-xdist never runs the database twice (one worker per test)
     outcomes = run_apart()
-    bad = [r for r in outcomes if r.kind in ("missed", "internal error")]
+    bad = [r for r in outcomes if r.kind in ("missed", "internal error", "wrong value")]
     assert not bad, "\n" + table(bad)
 
     scored = [r for r in outcomes if r.kind != "no reference"]

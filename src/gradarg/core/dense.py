@@ -160,9 +160,9 @@ def jacobian(
         With ``sparsity`` only: the number of random checks of the compressed Jacobian
         (``certify=`` of :class:`~gradarg.SparseJacobian`, Freivalds' check): each is one more
         backward pass with a Gaussian ``r``, whose ``rᵀJ`` must equal ``r`` contracted with
-        the returned Jacobian; a pattern that misses a non-zero fails with probability one
-        and raises :class:`~gradarg.CertificateError` (a ``ValueError``).  ``0`` (default):
-        no check.
+        the returned Jacobian within a relative ``sqrt(eps)``: a pattern that misses a larger
+        non-zero raises :class:`~gradarg.CertificateError` (a ``ValueError``), a smaller one
+        above rounding warns.  ``0`` (default): no check.
 
     Returns
     -------

@@ -12,8 +12,18 @@ import torch
 
 from .._validate import check_memory, check_shape
 
-__all__ = ["MAX_DIGITS", "TEXT_BYTES_PER_ENTRY", "check_digits", "check_entries",
-           "check_text_memory", "jacobian_arg", "numeric", "shown", "table_args"]
+__all__ = [
+    "MAX_DIGITS",
+    "TEXT_BYTES_PER_ENTRY",
+    "check_digits",
+    "check_entries",
+    "check_text_memory",
+    "check_vjp_result",
+    "jacobian_arg",
+    "numeric",
+    "shown",
+    "table_args",
+]
 
 
 MAX_DIGITS = 40
@@ -122,3 +132,25 @@ def table_args(rows: Any, headers: Any, digits: Any, max_entries: Any,
             check_text_memory(f"rows[{i}][{j}]", c, digits)
         out.append(cells)
     return out, list(headers)
+
+
+def check_vjp_result(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor) -> None:
+    """``ValueError`` unless ``result`` is ``vᵀJ`` (``v`` contracted with ``jac`` over ``v``'s
+    dimensions) within 64 eps of the narrowest dtype among them, relative to ``Σ |v_i||J_ij|``
+    (the rounding of that sum): an equation shown with it would be false."""
+    wide = torch.complex128 if any(t.is_complex() for t in (v, jac, result)) else torch.float64
+    vv, jj = v.reshape(-1).to(wide), jac.reshape(v.numel(), -1).to(wide)
+    want, got = vv @ jj, result.reshape(-1).to(wide)
+    if not want.numel():
+        return
+    kinds = [t.dtype for t in (v, jac, result) if t.is_floating_point() or t.is_complex()]
+    eps = max((torch.finfo(d).eps for d in kinds), default=torch.finfo(torch.float64).eps)
+    scale = (vv.abs()[:, None] * jj.abs()).sum(0)
+    err = (got - want).abs()
+    bad = err > 64 * eps * scale + torch.finfo(torch.float64).tiny
+    if bool(bad.any()):
+        k = int(bad.nonzero()[0])
+        raise ValueError(
+            f"result is not vᵀJ: its entry {k} is {got[k].item():.6g} where v contracted with "
+            f"jac gives {want[k].item():.6g}; the equation would be false: pass result = "
+            "vᵀJ (v @ J for a 2-D J, or the .grad of a backward with gradient=v)")

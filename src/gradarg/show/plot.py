@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .checks import jacobian_arg
+
 __all__ = ["jacobian_heatmap", "pyplot"]
 
 
@@ -62,12 +64,20 @@ def jacobian_heatmap(
 
     Raises
     ------
+    TypeError
+        ``jac`` is not a tensor, or is complex (draw ``jac.real`` and ``jac.imag`` apart).
+    ValueError
+        ``jac``'s shape does not start with ``out_shape``; ``jac`` is on the meta device.
     ImportError
         matplotlib is not installed (the message says ``pip install 'gradarg[plot]'``).
     """
+    jac = jacobian_arg("jac", jac, out_shape, "out_shape")
+    if jac.is_complex():
+        raise TypeError(f"jac must be a real Jacobian, got {jac.dtype}: a diverging colour map "
+                        "shows one real number per entry; draw jac.real and jac.imag apart")
     plt = pyplot("jacobian_heatmap")
 
-    m = math.prod(out_shape)
+    m = math.prod(jac.shape[: len(tuple(out_shape))])
     mat = jac.detach().reshape(m, -1).cpu().double().numpy()
     if ax is None:
         _, ax = plt.subplots(figsize=(min(8, 1.2 + 0.5 * mat.shape[1]), min(6, 1.0 + 0.45 * m)))

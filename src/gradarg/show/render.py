@@ -19,6 +19,7 @@ from .checks import (
     check_digits,
     check_entries,
     check_text_memory,
+    check_vjp_result,
     jacobian_arg,
     numeric,
     shown,
@@ -215,6 +216,7 @@ def latex_vjp(v: torch.Tensor, jac: torch.Tensor, result: torch.Tensor, digits: 
         raise ValueError(f"result has {result.numel()} elements but jac has "
                          f"{jac[(0,) * v.dim()].numel()} columns (shape {tuple(jac.shape)}, "
                          f"v.shape {tuple(v.shape)}); expected result = vᵀJ of shape x.shape")
+    check_vjp_result(v, jac, result)
     vt = latex_matrix(v.reshape(-1), digits)
     return (
         rf"v^\top J = {vt} {latex_jacobian(jac, tuple(v.shape), digits)} = "

@@ -14,28 +14,29 @@ here: which modes to colour (the choice), the call, the random certificate and t
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any, Literal, cast
 
 import numpy as np
 import torch
 
-from .._validate import check_callable, check_count, check_generator, check_memory
+from .._validate import check_callable, check_count, check_generator
 from . import _seen
 from ._layouts import (
     assemble,
     check_layout,
     check_x,
-    check_y,
     coo_indices,
     crow_indices,
     refuse_in_transform,
 )
 from .bidirectional import bidirectional_partition
+from .certificate import failed_entry
 from .coloring import STRATEGIES, color_pattern
 from .compiled import CompiledSparse, compile_parameters
 from .modes import JACOBIAN_MODES, Bidirectional, Forward, JacobianMode, Reverse
-from .passes import vjps
+from .passes import check_pass_memory, compiled_output_shape, vjps
 from .pattern import coordinates
 
 __all__ = ["CertificateError", "SparseJacobian", "sparse_jacobian"]
@@ -203,6 +204,7 @@ class SparseJacobian:
         best.prepare()  # the decompression made now: the first call costs what later ones do
         self._crow: torch.Tensor | None = None
         self._coo_index: dict[tuple, torch.Tensor] = {}
+        self._strategy, self._reverse = strategy, rev
 
     def __repr__(self) -> str:
         return (
@@ -240,8 +242,8 @@ class SparseJacobian:
             Number of random checks (Freivalds): for each of ``certify`` Gaussian vectors
             ``r``, one further backward pass computes ``rᵀJ`` through ``fn``'s graph, which must
             equal ``r`` contracted with the returned Jacobian within a relative
-            ``sqrt(eps)``.  A pattern that misses a non-zero fails with probability one for
-            continuous random ``r``.
+            ``sqrt(eps)``: a pattern that misses a larger non-zero fails it; a difference
+            between rounding and that tolerance warns (``gradarg.sparse.certificate``).
         generator : optional
             A ``torch.Generator``: source of the certificate's random vectors (default: a
             fresh seed); the global generator is never advanced.
@@ -267,6 +269,13 @@ class SparseJacobian:
             transform and what composes instead (:func:`gradarg.jacobian`, ``torch.func``).
         CertificateError
             ``certify > 0`` and a random check failed (the pattern misses non-zeros of ``J``).
+
+        Warns
+        -----
+        UserWarning
+            Forward mode failed because an operation of ``fn`` has neither a double backward
+            nor a forward-mode derivative in torch (``cdist``): reverse mode is used from then
+            on (``sj.mode``, ``sj.passes`` say so).
         MemoryError
             The compressed passes (``passes × (m + n)`` values, twice) or a dense result
             (``layout=torch.strided``: ``m × n``) would not fit in the memory available now.
@@ -277,11 +286,16 @@ class SparseJacobian:
         check_x(x, self._coords.n, self._coords.x_shape)
         certify = check_count("certify", certify)
         generator = check_generator("generator", generator)
-        self._check_memory(x, layout, certify)
+        check_pass_memory(self.passes + certify, self.shape, x, layout)
         x0 = x.detach().clone()  # fn never reaches the caller's tensor
         state = torch.get_rng_state()
         try:
-            flat, y, leaf = self._mode.run(fn, x0)
+            try:
+                flat, y, leaf = self._mode.run(fn, x0)
+            except NotImplementedError as err:  # no forward-mode derivative in fn
+                self._to_reverse(err)
+                torch.set_rng_state(state)
+                flat, y, leaf = self._mode.run(fn, x0)
             values = self._mode.recover(flat)
             if certify:
                 torch.set_rng_state(state)
@@ -290,17 +304,21 @@ class SparseJacobian:
             torch.set_rng_state(state)
         return self._assemble(values, tuple(y.shape), tuple(x.shape), layout)
 
-    def _check_memory(self, x: torch.Tensor, layout: torch.layout, certify: int) -> None:
-        m, n = self.shape
-        size = 16 if x.is_complex() else 8  # fn may return float64 from a float32 x
-        check_memory(f"the {self.passes + certify} compressed passes of a {m} × {n} Jacobian",
-                     2 * (self.passes + certify) * (m + n) * size,
-                     "Instead: fewer colours (a finer pattern), or Jacobian-vector products "
-                     "(gradarg.backward_vjp, torch.func.jvp)")
-        if layout == torch.strided:
-            check_memory(f"the dense result (layout=torch.strided, {m} × {n})", m * n * size,
-                         "Instead: layout=torch.sparse_coo (the default) or torch.sparse_csr, "
-                         "which hold only the pattern's entries")
+    def _to_reverse(self, err: NotImplementedError) -> None:
+        """Forward mode failed (an operation of ``fn`` has neither a double backward nor a
+        forward-mode derivative: ``cdist``): reverse mode from now on, with a warning."""
+        if not self._mode.forward_mode:
+            raise err
+        if self._reverse is None:
+            rc = color_pattern(self._coords, "rows", strategy=self._strategy)
+            self._reverse = Reverse(self._coords, self._rows, self._cols, rc)
+            self._reverse.prepare()
+        rev = self._reverse
+        warnings.warn(f"SparseJacobian: {self.mode} mode is not available for this fn "
+                      f"({str(err).split('.')[0]}); reverse mode is used instead, {rev.passes} "
+                      f"passes per call instead of {self.passes}", UserWarning, stacklevel=3)
+        self._modes, self._mode, self.mode = [rev], rev, rev.name
+        self.passes, self.colors, self.row_colors = rev.passes, rev.colors, rev.passes
 
     # ------------------------------------------------------------------ compiled call
 
@@ -357,9 +375,7 @@ class SparseJacobian:
         co = self._coords
 
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
-            check_x(x, co.n, co.x_shape)
-            with torch.no_grad():
-                return tuple(check_y(fn(x.detach().clone()), co.m, co.y_shape).shape)
+            return compiled_output_shape(fn, x, co)
 
         # the modes that need as many passes as this one are all compiled; the faster is kept
         return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
@@ -380,17 +396,14 @@ class SparseJacobian:
         want = torch.zeros(k, co.n, dtype=dtype).index_add_(1, self._cols, contrib)
         scale = torch.zeros(k, co.n, dtype=dtype).index_add_(1, self._cols, contrib.abs())
         low = min(x0.dtype, y.dtype, key=lambda t: torch.finfo(t).bits)
-        rtol = torch.finfo(low).eps ** 0.5
-        err = (got - want).abs()
-        bound = rtol * (scale + got.abs()) + torch.finfo(low).tiny
-        bad = err > bound
-        if bool(bad.any()):
-            t, j = (int(i) for i in bad.nonzero()[0])
+        failed = failed_entry(got, want, scale, low, "compressed Jacobian")
+        if failed is not None:
+            t, j, err, bound = failed
             raise CertificateError(
                 f"the compressed Jacobian failed its random check: a backward pass with a random "
                 f"v gives {float(got[t, j]):.6g} at input element {j}, but v contracted with the "
                 f"returned Jacobian gives {float(want[t, j]):.6g} (difference "
-                f"{float(err[t, j]):.3g}, allowed {float(bound[t, j]):.3g}); the pattern misses "
+                f"{err:.3g}, allowed {bound:.3g}); the pattern misses "
                 f"non-zero entries of the Jacobian (in column {j} or in a row sharing its "
                 f"colour). Mark them True, or find a pattern with gradarg.sparsity_pattern"
             )

@@ -19,6 +19,7 @@ import torch
 
 from .._validate import check_callable, check_count, check_generator, check_memory
 from ._layouts import assemble, check_layout, check_x, coo_indices, refuse_in_transform
+from .certificate import failed_entry
 from .compiled import CompiledSparse, compile_parameters
 from .compressed import CertificateError
 from .greedy import order
@@ -199,8 +200,9 @@ class SparseHessian:
             :class:`~gradarg.SparseJacobian`: for each of ``certify`` Gaussian vectors ``r``
             one more Hessian-vector product ``H r`` (in the same batched pass as the
             colours') must equal the returned Hessian times ``r`` within a relative
-            ``sqrt(eps)``.  A pattern that misses a non-zero of ``H`` makes entries wrong and
-            fails this check with probability one.  ``0`` (default): no check.
+            ``sqrt(eps)``: a pattern that misses a larger non-zero fails it; a difference
+            between rounding and that tolerance warns (``gradarg.sparse.certificate``).
+            ``0`` (default): no check.
         generator : optional
             A ``torch.Generator``: source of the check's random vectors (default: a fresh
             seed); the global generator is never advanced.
@@ -263,17 +265,14 @@ class SparseHessian:
         want = torch.zeros(k, n, dtype=contrib.dtype).index_add_(1, self._rows, contrib)
         scale = torch.zeros(k, n, dtype=contrib.dtype).index_add_(1, self._rows, contrib.abs())
         got = got.to(contrib.dtype)
-        eps = torch.finfo(values.dtype).eps
-        err = (got - want).abs()
-        bound = eps ** 0.5 * (scale + got.abs()) + torch.finfo(values.dtype).tiny
-        bad = err > bound
-        if bool(bad.any()):
-            t, i = (int(a) for a in bad.nonzero()[0])
+        failed = failed_entry(got, want, scale, values.dtype, "sparse Hessian")
+        if failed is not None:
+            t, i, err, bound = failed
             raise CertificateError(
                 f"the sparse Hessian failed its random check: a Hessian-vector product with a "
                 f"random r gives {float(got[t, i]):.6g} at element {i}, but the returned "
                 f"Hessian times r gives {float(want[t, i]):.6g} (difference "
-                f"{float(err[t, i]):.3g}, allowed {float(bound[t, i]):.3g}); the pattern "
+                f"{err:.3g}, allowed {bound:.3g}); the pattern "
                 f"misses non-zero entries of the Hessian (in row {i} or in a column sharing "
                 f"its colour). Mark them True, or find the pattern with "
                 f"gradarg.hessian_sparsity"

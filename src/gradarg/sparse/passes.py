@@ -32,13 +32,17 @@ Compiled, inductor fuses either route into a few kernels, and forward-over-rever
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.func import grad as func_grad
 from torch.func import jvp as func_jvp
 from torch.func import vmap
 
-from ..core.graph import custom_nodes, walk_graph
+from .._validate import check_memory
+from ..core.graph import custom_nodes, graph_names, walk_graph
+from ..core.speeds import WRONG_BATCHED_BACKWARD
+from ._layouts import check_x, check_y
 
 __all__ = [
     "NOT_SCALAR",
@@ -73,7 +77,9 @@ def each(one: Callable[[torch.Tensor], torch.Tensor], seeds: torch.Tensor, *,
 
 
 def vjps(y: torch.Tensor, leaf: torch.Tensor, seeds: torch.Tensor) -> torch.Tensor:
-    """``seeds[c]ᵀ J`` for every ``c``: one batched backward pass over ``fn``'s graph."""
+    """``seeds[c]ᵀ J`` for every ``c``: one batched backward pass over ``fn``'s graph, or one
+    pass per seed when the graph holds a node whose batched backward torch gets wrong
+    (:data:`~gradarg.core.speeds.WRONG_BATCHED_BACKWARD`: ``cdist`` in torch 2.13)."""
     if not y.requires_grad:  # y does not depend on x
         return torch.zeros(seeds.shape[0], *leaf.shape, dtype=leaf.dtype)
 
@@ -83,7 +89,16 @@ def vjps(y: torch.Tensor, leaf: torch.Tensor, seeds: torch.Tensor) -> torch.Tens
         )
         return g
 
+    if batched_wrongly(y):
+        return torch.stack([one(s) for s in seeds])
     return each(one, seeds)
+
+
+def batched_wrongly(y: torch.Tensor) -> str | None:
+    """The name of a node of ``y``'s graph whose batched backward torch gets wrong
+    (:data:`~gradarg.core.speeds.WRONG_BATCHED_BACKWARD`), or ``None``."""
+    wrong = graph_names([y]) & WRONG_BATCHED_BACKWARD if y.requires_grad else set()
+    return min(wrong) if wrong else None
 
 
 def jvp_of(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
@@ -203,3 +218,36 @@ def hvp(f: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
         return scalar(f(u))
 
     return lambda v: func_jvp(func_grad(grad_of), (x,), (v.view(x.shape),))[1].reshape(-1)
+
+
+def compiled_output_shape(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor,
+                          co: Any) -> tuple[int, ...]:
+    """The shape of ``fn(x)``, checked against the pattern's coordinates ``co``, before a
+    compiled Jacobian of ``fn`` is built; ``ValueError`` when ``fn``'s graph holds a node whose
+    batched backward torch gets wrong (the compiled passes are batched by ``vmap``)."""
+    check_x(x, co.n, co.x_shape)
+    with torch.enable_grad():
+        y = check_y(fn(x.detach().clone().requires_grad_()), co.m, co.y_shape)
+    wrong = batched_wrongly(y)
+    if wrong:
+        raise ValueError(
+            f"fn: torch {torch.__version__} batches the backward of {wrong} wrongly (vmap), "
+            "so a compiled Jacobian of fn would be wrong: call the SparseJacobian itself, "
+            "sj(fn, x), which runs one pass per colour there")
+    return tuple(y.shape)
+
+
+def check_pass_memory(passes: int, shape: tuple[int, int], x: torch.Tensor,
+                      layout: torch.layout) -> None:
+    """``MemoryError`` before ``passes`` compressed passes of an ``m × n`` Jacobian (twice
+    ``passes × (m + n)`` values), or its dense result, would exceed the memory available."""
+    m, n = shape
+    size = 16 if x.is_complex() else 8  # fn may return float64 from a float32 x
+    check_memory(f"the {passes} compressed passes of a {m} × {n} Jacobian",
+                 2 * passes * (m + n) * size,
+                 "Instead: fewer colours (a finer pattern), or Jacobian-vector products "
+                 "(gradarg.backward_vjp, torch.func.jvp)")
+    if layout == torch.strided:
+        check_memory(f"the dense result (layout=torch.strided, {m} × {n})", m * n * size,
+                     "Instead: layout=torch.sparse_coo (the default) or torch.sparse_csr, "
+                     "which hold only the pattern's entries")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ...core.compose import inside_transform, transform_name
 from .mode import Tracer
 from .sets import empty, identity, sorted_unique
 
@@ -23,6 +24,11 @@ def _trace(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, hessian:
         )
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if inside_transform():  # the trace would see the transform's wrappers: an empty pattern
+        raise ValueError(
+            f"{what} traces fn on a copy of x, which does not work inside a torch.func "
+            f"transform (it was called inside {transform_name()}): call it outside; the "
+            "pattern depends on fn and x's shape, not on x's values")
     x0 = x.detach().clone()
     n = x0.numel()
     tracer = Tracer(n, hessian)
@@ -172,7 +178,9 @@ def jacobian_sparsity(
     TypeError
         ``x`` is not a real floating tensor, or ``fn(x)`` is not one tensor.
     ValueError
-        ``layout`` is neither ``torch.sparse_coo`` nor ``torch.strided``.
+        ``layout`` is neither ``torch.sparse_coo`` nor ``torch.strided``; called inside a
+        ``torch.func`` transform (``grad``, ``vmap``, ...: the message names it), where the
+        trace would see the transform's wrappers instead of ``fn``'s operations.
 
     Examples
     --------
@@ -242,7 +250,8 @@ def hessian_sparsity(
     TypeError
         ``x`` is not a real floating tensor, or ``f(x)`` is not one tensor.
     ValueError
-        ``f(x)`` has more than one element; unknown ``layout``.
+        ``f(x)`` has more than one element; unknown ``layout``; called inside a
+        ``torch.func`` transform, as in :func:`jacobian_sparsity`.
 
     Examples
     --------

@@ -20,6 +20,7 @@ import torch
 
 from ...show.render import fmt
 from ..graph.values import SHOWN_ENTRIES, dense_values
+from .arguments import check_text, check_trace
 
 __all__ = ["Drawing", "side_by_side", "trace_dot", "trace_svg"]
 
@@ -287,6 +288,9 @@ def trace_svg(trace, *, source: str = "gradient", title: str | None = None) -> s
     >>> svg.startswith("<svg") and "0.4" in svg
     True
     """
+    check_trace("trace", trace)
+    check_text("source", source)
+    check_text("title", title)
     edges = _merged_edges(trace)
     by_key = {n.key: n for n in trace.nodes}
     lines = {n.key: _node_lines(n) for n in trace.nodes}
@@ -427,9 +431,18 @@ def side_by_side(traces: Sequence[Any], titles: Sequence[str] | None = None,
 
     Raises
     ------
+    TypeError
+        ``traces`` is not a sequence of traces; ``titles`` is a string.
     ValueError
         ``titles`` does not have one entry per trace.
     """
+    if isinstance(traces, (str, bytes)) or not isinstance(traces, Sequence):
+        raise TypeError(f"traces must be a sequence of gradarg.BackwardTrace, got "
+                        f"{type(traces).__name__}")
+    for k, t in enumerate(traces):
+        check_trace(f"traces[{k}]", t)
+    if isinstance(titles, str):
+        raise TypeError("titles must be a sequence of strings, one per trace, got a string")
     titles = list(titles) if titles is not None else [""] * len(traces)
     if len(titles) != len(traces):
         raise ValueError(f"got {len(traces)} traces but {len(titles)} titles; expected one each")
@@ -458,6 +471,7 @@ def trace_dot(trace) -> str:
       v -> n0 [label="1"];
     ...
     """
+    check_trace("trace", trace)
     out = ["digraph backward {", "  rankdir=TB;", "  node [shape=box, style=rounded];",
            '  v [label="gradient", style=dashed];']
     first = trace.first_nonfinite

@@ -202,6 +202,9 @@ def module_layout(record: Any, expand: Iterable[str] | None = None, *,
                               or depth < 0):
         raise ValueError(f"depth must be None or a nesting depth >= 0 (0: the model's direct "
                          f"submodules), got {depth!r}")
+    if isinstance(expand, str):
+        raise TypeError(f"expand must be a sequence of module names, got the string "
+                        f"{expand!r}; for one module write expand=[{expand!r}]")
     calls = record.modules
     if not calls:
         raise ValueError("the watch recorded no module call: run the model's forward (and "

@@ -26,6 +26,7 @@ import torch
 
 from ...show.render import fmt
 from ..graph.operators import row
+from .arguments import check_text, check_trace
 from .drawing import LEGEND, cotangent_text, scroll_frame, trace_svg
 
 if TYPE_CHECKING:
@@ -226,6 +227,8 @@ class BackwardPlayer:
     """
 
     def __init__(self, trace: BackwardTrace, *, source: str = "gradient") -> None:
+        check_trace("trace", trace)
+        check_text("source", source)
         self.trace = trace
         self.source = source
         self.steps: list[Step] = _steps(trace)

@@ -89,7 +89,8 @@ def trace_backward(
     TypeError
         ``output``, ``gradient``, an entry of ``inputs`` or of ``names`` is not a tensor.
     ValueError
-        ``output`` does not require grad or has no ``grad_fn``; ``gradient`` is missing for a
+        ``output`` is on the meta device (no values to show), does not require grad or has no
+        ``grad_fn``; ``gradient`` is missing for a
         non-scalar output or has the wrong shape; an entry of ``inputs`` does not require grad.
     UserWarning
         The graph holds reentrant ``torch.utils.checkpoint`` regions, whose inside the hooks
@@ -128,6 +129,11 @@ def trace_backward(
     tensor(0.4000)
     """
     check_tensor("output", output)
+    if output.is_meta:
+        raise ValueError(
+            "output is on the meta device, which holds shapes but no values: a trace shows the "
+            "gradients' values, so there is nothing to trace; compute it on a real device "
+            "(cpu, cuda)")
     if not output.requires_grad:
         raise ValueError(
             "output does not require grad, so there is no backward pass to trace: it was "

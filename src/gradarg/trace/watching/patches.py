@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["register_backward_call_hook", "register_backward_error_hook",
+__all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_error_hook",
            "register_scaler_step_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
 
@@ -160,3 +160,17 @@ def register_zero_grad_hook(fn: Callable[[Any], None]) -> _Handle:
     class that overrides ``zero_grad`` without calling it is not seen), until the handle's
     ``remove()``."""
     return _ZERO_GRAD.add(fn)
+
+
+def eager_unless_traced(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """``hook`` for a module: called directly, or through ``torch.compiler.disable`` while
+    torch.compile traces the module (a graph break: the hook runs eagerly, outside the
+    graph).  The wrapper of ``torch.compiler.disable`` costs a few microseconds at every
+    call, so it is taken only while tracing (``torch.compiler.is_compiling()``)."""
+    traced = torch.compiler.disable(hook)
+    compiling = torch.compiler.is_compiling
+
+    def call(*args: Any) -> Any:
+        return traced(*args) if compiling() else hook(*args)
+
+    return call

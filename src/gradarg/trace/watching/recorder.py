@@ -26,6 +26,7 @@ from .callnotes import CallNotes
 from .deadunits import DYING, DyingOutputs
 from .gradhooks import GradEvents
 from .model import Watched
+from .patches import eager_unless_traced
 from .records import ROOT_NAME, CallInputs, CallValues, OpenSum, RawCall
 
 __all__ = ["Recorder"]
@@ -205,8 +206,7 @@ class Recorder:
 
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
         # break at each module call: they read tensors' autograd state, which tracing lacks)
-        pre = torch.compiler.disable(self._pre_hook)
-        post = torch.compiler.disable(self._post_hook)
+        pre, post = eager_unless_traced(self._pre_hook), eager_unless_traced(self._post_hook)
         for module in self.watched.names:
             self._module_handles.append(module.register_forward_pre_hook(pre))
             self._module_handles.append(module.register_forward_hook(post))

@@ -31,7 +31,12 @@ def convolution(tr: Tracer, func, args, kwargs, outs) -> list[Dep | None]:
     o = outs[0]
     b = bind(func, args, kwargs)
     x, w, bias = b["input"], b["weight"], b["bias"]
-    stride, padding, dilation = list(b["stride"]), list(b["padding"]), list(b["dilation"])
+    # one value for every spatial dimension (aten accepts a single one for all: stride=2 with
+    # padding='valid' reaches here as [2], [0], [1])
+    spatial = x.dim() - 2
+    stride, padding, dilation = (
+        [int(v) for v in b[k]] * (spatial if len(b[k]) == 1 else 1)
+        for k in ("stride", "padding", "dilation"))
     groups = int(b["groups"])
     nb, o_ch = o.shape[0], o.shape[1]
     L = math.prod(o.shape[2:])
