@@ -62,6 +62,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      'questions/error-messages'),
     ('what does AsStridedBackward0 UnsafeViewBackward0 CopySlices mean',
      'questions/error-messages'),
+    ('which is output 0 of AsStrided, is at version 1; expected version 0 instead',
+     ('questions/error-messages', 'questions/graph-errors', 'guide/errors')),
     ("NotImplementedError: the derivative for 'igamma: input' is not implemented.",
      'questions/error-messages'),
     ('RuntimeError: backward() called inside a functorch transform',
