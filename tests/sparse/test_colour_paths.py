@@ -146,3 +146,101 @@ def test_constructors_take_the_forced_path():
     for path in PATHS:
         sj = coloured(path, lambda: gradarg.SparseJacobian(tridiagonal))
         assert sj.passes == 3
+
+
+def banded_masks(count: int, seed: int) -> list[np.ndarray]:
+    """Square masks with ``lo`` bands below the diagonal and ``hi`` above, some with holes,
+    some with a few random entries more: the shapes where ``v mod k`` may be proper."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        n = int(rng.integers(2, 50))
+        lo, hi = (int(v) for v in rng.integers(0, 4, 2))
+        i = np.arange(n)
+        offset = i[None, :] - i[:, None]
+        mask = (offset >= -lo) & (offset <= hi)
+        mask &= rng.random((n, n)) < rng.choice([1.0, 0.8])
+        if rng.random() < 0.3:
+            mask[rng.integers(n, size=2), rng.integers(n, size=2)] = True
+        mask[rng.integers(n), rng.integers(n)] = True
+        out.append(mask)
+    return out
+
+
+def test_modular_colouring_is_proper_and_meets_the_bound_or_is_refused():
+    """``d2color.modular`` gives ``v mod k`` (``k``: most entries of one line on the other side,
+    a lower bound) exactly when that colouring is proper (brute force), else ``None``."""
+    hits = refusals = 0
+    for mask in banded_masks(150, 4) + random_masks(60, 5):
+        co = coordinates(torch.from_numpy(mask))
+        for side in ("rows", "columns"):
+            arrays = d2color.bipartite(co, side)
+            nv = len(arrays[0]) - 1
+            k = int(mask.sum(axis=0 if side == "rows" else 1).max())  # the densest line
+            candidate = np.arange(nv) % k
+            proper = conflict(mask, side, candidate) is None
+            got = d2color.modular(arrays[2], arrays[3], nv)
+            assert (got is not None) == proper, (mask.shape, side)
+            if got is None:
+                refusals += 1
+                continue
+            hits += 1
+            assert np.array_equal(got, candidate)
+            today = coloured("numba", lambda a=arrays: d2color.color_bipartite(*a)[0])
+            assert int(got.max()) <= int(today.max())  # the bound: never more than a search
+    assert hits > 50 and refusals > 50  # both outcomes exercised
+
+
+@pytest.mark.parametrize("numba_first", (True, False))
+def test_best_unforced_is_modular_when_it_meets_the_bound_whatever_ran_before(numba_first):
+    i = torch.arange(200)
+    tridiagonal = (i[:, None] - i).abs() <= 1
+    # a 7-point stencil on 9³: each row holds a point and its 6 neighbours, so 7 colours are
+    # needed, and the index offsets 0, ±1, ±9, ±81 are distinct modulo 7 (0, ±1, ±2, ±4)
+    s = 9
+    g = torch.arange(s)
+    a, b, c = torch.meshgrid(g, g, g, indexing="ij")
+    d = ((a.reshape(-1, 1) - a.reshape(1, -1)).abs() + (b.reshape(-1, 1) - b.reshape(1, -1)).abs()
+         + (c.reshape(-1, 1) - c.reshape(1, -1)).abs())
+    stencil = d <= 1
+    if numba_first:
+        coloured("numba", lambda: color_pattern(stencil, "columns"))
+    for mask, want in ((tridiagonal, 3), (stencil, 7)):
+        sj = gradarg.SparseJacobian(mask)
+        assert _numba.last_path() == "modular"
+        assert sj.passes == want
+        for side in ("rows", "columns"):
+            colors = color_pattern(mask, side).numpy()
+            assert _numba.last_path() == "modular"
+            assert conflict(mask.numpy(), side, colors) is None
+            assert int(colors.max()) + 1 == want
+            searched = coloured("python", lambda m=mask, s=side: color_pattern(m, s).numpy())
+            assert int(searched.max()) + 1 >= want  # what the search finds: never fewer
+
+
+def test_best_unforced_never_takes_more_colours_than_today():
+    """The rule's ``best`` (with the modular colouring first) against today's colouring
+    (numba's ``best``, the search alone): proper, never more colours."""
+    for mask in banded_masks(80, 6) + random_masks(40, 7):
+        co = coordinates(torch.from_numpy(mask))
+        for side in ("rows", "columns"):
+            arrays = d2color.bipartite(co, side)
+            today = coloured("numba", lambda a=arrays: d2color.color_bipartite(*a)[0])
+            got = d2color.color_bipartite(*arrays)[0]
+            assert conflict(mask, side, got) is None
+            assert int(got.max()) <= int(today.max())
+
+
+@pytest.mark.parametrize("clash", (False, True))
+def test_modular_check_by_sorting_when_counters_would_be_many(clash):
+    # one line of 100 vertices and 1000 lines of one: 1001 × 100 (line, residue) counters are
+    # more than the entries justify, so the check sorts instead of counting
+    nv = 1000
+    lines = [list(range(100))] + [[v] for v in range(nv)]
+    if clash:
+        lines[1] = [0, 100]  # 0 ≡ 100 (mod 100)
+    pb = np.cumsum([0] + [len(w) for w in lines])
+    ib = np.array([v for w in lines for v in w], dtype=np.int64)
+    assert (len(lines) * 100 > 4 * ib.size + 65536)
+    got = d2color.modular(pb, ib, nv)
+    assert (got is None) if clash else np.array_equal(got, np.arange(nv) % 100)

@@ -27,6 +27,7 @@ import numpy as np
 import rustworkx as rx
 import torch
 
+from .d2color import color_side  # compiled or interpreted (gradarg.sparse._numba)
 from .greedy import ORDERS, greedy, order
 from .pattern import Coordinates, coordinates
 
@@ -176,8 +177,6 @@ def color_pattern(
     if side not in ("rows", "columns"):
         raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
     if strategy in _COMPRESSED:
-        from .d2color import color_side  # compiled or interpreted (gradarg.sparse._numba)
-
         colors, _ = color_side(coords, side, strategy)
     else:
         colors = color_graph(*conflict_adjacency(coords, side), strategy)
