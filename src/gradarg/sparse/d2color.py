@@ -310,7 +310,7 @@ def lattice(pb: np.ndarray, ib: np.ndarray, shape: tuple[int, ...]) -> np.ndarra
     if dims < 2 or k <= 1 or k**dims > LATTICE_CANDIDATES or (ib.size and ib.max() >= nv):
         return None
     lines = lengths.size
-    if lines * k * k > 2 * int(lengths @ lengths) + 65536 or lines * k * k > _pycolor.MAX_WALK:
+    if lines * k * k > 2 * int(lengths @ lengths) + 65536 or lines * k * k > 2 * _pycolor.MAX_WALK:
         return None  # lines of very unequal lengths (padding would waste), or too many pairs
     # each vertex's multi-index modulo k, and packed in base 2k (a difference of two packed
     # numbers, plus k in every digit, keeps each digit's difference without a borrow)
@@ -321,17 +321,17 @@ def lattice(pb: np.ndarray, ib: np.ndarray, shape: tuple[int, ...]) -> np.ndarra
     digits %= k
     base = 2 * k
     packed = (base ** np.arange(dims - 1, -1, -1, dtype=np.int64)) @ digits
-    # the lines as rows of a (lines, k) table padded with -1, then every ordered pair of the
-    # entries of one line by broadcasting: (lines, k, k) packed differences
+    # the lines as rows of a (lines, k) table, each line's entries first, padded with -1;
+    # then every pair i < j of the entries of one line (a·δ ≡ 0 iff a·(-δ) ≡ 0: one of the
+    # two orders is enough), whose packed difference goes to the last bin when j is padding
     line = np.repeat(np.arange(lines, dtype=np.int64), lengths)
     table = np.full((lines, k), -1, dtype=np.int64)
     table[line, np.arange(ib.size, dtype=np.int64) - pb[line]] = packed[ib]
-    valid = table >= 0
-    pair = valid[:, :, None] & valid[:, None, :]
-    pair[:, np.arange(k), np.arange(k)] = False  # an entry with itself
+    first, second = np.triu_indices(k, 1)
     shift = int(k * (base ** np.arange(dims, dtype=np.int64)).sum())
-    key = (table[:, :, None] - table[:, None, :])[pair] + shift
-    seen = np.flatnonzero(np.bincount(key, minlength=base**dims))
+    later = table[:, second]
+    key = np.where(later >= 0, later - table[:, first] + shift, base**dims)
+    seen = np.flatnonzero(np.bincount(key.ravel(), minlength=base**dims + 1)[:-1])
     # back to per-dimension residues modulo k
     power = base ** np.arange(dims - 1, -1, -1, dtype=np.int64)
     deltas = ((seen[:, None] // power) % base - k) % k
