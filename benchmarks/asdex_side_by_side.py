@@ -20,7 +20,8 @@ For each function, written once with torch and once with jax.numpy:
 * ``colouring``: building ``SparseJacobian`` / ``SparseHessian`` from the detected pattern
   (coordinates, colouring, decompression plan) against asdex's colouring from its pattern:
   the first construction in a fresh process (start-up included; the colouring path it took,
-  ``gradarg.sparse._numba.last_path``: interpreted until numba pays), the warm one there,
+  ``gradarg.sparse._numba.last_path``: ``modular`` or ``lattice`` when that colouring met the
+  lower bound and no search ran, else interpreted until numba pays), the warm one there,
   and the warm one here with numba's kernels; the ratio and the verdict take the first;
 * ``call``: one cached call, gradarg eager (``sj(f, x)``, sparse COO) and compiled
   (``sj.compile(f)(x)``: ``torch.compile``, inductor) against asdex's

@@ -37,7 +37,8 @@ NumPy (``_pycolor.distance2_graph``) and by torch's sparse product ``PᵀP``
 (``coloring.conflict_adjacency``), rustworkx's graph from it (``PyGraph`` and its Python edge
 list), rustworkx's largest-first (``Degree``) and DSATUR (``Saturation``), and the whole
 ``best`` colouring by each path (``python`` interpreted, ``rustworkx``, ``numba`` loaded), with
-each path's colours.
+each path's colours, and the unforced ``best`` (``default``: the modular or lattice colouring of
+:mod:`gradarg.sparse.d2color` when one meets the lower bound, else the search).
 
 Part 3, growth: detection (``jacobian_sparsity``) and colouring (``SparseJacobian(pattern)``)
 of a 1-D stencil with ``exp`` (3 non-zeros a row) at 10⁴ to 10⁶ unknowns (``--quick``: to
@@ -280,7 +281,7 @@ def path_rows() -> list[list[str]]:
         if not isinstance(co, type(coordinates(torch.eye(1, dtype=torch.bool)))):
             co = coordinates(co)
         if np.bincount(co.rows).max() > 100:  # a dense row: peeled before any colouring
-            out.append([name, "dense row: peeled first"] + [""] * 8)
+            out.append([name, "dense row: peeled first"] + [""] * 9)
             continue
         arrays = d2color.bipartite(co, "columns")
         ptr, ind = _pycolor.distance2_graph(*arrays)
@@ -303,6 +304,12 @@ def path_rows() -> list[list[str]]:
             with _numba.colouring_path(path):
                 colours[path] = int(d2color.color_bipartite(*arrays)[0].max()) + 1
                 times[path] = best_ms(lambda a=arrays: d2color.color_bipartite(*a))
+        # the rule's own "best" (unforced): the modular or lattice colouring when one meets
+        # the lower bound, else the search on the path the rule takes
+        shape = co.x_shape
+        k_default = int(d2color.color_bipartite(*arrays, shape=shape)[0].max()) + 1
+        took = _numba.last_path()
+        t_default = best_ms(lambda a=arrays, s=shape: d2color.color_bipartite(*a, shape=s))
         out.append([
             name, f"{nv} / {int(keep.sum())}",
             f"{best_ms(lambda a=arrays: _pycolor.distance2_graph(*a)):.2f}",
@@ -311,6 +318,7 @@ def path_rows() -> list[list[str]]:
             f"{best_ms(lambda f=degree: f(rx.ColoringStrategy.Degree)):.2f}",
             f"{best_ms(lambda f=saturation: f(rx.ColoringStrategy.Saturation)):.2f}",
             *(f"{times[p]:.2f} ({colours[p]})" for p in ("python", "rustworkx", "numba")),
+            f"{t_default:.2f} ({k_default}, {took})",
         ])
     return out
 
@@ -333,9 +341,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{torch.get_num_threads()}\n")
     print("Colouring paths, warm (best of 5, CPU ms), columns: vertices / edges of the intersection "
           "graph, its build (NumPy walks, torch PᵀP), rustworkx's graph, its largest-first and "
-          "DSATUR, and 'best' by each path (colours)")
+          "DSATUR, and 'best' by each path forced (colours), then unforced (colours, what ran: "
+          "'modular' / 'lattice' when one met the lower bound)")
     table(["pattern", "vertices / edges", "graph numpy", "graph torch", "rx graph", "rx LF",
-           "rx DSATUR", "python best", "rustworkx best", "numba best"], path_rows())
+           "rx DSATUR", "python best", "rustworkx best", "numba best", "default best"],
+          path_rows())
     if args.paths:
         return 0
     print("\nColouring: passes of SparseJacobian(pattern) and colouring time (median of "

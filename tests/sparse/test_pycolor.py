@@ -257,9 +257,11 @@ def test_a_large_pattern_goes_to_numba_at_once_and_then_everything_does():
 import numpy as np
 from gradarg.sparse import d2color
 from gradarg.sparse.pattern import coordinates
-n = 2000
+n = 3000
 big = torch.eye(n, dtype=torch.bool)
-big[:, 0] = True  # its rows all meet in column 0
+big[:1500, 0] = True  # rows 0-1499 meet in column 0, rows 1500-2999 and row 1 in column 1
+big[1500:, 1] = True  # (two cliques of 1500 and 1501 rows: no row number modulo 1500 is a
+# proper colouring, so d2color.modular does not settle it and a search runs)
 pa, ia, pb, _ = d2color.bipartite(coordinates(big), "rows")
 estimate = _pycolor.distance2_graph_seconds(pa, ia, pb)  # known before the graph
 colors = gradarg.color_pattern(big, "rows")
@@ -271,7 +273,7 @@ print(json.dumps({"estimate": estimate, "startup": _numba.STARTUP_SECONDS, "load
                   "spent_after": _numba.spent_seconds()}))
 """)
     assert got["estimate"] > got["startup"]  # what makes the pattern large
-    assert got["loaded"] and got["colours"] == 2000
+    assert got["loaded"] and got["colours"] == 1501
     # no interpreted colouring: only the transpose before the decision
     assert got["spent_after"] == got["spent"]
 

@@ -27,6 +27,7 @@ import numpy as np
 import rustworkx as rx
 import torch
 
+from .d2color import color_side  # compiled or interpreted (gradarg.sparse._numba)
 from .greedy import ORDERS, greedy, order
 from .pattern import Coordinates, coordinates
 
@@ -135,10 +136,14 @@ def color_pattern(
     x_shape : tuple of int, optional
         The input's shape, needed when ``pattern`` has more than 2 dimensions.
     strategy : str
-        One of :data:`gradarg.sparse.STRATEGIES`: ``"best"`` (default) colours with
-        largest-first and, unless it meets the lower bound, DSATUR (two tie-breaks) and keeps
-        the fewest colours (never more than ``networkx.greedy_color(strategy="largest_first")``,
-        whose colouring ``"largest_first"`` reproduces); ``"DSATUR"``: Brélaz's order, ties
+        One of :data:`gradarg.sparse.STRATEGIES`: ``"best"`` (default) first tries two
+        colourings that meet the lower bound (the most entries in one line) when they are
+        proper, then optimal: the index modulo that bound (bands, blocks, many stencils) and,
+        given the shape, a lattice colouring of the multi-index (stencils on grids;
+        ``gradarg.sparse.d2color``); else it colours with largest-first and, unless that
+        meets the lower bound, DSATUR (two tie-breaks) and keeps the fewest colours (never
+        more than ``networkx.greedy_color(strategy="largest_first")``, whose colouring
+        ``"largest_first"`` reproduces); ``"DSATUR"``: Brélaz's order, ties
         by most uncoloured neighbours (``gradarg.sparse.d2color``);
         ``"largest_first"``, ``"smallest_last"``, ``"incidence_degree"``,
         ``"dynamic_largest_first"``, ``"random_sequential"`` (seeded) are greedy orders
@@ -176,8 +181,6 @@ def color_pattern(
     if side not in ("rows", "columns"):
         raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
     if strategy in _COMPRESSED:
-        from .d2color import color_side  # compiled or interpreted (gradarg.sparse._numba)
-
         colors, _ = color_side(coords, side, strategy)
     else:
         colors = color_graph(*conflict_adjacency(coords, side), strategy)
