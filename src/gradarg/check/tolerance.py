@@ -106,13 +106,18 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
     """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
     ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
     estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
-    entries near zero differ by the rounding of the block's largest entries.
+    entries near zero differ by the rounding of the block's largest entries; it is taken
+    over the entries the reference resolved (finite ``e``) only.
 
     An entry the reference could not resolve (an infinite ``e``, see
     :mod:`gradarg.check.fd_error`) or whose value is not finite gets an infinite tolerance: it
     is not checked, and the verdict says so instead of calling it right or wrong."""
     finite = torch.isfinite(reference)
-    scale = float(reference.abs()[finite].max()) if bool(finite.any()) else 0.0
+    # the block's scale from entries the reference resolved: an unresolved entry's value is
+    # no derivative (its best estimate can be any size) and must not loosen the others
+    known = finite & torch.isfinite(torch.as_tensor(error, dtype=reference.dtype)).expand_as(
+        reference)
+    scale = float(reference.abs()[known].max()) if bool(known.any()) else 0.0
     tol = SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
     return torch.where(finite, tol, torch.full_like(reference, float("inf")))
 
@@ -187,10 +192,15 @@ def assert_close_tolerance(dtype: torch.dtype) -> tuple[float, float]:
     }[real]
 
 
-def vjp_atol(error: float, size: float, dtype: torch.dtype, tiny_dtype: torch.dtype) -> float:
-    """``compare_vjp``'s ``atol`` against finite differences: ``SAFETY · max_j err_j +
-    backward_rtol(dtype) · max_j (|v|ᵀ|J|)_j``, ``error`` and ``size`` those maxima; at least
-    the smallest normal number of ``tiny_dtype`` (the estimate's dtype)."""
+def vjp_atol(error: Any, size: Any, dtype: torch.dtype, tiny_dtype: torch.dtype) -> Any:
+    """``compare_vjp``'s ``atol`` against finite differences: ``SAFETY · err_j +
+    backward_rtol(dtype) · (|v|ᵀ|J|)_j``, ``error`` the estimated errors ``err_j`` of the
+    elements of ``vᵀJ`` and ``size`` their ``(|v|ᵀ|J|)_j`` (tensors: one ``atol`` per
+    element, each from its own values; or floats); at least the smallest normal number of
+    ``tiny_dtype`` (the estimate's dtype)."""
     atol = SAFETY * error + backward_rtol(dtype) * size
-    return atol if atol != 0.0 else torch.finfo(tiny_dtype).tiny
+    tiny = torch.finfo(tiny_dtype).tiny
+    if isinstance(atol, torch.Tensor):
+        return atol.clamp_min(tiny)
+    return atol if atol != 0.0 else tiny
 

@@ -130,6 +130,32 @@ class BackwardUnderTest:
         return [torch.zeros_like(x) if g is None else g.detach()
                 for g, x in zip(grads, leaves, strict=True)]
 
+    def rows64(self, k: int, j: int) -> torch.Tensor | None:
+        """Block ``(k, j)`` of the Jacobian the backward under test implies when run in
+        float64 on the twin (``m × n``, one one-hot backward pass per row); ``None`` without
+        a twin or when that backward fails."""
+        if self.twin is None:
+            return None
+        leaves, outs = self.twin
+        y, x = outs[k], leaves[j]
+        m, n = y.numel(), x.numel()
+        out = torch.zeros(m, n, dtype=torch.float64)
+        if not y.requires_grad:
+            return out
+        try:
+            for r in range(m):
+                e = torch.zeros(m, dtype=torch.float64)
+                e[r] = 1
+                torch.set_rng_state(self.state)
+                with torch.enable_grad():
+                    (g,) = torch.autograd.grad(y, x, e.reshape(y.shape), retain_graph=True,
+                                               allow_unused=True)
+                if g is not None:
+                    out[r] = g.detach().reshape(n)
+        except RuntimeError:
+            return None
+        return out
+
     # -------------------------------------------------------------- passes
 
     def random_vs(self) -> dict[int, torch.Tensor]:

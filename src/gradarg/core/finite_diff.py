@@ -10,8 +10,10 @@ resolved, where a single step proportional to ``|x|`` sampled it over several pe
 the sign of the derivative wrong.  The function is evaluated on float64 copies when it accepts
 them; the result has the outputs' dtypes.  Where the estimates over steps disagree beyond their
 error bound (the derivative is not resolved: ``sin`` at ``x = 10¹⁷``, a function that jumps,
-an output that is not finite), the entry keeps the best estimate and a ``RuntimeWarning``
-names the entries and the input values (``warn_unresolved``).
+an output that is not finite, an output so large that no step moves it: ``x.sum()`` along
+``x[0] = 0`` beside ``x[1] = 1e300``), the entry is NaN and a ``RuntimeWarning`` names the
+entries and the input values (``warn_unresolved``): such an entry is never returned as a
+number.
 
 Inside ``torch.func`` transforms (``detach=False``) the fixed step of ``fd_step`` is used
 instead: ``h_j = eps ** (1/3) * max(1, |x_j|)`` with ``eps`` the machine epsilon of the dtype,
@@ -30,6 +32,7 @@ https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc).
 from __future__ import annotations
 
 import contextlib
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -150,20 +153,29 @@ def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
         dx: list[list[torch.Tensor]] = [[] for _ in base]
         dy: list[list[torch.Tensor | None]] = [[] for _ in base]
         unresolved = []
+        ests = []
         for j, x in enumerate(xs):
             torch.set_rng_state(state)
             if x.is_complex():
-                est = fd_error.partials(fn, xs, xs_eval=xs_eval, f0=f0)[j]
+                ests.append(fd_error.partials(fn, xs, xs_eval=xs_eval, f0=f0)[j])
             else:
-                est = [fd_error.columns(fn, xs_eval, f0, j, torch.arange(x.numel()))]
+                ests.append([fd_error.columns(fn, xs_eval, f0, j, torch.arange(x.numel()),
+                                              settled=False)])
+        # entries whose output never moved, judged against the whole rows of the Jacobian
+        fd_error.settle([e for est in ests for e in est])
+        for j, (x, est) in enumerate(zip(xs, ests, strict=True)):
             for d, e in enumerate(est):
                 for k, y in enumerate(base):
                     shape = tuple(y.shape) + tuple(x.shape)
                     deriv = e.value[k].movedim(0, -1).reshape(shape).to(y.dtype)
-                    (dx if d == 0 else dy)[k].append(deriv)
                     bad = torch.isinf(e.error[k].movedim(0, -1).reshape(shape))
                     # rows of outputs that are NaN/inf already: not the differences' fault
                     bad &= torch.isfinite(y).reshape(tuple(y.shape) + (1,) * x.dim())
+                    # (nor columns of NaN/inf elements of x: the input check warned)
+                    bad &= torch.isfinite(x).reshape((1,) * y.dim() + tuple(x.shape))
+                    # an entry the differences could not resolve is no number: NaN
+                    deriv = torch.where(bad, torch.full_like(deriv, math.nan), deriv)
+                    (dx if d == 0 else dy)[k].append(deriv)
                     if bool(bad.any()):
                         unresolved.append((k, j, bad))
             if len(est) == 1:
@@ -202,8 +214,8 @@ def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
             f"{total} entr{'y' if total == 1 else 'ies'} ({'; '.join(shown)}{more}): their "
             f"estimates over step sizes disagree beyond their error bound, or fn is not "
             f"finite there (it varies faster than the steps can resolve, jumps or "
-            f"overflows). Those entries hold the best estimate and may be wrong; use "
-            f"method='forward' or 'reverse', or other inputs",
+            f"overflows, or its output is so large that the steps do not move it). Those "
+            f"entries are NaN; use method='forward' or 'reverse', or other inputs",
             RuntimeWarning, stacklevel=6)
 
 
