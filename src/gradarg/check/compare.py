@@ -149,8 +149,11 @@ def compare_vjp(
         everywhere.  With finite differences the defaults come from the reference's own error
         estimate (see :mod:`gradarg.check.fd_error`): ``rtol = backward_rtol(dtype)`` and, per
         element ``j`` of ``x``, ``atol_j = 2 * (estimated error of (vᵀJ)_j) +
-        backward_rtol(dtype) * (|v|ᵀ|J|)_j``, each element's own (``atol`` reports the largest
-        over the compared elements); with other references ``torch.testing.assert_close``'s defaults for the
+        backward_rtol(dtype) * (|v|ᵀ|J|)_j``, each element's own (``atol`` reports the
+        largest over the compared elements); for float32 and lower, an element whose
+        difference the same backward run in float64 does not show, and that is below what the
+        dtype's rounding of ``y`` allows, is within rounding (``note`` says so, naming the
+        dtype).  With other references ``torch.testing.assert_close``'s defaults for the
         dtype.
 
     Returns

@@ -142,16 +142,24 @@ class BackwardUnderTest:
         out = torch.zeros(m, n, dtype=torch.float64)
         if not y.requires_grad:
             return out
+        step = chunk(max(m, n))
         try:
-            for r in range(m):
-                e = torch.zeros(m, dtype=torch.float64)
-                e[r] = 1
+            for start in range(0, m, step):
+                idx = torch.arange(start, min(m, start + step))
+                basis = torch.zeros(idx.numel(), m, dtype=torch.float64)
+                basis[torch.arange(idx.numel()), idx] = 1
+                basis = basis.reshape(idx.numel(), *y.shape)
                 torch.set_rng_state(self.state)
-                with torch.enable_grad():
-                    (g,) = torch.autograd.grad(y, x, e.reshape(y.shape), retain_graph=True,
-                                               allow_unused=True)
+                try:
+                    with torch.enable_grad():
+                        (g,) = torch.autograd.grad(y, x, basis, retain_graph=True,
+                                                   allow_unused=True, is_grads_batched=True)
+                except RuntimeError:  # a backward vmap cannot batch: one pass per row
+                    g = None if not idx.numel() else torch.stack([
+                        _or_zeros(torch.autograd.grad(y, x, b, retain_graph=True,
+                                                      allow_unused=True)[0], x) for b in basis])
                 if g is not None:
-                    out[r] = g.detach().reshape(n)
+                    out[idx] = g.detach().reshape(idx.numel(), n)
         except RuntimeError:
             return None
         return out

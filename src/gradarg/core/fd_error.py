@@ -29,25 +29,24 @@ largest of the entry, of its column: every output along that input element or di
 of the one-sided slopes ``|f(x ± h_0) - f(x)| / h_0`` of the entry at the coarsest step, so
 that a derivative that vanishes where ``f`` is smooth, ``t**3`` at 0, is resolved as 0 within
 a bound far below those slopes, while a difference quotient the steps do not resolve has a
-bound of their size) and above ``DISAGREE`` times its rounding part,
-or the estimate of a finer step differs from it
-by more than ``DISAGREE`` (4) times the sum of the best bound and the finer step's rounding
-bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
+bound of their size) and above ``DISAGREE`` times its rounding part, or the estimate of a
+finer step differs from it by more than ``DISAGREE`` (4) times the sum of the best bound and
+the finer step's rounding bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
 float64's spacing exceeds the period and ``(f(x+h) - f(x-h)) / 2h`` falls like ``1/h`` over
 the coarse steps, so that they look converged; a function that jumps between the sampled
 points.  Steps whose actual size (``x + h`` rounded to the grid of ``x``'s dtype) departs by
-more than 1% from the geometric sequence are not used.  Such an entry carries an infinite error: a comparison against it can neither
-agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
+more than 1% from the geometric sequence are not used.  Such an entry carries an infinite
+error: a comparison against it can neither agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
 not finite get an infinite error too.
 
-An entry whose output never moved at any step is zero within ``C * eps * |f_i| / h_0``, its
-own output over its own largest step: resolution only against derivatives far larger near it
-(:mod:`.fd_settle`); ``3 * x.sum()`` at ``x = [0, 1e300]`` is unresolved along ``x[0]``.
+An entry whose output never moved is zero within ``C * eps * |f_i| / h_0`` (its own output and
+step): resolved only against far larger derivatives near it (:mod:`.fd_settle`).
 
 A kink (``abs``, ``relu`` or ``clamp`` exactly at the breakpoint) shows as one-sided differences
 ``(f(x+h) - f(x)) / h`` and ``(f(x) - f(x-h)) / h`` whose gap does not shrink with ``h``; there
 every value between the two one-sided derivatives is a valid (sub)gradient, so the estimate is
-their midpoint and the error half their gap.
+their midpoint and the error half their gap.  A kink beside ``x`` within the steps (``abs`` at
+``1e-12``) is unresolved: there the central estimates do not converge.
 
 Inputs in float32, bfloat16 or float16 are differentiated on float64 copies when the function
 accepts them (falling back to the input's own dtype when it raises), so the reference is far
@@ -250,7 +249,13 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         # one-sided slopes of a function the steps do not resolve (sin at 3e17)
         kk = (flat_not_shrinking & (g3 > 4 * n3) & (g3 > 2 * e) & torch.isfinite(g3)
               & (e.real.abs() <= UNRESOLVED * g3 if e.is_complex() else e <= UNRESOLVED * g3))
-        # not resolved at any step: the estimates over steps disagree beyond their error bound
+        # a kink at x converges (abs at 0; relu(sin) at 0 to h**4); one beside x within the
+        # steps (abs at 1e-12) gives x/h, contradicted by finer steps or with differences
+        # growing as h shrinks: unresolved (it was returned as the midpoint, 1.3e-8 for 1)
+        d_lo, d_hi = (diff.gather(0, best + o).squeeze(0) for o in (0, 1))
+        growing = (d_hi > 1.5 * d_lo) & (d_hi > DISAGREE * noise.gather(0, best).squeeze(0))
+        beside = kk & (contradicted.squeeze(0) | growing)
+        kk &= ~beside
         vabs = val.abs()
         # the size of the derivatives of this column (input element or direction): all of
         # its outputs, so that an entry near zero beside larger ones is judged by those
@@ -275,7 +280,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
                              torch.zeros_like(coarse))
         near = torch.maximum(vabs.clamp_min(size), coarse.to(vabs.dtype))
         large = ~(ereal <= UNRESOLVED * near) & ~at_rounding
-        unresolved = ~kk & (contradicted.squeeze(0) | large)
+        unresolved = ~kk & (contradicted.squeeze(0) | large | beside)
         # the output never moved: zero within its bound ``seen`` (C·eps·|y| / h_0, from this
         # entry's own output and step), which is resolution only against derivatives that
         # are far larger: its own one-sided slopes (an even function at its centre, cos at
