@@ -106,3 +106,65 @@ def test_a_bug_in_both_dtypes_is_never_rounding():
     assert r.status == "wrong", r.summary
     c = gradarg.compare_vjp(Both.apply, x, torch.ones(1))
     assert c.status == "DISAGREE", str(c)
+
+
+def scaled_sin(off: float):
+    """``y = [1e6·x0, sin x1]``, the backward of the second entry off by ``off``."""
+
+    class S(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.stack([1e6 * x[0], torch.sin(x[1])])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return torch.stack([1e6 * g[0], g[1] * torch.cos(x[1]) + g[1] * off])
+
+    return S.apply
+
+
+@pytest.mark.parametrize("k", [0.3, 3.0])
+def test_check_backward_entry_tolerance_is_its_row_and_columns(k):
+    # entry (1, 1) = cos(0.7): tolerance 2·e + rtol·(|cos| + max of its row and column) =
+    # rtol·2·cos(0.7) (e, the reference's error, far below); the 1e6 of entry (0, 0) is in
+    # neither (with the block's largest entry it allowed 1e-4: the fuzz report's case)
+    x = torch.tensor([0.3, 0.7], dtype=torch.float64)
+    allowed = gradarg.backward_rtol(torch.float64) * 2 * float(torch.cos(x[1]))
+    r = gradarg.check_backward(scaled_sin(k * allowed), x.clone().requires_grad_())
+    assert r.status == ("agree" if k < 1 else "wrong"), r.summary
+    # compare_vjp with v = [0, 1]: element 1 is cos(0.7) alone, its atol rtol·cos(0.7) plus
+    # the reference's error (with v = [1, 1] the entry ∂y0/∂x1 joins it: 0 within the
+    # bound 3.6e-7 at which a step moves y0 = 3e5, which is all finite differences can say)
+    v = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    c = gradarg.compare_vjp(scaled_sin(k * allowed), x, v)
+    assert c.status == ("agree" if k < 1 else "DISAGREE"), str(c)
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda: gradarg.fd_step(1.0), ["fd_step", "x", "float"]),
+    (lambda: gradarg.fd_step(torch.arange(3)), ["fd_step", "x", "torch.int64"]),
+    (lambda: gradarg.fd_tolerance("float64"), ["fd_tolerance", "dtype", "str"]),
+    (lambda: gradarg.fd_tolerance(torch.int64), ["fd_tolerance", "dtype", "torch.int64"]),
+])
+def test_fd_helpers_refuse_wrong_types_by_name(call, words):
+    # the fuzz report: AttributeError / torch.finfo's message before
+    with pytest.raises(TypeError) as err:
+        call()
+    assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_compare_vjp_forward_reference_without_jvp_is_named():
+    class NoJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 2 * x
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    with pytest.raises(ValueError, match=r"reference='forward': fn does not support forward"):
+        gradarg.compare_vjp(NoJvp.apply, torch.ones(3, dtype=torch.float64),
+                            torch.ones(3, dtype=torch.float64), reference="forward")

@@ -383,7 +383,12 @@ def _reference(
         if reference == "finite-difference":
             return _fd_reference(fn, x, y, v, got_dtype)
         if reference in ("forward", "reverse"):
-            jac = jacobian(fn, x, method="forward" if reference == "forward" else "reverse")
+            try:
+                jac = jacobian(fn, x, method="forward" if reference == "forward" else "reverse")
+            except NotImplementedError as err:  # a Function without jvp: as check_backward
+                raise ValueError(
+                    f"reference={reference!r}: fn does not support forward mode: "
+                    f"{str(err).splitlines()[0]}; use reference='finite-difference'") from err
             if reference == "forward":  # ∂y/∂x itself: complex for a complex y of a real x
                 return reference, vjp_from_partials(v, jac, None, x), None, "", None
             return reference, contract(v, jac), None, "", None

@@ -106,18 +106,27 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
     """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
     ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
     estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
-    entries near zero differ by the rounding of the block's largest entries; it is taken
-    over the entries the reference resolved (finite ``e``) only.
+    entries near zero differ by the rounding of the largest entries of their row and their
+    column (of a 2-D block; of the whole tensor otherwise), over the entries the reference
+    resolved (finite ``e``) only.
 
     An entry the reference could not resolve (an infinite ``e``, see
     :mod:`gradarg.check.fd_error`) or whose value is not finite gets an infinite tolerance: it
     is not checked, and the verdict says so instead of calling it right or wrong."""
     finite = torch.isfinite(reference)
-    # the block's scale from entries the reference resolved: an unresolved entry's value is
-    # no derivative (its best estimate can be any size) and must not loosen the others
+    # the scale from entries the reference resolved: an unresolved entry's value is no
+    # derivative (its best estimate can be any size) and must not loosen the others
     known = finite & torch.isfinite(torch.as_tensor(error, dtype=reference.dtype)).expand_as(
         reference)
-    scale = float(reference.abs()[known].max()) if bool(known.any()) else 0.0
+    size = torch.where(known, reference.abs(), torch.zeros_like(reference))
+    if size.dim() == 2 and size.numel():
+        # per entry, the largest of its row and of its column: the rounding an entry may
+        # share (one backward pass per row; one input element per column), never that of
+        # a large entry elsewhere in the block (y = [1e6·x0, sin x1]: 1e6 hid an error of
+        # 1e-5 relative in cos x1)
+        scale = torch.maximum(size.amax(1, keepdim=True), size.amax(0, keepdim=True))
+    else:
+        scale = size.max() if size.numel() else size.new_zeros(())
     tol = SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
     return torch.where(finite, tol, torch.full_like(reference, float("inf")))
 

@@ -60,12 +60,24 @@ def fd_step(x: torch.Tensor) -> torch.Tensor:
         Real tensor of ``x``'s shape: ``eps ** (1/3) * max(1, |x|)``, with ``eps`` the machine
         epsilon of ``x``'s (real) dtype.
 
+    Raises
+    ------
+    TypeError
+        ``x`` is not a tensor (a Python number: wrap it in ``torch.tensor``), or not a
+        floating or complex one.
+
     Examples
     --------
     >>> import torch
     >>> fd_step(torch.tensor([0.0, 10.0], dtype=torch.float64))
     tensor([6.0555e-06, 6.0555e-05], dtype=torch.float64)
     """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"fd_step: x must be a floating or complex torch.Tensor, got "
+                        f"{type(x).__name__} {x!r}; wrap a number in torch.tensor(...)")
+    if not (x.is_floating_point() or x.is_complex()):
+        raise TypeError(f"fd_step: x must be a floating or complex tensor, got dtype "
+                        f"{x.dtype}; convert it first, e.g. x.double()")
     real = x.real if x.is_complex() else x
     eps = torch.finfo(real.dtype).eps
     return eps ** (1 / 3) * torch.clamp(x.detach().abs(), min=1.0).to(real.dtype)
@@ -77,11 +89,22 @@ def fd_tolerance(dtype: torch.dtype) -> float:
     ``100 * eps ** (2/3)``: about ``3.7e-9`` for float64 and ``2.4e-3`` for float32.  The factor
     100 leaves room for functions whose third derivative is larger than their value.
 
+    Raises
+    ------
+    TypeError
+        ``dtype`` is not a ``torch.dtype`` (a string such as ``"float64"``), or not a
+        floating or complex one.
+
     Examples
     --------
     >>> f"{fd_tolerance(torch.float64):.1e}"
     '3.7e-09'
     """
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"fd_tolerance: dtype must be a torch.dtype (e.g. torch.float64 or "
+                        f"x.dtype), got {type(dtype).__name__} {dtype!r}")
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise TypeError(f"fd_tolerance: dtype must be floating or complex, got {dtype}")
     real = torch.empty((), dtype=dtype).real.dtype if dtype.is_complex else dtype
     return 100 * torch.finfo(real).eps ** (2 / 3)
 
