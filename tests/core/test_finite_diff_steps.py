@@ -113,11 +113,21 @@ magnitudes = st.one_of(
 @given(st.lists(magnitudes, min_size=1, max_size=3), st.sampled_from([0.5, 3.0]))
 def test_steps_stay_finite_at_every_magnitude(vals, c):
     x = torch.tensor(vals, dtype=torch.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a linear function is resolved at every finite x
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         jac = gradarg.jacobian(lambda t: c * t, x, method="finite-difference")
     want = c * torch.eye(len(vals), dtype=torch.float64)  # by hand
-    assert torch.allclose(jac, want, rtol=1e-9, atol=0), (vals, jac)
+    nan = torch.isnan(jac)
+    # the diagonal is resolved at every finite x; an off-diagonal zero only where no step
+    # along x[j] can move y[i] = c·x[i] by the derivatives of its row (c): its bound
+    # 16·eps·|y_i| / (4·eps**0.2·max(1, |x_j|)) above 1% of c, |x_i| ≳ 8e9·max(1, |x_j|)
+    # (issue 44: [0, 1e300] gave J[1, 0] = 0 as if it were known); NaN and a warning there
+    assert not bool(nan.diagonal().any()), (vals, jac)
+    ratio = x.abs().unsqueeze(1) / x.abs().clamp_min(1.0).unsqueeze(0)
+    assert not bool((nan & (ratio < 1e9)).any()), (vals, jac)
+    assert bool((nan | ~(ratio > 1e11)).all()) or len(vals) == 1, (vals, jac)
+    assert bool(nan.any()) == any("could not resolve" in str(w.message) for w in caught)
+    assert torch.allclose(jac[~nan], want[~nan], rtol=1e-9, atol=0), (vals, jac)
 
 
 @settings(max_examples=max(1, 20 * settings.default.max_examples // 25))

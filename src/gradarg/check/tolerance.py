@@ -106,13 +106,27 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
     """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
     ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
     estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
-    entries near zero differ by the rounding of the block's largest entries.
+    entries near zero differ by the rounding of the largest entries of their row and their
+    column (of a 2-D block; of the whole tensor otherwise), over the entries the reference
+    resolved (finite ``e``) only.
 
     An entry the reference could not resolve (an infinite ``e``, see
     :mod:`gradarg.check.fd_error`) or whose value is not finite gets an infinite tolerance: it
     is not checked, and the verdict says so instead of calling it right or wrong."""
     finite = torch.isfinite(reference)
-    scale = float(reference.abs()[finite].max()) if bool(finite.any()) else 0.0
+    # the scale from entries the reference resolved: an unresolved entry's value is no
+    # derivative (its best estimate can be any size) and must not loosen the others
+    known = finite & torch.isfinite(torch.as_tensor(error, dtype=reference.dtype)).expand_as(
+        reference)
+    size = torch.where(known, reference.abs(), torch.zeros_like(reference))
+    if size.dim() == 2 and size.numel():
+        # per entry, the largest of its row and of its column: the rounding an entry may
+        # share (one backward pass per row; one input element per column), never that of
+        # a large entry elsewhere in the block (y = [1e6·x0, sin x1]: 1e6 hid an error of
+        # 1e-5 relative in cos x1)
+        scale = torch.maximum(size.amax(1, keepdim=True), size.amax(0, keepdim=True))
+    else:
+        scale = size.max() if size.numel() else size.new_zeros(())
     tol = SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
     return torch.where(finite, tol, torch.full_like(reference, float("inf")))
 
@@ -187,10 +201,15 @@ def assert_close_tolerance(dtype: torch.dtype) -> tuple[float, float]:
     }[real]
 
 
-def vjp_atol(error: float, size: float, dtype: torch.dtype, tiny_dtype: torch.dtype) -> float:
-    """``compare_vjp``'s ``atol`` against finite differences: ``SAFETY · max_j err_j +
-    backward_rtol(dtype) · max_j (|v|ᵀ|J|)_j``, ``error`` and ``size`` those maxima; at least
-    the smallest normal number of ``tiny_dtype`` (the estimate's dtype)."""
+def vjp_atol(error: Any, size: Any, dtype: torch.dtype, tiny_dtype: torch.dtype) -> Any:
+    """``compare_vjp``'s ``atol`` against finite differences: ``SAFETY · err_j +
+    backward_rtol(dtype) · (|v|ᵀ|J|)_j``, ``error`` the estimated errors ``err_j`` of the
+    elements of ``vᵀJ`` and ``size`` their ``(|v|ᵀ|J|)_j`` (tensors: one ``atol`` per
+    element, each from its own values; or floats); at least the smallest normal number of
+    ``tiny_dtype`` (the estimate's dtype)."""
     atol = SAFETY * error + backward_rtol(dtype) * size
-    return atol if atol != 0.0 else torch.finfo(tiny_dtype).tiny
+    tiny = torch.finfo(tiny_dtype).tiny
+    if isinstance(atol, torch.Tensor):
+        return atol.clamp_min(tiny)
+    return atol if atol != 0.0 else tiny
 

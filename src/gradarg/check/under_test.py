@@ -130,6 +130,40 @@ class BackwardUnderTest:
         return [torch.zeros_like(x) if g is None else g.detach()
                 for g, x in zip(grads, leaves, strict=True)]
 
+    def rows64(self, k: int, j: int) -> torch.Tensor | None:
+        """Block ``(k, j)`` of the Jacobian the backward under test implies when run in
+        float64 on the twin (``m × n``, one one-hot backward pass per row); ``None`` without
+        a twin or when that backward fails."""
+        if self.twin is None:
+            return None
+        leaves, outs = self.twin
+        y, x = outs[k], leaves[j]
+        m, n = y.numel(), x.numel()
+        out = torch.zeros(m, n, dtype=torch.float64)
+        if not y.requires_grad:
+            return out
+        step = chunk(max(m, n))
+        try:
+            for start in range(0, m, step):
+                idx = torch.arange(start, min(m, start + step))
+                basis = torch.zeros(idx.numel(), m, dtype=torch.float64)
+                basis[torch.arange(idx.numel()), idx] = 1
+                basis = basis.reshape(idx.numel(), *y.shape)
+                torch.set_rng_state(self.state)
+                try:
+                    with torch.enable_grad():
+                        (g,) = torch.autograd.grad(y, x, basis, retain_graph=True,
+                                                   allow_unused=True, is_grads_batched=True)
+                except RuntimeError:  # a backward vmap cannot batch: one pass per row
+                    g = None if not idx.numel() else torch.stack([
+                        _or_zeros(torch.autograd.grad(y, x, b, retain_graph=True,
+                                                      allow_unused=True)[0], x) for b in basis])
+                if g is not None:
+                    out[idx] = g.detach().reshape(idx.numel(), n)
+        except RuntimeError:
+            return None
+        return out
+
     # -------------------------------------------------------------- passes
 
     def random_vs(self) -> dict[int, torch.Tensor]:

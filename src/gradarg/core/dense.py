@@ -199,7 +199,10 @@ def jacobian(
         and what to use instead (:func:`backward_vjp`, :class:`~gradarg.SparseJacobian`, rows
         in chunks).
     RuntimeWarning
-        Issued (not raised) when ``x`` contains NaN or Inf.
+        Issued (not raised) when ``x`` contains NaN or Inf; with ``"finite-difference"``,
+        when some entries could not be resolved (named in the message): those entries are
+        NaN, never a number the differences could not see (``sin`` at ``1e17``; an output
+        so large that no step moves it, ``x.sum()`` along ``x[0] = 0`` beside ``1e300``).
 
     Notes
     -----

@@ -29,21 +29,24 @@ largest of the entry, of its column: every output along that input element or di
 of the one-sided slopes ``|f(x ± h_0) - f(x)| / h_0`` of the entry at the coarsest step, so
 that a derivative that vanishes where ``f`` is smooth, ``t**3`` at 0, is resolved as 0 within
 a bound far below those slopes, while a difference quotient the steps do not resolve has a
-bound of their size) and above ``DISAGREE`` times its rounding part,
-or the estimate of a finer step differs from it
-by more than ``DISAGREE`` (4) times the sum of the best bound and the finer step's rounding
-bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
+bound of their size) and above ``DISAGREE`` times its rounding part, or the estimate of a
+finer step differs from it by more than ``DISAGREE`` (4) times the sum of the best bound and
+the finer step's rounding bound (truncation only shrinks with the step).  Examples: ``sin`` at ``x = 10¹⁷``, where
 float64's spacing exceeds the period and ``(f(x+h) - f(x-h)) / 2h`` falls like ``1/h`` over
 the coarse steps, so that they look converged; a function that jumps between the sampled
 points.  Steps whose actual size (``x + h`` rounded to the grid of ``x``'s dtype) departs by
-more than 1% from the geometric sequence are not used.  Such an entry carries an infinite error: a comparison against it can neither
-agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
+more than 1% from the geometric sequence are not used.  Such an entry carries an infinite
+error: a comparison against it can neither agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
 not finite get an infinite error too.
+
+An entry whose output never moved is zero within ``C * eps * |f_i| / h_0`` (its own output and
+step): resolved only against far larger derivatives near it (:mod:`.fd_settle`).
 
 A kink (``abs``, ``relu`` or ``clamp`` exactly at the breakpoint) shows as one-sided differences
 ``(f(x+h) - f(x)) / h`` and ``(f(x) - f(x-h)) / h`` whose gap does not shrink with ``h``; there
 every value between the two one-sided derivatives is a valid (sub)gradient, so the estimate is
-their midpoint and the error half their gap.
+their midpoint and the error half their gap.  A kink beside ``x`` within the steps (``abs`` at
+``1e-12``) is unresolved: there the central estimates do not converge.
 
 Inputs in float32, bfloat16 or float16 are differentiated on float64 copies when the function
 accepts them (falling back to the input's own dtype when it raises), so the reference is far
@@ -59,6 +62,7 @@ from typing import Any
 
 import torch
 
+from .fd_settle import UNRESOLVED, settle  # UNRESOLVED: a bound above 1% of the derivatives
 from .functorch import VMAP_ERRORS, batched
 from .graph import call
 
@@ -67,7 +71,6 @@ from .graph import call
 C_ROUND = 16.0
 MAX_STEPS = 24
 MIN_STEPS = 5
-UNRESOLVED = 0.01  # an error bound above 1% of the derivatives' size: not resolved
 DISAGREE = 4.0  # a finer step's estimate this many times both error bounds away: not resolved
 _ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
 _TABLE_BUDGET = _ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
@@ -86,6 +89,13 @@ class Estimate:
     value: list[torch.Tensor]
     error: list[torch.Tensor]
     kink: list[torch.Tensor]
+    #: entries whose output never moved at any step, with a nonzero bound ``C·eps·|y|/h_0``
+    #: that neither their column nor their own one-sided slopes show to be small: zero
+    #: within that bound only if the derivatives in their row or column are far larger
+    #: (:func:`settle`); ``alone[k]``: the bound is small against ``|f| / max(1, |x|)``, what
+    #: is used when no derivative in the row or column moved at all
+    still: list[torch.Tensor] | None = None
+    alone: list[torch.Tensor] | None = None
 
 
 def upcast(xs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -177,7 +187,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
             sizes[i].append(torch.maximum(p.abs(), m.abs()))
             if k == 0:
                 slopes.append(torch.maximum((p - y).abs() / hp_, (y - m).abs() / hm_))
-    value, error, kink = [], [], []
+    value, error, kink, loose, alone = [], [], [], [], []
     actual = torch.stack([h.reshape(n).double() for h in hs])  # (K, n)
     nominal = torch.stack([(h0 / 2**k).reshape(-1).double().expand(n) for k in range(steps)])
     on_grid = ((actual / nominal - 1).abs() <= 0.01) & (actual > 0)
@@ -239,7 +249,13 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         # one-sided slopes of a function the steps do not resolve (sin at 3e17)
         kk = (flat_not_shrinking & (g3 > 4 * n3) & (g3 > 2 * e) & torch.isfinite(g3)
               & (e.real.abs() <= UNRESOLVED * g3 if e.is_complex() else e <= UNRESOLVED * g3))
-        # not resolved at any step: the estimates over steps disagree beyond their error bound
+        # a kink at x converges (abs at 0; relu(sin) at 0 to h**4); one beside x within the
+        # steps (abs at 1e-12) gives x/h, contradicted by finer steps or with differences
+        # growing as h shrinks: unresolved (it was returned as the midpoint, 1.3e-8 for 1)
+        d_lo, d_hi = (diff.gather(0, best + o).squeeze(0) for o in (0, 1))
+        growing = (d_hi > 1.5 * d_lo) & (d_hi > DISAGREE * noise.gather(0, best).squeeze(0))
+        beside = kk & (contradicted.squeeze(0) | growing)
+        kk &= ~beside
         vabs = val.abs()
         # the size of the derivatives of this column (input element or direction): all of
         # its outputs, so that an entry near zero beside larger ones is judged by those
@@ -264,14 +280,23 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
                              torch.zeros_like(coarse))
         near = torch.maximum(vabs.clamp_min(size), coarse.to(vabs.dtype))
         large = ~(ereal <= UNRESOLVED * near) & ~at_rounding
-        unresolved = ~kk & (contradicted.squeeze(0) | large)
-        unresolved &= ~still.squeeze(0)  # the output never moved: zero within its bound
+        unresolved = ~kk & (contradicted.squeeze(0) | large | beside)
+        # the output never moved: zero within its bound ``seen`` (C·eps·|y| / h_0, from this
+        # entry's own output and step), which is resolution only against derivatives that
+        # are far larger: its own one-sided slopes (an even function at its centre, cos at
+        # 0), else those of its row or column, which :func:`settle` sees (sum(x) at x = [0,
+        # 1e300]: y never moves along x[0], whose derivative 1 is far below the bound 1e289)
+        st = still.squeeze(0)
+        unresolved &= ~st
+        sb = seen.squeeze(0).to(ereal.dtype)
+        loose.append(st & (sb > 0) & ~(sb <= UNRESOLVED * coarse.to(sb.dtype)))
+        alone.append(sb <= UNRESOLVED * fscale.squeeze(0).to(sb.dtype))
         e = torch.where(kk, e + 0.55 * g3, e)
         e = torch.where(unresolved, torch.full_like(e, math.inf), e)
         value.append(val)
         error.append(e.real if e.is_complex() else e)
         kink.append(kk)
-    return value, error, kink
+    return value, error, kink, loose, alone
 
 
 def n_steps(ratio: torch.Tensor) -> int:
@@ -342,16 +367,17 @@ def partials(
                     plus, minus = _columns(fn, xs_eval, j, flat, xp, xm, x.shape, state)
                     return plus, minus, hp.to(real.dtype), hm.to(real.dtype)
 
-                v, e, kk = _ridders(evaluate, f0, h0, a, steps, eps)
-                per_dir.append(Estimate(v, e, kk))
+                v, e, kk, lo, al = _ridders(evaluate, f0, h0, a, steps, eps)
+                per_dir.append(Estimate(v, e, kk, lo, al))
             out.append(per_dir)
     torch.set_rng_state(state)
+    settle([e for per in out for e in per])
     return out
 
 
 def columns(
     fn: Callable[..., Any], xs_eval: Sequence[torch.Tensor], f0: tuple[torch.Tensor, ...],
-    j: int, index: torch.Tensor,
+    j: int, index: torch.Tensor, *, settled: bool = True,
 ) -> Estimate:
     """Jacobian columns of some elements of input ``j`` (real inputs): ``value[k]`` has shape
     ``(len(index), *y_k.shape)``, column ``c`` the derivative along element ``index[c]``.
@@ -359,6 +385,8 @@ def columns(
     The same estimate as :func:`partials` for those columns, computed a few columns at a time
     so that the Richardson tables (steps × columns × outputs) stay under ``_TABLE_BUDGET``
     entries each: memory grows with the output size, not with the number of columns.
+    ``settled=False``: the entries whose output never moved are left to the caller's
+    :func:`settle` over the columns of every input (the rows of the whole Jacobian).
     """
     state = torch.get_rng_state()
     eps = _eps(f0)
@@ -381,12 +409,15 @@ def columns(
                                        index=idx)
                 return plus, minus, xp - flat_all[idx], flat_all[idx] - xm
 
-            v, e, kk = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps)
-            parts.append(Estimate(v, e, kk))
+            v, e, kk, lo, al = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps)
+            parts.append(Estimate(v, e, kk, lo, al))
     torch.set_rng_state(state)
     cat = [[torch.cat([getattr(p, name)[k] for p in parts]) for k in range(len(f0))]
-           for name in ("value", "error", "kink")]
-    return Estimate(cat[0], cat[1], cat[2])
+           for name in ("value", "error", "kink", "still", "alone")]
+    out = Estimate(*cat)
+    if settled:
+        settle([out])
+    return out
 
 
 def _columns(fn, xs, j, flat, xp, xm, shape, state, index=None):
@@ -462,6 +493,8 @@ def directional(
 
     with torch.random.fork_rng(devices=[]):
         # the finer steps within their whole error along directions (see _ridders)
-        v, e, kk = _ridders(evaluate, f0, h0, s_hi, steps, eps, finer="error")
+        v, e, kk, lo, al = _ridders(evaluate, f0, h0, s_hi, steps, eps, finer="error")
     torch.set_rng_state(state)
-    return Estimate(v, e, kk)
+    out = Estimate(v, e, kk, lo, al)
+    settle([out])
+    return out

@@ -10,8 +10,10 @@ resolved, where a single step proportional to ``|x|`` sampled it over several pe
 the sign of the derivative wrong.  The function is evaluated on float64 copies when it accepts
 them; the result has the outputs' dtypes.  Where the estimates over steps disagree beyond their
 error bound (the derivative is not resolved: ``sin`` at ``x = 10¹⁷``, a function that jumps,
-an output that is not finite), the entry keeps the best estimate and a ``RuntimeWarning``
-names the entries and the input values (``warn_unresolved``).
+an output that is not finite, an output so large that no step moves it: ``x.sum()`` along
+``x[0] = 0`` beside ``x[1] = 1e300``), the entry is NaN and a ``RuntimeWarning`` names the
+entries and the input values (``warn_unresolved``): such an entry is never returned as a
+number.
 
 Inside ``torch.func`` transforms (``detach=False``) the fixed step of ``fd_step`` is used
 instead: ``h_j = eps ** (1/3) * max(1, |x_j|)`` with ``eps`` the machine epsilon of the dtype,
@@ -30,6 +32,7 @@ https://pytorch.org/docs/stable/notes/autograd.html#complex-autograd-doc).
 from __future__ import annotations
 
 import contextlib
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -57,12 +60,24 @@ def fd_step(x: torch.Tensor) -> torch.Tensor:
         Real tensor of ``x``'s shape: ``eps ** (1/3) * max(1, |x|)``, with ``eps`` the machine
         epsilon of ``x``'s (real) dtype.
 
+    Raises
+    ------
+    TypeError
+        ``x`` is not a tensor (a Python number: wrap it in ``torch.tensor``), or not a
+        floating or complex one.
+
     Examples
     --------
     >>> import torch
     >>> fd_step(torch.tensor([0.0, 10.0], dtype=torch.float64))
     tensor([6.0555e-06, 6.0555e-05], dtype=torch.float64)
     """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"fd_step: x must be a floating or complex torch.Tensor, got "
+                        f"{type(x).__name__} {x!r}; wrap a number in torch.tensor(...)")
+    if not (x.is_floating_point() or x.is_complex()):
+        raise TypeError(f"fd_step: x must be a floating or complex tensor, got dtype "
+                        f"{x.dtype}; convert it first, e.g. x.double()")
     real = x.real if x.is_complex() else x
     eps = torch.finfo(real.dtype).eps
     return eps ** (1 / 3) * torch.clamp(x.detach().abs(), min=1.0).to(real.dtype)
@@ -74,11 +89,22 @@ def fd_tolerance(dtype: torch.dtype) -> float:
     ``100 * eps ** (2/3)``: about ``3.7e-9`` for float64 and ``2.4e-3`` for float32.  The factor
     100 leaves room for functions whose third derivative is larger than their value.
 
+    Raises
+    ------
+    TypeError
+        ``dtype`` is not a ``torch.dtype`` (a string such as ``"float64"``), or not a
+        floating or complex one.
+
     Examples
     --------
     >>> f"{fd_tolerance(torch.float64):.1e}"
     '3.7e-09'
     """
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"fd_tolerance: dtype must be a torch.dtype (e.g. torch.float64 or "
+                        f"x.dtype), got {type(dtype).__name__} {dtype!r}")
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise TypeError(f"fd_tolerance: dtype must be floating or complex, got {dtype}")
     real = torch.empty((), dtype=dtype).real.dtype if dtype.is_complex else dtype
     return 100 * torch.finfo(real).eps ** (2 / 3)
 
@@ -150,20 +176,29 @@ def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
         dx: list[list[torch.Tensor]] = [[] for _ in base]
         dy: list[list[torch.Tensor | None]] = [[] for _ in base]
         unresolved = []
+        ests = []
         for j, x in enumerate(xs):
             torch.set_rng_state(state)
             if x.is_complex():
-                est = fd_error.partials(fn, xs, xs_eval=xs_eval, f0=f0)[j]
+                ests.append(fd_error.partials(fn, xs, xs_eval=xs_eval, f0=f0)[j])
             else:
-                est = [fd_error.columns(fn, xs_eval, f0, j, torch.arange(x.numel()))]
+                ests.append([fd_error.columns(fn, xs_eval, f0, j, torch.arange(x.numel()),
+                                              settled=False)])
+        # entries whose output never moved, judged against the whole rows of the Jacobian
+        fd_error.settle([e for est in ests for e in est])
+        for j, (x, est) in enumerate(zip(xs, ests, strict=True)):
             for d, e in enumerate(est):
                 for k, y in enumerate(base):
                     shape = tuple(y.shape) + tuple(x.shape)
                     deriv = e.value[k].movedim(0, -1).reshape(shape).to(y.dtype)
-                    (dx if d == 0 else dy)[k].append(deriv)
                     bad = torch.isinf(e.error[k].movedim(0, -1).reshape(shape))
                     # rows of outputs that are NaN/inf already: not the differences' fault
                     bad &= torch.isfinite(y).reshape(tuple(y.shape) + (1,) * x.dim())
+                    # (nor columns of NaN/inf elements of x: the input check warned)
+                    bad &= torch.isfinite(x).reshape((1,) * y.dim() + tuple(x.shape))
+                    # an entry the differences could not resolve is no number: NaN
+                    deriv = torch.where(bad, torch.full_like(deriv, math.nan), deriv)
+                    (dx if d == 0 else dy)[k].append(deriv)
                     if bool(bad.any()):
                         unresolved.append((k, j, bad))
             if len(est) == 1:
@@ -202,8 +237,8 @@ def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
             f"{total} entr{'y' if total == 1 else 'ies'} ({'; '.join(shown)}{more}): their "
             f"estimates over step sizes disagree beyond their error bound, or fn is not "
             f"finite there (it varies faster than the steps can resolve, jumps or "
-            f"overflows). Those entries hold the best estimate and may be wrong; use "
-            f"method='forward' or 'reverse', or other inputs",
+            f"overflows, or its output is so large that the steps do not move it). Those "
+            f"entries are NaN; use method='forward' or 'reverse', or other inputs",
             RuntimeWarning, stacklevel=6)
 
 

@@ -1,0 +1,84 @@
+"""Kinks within the finite-difference steps but beside ``x`` (the fuzz report of issue 44):
+``abs`` at ``x = 1e-12``, ``relu`` at ``1e-9``, ``clamp`` at ``1 + 1e-10``.  Every step is
+larger than the distance to the kink, so ``(f(x+h) - f(x-h)) / 2h`` is ``x/h`` there, and
+the reference called it a kink at ``x`` (the midpoint, 1.3e-8 for ``abs``' derivative 1):
+``jacobian(method='finite-difference')`` returned it with no warning, and a wrong backward
+(``2·sign(x)``) "agreed".
+
+Invariant: a kink is a kink at ``x`` only when the central estimates converge over the steps
+(``abs`` at 0: the same at every step); beside ``x`` the entry is unresolved: NaN and a
+warning from ``jacobian``, "could not check" (never "agree" for a wrong backward) from the
+checkers.  Oracle: ``torch.func.jacrev``, and at a kink exactly the interval of one-sided
+derivatives (written by hand).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradarg
+
+F64 = torch.float64
+# f, its kink, its one-sided derivatives there (left, right), its derivative elsewhere
+KINKS = {
+    "abs": (torch.abs, 0.0, (-1.0, 1.0), lambda t: torch.sign(t)),
+    "relu": (torch.relu, 0.0, (0.0, 1.0), lambda t: (t > 0).double()),
+    "clamp": (lambda t: t.clamp(-1.0, 1.0), 1.0, (1.0, 0.0),
+              lambda t: ((t > -1) & (t < 1)).double()),
+}
+offsets = st.sampled_from([0.0, 1e-15, -1e-15, 1e-12, -1e-12, 1e-10, -1e-10, 1e-9, -1e-9,
+                           1e-6, -1e-6, 1e-3, 0.5, -0.5])
+
+
+def twice(name):
+    f, at, _, d = KINKS[name]
+
+    class Wrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return f(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            # wrong everywhere: off the kink 2·f' + 0.5, at it 3 (outside every subgradient)
+            return g * torch.where(x == at, torch.full_like(x, 3.0), 2 * d(x) + 0.5)
+
+    return Wrong.apply
+
+
+@settings(max_examples=max(1, settings.default.max_examples // 2), deadline=None)
+@given(st.sampled_from(sorted(KINKS)), st.lists(offsets, min_size=1, max_size=3))
+def test_near_a_kink_the_jacobian_is_right_or_nan(name, offs):
+    f, at, (left, right), d = KINKS[name]
+    x = at + torch.tensor(offs, dtype=F64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jac = gradarg.jacobian(f, x, method="finite-difference").diagonal()
+    nan = torch.isnan(jac)
+    assert bool(nan.any()) == any("could not resolve" in str(w.message) for w in caught)
+    exact = x == at
+    want = d(x)  # jacrev's value away from the kink (checked against it below)
+    assert torch.equal(want[~exact], torch.func.jacrev(f)(x).diagonal()[~exact])
+    lo, hi = min(left, right), max(left, right)
+    ok = nan | (exact & (jac >= lo - 1e-9) & (jac <= hi + 1e-9)) | (
+        ~exact & ((jac - want).abs() <= 1e-6))
+    assert bool(ok.all()), (name, offs, jac, want)
+
+
+@settings(max_examples=max(1, settings.default.max_examples // 4), deadline=None)
+@given(st.sampled_from(sorted(KINKS)), st.lists(offsets, min_size=1, max_size=2))
+def test_near_a_kink_a_wrong_backward_never_agrees(name, offs):
+    _, at, _, _ = KINKS[name]
+    x = at + torch.tensor(offs, dtype=F64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = gradarg.compare_vjp(twice(name), x, torch.ones_like(x))
+        r = gradarg.check_backward(twice(name), x.clone().requires_grad_())
+    assert c.status != "agree", (name, offs, str(c))
+    assert r.status != "agree", (name, offs, r.summary)
