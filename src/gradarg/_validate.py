@@ -276,7 +276,9 @@ def available_memory() -> int | None:
     """Bytes of memory a new allocation can take now, or ``None`` when it cannot be read.
 
     ``MemAvailable`` of ``/proc/meminfo`` (Linux: free memory plus reclaimable caches),
-    capped by a cgroup v2 limit (``memory.max`` minus ``memory.current``) when there is one;
+    capped by the address space the process may still map (``RLIMIT_AS``:
+    :func:`address_space_left`) and by a cgroup v2 limit (``memory.max`` minus
+    ``memory.current``) when there are;
     elsewhere ``os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")`` (free pages);
     ``None`` where neither exists (then nothing is refused for its size).
     """
@@ -294,6 +296,9 @@ def available_memory() -> int | None:
             avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (AttributeError, ValueError, OSError):
             return None
+    room = address_space_left()
+    if room is not None:
+        avail = min(avail, room)
     try:
         with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
             limit = f.read().strip()
@@ -304,6 +309,25 @@ def available_memory() -> int | None:
     except (OSError, ValueError):
         pass
     return avail
+
+
+def address_space_left() -> int | None:
+    """Bytes of address space this process may still map under its ``RLIMIT_AS`` (``ulimit
+    -v``): the soft limit minus ``VmSize`` of ``/proc/self/status``; ``None`` without a limit
+    or where it cannot be read.  An allocation past it fails whatever memory is free."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            return None
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return max(soft - int(line.split()[1]) * 1024, 0)
+    except (ImportError, OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def size_text(nbytes: float) -> str:
