@@ -45,7 +45,7 @@ CAP = 4 << 30
 INTERNAL_MARKERS = (
     "aten::", "at::", "c10::", "data pointer", "doesn't have storage", "has no attribute",
     "object is not subscriptable", "not supported between instances", "unsupported format",
-    "__init__()", "nonetype", "zip()", "could not run", "tensors of type", "internal assert",
+    "__init__()", "'nonetype' object", "zip()", "could not run", "tensors of type", "internal assert",
     "torch._c", "unsupported operand type", "must be real number, not", "object of type",
     "is not iterable", "enforce fail", "_validate", "object is not callable",
     "takes from", "positional argument", "missing 1 required", "can't convert",
