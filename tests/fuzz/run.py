@@ -78,7 +78,10 @@ def classify_exception(e, case):
     if any(m in low for m in OOM_MARKERS) and not isinstance(e, MemoryError):
         return "OOM", "the allocator refused (raw allocator message)"
     if isinstance(e, MemoryError):
-        if str(e).strip() and any(u in str(e) for u in ("GB", "MB", "bytes", "GiB", "MiB")):
+        # an estimate made before allocating (gradarg: "needs about 160 GB ... nothing was
+        # allocated"), not an allocator's own failure (numpy: "Unable to allocate 1.49 GiB")
+        if (str(e).strip() and "unable to allocate" not in str(e).lower()
+                and any(u in str(e) for u in ("GB", "MB", "bytes", "GiB", "MiB"))):
             return "CLEAR-ERROR", "refused with a memory estimate"
         return "OOM", "MemoryError without an estimate"
     allowed = (TypeError, ValueError, *case.allow)
