@@ -2087,3 +2087,108 @@ P("b2.latex_vjp.wrong-result", "latex_vjp", "ga.latex_vjp(torch.ones(2), torch.e
   "'5' not in r and '7' not in r",
   "an equation vᵀJ = [5, 7] that is false ([1, 1]) is refused, or shows the true product",
   "misuse", either=True, keys=("result",))
+
+
+# ================================================================== BATCH 3
+# Written after the run of batches 1-2, before running any case below: finite differences
+# of functions that vary on a scale far below the step (fast oscillation, steep fronts, jumps),
+# certificates and verdicts whose bound is set by the largest entry of the row or the block.
+def fast_sin(t):
+    return torch.sin(1e6 * t)
+
+
+def _make_fast_sin():
+    class FastSin(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sin(1e6 * x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 1e6 * torch.cos(1e6 * x)
+
+    return FastSin.apply
+
+
+fast_sin_ok = _make_fast_sin()
+XF = torch.tensor([1e-3, 2.5e-3, -0.7e-3], dtype=D)
+
+
+def steep(t):
+    return torch.tanh(1e8 * t)
+
+
+class _DropCross(torch.autograd.Function):
+    """y = [1e6 x0 + 1e-3 x1, x1]; the backward drops the 1e-3 cross term."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.stack([1e6 * x[0] + 1e-3 * x[1], x[1]])
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.stack([1e6 * g[0], g[1]])
+
+
+drop_cross = _DropCross.apply
+
+
+def f_big_diag_small_roll(u):
+    return 1e8 * u + 1e-2 * torch.roll(u, 1)
+
+
+def h_big_small(u):
+    return 1e8 * (u**2).sum() + 1e-2 * (u[1:] * u[:-1]).sum()
+
+
+P("b3.jac.fd.fast-sin", "jacobian", "ga.jacobian(fast_sin, XF, method='finite-difference')",
+  "close(r, jr(fast_sin, XF), 1e-3, 1.0) or len(W) > 0",
+  "jacrev (1e6 cos(1e6 x)), or a warning: the step 6e-6 spans 6 radians", "fd-scale")
+P("b3.cb.fast-sin", "check_backward", "ga.check_backward(fast_sin_ok, rg(XF))", "r.status != 'wrong'",
+  "a correct backward is never WRONG", "fd-scale")
+P("b3.cv.fast-sin", "compare_vjp", "ga.compare_vjp(fast_sin, XF, v3)", "r.status != 'DISAGREE'",
+  "torch's sin is right", "fd-scale")
+P("b3.jac.fd.steep-tanh", "jacobian", "ga.jacobian(steep, torch.tensor([0.0, 1e-9], dtype=D), method='finite-difference')",
+  "close(r, jr(steep, torch.tensor([0.0, 1e-9], dtype=D)), 1e-3, 1e-3) or len(W) > 0",
+  "jacrev (1e8 at 0), or a warning", "fd-scale")
+P("b3.cv.steep-tanh", "compare_vjp", "ga.compare_vjp(steep, torch.tensor([0.0, 1e-9], dtype=D), torch.ones(2, dtype=D))",
+  "r.status != 'DISAGREE'", "torch's tanh is right", "fd-scale")
+P("b3.jac.fd.floor-near-jump", "jacobian",
+  "ga.jacobian(torch.floor, torch.tensor([2.0 - 1e-10, 0.5], dtype=D), method='finite-difference')",
+  "close(r, torch.zeros(2, 2, dtype=D)) or len(W) > 0",
+  "jacrev: 0 (floor is flat where defined), or a warning: the step crosses a jump", "fd-scale")
+P("b3.cb.floor-ste-near-jump", "check_backward",
+  "ga.check_backward(ste, rg(torch.tensor([2.5 - 1e-10, 0.2], dtype=D)), expected=lambda g, x: g)",
+  "r.status == 'agree'", "expected= is the reference (no finite differences)", "fd-scale")
+P("b3.cv.sign-near-0", "compare_vjp", "ga.compare_vjp(lambda t: t * torch.sign(t), torch.tensor([1e-12, 0.5], dtype=D), torch.ones(2, dtype=D))",
+  "r.status != 'DISAGREE'", "torch's backward of |t| written as t sign(t) is right", "fd-scale")
+# the largest entry of a row or block setting another entry's bound
+P("b3.cb.drop-cross", "check_backward", "ga.check_backward(drop_cross, rg(torch.tensor([0.3, 0.7], dtype=D)))",
+  "r.status == 'wrong'", "the backward drops the 1e-3 entry J[0,1] entirely (100% of it)",
+  "tolerance")
+P("b3.cv.drop-cross-jacref", "compare_vjp",
+  "ga.compare_vjp(drop_cross, torch.tensor([0.3, 0.7], dtype=D), torch.tensor([1.0, 0.0], dtype=D), reference=torch.tensor([[1e6, 1e-3], [0.0, 1.0]], dtype=D))",
+  "r.status == 'DISAGREE'", "exact Jacobian: element 1 is 0 where it should be 1e-3 (> atol 1e-7)", "tolerance")
+P("b3.cv.mixed-v", "compare_vjp", "ga.compare_vjp(scale2_bad, torch.tensor([0.3, 0.7], dtype=D), torch.tensor([1e-4, 1.0], dtype=D))",
+  "r.status == 'DISAGREE'", "with v = [1e-4, 1] the elements are 100 and 0.76: a 7.6e-6 error is 1e5x rtol", "tolerance")
+P("b3.jac.certify-small-missing", "jacobian",
+  "ga.jacobian(f_big_diag_small_roll, x6, sparsity=torch.eye(6, dtype=torch.bool), certify=3)",
+  "close(r, jr(f_big_diag_small_roll, x6), 0, 1e-6)",
+  "CertificateError (the pattern misses the 1e-2 entries: 'fails with probability one'), or the right J",
+  "tolerance", either=True, keys=("pattern", "certif", "miss"))
+P("b3.sj.certify-small-missing", "SparseJacobian",
+  "ga.SparseJacobian(torch.eye(6, dtype=torch.bool))(f_big_diag_small_roll, x6, certify=3)",
+  "close(r, jr(f_big_diag_small_roll, x6), 0, 1e-6)",
+  "CertificateError, or the right J", "tolerance", either=True, keys=("pattern", "certif", "miss"))
+P("b3.sh.certify-small-missing", "SparseHessian",
+  "ga.SparseHessian(torch.eye(6, dtype=torch.bool))(h_big_small, x6, certify=3)",
+  "close(r, hessian(h_big_small)(x6), 0, 1e-6)",
+  "CertificateError (the pattern misses the 1e-2 off-diagonals), or the right H", "tolerance",
+  either=True, keys=("pattern", "certif", "miss"))
+P("b3.sj.certify-missing-f32", "SparseJacobian",
+  "ga.SparseJacobian(torch.eye(6, dtype=torch.bool))(lambda u: 1e3 * u + 1e-1 * torch.roll(u, 1), x6.float(), certify=3)",
+  "close(r, jr(lambda u: 1e3 * u + 1e-1 * torch.roll(u, 1), x6.float()), 0, 1e-3)",
+  "CertificateError (a 1e-4-relative missing entry in float32), or the right J", "tolerance",
+  either=True, keys=("pattern", "certif", "miss"))
