@@ -2192,3 +2192,30 @@ P("b3.sj.certify-missing-f32", "SparseJacobian",
   "close(r, jr(lambda u: 1e3 * u + 1e-1 * torch.roll(u, 1), x6.float()), 0, 1e-3)",
   "CertificateError (a 1e-4-relative missing entry in float32), or the right J", "tolerance",
   either=True, keys=("pattern", "certif", "miss"))
+
+
+# ---- batch 3b (written after seeing b3.cv.sign-near-0 say "agree" with a note, before running
+# these): is that "agree" a check?  A WRONG backward at the same points.
+def _make_abs_wrong():
+    class AbsWrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.abs()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * torch.sign(x)  # wrong: twice the derivative
+
+    return AbsWrong.apply
+
+
+abs_wrong = _make_abs_wrong()
+P("b3.cv.kink-wrong", "compare_vjp", "ga.compare_vjp(abs_wrong, torch.tensor([1e-12], dtype=D), torch.ones(1, dtype=D))",
+  "not r.agree", "the backward gives 2 where the derivative is 1: never 'agree' (could not check, or DISAGREE)",
+  "fd-kink")
+P("b3.cb.kink-wrong", "check_backward", "ga.check_backward(abs_wrong, rg(torch.tensor([1e-12], dtype=D)))",
+  "r.status != 'agree'", "a wrong backward is never 'agree'", "fd-kink")
+P("b3.cv.kink-wrong-2", "compare_vjp", "ga.compare_vjp(abs_wrong, torch.tensor([1e-12, 0.5], dtype=D), torch.tensor([1.0, 0.0], dtype=D))",
+  "not r.agree", "never 'agree' for a wrong backward", "fd-kink")
