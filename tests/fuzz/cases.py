@@ -2219,3 +2219,93 @@ P("b3.cb.kink-wrong", "check_backward", "ga.check_backward(abs_wrong, rg(torch.t
   "r.status != 'agree'", "a wrong backward is never 'agree'", "fd-kink")
 P("b3.cv.kink-wrong-2", "compare_vjp", "ga.compare_vjp(abs_wrong, torch.tensor([1e-12, 0.5], dtype=D), torch.tensor([1.0, 0.0], dtype=D))",
   "not r.agree", "never 'agree' for a wrong backward", "fd-kink")
+
+
+# ================================================================== BATCH 4
+# Written after the run of batches 1-3, before running these: what a helper leaves behind
+# (dtypes and values of a module checked by finite differences on float64 copies, an existing
+# .grad, the random state), caches keyed by content, an output of the wrong size.
+class _SinLin(torch.nn.Module):
+    """A float32 module whose output goes through a Function without jvp: FD reference."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = torch.nn.Linear(3, 2)
+        self.register_buffer("scale", torch.tensor(1.5))
+
+    def forward(self, x):
+        return sin_ok(self.lin(x) * self.scale)
+
+
+def cb_module_untouched():
+    m = _SinLin()
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    r = ga.check_backward(m, rg(x3f))
+    same = all(v.dtype == before[k].dtype and torch.equal(v, before[k])
+               for k, v in m.state_dict().items())
+    return {"status": r.status, "same": same, "grad": m.lin.weight.grad}
+
+
+def keeps_grad(which):
+    x = x3.clone().requires_grad_(True)
+    x.grad = torch.full((3,), 7.0, dtype=D)
+    if which == "check_backward":
+        ga.check_backward(torch.sin, x)
+    elif which == "backward_vjp":
+        ga.backward_vjp(torch.sin, x, v3)
+    elif which == "jacobian":
+        ga.jacobian(torch.sin, x)
+    elif which == "compare_vjp-output":
+        ga.compare_vjp(x * x, x, v3, reference=torch.diag(2 * x3))
+    elif which == "trace-use_grad":
+        ga.trace_backward((x * x).sum(), use_grad=True)
+    return x.grad
+
+
+def wng_rng():
+    torch.manual_seed(123)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5))
+    x = torch.randn(4, 3)
+    state = torch.get_rng_state()
+    ga.why_no_grad(lambda: net(x).sum(), net[0].weight, module=net)
+    return torch.equal(state, torch.get_rng_state())
+
+
+def sparsity_cache_inplace():
+    P = torch.eye(6, dtype=torch.bool)
+    ga.jacobian(torch.sin, x6, sparsity=P)
+    P |= tri(6)  # the same tensor, edited in place
+    return ga.jacobian(stencil, x6, sparsity=P)
+
+
+def sj_pattern_edited_after():
+    P = tri(6).clone()
+    sj = ga.SparseJacobian(P)
+    P.fill_(True)  # edited after the colouring: the object holds its own copy?
+    return sj(stencil, x6)
+
+
+P("b4.cb.module-untouched", "check_backward", "cb_module_untouched()",
+  "r['status'] == 'agree' and r['same'] and r['grad'] is None",
+  "the module's parameters and buffers keep dtype and values; no .grad", "side-effects")
+for _w in ("check_backward", "backward_vjp", "jacobian", "compare_vjp-output", "trace-use_grad"):
+    P(f"b4.keeps-grad.{_w}", _w.split("-")[0] if _w != "trace-use_grad" else "trace_backward",
+      f"keeps_grad({_w!r})", "close(r, torch.full((3,), 7.0, dtype=D))",
+      "an existing .grad is left as it was", "side-effects")
+P("b4.wng.rng", "why_no_grad", "wng_rng()", "r is True", "documented: the random state is left as it was",
+  "side-effects")
+P("b4.jac.sparsity-cache-inplace", "jacobian", "sparsity_cache_inplace()", "close(r, jr(stencil, x6))",
+  "documented: colourings keyed by content, so an edited pattern is coloured again", "options")
+P("b4.sj.pattern-edited-after", "SparseJacobian", "sj_pattern_edited_after()",
+  "close(r, jr(stencil, x6)) and dense(r).ne(0).sum() <= 16",
+  "the pattern as it was when coloured (16 entries), or the new one consistently", "options")
+E("b4.sj.output-size", "SparseJacobian", "sj_tri()(lambda u: u[:5] * 2, x6)", ("fn", "output", "shape", "pattern"),
+  "misuse")
+E("b4.sh.x_shape-mismatch", "SparseHessian", "ga.SparseHessian(arrow(6), (2, 3))(energy, x6)",
+  ("x", "shape", "x_shape"), "misuse")
+P("b4.jac.forward-item-fallback", "jacobian", "ga.jacobian(f_item, x3, method='forward')",
+  "close(r, x3.sum() * torch.eye(3, dtype=D))", "vectorize=None falls back to a loop: sum(x) I",
+  "options")
+P("b4.cv.grad-pre-existing-x-untouched", "compare_vjp", "keeps_grad('compare_vjp-output')",
+  "close(r, torch.full((3,), 7.0, dtype=D))", "documented: .grad restored", "side-effects")
