@@ -4,6 +4,7 @@ A measurement run by hand, not part of the pytest run::
 
     PYTHONPATH=src OMP_NUM_THREADS=1 python tests/fuzz/run.py [--out tests/fuzz/results.json]
         [--only SUBSTRING] [--timeout 90]
+    python tests/fuzz/run.py --compare tests/fuzz/results.json tests/fuzz/results_after.json
 
 The cases run one after another in a child process (``multiprocessing``, spawned) whose
 address space is capped at 4 GB (``resource.setrlimit(RLIMIT_AS)``); a case that times out
@@ -180,7 +181,34 @@ class Child:
             self.proc.join(5)
 
 
+CLASSES = ("RIGHT", "CLEAR-ERROR", "UNCLEAR-ERROR", "SILENTLY-WRONG", "OOM", "CRASH", "TIMEOUT")
+
+
+def compare(before_path, after_path):
+    """Markdown: counts per class before/after, and every case whose class changed."""
+    before = {r["name"]: r for r in json.loads(pathlib.Path(before_path).read_text())["results"]}
+    after = {r["name"]: r for r in json.loads(pathlib.Path(after_path).read_text())["results"]}
+    names = [n for n in before if n in after]
+    lines = ["| class | before | after |", "| --- | ---: | ---: |"]
+    for k in CLASSES:
+        nb = sum(before[n]["outcome"] == k for n in names)
+        na = sum(after[n]["outcome"] == k for n in names)
+        lines.append(f"| {k} | {nb} | {na} |")
+    lines.append(f"| total | {len(names)} | {len(names)} |")
+    lines += ["", "| case | before | after | after: what came back |", "| --- | --- | --- | --- |"]
+    for n in names:
+        b, a = before[n]["outcome"], after[n]["outcome"]
+        if a != b:
+            what = (a_err := after[n].get("error")) or after[n].get("got", "")
+            what = " ".join(str(what).split())[:160].replace("|", "\\|")
+            lines.append(f"| {n} | {b} | {a} | {what if a_err else ''} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--compare":
+        print(compare(sys.argv[2], sys.argv[3]))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(HERE / "results.json"))
     ap.add_argument("--only", default=None, help="run the cases whose name contains this")
@@ -226,8 +254,7 @@ def main(argv=None):
         counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
     print()
     print(f"{'class':16s} count")
-    for k in ("RIGHT", "CLEAR-ERROR", "UNCLEAR-ERROR", "SILENTLY-WRONG", "OOM", "CRASH",
-              "TIMEOUT"):
+    for k in CLASSES:
         print(f"{k:16s} {counts.get(k, 0)}")
     print(f"{'total':16s} {len(results)}   ({time.perf_counter() - t_start:.0f} s)")
     out = pathlib.Path(args.out)
