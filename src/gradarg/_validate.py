@@ -197,6 +197,13 @@ def check_cotangent(v: Any, y: torch.Tensor, name: str = "v") -> torch.Tensor:
 def check_requires_grad(y: torch.Tensor, what: str = "the output") -> None:
     """Raise a ``ValueError`` if ``y`` is not attached to a graph."""
     if not y.requires_grad:
+        mode = ("torch.inference_mode() is on" if torch.is_inference_mode_enabled() else
+                "torch.no_grad() is on" if not torch.is_grad_enabled() else None)
+        if mode is not None:
+            raise ValueError(
+                f"{what} does not require grad because {mode} where it was computed: no graph "
+                f"is recorded there, so backward() has nothing to differentiate; call this "
+                f"outside that block (or inside torch.enable_grad())")
         raise ValueError(
             f"{what} does not require grad, so backward() has nothing to differentiate: "
             f"it does not depend on the input through differentiable operations "

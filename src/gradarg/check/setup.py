@@ -10,6 +10,9 @@ from typing import Any
 
 import torch
 
+from .._validate import check_dense
+from ..core.compose import inside_transform, transform_name
+
 __all__ = ["Setup", "arg_names", "setup"]
 
 
@@ -73,12 +76,19 @@ class Setup:
 
 
 def setup(fn, args, parameters: bool) -> Setup:
+    if inside_transform():  # requires_grad_() on copies is refused there (torch's own error)
+        raise ValueError(
+            f"check_backward runs torch's backward pass on detached copies of the inputs and "
+            f"returns a verdict, which torch.func transforms cannot differentiate or batch; it "
+            f"was called inside {transform_name()}. Call it outside the transform")
     names_all = arg_names(fn, len(args))
     slots: list[tuple[str, Any]] = []  # ("arg", position) or ("param", name)
     names, xs, skipped = [], [], []
     for i, (a, name) in enumerate(zip(args, names_all, strict=True)):
         if not isinstance(a, torch.Tensor):
             continue
+        if a.is_meta or (a.requires_grad and a.layout != torch.strided):
+            check_dense(name, a)  # the ValueError (meta) or TypeError (sparse) naming it
         if not (a.is_floating_point() or a.is_complex()):
             skipped.append(f"{name} ({a.dtype}): integer and bool tensors have no gradient")
         elif a.is_complex():
