@@ -23,7 +23,7 @@ import torch
 __all__ = ["ROUNDING", "failed_entry"]
 
 # a difference up to this many eps (relative to the contraction's scale) is rounding
-ROUNDING = 1024
+ROUNDING = 256
 
 
 def failed_entry(got: torch.Tensor, want: torch.Tensor, scale: torch.Tensor,
