@@ -134,9 +134,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("autograd.grad list of outputs identical rows", "guide/whole-jacobians"),
     ("grad_outputs None", "guide/accumulation"),
     # API names
-    ("gradarg.jacobian", ("reference/api-core", "reference/api")),
-    ("why_no_grad", ("guide/missing-gradients", "reference/api-trace", "reference/api")),
-    ("check_backward", ("guide/checking-a-backward", "reference/api-check", "reference/api")),
+    ("gradarg.jacobian", "reference/api"),
+    ("why_no_grad", ("guide/missing-gradients", "reference/api")),
+    ("check_backward", ("guide/checking-a-backward", "reference/api")),
     ("cheat sheet", "reference/cheatsheet"),
 ]
 
