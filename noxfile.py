@@ -1,6 +1,6 @@
 """Sessions: ``tests`` (pytest + doctests + examples), ``docs`` (the site), ``pages`` (every page
 run as a reader would), ``docs-repro``, ``browser`` (the built site in headless Chromium),
-``site`` (those four in one environment, what ``.ci/run`` uses), ``bench`` (speed against
+``site`` (those four in one environment), ``bench`` (speed against
 torch), ``bench-asdex`` (sparse Jacobians and Hessians beside JAX's asdex; bench only),
 ``lint`` (ruff), ``docs-live``, and
 ``tests-oldest`` (the unit tests against the oldest torch pyproject.toml declares; run by hand,
@@ -9,6 +9,11 @@ default session nor part of ``.ci/run``).
 
 Every environment is pinned with ``requirements/constraints.txt``: torch==2.13.0 is a local CPU
 wheel here; an unpinned torch would download several GB of CUDA packages.
+
+``.ci/run`` installs one environment for all of CI (``.nox/ci``: the package with its test,
+docs and browser extras, and ruff) and runs ``lint``, ``site`` and ``tests`` in it with
+``nox --no-venv --no-install``: their ``install`` calls are skipped and the commands they run
+are found on ``PATH``.
 """
 
 from __future__ import annotations
@@ -74,13 +79,14 @@ PAGES_DEPS = (".[docs]", "pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6", "nbc
 
 @nox.session(python=PYTHON)
 def pages(session: nox.Session) -> None:
-    """Every page as a reader runs it: its visible code, and its downloadable notebook, in a
-    fresh kernel each (nbclient), empty working directory, with only the package and its
-    documentation dependencies installed (plus pytest to drive it).
+    """Every page as a reader runs it: its downloadable notebook's code (the page's visible
+    code), cell after cell, in a fresh interpreter and an empty working directory, with only the
+    package and its documentation dependencies installed (plus pytest to drive it).
 
-    The tests marked ``pages`` (tests/site/test_visible_code.py, test_downloads.py): one kernel
-    per page, about 90 s on two cores, so they are kept out of ``nox -s tests`` (under 60 s)
-    and run here; ``.ci/run`` runs them in ``nox -s site``.
+    The tests marked ``pages`` (tests/site/test_visible_code.py, test_downloads.py): one fresh
+    interpreter per page, forked from one that has imported torch (tests/site/reader.py;
+    ``GRADARG_PAGE_RUNNER=nbclient`` runs a Jupyter kernel per page instead), so they are kept
+    out of ``nox -s tests`` and run here; ``.ci/run`` runs them in ``nox -s site``.
     """
     install(session, "-e", *PAGES_DEPS)
     _run_pages(session)

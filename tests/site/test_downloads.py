@@ -1,6 +1,7 @@
-"""The page's download: a notebook of its prose and visible code that runs top to bottom in a
-fresh kernel (nbclient) with only the package and its documentation dependencies, and that
-needs none of the site's own plumbing (``pagekit``, glue)."""
+"""The page's download: a valid notebook of its prose and visible code whose code runs top to
+bottom in a fresh interpreter with only the package and its documentation dependencies
+(``reader.page_run``; the same cells also run in a Jupyter kernel in the build), and that needs
+none of the site's own plumbing (``pagekit``, glue)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def test_download_holds_no_plumbing(page):
 
 @pytest.mark.pages
 @pytest.mark.parametrize("page", PAGES, ids=ids(PAGES))
-def test_download_runs_with_nbclient(page):
+def test_download_runs_top_to_bottom(page):
     run = page_run(page)
     assert run["error"] is None, run["error"]
     outputs = [o for c in run["notebook"]["cells"] if c["cell_type"] == "code"

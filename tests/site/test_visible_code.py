@@ -4,7 +4,8 @@ with an empty working directory and only the package installed, runs without err
 Hidden cells (``remove-cell``, ``remove-input``) may glue numbers, assert and draw, but a
 visible cell never uses a name only a hidden cell defines, and never imports the repository's
 ``examples/`` or ``docs/`` modules. The run itself is shared with ``test_downloads.py``
-(``reader.page_run``: each page's visible code as a notebook, executed once by nbclient).
+(``reader.page_run``: each page's visible code as a notebook, its cells run once, in order, in a
+fresh interpreter).
 """
 
 from __future__ import annotations

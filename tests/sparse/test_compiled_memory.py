@@ -8,6 +8,14 @@ Each test runs fresh Python processes that share one temporary ``TORCHINDUCTOR_C
 observable, never a time: how the first call chose (``choice``), how many functions it handed
 to ``torch.compile`` (``compiled_candidates``, and torch's own count of traced graphs), and
 the entries against the eager call's.
+
+Two cold inductor compiles in two processes (about 30 s of CPU, a sixth of ``tests/sparse``):
+run with ``GRADARG_SLOW_TESTS=1`` (``GRADARG_SLOW_TESTS=1 python -m pytest
+tests/sparse/test_compiled_memory.py -n 0``).  CI keeps the same memory in one process:
+``test_compiled.py::test_a_corrupt_stale_or_wrong_memory_costs_only_speed`` (a first call
+times and remembers, the next compiles only the remembered candidate) and
+``test_compiled.py::test_the_memory_names_function_pattern_shape_and_dtype`` (a function
+rebuilt with the same code and captured shapes, as in the next process, finds the memory).
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ NO_CXX = shutil.which("g++") is None and shutil.which("c++") is None
 pytestmark = [
     pytest.mark.skipif(OLD, reason="torch.compile of torch.func transforms: torch>=2.4"),
     pytest.mark.skipif(NO_CXX, reason="inductor needs a C++ compiler"),
+    pytest.mark.skipif(os.environ.get("GRADARG_SLOW_TESTS") != "1",
+                       reason="two cold compiles in two processes: GRADARG_SLOW_TESTS=1 runs it"),
 ]
 
 # One process: compile the Jacobian of a 2-D stencil times a captured tensor w (its row and
