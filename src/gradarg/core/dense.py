@@ -116,8 +116,10 @@ def jacobian(
         one ``torch.autograd.grad(..., is_grads_batched=True)`` call, as
         :func:`torch.autograd.functional.jacobian` does); ``False`` always loops.
         Reverse mode evaluates ``fn`` once, unbatched, and batches only the backward passes (so
-        ``.item()`` or data-dependent control flow in ``fn`` is fine there); forward mode
-        batches ``fn`` itself.
+        ``.item()`` or data-dependent control flow in ``fn`` is fine there); so does forward
+        mode when its JVPs are backward passes over one evaluation of ``fn`` (eagerly, without
+        a custom ``autograd.Function``); where they come from ``torch.func.jvp`` it batches
+        ``fn`` itself, and ``.item()`` in ``fn`` raises there.
     strategy : {"reverse-mode", "forward-mode"} or None
         :func:`torch.autograd.functional.jacobian`'s name for ``method="reverse"`` /
         ``method="forward"``, accepted so that replacing that import is enough; ``None``
@@ -178,7 +180,8 @@ def jacobian(
         ``x`` is not a tensor (or tuple of tensors), has an integer/bool dtype or is sparse
         (pass ``x.to_dense()``: sparse inputs are refused, not densified); ``fn`` returns
         something other than tensors, or an output with an integer/bool dtype;
-        ``create_graph``/``strict`` not a bool, ``vectorize`` not ``None`` or a bool,
+        ``create_graph``/``strict`` not a bool (or the integer 0 or 1), ``vectorize`` not
+        ``None`` or a bool,
         ``certify`` not an integer.
     ValueError
         ``x`` on the meta device (no values to differentiate at); a complex output of a real
