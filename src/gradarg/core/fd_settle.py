@@ -75,8 +75,10 @@ def settle(ests: Sequence[Any]) -> None:
                 continue
             err = e.error[k]
             shape = (n,) + (1,) * (err.dim() - 1)
-            near = torch.maximum(col.reshape(shape).to(err.dtype),
-                                 rows[k].unsqueeze(0).to(err.dtype))
+            near = col.reshape(shape).to(err.dtype)
+            row = rows[k]  # None only when no input element has a column (nothing to compare)
+            if row is not None:
+                near = torch.maximum(near, row.unsqueeze(0).to(err.dtype))
             ok = torch.where(near > 0, err <= UNRESOLVED * near, e.alone[k])
             e.error[k] = torch.where(still & ~ok, torch.full_like(err, math.inf), err)
         e.still = [torch.zeros_like(s) for s in e.still]  # settled: not settled again
