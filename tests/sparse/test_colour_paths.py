@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import gradarg
-from gradarg.sparse import _numba, d2color
+from gradarg.sparse import _numba, d2color, lowerbound
 from gradarg.sparse.coloring import color_pattern
 from gradarg.sparse.pattern import coordinates
 
@@ -292,7 +292,7 @@ def test_lattice_colouring_is_the_first_proper_one_or_none():
         for side in ("rows", "columns"):
             arrays = d2color.bipartite(co, side)
             k = int(mask.sum(axis=0 if side == "rows" else 1).max())
-            if k <= 1 or k ** len(shape) > d2color.LATTICE_CANDIDATES:
+            if k <= 1 or k ** len(shape) > lowerbound.LATTICE_CANDIDATES:
                 continue  # one colour: modular's case; too many candidates: not tried
             got = d2color.lattice(arrays[2], arrays[3], shape)
             want = first_proper_lattice(mask, side, shape)

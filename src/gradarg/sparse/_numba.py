@@ -205,8 +205,8 @@ def note_path(path: str) -> None:
 
 def last_path() -> str | None:
     """The path the last distance-2 colouring of the process took (one of :data:`PATHS`, or
-    ``"modular"`` or ``"lattice"`` when :func:`gradarg.sparse.d2color.modular` or
-    :func:`~gradarg.sparse.d2color.lattice` met the lower bound and no search ran), or ``None`` before any: tests check that a forced path really ran."""
+    ``"modular"`` or ``"lattice"`` when :func:`gradarg.sparse.lowerbound.modular` or
+    :func:`~gradarg.sparse.lowerbound.lattice` met the lower bound and no search ran), or ``None`` before any: tests check that a forced path really ran."""
     return _state.get("last")
 
 
