@@ -11,6 +11,7 @@ Every number comes from ``torch.autograd.grad`` on the recorded forward pass, ba
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import torch
@@ -19,7 +20,7 @@ from .budget import NAN_ROW_ENTRIES, PATCH_NONZEROS, chunk, fallback_rows
 from .setup import Setup
 from .tolerance import loose_tolerance, same_function
 
-__all__ = ["BackwardUnderTest"]
+__all__ = ["BackwardUnderTest", "one_hot_rows"]
 
 
 class BackwardUnderTest:
@@ -143,23 +144,17 @@ class BackwardUnderTest:
         if not y.requires_grad:
             return out
         step = chunk(max(m, n))
+
+        def one(b: torch.Tensor) -> torch.Tensor:
+            return _or_zeros(torch.autograd.grad(y, x, b, retain_graph=True,
+                                                 allow_unused=True)[0], x)
+
         try:
             for start in range(0, m, step):
                 idx = torch.arange(start, min(m, start + step))
-                basis = torch.zeros(idx.numel(), m, dtype=torch.float64)
-                basis[torch.arange(idx.numel()), idx] = 1
-                basis = basis.reshape(idx.numel(), *y.shape)
-                torch.set_rng_state(self.state)
-                try:
-                    with torch.enable_grad():
-                        (g,) = torch.autograd.grad(y, x, basis, retain_graph=True,
-                                                   allow_unused=True, is_grads_batched=True)
-                except RuntimeError:  # a backward vmap cannot batch: one pass per row
-                    g = None if not idx.numel() else torch.stack([
-                        _or_zeros(torch.autograd.grad(y, x, b, retain_graph=True,
-                                                      allow_unused=True)[0], x) for b in basis])
+                g = one_hot_rows(y, x, idx, torch.float64, self.state, one)
                 if g is not None:
-                    out[idx] = g.detach().reshape(idx.numel(), n)
+                    out[idx] = g
         except RuntimeError:
             return None
         return out
@@ -199,18 +194,9 @@ class BackwardUnderTest:
         step = chunk(max(m, n))
         for start in range(0, rows.numel(), step):
             idx = rows[start:start + step]
-            basis = torch.zeros(idx.numel(), m, dtype=y.dtype)
-            basis[torch.arange(idx.numel()), idx] = 1
-            basis = basis.reshape(idx.numel(), *y.shape)
-            torch.set_rng_state(self.state)
-            try:
-                with torch.enable_grad():
-                    (g,) = torch.autograd.grad(y, x, basis, retain_graph=True,
-                                               allow_unused=True, is_grads_batched=True)
-            except RuntimeError:
-                g = torch.stack([self.backward({k: b})[0][j] for b in basis])
+            g = one_hot_rows(y, x, idx, y.dtype, self.state,
+                             lambda b: self.backward({k: b})[0][j])
             if g is not None:  # filled in place: no list of large pieces held at once
-                g = g.detach().reshape(idx.numel(), n)
                 out[start:start + idx.numel()] = g if cols is None else g[:, cols]
         return out
 
@@ -330,6 +316,28 @@ class BackwardUnderTest:
         if nnz <= PATCH_NONZEROS:
             self._patched[(k, j)] = (idx, torch.cat(parts).coalesce())
         return torch.cat(out)
+
+
+def one_hot_rows(y: torch.Tensor, x: torch.Tensor, idx: torch.Tensor, dtype: torch.dtype,
+                 state: torch.Tensor, one_row: Callable[[torch.Tensor], torch.Tensor],
+                 ) -> torch.Tensor | None:
+    """Rows ``idx`` of the Jacobian of ``y`` with respect to ``x`` that the backward implies
+    (``len(idx) × x.numel()``): one ``is_grads_batched`` backward pass with the one-hot upstream
+    gradients (``dtype``), or ``one_row(b)`` per one-hot ``b`` where vmap cannot batch the
+    backward; the RNG reset to ``state`` first (a backward that draws random numbers draws the
+    same ones).  ``None`` when ``x`` does not take part."""
+    basis = torch.zeros(idx.numel(), y.numel(), dtype=dtype)
+    basis[torch.arange(idx.numel()), idx] = 1
+    basis = basis.reshape(idx.numel(), *y.shape)
+    torch.set_rng_state(state)
+    g: torch.Tensor | None
+    try:
+        with torch.enable_grad():
+            (g,) = torch.autograd.grad(y, x, basis, retain_graph=True, allow_unused=True,
+                                       is_grads_batched=True)
+    except RuntimeError:  # a backward vmap cannot batch: one pass per row
+        g = torch.stack([one_row(b) for b in basis]) if idx.numel() else None
+    return None if g is None else g.detach().reshape(idx.numel(), x.numel())
 
 
 def _or_zeros(g: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
