@@ -74,6 +74,7 @@ def _add(c: Case) -> None:
             return {"ok": False, "why": f"predicate failed: {type(e).__name__}: {e}",
                     "got": _show(r), "expected": c.pred}
         return {"ok": ok, "got": _show(r) + (f"  warnings={ns['W']}" if ns["W"] else ""),
+                "warnings": ns["W"],
                 "expected": f"{c.pred}  [{c.oracle}]",
                 "why": "" if ok else "the oracle's predicate does not hold"}
 

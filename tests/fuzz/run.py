@@ -20,6 +20,10 @@ CLEAR-ERROR
 UNCLEAR-ERROR
     Another exception type (``AttributeError``, ``KeyError``, ``RuntimeError`` from ATen...),
     or a message that does not name the argument, or one with internal names.
+WARNED
+    A value that disagrees with the oracle, returned with a warning (raised while the call
+    ran) whose text names what is wrong (one of the case's keywords): wrong, but not in
+    silence.  Cases with no keywords cannot be WARNED.
 SILENTLY-WRONG
     A value that disagrees with the oracle; a refusal the oracle expects that did not come;
     an "ok"/"agree" verdict about something wrong or unchecked.
@@ -124,7 +128,10 @@ def run_one(case):
                 rec.update(outcome="SILENTLY-WRONG", why="case returned no verdict",
                            got=_short(out))
             else:
-                rec.update(outcome="RIGHT" if out["ok"] else "SILENTLY-WRONG",
+                said = [w for w in out.get("warnings", [])
+                        if case.keys and any(_names(k, w) for k in case.keys)]
+                wrong = "WARNED" if said else "SILENTLY-WRONG"
+                rec.update(outcome="RIGHT" if out["ok"] else wrong,
                            got=str(out.get("got", ""))[:1500],
                            expected=str(out.get("expected", ""))[:1500],
                            why=str(out.get("why", "")))
@@ -181,7 +188,7 @@ class Child:
             self.proc.join(5)
 
 
-CLASSES = ("RIGHT", "CLEAR-ERROR", "UNCLEAR-ERROR", "SILENTLY-WRONG", "OOM", "CRASH", "TIMEOUT")
+CLASSES = ("RIGHT", "CLEAR-ERROR", "UNCLEAR-ERROR", "WARNED", "SILENTLY-WRONG", "OOM", "CRASH", "TIMEOUT")
 
 
 def compare(before_path, after_path):
