@@ -231,6 +231,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("clip_grad_norm_ vs clip_grad_value_ where to clip", "questions/distributed-amp-compile"),
     ("modified by an inplace operation which is output 0 of AsStrided", "questions/graph-errors"),
     ("memory_reserved memory_allocated empty_cache retain_graph", "questions/memory"),
+    ("more than one element of the written-to tensor refers to a single memory location expand",
+     ("guide/custom-functions", "questions/graph-errors")),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
