@@ -212,6 +212,27 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("why_no_grad", ("guide/missing-gradients", "reference/api")),
     ("check_backward", ("guide/checking-a-backward", "reference/api")),
     ("cheat sheet", "reference/cheatsheet"),
+    # everyday traps, what torch 2.13 does now, DDP and FSDP2, sparse linear algebra
+    ("model.requires_grad = False does not freeze the layers", "questions/missing-gradients"),
+    ("softmax before CrossEntropyLoss slow training", "questions/operator-edge-cases"),
+    ("gradient accumulation last batch not divisible by accumulation_steps",
+     "questions/accumulation-memory"),
+    ("index_select sparse tensor backward", "questions/sparse-tensors"),
+    ("gradient with respect to values of sparse_coo_tensor addmm", "questions/sparse-tensors"),
+    ("torch.linalg.solve sparse matrix backward", "questions/sparse-tensors"),
+    ("vmap index_fill batching rule", "questions/error-messages-func"),
+    ("Cannot access data pointer of Tensor that doesn't have storage data_ptr",
+     "questions/error-messages-func"),
+    ("torch.compile torch.func.grad wrong gradient", "questions/compile"),
+    ("There was no fake impl registered custom_op torch.compile", "questions/compile"),
+    ("DDP no_sync forward inside the context", "questions/distributed-amp-compile"),
+    ("DDP static_graph=True", "questions/distributed-amp-compile"),
+    ("FSDP2 fully_shard forward twice before backward", "questions/distributed-amp-compile"),
+    ("clip_grad_norm_ vs clip_grad_value_ where to clip", "questions/distributed-amp-compile"),
+    ("modified by an inplace operation which is output 0 of AsStrided", "questions/graph-errors"),
+    ("memory_reserved memory_allocated empty_cache retain_graph", "questions/memory"),
+    ("more than one element of the written-to tensor refers to a single memory location expand",
+     ("guide/custom-functions", "questions/graph-errors")),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
