@@ -393,12 +393,14 @@ class GradEvents:
         size = sum(len(g["params"]) for g in groups)
         cached = self._held_by.get(id(optimizer))
         if cached is None or cached.optimizer is not optimizer or cached.size != size:
-            owner = self.watched.owner
+            # by id: the owner's keys are alive, so no other object has their id (a tensor's
+            # hash is its id, through a Python-level __hash__: slower than id())
+            owned = {id(p) for p in self.watched.owner}
             every = [p for g in groups for p in g["params"]]
-            held = [p for p in every if p in owner]
+            held = [p for p in every if id(p) in owned]
             has_probe = any(p is self._probe for p in held)
             foreign = [p for p in every
-                       if p not in owner and isinstance(p, torch.Tensor) and p.requires_grad]
+                       if id(p) not in owned and isinstance(p, torch.Tensor) and p.requires_grad]
             self._held_by[id(optimizer)] = cached = Holding(optimizer, size, held, has_probe,
                                                             foreign)
         return cached

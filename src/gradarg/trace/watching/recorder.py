@@ -273,15 +273,21 @@ class Recorder:
         ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else list(_tensors(args))
         slots, producers = [], []
         keys, leaves = set(), []  # the inputs with history: (node, output number); leaves
-        owners = self._node_owner
+        owners, known = self._node_owner, self._slots
         for t in ts:
-            slot = self._hook_tensor(t)
+            if t.requires_grad:
+                node = t.grad_fn
+                # a tensor already hooked (an earlier call's output): its slot, looked up here
+                slot = known.get((node, t.output_nr) if node is not None else (id(t), -1))
+                if slot is None:
+                    slot = self._hook_tensor(t)
+            else:
+                slot = None
             if slot is None:
                 if self._out_ptr and not t.requires_grad:
                     self._note_detached(t, index)
                 continue
             slots.append(slot)
-            node = t.grad_fn
             if node is None:
                 leaves.append(t)
                 continue
