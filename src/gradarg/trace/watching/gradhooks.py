@@ -285,19 +285,20 @@ class GradEvents:
     # -- the hooks ----------------------------------------------------------------------------
     def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
         held_by = p if live is None else live
-        watched = self.watched
+        watched, pending, key = self.watched, self._pending, id(held_by)
 
         def hook(g):
             watched.backward_seen = True
             held = held_by.grad
-            entry = PassEntry(p, _norm(g), None if held is None else _norm(held), g.is_sparse,
+            n = _norm(g)
+            entry = PassEntry(p, n, None if held is None else _norm(held), g.is_sparse,
                               None, watched.forwards)
             self._got.append(entry)
             self._log_entry(entry)
-            self._pending[id(held_by)] = entry  # completed once the pass accumulated
-            if entry.grad == 0.0:
+            pending[key] = entry  # completed once the pass accumulated
+            if n == 0.0:
                 self._on_zero()
-            elif self._first_bad_at is None and not math.isfinite(entry.grad):
+            elif self._first_bad_at is None and not math.isfinite(n):
                 self._first_bad_at = time.time()
 
         return hook

@@ -322,7 +322,9 @@ class Recorder:
         self._notes.begin(index, module, ts)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
-        self._values[index] = CallValues(graphnotes.refs(ts), [])
+        self._values[index] = CallValues(  # graphnotes.refs, inline
+            [weakref.ref(t) for t in ts
+             if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())], [])
         self._stack.append(index)
 
     def _note_detached(self, t: torch.Tensor, index: int) -> None:
@@ -444,37 +446,44 @@ class Recorder:
         # one pass over the outputs: their slots (hooked), the nodes of those with history,
         # weak references to the floating ones, and whether any is floating / has history
         slots, roots, refs = [], [], []
-        owners, out_ptr = self._node_owner, self._out_ptr
+        owners, out_ptr, known = self._node_owner, self._out_ptr, self._slots
         for t in ts:
             if not (t.is_floating_point() or t.is_complex()):
                 continue
             refs.append(weakref.ref(t))
-            slot = self._hook_tensor(t)
-            if slot is None:
+            if not t.requires_grad:
                 continue
+            node, nr = t.grad_fn, t.output_nr
+            slot = known.get((node, nr) if node is not None else (id(t), -1))
+            if slot is None:
+                slot = self._hook_tensor(t)
             slots.append(slot)
-            node = t.grad_fn
             if node is not None:
-                roots.append((node, t.output_nr))
+                roots.append((node, nr))
                 if node not in owners:
                     owners[node] = index  # the innermost module first
                     out_ptr[t.data_ptr()] = (index, weakref.ref(t.untyped_storage()), t.shape)
-        r = self._raw[index]
-        self._raw[index] = RawCall(r.module, r.parent, r.ins, slots, r.producers)
+        raw = self._raw
+        r = raw[index]
+        raw[index] = RawCall(r.module, r.parent, r.ins, slots, r.producers)
         self._values[index].outs.extend(refs)
         if not stack:
             self._on_outer_return(index)
         inputs = self._call_inputs.get(index)
         if inputs is not None:
-            if any(key in inputs.keys for key in roots):
-                self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
-                del self._call_inputs[index]
-            elif index in self._sharers:
-                self._hook_sent(index, [n for n, _ in roots])
+            keys = inputs.keys
+            for key in roots:
+                if key in keys:
+                    self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
+                    del self._call_inputs[index]
+                    break
             else:
-                self._call_outs[index] = [n for n, _ in roots]
+                if index in self._sharers:
+                    self._hook_sent(index, [n for n, _ in roots])
+                else:
+                    self._call_outs[index] = [n for n, _ in roots]
         if isinstance(module, DYING):
-            self._dying.note(index, module, output, self._raw)
+            self._dying.note(index, module, output, raw)
         if refs and not slots and module in self._trainable:
             # trainable, yet no autograd history: torch.no_grad() around it, or detached
             mode = ("inference_mode" if torch.is_inference_mode_enabled() else
