@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -37,6 +38,24 @@ _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges t
 
 def _nothing(*args: Any) -> None:
     return None
+
+
+def _leaf_arrived(watched: Watched, arrivals: list[tuple[int, float]], slot: int,
+                  g: torch.Tensor) -> None:
+    """A leaf tensor's hook: its gradient's norm arrived at ``slot``."""
+    watched.backward_seen = True
+    arrivals.append((slot, _norm(g)))
+
+
+def _node_arrived(watched: Watched, arrivals: list[tuple[int, float]],
+                  outputs: list[tuple[int, int]], grads: tuple[torch.Tensor | None, ...]) -> None:
+    """A node's pre-hook: the norm of the gradient of each hooked output ``(output number,
+    slot)`` arrived at its slot."""
+    watched.backward_seen = True
+    for nr, slot in outputs:
+        g = grads[nr]
+        if g is not None:
+            arrivals.append((slot, _norm(g)))
 
 
 class Recorder:
@@ -229,28 +248,18 @@ class Recorder:
             slot = len(self._shapes)
             self._slots[key] = slot
             self._shapes.append(tuple(t.shape))
-            arrivals, watched = self._arrivals, self.watched
+            # the hooks are partials of module functions, not closures: fewer objects that
+            # outlive the call (each step's survivors set off the garbage collector's runs)
             if node is None:
                 self._slot_refs.append(t)  # keeps the id unique during the step
-
-                def hook(g, slot=slot):
-                    watched.backward_seen = True
-                    arrivals.append((slot, _norm(g)))
-
-                self._tensor_handles.append(t.register_hook(hook))
+                self._tensor_handles.append(t.register_hook(
+                    partial(_leaf_arrived, self.watched, self._arrivals, slot)))
             else:
                 outputs = self._node_outputs.get(node)
                 if outputs is None:
                     outputs = self._node_outputs[node] = []
-
-                    def prehook(grads, outputs=outputs):
-                        watched.backward_seen = True
-                        for nr, slot in outputs:
-                            g = grads[nr]
-                            if g is not None:
-                                arrivals.append((slot, _norm(g)))
-
-                    self._tensor_handles.append(node.register_prehook(prehook))
+                    self._tensor_handles.append(node.register_prehook(
+                        partial(_node_arrived, self.watched, self._arrivals, outputs)))
                 outputs.append((t.output_nr, slot))
         return slot
 
