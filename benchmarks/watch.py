@@ -16,6 +16,12 @@ and with ``gradarg.trace_backward(loss)`` in place of ``loss.backward()``. Sampl
 variants alternate in a shuffled order per repeat, so machine noise hits all alike; each
 figure is a ratio of medians. Target for ``watch`` on the MLP: at most 1.3x. ``--clock cpu``
 times process CPU time instead of wall time (for a machine busy with other work).
+
+``--floor`` adds a fourth variant: the hooks ``watch`` puts on, with bodies that do nothing but
+take the same gradient norms (forward pre-hook and hook on every module, a ``Node`` pre-hook on
+each module output's ``grad_fn``, a tensor hook and a post-accumulate-grad hook on every
+parameter, ``vector_norm(...).item()`` of every gradient a hook sees): what ``watch`` would cost
+with no bookkeeping at all, the lower bound of this design.
 """
 
 from __future__ import annotations
@@ -86,15 +92,57 @@ def step(net, opt, loss_fn, how: str) -> float:
     return CLOCK() - t0
 
 
-def measure(make, repeats: int) -> dict[str, float]:
+def floor_hooks(net: torch.nn.Module) -> list:
+    """The hooks of ``watch`` with bodies that only take the gradient norms (see ``--floor``)."""
+    handles: list = []
+    norms: list[float] = []
+
+    def node_prehook(grads):
+        for g in grads:
+            if g is not None:
+                norms.append(torch.linalg.vector_norm(g).item())
+
+    def post(module, args, out):
+        for t in (out,) if isinstance(out, torch.Tensor) else _tensors_in(out):
+            if t.grad_fn is not None:
+                handles.append(t.grad_fn.register_prehook(node_prehook))
+
+    for m in net.modules():
+        handles.append(m.register_forward_pre_hook(lambda module, args: None))
+        handles.append(m.register_forward_hook(post))
+    for p in net.parameters():
+        handles.append(p.register_hook(
+            lambda g: norms.append(torch.linalg.vector_norm(g).item())))
+        handles.append(p.register_post_accumulate_grad_hook(lambda t: None))
+    return handles
+
+
+def _tensors_in(value) -> list[torch.Tensor]:
+    """The tensors in nested tuples and lists (an LSTM returns ``(out, (h, c))``)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors_in(v)]
+    return []
+
+
+def measure(make, repeats: int, floor: bool = False) -> dict[str, float]:
     net, loss_fn = make()
     opt = torch.optim.SGD(net.parameters(), lr=1e-4)
     watcher = gradarg.watch(net)
     watcher.remove()
-    times: dict[str, list[float]] = {"plain": [], "watch": [], "trace": [], "enter": []}
+    times: dict[str, list[float]] = {"plain": [], "watch": [], "trace": [], "enter": [],
+                                     "floor": []}
     rng = random.Random(0)
 
     def run(how: str) -> float:
+        if how == "floor":
+            handles = floor_hooks(net)
+            try:
+                return step(net, opt, loss_fn, "plain")
+            finally:
+                for h in handles:
+                    h.remove()
         if how != "watch":
             return step(net, opt, loss_fn, how)
         t0 = time.perf_counter()
@@ -108,43 +156,52 @@ def measure(make, repeats: int) -> dict[str, float]:
             w.remove()
             times["enter"].append(entered + time.perf_counter() - t1)
 
-    for how in ("plain", "watch", "trace") * 2:  # warm-up
+    variants = ["plain", "watch", "trace"] + (["floor"] if floor else [])
+    for how in variants * 2:  # warm-up
         run(how)
     times["enter"].clear()
     # hooks on for a run of steps (a watched training loop), read once per step
     for _ in range(repeats):
-        order = ["plain", "watch", "trace"]
+        order = list(variants)
         rng.shuffle(order)
         for how in order:
             times[how].append(run(how))
     plain = statistics.median(times["plain"])
-    return {"plain_ms": plain * 1e3,
-            "watch": statistics.median(times["watch"]) / plain,
-            "enter_exit_ms": statistics.median(times["enter"]) * 1e3,
-            "trace": statistics.median(times["trace"]) / plain}
+    out = {"plain_ms": plain * 1e3,
+           "watch": statistics.median(times["watch"]) / plain,
+           "enter_exit_ms": statistics.median(times["enter"]) * 1e3,
+           "trace": statistics.median(times["trace"]) / plain}
+    if floor:
+        out["floor"] = statistics.median(times["floor"]) / plain
+    return out
 
 
 def main(argv=None) -> dict[str, dict[str, float]]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=40)
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the same hooks with bodies that only take the norms")
     args = ap.parse_args(argv)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     print(f"watch and trace_backward against a plain training step (torch {torch.__version__}, "
           f"{torch.get_num_threads()} thread(s), {args.clock} clock, median of {args.repeats} "
           f"interleaved steps):")
+    floor_head = f" {'floor':>7}" if args.floor else ""
     print(f"  {'model':<24} {'plain step':>11} {'watch':>8} {'trace_backward':>15} "
-          f"{'watch on+off':>13}")
+          f"{'watch on+off':>13}{floor_head}")
     results = {}
     for name, make in MODELS.items():
-        r = measure(make, args.repeats)
+        r = measure(make, args.repeats, args.floor)
         results[name] = r
+        floor_col = f" {r['floor']:>6.2f}x" if args.floor else ""
         print(f"  {name:<24} {r['plain_ms']:>8.2f} ms {r['watch']:>7.2f}x {r['trace']:>14.2f}x "
-              f"{r['enter_exit_ms']:>10.2f} ms")
+              f"{r['enter_exit_ms']:>10.2f} ms{floor_col}")
     print("  ratios: step time / plain step time; 'watch on+off': attaching the hooks, reading "
-          "the record and removing them, per step (not in the watch ratio). "
-          "Target: watch <= 1.3x on the MLP.")
+          "the record and removing them, per step (not in the watch ratio)"
+          + ("; 'floor': the same hooks, bodies that only take the norms" if args.floor else "")
+          + ". Target: watch <= 1.3x on the MLP.")
     return results
 
 

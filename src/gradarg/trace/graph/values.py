@@ -51,6 +51,11 @@ def norm(g: torch.Tensor) -> float:
     gradients (``nn.Embedding(sparse=True)``) are coalesced first: elementwise functions such as
     ``isfinite`` are not implemented for them, their values are.
     """
+    if type(g) is torch.Tensor and g.layout == torch.strided:  # the common case, checked first
+        n = torch.linalg.vector_norm(g).item()
+        if n != 0.0 and n != math.inf:
+            return n
+        return _checked(g, n)
     if _is_dtensor(g):
         # a sharded gradient (FSDP2): the norm of the whole tensor, summed over the shards of
         # every process (a collective: each process must ask for the same norms, in order)
@@ -59,7 +64,12 @@ def norm(g: torch.Tensor) -> float:
         g = g.coalesce().values()
     elif g.layout != torch.strided:
         g = g.to_dense()
-    n = torch.linalg.vector_norm(g).item()
+    return _checked(g, torch.linalg.vector_norm(g).item())
+
+
+def _checked(g: torch.Tensor, n: float) -> float:
+    """``n``, the norm of dense ``g`` in its dtype, redone in float64 when it is 0 or Inf while
+    the entries say otherwise (underflow or overflow of the squares)."""
     if n == 0.0 or n == math.inf:
         if n == 0.0 and not bool((g != 0).any()):  # != 0: complex any() warns in torch 2.1
             return 0.0

@@ -39,7 +39,9 @@ class CallNotes:
         self._versions: dict[int, list[tuple[torch.Tensor, int]]] = {}
         self._edited: dict[str, tuple[str, str]] = {}  # param name -> (module, class)
         self._ints: dict[int, str] = {}  # call -> dtype of an integer tensor it took
-        self._used: dict[Any, int] = {}  # parameter -> its version when its module returned
+        # id(parameter) -> its version when its module returned (by id: a tensor's hash is a
+        # Python-level call; the owner keeps every parameter alive, so ids stay unique)
+        self._used: dict[int, int] = {}
         # call -> (outputs finite, dtype, an Inf among them)
         self._narrow: dict[int, tuple[bool, torch.dtype, bool]] = {}
 
@@ -66,7 +68,8 @@ class CallNotes:
     def changed_since_forward(self, params: Any) -> list[Any]:
         """Those of ``params`` whose version counter went up since their module's last call
         in this step returned: modified in place after the forward used them (observed)."""
-        return [p for p in params if p in self._used and p._version != self._used[p]]
+        used = self._used
+        return [p for p in params if id(p) in used and p._version != used[id(p)]]
 
     def begin(self, index: int, module: Any, inputs: Any) -> None:
         """Call ``index`` of ``module`` starts with tensors ``inputs``."""
@@ -87,9 +90,14 @@ class CallNotes:
                 self._narrow[index] = (ok, t.dtype, not ok and bool(torch.isinf(d).any()))
                 break
         versions = self._versions.pop(index, None)
-        for p, _ in versions or ():
-            self._used[p] = p._version  # as the forward left it
-        for p, v in versions or ():
-            if p._version != v:
-                self._edited.setdefault(self._owner[p][0], (
-                    self._names.get(module, "(model)"), type(module).__name__))
+        if not versions:
+            return
+        used, edited = self._used, None
+        for p, v in versions:
+            now = used[id(p)] = p._version  # as the forward left it
+            if now != v:
+                edited = edited or []
+                edited.append(p)
+        for p in edited or ():
+            self._edited.setdefault(self._owner[p][0], (
+                self._names.get(module, "(model)"), type(module).__name__))

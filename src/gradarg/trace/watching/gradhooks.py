@@ -285,19 +285,20 @@ class GradEvents:
     # -- the hooks ----------------------------------------------------------------------------
     def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
         held_by = p if live is None else live
-        watched = self.watched
+        watched, pending, key = self.watched, self._pending, id(held_by)
 
         def hook(g):
             watched.backward_seen = True
             held = held_by.grad
-            entry = PassEntry(p, _norm(g), None if held is None else _norm(held), g.is_sparse,
+            n = _norm(g)
+            entry = PassEntry(p, n, None if held is None else _norm(held), g.is_sparse,
                               None, watched.forwards)
             self._got.append(entry)
             self._log_entry(entry)
-            self._pending[id(held_by)] = entry  # completed once the pass accumulated
-            if entry.grad == 0.0:
+            pending[key] = entry  # completed once the pass accumulated
+            if n == 0.0:
                 self._on_zero()
-            elif self._first_bad_at is None and not math.isfinite(entry.grad):
+            elif self._first_bad_at is None and not math.isfinite(n):
                 self._first_bad_at = time.time()
 
         return hook
@@ -393,12 +394,14 @@ class GradEvents:
         size = sum(len(g["params"]) for g in groups)
         cached = self._held_by.get(id(optimizer))
         if cached is None or cached.optimizer is not optimizer or cached.size != size:
-            owner = self.watched.owner
+            # by id: the owner's keys are alive, so no other object has their id (a tensor's
+            # hash is its id, through a Python-level __hash__: slower than id())
+            owned = {id(p) for p in self.watched.owner}
             every = [p for g in groups for p in g["params"]]
-            held = [p for p in every if p in owner]
+            held = [p for p in every if id(p) in owned]
             has_probe = any(p is self._probe for p in held)
             foreign = [p for p in every
-                       if p not in owner and isinstance(p, torch.Tensor) and p.requires_grad]
+                       if id(p) not in owned and isinstance(p, torch.Tensor) and p.requires_grad]
             self._held_by[id(optimizer)] = cached = Holding(optimizer, size, held, has_probe,
                                                             foreign)
         return cached

@@ -8,6 +8,7 @@ Imports nothing of the trace room.
 
 from __future__ import annotations
 
+import math
 import os
 import traceback
 from typing import Any, NamedTuple
@@ -108,6 +109,16 @@ def losses_of(tensors: Any) -> tuple[list[Any], bool | None]:
     ts = [t for t in ts if isinstance(t, torch.Tensor)]
     nodes = [t.grad_fn for t in ts if t.grad_fn is not None]
     small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
-    finite = (all(bool(torch.isfinite(t.detach()).all()) for t in small)
+    finite = (all(_finite(t.detach()) for t in small)
               if small and len(small) == len(ts) else None)
     return nodes, finite
+
+
+def _finite(t: torch.Tensor) -> bool:
+    """Whether every entry of floating ``t`` is finite: its sum is (a NaN or Inf entry makes
+    the sum NaN or Inf; one reduction and a Python check, where ``torch.isfinite(t).all()``
+    is several operations), else every entry checked (the sum of finite entries can
+    overflow)."""
+    if t.layout == torch.strided and math.isfinite(t.sum().item()):
+        return True
+    return bool(torch.isfinite(t).all())

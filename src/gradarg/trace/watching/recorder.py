@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -37,6 +38,24 @@ _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges t
 
 def _nothing(*args: Any) -> None:
     return None
+
+
+def _leaf_arrived(watched: Watched, arrivals: list[tuple[int, float]], slot: int,
+                  g: torch.Tensor) -> None:
+    """A leaf tensor's hook: its gradient's norm arrived at ``slot``."""
+    watched.backward_seen = True
+    arrivals.append((slot, _norm(g)))
+
+
+def _node_arrived(watched: Watched, arrivals: list[tuple[int, float]],
+                  outputs: list[tuple[int, int]], grads: tuple[torch.Tensor | None, ...]) -> None:
+    """A node's pre-hook: the norm of the gradient of each hooked output ``(output number,
+    slot)`` arrived at its slot."""
+    watched.backward_seen = True
+    for nr, slot in outputs:
+        g = grads[nr]
+        if g is not None:
+            arrivals.append((slot, _norm(g)))
 
 
 class Recorder:
@@ -229,28 +248,18 @@ class Recorder:
             slot = len(self._shapes)
             self._slots[key] = slot
             self._shapes.append(tuple(t.shape))
-            arrivals, watched = self._arrivals, self.watched
+            # the hooks are partials of module functions, not closures: fewer objects that
+            # outlive the call (each step's survivors set off the garbage collector's runs)
             if node is None:
                 self._slot_refs.append(t)  # keeps the id unique during the step
-
-                def hook(g, slot=slot):
-                    watched.backward_seen = True
-                    arrivals.append((slot, _norm(g)))
-
-                self._tensor_handles.append(t.register_hook(hook))
+                self._tensor_handles.append(t.register_hook(
+                    partial(_leaf_arrived, self.watched, self._arrivals, slot)))
             else:
                 outputs = self._node_outputs.get(node)
                 if outputs is None:
                     outputs = self._node_outputs[node] = []
-
-                    def prehook(grads, outputs=outputs):
-                        watched.backward_seen = True
-                        for nr, slot in outputs:
-                            g = grads[nr]
-                            if g is not None:
-                                arrivals.append((slot, _norm(g)))
-
-                    self._tensor_handles.append(node.register_prehook(prehook))
+                    self._tensor_handles.append(node.register_prehook(
+                        partial(_node_arrived, self.watched, self._arrivals, outputs)))
                 outputs.append((t.output_nr, slot))
         return slot
 
@@ -273,15 +282,21 @@ class Recorder:
         ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else list(_tensors(args))
         slots, producers = [], []
         keys, leaves = set(), []  # the inputs with history: (node, output number); leaves
-        owners = self._node_owner
+        owners, known = self._node_owner, self._slots
         for t in ts:
-            slot = self._hook_tensor(t)
+            if t.requires_grad:
+                node = t.grad_fn
+                # a tensor already hooked (an earlier call's output): its slot, looked up here
+                slot = known.get((node, t.output_nr) if node is not None else (id(t), -1))
+                if slot is None:
+                    slot = self._hook_tensor(t)
+            else:
+                slot = None
             if slot is None:
                 if self._out_ptr and not t.requires_grad:
                     self._note_detached(t, index)
                 continue
             slots.append(slot)
-            node = t.grad_fn
             if node is None:
                 leaves.append(t)
                 continue
@@ -316,7 +331,9 @@ class Recorder:
         self._notes.begin(index, module, ts)
         self._raw.append(RawCall(module, self._stack[-1] if self._stack else None, slots, None,
                                  producers))
-        self._values[index] = CallValues(graphnotes.refs(ts), [])
+        self._values[index] = CallValues(  # graphnotes.refs, inline
+            [weakref.ref(t) for t in ts
+             if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())], [])
         self._stack.append(index)
 
     def _note_detached(self, t: torch.Tensor, index: int) -> None:
@@ -438,37 +455,44 @@ class Recorder:
         # one pass over the outputs: their slots (hooked), the nodes of those with history,
         # weak references to the floating ones, and whether any is floating / has history
         slots, roots, refs = [], [], []
-        owners, out_ptr = self._node_owner, self._out_ptr
+        owners, out_ptr, known = self._node_owner, self._out_ptr, self._slots
         for t in ts:
             if not (t.is_floating_point() or t.is_complex()):
                 continue
             refs.append(weakref.ref(t))
-            slot = self._hook_tensor(t)
-            if slot is None:
+            if not t.requires_grad:
                 continue
+            node, nr = t.grad_fn, t.output_nr
+            slot = known.get((node, nr) if node is not None else (id(t), -1))
+            if slot is None:
+                slot = self._hook_tensor(t)
             slots.append(slot)
-            node = t.grad_fn
             if node is not None:
-                roots.append((node, t.output_nr))
+                roots.append((node, nr))
                 if node not in owners:
                     owners[node] = index  # the innermost module first
                     out_ptr[t.data_ptr()] = (index, weakref.ref(t.untyped_storage()), t.shape)
-        r = self._raw[index]
-        self._raw[index] = RawCall(r.module, r.parent, r.ins, slots, r.producers)
+        raw = self._raw
+        r = raw[index]
+        raw[index] = RawCall(r.module, r.parent, r.ins, slots, r.producers)
         self._values[index].outs.extend(refs)
         if not stack:
             self._on_outer_return(index)
         inputs = self._call_inputs.get(index)
         if inputs is not None:
-            if any(key in inputs.keys for key in roots):
-                self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
-                del self._call_inputs[index]
-            elif index in self._sharers:
-                self._hook_sent(index, [n for n, _ in roots])
+            keys = inputs.keys
+            for key in roots:
+                if key in keys:
+                    self._passthrough.add(index)  # returns its input itself (Dropout(p=0))
+                    del self._call_inputs[index]
+                    break
             else:
-                self._call_outs[index] = [n for n, _ in roots]
+                if index in self._sharers:
+                    self._hook_sent(index, [n for n, _ in roots])
+                else:
+                    self._call_outs[index] = [n for n, _ in roots]
         if isinstance(module, DYING):
-            self._dying.note(index, module, output, self._raw)
+            self._dying.note(index, module, output, raw)
         if refs and not slots and module in self._trainable:
             # trainable, yet no autograd history: torch.no_grad() around it, or detached
             mode = ("inference_mode" if torch.is_inference_mode_enabled() else
