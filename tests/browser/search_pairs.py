@@ -233,6 +233,27 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("memory_reserved memory_allocated empty_cache retain_graph", "questions/memory"),
     ("more than one element of the written-to tensor refers to a single memory location expand",
      ("guide/custom-functions", "questions/graph-errors")),
+    # families, what 2.13 does now, memory that grows, what a value or a node name means
+    ("vmap masked_scatter performance drop batching rule", "questions/error-messages-func"),
+    ("saliency map gradient with respect to input image", "questions/reading-gradients"),
+    ("Grad-CAM gradient of feature map channel weights", "questions/reading-gradients"),
+    ("cross entropy loss stuck at 2.30 log(10)", "questions/reading-gradients"),
+    ("UnsafeViewBackward0 ViewBackward0 grad_fn meaning", ("questions/reading-gradients",
+                                                           "questions/error-messages")),
+    ("gradient of intermediate tensor dy/dz after loss.backward()",
+     "questions/reading-gradients"),
+    ("hook closure reference cycle model not freed gc.collect", "questions/memory"),
+    ("memory still grows although I use .item()", "questions/memory"),
+    ("logsumexp all -inf NaN gradient", "questions/nan-inf"),
+    ("custom autograd Function same tensor passed twice", "questions/custom-functions"),
+    ("double backward topk sort gather hessian", "questions/higher-order"),
+    ("second derivative torch.sparse.mm create_graph", "questions/sparse-tensors"),
+    ("jacobian vectorize=True torch.jit.script", "questions/jacobian-api"),
+    ("order in which hooks fire post accumulate grad hook module hook",
+     ("questions/api-contracts", "guide/hooks")),
+    ("functional_call self.parameters() inside forward", "questions/api-contracts"),
+    ("custom torch.compile backend only gets forward graph no backward",
+     "questions/compile-backward"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
