@@ -254,6 +254,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("functional_call self.parameters() inside forward", "questions/api-contracts"),
     ("custom torch.compile backend only gets forward graph no backward",
      "questions/compile-backward"),
+    ("nn.DataParallel on CPU how are gradients summed from replicas",
+     "questions/distributed-amp-compile"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
