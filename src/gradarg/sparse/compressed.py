@@ -439,8 +439,12 @@ def _symmetric(coords) -> bool:
 def _has_dense_line(coords) -> bool:
     """A row or column much denser than the median: the case a bidirectional split helps."""
     for line, size in ((coords.rows, coords.m), (coords.cols, coords.n)):
-        nnz = np.bincount(line, minlength=size)
-        if nnz.max() >= max(4 * np.median(nnz), 3):
+        # the median line length from the lengths' histogram (np.median's partition and
+        # checks: 0.1 ms on a process's first call); most >= max(4 · median, 3)
+        count = np.cumsum(np.bincount(np.bincount(line, minlength=size)))
+        low, high = np.searchsorted(count, [(size - 1) // 2, size // 2], side="right")
+        most = count.size - 1
+        if most >= max(2 * (int(low) + int(high)), 3):
             return True
     return False
 

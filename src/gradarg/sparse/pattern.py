@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,9 @@ class Coordinates:
     n: int
     y_shape: tuple[int, ...] | None  # None when the pattern was given flat, as (m, n)
     x_shape: tuple[int, ...] | None
+    # arrays computed from the coordinates, kept for the next use on the same object
+    # (gradarg.sparse.d2color.bipartite's transpose, per colouring path); never changed in place
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def nnz(self) -> int:
