@@ -286,7 +286,7 @@ def first_proper_lattice(mask: np.ndarray, side: str, shape: tuple[int, ...]):
 
 
 def test_lattice_colouring_is_the_first_proper_one_or_none():
-    hits = misses = 0
+    hits = misses = full = 0
     for mask, shape in grid_stencils(70, 8):
         co = coordinates(torch.from_numpy(mask))
         for side in ("rows", "columns"):
@@ -303,10 +303,11 @@ def test_lattice_colouring_is_the_first_proper_one_or_none():
                 misses += 1
                 continue
             hits += 1
+            full += arrays[3].size == k * (len(arrays[2]) - 1)  # every line full: no padding
             assert want is not None and np.array_equal(got, want), (shape, side)
             today = coloured("numba", lambda a=arrays: d2color.color_bipartite(*a)[0])
             assert int(got.max()) <= int(today.max())
-    assert hits > 40 and misses > 10
+    assert hits > 40 and misses > 10 and 5 <= full <= hits - 5, (hits, misses, full)
 
 
 def gray_scott(z: torch.Tensor) -> torch.Tensor:

@@ -101,6 +101,26 @@ def test_distance2_kernels_are_the_compiled_ones(seed):
                 assert {k: v[0] for k, v in tried.items()} == {k: v[0] for k, v in tried_c.items()}
 
 
+def test_bipartite_arrays_are_kept_per_path(monkeypatch):
+    """The transposes kept on the coordinates are per path: the interpreted transpose runs
+    after a compiled one on the same coordinates (and once, for both sides)."""
+    co = coordinates(torch.from_numpy(masks(1, 5)[0]))
+    calls = []
+    real = _pycolor.transpose
+    monkeypatch.setattr(_pycolor, "transpose", lambda *a: calls.append(1) or real(*a))
+    compiled = forced("numba", lambda: d2color.bipartite(co, "rows"))
+    assert calls == []  # the compiled counting sort
+    rows = forced("python", lambda: d2color.bipartite(co, "rows"))
+    assert len(calls) == 1  # its own transpose, whatever ran before
+    columns = forced("python", lambda: d2color.bipartite(co, "columns"))
+    assert len(calls) == 1 and all(a is b for a, b in zip(columns, rows[2:] + rows[:2],
+                                                             strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(compiled, rows, strict=True))
+    fresh = coordinates(torch.from_numpy(masks(1, 5)[0]))
+    forced("python", lambda: d2color.bipartite(fresh, "rows"))
+    assert len(calls) == 2  # other coordinates: their own
+
+
 def test_distance2_graph_by_lexsort_is_the_packed_one():
     for mask in masks(40, 7):
         arrays = d2color.bipartite(coordinates(torch.from_numpy(mask)), "columns")

@@ -433,3 +433,26 @@ def test_sparsity_refuses_dropin_keywords_it_cannot_honour(keyword):
     pattern = torch.eye(5, dtype=torch.bool)
     with pytest.raises(ValueError, match=keyword):
         gradarg.jacobian(torch.sin, x, sparsity=pattern, **{keyword: True})
+
+
+def test_dense_line_rule_against_numpy_median():
+    """``_has_dense_line`` (the median from the lengths' histogram) is the rule "a line with
+    at least max(4 · median, 3) entries", with np.median over the line lengths."""
+    from gradarg.sparse.compressed import _has_dense_line
+
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(300):
+        m, n = (int(v) for v in rng.integers(1, 30, 2))
+        mask = rng.random((m, n)) < rng.choice([0.05, 0.2, 0.5])
+        if rng.random() < 0.4:
+            mask[rng.integers(m)] = True
+        if rng.random() < 0.4:
+            mask[:, rng.integers(n)] = True
+        if not mask.any():
+            continue
+        want = any(int(c.max()) >= max(4 * np.median(c), 3)
+                   for c in (mask.sum(1), mask.sum(0)))
+        seen.add(want)
+        assert _has_dense_line(mask.sum(1), mask.sum(0)) == want
+    assert seen == {True, False}

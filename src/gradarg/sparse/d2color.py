@@ -49,7 +49,6 @@ pattern with 5 entries a row; whole constructions in a fresh process came out fr
 block-tridiagonal pattern) to 1.6× (Burgers, rustworkx's import) the interpreted ones; and its
 DSATUR's colours differ from ours by one either way on about one pattern in ten of random
 patterns of 50–1500 lines, so it would not keep "never more colours than today".
-The transposes of :func:`bipartite` are a counting sort (compiled) or one ``np.sort`` of keys.
 """
 
 from __future__ import annotations
@@ -73,24 +72,25 @@ BEST_OF = ("largest_first", "DSATUR")
 def bipartite(coords: Coordinates, side: str
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(pa, ia, pb, ib)``: the vertices' lines (``pa``/``ia``, CSR for ``side="rows"``, CSC
-    for ``"columns"``) and the other side's (CSC, resp. CSR), ``int64``.
-
-    The transpose is the compiled counting sort once numba is loaded, else a vectorised sort
-    (:func:`gradarg.sparse._pycolor.transpose`); the two give the same arrays.
-    """
+    for ``"columns"``) and the other side's (CSC, resp. CSR), ``int64``.  The transpose is the
+    compiled counting sort once numba is loaded, else one ``np.sort`` of keys
+    (:func:`gradarg.sparse._pycolor.transpose`), the same arrays; kept in ``coords.derived``
+    per path (one transpose for the rows, the symmetry check and the columns)."""
     if side not in ("rows", "columns"):
         raise ValueError(f"side must be 'rows' or 'columns', got {side!r}")
-    rptr = np.zeros(coords.m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(coords.rows, minlength=coords.m), out=rptr[1:])
-    rind = np.ascontiguousarray(coords.cols, dtype=np.int64)  # row-major: CSR already
-    if use_numba(0.0):
-        cptr, cind = _transpose(rptr, rind, coords.n)
-    else:
-        with interpreted():
-            cptr, cind = _pycolor.transpose(rptr, rind, coords.n)
-    if side == "rows":
-        return rptr, rind, cptr, cind
-    return cptr, cind, rptr, rind
+    compiled = use_numba(0.0)
+    arrays = coords.derived.get(("bipartite", compiled))
+    if arrays is None:
+        rptr = np.zeros(coords.m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(coords.rows, minlength=coords.m), out=rptr[1:])
+        rind = np.ascontiguousarray(coords.cols, dtype=np.int64)  # row-major: CSR already
+        if compiled:
+            cptr, cind = _transpose(rptr, rind, coords.n)
+        else:
+            with interpreted():
+                cptr, cind = _pycolor.transpose(rptr, rind, coords.n)
+        arrays = coords.derived[("bipartite", compiled)] = (rptr, rind, cptr, cind)
+    return arrays if side == "rows" else (arrays[2], arrays[3], arrays[0], arrays[1])
 
 
 class _Compiled:

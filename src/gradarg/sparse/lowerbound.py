@@ -119,13 +119,18 @@ def lattice(pb: np.ndarray, ib: np.ndarray, shape: tuple[int, ...]) -> np.ndarra
     # the lines as rows of a (lines, k) table, each line's entries first, padded with -1;
     # then every pair i < j of the entries of one line (a·δ ≡ 0 iff a·(-δ) ≡ 0: one of the
     # two orders is enough), whose packed difference goes to the last bin when j is padding
-    line = np.repeat(np.arange(lines, dtype=np.int64), lengths)
-    table = np.full((lines, k), -1, dtype=np.int64)
-    table[line, np.arange(ib.size, dtype=np.int64) - pb[line]] = packed[ib]
     first, second = np.triu_indices(k, 1)
     shift = int(k * (base ** np.arange(dims, dtype=np.int64)).sum())
-    later = table[:, second]
-    key = np.where(later >= 0, later - table[:, first] + shift, base**dims)
+    if ib.size == lines * k:  # every line full (Gray-Scott's): no padding
+        table = packed[ib].reshape(lines, k)
+        key = table[:, second] - table[:, first]
+        key += shift
+    else:
+        line = np.repeat(np.arange(lines, dtype=np.int64), lengths)
+        table = np.full((lines, k), -1, dtype=np.int64)
+        table[line, np.arange(ib.size, dtype=np.int64) - pb[line]] = packed[ib]
+        later = table[:, second]
+        key = np.where(later >= 0, later - table[:, first] + shift, base**dims)
     seen = np.flatnonzero(np.bincount(key.ravel(), minlength=base**dims + 1)[:-1])
     # back to per-dimension residues modulo k
     power = base ** np.arange(dims - 1, -1, -1, dtype=np.int64)

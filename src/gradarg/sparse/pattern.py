@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,9 @@ class Coordinates:
     n: int
     y_shape: tuple[int, ...] | None  # None when the pattern was given flat, as (m, n)
     x_shape: tuple[int, ...] | None
+    # arrays computed from the coordinates, kept for the next use on the same object
+    # (gradarg.sparse.d2color.bipartite's transpose, per colouring path); never changed in place
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def nnz(self) -> int:
@@ -120,30 +123,57 @@ def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = Non
         entries = 0
     check_memory(f"{what} (a pattern of {m} × {n}, {entries or 'its'} entries)",
                  lines * BYTES_PER_LINE * (m + n) + BYTES_PER_ENTRY * entries, WHAT_INSTEAD)
-    lin = _linear_indices(pattern, n)
-    if lin.size == 0:
+    split = len(shape) - (len(x_s) if y_shape is not None else 1)
+    rows, cols = _rows_cols(pattern, split, n)
+    if rows.size == 0:
         raise ValueError(
             f"pattern of shape {shape} is all False: it declares a Jacobian with no non-zero "
             f"entry, so there is nothing to compute; mark True every entry that may be non-zero"
         )
-    rows, cols = np.divmod(lin, n) if n else (lin, lin)
     return Coordinates(rows, cols, int(m), int(n), y_shape, x_s)
 
 
-def _linear_indices(pattern: torch.Tensor, n: int) -> np.ndarray:
-    """Sorted unique row-major positions of the ``True`` entries."""
-    if pattern.layout == torch.strided:
-        lin = torch.flatten(pattern).nonzero().flatten()
-    elif pattern.layout == torch.sparse_coo:
+def _rows_cols(pattern: torch.Tensor, split: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat rows and columns of the ``True`` entries, sorted row-major, each entry once: the
+    pattern's dimensions before ``split`` are the output's, the others the input's (``n``
+    elements).
+
+    A COO pattern's indices are combined in NumPy, with no division (torch's masked index and
+    ``sum(0)`` over a 6-D pattern's indices cost 1.5–2 ms on a process's first call, NumPy's
+    0.1 ms); a dense one's ``nonzero`` over its flat ``(m, n)`` view.  Entries out of order or
+    repeated (a COO pattern built with ``is_coalesced=True`` that is not, CSR columns out of
+    order) take one sort of the flat positions."""
+    if pattern.layout == torch.sparse_coo:
         p = pattern.coalesce()
-        idx = p.indices()[:, p.values()]
-        strides = torch.tensor(_row_major_strides(p.shape), dtype=torch.int64)
-        lin = (idx * strides[:, None]).sum(0) if idx.numel() else idx.new_zeros(0)
-    else:  # CSR: 2-D
+        idx = p.indices().numpy()
+        keep = p.values().numpy()
+        if not keep.all():
+            idx = idx[:, keep]
+        rows, cols = _ravel(idx[:split], p.shape[:split]), _ravel(idx[split:], p.shape[split:])
+    elif pattern.layout == torch.sparse_csr:  # 2-D
         crow, col, val = pattern.crow_indices(), pattern.col_indices(), pattern.values()
-        rows = torch.repeat_interleave(torch.arange(pattern.shape[0]), crow.diff())
-        lin = (rows * pattern.shape[1] + col)[val]
-    return sorted_unique(lin.to(torch.int64).numpy())
+        rows_t = torch.repeat_interleave(torch.arange(pattern.shape[0]), crow.diff())
+        rows, cols = rows_t[val].numpy(), col[val].to(torch.int64).numpy()
+    else:
+        both = pattern.reshape(-1, n).nonzero().numpy() if n else np.zeros((0, 2), np.int64)
+        rows, cols = np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])
+    lin = rows * n + cols
+    if lin.size > 1 and not bool(np.all(lin[1:] > lin[:-1])):
+        lin = sorted_unique(lin)
+        rows, cols = np.divmod(lin, n)
+    return rows, cols
+
+
+def _ravel(idx: np.ndarray, shape: tuple[int, ...] | torch.Size) -> np.ndarray:
+    """Row-major flat positions of the multi-indices ``idx`` (one row per dimension) in
+    ``shape``, ``int64``."""
+    if len(shape) == 0:
+        return np.zeros(idx.shape[1], dtype=np.int64)
+    flat = idx[0].astype(np.int64, copy=True)
+    for d in range(1, len(shape)):
+        flat *= int(shape[d])
+        flat += idx[d]
+    return flat
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -157,14 +187,6 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(a[1:], a[:-1], out=keep[1:])
     return a[keep]
-
-
-def _row_major_strides(shape: tuple[int, ...] | torch.Size) -> list[int]:
-    strides, acc = [], 1
-    for s in reversed(tuple(shape)):
-        strides.append(acc)
-        acc *= s
-    return strides[::-1]
 
 
 def sparsity_pattern(
