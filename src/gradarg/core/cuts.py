@@ -11,7 +11,8 @@ autograd's view (``Tensor.item``, ``float()``, ``int()``, ``bool()``, ``complex(
 being differentiated: its autograd graph reaches an input (reverse mode), it carries a
 forward-mode tangent (forward mode), or it is a ``detach()`` of such a tensor (or the result
 of an operation on one).  A constant (a captured tensor, a parameter that is not an input)
-does not warn.  The mode is entered only when an input requires grad or is a dual tensor, so
+does not warn, nor does code that runs with grad mode off (an ``autograd.Function``'s
+``forward``, which brings its own backward; a ``torch.no_grad()`` block).  The mode is entered only when an input requires grad or is a dual tensor, so
 the finite-difference evaluations run without it; every other call passes straight through
 (one name lookup per operation).
 
@@ -53,6 +54,8 @@ class GraphCutWarning(UserWarning):
 
 
 def _tangent(t: torch.Tensor) -> bool:
+    if fwAD._current_level < 0:  # no dual level entered: no tangents (and no unpack cost)
+        return False
     try:
         return fwAD.unpack_dual(t).tangent is not None
     except RuntimeError:  # e.g. a tensor subclass unpack_dual does not take
@@ -99,7 +102,9 @@ class _Watch(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", None)
         out = func(*args, **(kwargs or {}))
-        if not args or not isinstance(args[0], torch.Tensor):
+        # grad mode off: an autograd.Function's forward (its backward is its own) or a
+        # no_grad block of fn, whose values autograd was told not to follow
+        if not args or not isinstance(args[0], torch.Tensor) or not torch.is_grad_enabled():
             return out
         if name in CUTS:
             level = _caller_level()
