@@ -62,6 +62,26 @@ def _tangent(t: torch.Tensor) -> bool:
         return False
 
 
+def _reaches(t: torch.Tensor, inputs: Sequence[torch.Tensor]) -> bool:
+    """Whether the autograd graph of ``t`` reaches one of the ``inputs`` (a leaf's
+    ``AccumulateGrad`` or a non-leaf input's ``grad_fn``); graph.reachable_inputs' walk,
+    here without importing :mod:`.graph` (whose ``call`` enters this module's mode)."""
+    leaves = {id(x) for x in inputs if x.grad_fn is None}
+    nodes = [x.grad_fn for x in inputs if x.grad_fn is not None]
+    node_ids = {id(n) for n in nodes}
+    stack, seen = [t.grad_fn], {}
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen[id(node)] = node  # kept referenced: ids are not reused during the walk
+        variable = getattr(node, "variable", None)
+        if id(node) in node_ids or (variable is not None and id(variable) in leaves):
+            return True
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return False
+
+
 def _caller_level() -> int:
     """The ``stacklevel`` of the code that asked for the conversion (past torch's dunder
     wrappers: ``float(t)`` runs ``Tensor.__float__`` and ``handle_torch_function``), or 0 when
@@ -93,10 +113,9 @@ class _Watch(TorchFunctionMode):
     def depends(self, t: torch.Tensor) -> bool:
         if self.cut(t):
             return True
-        if self.inputs and t.requires_grad:
-            from .graph import reachable_inputs  # graph.call enters this module's mode
-            if any(t is x for x in self.inputs) or reachable_inputs(t, self.inputs):
-                return True
+        if self.inputs and t.requires_grad and (
+                any(t is x for x in self.inputs) or _reaches(t, self.inputs)):
+            return True
         return self.dual and _tangent(t)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
