@@ -108,9 +108,13 @@ def test_the_issue_example_and_a_captured_parameter():
     w = torch.nn.Parameter(torch.tensor(2.0, dtype=F64))  # requires grad, not an input
     _, said = cut_warnings(lambda: gradarg.jacobian(lambda t: t * w.item(), X))
     assert not said
-    jac, said = cut_warnings(lambda: gradarg.jacobian(lambda t: t * t.sum().item(), X))
+    f = lambda t: t * t.sum().item()
+    jac, said = cut_warnings(lambda: gradarg.jacobian(f, X))
     assert len(said) == 1 and "Tensor.item()" in said[0]
     torch.testing.assert_close(jac, float(X.sum()) * torch.eye(3, dtype=F64))
+    # watched once per function object (the mode's cost): the same f again is not
+    _, said = cut_warnings(lambda: gradarg.jacobian(f, X))
+    assert not said
     # control flow on a comparison: a bool tensor, no grad, nothing to say
     _, said = cut_warnings(lambda: gradarg.jacobian(
         lambda t: t.sin() if bool(t.sum() > 0) else t.cos(), X))

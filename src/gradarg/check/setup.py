@@ -130,7 +130,8 @@ def setup(fn, args, parameters: bool) -> Setup:
             # finite differences on float64 copies: the constant arguments follow
             call_args = [a.to(wide) if isinstance(a, torch.Tensor) and a.is_floating_point()
                          else a for a in call_args]
-        with watching(ts):  # a .item() of a tensor depending on an input: say so
+        # a .item() of a tensor depending on an input: say so
+        with watching(ts, fn if module is None else module):
             if module is None:
                 out = fn(*call_args)
             else:

@@ -30,7 +30,7 @@ def call(
     :func:`~gradarg.core.cuts.watching`: a ``.item()`` (or ``float()``, ``.numpy()``, ...) of
     a tensor that depends on an input warns that the derivative through it is taken as zero.
     """
-    with watching(xs):
+    with watching(xs, fn):
         res = fn(*xs)
     outs, is_tuple = as_output_tuple(fn, res)
     name = getattr(fn, "__name__", "fn")

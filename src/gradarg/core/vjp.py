@@ -103,7 +103,7 @@ def run_backward_or_none(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Te
     """
     (leaf,) = fresh_leaves((x,))
     with torch.enable_grad():
-        with watching((leaf,)):  # a .item() of a tensor depending on x: say so
+        with watching((leaf,), fn):  # a .item() of a tensor depending on x: say so
             out = fn(leaf)
         y = check_single_output(fn, out)
         check_requires_grad(y, "the output of fn")
