@@ -105,3 +105,25 @@ def test_the_long_profiles_examples_are_unresolved_not_a_kink_at_x():
                        (lambda t: t.clamp(-1.0, 1.0), 1.0, 0.5)]:
         jac = gradarg.jacobian(f, torch.tensor([at], dtype=F64), method="finite-difference")
         assert float(jac) == mid, (at, jac)
+
+
+def test_kink_at_x_tolerance_planted_just_inside_and_just_outside():
+    # a kink at x0 = 2**-10 whose one-sided slopes over every step are +1 and -1 (gap 2),
+    # but alpha times those within 1e-15 of x0, where the probe one spacing away looks:
+    # kink at x when |alpha - 1| <= a quarter of the gap (0.5), else unresolved (NaN)
+    x0 = 2.0**-10
+
+    def f(alpha):
+        def g(t):
+            d = t - x0
+            return d.abs() * torch.where(d.abs() < 1e-15, torch.full_like(d, alpha),
+                                         torch.ones_like(d))
+        return g
+
+    x = torch.tensor([x0], dtype=F64)
+    inside = gradarg.jacobian(f(0.51), x, method="finite-difference")  # off by 0.49
+    assert float(inside) == 0.0, inside  # the midpoint of -1 and 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outside = gradarg.jacobian(f(0.49), x, method="finite-difference")  # off by 0.51
+    assert bool(torch.isnan(outside).all()), outside
