@@ -102,7 +102,7 @@ not_bools = st.one_of(
 )
 
 
-@settings(max_examples=max(10, settings.default.max_examples * 2))
+@settings(max_examples=max(10, settings.default.max_examples))
 @given(st.sampled_from(sorted(OPTIONS)), not_bools)
 def test_a_non_bool_is_refused_by_name(key, value):
     _, option = key
