@@ -104,7 +104,7 @@ def test_the_long_profiles_examples_are_unresolved_not_a_kink_at_x():
     for f, at, mid in [(torch.abs, 0.0, 0.0), (torch.relu, 0.0, 0.5),
                        (lambda t: t.clamp(-1.0, 1.0), 1.0, 0.5)]:
         jac = gradarg.jacobian(f, torch.tensor([at], dtype=F64), method="finite-difference")
-        assert float(jac) == mid, (at, jac)
+        assert abs(float(jac) - mid) <= 1e-9, (at, jac)
 
 
 def test_kink_at_x_tolerance_planted_just_inside_and_just_outside():
