@@ -213,8 +213,10 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         xs_ = xscale.reshape(shape).to(scale.dtype)
         # f's rounding at the moved points, not only at x (a x at x ~ 1e-25 is ~1e-25 there)
         moved = C_ROUND * eps * torch.stack(sizes[i]).to(scale.dtype)
+        # and at least the spacing of subnormals (y = a·b = 3e-313 rounds to 5e-324)
+        sub = C_ROUND * eps * torch.finfo(scale.dtype).smallest_normal
         noise = torch.stack([
-            (torch.maximum(scale[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs())
+            (torch.maximum(scale[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs() + sub)
             / hs[k + 2].reshape(shape).to(scale.dtype)
             for k in range(steps - 3)])
         diff = (r[1:] - r[:-1]).abs()
