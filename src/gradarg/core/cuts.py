@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import types
 import warnings
 import weakref
 from collections.abc import Iterator, Sequence
@@ -154,6 +155,9 @@ def watching(xs: Sequence[Any], fn: Any = None) -> Iterator[None]:
     ts = [x for x in xs if isinstance(x, torch.Tensor)]
     if not (torch.is_grad_enabled() and any(x.requires_grad for x in ts)) and not any(
             _tangent(x) for x in ts):
+        yield
+        return
+    if isinstance(fn, types.BuiltinFunctionType):  # torch.sin: one op, no Python inside
         yield
         return
     if fn is not None:
