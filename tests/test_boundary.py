@@ -143,11 +143,16 @@ def test_options_of_the_wrong_type_or_range_are_named(call, error, message):
         call()
 
 
-def test_drop_in_flags_still_take_what_torch_takes():
-    # torch.autograd.functional.jacobian is called with 0/1 and numpy bools too
+def test_drop_in_flags_take_bools_not_truthy_values():
+    # torch.autograd.functional.jacobian takes any truthy value (strict=1, strict="no");
+    # gradarg takes a bool or NumPy's bool and refuses the rest by name (issue 44)
     want = torch.func.jacrev(torch.sin)(X)
-    for flag in (0, 1, np.bool_(False)):
+    for flag in (False, np.bool_(False), np.bool_(True)):
         torch.testing.assert_close(gradarg.jacobian(torch.sin, X, strict=flag), want)
+    for flag in (0, 1):
+        with pytest.raises(TypeError, match=r"jacobian: strict must be a bool \(True or "
+                                            r"False\), got int " + str(flag)):
+            gradarg.jacobian(torch.sin, X, strict=flag)
     torch.testing.assert_close(gradarg.sparsity_pattern(torch.sin, X, points=np.int64(2)),
                                want != 0)
 
@@ -390,7 +395,7 @@ def test_sparsity_pattern_refuses_a_non_finite_x():
     ({"backend": 3}, TypeError, "backend must be a string"),
     ({"backend": "nope"}, ValueError, "backend must be 'auto' or a torch.compile backend"),
     ({"mode": 5}, ValueError, "mode must be None or one of torch.compile's modes"),
-    ({"fullgraph": "x"}, TypeError, "fullgraph must be True or False"),
+    ({"fullgraph": "x"}, TypeError, "fullgraph must be a bool"),
 ])
 def test_compile_options_are_checked_when_compile_is_called(options, error, message):
     with pytest.raises(error, match=message):

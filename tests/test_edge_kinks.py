@@ -31,7 +31,10 @@ KINKS = {
               lambda t: ((t > -1) & (t < 1)).double()),
 }
 offsets = st.sampled_from([0.0, 1e-15, -1e-15, 1e-12, -1e-12, 1e-10, -1e-10, 1e-9, -1e-9,
-                           1e-6, -1e-6, 1e-3, 0.5, -0.5])
+                           1e-6, -1e-6, 1e-3, 0.5, -0.5,
+                           # a few spacings of float64 beside the kink (the long profile's
+                           # clamp at 1 + 1e-15), and far below every step
+                           2.3e-16, -2.3e-16, 1e-300, -1e-300, 5e-324])
 
 
 def twice(name):
@@ -82,3 +85,45 @@ def test_near_a_kink_a_wrong_backward_never_agrees(name, offs):
         r = gradarg.check_backward(twice(name), x.clone().requires_grad_())
     assert c.status != "agree", (name, offs, str(c))
     assert r.status != "agree", (name, offs, r.summary)
+
+
+def test_the_long_profiles_examples_are_unresolved_not_a_kink_at_x():
+    # clamp at 1 + 1e-15 (its derivative 0) was a kink at x: the midpoint 0.5, and a wrong
+    # backward (0.5) agreed; abs at -1e-300 (derivative -1) and abs(t) + 1 at 0 (a kink at 0
+    # or at 1e-300: the same values at every float) were 0
+    cases = [(lambda t: t.clamp(-1.0, 1.0), 1 + 1e-15), (torch.abs, -1e-300),
+             (lambda t: t.abs() + 1, 0.0)]
+    for f, at in cases:
+        x = torch.tensor([at], dtype=F64)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            jac = gradarg.jacobian(f, x, method="finite-difference")
+        assert bool(torch.isnan(jac).all()), (at, jac)
+        assert any("could not resolve" in str(w.message) for w in caught)
+    # a kink at x itself is still one: abs and relu at 0, clamp at 1 (midpoints)
+    for f, at, mid in [(torch.abs, 0.0, 0.0), (torch.relu, 0.0, 0.5),
+                       (lambda t: t.clamp(-1.0, 1.0), 1.0, 0.5)]:
+        jac = gradarg.jacobian(f, torch.tensor([at], dtype=F64), method="finite-difference")
+        assert abs(float(jac) - mid) <= 1e-9, (at, jac)
+
+
+def test_kink_at_x_tolerance_planted_just_inside_and_just_outside():
+    # a kink at x0 = 2**-10 whose one-sided slopes over every step are +1 and -1 (gap 2),
+    # but alpha times those within 1e-15 of x0, where the probe one spacing away looks:
+    # kink at x when |alpha - 1| <= a quarter of the gap (0.5), else unresolved (NaN)
+    x0 = 2.0**-10
+
+    def f(alpha):
+        def g(t):
+            d = t - x0
+            return d.abs() * torch.where(d.abs() < 1e-15, torch.full_like(d, alpha),
+                                         torch.ones_like(d))
+        return g
+
+    x = torch.tensor([x0], dtype=F64)
+    inside = gradarg.jacobian(f(0.51), x, method="finite-difference")  # off by 0.49
+    assert float(inside) == 0.0, inside  # the midpoint of -1 and 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outside = gradarg.jacobian(f(0.49), x, method="finite-difference")  # off by 0.51
+    assert bool(torch.isnan(outside).all()), outside

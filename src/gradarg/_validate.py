@@ -211,23 +211,35 @@ def check_requires_grad(y: torch.Tensor, what: str = "the output") -> None:
         )
 
 
-def check_flag(name: str, value: Any) -> bool:
-    """A ``bool`` option (``True``/``False``, NumPy's bool, or the integers 0 and 1)."""
+def check_flag(name: str, value: Any, func: str | None = None) -> bool:
+    """A ``bool`` option: ``True``/``False`` or NumPy's bool, nothing else.
+
+    An integer, string or tensor standing for one is refused (``strict=1`` was accepted,
+    as ``torch.autograd.functional.jacobian`` accepts any truthy value, and ``"no"`` is
+    truthy): ``TypeError`` naming the option (and ``func``, the public function, when
+    given), what was given and that a bool is expected.
+    """
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
+    where = f"{func}: " if func else ""
+    raise TypeError(f"{where}{name} must be a bool (True or False), got "
+                    f"{type(value).__name__} {_shown(value)}")
 
 
-def check_optional_flag(name: str, value: Any) -> bool | None:
+def check_optional_flag(name: str, value: Any, func: str | None = None) -> bool | None:
     """``None`` or a ``bool`` option (see :func:`check_flag`)."""
     if value is None:
         return None
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, int) and value in (0, 1)):
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise TypeError(f"{name} must be None, True or False, got {value!r} "
-                    f"({type(value).__name__})")
+    where = f"{func}: " if func else ""
+    raise TypeError(f"{where}{name} must be None or a bool (True or False), got "
+                    f"{type(value).__name__} {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_count(name: str, value: Any, minimum: int = 0) -> int:

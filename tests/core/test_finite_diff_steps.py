@@ -143,3 +143,19 @@ def test_step_count_spans_both_scales_or_is_capped(ratios):
     # than one halving beyond that (unless at the floor)
     assert k == MAX_STEPS or 2.0 ** (k - 1) >= 16 * top
     assert k == MIN_STEPS or 2.0 ** (k - 2) < 16 * top
+
+
+@settings(max_examples=max(5, settings.default.max_examples // 3))
+@given(st.floats(1e-3, 1.0), st.floats(-15.0, -8.0), st.floats(1.0, 9.9))
+def test_a_product_in_the_subnormals_is_resolved(a, e, m):
+    # y = a·b with b subnormal (found by the long profile: a = 2**-6, b = 2.2e-311): the
+    # rounding of y is the spacing of subnormals, not eps·|y|; it was unresolved (NaN and a
+    # warning) for the derivative b, which float64 holds to ~1e-10
+    b = m * 10.0 ** (e - 300)
+    x = (torch.tensor([a], dtype=torch.float64), torch.tensor([b], dtype=torch.float64))
+    want = torch.func.jacrev(lambda s, t: s * t, argnums=(0, 1))(*x)
+    got = gradarg.jacobian(lambda s, t: s * t, x, method="finite-difference")
+    for g, w in zip(got, want, strict=True):
+        # to 1e-6, or to the rounding of y over the steps: 1e-318 (the spacing of
+        # subnormals, 5e-324, over steps of about 1e-3)
+        assert bool(((g - w).abs() <= 1e-6 * w.abs() + 1e-318).all()), (a, b, got, want)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+import numpy as np
 import torch
 
 from .._validate import check_callable
@@ -175,9 +176,12 @@ def check_backward(
     rtol = check_tolerance("check_backward", "rtol", rtol)
     seed = check_seed("check_backward", "seed", seed)
     parameters = check_flag("check_backward", "parameters", parameters)
+    if isinstance(localize, np.bool_):
+        localize = bool(localize)
     if not (localize is None or isinstance(localize, (bool, str))):
-        raise TypeError(f"check_backward: localize must be None, True, False, 'auto', "
-                        f"'bounded' or 'full', got {type(localize).__name__} {localize!r}")
+        raise TypeError(f"check_backward: localize must be None, a bool (True or False), "
+                        f"'auto', 'bounded' or 'full', got {type(localize).__name__} "
+                        f"{localize!r}")
     if not isinstance(reference, str):
         raise TypeError(f"check_backward: reference must be 'auto', 'forward' or "
                         f"'finite-difference', got {type(reference).__name__} {reference!r}")
@@ -185,8 +189,8 @@ def check_backward(
         raise ValueError(f"reference must be 'auto', 'forward' or 'finite-difference', "
                          f"got {reference!r}")
     if localize not in (None, True, False, "auto", "bounded", "full"):
-        raise ValueError(f"localize must be None, True, False, 'auto', 'bounded' or 'full', "
-                         f"got {localize!r}")
+        raise ValueError(f"check_backward: localize must be None, a bool (True or False), "
+                         f"'auto', 'bounded' or 'full', got {localize!r}")
     if expected is not None and not callable(expected):
         raise TypeError(f"expected must be a function (grad_output, *args) -> gradients, "
                         f"got {type(expected).__name__}")

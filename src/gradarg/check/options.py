@@ -12,6 +12,7 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
 import torch
 
 __all__ = ["check_count", "check_finite_cotangent", "check_flag", "check_seed",
@@ -72,11 +73,11 @@ def check_seed(func: str, name: str, value: Any) -> int:
 
 
 def check_flag(func: str, name: str, value: Any) -> bool:
-    """A ``bool`` (not an integer standing for one)."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{func}: {name} must be True or False, got "
+    """A ``bool`` or NumPy's bool (not an integer, string or tensor standing for one)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{func}: {name} must be a bool (True or False), got "
                         f"{type(value).__name__} {_shown(value)}")
-    return value
+    return bool(value)
 
 
 def check_finite_cotangent(func: str, name: str, v: Any) -> None:

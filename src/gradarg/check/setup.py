@@ -12,6 +12,7 @@ import torch
 
 from .._validate import check_dense
 from ..core.compose import inside_transform, transform_name
+from ..core.cuts import watching
 
 __all__ = ["Setup", "arg_names", "setup"]
 
@@ -129,14 +130,16 @@ def setup(fn, args, parameters: bool) -> Setup:
             # finite differences on float64 copies: the constant arguments follow
             call_args = [a.to(wide) if isinstance(a, torch.Tensor) and a.is_floating_point()
                          else a for a in call_args]
-        if module is None:
-            out = fn(*call_args)
-        else:
-            state = {**buffers, **params}
-            if wide is not None:
-                state = {k: (v.to(wide) if v.is_floating_point() else v)
-                         for k, v in state.items()}
-            out = torch.func.functional_call(module, state, tuple(call_args))
+        # a .item() of a tensor depending on an input: say so
+        with watching(ts, fn if module is None else module):
+            if module is None:
+                out = fn(*call_args)
+            else:
+                state = {**buffers, **params}
+                if wide is not None:
+                    state = {k: (v.to(wide) if v.is_floating_point() else v)
+                             for k, v in state.items()}
+                out = torch.func.functional_call(module, state, tuple(call_args))
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
     return Setup(names, tuple(xs), flat, skipped, tuple(args), tuple(slots))

@@ -180,8 +180,9 @@ def jacobian(
         ``x`` is not a tensor (or tuple of tensors), has an integer/bool dtype or is sparse
         (pass ``x.to_dense()``: sparse inputs are refused, not densified); ``fn`` returns
         something other than tensors, or an output with an integer/bool dtype;
-        ``create_graph``/``strict`` not a bool (or the integer 0 or 1), ``vectorize`` not
-        ``None`` or a bool,
+        ``create_graph``/``strict`` not a bool (``True``/``False`` or NumPy's bool: an
+        integer such as ``strict=1``, which torch accepts as truthy, is refused), ``vectorize``
+        not ``None`` or a bool,
         ``certify`` not an integer.
     ValueError
         ``x`` on the meta device (no values to differentiate at); a complex output of a real
@@ -310,9 +311,9 @@ def jacobian(
     """
     check_callable("fn", fn)
     resolved = _resolve_method(method, strategy)
-    create_graph = check_flag("create_graph", create_graph)
-    strict = check_flag("strict", strict)
-    vectorize = check_optional_flag("vectorize", vectorize)
+    create_graph = check_flag("create_graph", create_graph, "jacobian")
+    strict = check_flag("strict", strict, "jacobian")
+    vectorize = check_optional_flag("vectorize", vectorize, "jacobian")
     certify = check_count("certify", certify)
     if certify and sparsity is None:
         raise ValueError(

@@ -46,7 +46,8 @@ A kink (``abs``, ``relu`` or ``clamp`` exactly at the breakpoint) shows as one-s
 ``(f(x+h) - f(x)) / h`` and ``(f(x) - f(x-h)) / h`` whose gap does not shrink with ``h``; there
 every value between the two one-sided derivatives is a valid (sub)gradient, so the estimate is
 their midpoint and the error half their gap.  A kink beside ``x`` within the steps (``abs`` at
-``1e-12``) is unresolved: there the central estimates do not converge.
+``1e-12``) is unresolved: there the central estimates do not converge; one a few spacings of
+``x`` away (``clamp`` at ``1 + 1e-15``), where they do, too (:mod:`.fd_kink`).
 
 Inputs in float32, bfloat16 or float16 are differentiated on float64 copies when the function
 accepts them (falling back to the input's own dtype when it raises), so the reference is far
@@ -62,15 +63,18 @@ from typing import Any
 
 import torch
 
-from .fd_settle import UNRESOLVED, settle  # UNRESOLVED: a bound above 1% of the derivatives
+from .fd_kink import kink_at_x, spacing
+from .fd_settle import UNRESOLVED, settle
+from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
+
+__all__ = ["DISAGREE", "MAX_STEPS", "MIN_STEPS", "UNRESOLVED", "Estimate", "base_outputs",
+           "columns", "directional", "n_steps", "partials", "steps_for", "upcast"]
 from .functorch import VMAP_ERRORS, batched
 from .graph import call
 
 # Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
 # combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
 C_ROUND = 16.0
-MAX_STEPS = 24
-MIN_STEPS = 5
 DISAGREE = 4.0  # a finer step's estimate this many times both error bounds away: not resolved
 _ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
 _TABLE_BUDGET = _ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
@@ -173,6 +177,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     n = h0.shape[0]
     D: list[list[torch.Tensor]] = [[] for _ in f0]
     gaps: list[list[torch.Tensor]] = [[] for _ in f0]
+    sides: list[list[tuple[torch.Tensor, torch.Tensor]]] = [[] for _ in f0]  # one-sided
     sizes: list[list[torch.Tensor]] = [[] for _ in f0]  # |f| at the moved points
     slopes: list[torch.Tensor] = []  # per output: the one-sided slopes at the coarsest step
     hs: list[Any] = []
@@ -183,11 +188,19 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
             shape = (n,) + (1,) * y.dim()
             hp_, hm_ = hp.reshape(shape).to(p.real.dtype), hm.reshape(shape).to(p.real.dtype)
             D[i].append((p - m) / (hp_ + hm_))
-            gaps[i].append(((p - y) / hp_ - (y - m) / hm_).abs())
+            sides[i].append(((p - y) / hp_, (y - m) / hm_))
+            gaps[i].append((sides[i][-1][0] - sides[i][-1][1]).abs())
             sizes[i].append(torch.maximum(p.abs(), m.abs()))
             if k == 0:
                 slopes.append(torch.maximum((p - y).abs() / hp_, (y - m).abs() / hm_))
     value, error, kink, loose, alone = [], [], [], [], []
+    probe: list[Any] = []  # f one spacing of x away, evaluated where a kink was seen
+
+    def next_floats():
+        if not probe:
+            probe.append(evaluate(spacing(xscale.reshape(n)).to(h0.dtype)))
+        return probe[0]
+
     actual = torch.stack([h.reshape(n).double() for h in hs])  # (K, n)
     nominal = torch.stack([(h0 / 2**k).reshape(-1).double().expand(n) for k in range(steps)])
     on_grid = ((actual / nominal - 1).abs() <= 0.01) & (actual > 0)
@@ -200,8 +213,10 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         xs_ = xscale.reshape(shape).to(scale.dtype)
         # f's rounding at the moved points, not only at x (a x at x ~ 1e-25 is ~1e-25 there)
         moved = C_ROUND * eps * torch.stack(sizes[i]).to(scale.dtype)
+        # and at least the spacing of subnormals (y = a·b = 3e-313 rounds to 5e-324)
+        sub = C_ROUND * eps * torch.finfo(scale.dtype).smallest_normal
         noise = torch.stack([
-            (torch.maximum(scale[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs())
+            (torch.maximum(scale[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs() + sub)
             / hs[k + 2].reshape(shape).to(scale.dtype)
             for k in range(steps - 3)])
         diff = (r[1:] - r[:-1]).abs()
@@ -255,6 +270,8 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         d_lo, d_hi = (diff.gather(0, best + o).squeeze(0) for o in (0, 1))
         growing = (d_hi > 1.5 * d_lo) & (d_hi > DISAGREE * noise.gather(0, best).squeeze(0))
         beside = kk & (contradicted.squeeze(0) | growing)
+        if bool((kk & ~beside).any()):  # clamp at 1 + 1e-15: every step crosses it
+            beside |= kk & ~kink_at_x(next_floats(), i, y, sides[i], best + 2)
         kk &= ~beside
         vabs = val.abs()
         # the size of the derivatives of this column (input element or direction): all of
@@ -287,7 +304,9 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         # 0), else those of its row or column, which :func:`settle` sees (sum(x) at x = [0,
         # 1e300]: y never moves along x[0], whose derivative 1 is far below the bound 1e289)
         st = still.squeeze(0)
-        unresolved &= ~st
+        # (not a kink beside x: abs at -1e-300 is even about x at every step, its one-sided
+        # slopes ±1 do not shrink, and one spacing of x away it has slope -1 on both sides)
+        unresolved = (unresolved & ~st) | beside
         sb = seen.squeeze(0).to(ereal.dtype)
         loose.append(st & (sb > 0) & ~(sb <= UNRESOLVED * coarse.to(sb.dtype)))
         alone.append(sb <= UNRESOLVED * fscale.squeeze(0).to(sb.dtype))
@@ -297,42 +316,6 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         error.append(e.real if e.is_complex() else e)
         kink.append(kk)
     return value, error, kink, loose, alone
-
-
-def n_steps(ratio: torch.Tensor) -> int:
-    """Steps from ``4 r s_hi`` down to ``r s_lo / 4``: enough halvings to span both scales,
-    between ``MIN_STEPS`` and ``MAX_STEPS``.
-
-    ``ratio`` is ``s_hi / s_lo`` per column; it may be infinite (``1 / 5e-324``: a subnormal
-    element) or beyond ``2**MAX_STEPS`` (``1 / 1e-308``): those columns take ``MAX_STEPS``
-    (the count is computed from ``log2(ratio)``, never from ``16 * ratio``, which overflows).
-    NaN ratios (a NaN element, whose entries are unresolved anyway) are ignored.
-    """
-    r = ratio.detach().double().reshape(-1)
-    r = r[~torch.isnan(r)]
-    if not r.numel():
-        return MIN_STEPS
-    top = float(r.max())
-    if not top < 2.0 ** MAX_STEPS:  # inf, or more halvings than the cap anyway
-        return MAX_STEPS
-    return int(min(MAX_STEPS, max(MIN_STEPS, 5 + math.ceil(math.log2(max(top, 1.0))))))
-
-
-def _spans(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The scales ``(s_hi, s_lo)`` on which ``f`` may vary near elements of size ``a``:
-    ``max(1, |x|)`` and ``min(1, |x|)`` (``s_hi`` where ``x`` is 0)."""
-    s_hi = a.clamp_min(1.0)
-    return s_hi, torch.where(a > 0, a.clamp_max(1.0), s_hi)
-
-
-def steps_for(x: torch.Tensor) -> int:
-    """The number of steps :func:`partials` takes for the elements of ``x``."""
-    s_hi, s_lo = _spans(x.abs().reshape(-1))
-    return n_steps(s_hi / s_lo)
-
-
-def _root(eps: float) -> float:
-    return eps ** 0.2  # the step that balances h**4 truncation against eps/h rounding
 
 
 def partials(

@@ -15,6 +15,7 @@ import torch
 
 from .._validate import as_output_tuple
 from . import speeds
+from .cuts import watching
 
 __all__ = ["call", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
            "refuse_complex_of_real", "refusing_complex_of_real", "reverse_graph", "walk_graph"]
@@ -23,8 +24,15 @@ __all__ = ["call", "custom_nodes", "graph_names", "reachable_inputs", "recorded_
 def call(
     fn: Callable[..., Any], xs: Sequence[torch.Tensor]
 ) -> tuple[tuple[torch.Tensor, ...], bool]:
-    """Evaluate ``fn(*xs)`` and check its outputs (tensors with differentiable dtypes)."""
-    outs, is_tuple = as_output_tuple(fn, fn(*xs))
+    """Evaluate ``fn(*xs)`` and check its outputs (tensors with differentiable dtypes).
+
+    Where an input requires grad or is a dual tensor, ``fn`` runs under
+    :func:`~gradarg.core.cuts.watching`: a ``.item()`` (or ``float()``, ``.numpy()``, ...) of
+    a tensor that depends on an input warns that the derivative through it is taken as zero.
+    """
+    with watching(xs, fn):
+        res = fn(*xs)
+    outs, is_tuple = as_output_tuple(fn, res)
     name = getattr(fn, "__name__", "fn")
     for k, yk in enumerate(outs):
         if not (yk.is_floating_point() or yk.is_complex()):

@@ -19,6 +19,7 @@ from .._validate import (
     fresh_leaves,
 )
 from .compose import composable_vjp, inside_transform
+from .cuts import watching
 from .graph import walk_graph
 
 __all__ = ["backward_vjp", "contract"]
@@ -102,7 +103,9 @@ def run_backward_or_none(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Te
     """
     (leaf,) = fresh_leaves((x,))
     with torch.enable_grad():
-        y = check_single_output(fn, fn(leaf))
+        with watching((leaf,), fn):  # a .item() of a tensor depending on x: say so
+            out = fn(leaf)
+        y = check_single_output(fn, out)
         check_requires_grad(y, "the output of fn")
         # inputs=: accumulate into the private leaf only, not into tensors fn captured
         y.backward(gradient=check_cotangent(v, y), inputs=[leaf])

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from ..._validate import check_cotangent, check_tensor
+from ..._validate import check_cotangent, check_flag, check_tensor
 from ..graph.labels import forward_values, label, names_by_node
 from ..graph.nodes import (
     check_not_freed,
@@ -129,6 +129,8 @@ def trace_backward(
     tensor(0.4000)
     """
     check_tensor("output", output)
+    use_grad = check_flag("use_grad", use_grad, "trace_backward")
+    retain_graph = check_flag("retain_graph", retain_graph, "trace_backward")
     if output.is_meta:
         raise ValueError(
             "output is on the meta device, which holds shapes but no values: a trace shows the "

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..._validate import check_flag
 from ..graph.values import state as _state
 from . import explain, findings, view
 from .gradhooks import GradEvents
@@ -295,6 +296,7 @@ class GradWatch:
         ended; what an optimizer holds needs its step or its ``zero_grad`` in the block), and
         an "ok" says what it checked.  Keyword arguments go to :meth:`problems`.
         """
+        checks = check_flag("checks", checks, "GradWatch.summary")
         return findings.summary(self, checks=checks, **kwargs)
 
     def rows(self) -> list[dict[str, Any]]:

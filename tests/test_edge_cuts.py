@@ -1,0 +1,125 @@
+"""A graph cut inside ``fn`` is said (issue 44).
+
+``gradarg.jacobian(lambda t: t * t.sum().item(), x)`` returns ``sum(x)·I`` on every autodiff
+route, as ``torch.autograd.functional.jacobian`` does: the ``.item()`` term is a Python
+constant to autograd; the true Jacobian has an extra ``x 1ᵀ`` (``torch.func`` raises there
+under ``vmap``).  Invariant: while ``jacobian``, ``compare_vjp`` and ``check_backward`` run
+``fn`` on inputs they differentiate, a tensor that depends on an input turned into a Python
+number or NumPy array (``.item()``, ``float()``, ``int()``, ``bool()``, ``.tolist()``,
+``.numpy()``, ``numpy.asarray``) gives a ``GraphCutWarning`` (a ``UserWarning``) naming the
+operation; the same conversion of a constant never does.  Functions are generated: a chain
+of elementwise ops with one cut at a generated place, on the running (input-dependent)
+tensor or on a captured constant.  Oracles: ``torch.autograd.functional.jacobian`` (the
+returned Jacobian is torch's, with the cut) and the finite-difference Jacobian (the true
+one, which differs where the cut is on the input and its term does not vanish).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradarg
+from gradarg.core.cuts import GraphCutWarning
+
+F64 = torch.float64
+X = torch.tensor([0.3, -0.7, 1.1], dtype=F64)
+C = torch.tensor([0.5, 0.25, -2.0], dtype=F64)
+OPS = {"sin": torch.sin, "tanh": torch.tanh, "square": lambda t: t * t,
+       "affine": lambda t: 1.5 * t - 0.25}
+# how a tensor becomes a Python number (the value is a smooth function of the tensor except
+# int and bool, which are piecewise constant: the derivative through them is truly zero)
+CUTS = {
+    "item": lambda s: s.sum().item(),
+    "float": lambda s: float(s.sum()),
+    "int": lambda s: int(s.sum() * 10) / 10,
+    "bool": lambda s: 1.0 + bool(s.sum()),
+    "tolist": lambda s: sum(s.tolist()),
+    "numpy": lambda s: float(s.detach().numpy().sum()),
+    "asarray": lambda s: float(np.asarray(s.detach()).sum()),
+    "detach-op-tolist": lambda s: sum((s.detach() * 2).tolist()),
+}
+SMOOTH = {"item", "float", "tolist", "numpy", "asarray", "detach-op-tolist"}
+
+
+def make(ops, pos, cut, on_input):
+    def f(t):
+        h = t
+        for i, name in enumerate(ops):
+            if i == pos:
+                h = h * CUTS[cut](h if on_input else C)
+            h = OPS[name](h)
+        return h
+
+    return f
+
+
+def cut_warnings(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = call()
+    return out, [str(w.message) for w in caught if issubclass(w.category, GraphCutWarning)]
+
+
+funcs = st.tuples(st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=3),
+                  st.integers(0, 2), st.sampled_from(sorted(CUTS)), st.booleans())
+
+
+@settings(max_examples=max(8, settings.default.max_examples * 3 // 5))
+@given(funcs, st.sampled_from(["auto", "reverse", "forward"]))
+def test_jacobian_says_when_a_cut_touches_the_input(case, method):
+    ops, pos, cut, on_input = case
+    pos = min(pos, len(ops) - 1)
+    f = make(ops, pos, cut, on_input)
+    jac, said = cut_warnings(lambda: gradarg.jacobian(f, X, method=method))
+    assert bool(said) == on_input, (ops, pos, cut, on_input, said)
+    if said:
+        assert "treats that value as a constant" in said[0] and "zero" in said[0]
+        assert ("." + cut if cut in ("item", "tolist", "numpy") else cut.split("-")[-1]
+                if cut != "asarray" else "numpy.asarray") in said[0], (cut, said[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch_jac = torch.autograd.functional.jacobian(f, X)
+    torch.testing.assert_close(jac, torch_jac)  # the value is torch's, cut included
+    if on_input and cut in SMOOTH and len(ops) == 1:
+        # one op after the cut: the true Jacobian has the dropped rank-one term
+        true_jac = gradarg.jacobian(f, X, method="finite-difference")
+        assert not torch.allclose(jac, true_jac, atol=1e-6), (ops, cut, jac, true_jac)
+
+
+@settings(max_examples=max(5, settings.default.max_examples // 3))
+@given(funcs)
+def test_checkers_say_when_a_cut_touches_the_input(case):
+    ops, pos, cut, on_input = case
+    pos = min(pos, len(ops) - 1)
+    f = make(ops, pos, cut, on_input)
+    _, said = cut_warnings(lambda: gradarg.compare_vjp(f, X, torch.ones(3, dtype=F64)))
+    assert bool(said) == on_input, ("compare_vjp", ops, pos, cut, on_input)
+    _, said = cut_warnings(lambda: gradarg.check_backward(f, X.clone().requires_grad_(),
+                                                          probes=1))
+    assert bool(said) == on_input, ("check_backward", ops, pos, cut, on_input)
+
+
+def test_the_issue_example_and_a_captured_parameter():
+    w = torch.nn.Parameter(torch.tensor(2.0, dtype=F64))  # requires grad, not an input
+    _, said = cut_warnings(lambda: gradarg.jacobian(lambda t: t * w.item(), X))
+    assert not said
+    f = lambda t: t * t.sum().item()
+    jac, said = cut_warnings(lambda: gradarg.jacobian(f, X))
+    assert len(said) == 1 and "Tensor.item()" in said[0]
+    torch.testing.assert_close(jac, float(X.sum()) * torch.eye(3, dtype=F64))
+    # watched once per function object (the mode's cost): the same f again is not
+    _, said = cut_warnings(lambda: gradarg.jacobian(f, X))
+    assert not said
+    # control flow on a comparison: a bool tensor, no grad, nothing to say
+    _, said = cut_warnings(lambda: gradarg.jacobian(
+        lambda t: t.sin() if bool(t.sum() > 0) else t.cos(), X))
+    assert not said
+    # finite differences differentiate fn's values: no autograd graph, nothing cut
+    _, said = cut_warnings(lambda: gradarg.jacobian(lambda t: t * t.sum().item(), X,
+                                                    method="finite-difference"))
+    assert not said
