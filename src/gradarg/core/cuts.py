@@ -88,7 +88,7 @@ def _caller_level() -> int:
     wrappers: ``float(t)`` runs ``Tensor.__float__`` and ``handle_torch_function``), or 0 when
     that code is torch's or gradarg's own (a check of a nested ``jacobian``, a shape read
     inside a torch function): those are not ``fn``'s cuts."""
-    frame = sys._getframe(2)  # the caller of __torch_function__
+    frame: types.FrameType | None = sys._getframe(2)  # the caller of __torch_function__
     level = 2
     while frame is not None and frame.f_code.co_filename.endswith(_DISPATCH):
         frame, level = frame.f_back, level + 1

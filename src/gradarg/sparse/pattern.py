@@ -123,7 +123,7 @@ def coordinates(pattern: Any, x_shape: tuple[int, ...] | torch.Size | None = Non
         entries = 0
     check_memory(f"{what} (a pattern of {m} × {n}, {entries or 'its'} entries)",
                  lines * BYTES_PER_LINE * (m + n) + BYTES_PER_ENTRY * entries, WHAT_INSTEAD)
-    split = len(shape) - (len(x_s) if y_shape is not None else 1)
+    split = len(shape) - (len(x_s) if y_shape is not None and x_s is not None else 1)
     rows, cols = _rows_cols(pattern, split, n)
     if rows.size == 0:
         raise ValueError(
