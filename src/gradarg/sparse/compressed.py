@@ -357,7 +357,6 @@ class SparseJacobian:
         gradarg.sparse.CompiledSparse
             ``jac(x, layout=torch.sparse_coo)`` returns what ``sj(fn, x, layout=...)``
             returns; ``jac.values(x)`` the 1-D values in the pattern's entry order.
-
         Examples
         --------
         >>> import torch
@@ -377,7 +376,6 @@ class SparseJacobian:
 
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
             return compiled_output_shape(fn, x, co)
-
         # the modes that need as many passes as this one are all compiled; the faster is kept
         return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
                                        pattern=(self._rows, self._cols), backend=backend,

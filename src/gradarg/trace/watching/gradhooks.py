@@ -300,7 +300,6 @@ class GradEvents:
                 self._on_zero()
             elif self._first_bad_at is None and not math.isfinite(n):
                 self._first_bad_at = time.time()
-
         return hook
 
     def _accumulated_hook(self, p: torch.Tensor):
@@ -324,7 +323,6 @@ class GradEvents:
             self._changes += 1
             if p is self._probe:
                 self._probe_after = after
-
         return hook
 
     def _log_entry(self, entry: PassEntry | UnscaleEntry | StepEntry | EndEntry) -> None:
@@ -499,5 +497,4 @@ class GradEvents:
 
             def hook(g, full=full):
                 got[full] = _norm(g)
-
             self._step_handles.append(param.register_hook(hook))

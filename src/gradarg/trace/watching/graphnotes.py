@@ -93,8 +93,7 @@ def zero_blocks(roots: Sequence[Any], names: Mapping[torch.Tensor, str]) -> dict
 
     Read from the graph's structure and the parameters' values only (no saved tensor is
     read: under non-reentrant checkpointing that would recompute the forward), so call it
-    while the parameters hold the values the forward used (during the backward pass).
-    """
+    while the parameters hold the values the forward used (during the backward pass)."""
     if not roots or not any(all_zero(p) for p in names):
         return {}
     graph = Graph(*roots)
@@ -362,8 +361,7 @@ class GraphNotes:
     stopped (when the step is read, or the block ends).
 
     Reads the module calls of ``calls`` (a :class:`~.recorder.Recorder`) and the passes of
-    ``grads`` (a :class:`~.gradhooks.GradEvents`) through their read-only views.
-    """
+    ``grads`` (a :class:`~.gradhooks.GradEvents`) through their read-only views."""
 
     def __init__(self, watched: Any, calls: Any, grads: Any):
         self.watched, self._calls, self._grads = watched, calls, grads

@@ -23,6 +23,8 @@ from ..graph.nodes import children, is_leaf, leaf_tensor
 from ..graph.values import norm as _norm
 from ..graph.values import tensors as _tensors
 from . import graphnotes
+from .arrivals import leaf_arrived as _leaf_arrived
+from .arrivals import node_arrived as _node_arrived
 from .callnotes import CallNotes
 from .deadunits import DYING, DyingOutputs
 from .gradhooks import GradEvents
@@ -38,24 +40,6 @@ _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges t
 
 def _nothing(*args: Any) -> None:
     return None
-
-
-def _leaf_arrived(watched: Watched, arrivals: list[tuple[int, float]], slot: int,
-                  g: torch.Tensor) -> None:
-    """A leaf tensor's hook: its gradient's norm arrived at ``slot``."""
-    watched.backward_seen = True
-    arrivals.append((slot, _norm(g)))
-
-
-def _node_arrived(watched: Watched, arrivals: list[tuple[int, float]],
-                  outputs: list[tuple[int, int]], grads: tuple[torch.Tensor | None, ...]) -> None:
-    """A node's pre-hook: the norm of the gradient of each hooked output ``(output number,
-    slot)`` arrived at its slot."""
-    watched.backward_seen = True
-    for nr, slot in outputs:
-        g = grads[nr]
-        if g is not None:
-            arrivals.append((slot, _norm(g)))
 
 
 class Recorder:
