@@ -150,7 +150,7 @@ def _load(page, v, idle: bool = True) -> None:
     )
     page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
     if idle:
-        page.wait_for_load_state("networkidle")
+        page.wait_for_load_state("networkidle", timeout=90_000)  # a loaded CI machine
     else:
         page.evaluate("() => document.fonts.ready.then(() => null)")
 
