@@ -12,8 +12,9 @@ import math
 import numbers
 from typing import Any
 
-import numpy as np
 import torch
+
+from .._validate import check_flag as _check_flag
 
 __all__ = ["check_count", "check_finite_cotangent", "check_flag", "check_seed",
            "check_tolerance"]
@@ -73,11 +74,9 @@ def check_seed(func: str, name: str, value: Any) -> int:
 
 
 def check_flag(func: str, name: str, value: Any) -> bool:
-    """A ``bool`` or NumPy's bool (not an integer, string or tensor standing for one)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{func}: {name} must be a bool (True or False), got "
-                        f"{type(value).__name__} {_shown(value)}")
-    return bool(value)
+    """A ``bool`` or NumPy's bool (not an integer, string or tensor standing for one):
+    :func:`gradarg._validate.check_flag`, with the public function's name first."""
+    return _check_flag(name, value, func)
 
 
 def check_finite_cotangent(func: str, name: str, v: Any) -> None:
