@@ -67,7 +67,8 @@ def _add(c: Case) -> None:
         ns["W"] = [f"{w.category.__name__}: {w.message}" for w in caught]
         if c.kind == "error":
             return {"ok": False, "why": "expected a refusal, got a value",
-                    "got": _show(r), "expected": f"TypeError/ValueError naming {c.keys}"}
+                    "got": _show(r), "expected": f"TypeError/ValueError naming {c.keys}",
+                    "warnings": ns["W"]}  # a value with a warning naming the key: WARNED
         try:
             ok = bool(eval(c.pred, ns))
         except Exception as e:  # noqa: BLE001  (the predicate could not even be evaluated)

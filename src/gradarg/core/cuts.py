@@ -13,8 +13,10 @@ forward-mode tangent (forward mode), or it is a ``detach()`` of such a tensor (o
 of an operation on one).  A constant (a captured tensor, a parameter that is not an input)
 does not warn, nor does code that runs with grad mode off (an ``autograd.Function``'s
 ``forward``, which brings its own backward; a ``torch.no_grad()`` block).  The mode is entered only when an input requires grad or is a dual tensor, so
-the finite-difference evaluations run without it, and once per function object (a mode
-costs about 3 us per operation of ``fn``, even one that does nothing: see :func:`watching`).
+the finite-difference evaluations run without it.  A function object found clean on inputs
+of one signature is not watched again on that signature (a mode costs about 3 us per
+operation of ``fn``, even one that does nothing); one that cut is watched at every call, so
+each call that returns a derivative missing a term says so (see :func:`watching`).
 
 A number that only steers control flow (``if t.sum().item() > 0:``) is right to be a
 constant (the derivative of a branch is that of the branch taken); the warning says so, and
@@ -146,11 +148,19 @@ class _Watch(TorchFunctionMode):
         return out
 
 
+def _signature(ts: Sequence[torch.Tensor]) -> tuple[Any, ...]:
+    """What a call's path through ``fn`` is keyed by: each input's shape, dtype and whether
+    it is differentiated (requires grad, or carries a tangent)."""
+    return tuple((tuple(t.shape), t.dtype, t.requires_grad, _tangent(t)) for t in ts)
+
+
 @contextlib.contextmanager
 def watching(xs: Sequence[Any], fn: Any = None) -> Iterator[None]:
     """Run the body (a call of ``fn`` on ``xs``) watching for graph cuts (module docstring);
-    a no-op unless an input requires grad (with grad mode on) or is a dual tensor, and once
-    per function object: a ``fn`` watched before (kept in a weak set) runs without the mode.
+    a no-op unless an input requires grad (with grad mode on) or is a dual tensor.  A call is
+    skipped only when the same function object was watched before on inputs of the same
+    shapes, dtypes and differentiated set and cut nothing then (kept in a weak map): a
+    ``fn`` that cut is watched, and warned about, at every call.
     """
     ts = [x for x in xs if isinstance(x, torch.Tensor)]
     if not (torch.is_grad_enabled() and any(x.requires_grad for x in ts)) and not any(
@@ -160,20 +170,27 @@ def watching(xs: Sequence[Any], fn: Any = None) -> Iterator[None]:
     if isinstance(fn, types.BuiltinFunctionType):  # torch.sin: one op, no Python inside
         yield
         return
+    key = _signature(ts)
+    clean: set[tuple[Any, ...]] | None = None
     if fn is not None:
         try:
-            if fn in _WATCHED:
-                yield
-                return
-            _WATCHED.add(fn)
+            clean = _CLEAN.setdefault(fn, set())
         except TypeError:  # not hashable or no weak reference: watched every time
-            pass
-    with _Watch(ts):
+            clean = None
+        if clean is not None and key in clean:
+            yield
+            return
+    mode = _Watch(ts)
+    with mode:
         yield
+    if clean is not None and not mode.said:
+        clean.add(key)
 
 
-# functions watched once already: the mode costs about 3 us per torch call of fn (torch's
-# Python dispatch of every operation, measured with a mode that does nothing), so a fn
-# called over and over (a loop of jacobian calls, the benchmarks) is watched at its first
-# call only; a later call that takes another path through fn is not watched again
-_WATCHED: weakref.WeakSet[Any] = weakref.WeakSet()
+# functions watched already and found to cut nothing, with the input signatures they were
+# watched on: the mode costs about 3 us per torch call of fn (torch's Python dispatch of
+# every operation, measured with a mode that does nothing), so a clean fn called over and
+# over (a loop of jacobian calls, the benchmarks) is watched at its first call per signature
+# only; a later call that takes another path through fn on inputs of the same signature (a
+# branch on values) is not watched again.  A fn that cut is watched at every call.
+_CLEAN: weakref.WeakKeyDictionary[Any, set[tuple[Any, ...]]] = weakref.WeakKeyDictionary()
