@@ -150,7 +150,7 @@ def test_a_cut_is_said_at_every_call_whatever_ran_before(case, routes, inputs):
     for i, route in enumerate(routes):
         x = inputs[i % len(inputs)]
         try:
-            _, said = cut_warnings(lambda: ROUTES[route](f, x))
+            _, said = cut_warnings(lambda r=route, x=x: ROUTES[r](f, x))
         except VectorizationError as err:  # vmap cannot batch the cut: the documented refusal
             said = [str(err)]
         assert bool(said) == on_input, (route, i, ops, pos, cut, on_input)
