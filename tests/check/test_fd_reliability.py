@@ -388,3 +388,44 @@ def test_a_vanishing_derivative_is_checked_not_left_open(p, a, c, spurious):
     v = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)  # the vanishing entry alone
     cmp = gradarg.compare_vjp(lambda t: Power.apply(t, a, c, p, spurious), x.detach(), v)
     assert cmp.status == ("agree" if spurious == 0.0 else "DISAGREE"), str(cmp)
+
+
+# ------------------------------------------------------------------ conditioning in float32
+
+ILL = {"cube-cos": ["cube", "cos"], "cube-sin": ["cube", "sin"], "exp-sin": ["exp", "sin"],
+       "quad-cube-cos": ["quad", "cube", "cos"]}
+
+
+@examples(10)
+@given(st.sampled_from(sorted(ILL)), st.lists(st.floats(4.0, 14.0), min_size=1, max_size=3),
+       st.sampled_from([-1.0, 1.0]))
+def test_float32_derivative_conditioning_is_not_wrong(name, mags, sign):
+    """Invariant: a correct float32 backward of a function whose derivative is ill-conditioned
+    (``cos(x³)`` near x = 12: the intermediate ``x³`` rounds by ``eps·|x³|``, which moves
+    ``sin(x³)`` by 0.2 %) is never WRONG / DISAGREE (the long profile found ``cube∘cos`` at
+    -10.78 called "off by 1.00009"); a backward wrong in float64 too is still caught there."""
+    fn = compose(ILL[name])
+    vals = [sign * m for m in mags]
+    x = torch.tensor(vals, dtype=torch.float32, requires_grad=True)
+    assume(bool(torch.isfinite(fn(x.detach().double())).all()))
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, None), x)
+    assert r.status != "wrong", (name, vals, r.summary)
+    c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x.detach(),
+                            torch.ones(len(vals)))
+    assert c.status != "DISAGREE", (name, vals, str(c))
+    jac = torch.func.jacrev(fn)(x.detach().double())
+    assume(float(jac.abs().max()) > 1e-3 and bool(torch.isfinite(jac).all()))
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, "scale"), x)
+    # wrong, or "could not check" where the reference cannot resolve it: never "agree"
+    assert r.status in ("wrong", "could-not-check"), (name, vals, r.summary)
+
+
+@pytest.mark.parametrize("v", [-10.781, 12.2])
+def test_the_long_profile_points(v):
+    fn = compose(["cube", "cos"])
+    x = torch.tensor([v], dtype=torch.float32, requires_grad=True)
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, None), x)
+    assert r.status == "agree", r.summary
+    assert any("float32 rounding" in n for n in r.notes), r.notes
+    c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x.detach(), torch.ones(1))
+    assert c.status == "agree" and "float32 rounding" in c.note, str(c)

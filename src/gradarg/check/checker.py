@@ -30,10 +30,12 @@ from .results import BackwardCheck, LocalizationCostWarning, Notes, PairCheck
 from .setup import Setup
 from .tolerance import (
     C_PRECISION,
+    C_SHIFT,
     LOOSE,
     backward_rtol,
     entry_tolerance,
     loose_tolerance,
+    shifted_inputs,
     uncertain,
 )
 from .under_test import BackwardUnderTest
@@ -234,8 +236,10 @@ class Checker:
         float64 on the twin (:meth:`.under_test.BackwardUnderTest.rows64`) matches the
         reference within the entry's tolerance, and the float32 value is no farther from the
         reference than ``LOOSE`` times its distance to the float64 run, nor than
-        ``C_PRECISION · eps(dtype) · |y_i|`` (what rounding the forward values of row ``i``
-        can do to a derivative that the backward computes from them).  A backward wrong in
+        the larger of ``C_PRECISION · eps(dtype) · |y_i|`` (what rounding the forward values
+        of row ``i`` can do to a derivative that the backward computes from them) and
+        ``C_SHIFT`` times the change of the float64 run when the inputs move by one rounding
+        step of their dtype (what rounding the intermediates can do: ``cos(x³)`` at 12.2).  A backward wrong in
         float64 too (a factor, a dropped term) is as wrong as before.  Without a twin
         (float64 inputs, ``rtol`` given, ``fn`` refuses float64 copies) nothing changes."""
         bwd = self.bwd
@@ -247,8 +251,9 @@ class Checker:
             return block
         got, exp, tol = block.got, block.expected, block.tolerance
         y = bwd.outs[k].detach().double().abs().reshape(-1, 1)
-        cap = C_PRECISION * torch.finfo(bwd.dtype).eps * y
-        allow = torch.minimum(LOOSE * (got - got64).abs(), cap.expand_as(got))
+        cap = (C_PRECISION * torch.finfo(bwd.dtype).eps * y).expand_as(got)
+        cap = torch.maximum(cap, C_SHIFT * self._shift(k, j, got64))
+        allow = torch.minimum(LOOSE * (got - got64).abs(), cap)
         rounding = (wrong & ((got64 - exp).abs() <= tol)
                     & ((got - exp).abs() <= tol + allow))
         if not bool(rounding.any()):
@@ -265,11 +270,27 @@ class Checker:
             f"∂{bwd.out_names[k]}/∂{bwd.s.names[j]}: {int(rounding.sum())} entr"
             f"{'y differs' if int(rounding.sum()) == 1 else 'ies differ'} from the reference "
             f"by up to {worst:.2g} (at {at}{more}), within {name} rounding: the same backward "
-            f"on float64 copies matches the reference, and {name} values of y cannot resolve "
-            f"the difference; not counted wrong")
+            f"on float64 copies matches the reference, and {name} values of y, of the inputs "
+            f"and of what is computed from them cannot resolve the difference; not counted "
+            f"wrong")
         self.rounded += int(rounding.sum())
         tol = torch.where(rounding, (got - exp).abs() + tol, tol)
         return dataclasses.replace(block, tolerance=tol)
+
+    def _shift(self, k: int, j: int, got64: torch.Tensor) -> torch.Tensor:
+        """How much block ``(k, j)`` of the backward run in float64 changes when every checked
+        input moves by one rounding step of the inputs' dtype (:func:`.tolerance.shifted_inputs`):
+        the largest change over the two shifts, ``m × n`` (zeros where a shifted run fails)."""
+        out = torch.zeros_like(got64)
+        for xs in shifted_inputs(self.bwd.s.xs, self.bwd.dtype):
+            try:
+                moved = BackwardUnderTest(self.bwd.s.at(xs), self.gen, self.rtol, twin=False)
+                rows = moved.rows(k, j, torch.arange(got64.shape[0]))
+            except (RuntimeError, TypeError, ValueError):
+                continue
+            if rows.shape == got64.shape:
+                out = torch.maximum(out, (rows - got64).abs().nan_to_num(0.0))
+        return out
 
     def compare_bounded(self, probes, affine: dict[str, bool],
                         advice: str) -> tuple[PairCheck, ...]:

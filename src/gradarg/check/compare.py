@@ -26,10 +26,12 @@ from . import fd_error
 from .options import check_finite_cotangent, check_tolerance
 from .tolerance import (
     C_PRECISION,
+    C_SHIFT,
     LOOSE,
     assert_close_tolerance,
     backward_rtol,
     same_function,
+    shifted_inputs,
     uncertain,
     vjp_atol,
 )
@@ -294,8 +296,10 @@ def _within_rounding(fn, x, v, y, got, ref, tol, ok) -> torch.Tensor | None:
     The same backward runs in float64 on copies of ``x`` and ``v``; an element outside its
     tolerance ``tol`` is within rounding when that run matches the reference within ``tol``
     and the element is no farther from the reference than ``LOOSE`` times its distance to the
-    float64 run, nor than ``C_PRECISION · eps(dtype) · |v|ᵀ|y|`` (what rounding the forward
-    values can do).  A backward wrong in float64 too (a factor, a dropped term) stays wrong.
+    float64 run, nor than the larger of ``C_PRECISION · eps(dtype) · |v|ᵀ|y|`` (what rounding
+    the forward values can do) and ``C_SHIFT`` times the change of the float64 run when ``x``
+    moves by one rounding step of its dtype (what rounding the intermediates can do:
+    ``cos(x³)`` at ``x = 12.2`` in float32).  A backward wrong in float64 too (a factor, a dropped term) stays wrong.
     ``None`` when ``fn`` fails on float64 copies or computes another function there."""
     try:
         got64, y64, _ = run_backward_or_none(fn, x.detach().double(), v.detach().double())
@@ -307,9 +311,16 @@ def _within_rounding(fn, x, v, y, got, ref, tol, ok) -> torch.Tensor | None:
         return None
     ref64 = ref.double()
     diff = (got.double() - ref64).abs()
-    cap = C_PRECISION * torch.finfo(x.dtype).eps * float((v.double().abs() * y64.abs()).sum())
-    allow = torch.minimum(LOOSE * (got.double() - got64.detach()).abs(),
-                          torch.full_like(diff, cap))
+    cap = torch.full_like(diff, C_PRECISION * torch.finfo(x.dtype).eps
+                          * float((v.double().abs() * y64.abs()).sum()))
+    for xs in shifted_inputs((x,), x.dtype):  # the derivative's own conditioning
+        try:
+            moved, _, _ = run_backward_or_none(fn, xs[0], v.detach().double())
+        except (RuntimeError, TypeError, ValueError):
+            moved = None
+        if moved is not None and moved.shape == got64.shape:
+            cap = torch.maximum(cap, C_SHIFT * (moved.detach() - got64.detach()).abs())
+    allow = torch.minimum(LOOSE * (got.double() - got64.detach()).abs(), cap)
     tol = tol.double()
     return ~ok & ((got64.detach() - ref64).abs() <= tol) & (diff <= tol + allow)
 
@@ -327,7 +338,8 @@ def _rounding_note(x: torch.Tensor, rounded: torch.Tensor, diff: torch.Tensor) -
             f"from the "
             f"reference by up to {float(diff[rounded].max()):.2g} (at {at}{more}), within "
             f"{name} rounding: the same backward on float64 copies matches the reference, "
-            f"and {name} values of y cannot resolve the difference; not counted as disagreeing")
+            f"and {name} values of y, x and what is computed from them cannot resolve the "
+            f"difference; not counted as disagreeing")
 
 
 def _value(t: torch.Tensor) -> str:

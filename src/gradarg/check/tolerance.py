@@ -12,6 +12,8 @@ reference, and when a reference is too uncertain to judge by.
 - :func:`assert_close_tolerance` and :func:`vjp_atol`: ``compare_vjp``'s ``(rtol, atol)``;
 - :func:`uncertain`: a finite-difference estimate too uncertain to say much;
   :func:`same_function`: float64 outputs that are the outputs rounded, not other draws;
+- ``C_SHIFT`` and :func:`shifted_inputs`: a low-precision backward's conditioning, the change
+  of the float64 derivative over one rounding step of the inputs;
 - ``C_ROUND``: the rounding of one evaluation of ``fn`` that the finite differences of
   :mod:`gradarg.check.fd_error` allow for.
 
@@ -29,6 +31,7 @@ from ..core.fd_error import C_ROUND  # the finite differences' rounding allowanc
 __all__ = [
     "C_PRECISION",
     "C_ROUND",
+    "C_SHIFT",
     "LOOSE",
     "SAFETY",
     "assert_close_tolerance",
@@ -39,6 +42,7 @@ __all__ = [
     "probe_rounding",
     "probe_tolerance",
     "same_function",
+    "shifted_inputs",
     "uncertain",
     "vjp_atol",
 ]
@@ -162,6 +166,27 @@ def linearity_tolerance(delta: float, forward_rounding: float, size: float) -> f
     of it (the corpora of ``tests/check``); one that rounds through bfloat16 in a float32
     function exceeds it tenfold and more."""
     return 2.0 * (delta + C_PRECISION * forward_rounding * size) + 1e-300
+
+
+# The derivative's own conditioning in a low-precision dtype: a backward in float32 computes
+# from intermediates rounded to their dtype (``u = x³`` in ``cos(x³)``: ``eps·|u|``), which is
+# what moving the input by one rounding step of its dtype does to them.  ``C_SHIFT`` times the
+# change of the float64 derivative when every input moves by ``±eps(dtype)·|x|`` is what such
+# a backward may differ by (at x = 12.2 in float32, ``d/dx cos(x³)`` changes by 4 % over that
+# shift; a correct float32 backward is off by 0.2 %).
+C_SHIFT = 2.0
+
+
+def shifted_inputs(xs: Any, dtype: torch.dtype) -> list[tuple[torch.Tensor, ...]]:
+    """Float64 copies of ``xs`` moved by ``+eps(dtype)·|x|`` and by ``-eps(dtype)·|x|``
+    (non-floating tensors unchanged): the two shifts :data:`C_SHIFT` is measured over."""
+    eps = torch.finfo(dtype).eps
+    out = []
+    for sign in (1.0, -1.0):
+        out.append(tuple(
+            x.detach().double() * (1.0 + sign * eps) if x.is_floating_point() else x
+            for x in xs))
+    return out
 
 
 LOOSE = 10  # two computations of one quantity by the backward under test: LOOSE × its rtol
