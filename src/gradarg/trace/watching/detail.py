@@ -1,0 +1,127 @@
+"""Which steps of a watched block get the full per-module record (``watch(model, full_steps=k)``).
+
+By default (``full_steps=None``) every step is recorded in full.  With ``full_steps=k`` the
+first ``k`` steps of the block are, and so is every step that follows a step where something
+was off; the other steps are *light*: the module-call hooks stay on but do nothing, so no
+module call, module-output gradient, forward value or dead unit is noted, while every hook on
+what the optimizer reads still runs (each parameter's backward passes and their norms, each
+optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
+
+A step was *off* when one of these was observed in it: a parameter's pass gradient that is
+non-finite or exactly zero, a trainable parameter without a pass, a ``backward()`` that
+raised, a loss that was not finite at the ``backward()`` call.  A light step that is off is
+reported as such (its module-level checks "not checked", its non-finite or zero gradients not
+located), and the next step is recorded in full.
+
+Imports nothing of the trace room but :mod:`.finding`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .finding import Finding
+
+__all__ = ["MODULE_CHECKS", "Detail", "check_full_steps", "light_findings"]
+
+# the checks that read the module calls of the step: not run on a light step
+MODULE_CHECKS = ("cut from the graph", "outputs used", "vanishing/exploding", "dead units")
+# checks whose problem is located by the module record: said unlocated on a light step
+_LOCATED = ("non-finite", "all-zero")
+_SHOWN_STEPS = 8  # full steps named after the first ones
+
+
+def check_full_steps(full_steps: Any) -> int | None:
+    """``full_steps`` validated: ``None`` or an int >= 1.
+
+    Raises
+    ------
+    TypeError
+        Not ``None`` nor an int (a bool is refused).
+    ValueError
+        An int below 1.
+    """
+    if full_steps is None:
+        return None
+    if isinstance(full_steps, bool) or not isinstance(full_steps, int):
+        raise TypeError(f"watch(): full_steps must be None or an int >= 1, got "
+                        f"{type(full_steps).__name__} {full_steps!r}")
+    if full_steps < 1:
+        raise ValueError(f"watch(): full_steps must be None or an int >= 1, got {full_steps}")
+    return full_steps
+
+
+class Detail:
+    """The steps of a block and which of them are recorded in full.
+
+    Parameters
+    ----------
+    full_steps : int or None
+        Steps recorded in full at the start of the block; ``None``: every step.
+    trainable : int
+        The number of watched parameters that require grad (a step where fewer got a pass
+        was off).
+    """
+
+    def __init__(self, full_steps: int | None, trainable: int):
+        self.full_steps = full_steps
+        self._trainable = trainable
+        self.step = 0  # steps begun in the block
+        self.full = True  # whether the current step is recorded in full
+        self.full_at: list[int] = []  # steps recorded in full after the first ones (latest)
+        self.light = 0  # light steps so far
+        self.off_at: int | None = None  # the last step found off, when it was light
+        self._raised: Any = None
+
+    def begin(self, passes: list[Any], raised: Any, loss_finite: bool | None) -> bool:
+        """A step begins; ``passes``, ``raised`` and ``loss_finite`` are what the last step
+        observed (:class:`.events.PassEntry` list, the last ``backward()`` that raised, the
+        loss's finiteness).  Returns whether this step is recorded in full."""
+        k = self.full_steps
+        if k is None:  # every step in full: nothing to read
+            self.step += 1
+            return True
+        off = False
+        if self.step:
+            off = (raised is not self._raised or loss_finite is False
+                   or len({id(e.param) for e in passes}) < self._trainable
+                   or any(not math.isfinite(e.grad) or e.grad == 0.0 for e in passes))
+            if off and not self.full:
+                self.off_at = self.step
+        self._raised = raised
+        self.step += 1
+        self.full = self.step <= k or off
+        if not self.full:
+            self.light += 1
+        elif self.step > k:
+            self.full_at = [*self.full_at[-(_SHOWN_STEPS - 1):], self.step]
+        return self.full
+
+    def steps_in_full(self) -> str:
+        """``"steps 1-3 and step 8"``: the steps recorded in full, in words."""
+        k = self.full_steps or self.step
+        text = "step 1" if k == 1 else f"steps 1-{k}"
+        if self.full_at:
+            more = ", ".join(map(str, self.full_at))
+            text += f" and step{'s' if len(self.full_at) > 1 else ''} {more}"
+        return text
+
+
+def light_findings(detail: Detail, results: list[Finding]) -> list[Finding]:
+    """``results`` as they stand on a light step: the module-level checks not run (why: the
+    step was light), the non-finite and zero gradients said not located; unchanged on a step
+    recorded in full."""
+    if detail.full:
+        return results
+    why = (f"step {detail.step} was a light step: module calls are recorded in full on "
+           f"{detail.steps_in_full()} and after a step where something was off")
+    out = []
+    for f in results:
+        if f.check in MODULE_CHECKS:
+            f = Finding(f.check, False, why_not=why)
+        elif f.check in _LOCATED and f.problem is not None:
+            f = Finding(f.check, f.ran, f"{f.problem} (not located: {why}; the next step is "
+                        f"recorded in full)", f.why_not, f.note, f.expected)
+        out.append(f)
+    return out
