@@ -1,0 +1,133 @@
+"""``watch(model, full_steps=k)``: the first k steps of a block and every step after one that
+was off are recorded in full, the others light (module calls not recorded; every check of what
+the optimizer reads still runs).  Each light step's summary must name the checks it skipped,
+never claim them; the default (``None``) records every step in full."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import gradarg
+
+
+class Log(torch.nn.Module):
+    def forward(self, x):
+        return torch.log(x)
+
+
+def _net():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+
+
+def _step(net, opt, x, *, step=True):
+    opt.zero_grad(set_to_none=True)
+    net(x).pow(2).mean().backward()
+    if step:
+        opt.step()
+
+
+MODULE_CHECKS = ("cut from the graph", "outputs used", "vanishing/exploding", "dead units")
+
+
+def _lists(summary: str) -> tuple[str, str]:
+    """The ``checked`` and ``not checked`` lists at the end of a summary."""
+    tail = summary[summary.rindex("[checked: "):]
+    ran, _, skipped = tail.partition("; not checked: ")
+    return ran, skipped
+
+
+def test_by_default_every_step_is_recorded_in_full():
+    net = _net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(16, 4)
+    with gradarg.watch(net) as w:
+        for _ in range(6):
+            _step(net, opt, x)
+    assert [c.name for c in w.layers()] == ["0", "1", "2"]
+    ran, _ = _lists(w.summary())
+    assert "light step" not in w.summary()
+    for check in MODULE_CHECKS:
+        assert check in ran
+
+
+@pytest.mark.parametrize(("bad", "error"), [("3", TypeError), (2.0, TypeError),
+                                            (True, TypeError), (0, ValueError)])
+def test_full_steps_is_checked(bad, error):
+    with pytest.raises(error, match=r"full_steps must be None or an int >= 1, got"):
+        gradarg.watch(_net(), full_steps=bad)
+
+
+def test_light_steps_skip_the_module_record_and_their_summary_says_so():
+    net = _net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(16, 4)
+    with gradarg.watch(net, full_steps=2) as w:
+        _step(net, opt, x)
+        _step(net, opt, x)
+        assert [c.name for c in w.layers()] == ["0", "1", "2"]  # step 2: in full
+        for _ in range(3):
+            _step(net, opt, x)
+        assert w.modules == []  # step 5: light
+        text = w.summary()
+    assert text.startswith("ok: every parameter got a finite, nonzero gradient (checked: "
+                           "the .grad of the 4 parameter(s) the optimizer holds, read at 5 ")
+    ran, skipped = _lists(text)
+    for check in MODULE_CHECKS:
+        assert check not in ran
+        assert f"{check} (step 5 was a light step: module calls are recorded in full on " \
+               f"steps 1-2" in skipped
+    assert "what the optimizer read" in ran
+
+
+def test_a_grad_reset_before_the_optimizer_step_is_still_seen_on_a_light_step():
+    net = _net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(16, 4)
+    with gradarg.watch(net, full_steps=1) as w:
+        for _ in range(3):
+            _step(net, opt, x)
+        opt.zero_grad(set_to_none=True)
+        net(x).pow(2).mean().backward()
+        net[2].weight.grad = None  # what the optimizer reads is not what backward left
+        opt.step()
+        assert not w.detail.full
+    text = w.summary()
+    assert not text.startswith("ok")
+    assert "2.weight" in text.split(" [checked: ")[0]
+
+
+def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_step():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), Log(), torch.nn.Linear(8, 1))
+    with torch.no_grad():
+        net[0].bias.fill_(10.0)  # log's input positive on ordinary data
+    opt = torch.optim.SGD(net.parameters(), lr=1e-4)
+    good = torch.randn(16, 4).clamp(-1, 1)
+    bad = good.clone()
+    bad[3] = -100.0  # one example drives layer 0's output negative: log makes NaN
+    with torch.no_grad():  # the ground truth, by plain torch: finite into 'log', NaN out
+        h = net[0](bad)
+        assert torch.isfinite(bad).all() and torch.isfinite(h).all()
+        assert torch.isnan(torch.log(h)).any()
+    with gradarg.watch(net, full_steps=3) as w:
+        for _ in range(6):
+            _step(net, opt, good)
+        assert not w.detail.full
+        _step(net, opt, bad, step=False)  # step 7, light: the NaN is seen at the parameters
+        assert not w.detail.full
+        seen = w.summary()
+        _step(net, opt, bad, step=False)  # step 8: recorded in full after step 7 was off
+        assert w.detail.full and w.detail.step == 8
+        located = w.summary()
+        _step(net, opt, good)
+        _step(net, opt, good)  # step 10: healthy after the full step 9: light again
+        assert not w.detail.full
+    head = seen.split(" [checked: ")[0]
+    assert head.startswith("non-finite gradient: 4 parameter(s) got NaN/Inf")  # both Linears
+    assert "(not located: step 7 was a light step" in head
+    assert "'1' (Log)" not in head  # not located: no module named
+    assert "the forward pass already made NaN/Inf in module '1' (Log), whose input is finite " \
+           "(checked)" in located
+    assert "light step" not in located
