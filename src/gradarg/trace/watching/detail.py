@@ -19,11 +19,12 @@ Imports nothing of the trace room but :mod:`.finding`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .finding import Finding
 
-__all__ = ["MODULE_CHECKS", "Detail", "check_full_steps", "light_findings"]
+__all__ = ["MODULE_CHECKS", "Detail", "ModuleHooks", "check_full_steps", "light_findings"]
 
 # the checks that read the module calls of the step: not run on a light step
 MODULE_CHECKS = ("cut from the graph", "outputs used", "vanishing/exploding", "dead units")
@@ -125,3 +126,46 @@ def light_findings(detail: Detail, results: list[Finding]) -> list[Finding]:
                         f"recorded in full)", f.why_not, f.note, f.expected)
         out.append(f)
     return out
+
+
+class ModuleHooks:
+    """The forward pre-hook and hook on every module: the model's own stay on (a step begins
+    there), the others are taken off for a light step and put back for a full one.
+
+    Parameters
+    ----------
+    modules : list
+        Every module of the model (the model included).
+    root : torch.nn.Module
+        The model.
+    pre, post : callable
+        The forward pre-hook and the forward hook.
+    """
+
+    def __init__(self, modules: list[Any], root: Any, pre: Callable[..., Any],
+                 post: Callable[..., Any]):
+        self._inner = [m for m in modules if m is not root]
+        self._pre, self._post = pre, post
+        self._root = [root.register_forward_pre_hook(pre), root.register_forward_hook(post)]
+        self._handles: list[Any] = []
+        self.on = False
+        self.arm(True)
+
+    def arm(self, on: bool) -> None:
+        """Put the other modules' hooks on (``on``) or take them off; nothing if already so."""
+        if on == self.on:
+            return
+        if on:
+            for m in self._inner:
+                self._handles.append(m.register_forward_pre_hook(self._pre))
+                self._handles.append(m.register_forward_hook(self._post))
+        else:
+            for h in self._handles:
+                h.remove()
+            self._handles = []
+        self.on = on
+
+    def detach(self) -> list[Any]:
+        """Every handle, for the caller to remove (nothing is hooked after)."""
+        handles, self._root, self._handles = self._root + self._handles, [], []
+        return handles

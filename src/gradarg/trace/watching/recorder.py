@@ -27,7 +27,7 @@ from .arrivals import leaf_arrived as _leaf_arrived
 from .arrivals import node_arrived as _node_arrived
 from .callnotes import CallNotes
 from .deadunits import DYING, DyingOutputs
-from .detail import Detail
+from .detail import Detail, ModuleHooks
 from .gradhooks import GradEvents
 from .model import Watched
 from .patches import eager_unless_traced
@@ -70,7 +70,7 @@ class Recorder:
                 if direct:
                     self._swappable[m] = direct
         self._swapped: dict[int, torch.Tensor] = {}
-        self._module_handles: list[Any] = []
+        self._hooks: ModuleHooks | None = None  # set by attach()
         self._tensor_handles: list[Any] = []
         self.version = 0  # bumped at each call and step: part of the record's cache key
         self._notes = CallNotes(watched.owner, watched.names)
@@ -150,8 +150,9 @@ class Recorder:
 
     def detach(self) -> list[Any]:
         """The handles of every hook this part put on, for the caller to remove."""
-        handles, self._module_handles, self._tensor_handles = (
-            self._module_handles + self._tensor_handles, [], [])
+        handles, self._tensor_handles = self._tensor_handles, []
+        if self._hooks is not None:
+            handles, self._hooks = self._hooks.detach() + handles, None
         return handles
 
     def forget(self) -> None:
@@ -208,9 +209,7 @@ class Recorder:
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
         # break at each module call: they read tensors' autograd state, which tracing lacks)
         pre, post = eager_unless_traced(self._pre_hook), eager_unless_traced(self._post_hook)
-        for module in self.watched.names:
-            self._module_handles.append(module.register_forward_pre_hook(pre))
-            self._module_handles.append(module.register_forward_hook(post))
+        self._hooks = ModuleHooks(list(self.watched.names), self.watched.model, pre, post)
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
         """The slot recording ``t``'s gradient; hooks ``t`` the first time it is seen.
@@ -256,6 +255,7 @@ class Recorder:
             if watched.backward_seen or not watched.forwards:  # a new step (the last one's
                 g = self._grads  # passes read first); the record keeps the last one
                 self._light = not self._detail.begin(g.passes, g.raised, g.losses[1])
+                self._hooks.arm(not self._light)  # type: ignore[union-attr]
                 if watched.backward_seen:
                     self._reset()
             watched.forwards += 1
