@@ -128,6 +128,10 @@ def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_
     assert head.startswith("non-finite gradient: 4 parameter(s) got NaN/Inf")  # both Linears
     assert "(not located: step 7 was a light step" in head
     assert "'1' (Log)" not in head  # not located: no module named
+    # what was observed without the module record: the last layer's parameters get their
+    # gradient first in backward (a NaN loss makes every gradient NaN), and the loss was NaN
+    assert "observed: the first NaN/Inf gradient to reach a parameter reached 2." in head
+    assert "(module '2'), and the loss passed to backward() was itself NaN/Inf" in head
     assert "the forward pass already made NaN/Inf in module '1' (Log), whose input is finite " \
            "(checked)" in located
     assert "light step" not in located

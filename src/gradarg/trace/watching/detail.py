@@ -24,7 +24,8 @@ from typing import Any
 
 from .finding import Finding
 
-__all__ = ["MODULE_CHECKS", "Detail", "ModuleHooks", "check_full_steps", "light_findings"]
+__all__ = ["MODULE_CHECKS", "Detail", "ModuleHooks", "check_full_steps", "light_findings",
+           "seen_first"]
 
 # the checks that read the module calls of the step: not run on a light step
 MODULE_CHECKS = ("cut from the graph", "outputs used", "vanishing/exploding", "dead units")
@@ -109,10 +110,28 @@ class Detail:
         return text
 
 
-def light_findings(detail: Detail, results: list[Finding]) -> list[Finding]:
+def seen_first(passes: list[Any], owner: Any, loss_finite: bool | None) -> str:
+    """What a light step observed of its non-finite gradients without a module record: the
+    parameter the first one reached (``passes`` in arrival order) and whether the loss
+    passed to ``backward()`` was already NaN/Inf; ``""``: none arrived."""
+    for e in passes:
+        if not math.isfinite(e.grad):
+            name, module = owner[e.param]
+            text = (f"; observed: the first NaN/Inf gradient to reach a parameter reached "
+                    f"{name} (module '{module}')")
+            if loss_finite is False:
+                text += (", and the loss passed to backward() was itself NaN/Inf (observed at "
+                         "the call): the forward made it")
+            elif loss_finite:
+                text += ", and the loss passed to backward() was finite: its backward made it"
+            return text
+    return ""
+
+
+def light_findings(detail: Detail, results: list[Finding], seen: str = "") -> list[Finding]:
     """``results`` as they stand on a light step: the module-level checks not run (why: the
-    step was light), the non-finite and zero gradients said not located; unchanged on a step
-    recorded in full."""
+    step was light), the non-finite and zero gradients said not located (with ``seen``, from
+    :func:`seen_first`, for the non-finite ones); unchanged on a step recorded in full."""
     if detail.full:
         return results
     why = (f"step {detail.step} was a light step: module calls are recorded in full on "
@@ -122,8 +141,9 @@ def light_findings(detail: Detail, results: list[Finding]) -> list[Finding]:
         if f.check in MODULE_CHECKS:
             f = Finding(f.check, False, why_not=why)
         elif f.check in _LOCATED and f.problem is not None:
+            more = seen if f.check == "non-finite" else ""
             f = Finding(f.check, f.ran, f"{f.problem} (not located: {why}; the next step is "
-                        f"recorded in full)", f.why_not, f.note, f.expected)
+                        f"recorded in full{more})", f.why_not, f.note, f.expected)
         out.append(f)
     return out
 
