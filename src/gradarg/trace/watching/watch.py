@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 __all__ = ["GradWatch", "ModuleRecord", "ParamRecord", "watch"]
 
 
+def _nothing(*args: Any) -> None:
+    return None
+
+
 
 class GradWatch:
     """The hooks :func:`watch` put on a model, and the record of the last step they saw.
@@ -142,6 +146,11 @@ class GradWatch:
             self.grads.forget_losses()
         self.calls.forget()
         watched.active = False
+        # the parts' callbacks into each other (bound methods: reference cycles) are let go
+        # with the hooks, so the record is freed by reference counting, not by a collection
+        # of the garbage collector's older generation during a later step
+        self.calls.listen(new_step=_nothing, outer_return=_nothing)
+        self.grads.listen(on_zero=_nothing, running=_nothing)
 
     def __enter__(self) -> GradWatch:  # noqa: PYI034 (a final class in practice)
         return self
