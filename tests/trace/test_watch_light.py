@@ -135,3 +135,34 @@ def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_
     assert "the forward pass already made NaN/Inf in module '1' (Log), whose input is finite " \
            "(checked)" in located
     assert "light step" not in located
+
+
+class Cut(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.cut = torch.nn.Linear(4, 8), torch.nn.Linear(8, 1), False
+
+    def forward(self, x):
+        h = self.a(x)
+        return self.b(torch.relu(h.detach() if self.cut else h))
+
+
+def test_a_missing_gradient_on_a_light_step_is_not_explained_by_modules_it_did_not_record():
+    torch.manual_seed(0)
+    net = Cut()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(16, 4)
+    with gradarg.watch(net, full_steps=2) as w:
+        for i in range(1, 6):
+            net.cut = i == 5  # step 5 (light): 'a' is cut off by a .detach()
+            _step(net, opt, x)
+        assert not w.detail.full
+        light = w.summary().split(" [checked: ")[0]
+        why = w.why_no_grad("a.weight")
+        _step(net, opt, x)  # step 6: in full after step 5 was off, and healthy again
+        assert w.detail.full
+    assert light.startswith("no gradient for 2 parameter(s): a.weight, a.bias (not located: "
+                            "step 5 was a light step")
+    # 'a' ran on step 5: the module record of a light step is empty, not evidence of absence
+    assert "never called" not in why and "was not called" not in why
+    assert why.startswith("a.weight got no gradient on step 5, a light step of the watch")

@@ -25,12 +25,12 @@ from typing import Any
 from .finding import Finding
 
 __all__ = ["MODULE_CHECKS", "Detail", "ModuleHooks", "check_full_steps", "light_findings",
-           "seen_first"]
+           "light_text", "seen_first"]
 
 # the checks that read the module calls of the step: not run on a light step
 MODULE_CHECKS = ("cut from the graph", "outputs used", "vanishing/exploding", "dead units")
 # checks whose problem is located by the module record: said unlocated on a light step
-_LOCATED = ("non-finite", "all-zero")
+_LOCATED = ("non-finite", "all-zero", "missing gradients")
 _SHOWN_STEPS = 8  # full steps named after the first ones
 
 
@@ -108,6 +108,19 @@ class Detail:
             more = ", ".join(map(str, self.full_at))
             text += f" and step{'s' if len(self.full_at) > 1 else ''} {more}"
         return text
+
+
+_GOT = {"none": "no gradient", "zero": "an all-zero gradient", "nonfinite": "a NaN/Inf gradient"}
+
+
+def light_text(detail: Detail, name: str, state: str) -> str:
+    """``why_no_grad``'s answer for parameter ``name`` whose gradient was ``state``
+    (``"none"``, ``"zero"``, ``"nonfinite"``) on a light step: not why (the module calls were
+    not recorded), but where to ask."""
+    return (f"{name} got {_GOT.get(state, state)} on step {detail.step}, a light step of the "
+            f"watch (full_steps={detail.full_steps}): its module calls were not recorded, so "
+            f"why is not read from them; the next step is recorded in full (ask again after "
+            f"it), or gradarg.why_no_grad(loss, param) reads this step's graph")
 
 
 def seen_first(passes: list[Any], owner: Any, loss_finite: bool | None) -> str:
