@@ -71,6 +71,10 @@ def test_light_steps_skip_the_module_record_and_their_summary_says_so():
             _step(net, opt, x)
         assert w.modules == []  # step 5: light
         text = w.summary()
+        assert w.table().endswith("\n(no rows: step 5 was a light step: module calls are "
+                                  "recorded in full on steps 1-2 and after a step where "
+                                  "something was off)")
+        assert "nothing recorded yet" not in repr(w)
     assert text.startswith("ok: every parameter got a finite, nonzero gradient (checked: "
                            "the .grad of the 4 parameter(s) the optimizer holds, read at 5 ")
     ran, skipped = _lists(text)

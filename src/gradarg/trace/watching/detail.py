@@ -100,6 +100,12 @@ class Detail:
             self.full_at = [*self.full_at[-(_SHOWN_STEPS - 1):], self.step]
         return self.full
 
+    def why_light(self) -> str:
+        """``"step 5 was a light step: module calls are recorded in full on steps 1-3 and
+        after a step where something was off"``."""
+        return (f"step {self.step} was a light step: module calls are recorded in full on "
+                f"{self.steps_in_full()} and after a step where something was off")
+
     def steps_in_full(self) -> str:
         """``"steps 1-3 and step 8"``: the steps recorded in full, in words."""
         k = self.full_steps or self.step
@@ -147,8 +153,7 @@ def light_findings(detail: Detail, results: list[Finding], seen: str = "") -> li
     :func:`seen_first`, for the non-finite ones); unchanged on a step recorded in full."""
     if detail.full:
         return results
-    why = (f"step {detail.step} was a light step: module calls are recorded in full on "
-           f"{detail.steps_in_full()} and after a step where something was off")
+    why = detail.why_light()
     out = []
     for f in results:
         if f.check in MODULE_CHECKS:

@@ -346,7 +346,7 @@ class GradWatch:
         return draw_modules(self, **kwargs)
 
     def __repr__(self) -> str:
-        if not self.calls.raw:
+        if not self.calls.raw and self.detail.full:
             return f"GradWatch({type(self.model).__name__}): nothing recorded yet"
         return f"{self.summary()}\n{self.table()}"
 
