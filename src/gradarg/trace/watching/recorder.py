@@ -59,8 +59,8 @@ class Recorder:
 
     def __init__(self, watched: Watched, grads: GradEvents, detail: Detail):
         self.watched, self._grads, self._detail, self._light = watched, grads, detail, False
-        self._on_new_step: Callable[[], None] = _nothing
-        self._on_outer_return: Callable[[int], None] = _nothing  # set by listen()
+        self._on_new_step: Callable[[], None] = _nothing  # both set by listen()
+        self._on_outer_return: Callable[[int], None] = _nothing
         # FSDP2 computes with unsharded copies of the parameters it puts on the modules during
         # the forward: the parameters registered at construction never see a gradient
         self._swappable: dict[Any, list[tuple[str, torch.Tensor]]] = {}
@@ -73,8 +73,7 @@ class Recorder:
         self._hooks: ModuleHooks | None = None  # set by attach()
         self._tensor_handles: list[Any] = []
         self.version = 0  # bumped at each call and step: part of the record's cache key
-        self._notes = CallNotes(watched.owner, watched.names)
-        self._dying = DyingOutputs()
+        self._notes, self._dying = CallNotes(watched.owner, watched.names), DyingOutputs()
         self._reset()
 
     def listen(self, *, new_step: Callable[[], None],
@@ -151,7 +150,7 @@ class Recorder:
     def detach(self) -> list[Any]:
         """The handles of every hook this part put on, for the caller to remove."""
         handles, self._tensor_handles = self._tensor_handles, []
-        if self._hooks is not None:
+        if self._hooks is not None:  # attached
             handles, self._hooks = self._hooks.detach() + handles, None
         return handles
 
@@ -255,7 +254,8 @@ class Recorder:
             if watched.backward_seen or not watched.forwards:  # a new step (the last one's
                 g = self._grads  # passes read first); the record keeps the last one
                 self._light = not self._detail.begin(g.passes, g.raised, g.losses[1])
-                self._hooks.arm(not self._light)  # type: ignore[union-attr]
+                hooks = self._hooks  # FSDP2's: left on (its parameters are hooked at each call)
+                hooks.arm(not self._light or bool(self._swappable))  # type: ignore[union-attr]
                 if watched.backward_seen:
                     self._reset()
             watched.forwards += 1
