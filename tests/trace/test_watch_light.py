@@ -69,11 +69,11 @@ def test_light_steps_skip_the_module_record_and_their_summary_says_so():
         assert [c.name for c in w.layers()] == ["0", "1", "2"]  # step 2: in full
         for _ in range(3):
             _step(net, opt, x)
-        assert w.modules == []  # step 5: light
+        assert [c.name for c in w.modules] == ["(model)"]  # step 5: light
         text = w.summary()
-        assert w.table().endswith("\n(no rows: step 5 was a light step: module calls are "
-                                  "recorded in full on steps 1-2 and after a step where "
-                                  "something was off)")
+        assert w.table().endswith("\n(the modules inside the model not recorded: step 5 "
+                                  "was a light step: module calls are recorded in full on "
+                                  "steps 1-2 and after a step where something was off)")
         assert "nothing recorded yet" not in repr(w)
     assert text.startswith("ok: every parameter got a finite, nonzero gradient (checked: "
                            "the .grad of the 4 parameter(s) the optimizer holds, read at 5 ")
@@ -129,8 +129,12 @@ def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_
         _step(net, opt, good)  # step 10: healthy after the full step 9: light again
         assert not w.detail.full
     head = seen.split(" [checked: ")[0]
-    assert head.startswith("non-finite gradient: 4 parameter(s) got NaN/Inf")  # both Linears
-    assert "(not located: step 7 was a light step" in head
+    # the model's own call is recorded on a light step: true at that level (its input is
+    # finite, checked above), not inside it
+    assert head.startswith("non-finite gradient: the forward pass already made NaN/Inf in "
+                           "module '(model)' (Sequential), whose input is finite (checked)")
+    assert ": 4 parameter(s) got NaN/Inf" in head  # both Linears
+    assert "(not located inside the model: step 7 was a light step" in head
     assert "'1' (Log)" not in head  # not located: no module named
     # what was observed without the module record: the last layer's parameters get their
     # gradient first in backward (a NaN loss makes every gradient NaN), and the loss was NaN
@@ -165,8 +169,35 @@ def test_a_missing_gradient_on_a_light_step_is_not_explained_by_modules_it_did_n
         why = w.why_no_grad("a.weight")
         _step(net, opt, x)  # step 6: in full after step 5 was off, and healthy again
         assert w.detail.full
-    assert light.startswith("no gradient for 2 parameter(s): a.weight, a.bias (not located: "
-                            "step 5 was a light step")
+    assert light.startswith("no gradient for 2 parameter(s): a.weight, a.bias (not located "
+                            "inside the model: step 5 was a light step")
     # 'a' ran on step 5: the module record of a light step is empty, not evidence of absence
     assert "never called" not in why and "was not called" not in why
     assert why.startswith("a.weight got no gradient on step 5, a light step of the watch")
+
+
+class Gains(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(4, 8), torch.nn.Linear(8, 1)
+        self.gains = [torch.ones(8, requires_grad=True)]  # a plain list: never registered
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)) * self.gains[0])
+
+
+def test_a_tensor_outside_the_parameters_is_still_named_when_the_last_step_is_light():
+    torch.manual_seed(0)
+    net = Gains()
+    assert len(list(net.parameters())) == 4  # plain torch: the gains are not among them
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(16, 4)
+    with gradarg.watch(net, full_steps=2) as w:
+        for _ in range(5):
+            _step(net, opt, x)
+        assert not w.detail.full
+    text = w.summary()
+    assert not text.startswith("ok")
+    assert "'gains[0]' of module '(model)' (a Python list: use nn.ParameterList)" in text
+    ran, _ = _lists(text)
+    assert "unregistered tensors" in ran

@@ -2,9 +2,10 @@
 
 By default (``full_steps=None``) every step is recorded in full.  With ``full_steps=k`` the
 first ``k`` steps of the block are, and so is every step that follows a step where something
-was off; the other steps are *light*: the module-call hooks stay on but do nothing, so no
-module call, module-output gradient, forward value or dead unit is noted, while every hook on
-what the optimizer reads still runs (each parameter's backward passes and their norms, each
+was off; the other steps are *light*: the module-call hooks of the modules inside the model are taken
+off, so no call of them, no gradient at their outputs, no forward value inside the model and
+no dead unit is noted (the model's own call is, with its inputs and outputs: the graph is read
+from there), while every hook on what the optimizer reads still runs (each parameter's backward passes and their norms, each
 optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
 
 A step was *off* when one of these was observed in it: a parameter's pass gradient that is
@@ -160,8 +161,9 @@ def light_findings(detail: Detail, results: list[Finding], seen: str = "") -> li
             f = Finding(f.check, False, why_not=why)
         elif f.check in _LOCATED and f.problem is not None:
             more = seen if f.check == "non-finite" else ""
-            f = Finding(f.check, f.ran, f"{f.problem} (not located: {why}; the next step is "
-                        f"recorded in full{more})", f.why_not, f.note, f.expected)
+            f = Finding(f.check, f.ran, f"{f.problem} (not located inside the model: {why}; "
+                        f"the next step is recorded in full{more})", f.why_not, f.note,
+                        f.expected)
         out.append(f)
     return out
 

@@ -262,7 +262,7 @@ class Recorder:
             self._grads.forward_started(watched.forwards)
         if self._swappable:
             self._follow_swaps(module)
-        if self._light:
+        if self._light and module is not watched.model:  # a light step records the model's call
             return
         self.version += 1
         index = len(self._raw)
@@ -434,7 +434,7 @@ class Recorder:
 
     def _post_hook(self, module, args, output):
         stack = self._stack
-        if not stack:
+        if not stack or (self._light and module is not self.watched.model):
             return
         index = stack.pop()
         ts = (output,) if type(output) is torch.Tensor else list(_tensors(output))

@@ -65,7 +65,7 @@ def table(w: GradWatch) -> str:
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
              for row in [head, *body]]
     if not w.detail.full:
-        lines.append(f"(no rows: {w.detail.why_light()})")
+        lines.append(f"(the modules inside the model not recorded: {w.detail.why_light()})")
     return "\n".join(lines)
 
 
