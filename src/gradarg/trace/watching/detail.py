@@ -2,17 +2,18 @@
 
 By default (``full_steps=None``) every step is recorded in full.  With ``full_steps=k`` the
 first ``k`` steps of the block are, and so is every step that follows a step where something
-was off; the other steps are *light*: the module-call hooks of the modules inside the model are taken
-off, so no call of them, no gradient at their outputs, no forward value inside the model and
-no dead unit is noted (the model's own call is, with its inputs and outputs: the graph is read
-from there), while every hook on what the optimizer reads still runs (each parameter's backward passes and their norms, each
-optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
+was off; the other steps are *light*: the forward hooks of the modules inside the model are
+taken off, so no call of theirs, no gradient at their outputs, no forward value inside the
+model and no dead unit is noted.  The model's own call is recorded (its inputs, its outputs
+and the gradient arriving there: the step's graph is read from its outputs), and every hook
+on what the optimizer reads still runs (each parameter's backward passes and their norms,
+each optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
 
 A step was *off* when one of these was observed in it: a parameter's pass gradient that is
 non-finite or exactly zero, a trainable parameter without a pass, a ``backward()`` that
 raised, a loss that was not finite at the ``backward()`` call.  A light step that is off is
-reported as such (its module-level checks "not checked", its non-finite or zero gradients not
-located), and the next step is recorded in full.
+reported as such (its module-level checks "not checked", its non-finite or zero gradients and
+missing ones "not located inside the model"), and the next step is recorded in full.
 
 Imports nothing of the trace room but :mod:`.finding`.
 """

@@ -367,11 +367,12 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = None) -> GradWatch
         ``None`` (default): every step is recorded in full.  An int ``k >= 1``: the first
         ``k`` steps of the block, and every step after one where something was off (a
         non-finite or zero pass gradient, a parameter without one, a ``backward()`` that
-        raised, a non-finite loss), are recorded in full; the others are light: the
-        module-call hooks do nothing (no module record, so the module-level checks are
-        reported "not checked", and a non-finite or zero gradient "not located"), while
-        every check of what the optimizer reads still runs (see :mod:`.detail`).  For long
-        watched loops: a light step costs about the parameter hooks only.
+        raised, a non-finite loss), are recorded in full; the others are light: only the
+        model's own call is recorded, not the modules inside it (the module-level checks are
+        then reported "not checked", a non-finite, zero or missing gradient "not located
+        inside the model", and ``why_no_grad`` says so), while every check of what the
+        optimizer reads still runs (see :mod:`.detail`).  For long watched loops: a light
+        step costs about the parameter hooks only (``benchmarks/watch.py``, 'light').
 
     Returns
     -------
