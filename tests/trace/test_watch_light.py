@@ -83,6 +83,9 @@ def test_light_steps_skip_the_module_record_and_their_summary_says_so():
         assert f"{check} (step 5 was a light step: module calls are recorded in full on " \
                f"steps 1-2" in skipped
     assert "what the optimizer read" in ran
+    # said for what a light step looked at, not for the gradients inside the model
+    assert "non-finite (the parameters' gradients and the model's output only)" in ran
+    assert "all-zero (the parameters' gradients and the model's output only)" in ran
 
 
 def test_a_grad_reset_before_the_optimizer_step_is_still_seen_on_a_light_step():
@@ -201,3 +204,34 @@ def test_a_tensor_outside_the_parameters_is_still_named_when_the_last_step_is_li
     assert "'gains[0]' of module '(model)' (a Python list: use nn.ParameterList)" in text
     ran, _ = _lists(text)
     assert "unregistered tensors" in ran
+
+
+class Sqrt(torch.nn.Module):
+    def forward(self, x):
+        return torch.sqrt(x)
+
+
+def test_steps_stay_full_while_a_gradient_inside_the_model_is_not_finite():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), Sqrt(),
+                              torch.nn.Linear(8, 1))
+    with torch.no_grad():
+        net[0].bias.fill_(5.0)
+        net[0].weight[3].zero_()
+        net[0].bias[3] = 0.0  # unit 3 is exactly 0 into the sqrt: its derivative is infinite
+    x = torch.randn(16, 4)
+    # the ground truth, by plain torch: Inf at the sqrt's input, finite parameter gradients
+    h = torch.relu(net[0](x)).detach().requires_grad_()
+    (g,) = torch.autograd.grad(net[3](torch.sqrt(h)).pow(2).mean(), h)
+    assert torch.isinf(g[:, 3]).all()
+    net.zero_grad()
+    net(x).pow(2).mean().backward()
+    assert all(torch.isfinite(p.grad).all() for p in net.parameters())
+    opt = torch.optim.SGD(net.parameters(), lr=0.0)  # the same step each time
+    with gradarg.watch(net, full_steps=2) as w:
+        for _ in range(5):
+            _step(net, opt, x)
+            assert w.detail.full  # off at every step, inside the model: never light
+        text = w.summary()
+    assert text.startswith("non-finite gradient first sent by '2' (Sqrt)")
+    assert "light step" not in text

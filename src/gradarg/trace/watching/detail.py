@@ -9,9 +9,10 @@ and the gradient arriving there: the step's graph is read from its outputs), and
 on what the optimizer reads still runs (each parameter's backward passes and their norms,
 each optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
 
-A step was *off* when one of these was observed in it: a parameter's pass gradient that is
-non-finite or exactly zero, a trainable parameter without a pass, a ``backward()`` that
-raised, a loss that was not finite at the ``backward()`` call.  A light step that is off is
+A step was *off* when one of these was observed in it: a parameter's pass gradient or a
+recorded module output's gradient that is non-finite or exactly zero, a trainable parameter
+without a pass, a ``backward()`` that raised, a loss that was not finite at the
+``backward()`` call.  A light step that is off is
 reported as such (its module-level checks "not checked", its non-finite or zero gradients and
 missing ones "not located inside the model"), and the next step is recorded in full.
 
@@ -78,10 +79,13 @@ class Detail:
         self.off_at: int | None = None  # the last step found off, when it was light
         self._raised: Any = None
 
-    def begin(self, passes: list[Any], raised: Any, loss_finite: bool | None) -> bool:
-        """A step begins; ``passes``, ``raised`` and ``loss_finite`` are what the last step
-        observed (:class:`.events.PassEntry` list, the last ``backward()`` that raised, the
-        loss's finiteness).  Returns whether this step is recorded in full."""
+    def begin(self, passes: list[Any], raised: Any, loss_finite: bool | None,
+              arrivals: list[tuple[int, float]]) -> bool:
+        """A step begins; ``passes``, ``raised``, ``loss_finite`` and ``arrivals`` are what
+        the last step observed (:class:`.events.PassEntry` list, the last ``backward()`` that
+        raised, the loss's finiteness, the ``(slot, norm)`` of each gradient that arrived at
+        a recorded module output: inside the model on a full step, at the model's output on
+        a light one).  Returns whether this step is recorded in full."""
         k = self.full_steps
         if k is None:  # every step in full: nothing to read
             self.step += 1
@@ -90,7 +94,8 @@ class Detail:
         if self.step:
             off = (raised is not self._raised or loss_finite is False
                    or len({id(e.param) for e in passes}) < self._trainable
-                   or any(not math.isfinite(e.grad) or e.grad == 0.0 for e in passes))
+                   or any(not math.isfinite(e.grad) or e.grad == 0.0 for e in passes)
+                   or any(not math.isfinite(n) or n == 0.0 for _, n in arrivals))
             if off and not self.full:
                 self.off_at = self.step
         self._raised = raised
@@ -160,7 +165,10 @@ def light_findings(detail: Detail, results: list[Finding], seen: str = "") -> li
     for f in results:
         if f.check in MODULE_CHECKS:
             f = Finding(f.check, False, why_not=why)
-        elif f.check in _LOCATED and f.problem is not None:
+        elif f.check in _LOCATED and f.problem is None:  # checked where the step looked
+            f = Finding(f"{f.check} (the parameters' gradients and the model's output only)",
+                        f.ran, None, f.why_not, f.note, f.expected)
+        elif f.check in _LOCATED:
             more = seen if f.check == "non-finite" else ""
             f = Finding(f.check, f.ran, f"{f.problem} (not located inside the model: {why}; "
                         f"the next step is recorded in full{more})", f.why_not, f.note,

@@ -251,9 +251,9 @@ class Recorder:
             # stops a recomputation early by raising once it has what backward needs
             self._stack.clear()
         if not self._stack and module is watched.model:
-            if watched.backward_seen or not watched.forwards:  # a new step (the last one's
-                g = self._grads  # passes read first); the record keeps the last one
-                self._light = not self._detail.begin(g.passes, g.raised, g.losses[1])
+            if watched.backward_seen or not watched.forwards:  # a new step: the last one's
+                g, a = self._grads, self._arrivals  # notes read first (the record keeps them)
+                self._light = not self._detail.begin(g.passes, g.raised, g.losses[1], a)
                 hooks = self._hooks  # FSDP2's: left on (its parameters are hooked at each call)
                 hooks.arm(not self._light or bool(self._swappable))  # type: ignore[union-attr]
                 if watched.backward_seen:
