@@ -16,7 +16,9 @@ assembly), ``finding`` / ``findings`` / ``eventfindings`` (one function per thin
 wrong with a step; those read from observed ``.grad`` events in ``eventfindings``; ``reads``:
 what the optimizer will read, the findings behind a checked "ok" and what was checked),
 ``explain``
-(``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).
+(``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).  ``detail``: which
+steps of a block are recorded in full (``watch(model, full_steps=k)``; the others light) and
+what the findings say on a light step.
 
 A new observed event is one hook in ``gradhooks`` (where torch has no hook for the call, a
 wrapper in ``patches``, removed with the watch), its note in ``events`` and one finding in

@@ -16,6 +16,7 @@ from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
 from . import eventfindings, events, findings, reads
+from .detail import light_text
 from .records import ROOT_NAME, ParamRecord
 
 if TYPE_CHECKING:
@@ -221,7 +222,10 @@ def why_no_grad(w: GradWatch, param: str | torch.Tensor) -> str:
         if text is None:
             raise
         return text
-    return rules.decide(RULES, Asked(w, name, w.parameters[name]))[1]
+    r = w.parameters[name]
+    if not w.detail.full and r.state != "ok":
+        return light_text(w.detail, name, r.state)
+    return rules.decide(RULES, Asked(w, name, r))[1]
 
 
 def _not_registered(w: GradWatch, param: torch.Tensor) -> str | None:

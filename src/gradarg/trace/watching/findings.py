@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 
 from ..graph.values import fmt_norm as _f
+from .detail import light_findings, seen_first
 from .eventfindings import (
     accumulated,
     edited_after_backward,
@@ -369,7 +370,11 @@ def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
         return [Finding("backward", True,
                         "no backward pass reached the model" + raised(w) + then)]
     options = Options(**kwargs)
-    return [finding(w, options) for finding in FINDINGS]
+    results = [finding(w, options) for finding in FINDINGS]
+    if w.detail.full:
+        return results
+    g = w.grads
+    return light_findings(w.detail, results, seen_first(g.passes, w.watched.owner, g.losses[1]))
 
 
 def raised(w: GradWatch) -> str:

@@ -27,6 +27,7 @@ from .arrivals import leaf_arrived as _leaf_arrived
 from .arrivals import node_arrived as _node_arrived
 from .callnotes import CallNotes
 from .deadunits import DYING, DyingOutputs
+from .detail import Detail, ModuleHooks
 from .gradhooks import GradEvents
 from .model import Watched
 from .patches import eager_unless_traced
@@ -52,12 +53,13 @@ class Recorder:
     grads : GradEvents
         The ``.grad`` part: told when a call of the model starts and when a step begins, and
         asked to hook the parameters FSDP2 puts on a module for a forward.
+    detail : Detail
+        Which steps are recorded in full; on a light step the module-call hooks do nothing.
     """
 
-    def __init__(self, watched: Watched, grads: GradEvents):
-        self.watched = watched
-        self._grads = grads
-        self._on_new_step: Callable[[], None] = _nothing
+    def __init__(self, watched: Watched, grads: GradEvents, detail: Detail):
+        self.watched, self._grads, self._detail, self._light = watched, grads, detail, False
+        self._on_new_step: Callable[[], None] = _nothing  # both set by listen()
         self._on_outer_return: Callable[[int], None] = _nothing
         # FSDP2 computes with unsharded copies of the parameters it puts on the modules during
         # the forward: the parameters registered at construction never see a gradient
@@ -68,11 +70,10 @@ class Recorder:
                 if direct:
                     self._swappable[m] = direct
         self._swapped: dict[int, torch.Tensor] = {}
-        self._module_handles: list[Any] = []
+        self._hooks: ModuleHooks | None = None  # set by attach()
         self._tensor_handles: list[Any] = []
         self.version = 0  # bumped at each call and step: part of the record's cache key
-        self._notes = CallNotes(watched.owner, watched.names)
-        self._dying = DyingOutputs()
+        self._notes, self._dying = CallNotes(watched.owner, watched.names), DyingOutputs()
         self._reset()
 
     def listen(self, *, new_step: Callable[[], None],
@@ -148,8 +149,9 @@ class Recorder:
 
     def detach(self) -> list[Any]:
         """The handles of every hook this part put on, for the caller to remove."""
-        handles = self._module_handles + self._tensor_handles
-        self._module_handles, self._tensor_handles = [], []
+        handles, self._tensor_handles = self._tensor_handles, []
+        if self._hooks is not None:  # attached
+            handles, self._hooks = self._hooks.detach() + handles, None
         return handles
 
     def forget(self) -> None:
@@ -167,8 +169,7 @@ class Recorder:
         self.watched.backward_seen = False
         self._grads.new_step()
         self._on_new_step()
-        # one note per module call (outs filled in when the call returns)
-        self._raw: list[RawCall] = []
+        self._raw: list[RawCall] = []  # one note per call (outs filled in when it returns)
         self._stack: list[int] = []
         self._slots: dict[tuple[Any, int], int] = {}  # (id, version) of a hooked tensor -> slot
         self._slot_refs: list[Any] = []  # keeps hooked leaf tensors' ids unique
@@ -182,11 +183,9 @@ class Recorder:
         # calls that started after a backward pass reached the model and within the same step:
         # recomputations during backward (torch.utils.checkpoint), or forwards after backward
         self._late: set[int] = set()
-        # what each call sent back to its inputs (not what its inputs received from all uses)
-        self._call_inputs: dict[int, CallInputs] = {}
+        self._call_inputs: dict[int, CallInputs] = {}  # what each call took: see _hook_sent
         self._edge_calls: dict[Any, list[tuple[int, int, Any]]] = {}  # node -> [(nr, call, input)]
-        # call -> {input: number of edges from the call into it}
-        self._sent_edges: dict[int, dict[Any, int]] = {}
+        self._sent_edges: dict[int, dict[Any, int]] = {}  # call -> {input: edges into it}
         # (call, input) -> [running sum, edges arrived] while a pass is under way
         self._sent_open: dict[tuple[int, Any], OpenSum] = {}
         self._sent: dict[int, list[float]] = {}  # call -> norm per backward pass
@@ -195,8 +194,7 @@ class Recorder:
         # call -> the calls it shares an input tensor with (neither running inside the other)
         self._sharers: dict[int, set[int]] = {}
         self._call_outs: dict[int, list[Any]] = {}  # finished call -> its outputs' nodes
-        # call -> weak references to its inputs and outputs (read by the graph notes)
-        self._values: dict[int, CallValues] = {}
+        self._values: dict[int, CallValues] = {}  # call -> weak refs to its inputs, outputs
         # data_ptr of an output with history -> (call, weak reference to its storage, shape);
         # call -> the call that took that memory as an input without history (detached)
         self._out_ptr: dict[int, tuple[int, weakref.ref, torch.Size]] = {}
@@ -210,9 +208,7 @@ class Recorder:
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
         # break at each module call: they read tensors' autograd state, which tracing lacks)
         pre, post = eager_unless_traced(self._pre_hook), eager_unless_traced(self._post_hook)
-        for module in self.watched.names:
-            self._module_handles.append(module.register_forward_pre_hook(pre))
-            self._module_handles.append(module.register_forward_hook(post))
+        self._hooks = ModuleHooks(list(self.watched.names), self.watched.model, pre, post)
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
         """The slot recording ``t``'s gradient; hooks ``t`` the first time it is seen.
@@ -255,12 +251,19 @@ class Recorder:
             # stops a recomputation early by raising once it has what backward needs
             self._stack.clear()
         if not self._stack and module is watched.model:
-            if watched.backward_seen:
-                self._reset()  # a new step: the record keeps the last one
+            if watched.backward_seen or not watched.forwards:  # a new step: the last one's
+                g, a = self._grads, self._arrivals  # notes read first (the record keeps them)
+                self._light = not self._detail.begin(g.passes, g.raised, g.losses[1], a)
+                hooks = self._hooks  # FSDP2's: left on (its parameters are hooked at each call)
+                hooks.arm(not self._light or bool(self._swappable))  # type: ignore[union-attr]
+                if watched.backward_seen:
+                    self._reset()
             watched.forwards += 1
             self._grads.forward_started(watched.forwards)
         if self._swappable:
             self._follow_swaps(module)
+        if self._light and module is not watched.model:  # a light step records the model's call
+            return
         self.version += 1
         index = len(self._raw)
         ts = args if (len(args) == 1 and type(args[0]) is torch.Tensor) else list(_tensors(args))
@@ -431,7 +434,7 @@ class Recorder:
 
     def _post_hook(self, module, args, output):
         stack = self._stack
-        if not stack:
+        if not stack or (self._light and module is not self.watched.model):
             return
         index = stack.pop()
         ts = (output,) if type(output) is torch.Tensor else list(_tensors(output))

@@ -64,6 +64,8 @@ def table(w: GradWatch) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
              for row in [head, *body]]
+    if not w.detail.full:
+        lines.append(f"(the modules inside the model not recorded: {w.detail.why_light()})")
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ import torch
 from ..._validate import check_flag
 from ..graph.values import state as _state
 from . import explain, findings, view
+from .detail import Detail, check_full_steps
 from .gradhooks import GradEvents
 from .graphnotes import GraphNotes
 from .model import Watched
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
     from ..draw.drawing import Drawing
 
 __all__ = ["GradWatch", "ModuleRecord", "ParamRecord", "watch"]
+
+
+def _nothing(*args: Any) -> None:
+    return None
 
 
 
@@ -63,7 +68,8 @@ class GradWatch:
         ``(rank, nonfinite, first_at, missing)``; else ``None``.
     """
 
-    def __init__(self, model: torch.nn.Module):
+    def __init__(self, model: torch.nn.Module, *, full_steps: int | None = None):
+        full_steps = check_full_steps(full_steps)
         if not isinstance(model, torch.nn.Module):
             raise TypeError(
                 f"watch() takes a torch.nn.Module, got {type(model).__name__}; wrap a function "
@@ -72,7 +78,8 @@ class GradWatch:
         self.model = model
         self.watched = watched = Watched.of(model)
         self.grads = GradEvents(watched)
-        self.calls = Recorder(watched, self.grads)
+        self.detail = Detail(full_steps, sum(p.requires_grad for p in watched.owner))
+        self.calls = Recorder(watched, self.grads, self.detail)
         self.graph = GraphNotes(watched, self.calls, self.grads)
         self.calls.listen(new_step=self.graph.reset, outer_return=self.graph.note_forward)
         self.grads.listen(on_zero=self.graph.note_zeros, running=self.calls.running)
@@ -139,6 +146,11 @@ class GradWatch:
             self.grads.forget_losses()
         self.calls.forget()
         watched.active = False
+        # the parts' callbacks into each other (bound methods: reference cycles) are let go
+        # with the hooks, so the record is freed by reference counting, not by a collection
+        # of the garbage collector's older generation during a later step
+        self.calls.listen(new_step=_nothing, outer_return=_nothing)
+        self.grads.listen(on_zero=_nothing, running=_nothing)
 
     def __enter__(self) -> GradWatch:  # noqa: PYI034 (a final class in practice)
         return self
@@ -334,12 +346,12 @@ class GradWatch:
         return draw_modules(self, **kwargs)
 
     def __repr__(self) -> str:
-        if not self.calls.raw:
+        if not self.calls.raw and self.detail.full:
             return f"GradWatch({type(self.model).__name__}): nothing recorded yet"
         return f"{self.summary()}\n{self.table()}"
 
 
-def watch(model: torch.nn.Module) -> GradWatch:
+def watch(model: torch.nn.Module, *, full_steps: int | None = None) -> GradWatch:
     """Record the gradient through every module and parameter of ``model`` during your own step.
 
     Hooks go on at once; run your forward and backward passes as usual, then leave the
@@ -351,6 +363,16 @@ def watch(model: torch.nn.Module) -> GradWatch:
     ----------
     model : torch.nn.Module
         The model; every submodule and parameter is watched.
+    full_steps : int or None
+        ``None`` (default): every step is recorded in full.  An int ``k >= 1``: the first
+        ``k`` steps of the block, and every step after one where something was off (a
+        non-finite or zero pass gradient, a parameter without one, a ``backward()`` that
+        raised, a non-finite loss), are recorded in full; the others are light: only the
+        model's own call is recorded, not the modules inside it (the module-level checks are
+        then reported "not checked", a non-finite, zero or missing gradient "not located
+        inside the model", and ``why_no_grad`` says so), while every check of what the
+        optimizer reads still runs (see :mod:`.detail`).  For long watched loops: a light
+        step costs about the parameter hooks only (``benchmarks/watch.py``, 'light').
 
     Returns
     -------
@@ -361,7 +383,9 @@ def watch(model: torch.nn.Module) -> GradWatch:
     Raises
     ------
     TypeError
-        ``model`` is not a ``torch.nn.Module``.
+        ``model`` is not a ``torch.nn.Module``, or ``full_steps`` is not ``None`` nor an int.
+    ValueError
+        ``full_steps`` is below 1.
 
     Notes
     -----
@@ -436,4 +460,4 @@ def watch(model: torch.nn.Module) -> GradWatch:
     >>> net._forward_hooks or net[0].weight._backward_hooks  # nothing left behind
     OrderedDict()
     """
-    return GradWatch(model)
+    return GradWatch(model, full_steps=full_steps)
