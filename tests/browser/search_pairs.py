@@ -274,6 +274,22 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("per-sample gradients expand weight bmm retain_grad", "questions/jacobians"),
     ("hessian of hinge loss is zero Newton method", "questions/higher-order"),
     ("second derivative LeakyReLU network zero", "questions/higher-order"),
+    ("jacobian for a batch per example softmax block diagonal", "questions/jacobians"),
+    ("mixed second derivative input then parameters gradient penalty",
+     "questions/higher-order"),
+    ("checkpoint warning at inference under no_grad eval mode", "questions/distributed-amp-compile"),
+    ("DDP freeze unused parameters instead of find_unused_parameters",
+     "questions/distributed-amp-compile"),
+    ("pipelining stage input mask does not require grad", "questions/distributed-amp-compile"),
+    ("autograd.grad between two outputs of a compiled function", "questions/compile"),
+    ("torch.compile in-place update of a buffer in forward wrong gradients", "questions/compile"),
+    ("save_for_backward intermediate tensor under torch.compile", "questions/compile-backward"),
+    ("compiled autograd hook order several layers", "questions/compile-backward"),
+    ("view reshape sparse COO tensor not implemented", "questions/sparse-tensors"),
+    ("sparse gradient into dense parameter through a view", "questions/sparse-tensors"),
+    ("memory of a sparse gradient huge embedding", "questions/sparse-tensors"),
+    ("GCN sparse adjacency matrix gradient", "questions/sparse-tensors"),
+    ("which vmap does gradcheck check_batched_grad use warnings", "questions/sparse-gradcheck"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
