@@ -290,6 +290,12 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("memory of a sparse gradient huge embedding", "questions/sparse-tensors"),
     ("GCN sparse adjacency matrix gradient", "questions/sparse-tensors"),
     ("which vmap does gradcheck check_batched_grad use warnings", "questions/sparse-gradcheck"),
+    ("is the backward compiled lazily at the first backward bw_compiler",
+     "questions/compile-backward"),
+    ("skip gradient checkpointing when not training", "questions/distributed-amp-compile"),
+    ("jacobian of softmax for each sample in a batch", "questions/jacobians"),
+    ("gradient penalty derivative with respect to weights create_graph",
+     "questions/higher-order"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
