@@ -371,7 +371,7 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = None) -> GradWatch
         model's own call is recorded, not the modules inside it (the module-level checks are
         then reported "not checked", a non-finite, zero or missing gradient "not located
         inside the model", and ``why_no_grad`` says so), while every check of what the
-        optimizer reads still runs (see :mod:`.detail`).  For long watched loops: a light
+        optimizer reads still runs (see ``gradarg.trace.watching.detail``).  For long watched loops: a light
         step costs about the parameter hooks only (``benchmarks/watch.py``, 'light').
 
     Returns
