@@ -284,8 +284,11 @@ class Checker:
         out = torch.zeros_like(got64)
         for xs in shifted_inputs(self.bwd.s.xs, self.bwd.dtype):
             try:
-                moved = BackwardUnderTest(self.bwd.s.at(xs), self.gen, self.rtol, twin=False)
-                rows = moved.rows(k, j, torch.arange(got64.shape[0]))
+                with torch.random.fork_rng(devices=[]):  # fn's draws as in the checked run
+                    torch.set_rng_state(self.bwd.state)
+                    moved = BackwardUnderTest(self.bwd.s.at(xs), self.gen, self.rtol,
+                                              twin=False)
+                    rows = moved.rows(k, j, torch.arange(got64.shape[0]))
             except (RuntimeError, TypeError, ValueError):
                 continue
             if rows.shape == got64.shape:

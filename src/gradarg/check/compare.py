@@ -301,6 +301,7 @@ def _within_rounding(fn, x, v, y, got, ref, tol, ok) -> torch.Tensor | None:
     moves by one rounding step of its dtype (what rounding the intermediates can do:
     ``cos(x³)`` at ``x = 12.2`` in float32).  A backward wrong in float64 too (a factor, a dropped term) stays wrong.
     ``None`` when ``fn`` fails on float64 copies or computes another function there."""
+    state = torch.get_rng_state()  # fn's draws as in the checked run, for every run below
     try:
         got64, y64, _ = run_backward_or_none(fn, x.detach().double(), v.detach().double())
     except (RuntimeError, TypeError, ValueError):
@@ -314,6 +315,7 @@ def _within_rounding(fn, x, v, y, got, ref, tol, ok) -> torch.Tensor | None:
     cap = torch.full_like(diff, C_PRECISION * torch.finfo(x.dtype).eps
                           * float((v.double().abs() * y64.abs()).sum()))
     for xs in shifted_inputs((x,), x.dtype):  # the derivative's own conditioning
+        torch.set_rng_state(state)
         try:
             moved, _, _ = run_backward_or_none(fn, xs[0], v.detach().double())
         except (RuntimeError, TypeError, ValueError):
