@@ -41,6 +41,11 @@ ABOUT = (
     "grade_round5: the same, by two other readers, after round 5's entries (thread_read_by_"
     "writers: round 5's writers met that thread through their own queries, so it is no longer "
     "blind); grade_round6: the same after round 6's entries, by two other readers."
+    " Round 7 (part_id round7*): questions found by 30 new fixed queries (queries.py "
+    "QUERIES_ROUND7) after the pages of rounds 1-6 were written, every record held out and "
+    "graded blind (grade_round7) by readers who wrote nothing, on the site as it was before "
+    "any entry was written for them; anchor null (the entries written afterwards are found by"
+    " tests/browser/search_pairs.py)."
 )
 
 
@@ -164,18 +169,20 @@ def main(argv: list[str]) -> int:
                 continue
             r["held_out"] = before["held_out"]
             r["id"] = before["id"]
-            for kept in ("anchor", "grade_before", "grade_after", "grade_round5", "grade_round6"):
+            for kept in ("anchor", "grade_before", "grade_after", "grade_round5", "grade_round6",
+                         "grade_round7"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
               "answer", "error", "thread_wrong", "check", "isolated", "anchor", "held_out",
               "thread_answer", "part_id", "merged_parts", "grade_before", "grade_after",
-              "grade_round5", "grade_round6")
+              "grade_round5", "grade_round6", "grade_round7")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
         r["isolated"] = bool(r["isolated"])
-        for grade in ("grade_before", "grade_after", "grade_round5", "grade_round6"):  # held-out only
+        for grade in ("grade_before", "grade_after", "grade_round5", "grade_round6",
+                      "grade_round7"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}

@@ -658,3 +658,43 @@ QUERIES_ROUND6: dict[str, list[tuple[str, str]]] = {
         ("pages", "vmap custom autograd Function generate_vmap_rule error"),
     ],
 }
+
+
+# Round 7: fixed before its results were read; every record it found is held out and
+# graded blind against the site as it was before any entry was written for them (grade_round7).
+QUERIES_ROUND7: dict[str, list[tuple[str, str]]] = {
+    "round7-c13a": [
+        ("pages", "backward gradient argument shape must match output"),
+        ("pages", "torch.autograd.grad allow_unused True returns None"),
+        ("pages", "gradient of loss with respect to input image adversarial example"),
+        ("pages", "requires_grad set after forward grad None"),
+        ("pages", "optimizer step does not change weights gradients exist"),
+        ("pages", "gradient explodes nan after few iterations lstm"),
+        ("pages", "nan in backward of torch.exp overflow"),
+        ("pages", "inplace operation error after optimizer.step GAN generator"),
+        ("pages", "retain_graph needed when reusing encoder output two decoders"),
+        ("pages", "gradient of gradient norm penalty second order"),
+        ("pages", "torch.func.grad with model parameters functional_call example"),
+        ("pages", "jacobian of neural network output with respect to parameters"),
+        ("issues", "autograd.grad wrong result when output is a view"),
+        ("issues", "backward of torch.linalg.eigh degenerate eigenvalues nan"),
+        ("issues", "jvp not implemented for operator forward-mode AD"),
+    ],
+    "round7-c13b": [
+        ("pages", "hessian of neural network with respect to input batch"),
+        ("pages", "custom autograd function backward returns wrong shape broadcasting"),
+        ("pages", "custom backward for non-differentiable function like quantization"),
+        ("pages", "register_hook on parameter to zero some gradients"),
+        ("pages", "forward hook gradient of activation saliency map"),
+        ("pages", "DDP some parameters do not receive gradients error marked ready twice"),
+        ("pages", "mixed precision gradients are zero bfloat16 underflow"),
+        ("pages", "detect anomaly slow find which operation produced nan"),
+        ("pages", "gradient of sum of outputs equals sum of gradients per sample"),
+        ("pages", "cannot backward through tensor converted with tolist or item"),
+        ("issues", "torch.func.vmap autograd.Function generate_vmap_rule"),
+        ("issues", "gradcheck fails for complex inputs"),
+        ("issues", "torch.compile backward memory higher than eager"),
+        ("issues", "register_multi_grad_hook"),
+        ("issues", "checkpoint use_reentrant False hooks backward"),
+    ],
+}

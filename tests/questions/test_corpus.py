@@ -20,6 +20,7 @@ from queries import (
     QUERIES_ROUND4,
     QUERIES_ROUND5,
     QUERIES_ROUND6,
+    QUERIES_ROUND7,
 )
 
 DATA = json.loads((HERE / "corpus.json").read_text())
@@ -30,7 +31,9 @@ SPLIT_QUERIES = {q for rounds in FIRST_ROUNDS for v in rounds.values() for _, q 
 LATER_QUERIES = {q for rounds in (QUERIES_ROUND5, QUERIES_ROUND6) for v in rounds.values()
                  for _, q in v}
 LATER = ("round5", "round6")
-ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES
+BLIND_QUERIES = {q for v in QUERIES_ROUND7.values() for _, q in v}
+BLIND = "round7"  # every record held out and graded blind; no entry written for them
+ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES | BLIND_QUERIES
 DOCS = HERE.parents[1] / "docs"
 KINDS = {"forum", "stackoverflow", "github-issue"}
 
@@ -67,11 +70,13 @@ def test_ids_and_addresses_are_unique():
 def test_a_third_is_held_out():
     """A third of the records of rounds 1 to 4, drawn before any entry was written; the
     records of rounds 5 and 6 were read by the writers of their entries, so none is held out."""
-    split = [r for r in RECORDS if not r["part_id"].startswith(LATER)]
+    split = [r for r in RECORDS if not r["part_id"].startswith((*LATER, BLIND))]
     assert sum(r["held_out"] for r in split) == round(len(split) / 3)
     assert all(r["found_by"] in SPLIT_QUERIES for r in split)
     later = [r for r in RECORDS if r["part_id"].startswith(LATER)]
     assert all(r["found_by"] in LATER_QUERIES and not r["held_out"] for r in later)
+    blind = [r for r in RECORDS if r["part_id"].startswith(BLIND)]
+    assert blind and all(r["found_by"] in BLIND_QUERIES and r["held_out"] for r in blind)
 
 
 GRADES = {"ANSWERED", "PARTLY", "ABSENT", "WRONG"}
@@ -81,7 +86,9 @@ def test_the_held_out_third_was_graded_before_and_after():
     """Each held-out question carries the blind grades of the site before and after its
     question pages (a reader who wrote nothing graded them)."""
     for r in RECORDS:
-        if r["held_out"]:
+        if r["part_id"].startswith(BLIND):  # graded once, blind, on the site as it was
+            assert r["grade_round7"]["grade"] in GRADES and r["anchor"] is None, r["id"]
+        elif r["held_out"]:
             for which in ("grade_before", "grade_after", "grade_round5", "grade_round6"):
                 assert r[which]["grade"] in GRADES, (r["id"], which)
         else:
