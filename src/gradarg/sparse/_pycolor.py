@@ -466,8 +466,10 @@ def star(adj: list[list[int]], sequence: list[int], stop: int = -1) -> list[int]
     n = len(adj)
     color = [-1] * n
     get = color.__getitem__
-    once: list[set[int]] = [set() for _ in range(n)]  # colours among a vertex's neighbours
-    twice: list[set[int]] = [set() for _ in range(n)]  # ... appearing at least twice
+    # colours among a vertex's neighbours, and those appearing at least twice; one shared
+    # empty set until a vertex's first colour (a run stopped early makes few sets)
+    once: list[frozenset[int] | set[int]] = [_EMPTY] * n
+    twice: list[frozenset[int] | set[int]] = [_EMPTY] * n
     for v in sequence:
         forbid = set()
         hub = twice[v]
@@ -489,7 +491,16 @@ def star(adj: list[list[int]], sequence: list[int], stop: int = -1) -> list[int]
         for z in adj[v]:
             seen = once[z]
             if c in seen:
-                twice[z].add(c)
+                more = twice[z]
+                if more is _EMPTY:
+                    twice[z] = {c}
+                else:
+                    more.add(c)
+            elif seen is _EMPTY:
+                once[z] = {c}
             else:
-                seen.add(c)
+                seen.add(c)  # type: ignore[union-attr]
     return color
+
+
+_EMPTY: frozenset[int] = frozenset()

@@ -14,10 +14,10 @@ a few array operations, cheapest first:
   on four vertices can have two colours when vertices two apart differ); on a grid stencil it
   may use fewer colours than the greedy star colouring (the minimal-surface energy's 7-point
   stencil: 7 against 9);
-* **the periodic continuation of a prefix** (:func:`periodic`): the greedy star colouring of
-  the first :data:`WINDOW` vertices in natural order, when its second half repeats with some
-  period, continued with that period over the rest (chains of small blocks: Rosenbrock plus
-  Powell, 4 colours).
+* **the periodic continuation of a prefix** (:func:`periodic`), tried when neither
+  distance-2 colouring exists: the greedy star colouring of the first :data:`WINDOW`
+  vertices in natural order, when its second half repeats with some period, continued with
+  that period over the rest (chains of small blocks: Rosenbrock plus Powell, 4 colours).
 
 Each candidate is checked on the whole pattern (:func:`gradarg.sparse.star.star_conflict`:
 exactly the star colourings pass; a failed one is dropped), and the one with fewest colours,
@@ -157,8 +157,8 @@ def colour(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, indices: np.n
     found: list[tuple[int, str, np.ndarray]] = []
     for name, find in (("modular", lambda: modular(ptr, cols, n)),
                        ("lattice", lambda: None if shape is None else lattice(ptr, cols, shape)),
-                       ("periodic", lambda: periodic(indptr, indices))):
-        colors = find()
+                       ("periodic", lambda: None if found else periodic(indptr, indices))):
+        colors = find()  # the periodic continuation only without a distance-2 colouring
         if colors is not None:
             colors = _compact(colors)
             found.append((int(colors.max()) + 1, name, colors))
