@@ -27,6 +27,7 @@ from .modes import HESSIAN_MODES
 from .passes import hvps, scalar
 from .pattern import coordinates
 from .starfast import ORDERS_TRIED, colour
+from .symmetric import symmetrized  # compiled or interpreted (gradarg.sparse._numba)
 
 __all__ = ["ORDERS_TRIED", "SparseHessian"]
 
@@ -139,8 +140,6 @@ class SparseHessian:
             )
         start = time.perf_counter()
         n = co.n
-        from .symmetric import symmetrized  # compiled or interpreted (gradarg.sparse._numba)
-
         rows, cols, indptr, indices = symmetrized(co)
         kind = HESSIAN_MODES[method]
         if method == "star":  # a structured colouring when proved no worse than the search

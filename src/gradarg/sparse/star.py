@@ -61,12 +61,18 @@ class StarColourer:
         self.n = len(indptr) - 1
         self.compiled = use_numba(
             lambda: _pycolor.star_seconds(np.asarray(indptr), np.asarray(indices)))
-        if self.compiled:
-            self.ptr = np.ascontiguousarray(indptr, dtype=np.int64)
-            self.ind = np.ascontiguousarray(indices, dtype=np.int64)
-        else:
+        self.ptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.ind = np.ascontiguousarray(indices, dtype=np.int64)
+        self._adj: list[list[int]] | None = None
+
+    @property
+    def adj(self) -> list[list[int]]:
+        """The interpreter's lists of neighbours, made on first use (inside the caller's
+        :func:`gradarg.sparse._numba.interpreted` block, when there is one)."""
+        if self._adj is None:
             with interpreted():
-                self.adj = _pycolor.adjacency(np.asarray(indptr), np.asarray(indices))
+                self._adj = _pycolor.adjacency(self.ptr, self.ind)
+        return self._adj
 
     def __call__(self, sequence: np.ndarray, limit: int | None = None) -> np.ndarray | None:
         stop = -1 if limit is None else int(limit)

@@ -3,14 +3,14 @@
 A star colouring of a graph restricted to any induced subgraph is a star colouring of that
 subgraph, so when some small induced subgraph admits no star colouring with ``k - 1`` colours,
 no star colouring of the whole graph (greedy or not, in any vertex order) uses fewer than
-``k``.  :func:`needs_at_least` looks for such a subgraph among breadth-first balls of at most
-:data:`BALL` vertices around a few vertices of largest degree, and decides each ball exactly
+``k``.  :func:`needs_at_least` takes the breadth-first ball of at most :data:`BALL` vertices
+around a vertex of largest degree (the middle one in index order), and decides it exactly
 by backtracking: vertices in ball order, each given a colour no larger than one past the
 largest used so far (colour permutations explored once), every path on four coloured vertices
 through the vertex just coloured checked for two colours (the definition: Gebremedhin, Manne
 and Pothen, "What color is your Jacobian?", SIAM Review 47 (2005), section 4.1).  The search
-gives up after :data:`BUDGET` assignments per ball (then that ball proves nothing): the answer
-is ``True`` only when proved.
+gives up after :data:`BUDGET` assignments (then the ball proves nothing): the answer is
+``True`` only when proved.
 
 Used by :mod:`gradarg.sparse.starfast` to accept a structured colouring without running the
 greedy search: the chained Rosenbrock plus Powell Hessian (a chain of 4-cycles) needs 4
@@ -27,19 +27,16 @@ BALL = 12
 """Most vertices of one ball searched exactly."""
 
 BUDGET = 20000
-"""Most colour assignments tried per ball before the search gives up."""
-
-_SEEDS = 3
-
+"""Most colour assignments tried before the search gives up."""
 
 def needs_at_least(indptr: np.ndarray, indices: np.ndarray, k: int) -> bool:
     """Whether every star colouring of the graph ``(indptr, indices)`` (compressed adjacency,
     both directions, no self-loops) is proved to use at least ``k`` colours.
 
     ``True`` for ``k <= 1`` on a graph with a vertex, for ``k == 2`` on a graph with an edge;
-    otherwise ``True`` only when a ball around one of a few vertices of largest degree (the
-    first, the middle and the last of them in index order) is shown, by exhaustive search,
-    to have no star colouring with ``k - 1`` colours.  ``False`` proves nothing.
+    otherwise ``True`` only when the ball around a vertex of largest degree (the middle one
+    of them in index order) is shown, by exhaustive search, to have no star colouring with
+    ``k - 1`` colours.  ``False`` proves nothing.
     """
     n = len(indptr) - 1
     if n == 0:
@@ -54,12 +51,7 @@ def needs_at_least(indptr: np.ndarray, indices: np.ndarray, k: int) -> bool:
         return False
     degree = np.diff(indptr)
     top = np.flatnonzero(degree == degree.max())
-    seeds = dict.fromkeys(int(top[i]) for i in (0, top.size // 2, top.size - 1))
-    for seed in list(seeds)[:_SEEDS]:
-        ball = _ball(indptr, indices, seed)
-        if _exhausted(ball, k - 1):
-            return True
-    return False
+    return _exhausted(_ball(indptr, indices, int(top[top.size // 2])), k - 1)
 
 
 def _ball(indptr: np.ndarray, indices: np.ndarray, seed: int) -> list[list[int]]:
