@@ -315,6 +315,29 @@ def test_every_route_is_taken_and_checked(path):
     assert {r.split("+")[-1] for r in routes} >= {"bound", "orders"}
 
 
+def test_a_lattice_from_a_sample_of_rows_is_checked_on_every_row():
+    """A 5-point stencil on 20 × 20 where two interior rows outside the sample each swap a
+    neighbour for the other, five columns away: the sample's colouring puts those two alike;
+    the check on the whole pattern refuses it and every row is used instead."""
+    s = 20
+    g = np.array(np.unravel_index(np.arange(s * s), (s, s))).T
+    mask = np.abs(g[:, None, :] - g[None, :, :]).sum(-1) <= 1
+    picked = set(np.linspace(0, s * s - 1, starfast.SAMPLE).astype(int).tolist())
+    u = next(v for v in range(2 * s, s * s - 2 * s) if 1 <= v % s < s - 6
+             and not {v, v + 5} & picked)
+    mask[u, u + 1] = mask[u + 1, u] = False
+    mask[u + 5, u + 6] = mask[u + 6, u + 5] = False
+    mask[u, u + 5] = mask[u + 5, u] = True  # rows u and u + 5 keep 5 entries
+    rows, cols, indptr, _ = graph_of(mask)
+    ptr = indptr + np.arange(s * s + 1)
+    sampled = starfast.sampled_lattice(ptr, cols, (s, s))
+    assert sampled is not None and sampled[u] == sampled[u + 5]  # adjacent, alike
+    assert star_conflict(rows, cols, sampled) is not None
+    for path in PATHS:
+        route = check_choice(mask, (s, s), path)
+        assert not route.startswith("lattice") or route.split("+")[1] in ("bound", "orders")
+
+
 # --------------------------------------------------------------------------- the benchmarks
 
 
