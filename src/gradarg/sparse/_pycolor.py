@@ -346,19 +346,20 @@ def dsatur_heap(adj: list[list[int]], degree: list[int]) -> list[int]:
 
 def smallest_last_removal(adj: list[list[int]], key: list[int]) -> list[int]:
     """:func:`bucket_order` with ``pick_max=False, step=-1`` (the removal order of
-    smallest-last), with lazy deletion: a vertex whose key falls is appended to its new
-    bucket and its old entry left behind, skipped when it reaches the front (keys only fall,
-    so a vertex enters each bucket at most once, and an entry is current exactly when its
-    vertex is not removed and its key is the bucket's).  The same order (first in, first out
-    within a bucket, the lowest bucket first); about half the interpreted time (4 against
-    8.5 ms on a 64 × 64 grid's 7-point stencil, one thread)."""
+    smallest-last, ``key`` the degrees), with lazy deletion: a vertex whose key falls is
+    appended to its new bucket and its old entry left behind, skipped when it reaches the
+    front; a removed vertex's key becomes ``-1``.  Keys only fall, so a vertex enters each
+    bucket at most once, and an entry is current exactly when its vertex's key is its
+    bucket's.  The same order (first in, first out within a bucket, the lowest bucket
+    first); about a third of the interpreted linked lists' time (2.3 against 8.5 ms on a
+    64 × 64 grid's 7-point stencil, one thread)."""
     n = len(adj)
     key = list(key)
     buckets: list[list[int]] = [[] for _ in range(max(key, default=0) + 2)]
     for v in range(n):
         buckets[key[v]].append(v)
+    adds = [bucket.append for bucket in buckets]
     heads = [0] * len(buckets)
-    done = [False] * n
     out = []
     cur = min(key, default=0)
     for _ in range(n):
@@ -368,7 +369,7 @@ def smallest_last_removal(adj: list[list[int]], key: list[int]) -> list[int]:
             end = len(bucket)
             while h < end:
                 v = bucket[h]
-                if not done[v] and key[v] == cur:
+                if key[v] == cur:
                     break
                 h += 1
             if h < end:
@@ -376,13 +377,13 @@ def smallest_last_removal(adj: list[list[int]], key: list[int]) -> list[int]:
                 break
             heads[cur] = h
             cur += 1
-        done[v] = True
+        key[v] = -1
         out.append(v)
         for w in adj[v]:
-            if not done[w]:
-                k = key[w] - 1
+            k = key[w] - 1  # a neighbour still there has v among its remaining ones: k >= 0
+            if k >= 0:
                 key[w] = k
-                buckets[k].append(w)
+                adds[k](w)
         if cur:
             cur -= 1
     return out
