@@ -21,6 +21,10 @@ pure-Python loop took 113 ms on a 64 × 64 grid energy (three orders), the compi
 Before numba is loaded, small graphs are coloured by :func:`gradarg.sparse._pycolor.star`
 (Python sets of the colours seen once and twice around each vertex: the same colours, about
 8 ms per order on that grid) rather than paying numba's start-up.
+
+``SparseHessian`` colours through :mod:`gradarg.sparse.starfast`: structured colourings
+checked here (:func:`star_conflict`, exactly the star colourings), the greedy colouring
+stopped as soon as it needs as many colours (``limit``) to prove them no worse.
 """
 
 from __future__ import annotations
