@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import heapq
 from itertools import pairwise
+from typing import cast
 
 import numpy as np
 
@@ -460,10 +461,9 @@ def star(adj: list[list[int]], sequence: list[int], stop: int = -1) -> list[int]
     n = len(adj)
     color = [-1] * n
     get = color.__getitem__
-    # colours among a vertex's neighbours, and those appearing at least twice; one shared
-    # empty set until a vertex's first colour (a run stopped early makes few sets)
-    once: list[frozenset[int] | set[int]] = [_EMPTY] * n
-    twice: list[frozenset[int] | set[int]] = [_EMPTY] * n
+    # colours around a vertex, those seen twice; one shared empty set until the first one
+    once = cast("list[set[int]]", [_EMPTY] * n)
+    twice = cast("list[set[int]]", [_EMPTY] * n)
     for v in sequence:
         forbid = set()
         hub = twice[v]
@@ -493,7 +493,7 @@ def star(adj: list[list[int]], sequence: list[int], stop: int = -1) -> list[int]
             elif seen is _EMPTY:
                 once[z] = {c}
             else:
-                seen.add(c)  # type: ignore[union-attr]
+                seen.add(c)
     return color
 
 

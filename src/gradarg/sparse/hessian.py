@@ -145,14 +145,14 @@ class SparseHessian:
         if method == "star":  # a structured colouring when proved no worse than the search
             best, self.route = colour(rows, cols, indptr, indices, co.x_shape)
         else:
-            best = None
+            found: np.ndarray | None = None
             for name in ORDERS_TRIED:
                 seq = np.arange(n) if name == "natural" else order(indptr, indices, name)
                 colors = kind.colour(indptr, indices, seq)
-                if best is None or colors.max() < best.max():
-                    best = colors
-            assert best is not None
-            self.route = "search"
+                if found is None or colors.max() < found.max():
+                    found = colors
+            assert found is not None
+            best, self.route = found, "search"
         self.method = method
         self._mode = kind(rows, cols, best)  # the recovery plan
         self.coloring_seconds = time.perf_counter() - start
