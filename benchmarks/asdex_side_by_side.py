@@ -21,7 +21,8 @@ For each function, written once with torch and once with jax.numpy:
   (coordinates, colouring, decompression plan) against asdex's colouring from its pattern:
   the first construction in a fresh process (start-up included; the colouring path it took,
   ``gradarg.sparse._numba.last_path``: ``modular`` or ``lattice`` when that colouring met the
-  lower bound and no search ran, else interpreted until numba pays), the warm one there,
+  lower bound and no search ran, else interpreted until numba pays; a Hessian's
+  ``SparseHessian.route``: ``search``, or a structured colouring and its proof), the warm one there,
   and the warm one here with numba's kernels; the ratio and the verdict take the first;
 * ``call``: one cached call, gradarg eager (``sj(f, x)``, sparse COO) and compiled
   (``sj.compile(f)(x)``: ``torch.compile``, inductor) against asdex's
@@ -260,7 +261,9 @@ def child_first(index: int) -> dict[str, float]:
     return {"first_build": times[0][0], "first": times[0][1],
             "warm_build": statistics.median(t[0] for t in times[1:]),
             "warm": statistics.median(t[1] for t in times[1:]),
-            "path": _numba.last_path() or "-"}  # the colouring path a fresh process took
+            # the colouring path a fresh process took (a SparseHessian's route: "search", or
+            # the structured colouring and its proof, gradarg.sparse.starfast)
+            "path": getattr(op, "route", None) or _numba.last_path() or "-"}
 
 
 def child_compile(index: int) -> dict[str, float | str]:

@@ -26,10 +26,10 @@ from .greedy import order
 from .modes import HESSIAN_MODES
 from .passes import hvps, scalar
 from .pattern import coordinates
+from .starfast import ORDERS_TRIED, colour
+from .symmetric import symmetrized  # compiled or interpreted (gradarg.sparse._numba)
 
 __all__ = ["ORDERS_TRIED", "SparseHessian"]
-
-ORDERS_TRIED = ("natural", "largest_first", "smallest_last")
 
 
 class SparseHessian:
@@ -37,7 +37,11 @@ class SparseHessian:
 
     The pattern is made symmetric (``P | Pᵀ``, diagonal included).  Its adjacency graph is
     star-coloured greedily in several vertex orders (natural, largest-first, smallest-last) and
-    the colouring with fewest colours is kept.  Each call ``sh(f, x)`` makes ``sh.passes``
+    the colouring with fewest colours is kept, unless a colouring found by array operations
+    (a distance-2 colouring of a band or grid stencil, or the periodic continuation of a
+    prefix) is checked to be a star colouring and proved to need no more colours
+    (``gradarg.sparse.starfast``: the search then runs only until each order needs as many,
+    or not at all).  Each call ``sh(f, x)`` makes ``sh.passes``
     Hessian-vector products ``H s_c`` (``s_c`` the sum of the unit vectors of colour ``c``):
     ``∇f`` recorded once with ``create_graph=True``, then one backward pass of ``∇f · s_c`` per
     colour, batched by ``torch.func.vmap`` (where a custom ``autograd.Function`` is in ``f``'s
@@ -79,6 +83,11 @@ class SparseHessian:
         Entries of the symmetrised pattern (diagonal included); ``(n, n)``.
     coloring_seconds : float
         Time of the colouring and the recovery plan, paid once.
+    route : str
+        How the colouring was found: ``"search"`` (the greedy orders), or a structured
+        candidate (``"modular"``, ``"lattice"``, ``"periodic"``) and its proof of using no more
+        colours (``"+bound"``: a lower bound; ``"+orders"``: every greedy order needs as
+        many); ``"search"`` with ``method="acyclic"``.
     distance2_colors : int
         Colours of a distance-2 colouring of the same pattern (what treating ``H`` as the
         Jacobian of the gradient would need), for comparison; computed on first access.
@@ -131,17 +140,19 @@ class SparseHessian:
             )
         start = time.perf_counter()
         n = co.n
-        from .symmetric import symmetrized  # compiled or interpreted (gradarg.sparse._numba)
-
         rows, cols, indptr, indices = symmetrized(co)
         kind = HESSIAN_MODES[method]
-        best = None
-        for name in ORDERS_TRIED:
-            seq = np.arange(n) if name == "natural" else order(indptr, indices, name)
-            colors = kind.colour(indptr, indices, seq)
-            if best is None or colors.max() < best.max():
-                best = colors
-        assert best is not None
+        if method == "star":  # a structured colouring when proved no worse than the search
+            best, self.route = colour(rows, cols, indptr, indices, co.x_shape)
+        else:
+            found: np.ndarray | None = None
+            for name in ORDERS_TRIED:
+                seq = np.arange(n) if name == "natural" else order(indptr, indices, name)
+                colors = kind.colour(indptr, indices, seq)
+                if found is None or colors.max() < found.max():
+                    found = colors
+            assert found is not None
+            best, self.route = found, "search"
         self.method = method
         self._mode = kind(rows, cols, best)  # the recovery plan
         self.coloring_seconds = time.perf_counter() - start

@@ -344,7 +344,12 @@ class Star(HessianMode):
     (:func:`gradarg.sparse.star.star_recovery`)."""
 
     name = "star"
-    colour = staticmethod(star_coloring)
+
+    @staticmethod
+    def colour(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray) -> np.ndarray:
+        colors = star_coloring(indptr, indices, sequence)
+        assert colors is not None  # no limit: never stopped
+        return colors
 
     def __init__(self, rows: np.ndarray, cols: np.ndarray, colors: np.ndarray) -> None:
         super().__init__(rows, cols, colors)

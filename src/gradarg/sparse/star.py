@@ -21,6 +21,10 @@ pure-Python loop took 113 ms on a 64 × 64 grid energy (three orders), the compi
 Before numba is loaded, small graphs are coloured by :func:`gradarg.sparse._pycolor.star`
 (Python sets of the colours seen once and twice around each vertex: the same colours, about
 8 ms per order on that grid) rather than paying numba's start-up.
+
+``SparseHessian`` colours through :mod:`gradarg.sparse.starfast`: structured colourings
+checked here (:func:`star_conflict`, exactly the star colourings), the greedy colouring
+stopped as soon as it needs as many colours (``limit``) to prove them no worse.
 """
 
 from __future__ import annotations
@@ -29,26 +33,68 @@ import numpy as np
 
 from . import _pycolor
 from ._numba import interpreted, lazy_njit, use_numba
+from .greedy import order
 
-__all__ = ["star_coloring", "star_recovery"]
+__all__ = ["StarColourer", "star_coloring", "star_conflict", "star_recovery"]
 
 
-def star_coloring(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray) -> np.ndarray:
+def star_coloring(indptr: np.ndarray, indices: np.ndarray, sequence: np.ndarray,
+                  limit: int | None = None) -> np.ndarray | None:
     """Greedy star colouring of the graph ``(indptr, indices)`` in the vertex order ``sequence``.
 
     Compiled by numba (per vertex, the count of its neighbours of each colour is an
     open-addressing table of twice its degree, at most that many distinct colours), or
     interpreted with Python sets (:func:`gradarg.sparse._pycolor.star`, the same colours) as
     :func:`gradarg.sparse._numba.use_numba` decides.  Returns ``int64`` colours.
+
+    ``limit``: stop as soon as a vertex needs colour ``limit - 1`` (the colouring would use
+    at least ``limit`` colours) and return ``None``.  The greedy colouring of the first ``t``
+    vertices of ``sequence`` depends on those vertices only, so stopping early says exactly
+    that the whole colouring would use ``limit`` colours or more (``gradarg.sparse.starfast``
+    proves a colouring found otherwise no worse this way).
     """
-    if not use_numba(lambda: _pycolor.star_seconds(np.asarray(indptr), np.asarray(indices))):
+    return StarColourer(indptr, indices)(sequence, limit)
+
+
+class StarColourer:
+    """:func:`star_coloring` of one graph in several orders, the graph prepared once: numba's
+    ``int64`` arrays, or the interpreter's lists of neighbours (as
+    :func:`gradarg.sparse._numba.use_numba` decides when it is made)."""
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray) -> None:
+        self.n = len(indptr) - 1
+        self.compiled = use_numba(
+            lambda: _pycolor.star_seconds(np.asarray(indptr), np.asarray(indices)))
+        self.ptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.ind = np.ascontiguousarray(indices, dtype=np.int64)
+        self._adj: list[list[int]] | None = None
+
+    @property
+    def adj(self) -> list[list[int]]:
+        """The interpreter's lists of neighbours, made on first use (inside the caller's
+        :func:`gradarg.sparse._numba.interpreted` block, when there is one)."""
+        if self._adj is None:
+            with interpreted():
+                self._adj = _pycolor.adjacency(self.ptr, self.ind)
+        return self._adj
+
+    def __call__(self, sequence: np.ndarray, limit: int | None = None) -> np.ndarray | None:
+        stop = -1 if limit is None else int(limit)
+        if not self.compiled:
+            with interpreted():
+                colors = _pycolor.star(self.adj, np.asarray(sequence).tolist(), stop)
+                return None if colors is None else np.array(colors, dtype=np.int64)
+        found = _star(self.ptr, self.ind, np.ascontiguousarray(sequence, dtype=np.int64), stop)
+        return None if found.size == 0 and self.n > 0 else found
+
+    def smallest_last(self) -> np.ndarray:
+        """The smallest-last order (:func:`gradarg.sparse.greedy.order`'s, the same array),
+        from the lists already made when interpreted."""
+        if self.compiled:
+            return order(self.ptr, self.ind, "smallest_last")
         with interpreted():
-            adj = _pycolor.adjacency(np.asarray(indptr), np.asarray(indices))
-            colors = _pycolor.star(adj, np.asarray(sequence).tolist())
-            return np.array(colors, dtype=np.int64)
-    return _star(np.ascontiguousarray(indptr, dtype=np.int64),
-                 np.ascontiguousarray(indices, dtype=np.int64),
-                 np.ascontiguousarray(sequence, dtype=np.int64))
+            removal = _pycolor.smallest_last_removal(self.adj, [len(a) for a in self.adj])
+            return np.array(removal[::-1], dtype=np.int64)
 
 
 @lazy_njit
@@ -68,7 +114,9 @@ def _count(keys, counts, start, mask, c):  # pragma: no cover - compiled
 
 
 @lazy_njit
-def _star(ptr, ind, sequence):  # pragma: no cover - compiled
+def _star(ptr, ind, sequence, stop):  # pragma: no cover - compiled
+    """The greedy star colouring; an empty array as soon as a vertex needs colour
+    ``stop - 1`` (``stop < 0``: never)."""
     n = ptr.size - 1
     cap = np.ones(n, dtype=np.int64)
     for v in range(n):
@@ -101,6 +149,8 @@ def _star(ptr, ind, sequence):  # pragma: no cover - compiled
         c = 0
         while forbid[c] == v:
             c += 1
+        if 0 <= stop <= c + 1:
+            return color[:0]
         color[v] = c
         for p in range(ptr[v], ptr[v + 1]):
             z = ind[p]
@@ -118,10 +168,7 @@ def star_recovery(rows: np.ndarray, cols: np.ndarray, colors: np.ndarray) -> np.
     cannot be read directly).
     """
     n = colors.size
-    passes = int(colors.max()) + 1
-    per = np.bincount(rows * passes + colors[cols], minlength=n * passes)  # row i, colour c
-    direct = per[rows * passes + colors[cols]] == 1
-    mirror = per[cols * passes + colors[rows]] == 1
+    direct, mirror = _readable(rows, cols, colors)
     if not bool(np.all(direct | mirror)):
         k = int(np.flatnonzero(~(direct | mirror))[0])
         raise ValueError(
@@ -129,3 +176,31 @@ def star_recovery(rows: np.ndarray, cols: np.ndarray, colors: np.ndarray) -> np.
             f"colour group in both its row and its column"
         )
     return np.where(direct, colors[cols] * n + rows, colors[rows] * n + cols)
+
+
+def _readable(rows: np.ndarray, cols: np.ndarray, colors: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Per entry: readable in its row (``(i, j)``: ``j`` the only column of row ``i`` with
+    colour ``c(j)``), in its column (``i`` the only one of row ``j`` with colour ``c(i)``)."""
+    n = colors.size
+    passes = int(colors.max()) + 1
+    per = np.bincount(rows * passes + colors[cols], minlength=n * passes)  # row i, colour c
+    return per[rows * passes + colors[cols]] == 1, per[cols * passes + colors[rows]] == 1
+
+
+def star_conflict(rows: np.ndarray, cols: np.ndarray, colors: np.ndarray) -> int | None:
+    """The first entry ``k`` of the symmetric pattern ``(rows, cols)`` (diagonal included)
+    that ``colors`` does not let :func:`star_recovery` read directly, or ``None``.
+
+    ``None`` exactly when ``colors`` is a star colouring of the pattern's adjacency graph: two
+    neighbours of one colour make their entry ``(i, j)`` unreadable (row ``i`` then holds ``i``
+    and ``j`` in one colour, and row ``j`` too); and an entry ``(i, j)`` is unreadable both
+    ways exactly when ``i`` has another neighbour ``k`` of colour ``c(j)`` and ``j`` another
+    neighbour ``l`` of colour ``c(i)``: the path ``k–i–j–l`` on two colours (Gebremedhin,
+    Manne and Pothen, SIAM Review 47 (2005), section 4.1).  ``O(nnz)``, vectorised.
+    """
+    if colors.size == 0 or rows.size == 0:
+        return None
+    direct, mirror = _readable(rows, cols, colors)
+    bad = np.flatnonzero(~(direct | mirror))
+    return int(bad[0]) if bad.size else None
