@@ -105,7 +105,7 @@ def test_a_grad_reset_before_the_optimizer_step_is_still_seen_on_a_light_step():
     assert "2.weight" in text.split(" [checked: ")[0]
 
 
-def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_step():
+def test_a_nan_made_on_a_light_step_is_located_by_the_sums_then_on_the_next_full_step():
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(4, 8), Log(), torch.nn.Linear(8, 1))
     with torch.no_grad():
@@ -132,13 +132,16 @@ def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_
         _step(net, opt, good)  # step 10: healthy after the full step 9: light again
         assert not w.detail.full
     head = seen.split(" [checked: ")[0]
-    # the model's own call is recorded on a light step: true at that level (its input is
-    # finite, checked above), not inside it
+    # a light step locates it by the sums the sentinel took at each call (the ground truth
+    # above: finite into 'log', NaN out), and says how, and what it did not record
     assert head.startswith("non-finite gradient: the forward pass already made NaN/Inf in "
-                           "module '(model)' (Sequential), whose input is finite (checked)")
+                           "module '1' (Log), whose input is finite (checked) and whose output "
+                           "is not")
     assert ": 4 parameter(s) got NaN/Inf" in head  # both Linears
-    assert "(not located inside the model: step 7 was a light step" in head
-    assert "'1' (Log)" not in head  # not located: no module named
+    assert ("(located inside the model by the sum of each module call's inputs and outputs, "
+            "taken as the call returned: step 7 was a light step") in head
+    assert "the gradients inside the model were not recorded" in head
+    assert "not located" not in head and "'(model)'" not in head
     # what was observed without the module record: the last layer's parameters get their
     # gradient first in backward (a NaN loss makes every gradient NaN), and the loss was NaN
     assert "observed: the first NaN/Inf gradient to reach a parameter reached 2." in head

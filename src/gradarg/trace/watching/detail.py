@@ -9,12 +9,18 @@ and the gradient arriving there: the step's graph is read from its outputs), and
 on what the optimizer reads still runs (each parameter's backward passes and their norms,
 each optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
 
+On a light step the modules inside the model get a cheaper forward hook instead
+(:mod:`.sentinel`: the sum of each call's inputs and outputs, kept as 0-d tensors): when the
+model's output is not finite, the sums are read once and the module call that made the first
+NaN/Inf is located as on a full step (its output not finite, its inputs finite: checked).
+
 A step was *off* when one of these was observed in it: a parameter's pass gradient or a
 recorded module output's gradient that is non-finite or exactly zero, a trainable parameter
 without a pass, a ``backward()`` that raised, a loss that was not finite at the
 ``backward()`` call.  A light step that is off is
 reported as such (its module-level checks "not checked", its non-finite or zero gradients and
-missing ones "not located inside the model"), and the next step is recorded in full.
+missing ones "not located inside the model", except a NaN/Inf the sums located in the
+forward), and the next step is recorded in full.
 
 Imports nothing of the trace room but :mod:`.finding`.
 """
@@ -77,6 +83,7 @@ class Detail:
         self.full_at: list[int] = []  # steps recorded in full after the first ones (latest)
         self.light = 0  # light steps so far
         self.off_at: int | None = None  # the last step found off, when it was light
+        self.located: Any = None  # a light step's first NaN/Inf (:class:`.sentinel.Located`)
         self._raised: Any = None
 
     def begin(self, passes: list[Any], raised: Any, loss_finite: bool | None,
@@ -99,6 +106,7 @@ class Detail:
             if off and not self.full:
                 self.off_at = self.step
         self._raised = raised
+        self.located = None
         self.step += 1
         self.full = self.step <= k or off
         if not self.full:
@@ -168,6 +176,11 @@ def light_findings(detail: Detail, results: list[Finding], seen: str = "") -> li
         elif f.check in _LOCATED and f.problem is None:  # checked where the step looked
             f = Finding(f"{f.check} (the parameters' gradients and the model's output only)",
                         f.ran, None, f.why_not, f.note, f.expected)
+        elif f.check == "non-finite" and detail.located is not None:
+            f = Finding(f.check, f.ran, f"{f.problem} (located inside the model by the sum of "
+                        f"each module call's inputs and outputs, taken as the call returned: "
+                        f"{why}; the gradients inside the model were not recorded; the next "
+                        f"step is recorded in full{seen})", f.why_not, f.note, f.expected)
         elif f.check in _LOCATED:
             more = seen if f.check == "non-finite" else ""
             f = Finding(f.check, f.ran, f"{f.problem} (not located inside the model: {why}; "
@@ -189,29 +202,38 @@ class ModuleHooks:
         The model.
     pre, post : callable
         The forward pre-hook and the forward hook.
+    sentinel : Sentinel or None
+        On a light step, its forward hook goes on the other modules instead
+        (:class:`.sentinel.Sentinel`: a sum per call), its pre-hook and hook on the model
+        after ``pre`` and ``post``.
     """
 
     def __init__(self, modules: list[Any], root: Any, pre: Callable[..., Any],
-                 post: Callable[..., Any]):
+                 post: Callable[..., Any], sentinel: Any = None):
         self._inner = [m for m in modules if m is not root]
-        self._pre, self._post = pre, post
+        self._pre, self._post, self._sentinel = pre, post, sentinel
         self._root = [root.register_forward_pre_hook(pre), root.register_forward_hook(post)]
+        if sentinel is not None:
+            self._root += [root.register_forward_pre_hook(sentinel.root_pre),
+                           root.register_forward_hook(sentinel.root_post)]
         self._handles: list[Any] = []
-        self.on = False
+        self.on: bool | None = None
         self.arm(True)
 
     def arm(self, on: bool) -> None:
-        """Put the other modules' hooks on (``on``) or take them off; nothing if already so."""
+        """Put the other modules' hooks on (``on``) or the sentinel's instead; nothing if
+        already so."""
         if on == self.on:
             return
+        for h in self._handles:
+            h.remove()
+        self._handles = []
         if on:
             for m in self._inner:
                 self._handles.append(m.register_forward_pre_hook(self._pre))
                 self._handles.append(m.register_forward_hook(self._post))
-        else:
-            for h in self._handles:
-                h.remove()
-            self._handles = []
+        elif self._sentinel is not None:
+            self._handles = [m.register_forward_hook(self._sentinel.hook) for m in self._inner]
         self.on = on
 
     def detach(self) -> list[Any]:

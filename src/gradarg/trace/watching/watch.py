@@ -32,6 +32,7 @@ from .ranks import RankSeen
 from .ranks import gather as gather_ranks
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
+from .sentinel import Sentinel
 
 if TYPE_CHECKING:
     from ..draw.drawing import Drawing
@@ -86,7 +87,7 @@ class GradWatch:
         self._cache: tuple | None = None
         self._passes = 0
         self.ranks: list[RankSeen] | None = None
-        self.calls.attach()
+        self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self.grads.attach()
         watched.active = True
 
