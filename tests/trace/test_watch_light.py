@@ -132,14 +132,14 @@ def test_a_nan_made_on_a_light_step_is_located_by_the_sums_then_on_the_next_full
         _step(net, opt, good)  # step 10: healthy after the full step 9: light again
         assert not w.detail.full
     head = seen.split(" [checked: ")[0]
-    # a light step locates it by the sums the sentinel took at each call (the ground truth
+    # a light step locates it from its light notes of the module calls (the ground truth
     # above: finite into 'log', NaN out), and says how, and what it did not record
     assert head.startswith("non-finite gradient: the forward pass already made NaN/Inf in "
                            "module '1' (Log), whose input is finite (checked) and whose output "
                            "is not")
     assert ": 4 parameter(s) got NaN/Inf" in head  # both Linears
-    assert ("(located inside the model by the sum of each module call's inputs and outputs, "
-            "taken as the call returned: step 7 was a light step") in head
+    assert ("(located inside the model from the values and the graph of its module calls, as "
+            "on a full step: step 7 was a light step") in head
     assert "the gradients inside the model were not recorded" in head
     assert "not located" not in head and "'(model)'" not in head
     # what was observed without the module record: the last layer's parameters get their

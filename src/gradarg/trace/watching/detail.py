@@ -9,18 +9,19 @@ and the gradient arriving there: the step's graph is read from its outputs), and
 on what the optimizer reads still runs (each parameter's backward passes and their norms,
 each optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
 
-On a light step the modules inside the model get a cheaper forward hook instead
-(:mod:`.sentinel`: the sum of each call's inputs and outputs, kept as 0-d tensors): when the
-model's output is not finite, the sums are read once and the module call that made the first
-NaN/Inf is located as on a full step (its output not finite, its inputs finite: checked).
+On a light step the modules inside the model get lighter hooks instead (:mod:`.sentinel`:
+each call's parent, weak references to its inputs and outputs and their autograd nodes): when
+the model's output is not finite, the module call where the first NaN/Inf comes from is
+located from them by the full step's rule (its output not finite, its inputs finite:
+checked; then the graph's saved values).
 
 A step was *off* when one of these was observed in it: a parameter's pass gradient or a
 recorded module output's gradient that is non-finite or exactly zero, a trainable parameter
 without a pass, a ``backward()`` that raised, a loss that was not finite at the
 ``backward()`` call.  A light step that is off is
 reported as such (its module-level checks "not checked", its non-finite or zero gradients and
-missing ones "not located inside the model", except a NaN/Inf the sums located in the
-forward), and the next step is recorded in full.
+missing ones "not located inside the model", except a NaN/Inf the light notes located in
+the forward), and the next step is recorded in full.
 
 Imports nothing of the trace room but :mod:`.finding`.
 """
@@ -177,10 +178,10 @@ def light_findings(detail: Detail, results: list[Finding], seen: str = "") -> li
             f = Finding(f"{f.check} (the parameters' gradients and the model's output only)",
                         f.ran, None, f.why_not, f.note, f.expected)
         elif f.check == "non-finite" and detail.located is not None:
-            f = Finding(f.check, f.ran, f"{f.problem} (located inside the model by the sum of "
-                        f"each module call's inputs and outputs, taken as the call returned: "
-                        f"{why}; the gradients inside the model were not recorded; the next "
-                        f"step is recorded in full{seen})", f.why_not, f.note, f.expected)
+            f = Finding(f.check, f.ran, f"{f.problem} (located inside the model from the "
+                        f"values and the graph of its module calls, as on a full step: {why}; "
+                        f"the gradients inside the model were not recorded; the next step is "
+                        f"recorded in full{seen})", f.why_not, f.note, f.expected)
         elif f.check in _LOCATED:
             more = seen if f.check == "non-finite" else ""
             f = Finding(f.check, f.ran, f"{f.problem} (not located inside the model: {why}; "
@@ -203,9 +204,9 @@ class ModuleHooks:
     pre, post : callable
         The forward pre-hook and the forward hook.
     sentinel : Sentinel or None
-        On a light step, its forward hook goes on the other modules instead
-        (:class:`.sentinel.Sentinel`: a sum per call), its pre-hook and hook on the model
-        after ``pre`` and ``post``.
+        On a light step, its forward pre-hook and hook go on the other modules instead
+        (:class:`.sentinel.Sentinel`: a few attribute reads per call), and on the model after
+        ``pre`` and ``post``.
     """
 
     def __init__(self, modules: list[Any], root: Any, pre: Callable[..., Any],
@@ -233,7 +234,9 @@ class ModuleHooks:
                 self._handles.append(m.register_forward_pre_hook(self._pre))
                 self._handles.append(m.register_forward_hook(self._post))
         elif self._sentinel is not None:
-            self._handles = [m.register_forward_hook(self._sentinel.hook) for m in self._inner]
+            for m in self._inner:
+                self._handles.append(m.register_forward_pre_hook(self._sentinel.pre))
+                self._handles.append(m.register_forward_hook(self._sentinel.hook))
         self.on = on
 
     def detach(self) -> list[Any]:

@@ -1,26 +1,23 @@
-"""Where a light step's forward first made NaN/Inf: a sum per module call, read only when needed.
+"""Where a light step's forward first made NaN/Inf: the module calls noted lightly, read only
+when the model's output is not finite.
 
-On a light step (``watch(model, full_steps=k)``, :mod:`.detail`) the module calls inside the
-model are not recorded.  A forward hook on each of them still takes, as the call returns, the
-sum of each floating output and of each floating input that no earlier call of the step
-returned (an input an earlier call returned is that call's output: its sum is reused).  The
-sums stay 0-d tensors: no ``.item()``, no synchronisation, one reduction per call on a healthy
-step.  Only when the model's output is not finite (found by :mod:`.graphnotes` when the
-model's call returns) are they read, all at once (one ``.tolist()``).
+On a light step (``watch(model, full_steps=k)``, :mod:`.detail`) the recorder's hooks are off
+the modules inside the model.  Lighter ones go on instead: as each call starts, its parent
+call and weak references to its floating inputs; as it returns, weak references to its
+floating outputs and their autograd nodes (and, for an output narrower than float32, whether
+it was finite then, as :mod:`.callnotes` notes on a full step).  No tensor is kept alive, no
+value is read, no hook goes on a tensor or a node: a few attribute reads per call.
 
-A sum is finite exactly when every entry is (IEEE arithmetic: a NaN or an Inf makes the sum
-NaN or Inf), except when finite entries add up beyond the dtype's range: floats narrower than
-32 bits are summed in float32 (float16's 65504 cannot overflow it), float32 and float64 in
-their own dtype (entries near 1e38 / numel).  A sum found not finite is checked entry by
-entry when the tensor is still alive at the reading.
-
-The call located is the one :func:`.graphnotes.first_nonfinite_call` names on a full step:
-an output not finite while every input is finite (checked: each input's sum), the innermost
-such call, first in forward order.  Hooks fire as calls return (an inner call before the call
-it runs in, calls side by side in forward order), so it is the first such call in that order.
-Then, as on a full step, the graph below its outputs tells whether the first NaN/Inf was made
-by an operation or taken from a value without history (data, a constant:
-:func:`.graphnotes.takes_bad_data`).
+When the model's call returns with an output that is not finite (found by :mod:`.graphnotes`
+at the model's level), these notes are read with the same functions and the same rule as on
+a full step (:func:`.graphnotes.forward_nan`): the call whose output holds NaN/Inf while each
+of its inputs is finite (checked: alive and finite, or every call that produced it returned
+finite outputs), the innermost, first in forward order
+(:func:`.graphnotes.first_nonfinite_call`); then the graph below its outputs (the values its
+nodes saved) places the first non-finite value at the innermost call whose own operations
+made it (:func:`.graphnotes.nonfinite_origin`, :func:`.graphnotes.call_of`), or in a value
+without history it read (data, a constant: :func:`.graphnotes.takes_bad_data`).  What the
+notes cannot show (values freed, no non-finite saved value) is not located.
 """
 
 from __future__ import annotations
@@ -30,19 +27,25 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.values import finite
+from ..graph.nodes import children, is_leaf
 from ..graph.values import tensors as _tensors
 from . import graphnotes
+from .forwardnotes import overflow
 from .patches import eager_unless_traced
+from .records import CallValues
 
 __all__ = ["Located", "Sentinel"]
 
+_WALK_LIMIT = 64  # autograd nodes visited per input to find the calls that produced it
+_NARROW = frozenset(t for t in (torch.float16, torch.bfloat16, getattr(torch, "float8_e4m3fn", None),
+                                getattr(torch, "float8_e5m2", None)) if t is not None)
+
 
 class Located(NamedTuple):
-    """The module call of a light step whose output first held NaN/Inf: its ``name``, class
-    ``kind``, ``how`` (``"made"``: an operation made it; ``"input"``: taken from a value
-    without history) and ``overflow`` (``(dtype, largest finite value)`` when it returned Inf
-    in a float narrower than 32 bits, else ``None``)."""
+    """The module call of a light step where the forward's first NaN/Inf comes from: its
+    ``name``, class ``kind``, ``how`` (``"made"``: its own operations made it; ``"input"``:
+    it read it from a value without history) and ``overflow`` (``(dtype, largest finite
+    value)`` when it returned Inf in a float narrower than 32 bits, else ``None``)."""
 
     name: str
     kind: str
@@ -50,25 +53,22 @@ class Located(NamedTuple):
     overflow: tuple[str, float] | None
 
 
-class _Call(NamedTuple):
-    module: Any
-    ins: list[int]  # flag numbers of its floating inputs (-1: not checked)
-    outs: list[int]  # flag numbers of its floating outputs (-1: not checked)
-    refs: list[Any]  # weak references to its floating outputs
-    nodes: list[Any]  # its outputs' autograd nodes
-    dtypes: list[Any]  # its outputs' dtypes
+def _floating(value: Any) -> list[torch.Tensor]:
+    if type(value) is torch.Tensor:
+        return [value] if value.is_floating_point() or value.is_complex() else []
+    return [t for t in _tensors(value) if t.is_floating_point() or t.is_complex()]
 
 
 class Sentinel:
-    """The sums of a light step's module calls (see the module's text).
+    """The light notes of a light step's module calls (see the module's text).
 
     Parameters
     ----------
     watched : Watched
-        The model's names and the step's progress (``backward_seen``: calls after a backward
-        pass reached the model, recomputations under checkpointing, are not taken).
+        The model's names and the step's progress (calls after a backward pass reached the
+        model, recomputations under checkpointing, are not noted).
     detail : Detail
-        Which steps are light; a new step (``detail.step``) drops the last one's sums.  The
+        Which steps are light; a new step (``detail.step``) drops the last one's notes.  The
         call located is put in ``detail.located`` (:class:`Located`).
     graph : GraphNotes
         Where the forward's first NaN/Inf was found at the model's level (``forward_nan``).
@@ -76,113 +76,123 @@ class Sentinel:
 
     def __init__(self, watched: Any, detail: Any, graph: Any):
         self.watched, self._detail, self._graph = watched, detail, graph
-        self.hook = eager_unless_traced(self._hook)
+        self.pre, self.hook = eager_unless_traced(self._pre), eager_unless_traced(self._post)
         self._step = -1
         self._reset()
 
     def _reset(self) -> None:
-        self._flags: list[torch.Tensor] = []  # 0-d sums
-        self._calls: list[_Call] = []  # in the order they returned
-        self._seen: dict[int, tuple[int, Any]] = {}  # id of an output -> (flag, weak ref)
-        self._depth = 0  # model calls running
-        self._start = 0  # the first call inside the model call running
-        self._read_once = False  # the sums were read in this step
+        # per call, in forward order: [module, parent, input refs, output refs, input nodes,
+        # output nodes]
+        self._calls: list[list[Any]] = []
+        self._stack: list[int] = []  # the calls running; the model's first
+        self._narrow: dict[int, tuple[bool, torch.dtype, bool]] = {}
+        self._read_once = False  # located once per step
 
     def root_pre(self, module: Any, args: Any) -> None:
         """The model's forward pre-hook (after the recorder's: the step has begun)."""
         if self._detail.step != self._step:
             self._step = self._detail.step
             self._reset()
-        if self._depth == 0:
-            self._start = len(self._calls)
-        self._depth += 1
+        self._pre(module, args)
 
     def root_post(self, module: Any, args: Any, output: Any) -> None:
         """The model's forward hook (after the recorder's: ``graph.forward_nan`` is read)."""
-        self._depth = max(self._depth - 1, 0)
+        stack = self._stack
+        while stack and self._calls[stack[-1]][0] is not module:
+            stack.pop()  # calls whose forward raised (a checkpoint's early stop) never returned
+        if not stack:
+            return
+        root = stack[0]
+        self._post(module, args, output)
         made = self._graph.forward_nan
-        if (self._depth or self._read_once or self._detail.full or made is None
+        if (self._stack or self._read_once or self._detail.full or made is None
                 or made[1] != "made"):
             return
         self._read_once = True
         try:
-            self._detail.located = self._locate(self._calls[self._start:])
+            self._detail.located = self._locate(root)
         except Exception:  # noqa: BLE001 (never break the user's forward)
             self._detail.located = None
 
-    def _flag(self, t: torch.Tensor) -> int:
-        if t.layout != torch.strided:
-            return -1
-        d = t.detach()
-        self._flags.append(d.sum(dtype=torch.float32) if d.element_size() < 4
-                           and d.is_floating_point() else d.sum())
-        return len(self._flags) - 1
-
-    def _hook(self, module: Any, args: Any, output: Any) -> None:
-        if not self._depth or self.watched.backward_seen or self._detail.full:
+    def _pre(self, module: Any, args: Any) -> None:
+        stack = self._stack
+        if (self._detail.full or self.watched.backward_seen
+                or (not stack and module is not self.watched.model)):
             return
-        seen = self._seen
-        ins = []
-        for t in ((args[0],) if len(args) == 1 and type(args[0]) is torch.Tensor
-                  else _tensors(args)):
-            if not (t.is_floating_point() or t.is_complex()):
-                continue
-            hit = seen.get(id(t))
-            ins.append(hit[0] if hit is not None and hit[1]() is t else self._flag(t))
-        outs, refs, nodes, dtypes = [], [], [], []
-        for t in (output,) if type(output) is torch.Tensor else _tensors(output):
-            if not (t.is_floating_point() or t.is_complex()):
-                continue
-            flag = self._flag(t)
-            ref = weakref.ref(t)
-            outs.append(flag)
-            refs.append(ref)
-            nodes.append(t.grad_fn)
-            dtypes.append(t.dtype)
-            seen[id(t)] = (flag, ref)
-        self._calls.append(_Call(module, ins, outs, refs, nodes, dtypes))
+        calls = self._calls
+        parent = stack[-1] if stack else None
+        stack.append(len(calls))
+        t = args[0] if len(args) == 1 else None
+        if type(t) is torch.Tensor and (t.is_floating_point() or t.is_complex()):
+            calls.append([module, parent, [weakref.ref(t)], [], [t.grad_fn], []])
+            return
+        ins = _floating(args)
+        calls.append([module, parent, [weakref.ref(t) for t in ins], [],
+                      [t.grad_fn for t in ins], []])
 
-    def _read(self) -> list[bool]:
-        """Whether each sum is finite (one synchronisation when all are on one device)."""
-        flags = [torch.view_as_real(f).sum() if f.is_complex() else f for f in self._flags]
-        if not flags:
-            return []
-        try:
-            return torch.isfinite(torch.stack([f.double() for f in flags])).tolist()
-        except RuntimeError:  # sums on several devices
-            return [bool(torch.isfinite(f)) for f in flags]
+    def _post(self, module: Any, args: Any, output: Any) -> None:
+        stack = self._stack
+        if not stack or self._calls[stack[-1]][0] is not module:
+            return
+        index = stack.pop()
+        call = self._calls[index]
+        outs = _floating(output)
+        call[3] = [weakref.ref(t) for t in outs]
+        call[5] = [t.grad_fn for t in outs]
+        for t in outs:  # as callnotes notes it on a full step: read now, may be freed later
+            if t.dtype in _NARROW:
+                d = t.detach()
+                ok = bool(torch.isfinite(d.float().sum())) or bool(torch.isfinite(d).all())
+                self._narrow[index] = (ok, t.dtype, not ok and bool(torch.isinf(d).any()))
+                break
 
-    def _locate(self, calls: list[_Call]) -> Located | None:
-        ok = self._read()
-        for c in calls:
-            if not c.outs or any(i < 0 or not ok[i] for i in c.ins):
+    def _producers(self, owner: dict[Any, int], node: Any) -> list[int]:
+        """The calls whose outputs reach ``node`` through operations outside any call."""
+        found, seen, todo = [], {node}, [node]
+        while todo and len(seen) <= _WALK_LIMIT:
+            n = todo.pop()
+            at = owner.get(n)
+            if at is not None:
+                found.append(at)
                 continue
-            bad = [k for k, i in enumerate(c.outs) if i >= 0 and not ok[i]]
-            alive = [c.refs[k]() for k in bad]
-            # a sum found not finite, its entries checked when alive (finite: an overflow of
-            # the sum alone)
-            if not bad or all(t is not None and finite(t) for t in alive):
-                continue
-            how = "made"
-            origin = graphnotes.nonfinite_origin([n for n in c.nodes if n is not None])
-            if origin is not None and graphnotes.takes_bad_data(origin):
+            for child, _ in children(n):
+                if child is not None and child not in seen and not is_leaf(child):
+                    seen.add(child)
+                    todo.append(child)
+        return found
+
+    def _locate(self, root: int) -> Located | None:
+        """As :func:`.graphnotes.forward_nan` on a full step, from the light notes."""
+        calls = self._calls
+        parents = [c[1] for c in calls]
+        depth = [0] * len(calls)
+        for i, p in enumerate(parents):
+            depth[i] = 0 if p is None else depth[p] + 1
+        owner: dict[Any, int] = {}  # an output's node -> the innermost call that returned it
+        for i in sorted(range(len(calls)), key=lambda i: -depth[i]):
+            for n in calls[i][5]:
+                if n is not None:
+                    owner.setdefault(n, i)
+        producers = [[p for n in c[4] if n is not None for p in self._producers(owner, n)]
+                     for c in calls]
+        values = {i: CallValues(c[2], c[3]) for i, c in enumerate(calls)}
+        made = graphnotes.first_nonfinite_call(parents, values, root, producers, self._narrow)
+        within = root if made is None else made
+        nodes = [([n for n in c[5] if n is not None], [n for n in c[4] if n is not None])
+                 for c in calls]
+        how = "made"
+        origin = graphnotes.nonfinite_origin(nodes[within][0])
+        if origin is not None:
+            at = graphnotes.call_of(origin, nodes, parents, within)
+            if at is not None and graphnotes.takes_bad_data(origin):
                 how = "input"
-            return Located(self.watched.names.get(c.module, "(model)"), type(c.module).__name__,
-                           how, _overflow(c, bad, alive, self._flags))
-        return None
-
-
-def _overflow(c: _Call, bad: list[int], alive: list[Any],
-              flags: list[torch.Tensor]) -> tuple[str, float] | None:
-    """``(dtype, largest finite value)`` when a non-finite output of call ``c`` in a float
-    narrower than 32 bits held Inf: read from the tensor if alive, else from its float32 sum
-    (+-Inf: an Inf entry; NaN: not known, not claimed)."""
-    for k, t in zip(bad, alive, strict=True):
-        dtype = c.dtypes[k]
-        if not dtype.is_floating_point or torch.finfo(dtype).bits >= 32:
-            continue
-        inf = (bool(torch.isinf(t.detach()).any()) if t is not None
-               else bool(torch.isinf(flags[c.outs[k]])))
-        if inf:
-            return str(dtype).removeprefix("torch."), float(torch.finfo(dtype).max)
-    return None
+            made = at if at is not None else made
+        if made is None or made == root:  # not inside the model: said at the model's level
+            return None
+        module = calls[made][0]
+        over = overflow(values[made])
+        seen = self._narrow.get(made)
+        if over is None and seen is not None and seen[2]:
+            over = (str(seen[1]).removeprefix("torch."), float(torch.finfo(seen[1]).max))
+        return Located(self.watched.names.get(module, "(model)"), type(module).__name__, how,
+                       over if how == "made" else None)
