@@ -1,10 +1,10 @@
 """Which steps of a watched block get the full per-module record (``watch(model, full_steps=k)``).
 
-By default (``full_steps=None``) every step is recorded in full.  With ``full_steps=k`` the
-first ``k`` steps of the block are, and so is every step that follows a step where something
-was off; the other steps are *light*: the forward hooks of the modules inside the model are
-taken off, so no call of theirs, no gradient at their outputs, no forward value inside the
-model and no dead unit is noted.  The model's own call is recorded (its inputs, its outputs
+With ``full_steps=k`` (by default 3) the first ``k`` steps of the block are recorded in full,
+and so is every step that follows a step where something was off; the other steps are
+*light*: the recorder's forward hooks on the modules inside the model are taken off, so no
+gradient at their outputs and no dead unit is noted.  ``full_steps=None``: every step is
+recorded in full.  The model's own call is recorded (its inputs, its outputs
 and the gradient arriving there: the step's graph is read from its outputs), and every hook
 on what the optimizer reads still runs (each parameter's backward passes and their norms,
 each optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
@@ -212,7 +212,8 @@ class ModuleHooks:
     def __init__(self, modules: list[Any], root: Any, pre: Callable[..., Any],
                  post: Callable[..., Any], sentinel: Any = None):
         self._inner = [m for m in modules if m is not root]
-        self._pre, self._post, self._sentinel = pre, post, sentinel
+        self._pre, self._post = pre, post
+        self._light = None if sentinel is None else sentinel.hooks()
         self._root = [root.register_forward_pre_hook(pre), root.register_forward_hook(post)]
         if sentinel is not None:
             self._root += [root.register_forward_pre_hook(sentinel.root_pre),
@@ -233,10 +234,10 @@ class ModuleHooks:
             for m in self._inner:
                 self._handles.append(m.register_forward_pre_hook(self._pre))
                 self._handles.append(m.register_forward_hook(self._post))
-        elif self._sentinel is not None:
+        elif self._light is not None:
             for m in self._inner:
-                self._handles.append(m.register_forward_pre_hook(self._sentinel.pre))
-                self._handles.append(m.register_forward_hook(self._sentinel.hook))
+                self._handles.append(m.register_forward_pre_hook(self._light[0]))
+                self._handles.append(m.register_forward_hook(self._light[1]))
         self.on = on
 
     def detach(self) -> list[Any]:

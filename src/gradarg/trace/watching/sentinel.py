@@ -9,8 +9,8 @@ it was finite then, as :mod:`.callnotes` notes on a full step).  No tensor is ke
 value is read, no hook goes on a tensor or a node: a few attribute reads per call.
 
 When the model's call returns with an output that is not finite (found by :mod:`.graphnotes`
-at the model's level), these notes are read with the same functions and the same rule as on
-a full step (:func:`.graphnotes.forward_nan`): the call whose output holds NaN/Inf while each
+at the model's level) while its inputs are finite, these notes are read with the same
+functions and the same rule as on a full step (:func:`.graphnotes.forward_nan`): the call whose output holds NaN/Inf while each
 of its inputs is finite (checked: alive and finite, or every call that produced it returned
 finite outputs), the innermost, first in forward order
 (:func:`.graphnotes.first_nonfinite_call`); then the graph below its outputs (the values its
@@ -76,7 +76,6 @@ class Sentinel:
 
     def __init__(self, watched: Any, detail: Any, graph: Any):
         self.watched, self._detail, self._graph = watched, detail, graph
-        self.pre, self.hook = eager_unless_traced(self._pre), eager_unless_traced(self._post)
         self._step = -1
         self._reset()
 
@@ -87,6 +86,11 @@ class Sentinel:
         self._stack: list[int] = []  # the calls running; the model's first
         self._narrow: dict[int, tuple[bool, torch.dtype, bool]] = {}
         self._read_once = False  # located once per step
+
+    def hooks(self) -> tuple[Any, Any]:
+        """The forward pre-hook and hook for the modules inside the model (new wrappers each
+        time: held by whoever registers them, not by the sentinel, so no reference cycle)."""
+        return eager_unless_traced(self._pre), eager_unless_traced(self._post)
 
     def root_pre(self, module: Any, args: Any) -> None:
         """The model's forward pre-hook (after the recorder's: the step has begun)."""
@@ -104,9 +108,8 @@ class Sentinel:
             return
         root = stack[0]
         self._post(module, args, output)
-        made = self._graph.forward_nan
-        if (self._stack or self._read_once or self._detail.full or made is None
-                or made[1] != "made"):
+        if (self._stack or self._read_once or self._detail.full
+                or self._graph.forward_nan is None):  # the model's output is finite
             return
         self._read_once = True
         try:
@@ -164,6 +167,8 @@ class Sentinel:
     def _locate(self, root: int) -> Located | None:
         """As :func:`.graphnotes.forward_nan` on a full step, from the light notes."""
         calls = self._calls
+        if graphnotes.known_finite(calls[root][2]) is False:  # the data: said at that level
+            return None
         parents = [c[1] for c in calls]
         depth = [0] * len(calls)
         for i, p in enumerate(parents):
