@@ -204,9 +204,9 @@ class ModuleHooks:
     pre, post : callable
         The forward pre-hook and the forward hook.
     sentinel : Sentinel or None
-        On a light step, its forward pre-hook and hook go on the other modules instead
-        (:class:`.sentinel.Sentinel`: a few attribute reads per call), and on the model after
-        ``pre`` and ``post``.
+        On a light step, its forward hook goes on the other modules instead, its pre-hook on
+        those with children (:class:`.sentinel.Sentinel`: a few attribute reads per call),
+        both on the model after ``pre`` and ``post``.
     """
 
     def __init__(self, modules: list[Any], root: Any, pre: Callable[..., Any],
@@ -234,9 +234,10 @@ class ModuleHooks:
             for m in self._inner:
                 self._handles.append(m.register_forward_pre_hook(self._pre))
                 self._handles.append(m.register_forward_hook(self._post))
-        elif self._light is not None:
+        elif self._light is not None:  # pre-hooks only where a call can run inside
             for m in self._inner:
-                self._handles.append(m.register_forward_pre_hook(self._light[0]))
+                if next(m.children(), None) is not None:
+                    self._handles.append(m.register_forward_pre_hook(self._light[0]))
                 self._handles.append(m.register_forward_hook(self._light[1]))
         self.on = on
 

@@ -2,22 +2,24 @@
 when the model's output is not finite.
 
 On a light step (``watch(model, full_steps=k)``, :mod:`.detail`) the recorder's hooks are off
-the modules inside the model.  Lighter ones go on instead: as each call starts, its parent
-call and weak references to its floating inputs; as it returns, weak references to its
-floating outputs and their autograd nodes (and, for an output narrower than float32, whether
-it was finite then, as :mod:`.callnotes` notes on a full step).  No tensor is kept alive, no
-value is read, no hook goes on a tensor or a node: a few attribute reads per call.
+the modules inside the model.  Lighter ones go on instead: as each call returns, weak
+references to its floating inputs and outputs, their autograd nodes and the call it ran in (a
+forward pre-hook, on the modules with children only, notes when those start), and, for an
+output narrower than float32, whether it was finite then (as :mod:`.callnotes` notes on a
+full step).  No tensor is kept alive, no hook goes on a tensor or a node: a few attribute
+reads per call.
 
 When the model's call returns with an output that is not finite (found by :mod:`.graphnotes`
 at the model's level) while its inputs are finite, these notes are read with the same
-functions and the same rule as on a full step (:func:`.graphnotes.forward_nan`): the call whose output holds NaN/Inf while each
-of its inputs is finite (checked: alive and finite, or every call that produced it returned
-finite outputs), the innermost, first in forward order
+functions and the same rule as on a full step (:func:`.graphnotes.forward_nan`): the call
+whose output holds NaN/Inf while each of its inputs is finite (checked: alive and finite, or
+every call that produced it returned finite outputs), the innermost, first in forward order
 (:func:`.graphnotes.first_nonfinite_call`); then the graph below its outputs (the values its
 nodes saved) places the first non-finite value at the innermost call whose own operations
 made it (:func:`.graphnotes.nonfinite_origin`, :func:`.graphnotes.call_of`), or in a value
 without history it read (data, a constant: :func:`.graphnotes.takes_bad_data`).  What the
-notes cannot show (values freed, no non-finite saved value) is not located.
+notes cannot show (values freed, no non-finite saved value) is not located.  A module
+without children that calls another module (not its child) is not seen running around it.
 """
 
 from __future__ import annotations
@@ -118,6 +120,8 @@ class Sentinel:
             self._detail.located = None
 
     def _pre(self, module: Any, args: Any) -> None:
+        """A call of the model or of a module with children starts (a module without
+        children is noted when it returns: no call can run inside it)."""
         stack = self._stack
         if (self._detail.full or self.watched.backward_seen
                 or (not stack and module is not self.watched.model)):
@@ -125,21 +129,35 @@ class Sentinel:
         calls = self._calls
         parent = stack[-1] if stack else None
         stack.append(len(calls))
-        t = args[0] if len(args) == 1 else None
-        if type(t) is torch.Tensor and (t.is_floating_point() or t.is_complex()):
-            calls.append([module, parent, [weakref.ref(t)], [], [t.grad_fn], []])
-            return
         ins = _floating(args)
         calls.append([module, parent, [weakref.ref(t) for t in ins], [],
                       [t.grad_fn for t in ins], []])
 
     def _post(self, module: Any, args: Any, output: Any) -> None:
         stack = self._stack
-        if not stack or self._calls[stack[-1]][0] is not module:
+        if not stack:
             return
-        index = stack.pop()
-        call = self._calls[index]
-        outs = _floating(output)
+        calls = self._calls
+        if calls[stack[-1]][0] is module:  # a call noted when it started returns
+            index = stack.pop()
+            call = calls[index]
+        elif self._detail.full or self.watched.backward_seen:
+            return
+        else:  # a module without children: noted now, inside the call running
+            index = len(calls)
+            t = args[0] if len(args) == 1 else None
+            if type(t) is torch.Tensor and (t.is_floating_point() or t.is_complex()):
+                ins = [t]
+            else:
+                ins = _floating(args)
+            # an input edited in place by the call (its output) has a new node: not known
+            call = [module, stack[-1], [weakref.ref(t) for t in ins], [],
+                    [None if t is output else t.grad_fn for t in ins], []]
+            calls.append(call)
+        if type(output) is torch.Tensor:
+            outs = [output] if output.is_floating_point() or output.is_complex() else []
+        else:
+            outs = _floating(output)
         call[3] = [weakref.ref(t) for t in outs]
         call[5] = [t.grad_fn for t in outs]
         for t in outs:  # as callnotes notes it on a full step: read now, may be freed later
