@@ -39,6 +39,7 @@ from .records import CallValues
 __all__ = ["Located", "Sentinel"]
 
 _WALK_LIMIT = 64  # autograd nodes visited per input to find the calls that produced it
+_WIDE = frozenset((torch.float32, torch.float64))  # floating, and not noted as narrow
 _NARROW = frozenset(t for t in (torch.float16, torch.bfloat16, getattr(torch, "float8_e4m3fn", None),
                                 getattr(torch, "float8_e5m2", None)) if t is not None)
 
@@ -83,8 +84,8 @@ class Sentinel:
 
     def _reset(self) -> None:
         # per call, in forward order: [module, parent, input refs, output refs, input nodes,
-        # output nodes]
-        self._calls: list[list[Any]] = []
+        # output nodes] (a tuple for a module without children, noted once)
+        self._calls: list[Any] = []
         self._stack: list[int] = []  # the calls running; the model's first
         self._narrow: dict[int, tuple[bool, torch.dtype, bool]] = {}
         self._read_once = False  # located once per step
@@ -146,6 +147,12 @@ class Sentinel:
         else:  # a module without children: noted now, inside the call running
             index = len(calls)
             t = args[0] if len(args) == 1 else None
+            if (type(t) is torch.Tensor and type(output) is torch.Tensor  # the common case
+                    and t.dtype in _WIDE and output.dtype in _WIDE):
+                # an input edited in place by the call (its output) has a new node: not known
+                calls.append((module, stack[-1], (weakref.ref(t),), (weakref.ref(output),),
+                              (None if t is output else t.grad_fn,), (output.grad_fn,)))
+                return
             if type(t) is torch.Tensor and (t.is_floating_point() or t.is_complex()):
                 ins = [t]
             else:
