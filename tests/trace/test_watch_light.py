@@ -1,7 +1,7 @@
 """``watch(model, full_steps=k)``: the first k steps of a block and every step after one that
 was off are recorded in full, the others light (module calls not recorded; every check of what
 the optimizer reads still runs).  Each light step's summary must name the checks it skipped,
-never claim them; the default (``None``) records every step in full."""
+never claim them; the default is ``full_steps=3``, and ``None`` records every step in full."""
 
 from __future__ import annotations
 
@@ -38,11 +38,11 @@ def _lists(summary: str) -> tuple[str, str]:
     return ran, skipped
 
 
-def test_by_default_every_step_is_recorded_in_full():
+def test_with_full_steps_none_every_step_is_recorded_in_full():
     net = _net()
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
     x = torch.randn(16, 4)
-    with gradarg.watch(net) as w:
+    with gradarg.watch(net, full_steps=None) as w:
         for _ in range(6):
             _step(net, opt, x)
     assert [c.name for c in w.layers()] == ["0", "1", "2"]
@@ -50,6 +50,26 @@ def test_by_default_every_step_is_recorded_in_full():
     assert "light step" not in w.summary()
     for check in MODULE_CHECKS:
         assert check in ran
+
+
+def test_by_default_the_first_three_steps_are_recorded_in_full_then_light():
+    net = _net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(16, 4)
+    full = []
+    with gradarg.watch(net) as w:
+        for _ in range(6):
+            _step(net, opt, x)
+            full.append(w.detail.full)
+        assert [c.name for c in w.modules] == ["(model)"]  # step 6: light
+        text = w.summary()
+    assert full == [True, True, True, False, False, False]
+    assert w.detail.full_steps == 3
+    ran, skipped = _lists(text)
+    for check in MODULE_CHECKS:
+        assert check not in ran
+        assert f"{check} (step 6 was a light step: module calls are recorded in full on " \
+               f"steps 1-3" in skipped
 
 
 @pytest.mark.parametrize(("bad", "error"), [("3", TypeError), (2.0, TypeError),
@@ -105,7 +125,7 @@ def test_a_grad_reset_before_the_optimizer_step_is_still_seen_on_a_light_step():
     assert "2.weight" in text.split(" [checked: ")[0]
 
 
-def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_step():
+def test_a_nan_made_on_a_light_step_is_located_from_its_light_notes_then_on_the_next_full_step():
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(4, 8), Log(), torch.nn.Linear(8, 1))
     with torch.no_grad():
@@ -132,13 +152,16 @@ def test_a_nan_on_a_light_step_is_named_unlocated_then_located_on_the_next_full_
         _step(net, opt, good)  # step 10: healthy after the full step 9: light again
         assert not w.detail.full
     head = seen.split(" [checked: ")[0]
-    # the model's own call is recorded on a light step: true at that level (its input is
-    # finite, checked above), not inside it
+    # a light step locates it from its light notes of the module calls (the ground truth
+    # above: finite into 'log', NaN out), and says how, and what it did not record
     assert head.startswith("non-finite gradient: the forward pass already made NaN/Inf in "
-                           "module '(model)' (Sequential), whose input is finite (checked)")
+                           "module '1' (Log), whose input is finite (checked) and whose output "
+                           "is not")
     assert ": 4 parameter(s) got NaN/Inf" in head  # both Linears
-    assert "(not located inside the model: step 7 was a light step" in head
-    assert "'1' (Log)" not in head  # not located: no module named
+    assert ("(located inside the model from the values and the graph of its module calls, as "
+            "on a full step: step 7 was a light step") in head
+    assert "the gradients inside the model were not recorded" in head
+    assert "not located" not in head and "'(model)'" not in head
     # what was observed without the module record: the last layer's parameters get their
     # gradient first in backward (a NaN loss makes every gradient NaN), and the loss was NaN
     assert "observed: the first NaN/Inf gradient to reach a parameter reached 2." in head

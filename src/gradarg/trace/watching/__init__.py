@@ -18,7 +18,9 @@ what the optimizer will read, the findings behind a checked "ok" and what was ch
 ``explain``
 (``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).  ``detail``: which
 steps of a block are recorded in full (``watch(model, full_steps=k)``; the others light) and
-what the findings say on a light step.
+what the findings say on a light step; ``sentinel``: on a light step, light notes of each
+module call (weak references, autograd nodes), read only when the model's output is not
+finite, to locate the module where the forward's first NaN/Inf comes from.
 
 A new observed event is one hook in ``gradhooks`` (where torch has no hook for the call, a
 wrapper in ``patches``, removed with the watch), its note in ``events`` and one finding in

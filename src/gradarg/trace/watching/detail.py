@@ -1,20 +1,27 @@
 """Which steps of a watched block get the full per-module record (``watch(model, full_steps=k)``).
 
-By default (``full_steps=None``) every step is recorded in full.  With ``full_steps=k`` the
-first ``k`` steps of the block are, and so is every step that follows a step where something
-was off; the other steps are *light*: the forward hooks of the modules inside the model are
-taken off, so no call of theirs, no gradient at their outputs, no forward value inside the
-model and no dead unit is noted.  The model's own call is recorded (its inputs, its outputs
+With ``full_steps=k`` (by default 3) the first ``k`` steps of the block are recorded in full,
+and so is every step that follows a step where something was off; the other steps are
+*light*: the recorder's forward hooks on the modules inside the model are taken off, so no
+gradient at their outputs and no dead unit is noted.  ``full_steps=None``: every step is
+recorded in full.  The model's own call is recorded (its inputs, its outputs
 and the gradient arriving there: the step's graph is read from its outputs), and every hook
 on what the optimizer reads still runs (each parameter's backward passes and their norms,
 each optimizer step's ``.grad``, the events of :mod:`.gradhooks`).
+
+On a light step the modules inside the model get lighter hooks instead (:mod:`.sentinel`:
+each call's parent, weak references to its inputs and outputs and their autograd nodes): when
+the model's output is not finite, the module call where the first NaN/Inf comes from is
+located from them by the full step's rule (its output not finite, its inputs finite:
+checked; then the graph's saved values).
 
 A step was *off* when one of these was observed in it: a parameter's pass gradient or a
 recorded module output's gradient that is non-finite or exactly zero, a trainable parameter
 without a pass, a ``backward()`` that raised, a loss that was not finite at the
 ``backward()`` call.  A light step that is off is
 reported as such (its module-level checks "not checked", its non-finite or zero gradients and
-missing ones "not located inside the model"), and the next step is recorded in full.
+missing ones "not located inside the model", except a NaN/Inf the light notes located in
+the forward), and the next step is recorded in full.
 
 Imports nothing of the trace room but :mod:`.finding`.
 """
@@ -77,6 +84,7 @@ class Detail:
         self.full_at: list[int] = []  # steps recorded in full after the first ones (latest)
         self.light = 0  # light steps so far
         self.off_at: int | None = None  # the last step found off, when it was light
+        self.located: Any = None  # a light step's first NaN/Inf (:class:`.sentinel.Located`)
         self._raised: Any = None
 
     def begin(self, passes: list[Any], raised: Any, loss_finite: bool | None,
@@ -99,6 +107,7 @@ class Detail:
             if off and not self.full:
                 self.off_at = self.step
         self._raised = raised
+        self.located = None
         self.step += 1
         self.full = self.step <= k or off
         if not self.full:
@@ -168,6 +177,11 @@ def light_findings(detail: Detail, results: list[Finding], seen: str = "") -> li
         elif f.check in _LOCATED and f.problem is None:  # checked where the step looked
             f = Finding(f"{f.check} (the parameters' gradients and the model's output only)",
                         f.ran, None, f.why_not, f.note, f.expected)
+        elif f.check == "non-finite" and detail.located is not None:
+            f = Finding(f.check, f.ran, f"{f.problem} (located inside the model from the "
+                        f"values and the graph of its module calls, as on a full step: {why}; "
+                        f"the gradients inside the model were not recorded; the next step is "
+                        f"recorded in full{seen})", f.why_not, f.note, f.expected)
         elif f.check in _LOCATED:
             more = seen if f.check == "non-finite" else ""
             f = Finding(f.check, f.ran, f"{f.problem} (not located inside the model: {why}; "
@@ -189,29 +203,42 @@ class ModuleHooks:
         The model.
     pre, post : callable
         The forward pre-hook and the forward hook.
+    sentinel : Sentinel or None
+        On a light step, its forward hook goes on the other modules instead, its pre-hook on
+        those with children (:class:`.sentinel.Sentinel`: a few attribute reads per call),
+        both on the model after ``pre`` and ``post``.
     """
 
     def __init__(self, modules: list[Any], root: Any, pre: Callable[..., Any],
-                 post: Callable[..., Any]):
+                 post: Callable[..., Any], sentinel: Any = None):
         self._inner = [m for m in modules if m is not root]
         self._pre, self._post = pre, post
+        self._light = None if sentinel is None else sentinel.hooks()
         self._root = [root.register_forward_pre_hook(pre), root.register_forward_hook(post)]
+        if sentinel is not None:
+            self._root += [root.register_forward_pre_hook(sentinel.root_pre),
+                           root.register_forward_hook(sentinel.root_post)]
         self._handles: list[Any] = []
-        self.on = False
+        self.on: bool | None = None
         self.arm(True)
 
     def arm(self, on: bool) -> None:
-        """Put the other modules' hooks on (``on``) or take them off; nothing if already so."""
+        """Put the other modules' hooks on (``on``) or the sentinel's instead; nothing if
+        already so."""
         if on == self.on:
             return
+        for h in self._handles:
+            h.remove()
+        self._handles = []
         if on:
             for m in self._inner:
                 self._handles.append(m.register_forward_pre_hook(self._pre))
                 self._handles.append(m.register_forward_hook(self._post))
-        else:
-            for h in self._handles:
-                h.remove()
-            self._handles = []
+        elif self._light is not None:  # pre-hooks only where a call can run inside
+            for m in self._inner:
+                if next(m.children(), None) is not None:
+                    self._handles.append(m.register_forward_pre_hook(self._light[0]))
+                self._handles.append(m.register_forward_hook(self._light[1]))
         self.on = on
 
     def detach(self) -> list[Any]:

@@ -71,17 +71,17 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
             if ops:
                 where += (f", whose own operations are {_ops(ops)} (read from the graph; the "
                           f"gradient arriving at its output was finite)")
-        made = w.graph.forward_nan
+        made, over = w.graph.forward_nan, w.graph.overflow
+        c: Any = w.modules[made[0]] if made is not None and made[0] < len(w.modules) else None
+        if w.detail.located is not None:  # a light step: the call its sums located
+            c, over, made = w.detail.located, w.detail.located.overflow, (0, w.detail.located.how)
         then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
                 "then")
-        if made is not None and made[0] < len(w.modules) and made[1] == "input":
-            c = w.modules[made[0]]
+        if c is not None and made[1] == "input":
             where = (f": the forward pass met NaN/Inf in an input of module '{c.name}' "
                      f"({c.kind}) that has no history (the data, or a constant): check it with "
                      f"torch.isfinite(x).all() before the forward{then}")
-        elif made is not None and made[0] < len(w.modules):
-            c = w.modules[made[0]]
-            over = w.graph.overflow
+        elif c is not None:
             dtype = ("" if over is None else
                      f" (its output is {over[0]}, whose largest finite value is {over[1]:g}: "
                      f"an overflow; under autocast, run it in float32 or scale its input "

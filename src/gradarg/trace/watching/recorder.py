@@ -201,14 +201,14 @@ class Recorder:
         self._detached: dict[int, int] = {}
         self._notes.reset()
 
-    def attach(self) -> None:
+    def attach(self, sentinel: Any = None) -> None:
         # modules with a parameter that requires grad (their own or a child's), once
         self._trainable = {m for m in self.watched.names if any(p.requires_grad for p in m.parameters())}
-
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
         # break at each module call: they read tensors' autograd state, which tracing lacks)
         pre, post = eager_unless_traced(self._pre_hook), eager_unless_traced(self._post_hook)
-        self._hooks = ModuleHooks(list(self.watched.names), self.watched.model, pre, post)
+        self._hooks = ModuleHooks(list(self.watched.names), self.watched.model, pre, post,
+                                  sentinel)
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
         """The slot recording ``t``'s gradient; hooks ``t`` the first time it is seen.

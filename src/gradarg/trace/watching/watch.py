@@ -32,6 +32,7 @@ from .ranks import RankSeen
 from .ranks import gather as gather_ranks
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
+from .sentinel import Sentinel
 
 if TYPE_CHECKING:
     from ..draw.drawing import Drawing
@@ -68,7 +69,7 @@ class GradWatch:
         ``(rank, nonfinite, first_at, missing)``; else ``None``.
     """
 
-    def __init__(self, model: torch.nn.Module, *, full_steps: int | None = None):
+    def __init__(self, model: torch.nn.Module, *, full_steps: int | None = 3):
         full_steps = check_full_steps(full_steps)
         if not isinstance(model, torch.nn.Module):
             raise TypeError(
@@ -86,7 +87,7 @@ class GradWatch:
         self._cache: tuple | None = None
         self._passes = 0
         self.ranks: list[RankSeen] | None = None
-        self.calls.attach()
+        self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self.grads.attach()
         watched.active = True
 
@@ -351,7 +352,7 @@ class GradWatch:
         return f"{self.summary()}\n{self.table()}"
 
 
-def watch(model: torch.nn.Module, *, full_steps: int | None = None) -> GradWatch:
+def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     """Record the gradient through every module and parameter of ``model`` during your own step.
 
     Hooks go on at once; run your forward and backward passes as usual, then leave the
@@ -364,15 +365,17 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = None) -> GradWatch
     model : torch.nn.Module
         The model; every submodule and parameter is watched.
     full_steps : int or None
-        ``None`` (default): every step is recorded in full.  An int ``k >= 1``: the first
-        ``k`` steps of the block, and every step after one where something was off (a
-        non-finite or zero pass gradient, a parameter without one, a ``backward()`` that
-        raised, a non-finite loss), are recorded in full; the others are light: only the
-        model's own call is recorded, not the modules inside it (the module-level checks are
-        then reported "not checked", a non-finite, zero or missing gradient "not located
-        inside the model", and ``why_no_grad`` says so), while every check of what the
-        optimizer reads still runs (see ``gradarg.trace.watching.detail``).  For long watched loops: a light
-        step costs about the parameter hooks only (``benchmarks/watch.py``, 'light').
+        An int ``k >= 1`` (default 3): the first ``k`` steps of the block, and every step
+        after one where something was off (a non-finite or zero pass gradient, a parameter
+        without one, a ``backward()`` that raised, a non-finite loss), are recorded in full;
+        the others are light: the modules inside the model get lighter hooks (no gradient
+        inside the model is recorded; the module-level checks are then reported "not
+        checked", a zero or missing gradient "not located inside the model", and
+        ``why_no_grad`` says so), yet a NaN/Inf made in the forward is still located at the
+        module that made it, and every check of what the optimizer reads still runs (see
+        ``gradarg.trace.watching.detail``).  ``None``: every step is recorded in full.  A
+        light step costs about the parameter hooks ('loop' and 'full loop' in
+        ``benchmarks/watch.py``).
 
     Returns
     -------
