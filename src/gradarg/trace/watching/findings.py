@@ -77,7 +77,7 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
             c, over, made = w.detail.located, w.detail.located.overflow, (0, w.detail.located.how)
         then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
                 "then")
-        if c is not None and made[1] == "input":
+        if c is not None and made is not None and made[1] == "input":
             where = (f": the forward pass met NaN/Inf in an input of module '{c.name}' "
                      f"({c.kind}) that has no history (the data, or a constant): check it with "
                      f"torch.isfinite(x).all() before the forward{then}")
