@@ -63,6 +63,7 @@ from typing import Any
 
 import torch
 
+from .fd_alias import Chosen, off_grid
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
 from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
@@ -194,6 +195,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
             if k == 0:
                 slopes.append(torch.maximum((p - y).abs() / hp_, (y - m).abs() / hm_))
     value, error, kink, loose, alone = [], [], [], [], []
+    chosen: list[Chosen] = []  # for the off-grid self-check (:mod:`.fd_alias`)
     probe: list[Any] = []  # f one spacing of x away, evaluated where a kink was seen
 
     def next_floats():
@@ -312,9 +314,17 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         alone.append(sb <= UNRESOLVED * fscale.squeeze(0).to(sb.dtype))
         e = torch.where(kk, e + 0.55 * g3, e)
         e = torch.where(unresolved, torch.full_like(e, math.inf), e)
+        ereal = e.real if e.is_complex() else e
+        chosen.append(Chosen(val, ereal, best, ~kk & ~st & torch.isfinite(ereal), d, noise))
         value.append(val)
-        error.append(e.real if e.is_complex() else e)
+        error.append(ereal)
         kink.append(kk)
+    # the estimates settled on the grid of steps must hold between them: a function that
+    # oscillates far below every step can look smooth on a geometric grid (cos(exp(x)) at
+    # x = 12.94, an alias converging to -951 where f' = 3.95e5)
+    aliased = off_grid(evaluate, h0, hs, chosen, DISAGREE, finer)
+    error = [torch.where(a, torch.full_like(e, math.inf), e) for a, e in zip(aliased, error,
+                                                                             strict=True)]
     return value, error, kink, loose, alone
 
 
