@@ -13,6 +13,7 @@ default run; ``GRADARG_HYPOTHESIS=long`` for a long run by hand).
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -452,3 +453,58 @@ def test_a_reference_that_cannot_resolve_an_oscillation_does_not_call_it_wrong()
     assert math.isnan(float(jac[1, 1]))
     assert torch.allclose(jac[0, 0].double(), -(x[0].detach().double().exp().sin()
                                               * x[0].detach().double().exp()), rtol=1e-3)
+
+
+# ------------------------------------------- oscillations faster than the reference's steps
+
+
+@st.composite
+def fast_oscillations(draw):
+    """``(name, fn, values)`` from the class of issue 44's last finding: ``cos(exp(x))``,
+    ``sin(k x)`` with ``k`` up to ``10⁶`` and ``cos(x³)`` up to ``|x| = 100``, where ``f``
+    oscillates with a period from about 1 down to ``10⁻⁶`` in ``x``."""
+    name = draw(st.sampled_from(["cos-exp", "sin-kx", "cos-cube"]))
+    n = draw(st.integers(1, 3))
+    if name == "cos-exp":
+        vals = [draw(st.floats(-3.0, 14.0)) for _ in range(n)]
+        return name, lambda t: torch.cos(torch.exp(t)), vals
+    if name == "sin-kx":
+        k = 10 ** draw(st.floats(0.0, 6.0))
+        vals = [draw(st.floats(-2.0, 2.0)) for _ in range(n)]
+        return f"sin-{k:.4g}x", lambda t: torch.sin(k * t), vals
+    vals = [draw(st.sampled_from([-1.0, 1.0])) * 10 ** draw(st.floats(0.0, 2.0))
+            for _ in range(n)]
+    return name, lambda t: torch.cos(t**3), vals
+
+
+@examples(8)
+@given(fast_oscillations(), dtypes)
+@example(("cos-exp", lambda t: torch.cos(torch.exp(t)), [-11.996556866628028,
+                                                         12.94496406833185]), torch.float32)
+@example(("quad-cube-cos", compose(["quad", "cube", "cos"]), [-12.5]), torch.float32)
+def test_fast_oscillations_wrong_only_where_resolved(case, dtype):
+    """Invariant: **the reference calls a backward WRONG / DISAGREE only where it resolved
+    the derivative.**  An entry where ``f`` varies on a scale below the steps the reference
+    tries is unresolved ("could not check"), never WRONG: a correct backward is never WRONG /
+    DISAGREE; every entry the reference gives (``jacobian(method="finite-difference")``, NaN
+    where unresolved) is the derivative; and a backward scaled by 3 is caught wherever the
+    reference resolved a derivative that is not negligible."""
+    name, fn, vals = case
+    x = torch.tensor(vals, dtype=dtype)
+    assume(len(set(x.tolist())) == len(vals))
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, None), x.clone().requires_grad_())
+    assert r.status != "wrong", (name, vals, dtype, r.summary)
+    c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x, torch.ones_like(x))
+    assert c.status != "DISAGREE", (name, vals, dtype, str(c))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the unresolved entries: NaN
+        fd = gradarg.jacobian(fn, x, method="finite-difference").double()
+    true = torch.func.jacrev(fn)(x.double())  # at the input's values, in float64
+    got = torch.isfinite(fd)
+    size = true.abs().amax().clamp_min(1e-300)
+    assert torch.allclose(fd[got], true[got], rtol=1e-2, atol=1e-2 * float(size)), (
+        name, vals, dtype, fd, true)
+    if bool((got & (true.abs() > 1e-2 * size)).any()):
+        s = gradarg.check_backward(lambda t: Autograd.apply(t, fn, "scale"),
+                                   x.clone().requires_grad_(), localize="full")
+        assert s.status == "wrong", (name, vals, dtype, s.summary)
