@@ -62,12 +62,19 @@ class Chosen:
 
 
 def off_grid(evaluate: Callable, h0: torch.Tensor, hs: Sequence[torch.Tensor],
-             chosen: Sequence[Chosen], disagree: float, finer: str) -> list[torch.Tensor]:
+             chosen: Sequence[Chosen], xscale: torch.Tensor, rounding: float,
+             disagree: float, finer: str) -> list[torch.Tensor]:
     """Entries whose chosen estimate an off-grid step contradicts: a bool tensor per output,
     shape ``(N, *y.shape)`` (the module docstring).
 
     ``evaluate(h) -> (plus, minus, h_plus, h_minus)`` with a nominal step per column ``h``
-    (shape ``(N,)``); ``hs[k]`` the actual steps of the table, shape ``(N,)``; ``finer`` as in
+    (shape ``(N,)``); ``hs[k]`` the actual steps of the table, shape ``(N,)``; ``xscale[c]``
+    the size of the inputs column ``c`` moves and ``rounding`` the rounding of one operation
+    (``C_ROUND * eps``): ``x + h`` rounds by ``rounding * |x|``, which moves each difference
+    quotient by about ``rounding * |x| * |f'| / h``, where ``f'`` is that at the moved points
+    (``(x - 9)**3`` at 9: ``f'(x) = 0``, ``f'(x ± h) = 3h²``, the size of the quotients), not
+    seen by the table when its steps round alike (along directions the steps are nominal);
+    ``finer`` as in
     :func:`.fd_error._ridders`: with ``"error"`` (random directions, whose rounding the noise
     model underestimates) the chosen error bound is allowed once more.
     """
@@ -106,8 +113,11 @@ def off_grid(evaluate: Callable, h0: torch.Tensor, hs: Sequence[torch.Tensor],
             d2 = c.d.gather(0, c.best + 2).squeeze(0)
             r2 = (rho * rho - 1).reshape(shape).to(real)
             rc = d2 + (d2 - dc) / r2
-            rounding = 2 * c.rounding.gather(0, c.best).squeeze(0)
-            bound = c.error + rounding + (c.error if finer == "error" else 0)
+            size = torch.maximum(torch.maximum(d2.abs(), dc.abs()), c.value.abs())
+            moved = (rounding * xscale.reshape(shape).double() / h2.reshape(shape)).to(
+                size.dtype) * size
+            noise = 2 * c.rounding.gather(0, c.best).squeeze(0) + moved
+            bound = c.error + noise + (c.error if finer == "error" else 0)
             agree = (rc - c.value).abs() <= disagree * bound
             out[i] |= here & ~agree
     return out

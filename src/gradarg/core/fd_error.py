@@ -322,7 +322,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     # the estimates settled on the grid of steps must hold between them: a function that
     # oscillates far below every step can look smooth on a geometric grid (cos(exp(x)) at
     # x = 12.94, an alias converging to -951 where f' = 3.95e5)
-    aliased = off_grid(evaluate, h0, hs, chosen, DISAGREE, finer)
+    aliased = off_grid(evaluate, h0, hs, chosen, xscale, C_ROUND * eps, DISAGREE, finer)
     error = [torch.where(a, torch.full_like(e, math.inf), e) for a, e in zip(aliased, error,
                                                                              strict=True)]
     return value, error, kink, loose, alone
