@@ -453,6 +453,7 @@ def test_a_reference_that_cannot_resolve_an_oscillation_does_not_call_it_wrong()
     # off-grid step of core/fd_alias.py sees it.
     assert r.status == "could-not-check", r.summary
     assert "t[1] = 12.94" in r.summary and "t[0]" not in r.summary, r.summary
+    assert "scale below the smallest step tried" in r.summary, r.summary  # the reason
     c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x.detach(), torch.ones(2))
     assert c.status == "could not check", str(c)
     # the reference itself: NaN with a warning where it cannot resolve, right elsewhere

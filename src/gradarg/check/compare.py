@@ -361,7 +361,7 @@ def _unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
     return (f"could not check: the reference is unreliable or not finite at "
             f"{', '.join(at)}{more} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
             f"estimates over step sizes disagree beyond their error bound, or fn is not "
-            f"finite there (it may vary faster than the steps can resolve, jump, overflow or "
+            f"finite there (it may vary on a scale below the smallest step tried, jump, overflow or "
             f"see a NaN), or an output is so large that no step along x moves it; "
             + ("no element could be compared" if idx.shape[0] == x.numel() else
                "the other elements are compared"))

@@ -35,7 +35,12 @@ the finer step's rounding bound (truncation only shrinks with the step).  Exampl
 float64's spacing exceeds the period and ``(f(x+h) - f(x-h)) / 2h`` falls like ``1/h`` over
 the coarse steps, so that they look converged; a function that jumps between the sampled
 points.  Steps whose actual size (``x + h`` rounded to the grid of ``x``'s dtype) departs by
-more than 1% from the geometric sequence are not used.  Such an entry carries an infinite
+more than 1% from the geometric sequence are not used.  And the chosen estimate must hold
+between the steps: one more central difference, at a step off the grid (the golden ratio
+times the finer step of the estimate), extrapolated over that ratio, must agree with it
+(:mod:`.fd_alias`): ``cos(exp(x))`` at ``x = 12.94`` oscillates with a period of 1.5e-5, and
+its finest steps are whole numbers of periods, where the central differences converge as
+those of a smooth alias, to -951 for a derivative of 3.95e5.  Such an entry carries an infinite
 error: a comparison against it can neither agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
 not finite get an infinite error too.
 
