@@ -517,3 +517,40 @@ def test_fast_oscillations_wrong_only_where_resolved(case, dtype):
         s = gradarg.check_backward(lambda t: Autograd.apply(t, fn, "scale"),
                                    x.clone().requires_grad_(), localize="full")
         assert s.status == "wrong", (name, vals, dtype, s.summary)
+
+
+class AtanSum(torch.autograd.Function):
+    """``a @ atan(x)`` with ``a = [1, 1, -1]``: a correct backward, times ``factor``."""
+
+    A = torch.tensor([[1.0, 1.0, -1.0]], dtype=torch.float64)
+
+    @staticmethod
+    def forward(ctx, x, factor):
+        ctx.save_for_backward(x)
+        ctx.factor = factor
+        return AtanSum.A @ torch.atan(x)
+
+    @staticmethod
+    def backward(ctx, go):
+        (x,) = ctx.saved_tensors
+        return ctx.factor * (AtanSum.A.T @ go) / (1 + x * x), None
+
+
+@pytest.mark.parametrize("factor", [1.0, 3.0])
+def test_an_estimate_off_its_claimed_error_between_the_steps_is_widened(factor):
+    # at x[0] = 5e-324 the finest steps all round atan(h) + π/4 - π/4 to the same grid, and
+    # the table settled on 1 - 9e-9 with a bound of 1e-14: a correct backward was WRONG by
+    # 9e-9 (before this branch).  The off-grid estimate disagrees by 3e-9: the bound widens
+    # to what it shows, the entry stays resolved (1e-8 of 1), and a factor 3 is still wrong
+    x = torch.tensor([5e-324, 1.0, 1.0], dtype=torch.float64, requires_grad=True)
+    r = gradarg.check_backward(lambda t: AtanSum.apply(t, factor), x, localize="full")
+    assert r.status == ("agree" if factor == 1.0 else "wrong"), r.summary
+    c = gradarg.compare_vjp(lambda t: AtanSum.apply(t, factor), x.detach(),
+                            torch.ones(1, dtype=torch.float64))
+    assert c.status == ("agree" if factor == 1.0 else "DISAGREE"), str(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # resolved: no NaN, no warning
+        jac = gradarg.jacobian(lambda t: AtanSum.A @ torch.atan(t), x.detach(),
+                               method="finite-difference")
+    assert torch.allclose(jac, torch.tensor([[1.0, 0.5, -0.5]], dtype=torch.float64),
+                          rtol=0, atol=1e-7)

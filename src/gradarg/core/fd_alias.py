@@ -22,8 +22,16 @@ the chosen error bound plus twice the chosen rounding bound.  An alias of the gr
 ``ω h_c`` is ``φ`` times a whole number of periods, and no multiple of the golden ratio lies
 close to a whole number (it is the number worst approximated by fractions), so ``f(x ± h_c)``
 is off the alias by a sizeable phase.  Where ``R_c`` disagrees (or is not finite) the entry is
-unresolved: ``jacobian(method="finite-difference")`` returns NaN there with a warning, and the
-checkers say they could not check it (``f`` varies on a scale below the steps tried).
+unresolved when ``DISAGREE`` times that distance (which bounds the larger of the two errors
+from below), added to its error bound, makes the bound larger than 1% of
+the derivatives near it (``UNRESOLVED``, as for every estimate): ``jacobian(method=
+"finite-difference")`` returns NaN there with a warning, and the checkers say they could not
+check it (``f`` varies on a scale below the steps tried).  An alias is off by about the
+derivative itself.  A smaller disagreement is rounding that the noise model misses, such as
+an intermediate that cancels (``a @ atan(x)`` at ``x[0] = 5e-324``, whose finest steps all
+round ``atan(h) + π/4`` to the same grid and agree on 1 - 9e-9 with a bound of 1e-14): the
+entry stays resolved, with that much added to its bound (a correct backward was called
+WRONG there by 9e-9).
 
 Cost: one evaluation of ``f`` at ``x ± h_c`` per column for each distinct chosen step among
 the column's entries (one for a scalar or elementwise function), against the 9 to 24 of the
@@ -50,7 +58,9 @@ class Chosen:
     differences at steps ``best`` to ``best + 3``); ``check`` marks the entries to test
     (resolved, not a kink, output moved); ``d`` is the table of central differences, shape
     ``(K, N, *y.shape)``; ``rounding`` the rounding bound of each estimate, shape
-    ``(K - 3, N, *y.shape)``.
+    ``(K - 3, N, *y.shape)``; ``near`` the size of the derivatives near each entry (its own,
+    its column's, its one-sided slopes at the coarsest step), against which an error bound
+    is judged.
     """
 
     value: torch.Tensor
@@ -59,13 +69,15 @@ class Chosen:
     check: torch.Tensor
     d: torch.Tensor
     rounding: torch.Tensor
+    near: torch.Tensor
 
 
 def off_grid(evaluate: Callable, h0: torch.Tensor, hs: Sequence[torch.Tensor],
              chosen: Sequence[Chosen], xscale: torch.Tensor, rounding: float,
              disagree: float, finer: str) -> list[torch.Tensor]:
-    """Entries whose chosen estimate an off-grid step contradicts: a bool tensor per output,
-    shape ``(N, *y.shape)`` (the module docstring).
+    """How far an off-grid estimate is from each chosen estimate that it contradicts: a real
+    tensor per output, shape ``(N, *y.shape)``, 0 where they agree or nothing was tested,
+    inf where the off-grid estimate is not finite (the module docstring).
 
     ``evaluate(h) -> (plus, minus, h_plus, h_minus)`` with a nominal step per column ``h``
     (shape ``(N,)``); ``hs[k]`` the actual steps of the table, shape ``(N,)``; ``xscale[c]``
@@ -78,7 +90,7 @@ def off_grid(evaluate: Callable, h0: torch.Tensor, hs: Sequence[torch.Tensor],
     :func:`.fd_error._ridders`: with ``"error"`` (random directions, whose rounding the noise
     model underestimates) the chosen error bound is allowed once more.
     """
-    out = [torch.zeros_like(c.check) for c in chosen]
+    out = [torch.zeros_like(c.error) for c in chosen]
     if not chosen or not any(bool(c.check.any()) for c in chosen):
         return out
     n = hs[0].reshape(-1).shape[0]
@@ -118,6 +130,8 @@ def off_grid(evaluate: Callable, h0: torch.Tensor, hs: Sequence[torch.Tensor],
                 size.dtype) * size
             noise = 2 * c.rounding.gather(0, c.best).squeeze(0) + moved
             bound = c.error + noise + (c.error if finer == "error" else 0)
-            agree = (rc - c.value).abs() <= disagree * bound
-            out[i] |= here & ~agree
+            dist = (rc - c.value).abs().to(c.error.dtype)
+            agree = dist <= disagree * bound
+            dist = torch.where(torch.isfinite(dist), dist, torch.full_like(dist, math.inf))
+            out[i] = torch.where(here & ~agree, dist, out[i])
     return out

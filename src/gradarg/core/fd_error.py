@@ -320,16 +320,24 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         e = torch.where(kk, e + 0.55 * g3, e)
         e = torch.where(unresolved, torch.full_like(e, math.inf), e)
         ereal = e.real if e.is_complex() else e
-        chosen.append(Chosen(val, ereal, best, ~kk & ~st & torch.isfinite(ereal), d, noise))
+        chosen.append(Chosen(val, ereal, best, ~kk & ~st & torch.isfinite(ereal), d, noise,
+                             near.real if near.is_complex() else near))
         value.append(val)
         error.append(ereal)
         kink.append(kk)
     # the estimates settled on the grid of steps must hold between them: a function that
     # oscillates far below every step can look smooth on a geometric grid (cos(exp(x)) at
-    # x = 12.94, an alias converging to -951 where f' = 3.95e5)
-    aliased = off_grid(evaluate, h0, hs, chosen, xscale, C_ROUND * eps, DISAGREE, finer)
-    error = [torch.where(a, torch.full_like(e, math.inf), e) for a, e in zip(aliased, error,
-                                                                             strict=True)]
+    # x = 12.94, an alias converging to -951 where f' = 3.95e5).  Where the off-grid
+    # estimate disagrees, DISAGREE times their distance joins the error bound, and an entry
+    # whose bound is then above 1% of the derivatives near it is unresolved (an alias is off
+    # by about the derivative; rounding the noise model does not see, a @ atan(x) at x[0] =
+    # 5e-324, whose finest steps stall on the grid of atan(h) + π/4, is off by 1e-8 of 1:
+    # resolved, with that error)
+    gaps = off_grid(evaluate, h0, hs, chosen, xscale, C_ROUND * eps, DISAGREE, finer)
+    for i, (gap, c) in enumerate(zip(gaps, chosen, strict=True)):
+        wider = error[i] + DISAGREE * gap  # the distance bounds the larger of two errors
+        error[i] = torch.where(gap > 0, torch.where(wider <= UNRESOLVED * c.near, wider,
+                                                    torch.full_like(wider, math.inf)), error[i])
     return value, error, kink, loose, alone
 
 
