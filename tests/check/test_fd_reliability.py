@@ -554,3 +554,27 @@ def test_an_estimate_off_its_claimed_error_between_the_steps_is_widened(factor):
                                method="finite-difference")
     assert torch.allclose(jac, torch.tensor([[1.0, 0.5, -0.5]], dtype=torch.float64),
                           rtol=0, atol=1e-7)
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 44, long profile 2026-11-30, "
+                   "tests/test_edge_saturation.py): log1p at x = -0.999 in float32 is 0.001 from "
+                   "its singularity, but the steps span the scale of |x| (3e-3 down to 1.9e-4, "
+                   "five of them): the two coarsest cross -1 (NaN), too few are left to "
+                   "extrapolate, and a backward off by a factor 2 gets 'could not check' "
+                   "instead of WRONG; the steps would have to go on halving past the non-finite "
+                   "ones (never WRONG for a correct backward: honest, but a bug goes unseen)")
+def test_a_singularity_closer_than_the_steps_still_catches_a_factor():
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.log1p(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g / (1 + x)
+
+    x = torch.tensor([-0.999], dtype=torch.float32, requires_grad=True)
+    r = gradarg.check_backward(Twice.apply, x)
+    assert r.status == "wrong", r.summary
