@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gradarg
@@ -76,20 +76,31 @@ nonzero_coefficients = st.tuples(st.sampled_from([-1.0, 1.0]), st.floats(-3.0, 3
 @settings(max_examples=max(1, 12 * settings.default.max_examples // 25))
 @given(p=st.sampled_from([2, 3, 4, 5, 7]), a=st.floats(-10.0, 10.0), c=nonzero_coefficients,
        b=st.one_of(st.just(0.0), st.floats(-1e6, 1e6)), d=st.floats(0.1, 2.0))
+# the long profile: y[1] = -x[1]**7 + 222441 never moves along x[0]; its rounding over the
+# largest step (2.6e-7) is 1% of its derivative along x[1] (2.7e-5), so the structural zero
+# is unresolved (NaN, named in the warning): honest, not the vanishing derivative at stake
+@example(p=7, a=0.0, c=-1.0, b=222441.0, d=0.125)
 def test_a_vanishing_derivative_at_a_smooth_point_is_resolved(p, a, c, b, d):
     def fn(t):
         return c * (t - a) ** p + b
 
     x = torch.tensor([a, a + d], dtype=torch.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # resolved: no warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         jac = gradarg.jacobian(fn, x, method="finite-difference")
+    # the diagonal is resolved: no warning names it (the structural zeros may be NaN where
+    # f's rounding hides them, each named in the warning)
+    for w in caught:
+        assert "∂y[0]/∂x[0]" not in str(w.message) and "∂y[1]/∂x[1]" not in str(w.message)
     # by hand: f'(a) = 0, f'(a + d) = c p d**(p-1)
     want = torch.tensor([0.0, c * p * (x[1] - a) ** (p - 1)], dtype=torch.float64)
     # truncation on the scale of f'' ... near x, and f's own rounding (b up to 1e6)
     tol = 1e-8 * abs(c) * p * max(1.0, abs(a) + d) ** (p - 1) + 1e-12 * abs(b)
     assert torch.allclose(jac.diagonal(), want, rtol=1e-8, atol=tol), (jac, want)
-    assert float(jac[0, 1]) == 0.0 and float(jac[1, 0]) == 0.0
+    for i, j in ((0, 1), (1, 0)):
+        v = float(jac[i, j])
+        assert v == 0.0 or (math.isnan(v) and any(f"∂y[{i}]/∂x[{j}]" in str(w.message)
+                                                  for w in caught)), (jac, caught)
 
 
 @settings(max_examples=max(1, 8 * settings.default.max_examples // 25))

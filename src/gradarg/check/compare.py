@@ -308,20 +308,23 @@ def _within_rounding(fn, x, v, y, got, ref, tol, ok) -> torch.Tensor | None:
         return None
     if got64 is None or y64.dtype != torch.float64 or y64.shape != y.shape:
         return None
-    if not same_function(float((y.double() - y64).norm()), float(y64.norm())):
-        return None
     ref64 = ref.double()
     diff = (got.double() - ref64).abs()
     cap = torch.full_like(diff, C_PRECISION * torch.finfo(x.dtype).eps
                           * float((v.double().abs() * y64.abs()).sum()))
+    conditioning = 0.0  # how far y64 moves over the shifts (an ill-conditioned forward)
     for xs in shifted_inputs((x,), x.dtype):  # the derivative's own conditioning
         torch.set_rng_state(state)
         try:
-            moved, _, _ = run_backward_or_none(fn, xs[0], v.detach().double())
+            moved, y_moved, _ = run_backward_or_none(fn, xs[0], v.detach().double())
         except (RuntimeError, TypeError, ValueError):
             moved = None
         if moved is not None and moved.shape == got64.shape:
             cap = torch.maximum(cap, C_SHIFT * (moved.detach() - got64.detach()).abs())
+            if y_moved.shape == y64.shape:
+                conditioning = max(conditioning, float((y_moved.double() - y64).norm()))
+    if not same_function(float((y.double() - y64).norm()), float(y64.norm()), conditioning):
+        return None
     allow = torch.minimum(LOOSE * (got.double() - got64.detach()).abs(), cap)
     tol = tol.double()
     return ~ok & ((got64.detach() - ref64).abs() <= tol) & (diff <= tol + allow)
@@ -358,7 +361,7 @@ def _unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
     return (f"could not check: the reference is unreliable or not finite at "
             f"{', '.join(at)}{more} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
             f"estimates over step sizes disagree beyond their error bound, or fn is not "
-            f"finite there (it may vary faster than the steps can resolve, jump, overflow or "
+            f"finite there (it may vary on a scale below the smallest step tried, jump, overflow or "
             f"see a NaN), or an output is so large that no step along x moves it; "
             + ("no element could be compared" if idx.shape[0] == x.numel() else
                "the other elements are compared"))

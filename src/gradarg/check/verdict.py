@@ -286,7 +286,8 @@ def unchecked_sentence(unchecked: str, finite_differences: bool) -> str:
     """What could not be checked (``unchecked``: the pairs and inputs, from the checker), and
     why: the reference's estimates disagree over step sizes, or it is not finite there."""
     why = ("its estimates over step sizes disagree beyond their error bound, or fn is not "
-           "finite there: fn may vary faster than the steps can resolve, jump, overflow or "
+           "finite there: fn may vary on a scale below the smallest step tried (an oscillation "
+           "can even look smooth at the steps), jump, overflow or "
            "see a NaN; try other inputs, or reference='forward' (a Function needs a jvp)"
            if finite_differences else "the reference is not finite there (NaN or inf)")
     what = "the finite-difference reference" if finite_differences else "the reference"

@@ -35,7 +35,12 @@ the finer step's rounding bound (truncation only shrinks with the step).  Exampl
 float64's spacing exceeds the period and ``(f(x+h) - f(x-h)) / 2h`` falls like ``1/h`` over
 the coarse steps, so that they look converged; a function that jumps between the sampled
 points.  Steps whose actual size (``x + h`` rounded to the grid of ``x``'s dtype) departs by
-more than 1% from the geometric sequence are not used.  Such an entry carries an infinite
+more than 1% from the geometric sequence are not used.  And the chosen estimate must hold
+between the steps: one more central difference, at a step off the grid (the golden ratio
+times the finer step of the estimate), extrapolated over that ratio, must agree with it
+(:mod:`.fd_alias`): ``cos(exp(x))`` at ``x = 12.94`` oscillates with a period of 1.5e-5, and
+its finest steps are whole numbers of periods, where the central differences converge as
+those of a smooth alias, to -951 for a derivative of 3.95e5.  Such an entry carries an infinite
 error: a comparison against it can neither agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
 not finite get an infinite error too.
 
@@ -63,6 +68,7 @@ from typing import Any
 
 import torch
 
+from .fd_alias import Chosen, off_grid
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
 from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
@@ -194,6 +200,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
             if k == 0:
                 slopes.append(torch.maximum((p - y).abs() / hp_, (y - m).abs() / hm_))
     value, error, kink, loose, alone = [], [], [], [], []
+    chosen: list[Chosen] = []  # for the off-grid self-check (:mod:`.fd_alias`)
     probe: list[Any] = []  # f one spacing of x away, evaluated where a kink was seen
 
     def next_floats():
@@ -312,9 +319,25 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         alone.append(sb <= UNRESOLVED * fscale.squeeze(0).to(sb.dtype))
         e = torch.where(kk, e + 0.55 * g3, e)
         e = torch.where(unresolved, torch.full_like(e, math.inf), e)
+        ereal = e.real if e.is_complex() else e
+        chosen.append(Chosen(val, ereal, best, ~kk & ~st & torch.isfinite(ereal), d, noise,
+                             near.real if near.is_complex() else near))
         value.append(val)
-        error.append(e.real if e.is_complex() else e)
+        error.append(ereal)
         kink.append(kk)
+    # the estimates settled on the grid of steps must hold between them: a function that
+    # oscillates far below every step can look smooth on a geometric grid (cos(exp(x)) at
+    # x = 12.94, an alias converging to -951 where f' = 3.95e5).  Where the off-grid
+    # estimate disagrees, DISAGREE times their distance joins the error bound, and an entry
+    # whose bound is then above 1% of the derivatives near it is unresolved (an alias is off
+    # by about the derivative; rounding the noise model does not see, a @ atan(x) at x[0] =
+    # 5e-324, whose finest steps stall on the grid of atan(h) + π/4, is off by 1e-8 of 1:
+    # resolved, with that error)
+    gaps = off_grid(evaluate, h0, hs, chosen, xscale, C_ROUND * eps, DISAGREE, finer)
+    for i, (gap, c) in enumerate(zip(gaps, chosen, strict=True)):
+        wider = error[i] + DISAGREE * gap  # the distance bounds the larger of two errors
+        error[i] = torch.where(gap > 0, torch.where(wider <= UNRESOLVED * c.near, wider,
+                                                    torch.full_like(wider, math.inf)), error[i])
     return value, error, kink, loose, alone
 
 

@@ -236,7 +236,7 @@ def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
             f"jacobian(method='finite-difference'): the central differences could not resolve "
             f"{total} entr{'y' if total == 1 else 'ies'} ({'; '.join(shown)}{more}): their "
             f"estimates over step sizes disagree beyond their error bound, or fn is not "
-            f"finite there (it varies faster than the steps can resolve, jumps or "
+            f"finite there (it varies on a scale below the smallest step tried, jumps or "
             f"overflows, or its output is so large that the steps do not move it). Those "
             f"entries are NaN; use method='forward' or 'reverse', or other inputs",
             RuntimeWarning, stacklevel=6)
