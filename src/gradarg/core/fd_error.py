@@ -36,13 +36,10 @@ float64's spacing exceeds the period and ``(f(x+h) - f(x-h)) / 2h`` falls like `
 the coarse steps, so that they look converged; a function that jumps between the sampled
 points.  Steps whose actual size (``x + h`` rounded to the grid of ``x``'s dtype) departs by
 more than 1% from the geometric sequence are not used.  And the chosen estimate must hold
-between the steps: one more central difference, at a step off the grid (the golden ratio
-times the finer step of the estimate), extrapolated over that ratio, must agree with it
-(:mod:`.fd_alias`): ``cos(exp(x))`` at ``x = 12.94`` oscillates with a period of 1.5e-5, and
-its finest steps are whole numbers of periods, where the central differences converge as
-those of a smooth alias, to -951 for a derivative of 3.95e5.  Such an entry carries an infinite
-error: a comparison against it can neither agree nor disagree, and the checkers say that they could not check it.  Entries where ``f`` is
-not finite get an infinite error too.
+between the steps: a central difference at a step off the grid (the golden ratio times the
+finer step), extrapolated, must agree with it (:mod:`.fd_alias`; ``cos(exp(x))`` at ``x =
+12.94``, whose finest steps are whole periods, converged to -951 for a derivative of 3.95e5).  Such an entry, or one where ``f``
+is not finite, carries an infinite error: the checkers say they could not check it.
 
 An entry whose output never moved is zero within ``C * eps * |f_i| / h_0`` (its own output and
 step): resolved only against far larger derivatives near it (:mod:`.fd_settle`).
@@ -325,16 +322,13 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
         value.append(val)
         error.append(ereal)
         kink.append(kk)
-    # the estimates settled on the grid of steps must hold between them: a function that
-    # oscillates far below every step can look smooth on a geometric grid (cos(exp(x)) at
-    # x = 12.94, an alias converging to -951 where f' = 3.95e5).  Where the off-grid
-    # estimate disagrees, DISAGREE times their distance joins the error bound, and an entry
-    # whose bound is then above 1% of the derivatives near it is unresolved (an alias is off
-    # by about the derivative; rounding the noise model does not see, a @ atan(x) at x[0] =
-    # 5e-324, whose finest steps stall on the grid of atan(h) + π/4, is off by 1e-8 of 1:
-    # resolved, with that error)
-    gaps = off_grid(evaluate, h0, hs, chosen, xscale, C_ROUND * eps, DISAGREE, finer)
-    for i, (gap, c) in enumerate(zip(gaps, chosen, strict=True)):
+    # the estimates settled on the grid of steps must hold between them (cos(exp(x)) at
+    # x = 12.94 looks smooth on the geometric grid, an alias converging to -951 where f' =
+    # 3.95e5): where the off-grid estimate disagrees, DISAGREE times their distance joins the
+    # bound, unresolved when that is above 1% of the derivatives near the entry (an alias is
+    # off by about the derivative; a @ atan(x) at x[0] = 5e-324, off by 1e-8 of 1, is not)
+    off = off_grid(evaluate, h0, hs, chosen, xscale, C_ROUND * eps, DISAGREE, finer)
+    for i, (gap, c) in enumerate(zip(off, chosen, strict=True)):
         wider = error[i] + DISAGREE * gap  # the distance bounds the larger of two errors
         error[i] = torch.where(gap > 0, torch.where(wider <= UNRESOLVED * c.near, wider,
                                                     torch.full_like(wider, math.inf)), error[i])
