@@ -321,6 +321,26 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("jacobian of softmax for each sample in a batch", "questions/jacobians"),
     ("gradient penalty derivative with respect to weights create_graph",
      "questions/higher-order"),
+    # the asker's own keywords, joined (questions no writer had seen)
+    (("utils.checkpoint use_reentrant non-reentrant checkpoint gradient hooks called once "
+      "autograd.grad"), "questions/distributed-amp-compile"),
+    ("NaNs in torch.linalg.eigh backward eigh eigenvectors gradient nan",
+     "questions/operator-gradients"),
+    ("gradients for quantized models fake quantization quantized ops quantization aware training",
+     "questions/operator-gradients"),
+    ("as_strided backward expand wrong gradient expanded tensor overlapping memory",
+     "questions/operator-edge-cases"),
+    (("DistributedDataParallel gradients not synced across ranks autograd crossing process "
+      "boundaries mp.spawn sub-workers process group"), "questions/distributed-amp-compile"),
+    ("gradcheck sgn forward-mode check_forward_ad", "questions/sparse-gradcheck"),
+    ("torch.compile peak memory checkpoint layernorm gelu", "questions/compile-backward"),
+    ("gradcheck torch.angle forward mode complex tensor GradcheckError", "questions/sparse-gradcheck"),
+    (("jacobian of a neural network derivative with respect to weights derivative with respect "
+      "to input"), "questions/jacobians"),
+    ("torch.compile cumprod backward 100x slower eager mode", "questions/operator-edge-cases"),
+    ("higher peak memory torch.compile backward logits kept alive fused backward",
+     "questions/compile"),
+    ("l1_loss gradgradcheck complex inputs", "questions/sparse-gradcheck"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
