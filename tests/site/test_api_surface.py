@@ -19,6 +19,9 @@ import torch.func
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+# import statements (a parenthesised list included): a name imported but never used is not shown
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]+(?:\([^)]*\)|[^\n]*)",
+                     re.MULTILINE)
 
 MODULES = {
     "torch.autograd": torch.autograd,
@@ -77,8 +80,8 @@ def public_names() -> list[str]:
 
 
 def code_cells() -> str:
-    """The source of every code cell of every page under docs/."""
-    return "\n".join(m.group(1) for page in sorted(DOCS.rglob("*.md"))
+    """The source of every code cell of every page under docs/, import statements left out."""
+    return "\n".join(_IMPORT.sub("", m.group(1)) for page in sorted(DOCS.rglob("*.md"))
                      if "_build" not in page.parts
                      for m in _CELL.finditer(page.read_text(encoding="utf-8")))
 
