@@ -298,6 +298,26 @@ MESSAGES += [
      "vmap(lambda t: t[t > 0].sum())(torch.ones(2, 3))"),
 ]
 
+# round 13: the messages of torch.autograd.graph and custom-Function vmap entries
+MESSAGES += [
+    (("A leaf node was passed to _will_engine_execute_node but we are currently running "
+      "autograd.grad()"),
+     ("from torch.autograd.graph import register_multi_grad_hook\n"
+      "register_multi_grad_hook((x,), lambda g: None); torch.autograd.grad((x * 2).sum(), x)")),
+    ("but it does not have vmap support. Please override and implement the vmap staticmethod",
+     ("class F(torch.autograd.Function):\n    forward = staticmethod(lambda t: t * 2)\n"
+      "    setup_context = staticmethod(lambda ctx, i, o: None)\n"
+      "    backward = staticmethod(lambda ctx, g: g * 2)\n"
+      "vmap(F.apply)(torch.ones(2, 3))")),
+    ("has both generate_vmap_rule=True and an overridden vmap staticmethod",
+     ("class F(torch.autograd.Function):\n    generate_vmap_rule = True\n"
+      "    forward = staticmethod(lambda t: t * 2)\n"
+      "    setup_context = staticmethod(lambda ctx, i, o: None)\n"
+      "    backward = staticmethod(lambda ctx, g: g * 2)\n"
+      "    vmap = staticmethod(lambda info, in_dims, t: (t * 2, 0))\n"
+      "vmap(F.apply)(torch.ones(2, 3))")),
+]
+
 # (fixed part) -> {corpus: hits}: of the (at most 12) results the search tool returned for the
 # message's distinctive words, how many quote the message. Counted by hand on 2026-11-29 for the
 # messages no page printed yet; the search budget did not allow all 92 in both corpora.
