@@ -343,6 +343,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("allow_mutation_on_saved_tensors", "questions/graph-errors"),
     ("set_grad_enabled train eval phase", "questions/api-contracts"),
     ("stack_module_state ensemble gradients vmap", "questions/api-contracts"),
+    ("print tensor inside vmap BatchedTensor value debug_unwrap", "questions/api-contracts"),
+    ("unpack_dual UnpackedDualTensor primal tangent", "questions/api-contracts"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.

@@ -47,9 +47,6 @@ EXCLUDED = {
         "gradients are unchanged"),
     "torch.autograd.graph.set_warn_on_accumulate_grad_stream_mismatch": "CUDA streams only",
     "torch.autograd.graph.set_override_stale_capture_stream": "CUDA streams only",
-    "torch.autograd.forward_ad.UnpackedDualTensor": (
-        "the named tuple unpack_dual returns, read through .primal and .tangent; "
-        "users never construct it"),
     "torch.autograd.forward_ad.enter_dual_level": (
         "what `with dual_level():` calls on entry; the pages use the context manager"),
     "torch.autograd.forward_ad.exit_dual_level": (
@@ -58,8 +55,6 @@ EXCLUDED = {
         "rewrites mutations as out-of-place operations for graph capture and export; "
         "it changes no gradient"),
     "torch.func.rearrange": "einops-style reshaping of batched tensors, not a derivative",
-    "torch.func.debug_unwrap": (
-        "a debugging helper that unwraps a functorch-wrapped tensor for printing"),
     "Module.register_state_dict_pre_hook": "state_dict hooks: checkpoint files, not autograd",
     "Module.register_state_dict_post_hook": "state_dict hooks: checkpoint files, not autograd",
     "Module.register_load_state_dict_pre_hook": (
