@@ -206,7 +206,7 @@ MESSAGES: list[tuple[str, str | None]] = [
     ("You are attempting to call Tensor.requires_grad_()",
      "vmap(lambda t: t.requires_grad_())(torch.ones(2, 2))"),
     ("is not possible because there exists a Tensor `other` in extra_args that has more elements",
-     "z = torch.zeros(3); vmap(lambda t: z.add_(t))(torch.ones(2, 3))"),
+     "z = torch.zeros(3); vmap(lambda t: z.copy_(t))(torch.ones(2, 3))"),
     ("Expected all tensors to have the same size in the mapped dimension",
      "vmap(torch.add)(torch.ones(2), torch.ones(3))"),
     ("All outputs of f must be floating-point or complex Tensors",

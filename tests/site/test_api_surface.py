@@ -51,9 +51,6 @@ EXCLUDED = {
         "what `with dual_level():` calls on entry; the pages use the context manager"),
     "torch.autograd.forward_ad.exit_dual_level": (
         "what `with dual_level():` calls on exit; the pages use the context manager"),
-    "torch.func.functionalize": (
-        "rewrites mutations as out-of-place operations for graph capture and export; "
-        "it changes no gradient"),
     "torch.func.rearrange": "einops-style reshaping of batched tensors, not a derivative",
     "Module.register_state_dict_pre_hook": "state_dict hooks: checkpoint files, not autograd",
     "Module.register_state_dict_post_hook": "state_dict hooks: checkpoint files, not autograd",
