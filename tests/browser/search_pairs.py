@@ -345,6 +345,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("stack_module_state ensemble gradients vmap", "questions/api-contracts"),
     ("print tensor inside vmap BatchedTensor value debug_unwrap", "questions/api-contracts"),
     ("unpack_dual UnpackedDualTensor primal tangent", "questions/api-contracts"),
+    ("vmap inplace add_ output with shape doesn't match the broadcast shape functionalize",
+     "questions/graph-errors"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
