@@ -206,7 +206,7 @@ MESSAGES: list[tuple[str, str | None]] = [
     ("You are attempting to call Tensor.requires_grad_()",
      "vmap(lambda t: t.requires_grad_())(torch.ones(2, 2))"),
     ("is not possible because there exists a Tensor `other` in extra_args that has more elements",
-     "z = torch.zeros(3); vmap(lambda t: z.add_(t))(torch.ones(2, 3))"),
+     "z = torch.zeros(3); vmap(lambda t: z.copy_(t))(torch.ones(2, 3))"),
     ("Expected all tensors to have the same size in the mapped dimension",
      "vmap(torch.add)(torch.ones(2), torch.ones(3))"),
     ("All outputs of f must be floating-point or complex Tensors",
@@ -296,6 +296,26 @@ MESSAGES += [
      "import copy; copy.deepcopy(x * 2)"),
     ("We do not support batching operators that can support dynamic shape",
      "vmap(lambda t: t[t > 0].sum())(torch.ones(2, 3))"),
+]
+
+# round 13: the messages of torch.autograd.graph and custom-Function vmap entries
+MESSAGES += [
+    (("A leaf node was passed to _will_engine_execute_node but we are currently running "
+      "autograd.grad()"),
+     ("from torch.autograd.graph import register_multi_grad_hook\n"
+      "register_multi_grad_hook((x,), lambda g: None); torch.autograd.grad((x * 2).sum(), x)")),
+    ("but it does not have vmap support. Please override and implement the vmap staticmethod",
+     ("class F(torch.autograd.Function):\n    forward = staticmethod(lambda t: t * 2)\n"
+      "    setup_context = staticmethod(lambda ctx, i, o: None)\n"
+      "    backward = staticmethod(lambda ctx, g: g * 2)\n"
+      "vmap(F.apply)(torch.ones(2, 3))")),
+    ("has both generate_vmap_rule=True and an overridden vmap staticmethod",
+     ("class F(torch.autograd.Function):\n    generate_vmap_rule = True\n"
+      "    forward = staticmethod(lambda t: t * 2)\n"
+      "    setup_context = staticmethod(lambda ctx, i, o: None)\n"
+      "    backward = staticmethod(lambda ctx, g: g * 2)\n"
+      "    vmap = staticmethod(lambda info, in_dims, t: (t * 2, 0))\n"
+      "vmap(F.apply)(torch.ones(2, 3))")),
 ]
 
 # (fixed part) -> {corpus: hits}: of the (at most 12) results the search tool returned for the

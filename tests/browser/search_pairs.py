@@ -341,6 +341,32 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("higher peak memory torch.compile backward logits kept alive fused backward",
      "questions/compile"),
     ("l1_loss gradgradcheck complex inputs", "questions/sparse-gradcheck"),
+    # round 13 (questions/autograd-graph and neighbours): the asker's words, less common APIs
+    ("requires_grad in autograd.Function forward output.requires_grad False setup_context",
+     "questions/custom-functions"),
+    ("quantization aware training custom backward not differentiable round",
+     "questions/custom-functions"),
+    ("backpropagation gradient of the sum sum of gradients error function all inputs",
+     ("questions/backward-gradient", "guide/accumulation")),
+    ("register_forward_hook grad_in grad_out hook_function", "questions/hooks"),
+    ("FlopCounterMode autograd.grad _will_engine_execute_node", "questions/autograd-graph"),
+    (("A leaf node was passed to _will_engine_execute_node but we are currently running "
+      "autograd.grad(). This is currently not supported."), "questions/autograd-graph"),
+    ("generate_vmap_rule vmap staticmethod autograd.Function",
+     ("questions/custom-functions", "guide/custom-functions")),
+    ("multi-grad hooks register_multi_grad_hook hook after all gradients",
+     "questions/autograd-graph"),
+    ("retain_grad on a view inplace on base view of view", "questions/graph-errors"),
+    ("get_gradient_edge GradientEdge autograd.grad", "questions/autograd-graph"),
+    ("increment_version custom kernel inplace write", "questions/autograd-graph"),
+    ("disable_saved_tensors_hooks save_on_cpu error", "questions/autograd-graph"),
+    ("allow_mutation_on_saved_tensors", "questions/graph-errors"),
+    ("set_grad_enabled train eval phase", "questions/api-contracts"),
+    ("stack_module_state ensemble gradients vmap", "questions/api-contracts"),
+    ("print tensor inside vmap BatchedTensor value debug_unwrap", "questions/api-contracts"),
+    ("unpack_dual UnpackedDualTensor primal tangent", "questions/api-contracts"),
+    ("vmap inplace add_ output with shape doesn't match the broadcast shape functionalize",
+     "questions/graph-errors"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
