@@ -698,3 +698,43 @@ QUERIES_ROUND7: dict[str, list[tuple[str, str]]] = {
         ("issues", "checkpoint use_reentrant False hooks backward"),
     ],
 }
+
+
+# Round 8: fixed before its results were read; every record it found is held out and
+# graded blind against the site as it was (grade_round8); no entry written for them.
+QUERIES_ROUND8: dict[str, list[tuple[str, str]]] = {
+    "round8-c14a": [
+        ("pages", "model parameters not updating after loss.backward optimizer.step"),
+        ("pages", "gradient of output with respect to input pytorch autograd.grad batch"),
+        ("pages", "custom loss function gradient none requires_grad"),
+        ("pages", "weights become nan after first backward"),
+        ("pages", "backward through torch.nn.functional.interpolate gradient"),
+        ("pages", "how to freeze batchnorm layers gradients"),
+        ("pages", "clip gradients per sample differential privacy opacus"),
+        ("pages", "Jacobian vector product torch.autograd.functional.jvp slow double backward"),
+        ("pages", "autograd.grad create_graph True memory leak loop"),
+        ("pages", "gradient of determinant logdet backward singular"),
+        ("pages", "register_full_backward_hook modifies grad_input warning"),
+        ("pages", "torch.no_grad inside forward gradient"),
+        ("pages", "grad_fn None after torch.tensor conversion"),
+        ("pages", "second order optimization hessian free newton pytorch"),
+        ("pages", "meta learning MAML gradient through optimizer step higher"),
+    ],
+    "round8-c14b": [
+        ("issues", "autograd.Function save_for_backward None input"),
+        ("issues", "torch.func.grad has_aux"),
+        ("issues", "backward hook called twice module reused"),
+        ("issues", "anomaly mode traceback forward call backward error"),
+        ("issues", "nn.MultiheadAttention backward nan"),
+        ("issues", "scaled_dot_product_attention backward gradient"),
+        ("issues", "gradient checkpointing with torch.compile recompute"),
+        ("issues", "DDP gradient bucket view grad stride warning"),
+        ("issues", "GradScaler with multiple optimizers losses"),
+        ("issues", "FSDP gradient clipping clip_grad_norm_"),
+        ("issues", "torch.autograd.forward_ad dual tensor make_dual"),
+        ("issues", "vmap grad per-sample gradient functional_call buffers batchnorm"),
+        ("issues", "index_add backward deterministic"),
+        ("issues", "torch.linalg.lstsq backward gradient"),
+        ("issues", "complex autograd Wirtinger derivative conj"),
+    ],
+}

@@ -21,6 +21,7 @@ from queries import (
     QUERIES_ROUND5,
     QUERIES_ROUND6,
     QUERIES_ROUND7,
+    QUERIES_ROUND8,
 )
 
 DATA = json.loads((HERE / "corpus.json").read_text())
@@ -31,8 +32,10 @@ SPLIT_QUERIES = {q for rounds in FIRST_ROUNDS for v in rounds.values() for _, q 
 LATER_QUERIES = {q for rounds in (QUERIES_ROUND5, QUERIES_ROUND6) for v in rounds.values()
                  for _, q in v}
 LATER = ("round5", "round6")
-BLIND_QUERIES = {q for v in QUERIES_ROUND7.values() for _, q in v}
-BLIND = "round7"  # every record held out and graded blind; no entry written for them
+BLIND_QUERIES = {q for rounds in (QUERIES_ROUND7, QUERIES_ROUND8) for v in rounds.values()
+                 for _, q in v}
+# every record held out and graded blind, once, on the site as it was (grade_<round>)
+BLIND = ("round7", "round8")
 ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES | BLIND_QUERIES
 DOCS = HERE.parents[1] / "docs"
 KINDS = {"forum", "stackoverflow", "github-issue"}
@@ -70,7 +73,7 @@ def test_ids_and_addresses_are_unique():
 def test_a_third_is_held_out():
     """A third of the records of rounds 1 to 4, drawn before any entry was written; the
     records of rounds 5 and 6 were read by the writers of their entries, so none is held out."""
-    split = [r for r in RECORDS if not r["part_id"].startswith((*LATER, BLIND))]
+    split = [r for r in RECORDS if not r["part_id"].startswith((*LATER, *BLIND))]
     assert sum(r["held_out"] for r in split) == round(len(split) / 3)
     assert all(r["found_by"] in SPLIT_QUERIES for r in split)
     later = [r for r in RECORDS if r["part_id"].startswith(LATER)]
@@ -87,7 +90,8 @@ def test_the_held_out_third_was_graded_before_and_after():
     question pages (a reader who wrote nothing graded them)."""
     for r in RECORDS:
         if r["part_id"].startswith(BLIND):  # graded once, blind, on the site as it was
-            assert r["grade_round7"]["grade"] in GRADES and r["anchor"] is None, r["id"]
+            blind_round = r["part_id"][:6]
+            assert r[f"grade_{blind_round}"]["grade"] in GRADES and r["anchor"] is None, r["id"]
         elif r["held_out"]:
             for which in ("grade_before", "grade_after", "grade_round5", "grade_round6"):
                 assert r[which]["grade"] in GRADES, (r["id"], which)
