@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..graph.nodes import children, is_leaf, leaf_tensor
+from ..graph.nodes import children, leaf_tensor
 from ..graph.values import norm as _norm
 from ..graph.values import tensors as _tensors
 from . import graphnotes
@@ -32,10 +32,10 @@ from .gradhooks import GradEvents
 from .model import Watched
 from .patches import eager_unless_traced
 from .records import ROOT_NAME, CallInputs, CallValues, OpenSum, RawCall
+from .sentinel import producers_of
 
 __all__ = ["Recorder"]
 
-_WALK_LIMIT = 64  # autograd nodes visited per module input to find the module that produced it
 _SENT_LIMIT = 2048  # autograd nodes visited per module call to find the edges to its inputs
 
 
@@ -292,7 +292,7 @@ class Recorder:
             if owner is not None:
                 producers.append(owner)
             else:
-                producers.extend(self._producers(node))
+                producers.extend(producers_of(self._node_owner, node))
         if watched.backward_seen:
             self._late.add(index)
         if slots:
@@ -416,21 +416,6 @@ class Recorder:
         total = self._sent_open.pop(key).total
         if total is not None:
             self._sent.setdefault(key[0], []).append(_norm(total))
-
-    def _producers(self, node: Any) -> list[int]:
-        """Module calls whose outputs reach ``node`` through functional operations."""
-        found, seen, todo = [], {node}, [node]
-        while todo and len(seen) <= _WALK_LIMIT:
-            n = todo.pop()
-            owner = self._node_owner.get(n)
-            if owner is not None:
-                found.append(owner)
-                continue
-            for child, _ in children(n):
-                if child is not None and child not in seen and not is_leaf(child):
-                    seen.add(child)
-                    todo.append(child)
-        return found
 
     def _post_hook(self, module, args, output):
         stack = self._stack

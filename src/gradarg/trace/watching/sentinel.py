@@ -25,6 +25,7 @@ without children that calls another module (not its child) is not seen running a
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import torch
@@ -39,6 +40,24 @@ from .records import CallValues
 __all__ = ["Located", "Sentinel"]
 
 _WALK_LIMIT = 64  # autograd nodes visited per input to find the calls that produced it
+
+
+def producers_of(owner: Mapping[Any, int], node: Any) -> list[int]:
+    """The calls (``owner``: autograd node -> call index) whose outputs reach ``node`` through
+    operations outside any call, within ``_WALK_LIMIT`` nodes (the full record's recorder
+    reads its module inputs with it too)."""
+    found, seen, todo = [], {node}, [node]
+    while todo and len(seen) <= _WALK_LIMIT:
+        n = todo.pop()
+        at = owner.get(n)
+        if at is not None:
+            found.append(at)
+            continue
+        for child, _ in children(n):
+            if child is not None and child not in seen and not is_leaf(child):
+                seen.add(child)
+                todo.append(child)
+    return found
 _WIDE = frozenset((torch.float32, torch.float64))  # floating, and not noted as narrow
 _NARROW = frozenset(t for t in (torch.float16, torch.bfloat16, getattr(torch, "float8_e4m3fn", None),
                                 getattr(torch, "float8_e5m2", None)) if t is not None)
@@ -174,21 +193,6 @@ class Sentinel:
                 self._narrow[index] = (ok, t.dtype, not ok and bool(torch.isinf(d).any()))
                 break
 
-    def _producers(self, owner: dict[Any, int], node: Any) -> list[int]:
-        """The calls whose outputs reach ``node`` through operations outside any call."""
-        found, seen, todo = [], {node}, [node]
-        while todo and len(seen) <= _WALK_LIMIT:
-            n = todo.pop()
-            at = owner.get(n)
-            if at is not None:
-                found.append(at)
-                continue
-            for child, _ in children(n):
-                if child is not None and child not in seen and not is_leaf(child):
-                    seen.add(child)
-                    todo.append(child)
-        return found
-
     def _locate(self, root: int) -> Located | None:
         """As :func:`.graphnotes.forward_nan` on a full step, from the light notes."""
         calls = self._calls
@@ -203,7 +207,7 @@ class Sentinel:
             for n in calls[i][5]:
                 if n is not None:
                     owner.setdefault(n, i)
-        producers = [[p for n in c[4] if n is not None for p in self._producers(owner, n)]
+        producers = [[p for n in c[4] if n is not None for p in producers_of(owner, n)]
                      for c in calls]
         values = {i: CallValues(c[2], c[3]) for i, c in enumerate(calls)}
         made = graphnotes.first_nonfinite_call(parents, values, root, producers, self._narrow)
