@@ -738,3 +738,43 @@ QUERIES_ROUND8: dict[str, list[tuple[str, str]]] = {
         ("issues", "complex autograd Wirtinger derivative conj"),
     ],
 }
+
+# Round 9, written on 2026-11-30 at 05:30 UTC before any of its results was read, after round 8
+# (whose forum queries found 1 new record in 15): a blind measure of the site after the writing
+# of rounds 7-8 and the per-operator page; 26 issue queries, 4 forum queries in new words.
+QUERIES_ROUND9: dict[str, list[tuple[str, str]]] = {
+    "round9-c15a": [
+        ("issues", "backward of operator returns wrong gradient float32"),
+        ("issues", "derivative for is not implemented"),
+        ("issues", "forward AD support operator jvp decomposition"),
+        ("issues", "torch.func.jacfwd error"),
+        ("issues", "torch.autograd.functional.hessian vectorize"),
+        ("issues", "requires_grad lost after operation"),
+        ("issues", "nan gradient backward float16"),
+        ("issues", "custom Function forward ctx mark_dirty inplace"),
+        ("issues", "register_hook on tensor not called"),
+        ("issues", "saved tensors hooks pack unpack"),
+        ("issues", "loss reduction none backward gradient"),
+        ("issues", "double backward gradgradcheck fails"),
+        ("issues", "retain_graph backward second time torch.compile"),
+        ("pages", "pytorch gradient of a function with respect to matrix input"),
+        ("pages", "derivative of output with respect to each input feature"),
+    ],
+    "round9-c15b": [
+        ("issues", "DDP find_unused_parameters gradient none"),
+        ("issues", "FSDP2 fully_shard backward gradient"),
+        ("issues", "torch.compile aot_autograd backward graph break"),
+        ("issues", "autocast backward dtype mismatch gradient"),
+        ("issues", "activation checkpoint non-reentrant error"),
+        ("issues", "nested tensor backward gradient"),
+        ("issues", "sparse coo tensor gradient backward not supported"),
+        ("issues", "functional_call gradients parameters dict"),
+        ("issues", "clip_grad_norm_ foreach nan"),
+        ("issues", "optimizer step grad None parameters skipped"),
+        ("issues", "embedding backward padding_idx gradient"),
+        ("issues", "conv2d double backward weight"),
+        ("issues", "torch.where backward gradient broadcast"),
+        ("pages", "gradient with respect to weights only for some elements mask"),
+        ("pages", "loss backward takes long time slow"),
+    ],
+}
