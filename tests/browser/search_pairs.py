@@ -367,6 +367,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("unpack_dual UnpackedDualTensor primal tangent", "questions/api-contracts"),
     ("vmap inplace add_ output with shape doesn't match the broadcast shape functionalize",
      "questions/graph-errors"),
+    # round 14 (questions/jacobian-api and neighbours): options of the derivative functions
+    ("jacrev_with_value grad_and_value has_aux energies and forces", "questions/jacobian-api"),
+    ("has_aux jacfwd jvp auxiliary objects", "questions/jacobian-api"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.

@@ -3,10 +3,18 @@
 ``torch.func`` (their ``__all__``), and every ``register_*hook*`` method of ``torch.Tensor`` and
 ``torch.nn.Module``, appears in a live code cell of some page of ``docs/`` (the ``.md``
 sources), so that a reader who meets the name finds it used and checked. ``EXCLUDED`` lists
-the few that no page needs, each with the reason."""
+the few that no page needs, each with the reason.
+
+The options too: every parameter with a default value (read with ``inspect.signature``) of the
+derivative functions of ``torch.func``, of ``torch.autograd.grad`` / ``backward``,
+``Tensor.backward`` and the six ``torch.autograd.functional`` functions is passed by name
+(``name=``) in a call to that very function in a code cell (the callee resolved through the
+page's imports), except ``EXCLUDED_OPTIONS``, each with the reason."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 from pathlib import Path
 
@@ -95,3 +103,106 @@ def test_name_is_used_in_a_code_cell(qualified):
     assert re.search(rf"(?<!\w){re.escape(name)}(?!\w)", CODE), (
         f"{qualified} appears in no code cell under docs/: write an entry that uses it, "
         "or add it to EXCLUDED with the reason")
+
+
+# ---------------------------------------------------------------------------------------------
+# The options: every optional parameter of the derivative functions is shown in a call.
+
+FUNCTIONS = {
+    **{f"torch.func.{n}": getattr(torch.func, n)
+       for n in ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+                 "linearize", "functional_call")},
+    "torch.autograd.grad": torch.autograd.grad,
+    "torch.autograd.backward": torch.autograd.backward,
+    "Tensor.backward": torch.Tensor.backward,
+    **{f"torch.autograd.functional.{n}": getattr(torch.autograd.functional, n)
+       for n in ("vjp", "jvp", "jacobian", "hessian", "vhp", "hvp")},
+}
+
+# "function.parameter" -> why no page passes it by name
+EXCLUDED_OPTIONS = {
+    "torch.autograd.grad.only_inputs": (
+        "deprecated and ignored (its docstring: 'defaults to True'); passing it changes nothing"),
+    "torch.autograd.backward.grad_variables": (
+        "deprecated alias of grad_tensors (it warns 'Use grad_tensors instead'); the pages "
+        "show grad_tensors"),
+    "torch.func.jacrev._preallocate_and_copy": "private (leading underscore), undocumented",
+}
+
+
+def options() -> list[str]:
+    """``function.parameter`` for each parameter with a default value (the options a caller
+    may pass by name), read with ``inspect.signature``."""
+    out = []
+    for qualified, fn in FUNCTIONS.items():
+        for p in inspect.signature(fn).parameters.values():
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                out.append(f"{qualified}.{p.name}")
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return "?." + ".".join(reversed(parts)) if parts else None  # e.g. f(x).backward
+
+
+def keyword_calls() -> set[str]:
+    """``function.keyword`` for each call, in a code cell of a page under docs/, that passes a
+    keyword argument, the callee resolved through the page's imports (cells of one page share
+    one namespace, as in the notebook): ``from torch.func import jvp`` makes ``jvp(...)``
+    ``torch.func.jvp``; a ``.backward(...)`` on anything but ``torch.autograd`` is
+    ``Tensor.backward``."""
+    found = set()
+    for page in sorted(DOCS.rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        alias: dict[str, str] = {}
+        for m in _CELL.finditer(page.read_text(encoding="utf-8")):
+            source = "\n".join(line for line in m.group(1).splitlines()
+                               if not line.lstrip().startswith(("%", "!", ":")))
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for a in node.names:
+                        if a.asname:
+                            alias[a.asname] = a.name
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    for a in node.names:
+                        alias[a.asname or a.name] = f"{node.module}.{a.name}"
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and node.keywords):
+                    continue
+                name = _dotted(node.func)
+                if name is None:
+                    continue
+                head, _, rest = name.partition(".")
+                name = alias.get(head, head) + (f".{rest}" if rest else "")
+                if name.endswith(".backward") and name != "torch.autograd.backward":
+                    name = "Tensor.backward"
+                found |= {f"{name}.{k.arg}" for k in node.keywords if k.arg}
+    return found
+
+
+OPTIONS = options()
+CALLS = keyword_calls()
+
+
+def test_the_options_are_the_ones_measured():
+    assert len(OPTIONS) >= 50
+    assert set(EXCLUDED_OPTIONS) <= set(OPTIONS), sorted(set(EXCLUDED_OPTIONS) - set(OPTIONS))
+
+
+@pytest.mark.parametrize("option", [o for o in OPTIONS if o not in EXCLUDED_OPTIONS])
+def test_option_is_passed_by_name_in_a_code_cell(option):
+    assert option in CALLS, (
+        f"no code cell under docs/ calls {option.rsplit('.', 1)[0]}(..., "
+        f"{option.rsplit('.', 1)[1]}=...): write or widen an entry that shows it, or add it "
+        "to EXCLUDED_OPTIONS with the reason")
