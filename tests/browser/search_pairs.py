@@ -370,6 +370,12 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     # round 14 (questions/jacobian-api and neighbours): options of the derivative functions
     ("jacrev_with_value grad_and_value has_aux energies and forces", "questions/jacobian-api"),
     ("has_aux jacfwd jvp auxiliary objects", "questions/jacobian-api"),
+    ("requires_grad=False BatchNorm2d running_mean running_var buffers",
+     "questions/missing-gradients"),
+    ("freezing batch norm requires_grad = False running mean fine-tuning",
+     "questions/missing-gradients"),
+    ("frozen model BatchNorm2d trainable freeze backbone transfer learning",
+     "questions/missing-gradients"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
