@@ -376,6 +376,14 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/missing-gradients"),
     ("frozen model BatchNorm2d trainable freeze backbone transfer learning",
      "questions/missing-gradients"),
+    ("save_for_backward docs saved_tensors no_grad mode ctx methods",
+     "questions/custom-functions"),
+    ("save_for_backward None backward too many grad_inputs",
+     ("questions/custom-functions", "questions/api-contracts")),
+    ("AddAuxiliaryLoss aux loss gradient grad constantly 1 torch.autograd.Function",
+     "questions/custom-functions"),
+    ("forward-mode AD custom function jvp segfault non-tensor argument make_dual",
+     "questions/custom-functions"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
