@@ -384,6 +384,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/custom-functions"),
     ("forward-mode AD custom function jvp segfault non-tensor argument make_dual",
      "questions/custom-functions"),
+    ("detect_anomaly double backward uninformative forward trace nan in 2nd backward",
+     "questions/nan-inf"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
