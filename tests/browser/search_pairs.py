@@ -386,6 +386,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/custom-functions"),
     ("detect_anomaly double backward uninformative forward trace nan in 2nd backward",
      "questions/nan-inf"),
+    ("make_dual tensor subclass tangent LoggingTensor forward AD",
+     "questions/error-messages-func"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
