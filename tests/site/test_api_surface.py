@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import operator
 import re
 from pathlib import Path
 
@@ -130,6 +131,10 @@ EXCLUDED_OPTIONS = {
 }
 
 
+# names torch also exports the same function under
+SAME_FUNCTION = {"torch.vmap": "torch.func.vmap"}
+
+
 def options() -> list[str]:
     """``function.parameter`` for each parameter with a default value (the options a caller
     may pass by name), read with ``inspect.signature``."""
@@ -185,6 +190,7 @@ def keyword_calls() -> set[str]:
                     continue
                 head, _, rest = name.partition(".")
                 name = alias.get(head, head) + (f".{rest}" if rest else "")
+                name = SAME_FUNCTION.get(name, name)
                 if name.endswith(".backward") and name != "torch.autograd.backward":
                     name = "Tensor.backward"
                 found |= {f"{name}.{k.arg}" for k in node.keywords if k.arg}
@@ -197,6 +203,9 @@ CALLS = keyword_calls()
 
 def test_the_options_are_the_ones_measured():
     assert len(OPTIONS) >= 50
+    def get(qualified):
+        return operator.attrgetter(qualified.removeprefix("torch."))(torch)
+    assert all(get(alias) is get(name) for alias, name in SAME_FUNCTION.items())
     assert set(EXCLUDED_OPTIONS) <= set(OPTIONS), sorted(set(EXCLUDED_OPTIONS) - set(OPTIONS))
 
 
