@@ -367,6 +367,14 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("unpack_dual UnpackedDualTensor primal tangent", "questions/api-contracts"),
     ("vmap inplace add_ output with shape doesn't match the broadcast shape functionalize",
      "questions/graph-errors"),
+    # round 14 (linear algebra, indexing, compile, AMP, DDP/FSDP): the asker's words
+    ("linalg.lstsq residuals no gradient gels driver", "questions/linalg-fft-pooling"),
+    ("linalg.lstsq backward 1-D B Dimension out of range", "questions/linalg-fft-pooling"),
+    ("linalg.lstsq forward-mode jacobian vectorize=True mat1 and mat2 shapes cannot be multiplied",
+     "questions/linalg-fft-pooling"),
+    ("torch.lstsq derivative not implemented differentiable least squares QR",
+     "questions/linalg-fft-pooling"),
+    ("linalg.lstsq gradcheck Jacobian mismatch tall inputs gelsy", "questions/linalg-fft-pooling"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
