@@ -379,6 +379,11 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("gather backward faster integer indexing backward x[idx]", "questions/indexing-masking"),
     ("MultiheadAttention key_padding_mask attn_mask gradients become NaN -inf softmax",
      "questions/indexing-masking"),
+    ("torch.compile checkpoint use_reentrant=False recompute working set peak memory shared blocks",
+     "questions/compile-backward"),
+    ("checkpoint over compile use_reentrant=False compiled function same gradients",
+     "questions/compile-backward"),
+    ("forward-AD dual tensor torch.compile tangent dropped unpack_dual inductor", "questions/compile"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
