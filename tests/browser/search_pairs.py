@@ -391,6 +391,17 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "not created according to the gradient layout contract"), "questions/distributed-amp-compile"),
     ("FSDP clip_grad_norm_ gradient clipping sharded parameters FSDP2 fully_shard",
      "questions/distributed-amp-compile"),
+    # warnings pasted verbatim (questions/warning-messages)
+    ("FutureWarning: `grad_variables` is deprecated. Use `grad_tensors` instead.",
+     "questions/warning-messages"),
+    ("Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated",
+     "questions/warning-messages"),
+    ("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead",
+     "questions/warning-messages"),
+    ("UserWarning: CUDA is not available or torch_xla is imported. Disabling autocast.",
+     "questions/warning-messages"),
+    ("We've integrated functorch into PyTorch functorch.vmap is deprecated",
+     "questions/warning-messages"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
