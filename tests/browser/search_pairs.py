@@ -386,9 +386,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("forward-AD dual tensor torch.compile tangent dropped unpack_dual inductor", "questions/compile"),
     ("scale_loss multiple losses weighted sum loss backward separately", "questions/amp"),
     ("DDP Grad strides do not match bucket view strides gradient layout contract 1x1 conv",
-     "questions/distributed-amp-compile"),
+     "questions/warning-messages"),
     (("UserWarning: Grad strides do not match bucket view strides. This may indicate grad was "
-      "not created according to the gradient layout contract"), "questions/distributed-amp-compile"),
+      "not created according to the gradient layout contract"), "questions/warning-messages"),
     ("FSDP clip_grad_norm_ gradient clipping sharded parameters FSDP2 fully_shard",
      "questions/distributed-amp-compile"),
     # warnings pasted verbatim (questions/warning-messages)
