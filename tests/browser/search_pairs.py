@@ -375,6 +375,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("torch.lstsq derivative not implemented differentiable least squares QR",
      "questions/linalg-fft-pooling"),
     ("linalg.lstsq gradcheck Jacobian mismatch tall inputs gelsy", "questions/linalg-fft-pooling"),
+    ("which linalg outputs have a gradient slogdet sign lu_factor pivots info",
+     "questions/linalg-fft-pooling"),
     ("index_put_ index_backward nondeterministic CPU accumulate=True", "questions/indexing-masking"),
     ("gather backward faster integer indexing backward x[idx]", "questions/indexing-masking"),
     ("MultiheadAttention key_padding_mask attn_mask gradients become NaN -inf softmax",
