@@ -13,7 +13,8 @@ notice (printed only beside a failure), the non-full hook's *nested in python da
 variant (a dict output gives the *does not return a single Tensor* wording on 2.13), and DDP's
 *static_graph ... no need to set it again*, reached only through the private
 ``_set_static_graph``). DDP's *Grad strides do not match bucket view strides* comes from C++
-(the reducer) and is listed too.
+(the reducer) and is listed too, and so are the C++ deprecation warnings of ``torch.qr``,
+``torch.cholesky``, ``torch.lu`` and ``torch.triangular_solve``.
 
 Each warning's distinctive words must appear in the prose or a heading (outside code cells) of a
 page under ``docs/``, where an entry explains it; the pages print most of them live.
@@ -71,6 +72,7 @@ WARNINGS: list[tuple[str, str]] = [
      "torch.autograd.profiler.profile(use_cuda=True) without CUDA"),
     ("Grad strides do not match bucket view strides",
      "DDP over a 1x1 weight used through permute"),
+    ("is deprecated in favor of torch.linalg", "torch.qr, torch.cholesky, torch.lu, torch.triangular_solve"),
 ]
 
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n.*?^```\s*$", re.MULTILINE | re.DOTALL)
