@@ -69,7 +69,7 @@ FAMILIES = {
     "nn": "Neural-network functions",
     "index": "Indexing, scatter, gather and sorting",
     "reduce": "Reductions",
-    "other": "Element-wise, shape and other tensor operations",
+    "other": "Arithmetic, shapes and the rest",
     "masked": "Masked and sparse operations",
     "private": "Internal operators (names starting with _)",
 }
