@@ -388,6 +388,18 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/nan-inf"),
     ("make_dual tensor subclass tangent LoggingTensor forward AD",
      "questions/error-messages-func"),
+    # does an autograd feature work under torch.compile (the support matrix)
+    ("register_hook torch.compile", ("questions/compile-support", "questions/compile")),
+    ("double backward compiled model", ("questions/compile-support", "questions/compile")),
+    ("torch.compile with aot_autograd does not currently support double backward",
+     ("questions/compile-support", "questions/compile")),
+    ("retain_grad torch.compile model runs uncompiled", "questions/compile-support"),
+    ("register_full_backward_hook torch.compile", ("questions/compile-support",
+                                                    "questions/compile")),
+    ("fullgraph=True Unsupported torch.autograd.grad", ("questions/compile-support",
+                                                         "questions/compile")),
+    ("requires_grad_ inside torch.compile function", "questions/compile-support"),
+    ("forward AD dual tensor make_dual torch.compile", "questions/compile-support"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
