@@ -32,7 +32,7 @@ import torch.autograd.forward_ad as fwAD
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-__all__ = ["FEATURES", "Feature", "Outcome", "matrix", "run_feature", "table_rows", "verdict"]
+__all__ = ["FEATURES", "Feature", "Outcome", "matrix", "not_captured", "run_feature", "table_rows", "verdict"]
 
 Wrap = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -595,12 +595,22 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("`", "'").replace("*", "\\*").replace("<", "&lt;")
 
 
+def not_captured(o: Outcome) -> bool:
+    """Dynamo left part of the function out of its graphs: a break reason, no graph at all, or
+    ``fullgraph=True`` refused it (``Unsupported``) though the compiled call ran."""
+    unsupported = (o.fullgraph_error is not None and o.compiled == "ok"
+                   and type(o.fullgraph_error).__name__ == "Unsupported")
+    return bool(o.breaks) or o.graphs == 0 or unsupported
+
+
 def breaks_cell(o: Outcome) -> str:
     """The "graph breaks" cell: the break reasons ``explain`` reports, or 0 graphs."""
     if o.graphs == 0:
         return "0 graphs: the whole function ran eagerly"
     if o.breaks:
         return f"{o.breaks} ({_md(o.reason)})"
+    if not_captured(o):
+        return "none listed by `explain`, yet not in one graph (`fullgraph=True`)"
     return "none"
 
 

@@ -393,7 +393,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("double backward compiled model", ("questions/compile-support", "questions/compile")),
     ("torch.compile with aot_autograd does not currently support double backward",
      ("questions/compile-support", "questions/compile")),
-    ("retain_grad torch.compile model runs uncompiled", "questions/compile-support"),
+    ("retain_grad torch.compile silently uncompiled", "questions/compile-support"),
     ("register_full_backward_hook torch.compile", ("questions/compile-support",
                                                     "questions/compile")),
     ("fullgraph=True Unsupported torch.autograd.grad", ("questions/compile-support",
