@@ -400,6 +400,10 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
                                                          "questions/compile")),
     ("requires_grad_ inside torch.compile function", "questions/compile-support"),
     ("forward AD dual tensor make_dual torch.compile", "questions/compile-support"),
+    ("RuntimeError: Nested forward mode AD is not supported at the moment",
+     "questions/higher-order"),
+    ("hessian vs jacfwd(jacrev) vs jacrev(jacrev) same result", "questions/jacobian-api"),
+    ("make_dual on a slice of a tensor base has no tangent", "questions/jacobians"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
