@@ -205,6 +205,36 @@ def _module_backward_hook(wrap):
     return (x.grad,)
 
 
+def _module_backward_pre_hook(wrap):
+    lin, x = _linear()
+    lin.register_full_backward_pre_hook(lambda m, go: (2 * go[0],))
+    wrap(lin)(x).sum().backward()
+    return (x.grad, lin.weight.grad)
+
+
+def _post_accumulate_hook(wrap):
+    lin, x = _linear()
+    seen: list[torch.Tensor] = []
+    lin.weight.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.clone()))
+    wrap(lin)(x).sum().backward()
+    return (seen[0],)
+
+
+def _per_sample_grads(wrap):
+    torch.manual_seed(0)
+    w = torch.randn(3, dtype=torch.float64)
+    xs = torch.randn(4, 3, dtype=torch.float64)
+    loss = lambda w_, x_: (w_ * x_).sum().sin()
+    return (wrap(torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0)))(w, xs),)
+
+
+def _per_sample_expect():
+    torch.manual_seed(0)
+    w = torch.randn(3, dtype=torch.float64)
+    xs = torch.randn(4, 3, dtype=torch.float64)
+    return ((xs @ w).cos()[:, None] * xs,)
+
+
 def _module_forward_hook(wrap):
     lin, x = _linear()
     lin.register_forward_hook(lambda m, args, out: 2 * out)
@@ -438,6 +468,10 @@ FEATURES: list[Feature] = [
             _g(3.0)),
     Feature("module-backward-hook", "`register_full_backward_hook` on a module",
             _module_backward_hook, lambda: _linear_expect(2.0, False)),
+    Feature("module-backward-pre-hook", "`register_full_backward_pre_hook` on a module",
+            _module_backward_pre_hook, lambda: _linear_expect(2.0, True)),
+    Feature("post-accumulate-hook", "`register_post_accumulate_grad_hook` on a parameter",
+            _post_accumulate_hook, lambda: _linear_expect(1.0, True)[1:]),
     Feature("module-forward-hook", "`register_forward_hook` that changes the output",
             _module_forward_hook, lambda: _linear_expect(2.0, True)),
     Feature("custom-function", "custom `autograd.Function` (`setup_context`)",
@@ -450,6 +484,8 @@ FEATURES: list[Feature] = [
     Feature("func-grad", "`torch.func.grad` inside", _func_grad, _g()),
     Feature("func-jacrev", "`torch.func.jacrev` inside", _func_jacrev,
             lambda: (torch.diag(_df(_x())),)),
+    Feature("per-sample", "per-sample gradients, `vmap(grad(loss))` inside", _per_sample_grads,
+            _per_sample_expect),
     Feature("func-jvp", "`torch.func.jvp` inside", _func_jvp, _g()),
     Feature("dual-inside", "forward AD, `make_dual` inside the compiled function",
             _dual_inside, _g()),
