@@ -360,6 +360,16 @@ def _inplace_saved(wrap):
     return (x.grad,)
 
 
+def _inplace_saved_matmul(wrap):
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True) * 1.0   # not a leaf
+    w = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    out = wrap(lambda a, b: a @ b)(x, w)          # saves x for the gradient of w
+    x.add_(1.0)                                   # edited before backward
+    out.sum().backward()
+    return (w.grad,)
+
+
 def _requires_grad_inside(wrap):
     def f(t):
         t.requires_grad_()
@@ -495,6 +505,8 @@ FEATURES: list[Feature] = [
             _saved_tensors_hooks, lambda: (4 * _x().detach(),)),
     Feature("inplace-saved", "in-place edit of a saved input before backward",
             _inplace_saved, raises=RuntimeError),
+    Feature("inplace-saved-matmul", "in-place edit of a saved input of `x @ w` before backward",
+            _inplace_saved_matmul, raises=RuntimeError),
     Feature("requires-grad-inside", "`requires_grad_()` on the input inside",
             _requires_grad_inside, _g()),
     Feature("branch", "`if t.sum() > 0:` (data-dependent branch)", _branch,
