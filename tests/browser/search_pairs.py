@@ -425,6 +425,22 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/warning-messages"),
     ("We've integrated functorch into PyTorch functorch.vmap is deprecated",
      "questions/warning-messages"),
+    # does an autograd feature work under torch.compile (the support matrix)
+    ("register_hook torch.compile", ("questions/compile-support", "questions/compile")),
+    ("double backward compiled model", ("questions/compile-support", "questions/compile")),
+    ("torch.compile with aot_autograd does not currently support double backward",
+     ("questions/compile-support", "questions/compile")),
+    ("retain_grad torch.compile silently uncompiled", "questions/compile-support"),
+    ("register_full_backward_hook torch.compile", ("questions/compile-support",
+                                                    "questions/compile")),
+    ("fullgraph=True Unsupported torch.autograd.grad", ("questions/compile-support",
+                                                         "questions/compile")),
+    ("requires_grad_ inside torch.compile function", "questions/compile-support"),
+    ("forward AD dual tensor make_dual torch.compile", "questions/compile-support"),
+    ("RuntimeError: Nested forward mode AD is not supported at the moment",
+     "questions/higher-order"),
+    ("hessian vs jacfwd(jacrev) vs jacrev(jacrev) same result", "questions/jacobian-api"),
+    ("make_dual on a slice of a tensor base has no tangent", "questions/jacobians"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
