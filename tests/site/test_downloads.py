@@ -17,7 +17,7 @@ def ids(pages):
 def test_download_holds_no_plumbing(page):
     nb = visible_code.notebook(page)
     code = "\n".join(c["source"] for c in nb["cells"] if c["cell_type"] == "code")
-    for plumbing in ("pagekit", "sparsekit", "compilekit", "myst_nb", "glue("):
+    for plumbing in ("pagekit", "sparsekit", "compilekit", "opsupport", "myst_nb", "glue("):
         assert plumbing not in code
     assert any(c["cell_type"] == "markdown" and c["source"].startswith("# ")
                for c in nb["cells"][:2]), "the title is in the notebook"

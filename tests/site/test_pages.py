@@ -37,8 +37,8 @@ def visible_cells(page: Path) -> list[str]:
 @pytest.mark.parametrize("page", EXECUTED, ids=ids(EXECUTED))
 def test_no_plumbing_in_visible_cells(page):
     for cell in visible_cells(page):
-        for plumbing in ("myst_nb", "IPython", "gradarg.fmt\n", "= gradarg.fmt", "pagekit", "compilekit",
-                         "sys.path", "markdown_table("):
+        for plumbing in ("myst_nb", "IPython", "gradarg.fmt\n", "= gradarg.fmt", "pagekit",
+                         "compilekit", "opsupport", "sys.path", "markdown_table("):
             assert plumbing not in cell, f"{plumbing!r} in a visible cell:\n{cell}"
 
 
