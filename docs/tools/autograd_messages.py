@@ -212,6 +212,12 @@ MESSAGES: list[tuple[str, str | None]] = [
     ("All outputs of f must be floating-point or complex Tensors",
      "vjp(lambda t: t.long(), torch.ones(2))"),
     ("Expected primals to be a tuple", "jvp(torch.sin, torch.ones(2), torch.ones(2))"),
+    ("Nested forward mode AD is not supported at the moment",
+     ("with fwAD.dual_level():\n"
+      "    with fwAD.dual_level():\n"
+      "        pass")),
+    ("The vector v can only be None if the user-provided function returns a single Tensor",
+     "torch.autograd.functional.vjp(lambda t: t * 2, torch.ones(2))"),
     ("Cannot access data pointer of Tensor",
      "vmap(lambda t: torch.from_numpy(t.numpy()))(torch.ones(2, 3))"),
     ("of the user-provided function does not require gradients",
