@@ -50,6 +50,10 @@ ABOUT = (
     "QUERIES_ROUND8) after the pages of rounds 1-7 were written, every record held out and "
     "graded blind (grade_round8) by readers who wrote nothing; no entry was written for them "
     "(anchor null); two records whose answer could not be checked on CPU are left out."
+    " Round 9 (part_id round9*): questions found by 30 new fixed queries (queries.py "
+    "QUERIES_ROUND9) after the pages of rounds 1-8 were written, every record held out "
+    "and graded blind (grade_round9) by readers who wrote nothing; no entry was written "
+    "for them (anchor null)."
 )
 
 
@@ -174,20 +178,20 @@ def main(argv: list[str]) -> int:
             r["held_out"] = before["held_out"]
             r["id"] = before["id"]
             for kept in ("anchor", "grade_before", "grade_after", "grade_round5", "grade_round6",
-                         "grade_round7", "grade_round8"):
+                         "grade_round7", "grade_round8", "grade_round9"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
               "answer", "error", "thread_wrong", "check", "isolated", "anchor", "held_out",
               "thread_answer", "part_id", "merged_parts", "grade_before", "grade_after",
               "grade_round5", "grade_round6", "grade_round7",
-              "grade_round8")
+              "grade_round8", "grade_round9")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
         r["isolated"] = bool(r["isolated"])
         for grade in ("grade_before", "grade_after", "grade_round5", "grade_round6",
-                      "grade_round7", "grade_round8"):  # held-out only
+                      "grade_round7", "grade_round8", "grade_round9"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}
