@@ -556,14 +556,11 @@ def test_an_estimate_off_its_claimed_error_between_the_steps_is_widened(factor):
                           rtol=0, atol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 44, long profile 2026-11-30, "
-                   "tests/test_edge_saturation.py): log1p at x = -0.999 in float32 is 0.001 from "
-                   "its singularity, but the steps span the scale of |x| (3e-3 down to 1.9e-4, "
-                   "five of them): the two coarsest cross -1 (NaN), too few are left to "
-                   "extrapolate, and a backward off by a factor 2 gets 'could not check' "
-                   "instead of WRONG; the steps would have to go on halving past the non-finite "
-                   "ones (never WRONG for a correct backward: honest, but a bug goes unseen)")
 def test_a_singularity_closer_than_the_steps_still_catches_a_factor():
+    # the long profile (issue 44, tests/test_edge_saturation.py): log1p at x = -0.999 in
+    # float32 is 0.001 from its singularity; the steps span the scale of |x| (3e-3 down to
+    # 1.9e-4), the two coarsest cross -1 (NaN) and a factor 2 was "could not check".  The
+    # reference now goes on halving past the non-finite steps (core/fd_edge.py)
     class Twice(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):

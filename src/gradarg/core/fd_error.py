@@ -66,6 +66,7 @@ from typing import Any
 import torch
 
 from .fd_alias import Chosen, off_grid
+from .fd_edge import past_nonfinite
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
 from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
@@ -177,6 +178,18 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     probes), where an output sums the rounding of every moved input, more than the noise
     model allows, so that the first test would leave right probes unchecked.
     """
+    rows = [evaluate(h0 / 2**k) for k in range(steps)]
+    first = _table(rows, evaluate, f0, h0, xscale, eps, finer)
+    return past_nonfinite(first, rows, evaluate, f0, h0, xscale, C_ROUND * eps,
+                          lambda r, ev, h, xsc: _table(r, ev, f0, h, xsc, eps, finer))
+
+
+def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: float,
+           finer: str):
+    """The Richardson table of :func:`_ridders` over the evaluations ``rows[k] = (plus,
+    minus, h_plus, h_minus)`` at the nominal steps ``h0 / 2**k``: ``(value, error, kink,
+    still, alone)``, one tensor per output each."""
+    steps = len(rows)
     n = h0.shape[0]
     D: list[list[torch.Tensor]] = [[] for _ in f0]
     gaps: list[list[torch.Tensor]] = [[] for _ in f0]
@@ -185,7 +198,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     slopes: list[torch.Tensor] = []  # per output: the one-sided slopes at the coarsest step
     hs: list[Any] = []
     for k in range(steps):
-        plus, minus, hp, hm = evaluate(h0 / 2**k)
+        plus, minus, hp, hm = rows[k]
         hs.append((hp + hm) / 2)
         for i, (p, m, y) in enumerate(zip(plus, minus, f0, strict=True)):
             shape = (n,) + (1,) * y.dim()
@@ -359,12 +372,15 @@ def partials(
             per_dir = []
             for unit in [1.0] + ([1j] if x.is_complex() else []):
 
-                def evaluate(h, unit=unit, j=j, flat=flat, x=x, real=real):
+                def evaluate(h, cols=None, unit=unit, j=j, flat=flat, x=x, real=real):
+                    # cols: only those elements (:mod:`.fd_edge` shifts some to finer steps)
+                    base = flat if cols is None else flat[cols]
                     hv = (h * unit).to(flat.dtype)
-                    xp, xm = flat + hv, flat - hv
-                    hp = ((xp - flat) / unit).real if x.is_complex() else xp - flat
-                    hm = ((flat - xm) / unit).real if x.is_complex() else flat - xm
-                    plus, minus = _columns(fn, xs_eval, j, flat, xp, xm, x.shape, state)
+                    xp, xm = base + hv, base - hv
+                    hp = ((xp - base) / unit).real if x.is_complex() else xp - base
+                    hm = ((base - xm) / unit).real if x.is_complex() else base - xm
+                    plus, minus = _columns(fn, xs_eval, j, flat, xp, xm, x.shape, state,
+                                           index=cols)
                     return plus, minus, hp.to(real.dtype), hm.to(real.dtype)
 
                 v, e, kk, lo, al = _ridders(evaluate, f0, h0, a, steps, eps)
@@ -403,7 +419,9 @@ def columns(
             idx = index[start:start + chunk]
             a, s_hi = a_all[idx], s_hi_all[idx]
 
-            def evaluate(h, idx=idx):
+            def evaluate(h, cols=None, idx=idx):
+                if cols is not None:  # some of them (:mod:`.fd_edge`)
+                    idx = idx[cols]
                 xp, xm = flat_all[idx] + h.to(x.dtype), flat_all[idx] - h.to(x.dtype)
                 plus, minus = _columns(fn, xs_eval, j, flat_all, xp, xm, x.shape, state,
                                        index=idx)
@@ -476,13 +494,16 @@ def directional(
     h0 = 4 * _root(eps) * s_hi
     steps = n_steps(s_hi / s_lo)
 
-    def evaluate(h):
+    def evaluate(h, cols=None):
+        # cols: only those directions (:mod:`.fd_edge` shifts some to finer steps)
+        dirs = directions if cols is None else [directions[c] for c in cols.tolist()]
+        n = len(dirs)
         rows_p, rows_m = {}, {}
         for j, x in enumerate(xs_eval):
             if all(us[j] is None for us in directions):
                 continue
             u = torch.stack([us[j] if us[j] is not None else torch.zeros_like(x)
-                             for us in directions]).to(x.dtype)
+                             for us in dirs]).to(x.dtype)
             hv = h.to(x.real.dtype if x.is_complex() else x.dtype).reshape(
                 (n,) + (1,) * x.dim())
             rows_p[j], rows_m[j] = x + hv * u, x - hv * u
