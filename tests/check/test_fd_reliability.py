@@ -442,26 +442,46 @@ def test_the_long_profile_points(v):
 
 def test_a_reference_that_cannot_resolve_an_oscillation_does_not_call_it_wrong():
     fn = compose(["exp", "cos"])
-    x = torch.tensor([-11.996556866628028, 12.94496406833185], dtype=torch.float32,
-                     requires_grad=True)
-    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, None), x)
     # Invariant: the reference calls a backward WRONG / DISAGREE only where it resolved the
-    # derivative.  At x = 12.94 in float32, cos(exp(x)) oscillates with a period of 1.5e-5 in
-    # x, and its finest steps (1.2e-3 .. 1.5e-4) are whole numbers of periods: the central
-    # differences converge, as those of a smooth alias, to -951 where the derivative (at the
-    # float32 input, in float64) is 3.95e5.  Found by the long profile (issue 44); the
-    # off-grid step of core/fd_alias.py sees it.
+    # derivative.  At x = 30 (float64), cos(exp(x)) oscillates with a period of 6e-13 in x,
+    # below the precision floor of the reference's steps (core/fd_edge.py: 3.6e-13 |x|, the
+    # finest step at which the rounding of x + h leaves 1% of a derivative): unresolved
+    x = torch.tensor([-11.996556866628028, 30.0], dtype=torch.float64, requires_grad=True)
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, None), x)
     assert r.status == "could-not-check", r.summary
-    assert "t[1] = 12.94" in r.summary and "t[0]" not in r.summary, r.summary
+    assert "t[1] = 30" in r.summary and "t[0]" not in r.summary, r.summary
     assert "scale below the smallest step tried" in r.summary, r.summary  # the reason
-    c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x.detach(), torch.ones(2))
+    c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x.detach(),
+                            torch.ones(2, dtype=torch.float64))
     assert c.status == "could not check", str(c)
     # the reference itself: NaN with a warning where it cannot resolve, right elsewhere
     with pytest.warns(RuntimeWarning, match="finite-difference"):
         jac = gradarg.jacobian(fn, x.detach(), method="finite-difference")
     assert math.isnan(float(jac[1, 1]))
-    assert torch.allclose(jac[0, 0].double(), -(x[0].detach().double().exp().sin()
-                                              * x[0].detach().double().exp()), rtol=1e-3)
+    assert torch.allclose(jac[0, 0], -(x[0].detach().exp().sin() * x[0].detach().exp()),
+                          rtol=1e-6)
+
+
+def test_an_oscillation_aliased_by_the_table_is_resolved_past_it():
+    # At x = 12.94 in float32 (evaluated in float64), cos(exp(x)) oscillates with a period of
+    # 1.5e-5 in x, and the table's finest steps (1.2e-3 .. 1.5e-4) are whole numbers of
+    # periods: its central differences converge, as those of a smooth alias, to -951 where
+    # the derivative is 3.95e5 (the long profile, issue 44; core/fd_alias.py sees it).  Its
+    # one-sided differences change sign between the steps, as at a pole, so the reference
+    # goes on to finer steps (core/fd_edge.py), which resolve the period: "agree" for a
+    # correct backward (it was "could not check"), WRONG for a factor 3
+    fn = compose(["exp", "cos"])
+    x = torch.tensor([-11.996556866628028, 12.94496406833185], dtype=torch.float32)
+    r = gradarg.check_backward(lambda t: Autograd.apply(t, fn, None), x.clone().requires_grad_())
+    assert r.status == "agree", r.summary
+    s = gradarg.check_backward(lambda t: Autograd.apply(t, fn, "scale"),
+                               x.clone().requires_grad_(), localize="full")
+    assert s.status == "wrong", s.summary
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # resolved: no NaN, no warning
+        jac = gradarg.jacobian(fn, x, method="finite-difference").double()
+    true = torch.func.jacrev(fn)(x.double())  # at the float32 values, in float64
+    assert torch.allclose(jac, true, rtol=1e-4, atol=0), (jac, true)
 
 
 # ------------------------------------------- oscillations faster than the reference's steps

@@ -41,6 +41,12 @@ finer step), extrapolated, must agree with it (:mod:`.fd_alias`; ``cos(exp(x))``
 12.94``, whose finest steps are whole periods, converged to -951 for a derivative of 3.95e5).  Such an entry, or one where ``f``
 is not finite, carries an infinite error: the checkers say they could not check it.
 
+A singularity or domain edge closer to ``x`` than the coarse steps (``log1p`` at ``x =
+-0.999``: ``f`` is NaN at the steps that cross -1; ``1 / (x - a)`` crossed with finite values)
+leaves too few clean steps to extrapolate: such an entry, unresolved by the table, is
+estimated again on a window of finer steps that starts past the last step that was not finite
+or crossed, down to a precision floor (:mod:`.fd_edge`).
+
 An entry whose output never moved is zero within ``C * eps * |f_i| / h_0`` (its own output and
 step): resolved only against far larger derivatives near it (:mod:`.fd_settle`).
 
