@@ -79,15 +79,14 @@ from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
 
 __all__ = ["DISAGREE", "MAX_STEPS", "MIN_STEPS", "UNRESOLVED", "Estimate", "base_outputs",
            "columns", "directional", "n_steps", "partials", "steps_for", "upcast"]
-from .functorch import VMAP_ERRORS, batched
+from .fd_rows import ROW_BUDGET, evaluate_rows, moved_columns
 from .graph import call
 
 # Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
 # combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
 C_ROUND = 16.0
 DISAGREE = 4.0  # a finer step's estimate this many times both error bounds away: not resolved
-_ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
-_TABLE_BUDGET = _ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
+_TABLE_BUDGET = ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
 _LOW = (torch.float16, torch.bfloat16, torch.float32)
 
 
@@ -149,27 +148,6 @@ def base_outputs(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
 
 def _eps(outs: Sequence[torch.Tensor]) -> float:
     return max(torch.finfo(y.real.dtype if y.is_complex() else y.dtype).eps for y in outs)
-
-
-def _evaluate(fn, xs, rows: dict[int, torch.Tensor], state) -> tuple[torch.Tensor, ...]:
-    """``fn`` with input ``j`` replaced by every row of ``rows[j]``: outputs with a batch dim."""
-    js = list(rows)
-
-    def at(*bs: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        args = list(xs)
-        for j, b in zip(js, bs, strict=True):
-            args[j] = b
-        return call(fn, args)[0]
-
-    torch.set_rng_state(state)
-    try:
-        return batched(at, [rows[j] for j in js], randomness="same")
-    except VMAP_ERRORS:
-        out = []
-        for r in range(next(iter(rows.values())).shape[0]):
-            torch.set_rng_state(state)
-            out.append(at(*(rows[j][r] for j in js)))
-        return tuple(torch.stack(col) for col in zip(*out, strict=True))
 
 
 def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, eps: float,
@@ -385,7 +363,7 @@ def partials(
                     xp, xm = base + hv, base - hv
                     hp = ((xp - base) / unit).real if x.is_complex() else xp - base
                     hm = ((base - xm) / unit).real if x.is_complex() else base - xm
-                    plus, minus = _columns(fn, xs_eval, j, flat, xp, xm, x.shape, state,
+                    plus, minus = moved_columns(fn, xs_eval, j, flat, xp, xm, x.shape, state,
                                            index=cols)
                     return plus, minus, hp.to(real.dtype), hm.to(real.dtype)
 
@@ -429,7 +407,7 @@ def columns(
                 if cols is not None:  # some of them (:mod:`.fd_edge`)
                     idx = idx[cols]
                 xp, xm = flat_all[idx] + h.to(x.dtype), flat_all[idx] - h.to(x.dtype)
-                plus, minus = _columns(fn, xs_eval, j, flat_all, xp, xm, x.shape, state,
+                plus, minus = moved_columns(fn, xs_eval, j, flat_all, xp, xm, x.shape, state,
                                        index=idx)
                 return plus, minus, xp - flat_all[idx], flat_all[idx] - xm
 
@@ -442,32 +420,6 @@ def columns(
     if settled:
         settle([out])
     return out
-
-
-def _columns(fn, xs, j, flat, xp, xm, shape, state, index=None):
-    """Evaluate ``fn`` with element ``c`` of input ``j`` moved to ``xp[c]`` and to ``xm[c]``
-    (element ``index[c]`` when ``index`` is given; ``xp``, ``xm`` then hold those only)."""
-    n = flat.numel()
-    cols = torch.arange(n) if index is None else index
-    outs_p: list[list[torch.Tensor]] = []
-    outs_m: list[list[torch.Tensor]] = []
-    chunk = max(1, _ROW_BUDGET // max(1, 2 * n))
-    for start in range(0, cols.numel(), chunk):
-        stop = min(cols.numel(), start + chunk)
-        idx = cols[start:stop]
-        pos = torch.arange(start, stop)
-        base = flat.expand(stop - start, n).clone()
-        rows_p = base.clone()
-        rows_p[torch.arange(stop - start), idx] = xp[pos]
-        rows_m = base
-        rows_m[torch.arange(stop - start), idx] = xm[pos]
-        rows = torch.cat([rows_p, rows_m]).reshape((2 * (stop - start), *shape))
-        res = _evaluate(fn, xs, {j: rows}, state)
-        outs_p.append([r[: stop - start] for r in res])
-        outs_m.append([r[stop - start:] for r in res])
-    plus = tuple(torch.cat(col) for col in zip(*outs_p, strict=True))
-    minus = tuple(torch.cat(col) for col in zip(*outs_m, strict=True))
-    return plus, minus
 
 
 def directional(
@@ -515,7 +467,7 @@ def directional(
             rows_p[j], rows_m[j] = x + hv * u, x - hv * u
         rows = {j: torch.cat([rows_p[j], rows_m[j]]) for j in rows_p}
         with torch.no_grad():
-            res = _evaluate(fn, xs_eval, rows, state)
+            res = evaluate_rows(fn, xs_eval, rows, state)
         return (tuple(r[:n] for r in res), tuple(r[n:] for r in res), h, h)
 
     with torch.random.fork_rng(devices=[]):
