@@ -151,7 +151,7 @@ def _eps(outs: Sequence[torch.Tensor]) -> float:
 
 
 def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, eps: float,
-             finer: str = "noise"):
+             finer: str = "noise", crossings: bool = False):
     """The core: ``evaluate(h) -> (plus, minus, h_plus, h_minus)`` for a step per column.
 
     ``xscale[c]`` is the size of the inputs moved by column ``c``: rounding ``x + h`` (or the
@@ -161,11 +161,15 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     whole error estimate, along random directions (:func:`directional`, the checker's
     probes), where an output sums the rounding of every moved input, more than the noise
     model allows, so that the first test would leave right probes unchecked.
+    ``crossings``: entries left unresolved step past poles crossed with finite values too,
+    not only past non-finite values (:mod:`.fd_edge`; ``jacobian(method="finite-difference")``
+    asks for it, the checkers do not).
     """
     rows = [evaluate(h0 / 2**k) for k in range(steps)]
     first = _table(rows, evaluate, f0, h0, xscale, eps, finer)
     return past_nonfinite(first, rows, evaluate, f0, h0, xscale, C_ROUND * eps,
-                          lambda r, ev, h, xsc: _table(r, ev, f0, h, xsc, eps, finer))
+                          lambda r, ev, h, xsc: _table(r, ev, f0, h, xsc, eps, finer),
+                          crossings=crossings)
 
 
 def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: float,
@@ -333,7 +337,8 @@ def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: floa
 
 
 def partials(
-    fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, xs_eval=None, f0=None
+    fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, xs_eval=None, f0=None,
+    crossings: bool = False,
 ) -> list[list[Estimate]]:
     """Jacobian columns of every input element: ``est[j][d]`` for input ``j`` and direction
     ``d`` (0: real part; 1: imaginary part, complex inputs only).
@@ -367,7 +372,8 @@ def partials(
                                            index=cols)
                     return plus, minus, hp.to(real.dtype), hm.to(real.dtype)
 
-                v, e, kk, lo, al = _ridders(evaluate, f0, h0, a, steps, eps)
+                v, e, kk, lo, al = _ridders(evaluate, f0, h0, a, steps, eps,
+                                            crossings=crossings)
                 per_dir.append(Estimate(v, e, kk, lo, al))
             out.append(per_dir)
     torch.set_rng_state(state)
@@ -377,7 +383,7 @@ def partials(
 
 def columns(
     fn: Callable[..., Any], xs_eval: Sequence[torch.Tensor], f0: tuple[torch.Tensor, ...],
-    j: int, index: torch.Tensor, *, settled: bool = True,
+    j: int, index: torch.Tensor, *, settled: bool = True, crossings: bool = False,
 ) -> Estimate:
     """Jacobian columns of some elements of input ``j`` (real inputs): ``value[k]`` has shape
     ``(len(index), *y_k.shape)``, column ``c`` the derivative along element ``index[c]``.
@@ -411,7 +417,8 @@ def columns(
                                        index=idx)
                 return plus, minus, xp - flat_all[idx], flat_all[idx] - xm
 
-            v, e, kk, lo, al = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps)
+            v, e, kk, lo, al = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps,
+                                        crossings=crossings)
             parts.append(Estimate(v, e, kk, lo, al))
     torch.set_rng_state(state)
     cat = [[torch.cat([getattr(p, name)[k] for p in parts]) for k in range(len(f0))]
