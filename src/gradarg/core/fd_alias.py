@@ -33,6 +33,12 @@ round ``atan(h) + π/4`` to the same grid and agree on 1 - 9e-9 with a bound of 
 entry stays resolved, with that much added to its bound (a correct backward was called
 WRONG there by 9e-9).
 
+``jacobian(method="finite-difference")`` then estimates such an entry again on finer steps
+when its one-sided differences change sign between the steps, as those of an oscillation do
+(:mod:`.fd_edge`, ``crossings=True``; the checkers do not): at ``x = 12.94`` the finer steps
+resolve the period (3.95e5 within 1e-5); at ``x = 30`` (a period of 6e-13, below the
+precision floor) it stays unresolved.
+
 Cost: one evaluation of ``f`` at ``x ± h_c`` per column for each distinct chosen step among
 the column's entries (one for a scalar or elementwise function), against the 9 to 24 of the
 table.

@@ -41,6 +41,12 @@ finer step), extrapolated, must agree with it (:mod:`.fd_alias`; ``cos(exp(x))``
 12.94``, whose finest steps are whole periods, converged to -951 for a derivative of 3.95e5).  Such an entry, or one where ``f``
 is not finite, carries an infinite error: the checkers say they could not check it.
 
+A singularity or domain edge closer to ``x`` than the coarse steps (``log1p`` at ``x =
+-0.999``: ``f`` is NaN at the steps that cross -1; ``1 / (x - a)`` crossed with finite values)
+leaves too few clean steps to extrapolate: such an entry, unresolved by the table, is
+estimated again on a window of finer steps that starts past the last step that was not finite
+or crossed, down to a precision floor (:mod:`.fd_edge`).
+
 An entry whose output never moved is zero within ``C * eps * |f_i| / h_0`` (its own output and
 step): resolved only against far larger derivatives near it (:mod:`.fd_settle`).
 
@@ -66,21 +72,21 @@ from typing import Any
 import torch
 
 from .fd_alias import Chosen, off_grid
+from .fd_edge import past_nonfinite
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
 from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
 
 __all__ = ["DISAGREE", "MAX_STEPS", "MIN_STEPS", "UNRESOLVED", "Estimate", "base_outputs",
            "columns", "directional", "n_steps", "partials", "steps_for", "upcast"]
-from .functorch import VMAP_ERRORS, batched
+from .fd_rows import ROW_BUDGET, evaluate_rows, moved_columns
 from .graph import call
 
 # Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
 # combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
 C_ROUND = 16.0
 DISAGREE = 4.0  # a finer step's estimate this many times both error bounds away: not resolved
-_ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
-_TABLE_BUDGET = _ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
+_TABLE_BUDGET = ROW_BUDGET // 4  # entries of one Richardson table of :func:`columns`
 _LOW = (torch.float16, torch.bfloat16, torch.float32)
 
 
@@ -144,29 +150,8 @@ def _eps(outs: Sequence[torch.Tensor]) -> float:
     return max(torch.finfo(y.real.dtype if y.is_complex() else y.dtype).eps for y in outs)
 
 
-def _evaluate(fn, xs, rows: dict[int, torch.Tensor], state) -> tuple[torch.Tensor, ...]:
-    """``fn`` with input ``j`` replaced by every row of ``rows[j]``: outputs with a batch dim."""
-    js = list(rows)
-
-    def at(*bs: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        args = list(xs)
-        for j, b in zip(js, bs, strict=True):
-            args[j] = b
-        return call(fn, args)[0]
-
-    torch.set_rng_state(state)
-    try:
-        return batched(at, [rows[j] for j in js], randomness="same")
-    except VMAP_ERRORS:
-        out = []
-        for r in range(next(iter(rows.values())).shape[0]):
-            torch.set_rng_state(state)
-            out.append(at(*(rows[j][r] for j in js)))
-        return tuple(torch.stack(col) for col in zip(*out, strict=True))
-
-
 def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, eps: float,
-             finer: str = "noise"):
+             finer: str = "noise", crossings: bool = False):
     """The core: ``evaluate(h) -> (plus, minus, h_plus, h_minus)`` for a step per column.
 
     ``xscale[c]`` is the size of the inputs moved by column ``c``: rounding ``x + h`` (or the
@@ -176,7 +161,23 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     whole error estimate, along random directions (:func:`directional`, the checker's
     probes), where an output sums the rounding of every moved input, more than the noise
     model allows, so that the first test would leave right probes unchecked.
+    ``crossings``: entries left unresolved step past poles crossed with finite values too,
+    not only past non-finite values (:mod:`.fd_edge`; ``jacobian(method="finite-difference")``
+    asks for it, the checkers do not).
     """
+    rows = [evaluate(h0 / 2**k) for k in range(steps)]
+    first = _table(rows, evaluate, f0, h0, xscale, eps, finer)
+    return past_nonfinite(first, rows, evaluate, f0, h0, xscale, C_ROUND * eps,
+                          lambda r, ev, h, xsc: _table(r, ev, f0, h, xsc, eps, finer),
+                          crossings=crossings)
+
+
+def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: float,
+           finer: str):
+    """The Richardson table of :func:`_ridders` over the evaluations ``rows[k] = (plus,
+    minus, h_plus, h_minus)`` at the nominal steps ``h0 / 2**k``: ``(value, error, kink,
+    still, alone)``, one tensor per output each."""
+    steps = len(rows)
     n = h0.shape[0]
     D: list[list[torch.Tensor]] = [[] for _ in f0]
     gaps: list[list[torch.Tensor]] = [[] for _ in f0]
@@ -185,7 +186,7 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     slopes: list[torch.Tensor] = []  # per output: the one-sided slopes at the coarsest step
     hs: list[Any] = []
     for k in range(steps):
-        plus, minus, hp, hm = evaluate(h0 / 2**k)
+        plus, minus, hp, hm = rows[k]
         hs.append((hp + hm) / 2)
         for i, (p, m, y) in enumerate(zip(plus, minus, f0, strict=True)):
             shape = (n,) + (1,) * y.dim()
@@ -336,7 +337,8 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
 
 
 def partials(
-    fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, xs_eval=None, f0=None
+    fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, xs_eval=None, f0=None,
+    crossings: bool = False,
 ) -> list[list[Estimate]]:
     """Jacobian columns of every input element: ``est[j][d]`` for input ``j`` and direction
     ``d`` (0: real part; 1: imaginary part, complex inputs only).
@@ -359,15 +361,19 @@ def partials(
             per_dir = []
             for unit in [1.0] + ([1j] if x.is_complex() else []):
 
-                def evaluate(h, unit=unit, j=j, flat=flat, x=x, real=real):
+                def evaluate(h, cols=None, unit=unit, j=j, flat=flat, x=x, real=real):
+                    # cols: only those elements (:mod:`.fd_edge` shifts some to finer steps)
+                    base = flat if cols is None else flat[cols]
                     hv = (h * unit).to(flat.dtype)
-                    xp, xm = flat + hv, flat - hv
-                    hp = ((xp - flat) / unit).real if x.is_complex() else xp - flat
-                    hm = ((flat - xm) / unit).real if x.is_complex() else flat - xm
-                    plus, minus = _columns(fn, xs_eval, j, flat, xp, xm, x.shape, state)
+                    xp, xm = base + hv, base - hv
+                    hp = ((xp - base) / unit).real if x.is_complex() else xp - base
+                    hm = ((base - xm) / unit).real if x.is_complex() else base - xm
+                    plus, minus = moved_columns(fn, xs_eval, j, flat, xp, xm, x.shape, state,
+                                           index=cols)
                     return plus, minus, hp.to(real.dtype), hm.to(real.dtype)
 
-                v, e, kk, lo, al = _ridders(evaluate, f0, h0, a, steps, eps)
+                v, e, kk, lo, al = _ridders(evaluate, f0, h0, a, steps, eps,
+                                            crossings=crossings)
                 per_dir.append(Estimate(v, e, kk, lo, al))
             out.append(per_dir)
     torch.set_rng_state(state)
@@ -377,7 +383,7 @@ def partials(
 
 def columns(
     fn: Callable[..., Any], xs_eval: Sequence[torch.Tensor], f0: tuple[torch.Tensor, ...],
-    j: int, index: torch.Tensor, *, settled: bool = True,
+    j: int, index: torch.Tensor, *, settled: bool = True, crossings: bool = False,
 ) -> Estimate:
     """Jacobian columns of some elements of input ``j`` (real inputs): ``value[k]`` has shape
     ``(len(index), *y_k.shape)``, column ``c`` the derivative along element ``index[c]``.
@@ -403,13 +409,16 @@ def columns(
             idx = index[start:start + chunk]
             a, s_hi = a_all[idx], s_hi_all[idx]
 
-            def evaluate(h, idx=idx):
+            def evaluate(h, cols=None, idx=idx):
+                if cols is not None:  # some of them (:mod:`.fd_edge`)
+                    idx = idx[cols]
                 xp, xm = flat_all[idx] + h.to(x.dtype), flat_all[idx] - h.to(x.dtype)
-                plus, minus = _columns(fn, xs_eval, j, flat_all, xp, xm, x.shape, state,
+                plus, minus = moved_columns(fn, xs_eval, j, flat_all, xp, xm, x.shape, state,
                                        index=idx)
                 return plus, minus, xp - flat_all[idx], flat_all[idx] - xm
 
-            v, e, kk, lo, al = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps)
+            v, e, kk, lo, al = _ridders(evaluate, f0, 4 * _root(eps) * s_hi, a, steps, eps,
+                                        crossings=crossings)
             parts.append(Estimate(v, e, kk, lo, al))
     torch.set_rng_state(state)
     cat = [[torch.cat([getattr(p, name)[k] for p in parts]) for k in range(len(f0))]
@@ -418,32 +427,6 @@ def columns(
     if settled:
         settle([out])
     return out
-
-
-def _columns(fn, xs, j, flat, xp, xm, shape, state, index=None):
-    """Evaluate ``fn`` with element ``c`` of input ``j`` moved to ``xp[c]`` and to ``xm[c]``
-    (element ``index[c]`` when ``index`` is given; ``xp``, ``xm`` then hold those only)."""
-    n = flat.numel()
-    cols = torch.arange(n) if index is None else index
-    outs_p: list[list[torch.Tensor]] = []
-    outs_m: list[list[torch.Tensor]] = []
-    chunk = max(1, _ROW_BUDGET // max(1, 2 * n))
-    for start in range(0, cols.numel(), chunk):
-        stop = min(cols.numel(), start + chunk)
-        idx = cols[start:stop]
-        pos = torch.arange(start, stop)
-        base = flat.expand(stop - start, n).clone()
-        rows_p = base.clone()
-        rows_p[torch.arange(stop - start), idx] = xp[pos]
-        rows_m = base
-        rows_m[torch.arange(stop - start), idx] = xm[pos]
-        rows = torch.cat([rows_p, rows_m]).reshape((2 * (stop - start), *shape))
-        res = _evaluate(fn, xs, {j: rows}, state)
-        outs_p.append([r[: stop - start] for r in res])
-        outs_m.append([r[stop - start:] for r in res])
-    plus = tuple(torch.cat(col) for col in zip(*outs_p, strict=True))
-    minus = tuple(torch.cat(col) for col in zip(*outs_m, strict=True))
-    return plus, minus
 
 
 def directional(
@@ -476,19 +459,22 @@ def directional(
     h0 = 4 * _root(eps) * s_hi
     steps = n_steps(s_hi / s_lo)
 
-    def evaluate(h):
+    def evaluate(h, cols=None):
+        # cols: only those directions (:mod:`.fd_edge` shifts some to finer steps)
+        dirs = directions if cols is None else [directions[c] for c in cols.tolist()]
+        n = len(dirs)
         rows_p, rows_m = {}, {}
         for j, x in enumerate(xs_eval):
             if all(us[j] is None for us in directions):
                 continue
             u = torch.stack([us[j] if us[j] is not None else torch.zeros_like(x)
-                             for us in directions]).to(x.dtype)
+                             for us in dirs]).to(x.dtype)
             hv = h.to(x.real.dtype if x.is_complex() else x.dtype).reshape(
                 (n,) + (1,) * x.dim())
             rows_p[j], rows_m[j] = x + hv * u, x - hv * u
         rows = {j: torch.cat([rows_p[j], rows_m[j]]) for j in rows_p}
         with torch.no_grad():
-            res = _evaluate(fn, xs_eval, rows, state)
+            res = evaluate_rows(fn, xs_eval, rows, state)
         return (tuple(r[:n] for r in res), tuple(r[n:] for r in res), h, h)
 
     with torch.random.fork_rng(devices=[]):

@@ -180,10 +180,11 @@ def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
         for j, x in enumerate(xs):
             torch.set_rng_state(state)
             if x.is_complex():
-                ests.append(fd_error.partials(fn, xs, xs_eval=xs_eval, f0=f0)[j])
-            else:
+                ests.append(fd_error.partials(fn, xs, xs_eval=xs_eval, f0=f0,
+                                              crossings=True)[j])
+            else:  # crossings: past a pole crossed with finite values too (core/fd_edge.py)
                 ests.append([fd_error.columns(fn, xs_eval, f0, j, torch.arange(x.numel()),
-                                              settled=False)])
+                                              settled=False, crossings=True)])
         # entries whose output never moved, judged against the whole rows of the Jacobian
         fd_error.settle([e for est in ests for e in est])
         for j, (x, est) in enumerate(zip(xs, ests, strict=True)):
