@@ -48,6 +48,7 @@ from torch.autograd import gradcheck, gradgradcheck
 from torch.autograd.gradcheck import GradcheckError
 
 BATCHED_SAMPLES = 8
+SCAN = 64  # samples looked through for the first one without an empty input
 MAX_JACOBIAN = 250_000  # entries of a whole Jacobian taken for the jacrev column
 MODES = ("backward", "batched", "forward", "second", "complex")
 KINDS = ("checked", "mismatch", "unchecked", "raises", "none", "no sample")
@@ -199,9 +200,16 @@ def _samples(op, dtype: torch.dtype, count: int = 1) -> list:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gen = op.sample_inputs("cpu", dtype, requires_grad=op.supports_autograd)
-        if count == 1:
-            return [next(iter(gen), None)]
+        if count == 1:  # the first sample without an empty input (read lazily)
+            first = None
+            for sample in itertools.islice(gen, SCAN):
+                first = sample if first is None else first
+                if all(t.numel() for t in _tensors((sample.input, *sample.args))):
+                    return [sample]
+            return [first]
         every = list(itertools.islice(gen, 48))
+    # an empty input makes every check pass about nothing: samples with one are left out
+    every = [s for s in every if all(t.numel() for t in _tensors((s.input, *s.args)))] or every
     if len(every) <= count:
         return every
     return [every[round(i * (len(every) - 1) / (count - 1))] for i in range(count)]
@@ -276,12 +284,16 @@ def _plain(mode: str, fn: Callable, args: tuple) -> Cell | None:
                 outs = [t for t in _tensors(fn(*duals)) if t.is_floating_point() or t.is_complex()]
                 if not outs:
                     return Cell("none", "no floating output")
+                if not any(t.numel() for t in outs):
+                    return Cell("no sample", "every sample tried has an empty output")
                 if all(fwAD.unpack_dual(t).tangent is None for t in outs):
                     return Cell("none", "no output carries a tangent")
             return None
         outs = _differentiable(_tensors(fn(*args)))
         if not outs:
             return Cell("none", "no output requires a gradient (no grad_fn)")
+        if not any(t.numel() for t in outs):
+            return Cell("no sample", "every sample tried has an empty output")
         ws = [torch.randn_like(t) for t in outs]
         grads = torch.autograd.grad(outs, leaves, ws, allow_unused=True,
                                     create_graph=mode == "second")
@@ -418,8 +430,7 @@ def table(ops: list | None = None) -> list[Row]:
     return sorted(rows, key=lambda r: r.name.lstrip("_"))
 
 
-HEADERS = ("operator", "backward", "jacrev (vmap)", "forward mode", "second order",
-           "complex")
+HEADERS = ("operator", "backward", "jacrev", "forward mode", "second order", "complex")
 
 
 def _code(text: str) -> str:

@@ -145,3 +145,15 @@ def test_the_table_renders_a_row_and_its_words():
     assert "| `cdist` | ✓ | ≠ | ✗ | ✓ | n/a |" in text
     assert "forward mode ✗: `NotImplementedError: x`" in text
     assert opsupport.markdown(rows, "fft").count("\n") == 1      # header only
+
+
+def test_an_empty_sample_is_never_checked():
+    # gradcheck passes on a 0 x 0 matrix whatever the derivative: nothing was compared
+    wrong = fake_op(Scaled.apply, dtypes=(torch.float64,), shapes=((0, 3), (3, 4)))
+    Scaled.factor = 2.0
+    try:
+        assert opsupport.probe(wrong, "backward").kind == "mismatch"
+        only_empty = fake_op(Scaled.apply, dtypes=(torch.float64,), shapes=((0, 3),))
+        assert opsupport.probe(only_empty, "backward").kind not in ("checked", "mismatch")
+    finally:
+        Scaled.factor = 1.0
