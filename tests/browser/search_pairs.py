@@ -441,6 +441,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/higher-order"),
     ("hessian vs jacfwd(jacrev) vs jacrev(jacrev) same result", "questions/jacobian-api"),
     ("make_dual on a slice of a tensor base has no tangent", "questions/jacobians"),
+    ('custom Function inplace forward output is input not leaf b.grad None', 'questions/api-contracts'),
+    ('mark_dirty y is x relu_ in forward inconsistent', 'questions/api-contracts'),
+    ('clip_grad_norm negative max_norm reverse all the gradients', 'questions/api-contracts'),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
