@@ -444,6 +444,10 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ('custom Function inplace forward output is input not leaf b.grad None', 'questions/api-contracts'),
     ('mark_dirty y is x relu_ in forward inconsistent', 'questions/api-contracts'),
     ('clip_grad_norm negative max_norm reverse all the gradients', 'questions/api-contracts'),
+    ('jacrev jacfwd torch.roll scalar input IndexError: Dimension out of range', 'questions/error-messages-func'),
+    ('jacrev jacfwd indexing torch.tensor of elements INTERNAL ASSERT FAILED', 'questions/error-messages-func'),
+    ("functional_call jacrev argnums=1 AttributeError: 'Linear' object has no attribute 'dtype'", 'questions/error-messages-func'),
+    ('MSELoss different dtype jacobian vectorize=True Found dtype Double but expected Float', 'questions/error-messages-func'),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
