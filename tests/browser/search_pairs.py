@@ -448,6 +448,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ('jacrev jacfwd indexing torch.tensor of elements INTERNAL ASSERT FAILED', 'questions/error-messages-func'),
     ("functional_call jacrev argnums=1 AttributeError: 'Linear' object has no attribute 'dtype'", 'questions/error-messages-func'),
     ('MSELoss different dtype jacobian vectorize=True Found dtype Double but expected Float', 'questions/error-messages-func'),
+    ('matrix to matrix function custom autograd Function grad_output * 2*input chain rule', 'questions/custom-functions'),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
