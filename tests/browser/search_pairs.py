@@ -449,6 +449,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("functional_call jacrev argnums=1 AttributeError: 'Linear' object has no attribute 'dtype'", 'questions/error-messages-func'),
     ('MSELoss different dtype jacobian vectorize=True Found dtype Double but expected Float', 'questions/error-messages-func'),
     ('matrix to matrix function custom autograd Function grad_output * 2*input chain rule', 'questions/custom-functions'),
+    ('saved_tensors_hooks pack_hook unpack_hook skip conv parameters', 'questions/autograd-graph'),
+    ('quantization of saved tensors saved_tensors_hooks', 'questions/autograd-graph'),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
