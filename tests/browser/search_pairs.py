@@ -451,6 +451,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ('matrix to matrix function custom autograd Function grad_output * 2*input chain rule', 'questions/custom-functions'),
     ('saved_tensors_hooks pack_hook unpack_hook skip conv parameters', 'questions/autograd-graph'),
     ('quantization of saved tensors saved_tensors_hooks', 'questions/autograd-graph'),
+    ('mask save computation nn.Bilinear some entries', 'questions/backward-gradient'),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
