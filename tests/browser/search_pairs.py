@@ -452,6 +452,10 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ('saved_tensors_hooks pack_hook unpack_hook skip conv parameters', 'questions/autograd-graph'),
     ('quantization of saved tensors saved_tensors_hooks', 'questions/autograd-graph'),
     ('mask save computation nn.Bilinear some entries', 'questions/backward-gradient'),
+    ('torch.atan2 backward float16 inf gradient forward mode differs', 'questions/nan-inf'),
+    ('FP16 backward create_graph=True nan gradients loss scale', 'questions/nan-inf'),
+    ("gradient clipping NaN clip_grad_norm_ before optimizer.step reducing the grads",
+     ("questions/nan-inf", "questions/distributed-amp-compile")),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
