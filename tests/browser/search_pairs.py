@@ -456,6 +456,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ('FP16 backward create_graph=True nan gradients loss scale', 'questions/nan-inf'),
     ("gradient clipping NaN clip_grad_norm_ before optimizer.step reducing the grads",
      ("questions/nan-inf", "questions/distributed-amp-compile")),
+    ('torch.func jacobian OOM functorch_jacobians out of memory', 'questions/jacobian-api'),
+    ("derivative of model outputs w.r.t input features Jacobian matrix 784x10",
+     ("questions/jacobians", "guide/whole-jacobians")),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
