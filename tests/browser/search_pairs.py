@@ -441,6 +441,15 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/higher-order"),
     ("hessian vs jacfwd(jacrev) vs jacrev(jacrev) same result", "questions/jacobian-api"),
     ("make_dual on a slice of a tensor base has no tangent", "questions/jacobians"),
+    # what each rank's .grad holds under DDP, FSDP1 and FSDP2
+    ("loss.backward() reduce_loss.backward() distributed all reduce loss", "questions/fsdp-ddp"),
+    ("FSDP different gradient compared with DDP sharding gradient values", "questions/fsdp-ddp"),
+    (("do not reshard after forward SHARD_GRAD_OP all-gather during backward entire model in "
+     "memory FSDP"), "questions/fsdp-ddp"),
+    ("FSDP reduce-scatter gradient size world size no_sync gradient memory footprint",
+     "questions/fsdp-ddp"),
+    (("unsharded grads p.grad use_orig_params=True summon_full_params gradient norms size-0 "
+     "empty tensor"), "questions/fsdp-ddp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
