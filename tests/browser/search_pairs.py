@@ -450,6 +450,16 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/fsdp-ddp"),
     (("unsharded grads p.grad use_orig_params=True summon_full_params gradient norms size-0 "
      "empty tensor"), "questions/fsdp-ddp"),
+    # nested (jagged) tensors and padding_idx
+    ("nested tensor NJT linear attention _nested_sum_backward sum(dim=1)",
+     "questions/operator-gradients"),
+    ("NotImplementedError: aten._nested_sum_backward.default", "questions/operator-gradients"),
+    ("NestedTensor index nt[0] requires_grad", "questions/operator-gradients"),
+    ("jagged nested tensor unbind nn.Linear backward", "questions/operator-gradients"),
+    ("padding_idx Embedding gradient not zero GPU weight.grad[0] longer than 768",
+     "questions/indexing-masking"),
+    ("embedding padding_idx jacobian forward-mode reverse mode different jacobians",
+     "questions/indexing-masking"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
