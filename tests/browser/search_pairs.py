@@ -460,6 +460,10 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/indexing-masking"),
     ("embedding padding_idx jacobian forward-mode reverse mode different jacobians",
      "questions/indexing-masking"),
+    # why a backward is slow
+    ("loss.backward() slow 20s computational graph repeat unsqueeze", "questions/memory"),
+    ("loss.backward() 10 times network.forward() time backward slower than forward",
+     "questions/memory"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
