@@ -464,6 +464,10 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("loss.backward() slow 20s computational graph repeat unsqueeze", "questions/memory"),
     ("loss.backward() 10 times network.forward() time backward slower than forward",
      "questions/memory"),
+    # sparse COO: an operation without a sparse kernel, a slow sparse backward
+    ("sparse_coo optimizer NotImplementedError pred.backward() error", "questions/sparse-tensors"),
+    (("slow backpropagation CPU torch.sparse.FloatTensor matmul sparse matrix back propagation "
+     "done in"), "questions/sparse-tensors"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
