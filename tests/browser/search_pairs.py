@@ -468,6 +468,18 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("sparse_coo optimizer NotImplementedError pred.backward() error", "questions/sparse-tensors"),
     (("slow backpropagation CPU torch.sparse.FloatTensor matmul sparse matrix back propagation "
      "done in"), "questions/sparse-tensors"),
+    # torch.compile: jacfwd, vmap, data-dependent guards, compiled autograd, custom Functions
+    ("jacfwd one_hot torch.compile dynamic=True argnums=(0,) works eager fails compiled",
+     "questions/compile-backward"),
+    ("torch.compile vmap jacfwd Newton-Raphson undistort error", "questions/compile-backward"),
+    ("torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call",
+     "questions/compile-backward"),
+    ("torch.compile aot_autograd dynamic fullgraph backward compile GuardOnDataDependentSymNode",
+     "questions/compile-backward"),
+    ("Compiled Autograd implicit dtype cast bf16 fp32 validate_outputs dtype mismatch",
+     "questions/compile-backward"),
+    ("torch.compile autograd.Function torch.no_grad tensor parallel fails",
+     "questions/compile-backward"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
