@@ -480,6 +480,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/compile-backward"),
     ("torch.compile autograd.Function torch.no_grad tensor parallel fails",
      "questions/compile-backward"),
+    ("mutating a buffer requires_grad-ness torch.compile backward error", "questions/compile"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
