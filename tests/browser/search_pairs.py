@@ -459,6 +459,46 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ('torch.func jacobian OOM functorch_jacobians out of memory', 'questions/jacobian-api'),
     ("derivative of model outputs w.r.t input features Jacobian matrix 784x10",
      ("questions/jacobians", "guide/whole-jacobians")),
+    # what each rank's .grad holds under DDP, FSDP1 and FSDP2
+    ("loss.backward() reduce_loss.backward() distributed all reduce loss", "questions/fsdp-ddp"),
+    ("FSDP different gradient compared with DDP sharding gradient values", "questions/fsdp-ddp"),
+    (("do not reshard after forward SHARD_GRAD_OP all-gather during backward entire model in "
+     "memory FSDP"), "questions/fsdp-ddp"),
+    ("FSDP reduce-scatter gradient size world size no_sync gradient memory footprint",
+     "questions/fsdp-ddp"),
+    (("unsharded grads p.grad use_orig_params=True summon_full_params gradient norms size-0 "
+     "empty tensor"), "questions/fsdp-ddp"),
+    # nested (jagged) tensors and padding_idx
+    ("nested tensor NJT linear attention _nested_sum_backward sum(dim=1)",
+     "questions/operator-gradients"),
+    ("NotImplementedError: aten._nested_sum_backward.default", "questions/operator-gradients"),
+    ("NestedTensor index nt[0] requires_grad", "questions/operator-gradients"),
+    ("jagged nested tensor unbind nn.Linear backward", "questions/operator-gradients"),
+    ("padding_idx Embedding gradient not zero GPU weight.grad[0] longer than 768",
+     "questions/indexing-masking"),
+    ("embedding padding_idx jacobian forward-mode reverse mode different jacobians",
+     "questions/indexing-masking"),
+    # why a backward is slow
+    ("loss.backward() slow 20s computational graph repeat unsqueeze", "questions/memory"),
+    ("loss.backward() 10 times network.forward() time backward slower than forward",
+     "questions/memory"),
+    # sparse COO: an operation without a sparse kernel, a slow sparse backward
+    ("sparse_coo optimizer NotImplementedError pred.backward() error", "questions/sparse-tensors"),
+    (("slow backpropagation CPU torch.sparse.FloatTensor matmul sparse matrix back propagation "
+     "done in"), "questions/sparse-tensors"),
+    # torch.compile: jacfwd, vmap, data-dependent guards, compiled autograd, custom Functions
+    ("jacfwd one_hot torch.compile dynamic=True argnums=(0,) works eager fails compiled",
+     "questions/compile-backward"),
+    ("torch.compile vmap jacfwd Newton-Raphson undistort error", "questions/compile-backward"),
+    ("torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call",
+     "questions/compile-backward"),
+    ("torch.compile aot_autograd dynamic fullgraph backward compile GuardOnDataDependentSymNode",
+     "questions/compile-backward"),
+    ("Compiled Autograd implicit dtype cast bf16 fp32 validate_outputs dtype mismatch",
+     "questions/compile-backward"),
+    ("torch.compile autograd.Function torch.no_grad tensor parallel fails",
+     "questions/compile-backward"),
+    ("mutating a buffer requires_grad-ness torch.compile backward error", "questions/compile"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
