@@ -312,6 +312,8 @@ def _jacrev_against_loop(fn: Callable, args: tuple) -> Cell:
     from torch.func import jacrev
 
     where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+    if not where:
+        return Cell("none", "no input requires a gradient")
 
     def g(*leaves):
         full = list(args)
