@@ -778,3 +778,37 @@ QUERIES_ROUND9: dict[str, list[tuple[str, str]]] = {
         ("pages", "loss backward takes long time slow"),
     ],
 }
+
+# Round 10 (2026-11-30, ninth session): written and committed before any result was read, in
+# words none of the earlier queries used.  A fresh blind round: every in-scope result is kept,
+# held out, and graded on the built site by readers who wrote nothing.
+QUERIES_ROUND10: dict[str, list[tuple[str, str]]] = {
+    "round10-c16a": [
+        ("issues", "autograd wrong gradient regression"),
+        ("issues", "vjp jvp mismatch functorch"),
+        ("issues", "torch.func.vmap over backward error"),
+        ("issues", "hessian returns zeros"),
+        ("issues", "torch.library custom op register_autograd"),
+        ("issues", "max_pool2d with indices backward gradient"),
+        ("issues", "scaled_dot_product_attention backward gradient"),
+        ("issues", "linalg.eigh backward degenerate eigenvalues"),
+        ("issues", "index_put_ accumulate backward"),
+        ("pages", "how to compute derivative of loss with respect to input pixels"),
+        ("pages", "pytorch autograd multiple outputs one backward call"),
+        ("pages", "torch.autograd.grad returns tuple of None"),
+    ],
+    "round10-c16b": [
+        ("issues", "complex autograd wirtinger conjugate gradient"),
+        ("issues", "requires_grad_ on view error"),
+        ("issues", "backward in a different thread autograd"),
+        ("issues", "torch.export backward training graph"),
+        ("issues", "foreach optimizer grad None"),
+        ("issues", "inference_mode tensor backward error"),
+        ("issues", "detach_ shared storage gradient"),
+        ("issues", "set_grad_enabled context backward"),
+        ("issues", "grad_fn None after custom operator"),
+        ("pages", "my network outputs same value gradients vanish"),
+        ("pages", "pytorch implement custom gradient for a layer"),
+        ("pages", "grad attribute of a non-leaf tensor is being accessed warning"),
+    ],
+}
