@@ -34,6 +34,7 @@ OOM / CRASH / TIMEOUT
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import multiprocessing as mp
 import os
@@ -141,7 +142,7 @@ def run_one(case):
     return rec
 
 
-def worker(conn):
+def worker(conn, module="cases"):
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP))
@@ -150,7 +151,7 @@ def worker(conn):
     import torch
 
     torch.set_num_threads(1)
-    import cases
+    cases = importlib.import_module(module)
 
     conn.send(("ready", len(cases.CASES)))
     while True:
@@ -171,10 +172,10 @@ def worker(conn):
 
 
 class Child:
-    def __init__(self):
+    def __init__(self, module: str = "cases"):
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=worker, args=(child,), daemon=True)
+        self.proc = ctx.Process(target=worker, args=(child, module), daemon=True)
         self.proc.start()
         child.close()
         if not self.conn.poll(120):
@@ -220,13 +221,15 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE / "results.json"))
     ap.add_argument("--only", default=None, help="run the cases whose name contains this")
     ap.add_argument("--timeout", type=float, default=90.0)
+    ap.add_argument("--cases", default="cases",
+                    help="the case module in this folder (cases, cases_blind)")
     args = ap.parse_args(argv)
 
     sys.path.insert(0, str(HERE))
-    import cases  # names only; the values are computed in the child
+    cases = importlib.import_module(args.cases)  # names only; values computed in the child
 
     todo = [i for i, c in enumerate(cases.CASES) if not args.only or args.only in c.name]
-    child = Child()
+    child = Child(args.cases)
     results = []
     t_start = time.perf_counter()
     for i in todo:
@@ -240,13 +243,13 @@ def main(argv=None):
         else:
             rec = {"outcome": "TIMEOUT", "why": f"no answer in {args.timeout:.0f} s"}
             child.kill()
-            child = Child()
+            child = Child(args.cases)
         if rec is None:
             code = child.proc.exitcode if not child.proc.is_alive() else None
             child.proc.join(5)
             code = child.proc.exitcode
             rec = {"outcome": "CRASH", "why": f"the child died (exit code {code})"}
-            child = Child()
+            child = Child(args.cases)
         base = {"name": case.name, "group": case.group, "target": case.target,
                 "oracle": case.oracle, "call": case.call}
         rec = {**base, **rec}
