@@ -97,6 +97,23 @@ def test_jacrev_is_compared_entry_by_entry_with_a_loop_of_backwards():
     assert opsupport.probe(fake_op(torch.sin), "batched").kind == "checked"
 
 
+@pytest.mark.parametrize("n", [5, 40])
+def test_every_output_gets_its_first_last_and_spread_rows_compared(n):
+    def g(x):
+        return x.sin(), (x * 2).sum(0, keepdim=True)
+
+    x = torch.randn(n, dtype=D)
+    rows, loop = opsupport._loop_rows(g, (x,))
+    assert rows[0] == 0 and n - 1 in rows and rows[-1] == n   # the second output's only row
+    if n <= opsupport.LOOP_ROWS:
+        assert rows[:-1] == list(range(n))                    # a small output: every row
+    else:
+        assert len(rows) == opsupport.LOOP_ROWS + 1
+    J = torch.autograd.functional.jacobian(lambda t: torch.cat([o.reshape(-1) for o in g(t)]),
+                                           x)
+    assert torch.allclose(loop[0], J[rows])
+
+
 def test_a_random_output_is_not_called_checked():
     op = fake_op(lambda t: t * torch.rand_like(t), dtypes=(torch.float64,))
     cell = opsupport.probe(op, "backward")
