@@ -80,7 +80,7 @@ from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
 __all__ = ["DISAGREE", "MAX_STEPS", "MIN_STEPS", "UNRESOLVED", "Estimate", "base_outputs",
            "columns", "directional", "n_steps", "partials", "steps_for", "upcast"]
 from .fd_rows import ROW_BUDGET, evaluate_rows, moved_columns
-from .graph import call
+from .graph import call, copies
 
 # Rounding of one evaluation of f, in units of eps·|f|, times the noise gain of the Richardson
 # combination (about 1.5/h for R_{k+1}): generous, since reductions round more than one op.
@@ -135,12 +135,12 @@ def base_outputs(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
         if any(a is not b for a, b in zip(up, xs, strict=True)):
             try:
                 with torch.no_grad():
-                    outs = call(fn, up)[0]
+                    outs = call(fn, copies(up))[0]
                 return up, outs
             except (RuntimeError, TypeError):  # e.g. a matmul with a captured float32 weight
                 torch.set_rng_state(state)
         with torch.no_grad():
-            outs = call(fn, xs)[0]
+            outs = call(fn, copies(xs))[0]
         return xs, outs
     finally:
         torch.set_rng_state(state)

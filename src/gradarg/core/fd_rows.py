@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from .functorch import VMAP_ERRORS, batched
-from .graph import call
+from .graph import call, copies
 
 ROW_BUDGET = 1 << 22  # elements per batched evaluation (rows × output size)
 
@@ -20,7 +20,7 @@ def evaluate_rows(fn, xs, rows: dict[int, torch.Tensor], state) -> tuple[torch.T
     js = list(rows)
 
     def at(*bs: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        args = list(xs)
+        args = copies(xs, keep=js)       # the rows are made for this call
         for j, b in zip(js, bs, strict=True):
             args[j] = b
         return call(fn, args)[0]

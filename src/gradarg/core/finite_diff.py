@@ -41,7 +41,7 @@ import torch
 
 from . import fd_error
 from .functorch import VMAP_ERRORS, batched
-from .graph import call
+from .graph import call, copies
 
 __all__ = ["fd_partials", "fd_step", "fd_tolerance", "warn_unresolved"]
 
@@ -115,7 +115,7 @@ def _evaluate_batch(
     """``fn`` at every row of ``batch`` substituted for input ``j``: outputs with a batch dim."""
 
     def at(xj: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        args = list(xs)
+        args = copies(xs, keep=(j,))
         args[j] = xj
         return call(fn, args)[0]
 
@@ -170,7 +170,7 @@ def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
     xs = tuple(x.detach() for x in xs)
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
         state = torch.get_rng_state()
-        base, is_tuple = call(fn, xs)
+        base, is_tuple = call(fn, copies(xs))
         torch.set_rng_state(state)
         xs_eval, f0 = fd_error.base_outputs(fn, xs)
         dx: list[list[torch.Tensor]] = [[] for _ in base]
@@ -250,7 +250,7 @@ def _fixed_step(fn: Callable[..., Any], xs: Sequence[torch.Tensor], *, detach: b
     recording = contextlib.nullcontext() if not detach else torch.no_grad()
     with recording, torch.random.fork_rng(devices=[]):
         state = torch.get_rng_state()
-        base, is_tuple = call(fn, xs)
+        base, is_tuple = call(fn, copies(xs))
         dx: list[list[torch.Tensor]] = [[] for _ in base]
         dy: list[list[torch.Tensor | None]] = [[] for _ in base]
         for j, x in enumerate(xs):

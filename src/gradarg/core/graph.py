@@ -17,7 +17,7 @@ from .._validate import as_output_tuple
 from . import speeds
 from .cuts import watching
 
-__all__ = ["call", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
+__all__ = ["call", "copies", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
            "refuse_complex_of_real", "refusing_complex_of_real", "reverse_graph", "walk_graph"]
 
 
@@ -43,6 +43,15 @@ def call(
                 f"have no Jacobian)"
             )
     return outs, is_tuple
+
+
+def copies(xs: Sequence[Any], keep: Sequence[int] = ()) -> list[Any]:
+    """``xs`` with every tensor cloned, except the positions in ``keep`` (tensors made for this
+    one call).  For evaluations repeated at points the caller set (finite differences): an
+    ``fn`` that writes into its inputs (``t.mul_(2)``) then changes neither those points nor
+    the caller's tensors, and no output aliases them."""
+    return [x if i in keep or not isinstance(x, torch.Tensor) else x.clone()
+            for i, x in enumerate(xs)]
 
 
 def reverse_graph(
