@@ -109,6 +109,15 @@ PAIRS = [
     ("accumulation_unscaled", "accumulation_scaled"),
     ("argmax_in_forward", "max_values_in_forward"),
     ("frozen_layer_still_moves", "freeze_by_optimizer_subset"),
+    # round 2
+    ("r2_hook_zeroes_grad_weight_decay", "r2_hook_scales_grad_adam"),
+    ("r2_shared_encoder_two_optimizers", "r2_two_losses_retain_graph_one_step"),
+    ("r2_ddp_no_sync_every_microbatch", "r2_ddp_no_sync_last_syncs"),
+    ("r2_fp16_grad_underflow_no_scaler", "r2_fp16_grad_underflow_scaler"),
+    ("r2_manual_bce_log_saturated_nan", "r2_bce_with_logits_saturated"),
+    ("r2_gradient_penalty_without_create_graph", "r2_gradient_penalty_create_graph"),
+    ("r2_cosine_norm_zero_row_nan", "r2_cosine_norm_plus_one"),
+    ("r2_zero_init_hidden_layer", "r2_zero_init_softmax_regression"),
 ]
 
 
