@@ -77,3 +77,103 @@ def expect_raise(fn: Callable[[], object], kind: type[BaseException]) -> BaseExc
     except kind as error:
         return error
     return None
+
+
+# --- two processes (round 2's DDP scenarios) -------------------------------------------------
+
+
+class Recorded:
+    """What a watch said in another process: the summary and ``why_no_grad`` answers, as text.
+
+    A DDP scenario runs its step in two processes; each process asks its own watch and sends the
+    text back, so the judge reads the same ``summary(checks=False)`` / ``why_no_grad`` it would
+    read in one process.
+    """
+
+    def __init__(self, summary: str, why: dict[str, str]) -> None:
+        self._summary, self._why = summary, dict(why)
+
+    def summary(self, checks: bool = True) -> str:
+        del checks  # recorded with checks=False
+        return self._summary
+
+    def why_no_grad(self, name: str) -> str:
+        return self._why[name]
+
+
+def record(w: object, ask: Iterable[str]) -> tuple[str, dict[str, str]] | None:
+    """``w.summary(checks=False)`` and ``w.why_no_grad(name)`` per name, or None under ``plain``."""
+    if w is None:
+        return None
+    why = {}
+    for name in ask:
+        try:
+            why[name] = w.why_no_grad(name)  # type: ignore[attr-defined]
+        except Exception as error:  # noqa: BLE001  (the answer is part of what is judged)
+            why[name] = f"<{type(error).__name__}: {error}>"
+    return w.summary(checks=False), why  # type: ignore[attr-defined]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _child(rank: int, world: int, port: int, fn: Callable, conn: object) -> None:
+    import torch.distributed as dist
+
+    try:
+        dist.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world
+        )
+        try:
+            result = ("ok", fn(rank))
+        finally:
+            dist.destroy_process_group()
+    except BaseException as error:  # noqa: BLE001  (sent to the parent, which raises it)
+        import traceback
+
+        result = ("error", f"{type(error).__name__}: {error}\n{traceback.format_exc()}")
+    conn.send(result)  # type: ignore[attr-defined]
+    conn.close()  # type: ignore[attr-defined]
+
+
+def two_processes(fn: Callable[[int], object], timeout: float = 60.0) -> list[object]:
+    """Run ``fn(rank)`` in two forked processes joined by a gloo process group; their results.
+
+    The processes are forked (they inherit the imported torch and gradarg, and ``fn`` need not
+    be picklable); a result must be picklable without tensors (lists of floats).  A process that
+    raised makes this raise with its traceback; one still running after ``timeout`` seconds is
+    killed (by its own pid) and reported.
+    """
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    port = _free_port()
+    pipes, procs = [], []
+    for rank in range(2):
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(rank, 2, port, fn, child), daemon=True)
+        proc.start()
+        child.close()
+        pipes.append(parent)
+        procs.append(proc)
+    results: list[object] = []
+    try:
+        for rank, conn in enumerate(pipes):
+            if not conn.poll(timeout):
+                raise TimeoutError(f"process {rank} sent nothing in {timeout} s")
+            status, value = conn.recv()
+            if status != "ok":
+                raise RuntimeError(f"process {rank} raised: {value}")
+            results.append(value)
+    finally:
+        for proc in procs:
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+    return results
