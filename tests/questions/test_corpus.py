@@ -23,6 +23,7 @@ from queries import (
     QUERIES_ROUND7,
     QUERIES_ROUND8,
     QUERIES_ROUND9,
+    QUERIES_ROUND10,
 )
 
 DATA = json.loads((HERE / "corpus.json").read_text())
@@ -33,11 +34,12 @@ SPLIT_QUERIES = {q for rounds in FIRST_ROUNDS for v in rounds.values() for _, q 
 LATER_QUERIES = {q for rounds in (QUERIES_ROUND5, QUERIES_ROUND6) for v in rounds.values()
                  for _, q in v}
 LATER = ("round5", "round6")
-BLIND_QUERIES = {q for rounds in (QUERIES_ROUND7, QUERIES_ROUND8, QUERIES_ROUND9)
+BLIND_QUERIES = {q for rounds in (QUERIES_ROUND7, QUERIES_ROUND8, QUERIES_ROUND9,
+                                  QUERIES_ROUND10)
                  for v in rounds.values()
                  for _, q in v}
 # every record held out and graded blind, once, on the site as it was (grade_<round>)
-BLIND = ("round7", "round8", "round9")
+BLIND = ("round7", "round8", "round9", "round10")
 ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES | BLIND_QUERIES
 DOCS = HERE.parents[1] / "docs"
 KINDS = {"forum", "stackoverflow", "github-issue"}
@@ -92,7 +94,7 @@ def test_the_held_out_third_was_graded_before_and_after():
     question pages (a reader who wrote nothing graded them)."""
     for r in RECORDS:
         if r["part_id"].startswith(BLIND):  # graded once, blind, on the site as it was
-            blind_round = r["part_id"][:6]
+            blind_round = re.match(r"round\d+", r["part_id"]).group()
             assert r[f"grade_{blind_round}"]["grade"] in GRADES and r["anchor"] is None, r["id"]
         elif r["held_out"]:
             for which in ("grade_before", "grade_after", "grade_round5", "grade_round6"):
