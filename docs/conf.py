@@ -25,6 +25,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 )
 sys.path.insert(0, os.path.join(_HERE, "tools"))
+import preexecute  # every core executes notebooks before the read, see setup
 import search_extra  # synonyms and error messages for the search page, see setup
 import visible_code  # the downloadable notebooks, see add_download_notebook
 
@@ -157,6 +158,8 @@ def drop_source_download(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.connect("env-before-read-docs", preexecute.preexecute)
+    app.connect("build-finished", preexecute.record)
     app.connect("html-page-context", search_extra.add_scripts)
     app.connect("build-finished", search_extra.write)
     # before the theme builds its header buttons (priority 501)

@@ -1,0 +1,62 @@
+"""The docs build's pre-execution (docs/tools/preexecute.py): pages execute before Sphinx reads
+them, each result lands in the execution cache under the key MyST-NB looks up, and a failing
+page stops the build with its traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parents[2] / "docs" / "tools"
+CONF = f"""
+import sys
+sys.path.insert(0, {str(TOOLS)!r})
+import preexecute
+extensions = ["myst_nb"]
+nb_execution_mode = "cache"
+nb_execution_cache_path = "_build/.jupyter_cache"
+nb_execution_raise_on_error = True
+def setup(app):
+    app.connect("env-before-read-docs", preexecute.preexecute)
+"""
+PAGE = """---
+file_format: mystnb
+kernelspec:
+  name: python3
+---
+# Page {n}
+
+```{{code-cell}} python3
+print({code})
+```
+"""
+
+
+def build(tmp_path: Path, codes: list[str]) -> subprocess.CompletedProcess:
+    (tmp_path / "conf.py").write_text(CONF)
+    names = [f"p{n}" for n in range(len(codes))]
+    (tmp_path / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(names) + "\n```\n")
+    for n, code in enumerate(codes):
+        (tmp_path / f"p{n}.md").write_text(PAGE.format(n=n, code=code))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-j", "2", "-v",
+                           str(tmp_path), str(tmp_path / "_build" / "html")],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def test_pages_execute_before_the_read_and_the_read_finds_them(tmp_path):
+    out = build(tmp_path, ["6 * 7", "'side by side'"])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "pre-executed 2 pages on 2 workers" in out.stdout
+    # every page was found in the cache while reading: none executed a second time
+    assert out.stdout.count("Using cached notebook") == 2, out.stdout[-3000:]
+    assert "Executing notebook" not in out.stdout
+    assert "42" in (tmp_path / "_build" / "html" / "p0.html").read_text()
+
+
+def test_a_failing_page_stops_the_build_with_its_traceback(tmp_path):
+    out = build(tmp_path, ["1 / 0", "'fine'"])
+    assert out.returncode != 0
+    assert "executing p0 failed" in out.stderr and "ZeroDivisionError" in out.stderr
