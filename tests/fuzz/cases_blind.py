@@ -22,22 +22,37 @@ import math  # noqa: F401  (the calls use it)
 import os
 import pathlib
 import tempfile
-import xml.etree.ElementTree as ET  # noqa: F401
+import xml.etree.ElementTree as ET
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import numpy as np  # noqa: E402,F401
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from casekit import (  # noqa: E402,F401  (the predicates use them)
-    D, S, Registry, arrow, close, close_notnan, coo, covers, csr, dense, jr, same_pattern, taj,
-    tri, valid_coloring, vjp_ref)
-from torch.func import grad, hessian, jacfwd, jacrev, vmap  # noqa: E402,F401
+import numpy as np
+import torch
+import torch.nn.functional as F
+from casekit import (  # noqa: F401  (the predicates use them)
+    D,
+    Registry,
+    S,
+    arrow,
+    close,
+    close_notnan,
+    coo,
+    covers,
+    csr,
+    dense,
+    jr,
+    same_pattern,
+    taj,
+    tri,
+    valid_coloring,
+    vjp_ref,
+)
+from torch import nn
+from torch.func import grad, hessian, jacfwd, jacrev, vmap  # noqa: F401
 
-import gradarg as ga  # noqa: E402
-import gradarg.plot  # noqa: E402,F401
-import gradarg.sparse  # noqa: E402,F401
+import gradarg as ga
+import gradarg.plot
+import gradarg.sparse
 
 REG = Registry(globals())
 CASES = REG.cases
@@ -385,20 +400,20 @@ def side_jac(method):
     x = x3.clone().requires_grad_()
     before = x.detach().clone()
     J = ga.jacobian(mix, x, method=method)
-    return dict(J=J, grad=x.grad, same=torch.equal(x.detach(), before), rg=x.requires_grad,
-                hooks=hooks_of(x))
+    return {"J": J, "grad": x.grad, "same": torch.equal(x.detach(), before), "rg": x.requires_grad,
+                "hooks": hooks_of(x)}
 
 
 def captured_jac(method):
     w = torch.tensor([1.5, -0.5, 2.0], dtype=D, requires_grad=True)
     J = ga.jacobian(lambda t: t * w, x3, method=method)
-    return dict(J=J, wgrad=w.grad, hooks=hooks_of(w))
+    return {"J": J, "wgrad": w.grad, "hooks": hooks_of(w)}
 
 
 def inplace_jac(method):
     x = x3.clone()
     J = ga.jacobian(lambda t: t.mul_(2), x, method=method)
-    return dict(J=J, same=torch.equal(x, x3))
+    return {"J": J, "same": torch.equal(x, x3)}
 
 
 def cg_param():
@@ -416,7 +431,7 @@ def fcall_grad(use_ga):
     params = {k: v.detach() for k, v in lin.named_parameters()}
 
     def loss(p):
-        f = lambda t: torch.tanh(torch.func.functional_call(lin, p, (t,)))  # noqa: E731
+        f = lambda t: torch.tanh(torch.func.functional_call(lin, p, (t,)))
         J = ga.jacobian(f, x3) if use_ga else jacrev(f)(x3)
         return (J ** 2).sum()
 
@@ -424,7 +439,7 @@ def fcall_grad(use_ga):
 
 
 def remembered_auto():
-    f = lambda t: t.repeat(int(t[0].item()))  # noqa: E731  (output size depends on x[0])
+    f = lambda t: t.repeat(int(t[0].item()))
     a = torch.tensor([5.0, 1.0, 2.0], dtype=D)
     b = torch.tensor([1.0, 1.0, 2.0], dtype=D)
     return ga.jacobian(f, a), ga.jacobian(f, b), taj(f, a), taj(f, b)
@@ -434,8 +449,8 @@ def bv_side():
     x = x3.clone().requires_grad_()
     w = torch.tensor([1.5, -0.5, 2.0], dtype=D, requires_grad=True)
     g = ga.backward_vjp(lambda t: t * w, x, v3)
-    return dict(g=g, xgrad=x.grad, wgrad=w.grad, same=torch.equal(x.detach(), x3),
-                hooks=hooks_of(x) or hooks_of(w))
+    return {"g": g, "xgrad": x.grad, "wgrad": w.grad, "same": torch.equal(x.detach(), x3),
+                "hooks": hooks_of(x) or hooks_of(w)}
 
 
 def cv_side():
@@ -443,56 +458,56 @@ def cv_side():
     x.grad = torch.ones(3, dtype=D)
     w = torch.tensor([1.5, -0.5, 2.0], dtype=D, requires_grad=True)
     r = ga.compare_vjp(lambda t: t * w, x, v3)
-    return dict(r=r, xgrad=x.grad, wgrad=w.grad, same=torch.equal(x.detach(), x3),
-                hooks=hooks_of(x) or hooks_of(w))
+    return {"r": r, "xgrad": x.grad, "wgrad": w.grad, "same": torch.equal(x.detach(), x3),
+                "hooks": hooks_of(x) or hooks_of(w)}
 
 
 def cv_output_tensor():
     x = x3.clone().requires_grad_()
     y = x ** 2
     r = ga.compare_vjp(y, x, v3, reference=torch.diag(2 * x3))
-    return dict(r=r, xgrad=x.grad)
+    return {"r": r, "xgrad": x.grad}
 
 
 def cv_grad_out_inplace():
     x = torch.tensor([1.0, 2.0, 3.0], dtype=D)
     v = torch.tensor([1.0, -1.0, 0.5], dtype=D)
     r = ga.compare_vjp(GradOutInplace.apply, x, v)
-    return dict(r=r, v_same=torch.equal(v, torch.tensor([1.0, -1.0, 0.5], dtype=D)))
+    return {"r": r, "v_same": torch.equal(v, torch.tensor([1.0, -1.0, 0.5], dtype=D))}
 
 
 def cb_module_side():
     lin = lin_fixed()
     x = rn(4, 3).requires_grad_()
     r = ga.check_backward(lin, x)
-    return dict(r=r, wgrad=lin.weight.grad, bgrad=lin.bias.grad, xgrad=x.grad,
-                hooks=hooks_of(x) or hooks_of(lin.weight),
-                mod_hooks=bool(lin._forward_hooks or lin._forward_pre_hooks
-                               or lin._backward_hooks))
+    return {"r": r, "wgrad": lin.weight.grad, "bgrad": lin.bias.grad, "xgrad": x.grad,
+                "hooks": hooks_of(x) or hooks_of(lin.weight),
+                "mod_hooks": bool(lin._forward_hooks or lin._forward_pre_hooks
+                               or lin._backward_hooks)}
 
 
 def cb_x_side():
     x = x8.clone().requires_grad_()
     r = ga.check_backward(torch.sin, x)
-    return dict(r=r, xgrad=x.grad, same=torch.equal(x.detach(), x8), rg=x.requires_grad)
+    return {"r": r, "xgrad": x.grad, "same": torch.equal(x.detach(), x8), "rg": x.requires_grad}
 
 
 def sj_side():
     w = torch.ones(5, dtype=D, requires_grad=True)
     J = ga.SparseJacobian(tri(5))(lambda t: stencil(t) * w, x5)
-    return dict(J=J, wgrad=w.grad)
+    return {"J": J, "wgrad": w.grad}
 
 
 def sp_rng():
     before = torch.random.get_rng_state()
     Pp = ga.sparsity_pattern(lambda u: u[1:] - u[:-1], torch.zeros(4), generator=gen(1))
-    return dict(P=Pp, same=torch.equal(before, torch.random.get_rng_state()))
+    return {"P": Pp, "same": torch.equal(before, torch.random.get_rng_state())}
 
 
 def js_captured():
     w = torch.ones(4, dtype=D, requires_grad=True)
     Pp = ga.jacobian_sparsity(lambda t: t * w, torch.zeros(4, dtype=D), layout=torch.strided)
-    return dict(P=Pp, wgrad=w.grad)
+    return {"P": Pp, "wgrad": w.grad}
 
 
 def bn_train(n=2):
@@ -513,23 +528,23 @@ def chain():
 def tb_doc():
     a, b, c, d = chain()
     t = ga.trace_backward(d, names={"a": a, "b": b, "c": c, "d": d})
-    return dict(t=t, agrad=a.grad, arrived=[(n.label, round(n.arrived.item(), 4)) for n in t.executed])
+    return {"t": t, "agrad": a.grad, "arrived": [(n.label, round(n.arrived.item(), 4)) for n in t.executed]}
 
 
 def tb_use_grad():
-    a, b, c, d = chain()
+    a, _b, _c, d = chain()
     t = ga.trace_backward(d, names={"a": a}, use_grad=True)
-    return dict(t=t, agrad=a.grad, leaves=t.leaves)
+    return {"t": t, "agrad": a.grad, "leaves": t.leaves}
 
 
 def tb_twice():
-    a, b, c, d = chain()
+    _a, _b, _c, d = chain()
     ga.trace_backward(d)
     return ga.trace_backward(d)
 
 
 def tb_retain():
-    a, b, c, d = chain()
+    a, _b, _c, d = chain()
     ga.trace_backward(d, retain_graph=True)
     ga.trace_backward(d)
     return a.grad
@@ -540,7 +555,7 @@ def tb_inputs():
     b = torch.tensor([3.0, 4.0], requires_grad=True)
     y = (a * b).sum()
     ga.trace_backward(y, inputs=[a])
-    return dict(agrad=a.grad, bgrad=b.grad)
+    return {"agrad": a.grad, "bgrad": b.grad}
 
 
 def tb_existing_grad():
@@ -548,7 +563,7 @@ def tb_existing_grad():
     a.grad = torch.ones(2)
     y = (a ** 2).sum()
     ga.trace_backward(y)
-    return dict(agrad=a.grad, hooks=hooks_of(a))
+    return {"agrad": a.grad, "hooks": hooks_of(a)}
 
 
 def tb_sqrt0():
@@ -569,14 +584,14 @@ def tb_complex():
     ga.trace_backward(y)
     z2 = z.detach().clone().requires_grad_()
     (z2 * z2).abs().sum().backward()
-    return dict(got=z.grad, ref=z2.grad)
+    return {"got": z.grad, "ref": z2.grad}
 
 
 def tb_embedding():
     emb = nn.Embedding(5, 2, sparse=True)
     y = emb(torch.tensor([1, 3, 1])).sum()
     t = ga.trace_backward(y)
-    return dict(t=t, grad=emb.weight.grad)
+    return {"t": t, "grad": emb.weight.grad}
 
 
 def tb_simple(**kw):
@@ -643,7 +658,7 @@ def wng_ok():
     w = torch.tensor([1.0, 2.0], requires_grad=True)
     y = (w ** 2).sum()
     d = ga.why_no_grad(y, w)
-    return dict(d=d, wgrad=w.grad)
+    return {"d": d, "wgrad": w.grad}
 
 
 def wng_accumulated():
@@ -666,11 +681,11 @@ def wng_random():
     torch.manual_seed(0)
     drop = nn.Dropout(0.5)
     w = torch.ones(64, requires_grad=True)
-    f = lambda: drop(w * 2).sum()  # noqa: E731
+    f = lambda: drop(w * 2).sum()
     f().backward()
     state = torch.random.get_rng_state()
     d = ga.why_no_grad(f, w)
-    return dict(d=d, rng_same=torch.equal(state, torch.random.get_rng_state()))
+    return {"d": d, "rng_same": torch.equal(state, torch.random.get_rng_state())}
 
 
 def wng_integer():
@@ -743,8 +758,8 @@ def watch_basic():
     left = left or any(bool(getattr(_mm, n)) for n in (
         "_global_parameter_registration_hooks", "_global_forward_hooks", "_global_forward_pre_hooks",
         "_global_backward_hooks", "_global_backward_pre_hooks", "_global_module_registration_hooks"))
-    return dict(w=w, rows=[r["module"] for r in w.rows()], summary=w.summary(), left=left,
-                layers=[m.kind for m in w.layers()], table=w.table())
+    return {"w": w, "rows": [r["module"] for r in w.rows()], "summary": w.summary(), "left": left,
+                "layers": [m.kind for m in w.layers()], "table": w.table()}
 
 
 def watch_dead():
@@ -753,7 +768,7 @@ def watch_dead():
         net[0].bias.fill_(-100.0)
     with ga.watch(net) as w:
         net(torch.randn(16, 4)).pow(2).mean().backward()
-    return dict(summary=w.summary(), problems=w.problems())
+    return {"summary": w.summary(), "problems": w.problems()}
 
 
 def watch_sqrt():
@@ -764,7 +779,7 @@ def watch_sqrt():
         net[0].bias.zero_()
     with ga.watch(net) as w:
         net(torch.randn(3, 2)).sum().backward()
-    return dict(summary=w.summary(), first=w.first_nonfinite())
+    return {"summary": w.summary(), "first": w.first_nonfinite()}
 
 
 def watch_unused():

@@ -52,7 +52,8 @@ INTERNAL_MARKERS = (
     "aten::", "at::", "c10::", "data pointer", "doesn't have storage", "has no attribute",
     "object is not subscriptable", "not supported between instances", "unsupported format",
     "__init__()", "'nonetype' object", "zip()", "could not run", "tensors of type", "internal assert",
-    "torch._c", "unsupported operand type", "must be real number, not", "object of type",
+    "torch._c.",  # torch._C.<name>, not torch._check
+    "unsupported operand type", "must be real number, not", "object of type",
     "is not iterable", "enforce fail", "_validate", "object is not callable",
     "takes from", "positional argument", "missing 1 required", "can't convert",
     "cannot convert", "index out of range", "dimension out of range", "sizes of tensors must",
