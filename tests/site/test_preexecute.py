@@ -11,12 +11,13 @@ from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parents[2] / "docs" / "tools"
 CONF = f"""
+import os
 import sys
 sys.path.insert(0, {str(TOOLS)!r})
 import preexecute
 extensions = ["myst_nb"]
 nb_execution_mode = "cache"
-nb_execution_cache_path = "_build/.jupyter_cache"
+nb_execution_cache_path = os.path.join(os.path.dirname(__file__), "_build", ".jupyter_cache")
 nb_execution_raise_on_error = True
 def setup(app):
     app.connect("env-before-read-docs", preexecute.preexecute)
@@ -42,7 +43,7 @@ def build(tmp_path: Path, codes: list[str]) -> subprocess.CompletedProcess:
         (tmp_path / f"p{n}.md").write_text(PAGE.format(n=n, code=code))
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-j", "2", "-v",
-                           str(tmp_path), str(tmp_path / "_build" / "html")],
+                           str(tmp_path), str(tmp_path / "_build" / "html")], cwd=tmp_path,
                           capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
