@@ -88,10 +88,12 @@ def test_a_vanishing_derivative_at_a_smooth_point_is_resolved(p, a, c, b, d):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         jac = gradarg.jacobian(fn, x, method="finite-difference")
-    # the diagonal is resolved: no warning names it (the structural zeros may be NaN where
-    # f's rounding hides them, each named in the warning)
+    # the diagonal is resolved: no "could not resolve" warning names it (the structural zeros
+    # may be NaN where f's rounding hides them, each named there); one resolved to fewer than
+    # four digits (b's rounding against a small f') may be named by the other warning
     for w in caught:
-        assert "∂y[0]/∂x[0]" not in str(w.message) and "∂y[1]/∂x[1]" not in str(w.message)
+        if "could not resolve" in str(w.message):
+            assert "∂y[0]/∂x[0]" not in str(w.message) and "∂y[1]/∂x[1]" not in str(w.message)
     # by hand: f'(a) = 0, f'(a + d) = c p d**(p-1)
     want = torch.tensor([0.0, c * p * (x[1] - a) ** (p - 1)], dtype=torch.float64)
     # truncation on the scale of f'' ... near x, and f's own rounding (b up to 1e6)

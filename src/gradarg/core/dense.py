@@ -206,7 +206,10 @@ def jacobian(
         Issued (not raised) when ``x`` contains NaN or Inf; with ``"finite-difference"``,
         when some entries could not be resolved (named in the message): those entries are
         NaN, never a number the differences could not see (``sin`` at ``1e17``; an output
-        so large that no step moves it, ``x.sum()`` along ``x[0] = 0`` beside ``1e300``).
+        so large that no step moves it, ``x.sum()`` along ``x[0] = 0`` beside ``1e300``); and
+        when some entries are resolved only to fewer than four significant digits (their
+        estimated error above ``1e-4`` relative, or :func:`fd_tolerance` of a lower
+        precision: ``sin(1/t)`` at ``t = 1e-3``): those keep their value.
 
     Notes
     -----

@@ -43,7 +43,13 @@ from . import fd_error
 from .functorch import VMAP_ERRORS, batched
 from .graph import call, copies
 
-__all__ = ["fd_partials", "fd_step", "fd_tolerance", "warn_unresolved"]
+__all__ = ["LOOSE", "fd_partials", "fd_step", "fd_tolerance", "warn_unresolved"]
+
+# An entry whose estimated error exceeds this (relative, plus the same absolute for entries
+# near 0), or fd_tolerance of a lower precision, is returned with a RuntimeWarning: fewer than
+# four significant digits (sin(1/t) at t = 1e-3: 8e-3).  Ten times tighter than gradcheck's
+# default rtol (1e-3), and above what a pole 1e-4 away (2.6e-6) or x = 1e8 (9e-6) leave.
+LOOSE = 1e-4
 
 
 def fd_step(x: torch.Tensor) -> torch.Tensor:
@@ -176,6 +182,7 @@ def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
         dx: list[list[torch.Tensor]] = [[] for _ in base]
         dy: list[list[torch.Tensor | None]] = [[] for _ in base]
         unresolved = []
+        loose: list[tuple[int, int, torch.Tensor, tuple[float, float]]] = []
         ests = []
         for j, x in enumerate(xs):
             torch.set_rng_state(state)
@@ -192,7 +199,8 @@ def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
                 for k, y in enumerate(base):
                     shape = tuple(y.shape) + tuple(x.shape)
                     deriv = e.value[k].movedim(0, -1).reshape(shape).to(y.dtype)
-                    bad = torch.isinf(e.error[k].movedim(0, -1).reshape(shape))
+                    err = e.error[k].movedim(0, -1).reshape(shape)
+                    bad = torch.isinf(err)
                     # rows of outputs that are NaN/inf already: not the differences' fault
                     bad &= torch.isfinite(y).reshape(tuple(y.shape) + (1,) * x.dim())
                     # (nor columns of NaN/inf elements of x: the input check warned)
@@ -202,23 +210,35 @@ def _estimated(fn: Callable[..., Any], xs: Sequence[torch.Tensor]):
                     (dx if d == 0 else dy)[k].append(deriv)
                     if bool(bad.any()):
                         unresolved.append((k, j, bad))
+                    # resolved, but to fewer than four significant digits (or the
+                    # tolerance of a lower precision): said, the value kept
+                    tol = max(LOOSE, fd_tolerance(y.dtype))
+                    # (not at a kink: there every value between the one-sided slopes is
+                    # a subgradient, and the bound is half their gap by design)
+                    kink = e.kink[k].movedim(0, -1).reshape(shape)
+                    ratio = err / (1 + deriv.abs())
+                    wide = ~bad & ~kink & torch.isfinite(deriv) & (ratio > tol)
+                    if bool(wide.any()):
+                        worst = int(torch.where(wide, ratio, 0).reshape(-1).argmax())
+                        loose.append((k, j, wide, (float(err.reshape(-1)[worst]),
+                                                   float(deriv.reshape(-1)[worst].abs()))))
             if len(est) == 1:
                 for k in range(len(base)):
                     dy[k].append(None)
     if unresolved:
         warn_unresolved(unresolved, xs, len(base) > 1, len(xs) > 1)
+    if loose:
+        warn_loose(loose, xs, len(base) > 1, len(xs) > 1)
     return dx, dy, is_tuple
 
 
-def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
-                    many_in: bool) -> None:
-    """Warn (``RuntimeWarning``) about Jacobian entries the finite differences could not
-    resolve: ``unresolved`` holds ``(k, j, mask)`` with ``mask`` of shape ``y_k.shape +
-    x_j.shape``.  Entries in columns of NaN/inf elements of ``x_j`` and in rows of NaN/inf
-    outputs are left out (the input check has warned about NaN/inf inputs already)."""
+def _named(entries, xs: Sequence[torch.Tensor], many_out: bool,
+           many_in: bool) -> tuple[int, list[str]]:
+    """The count of ``(k, j, mask)`` entries in columns of finite ``x_j`` elements, and up to
+    four of them named, ``∂y[i]/∂x[j] at x[j] = value``."""
     shown: list[str] = []
     total = 0
-    for k, j, mask in unresolved:
+    for k, j, mask in entries:
         x = xs[j]
         lead = mask.dim() - x.dim()
         finite = torch.isfinite(x.detach()).reshape((1,) * lead + tuple(x.shape))
@@ -231,6 +251,16 @@ def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
             t = x.detach()[tuple(xi)]
             value = f"{complex(t):.4g}" if x.is_complex() else f"{float(t):.4g}"
             shown.append(f"∂{y_name}{yi}/∂{x_name}{xi} at {x_name}{xi} = {value}")
+    return total, shown
+
+
+def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
+                    many_in: bool) -> None:
+    """Warn (``RuntimeWarning``) about Jacobian entries the finite differences could not
+    resolve: ``unresolved`` holds ``(k, j, mask)`` with ``mask`` of shape ``y_k.shape +
+    x_j.shape``.  Entries in columns of NaN/inf elements of ``x_j`` and in rows of NaN/inf
+    outputs are left out (the input check has warned about NaN/inf inputs already)."""
+    total, shown = _named(unresolved, xs, many_out, many_in)
     if total:
         more = f" and {total - len(shown)} more" if total > len(shown) else ""
         warnings.warn(
@@ -240,6 +270,26 @@ def warn_unresolved(unresolved, xs: Sequence[torch.Tensor], many_out: bool,
             f"finite there (it varies on a scale below the smallest step tried, jumps or "
             f"overflows, or its output is so large that the steps do not move it). Those "
             f"entries are NaN; use method='forward' or 'reverse', or other inputs",
+            RuntimeWarning, stacklevel=6)
+
+
+def warn_loose(loose, xs: Sequence[torch.Tensor], many_out: bool, many_in: bool) -> None:
+    """Warn (``RuntimeWarning``) about entries returned with an estimated error above
+    ``tol * (1 + |J|)``, ``tol`` the larger of :data:`LOOSE` and :func:`fd_tolerance`:
+    ``loose`` holds ``(k, j, mask, (error, |J|) of the worst entry)``.  Their values are kept: each is within its bound (the bound is an
+    overestimate), but not as accurate as a central difference usually is."""
+    total, shown = _named([(k, j, m) for k, j, m, _ in loose], xs, many_out, many_in)
+    if total:
+        err, size = max((w for *_, w in loose), key=lambda w: w[0] / (1 + w[1]))
+        more = f" and {total - len(shown)} more" if total > len(shown) else ""
+        warnings.warn(
+            f"jacobian(method='finite-difference'): {total} entr"
+            f"{'y is' if total == 1 else 'ies are'} resolved to fewer than four significant "
+            f"digits: an estimated error of up to {err:.2g} on an entry of size {size:.3g} "
+            f"({'; '.join(shown)}{more}): fn varies on a scale close to the smallest steps "
+            f"tried there (sin(1/t) near 0), or x's magnitude or the output's limits how "
+            f"small a step can be. The values are kept; use method='forward' or 'reverse' "
+            f"for exact values, or compare with a tolerance of at least that size",
             RuntimeWarning, stacklevel=6)
 
 
