@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradarg import fmt, latex_jacobian, latex_matrix, latex_vjp, markdown_table, summarize
@@ -310,3 +310,19 @@ def test_latex_vjp_shows_v_J_and_refuses_any_other_result(m, n, seed, dtype, off
     wrong[seed % n] += off * torch.finfo(dtype).eps * max(scale, 1.0)  # above rounding
     with pytest.raises(ValueError, match=r"result is not vᵀJ: its entry"):
         latex_vjp(v, jac, wrong.to(dtype))
+
+
+@settings(max_examples=60, deadline=None)
+@given(cells=st.lists(st.lists(st.text(max_size=12), min_size=2, max_size=2), min_size=1,
+                      max_size=4),
+       headers=st.lists(st.text(max_size=8), min_size=2, max_size=2))
+def test_markdown_table_keeps_one_line_per_row_whatever_the_text(cells, headers):
+    # a blind edge case: a cell "a\nb" split its row in two (the docstring's promise: cells
+    # keep the table intact); every line break str.splitlines knows, and "|", inside cells
+    out = markdown_table(cells, headers).splitlines()
+    assert len(out) == 2 + len(cells)
+    assert all(line.startswith("| ") and line.endswith(" |") for line in out)
+    # the cells are still there, in order, line breaks as <br>
+    for line, row in zip(out[2:], cells, strict=True):
+        for cell in row:
+            assert "<br>".join(cell.splitlines()).replace("|", "\\|") in line

@@ -356,6 +356,11 @@ def _long_cells(
     return found
 
 
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks (every one ``str.splitlines`` knows) as ``<br>``."""
+    return "<br>".join(text.splitlines())
+
+
 def markdown_table(
     rows: Sequence[Sequence[Any]],
     headers: Sequence[str],
@@ -364,7 +369,9 @@ def markdown_table(
 ) -> str:
     """A Markdown pipe table; tensors and numbers are formatted with :func:`fmt`.
 
-    A ``|`` inside a cell is escaped, so labels such as ``|z|`` keep the table intact. A tensor
+    A ``|`` inside a cell is escaped and a line break becomes ``<br>`` (as GitHub-flavoured
+    Markdown writes one inside a cell), so labels such as ``|z|`` or ``"a\\nb"`` keep the
+    table intact: every line of it starts with ``|``. A tensor
     with more than ``max_entries`` elements is summarised in its cell (:func:`summarize`), and
     its full values follow the table in a collapsed ``<details>`` block, one click away
     (labelled by the first cell of its row).
@@ -392,7 +399,7 @@ def markdown_table(
     """
 
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(_one_line(c.replace("|", "\\|")) for c in cells) + " |"
 
     rows, headers = table_args(rows, headers, digits, max_entries)
 
