@@ -523,6 +523,42 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("autograd.Function requires_grad=False inside forward enable_grad inference_mode",
      "questions/grad-mode"),
     ("forward hook detach style transfer gradient", "questions/hooks"),
+    # torch.func.vjp and jvp: cotangent shapes, batching, in-place views, rounding, DDP
+    ("functorch vjp silently incorrect copy_ diagonal in-place copy into view",
+     "questions/vjp-jvp"),
+    ("vmap x jvp torch.cov nested vmap jvp inside vmap", "questions/vjp-jvp"),
+    ("torch.func.jvp DistributedDataParallel jvp after backward fails", "questions/vjp-jvp"),
+    ("DDP jvp Cannot access data pointer of Tensor that doesn't have storage",
+     "questions/vjp-jvp"),
+    ("torch.func.jvp different output layer_norm hessian vector product primal output mismatch",
+     "questions/vjp-jvp"),
+    ("vjp_fn Mismatch in shape: grad_output[0] grad of grad vector-Jacobian product shape",
+     "questions/vjp-jvp"),
+    ("torch.autograd.functional.vjp vmap returns 0 gradients BatchedTensor", "questions/vjp-jvp"),
+    ("jvp through vmap stack_module_state functional_call ensemble heads", "questions/vjp-jvp"),
+    # compiling vjp_fn, a no_grad view output, torch.export of a training step
+    ("torch.compile vjp_fn compiled vjp returns zeros", "questions/compile-support"),
+    (("torch.compile no_grad view element 1 of tensors does not require grad and does not "
+      "have a grad_fn AOTAutograd"), "questions/compile-support"),
+    ("torch.export capture backward graph Tensor.backward training", "questions/compile-support"),
+    ("multiple backward() in parallel threads cpu execution is serialized",
+     "questions/api-contracts"),
+    ("hessian returns zeros torch.autograd.functional.hessian perturbation of weights",
+     ("questions/jacobian-api", "guide/torch-func")),
+    ("max_pool2d_with_indices_backward indices CPU CUDA inconsistent",
+     "questions/linalg-fft-pooling"),
+    ("AdaptiveMaxPool2d return_indices indices format double backward",
+     "questions/linalg-fft-pooling"),
+    ("gradcheck complex valued functions Wirtinger gradgradcheck", "questions/sparse-gradcheck"),
+    (("a view of a leaf Variable that requires grad is being used in an in-place operation "
+      "new version of PyTorch"), "questions/graph-errors"),
+    # what detach() changes, and when .grad is filled
+    ("circle loss detaching sp and sn clamp_min gradient graph", "questions/detach-grad"),
+    ("detach delta.grad delta_norm adversarial training embeds_init", "questions/detach-grad"),
+    ("detach memory anchors gradient history old batches XBM", "questions/detach-grad"),
+    ("query_points.detach() truncate the regression gradient each layer", "questions/detach-grad"),
+    ("Tensor.grad None by default accumulate future calls to backward", "questions/detach-grad"),
+    ("retains_grad non-leaf grad populated backward", "questions/detach-grad"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
