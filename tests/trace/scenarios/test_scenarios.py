@@ -32,10 +32,6 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # Round 2 (branch s16-scen), first run against main at e79ef0d: open ones with what was missing or
 # false, held-out ones with their verdict only.
 XFAIL: dict[str, str] = {
-    "r2_backward_unscaled_scaler_step": (
-        "false: says ok and that unscale_ divided .grad by 65536; the loss was never scaled, "
-        "so the optimizer read gradients 65536x too small"
-    ),
     "r2_ddp_no_sync_every_microbatch": (
         "false: says ok (accumulation over 2 micro-batches); every backward ran under "
         "no_sync, .grad was never averaged and the replicas differ"
@@ -50,10 +46,6 @@ XFAIL: dict[str, str] = {
         " still moved every parameter"
     ),
     "r2_lr_below_float32_resolution": "held-out: false",
-    "r2_scaled_loss_plain_optimizer_step": (
-        "false: says ok; the optimizer stepped on gradients 1024x too large (scaler.scale "
-        "without scaler.step/unscale_)"
-    ),
     "r2_shared_encoder_two_optimizers": (
         "false: says ok (2 backward passes on one graph); the encoder is held by two "
         "optimizers and stepped twice"
