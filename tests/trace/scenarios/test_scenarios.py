@@ -32,10 +32,6 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # Round 2 (branch s16-scen), first run against main at e79ef0d: open ones with what was missing or
 # false, held-out ones with their verdict only.
 XFAIL: dict[str, str] = {
-    "r2_ddp_no_sync_every_microbatch": (
-        "false: says ok (accumulation over 2 micro-batches); every backward ran under "
-        "no_sync, .grad was never averaged and the replicas differ"
-    ),
     "r2_fp16_grad_underflow_no_scaler": (
         "silent: names the all-zero gradients, not that they underflowed in float16 (autocast"
         " without a GradScaler)"
