@@ -32,10 +32,6 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # Round 2 (branch s16-scen), first run against main at e79ef0d: open ones with what was missing or
 # false, held-out ones with their verdict only.
 XFAIL: dict[str, str] = {
-    "r2_fp16_grad_underflow_no_scaler": (
-        "silent: names the all-zero gradients, not that they underflowed in float16 (autocast"
-        " without a GradScaler)"
-    ),
     "r2_gradient_penalty_without_create_graph": "held-out: silent",
     "r2_hook_zeroes_grad_weight_decay": (
         "silent: names the all-zero .grad, not the hooks that zeroed it nor that weight decay"
