@@ -33,10 +33,6 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # false, held-out ones with their verdict only.
 XFAIL: dict[str, str] = {
     "r2_gradient_penalty_without_create_graph": "held-out: silent",
-    "r2_hook_zeroes_grad_weight_decay": (
-        "silent: names the all-zero .grad, not the hooks that zeroed it nor that weight decay"
-        " still moved every parameter"
-    ),
     "r2_lr_below_float32_resolution": "held-out: false",
     "r2_shared_encoder_two_optimizers": (
         "false: says ok (2 backward passes on one graph); the encoder is held by two "
