@@ -61,7 +61,7 @@ def run(setup):
     torch.manual_seed(setup["seed"])
     net = Heads(setup["width"], setup["heads"])
     groups: list[list[nn.Module]] = []
-    for i, (_, encoder, heads) in enumerate(setup["optimizers"]):
+    for _, encoder, heads in setup["optimizers"]:
         mods = [net.encoder] if encoder else []
         mods += [h for j, h in enumerate(net.heads) if heads[j % 3]]
         groups.append(mods)
@@ -140,6 +140,5 @@ def test_parameters_stepped_by_several_optimizers_on_one_grad_are_named(setup):
     assert claim is not None, s
     assert 2 <= int(claim[1]) <= len(setup["optimizers"])
     assert set(claim[3].split(", ")) == twice, (claim[3], twice)
-    name = sorted(twice)[0]
-    why = w.why_no_grad(name)
+    why = w.why_no_grad(min(twice))
     assert "optimizers" in why and "updated" in why, why
