@@ -16,6 +16,10 @@ and after the last step.  The invariant:
   say so, and they say it of no parameter the step left where it was;
 - a hook that scaled the gradient is named in a note (the summary stays "ok");
 - a hook that returned ``None`` (or no hook) is not mentioned.
+
+The same holds for a hook on a tensor of the forward (an activation, hooked inside the
+model's forward at each step): one that returned zeros is named as what cut the gradient to
+the parameters below it, one that scaled it in a note, one that looked not at all.
 """
 
 from __future__ import annotations
@@ -152,3 +156,66 @@ def test_the_hooks_of_the_watch_come_off_and_the_users_keep_their_order():
     assert "x 6" in w.summary()
     hooks = net[0].weight._backward_hooks  # private: read only in this check
     assert list(hooks) == [first.id, second.id]
+
+
+class Hooked(nn.Module):
+    """An MLP whose forward hooks the activation after layer ``at`` with ``hook``."""
+
+    def __init__(self, widths: list[int], at: int, hook):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in itertools.pairwise(widths))
+        self.at, self.hook = at, hook
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.tanh(x)
+            if i == self.at:
+                x.register_hook(self.hook)
+        return x
+
+
+activation_setups = st.fixed_dictionaries({
+    "widths": st.lists(st.integers(2, 5), min_size=3, max_size=5),
+    "hook": st.sampled_from(sorted(HOOKS)),
+    "at": st.integers(0, 3),
+    "optimizer": st.sampled_from(sorted(OPTIMIZERS)),
+    "iterations": st.integers(1, 2),
+    "seed": st.integers(0, 2**16),
+})
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(activation_setups)
+def test_a_hook_on_an_activation_that_changed_its_gradient_is_named(setup):
+    torch.manual_seed(setup["seed"])
+    widths = setup["widths"]
+    at = setup["at"] % (len(widths) - 2)  # an activation between two layers
+    net = Hooked(widths, at, HOOKS[setup["hook"]])
+    opt = OPTIMIZERS[setup["optimizer"]](net.parameters())
+    with gradarg.watch(net) as w:
+        for _ in range(setup["iterations"]):
+            x, y = torch.randn(6, widths[0]), torch.randn(6, widths[-1])
+            opt.zero_grad()
+            nn.functional.mse_loss(net(x), y).backward()
+            opt.step()
+    below = [f"layers.{i}.{k}" for i in range(at + 1) for k in ("weight", "bias")]
+    params = dict(net.named_parameters())
+    # the ground truth, from torch: the parameters below the hooked activation
+    cut = [n for n in below if not params[n].grad.any()]
+    assert (cut == below) == (setup["hook"] == "zero")
+    s = w.summary(checks=False)
+    if setup["hook"] == "look":
+        assert s.startswith("ok") and "hook" not in s, s
+        return
+    if setup["hook"] == "scale":
+        assert s.startswith("ok"), s
+        assert "a hook on a tensor of the forward" in s and "(x 10)" in s, s
+        return
+    assert not s.startswith("ok"), s
+    assert "a hook on a tensor of the forward" in s, s
+    assert "replaced the gradient arriving there with zeros" in s, s
+    assert "first became all zero" not in s, s  # not the module after the hook
+    why = w.why_no_grad(below[0])
+    assert "exactly zero" in why and "a hook on a tensor of the forward" in why, why

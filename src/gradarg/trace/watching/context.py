@@ -11,6 +11,7 @@ Imports nothing of the trace room.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -18,7 +19,8 @@ import torch
 from ..graph.values import norm as _norm
 from .events import HookedPass, PassEntry
 
-__all__ = ["KEY", "DdpSync", "LossScales", "ParamHooks", "hooked_entry", "hooks_around", "raw_hook"]
+__all__ = ["KEY", "DdpSync", "LossScales", "ParamHooks", "TensorHooked", "hooked_entry",
+           "hooks_around", "raw_hook"]
 
 KEY = "gradarg.loss_scale"  # the mark a GradScaler's scale leaves in its output node's metadata
 _WALK = 64  # autograd nodes visited below a loss to find a scaled one
@@ -121,16 +123,29 @@ class ParamHooks:
     builds its :class:`.events.PassEntry`), and, on a parameter with hooks of the user's
     (registered before the watch or while it runs: seen by :meth:`registered`), one more
     before theirs, with the pass hook moved after theirs: the gradient backward computed and
-    the one that reaches ``.grad`` (:class:`.events.HookedPass`)."""
+    the one that reaches ``.grad`` (:class:`.events.HookedPass`).  A hook of the user's on a
+    tensor of the step's graph (an activation) registered while the watch runs gets the same
+    pair (:class:`TensorHooked`, kept for the step).
+
+    Attributes
+    ----------
+    running : callable
+        ``running()``: the innermost module call running, ``(name, class name)`` or ``None``
+        (set by the owner).
+    tensors : list of TensorHooked
+        This step's tensors of the graph with hooks of the user's (do not modify).
+    """
 
     def __init__(self, pass_hook: Callable[..., Callable[[torch.Tensor], Any]]):
         self._pass_hook: Callable[..., Any] | None = pass_hook
         self._main: dict[int, tuple[Any, Any, Any]] = {}  # id(tensor) -> (handle, p, live)
         self._around: dict[int, tuple[Any, Any]] = {}  # id(tensor) -> (first, last) handles
-        self._handles: list[Any] = []
         self._ours = False  # while the watch registers a hook of its own
         # id(parameter) -> parameter, whose gradient hooks of the user's turned all zero
         self.zeroed: dict[int, Any] = {}
+        self.running: Callable[[], tuple[str, str] | None] = _nobody
+        self.tensors: list[TensorHooked] = []
+        self._step: dict[int, tuple[Any, Any, Any]] = {}  # id(tensor) -> (first, last, tensor)
 
     def hook(self, t: torch.Tensor, p: torch.Tensor, live: torch.Tensor | None) -> None:
         """Hook ``t`` (``p``, or ``live``: the tensor FSDP2 computes with in its place)."""
@@ -146,11 +161,35 @@ class ParamHooks:
             self._hook_around(t)
 
     def registered(self, t: Any, handle: Any) -> None:
-        """A hook was registered on ``t``: on a watched parameter, one of the user's (not
-        while a backward runs: its hooks are being read)."""
-        if (not self._ours and id(t) in self._main
-                and torch._C._current_autograd_node() is None):
+        """A hook was registered on ``t``: on a watched parameter or a tensor of the graph,
+        one of the user's (not while a backward runs: its hooks are being read)."""
+        if self._ours or self._pass_hook is None or torch._C._current_autograd_node() is not None:
+            return
+        if id(t) in self._main:
             self._hook_around(t)
+        elif isinstance(t, torch.Tensor) and t.grad_fn is not None:
+            self._tensor_around(t)
+
+    def _tensor_around(self, t: torch.Tensor) -> None:
+        got = self._step.get(id(t))
+        if got is None or got[2] is not t:
+            rec = TensorHooked(self.running(), [], [])
+            self._ours = True
+            try:
+                got = (t.register_hook(raw_hook(rec.before)),
+                       t.register_hook(raw_hook(rec.after)), t)
+            finally:
+                self._ours = False
+            self._step[id(t)] = got
+            self.tensors.append(rec)
+        hooks_around(t, got[0].id, got[1].id)
+
+    def new_step(self) -> None:
+        """A new step: the last step's tensors are let go (their hooks with them)."""
+        for first, last, _ in self._step.values():
+            first.remove()
+            last.remove()
+        self._step, self.tensors = {}, []
 
     def _hook_around(self, t: torch.Tensor) -> None:
         around = self._around.get(id(t))
@@ -173,9 +212,27 @@ class ParamHooks:
         """The handles of every hook put on, for the caller to remove."""
         handles = [h for h, _, _ in self._main.values()]  # removing one twice is harmless
         handles += [h for pair in self._around.values() for h in pair]
-        self._main, self._around = {}, {}
+        handles += [h for first, last, _ in self._step.values() for h in (first, last)]
+        self._main, self._around, self._step = {}, {}, {}
         self._pass_hook = None  # the owner's bound method: no reference cycle left
         return handles
+
+
+def _nobody() -> None:
+    return None
+
+
+@dataclass(eq=False, slots=True)
+class TensorHooked:
+    """A tensor of the step's graph (not a parameter) on which the user registered a hook
+    while the watch ran: the module call running then (``where``: ``(name, class name)``,
+    ``None``: outside the model's forward), and the norms of the gradient arriving there
+    before the hooks on it (``before``) and after them (``after``), of the last pass (empty
+    lists: no gradient arrived)."""
+
+    where: tuple[str, str] | None
+    before: list[float]
+    after: list[float]
 
 
 def hooks_around(t: torch.Tensor, first: int, last: int) -> None:
@@ -214,7 +271,7 @@ def hooked_entry(box: list[float], zeroed: dict[int, Any]) -> Callable[..., Pass
 
 
 def raw_hook(box: list[float]) -> Callable[[torch.Tensor], None]:
-    """The hook before the user's: the norm of the gradient backward computed, into ``box``."""
+    """A hook that puts the norm of the gradient it sees in ``box`` (the last one only)."""
 
     def hook(g: torch.Tensor) -> None:
         box[:] = [_norm(g)]

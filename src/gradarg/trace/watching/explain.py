@@ -326,6 +326,11 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
     text = f"{name} received a gradient that is exactly zero{where}"
     if not dead:
         text += zerocauses.float16_underflow(w)
+    zeroed = [where for where, _, after in zerocauses.tensor_hooks(w) if after == 0.0]
+    if zeroed:
+        text += (f"; a hook on a tensor of the forward (Tensor.register_hook, registered "
+                 f"{zeroed[0]}) replaced the gradient arriving there with zeros (observed: "
+                 f"before and after the hooks on it)")
     if dead:
         c = dead[0]
         d, units = c.dead_units or (0, 0)

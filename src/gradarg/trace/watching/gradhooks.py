@@ -101,7 +101,7 @@ class GradEvents:
         read the factors then); ``running()`` returns the innermost module call running, as
         ``(name, class name)``, or ``None``."""
         self._on_zero, self._running = on_zero, running
-        self._regs.running = running
+        self._regs.running = self._params.running = running
 
     # -- read-only views ----------------------------------------------------------------------
     @property
@@ -189,6 +189,12 @@ class GradEvents:
         step changed all the same (weight decay, momentum), by name."""
         return MappingProxyType(self._hook_moved)
 
+    @property
+    def tensor_hooks(self) -> list[context.TensorHooked]:
+        """This step's tensors of the graph on which the user registered a hook while the
+        watch ran, with the gradient's norm before and after their hooks."""
+        return list(self._params.tensors)
+
     def synced(self, forward: int) -> bool | None:
         """Under DDP, whether the backward of call ``forward`` of the model all-reduced the
         gradients (``None``: not under DDP, or not read)."""
@@ -259,6 +265,7 @@ class GradEvents:
     def new_step(self) -> None:
         """A new step begins: this step's passes are forgotten (the log keeps them)."""
         self._regs.new_step()
+        self._params.new_step()
         self._got = []
         self._final = None
         self._first_bad_at = None

@@ -445,7 +445,8 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     the gradient before and after them (one hook of its own goes first): a hook that
     replaced it with zeros is named as the cause, with what an optimizer step still did to
     the parameter (weight decay, momentum: its sum before and after the step); one that
-    scaled it, in a note.  All-zero gradients that were already zero at a float16 module
+    scaled it, in a note; a hook registered on a tensor of the forward while the watch runs
+    is read the same way (``Tensor.register_hook`` is observed while the watch runs).  All-zero gradients that were already zero at a float16 module
     output (autocast), with no ``GradScaler``, are named a possible float16 underflow.
     With nothing checked there is no "ok" (a model without parameters); without an
     optimizer step the line says so.

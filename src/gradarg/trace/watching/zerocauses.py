@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .watch import GradWatch
 
 __all__ = ["all_zero", "float16_underflow", "hook_change", "hook_moved_text", "hooks",
-           "scaled_step"]
+           "scaled_step", "tensor_hooks"]
 
 
 def _of_module(w: GradWatch, params: list[str]) -> str:
@@ -79,6 +79,10 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         first_zero = w.first_zero()
         where = (f" (the gradient first became all zero at '{first_zero.name}' "
                  f"({first_zero.kind}))" if first_zero else "")
+        hooked = [at for at, _, after in tensor_hooks(w) if after == 0.0]
+        if hooked:  # the module after the hooked tensor only received the hook's zeros
+            where = (f" (a hook on a tensor of the forward, registered {hooked[0]}, replaced "
+                     f"the gradient arriving there with zeros)")
         parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}"
                      f"{float16_underflow(w)}")
     return Finding("all-zero", True, "; ".join(parts) or None)
@@ -95,11 +99,7 @@ def hook_change(r: ParamRecord) -> tuple[float, float] | None:
     if last is None or last.raw is None or last.grad is None:
         return None
     raw, got = last.raw, last.grad
-    if raw == got or (math.isnan(raw) and math.isnan(got)):
-        return None
-    if math.isfinite(raw) and math.isfinite(got) and abs(got - raw) <= 1e-5 * max(raw, got):
-        return None
-    return raw, got
+    return (raw, got) if _changed(raw, got) else None
 
 
 def hook_moved_text(w: GradWatch, names: list[str]) -> str:
@@ -117,33 +117,68 @@ def hook_moved_text(w: GradWatch, names: list[str]) -> str:
             f"optimizer (or set requires_grad_(False) and .grad = None)")
 
 
+def _changed(raw: float, got: float) -> bool:
+    if raw == got or (math.isnan(raw) and math.isnan(got)):
+        return False
+    return not (math.isfinite(raw) and math.isfinite(got)
+                and abs(got - raw) <= 1e-5 * max(raw, got))
+
+
+def _ratio(raw: float, got: float) -> str:
+    return f" (x {got / raw:.3g})" if raw and math.isfinite(got / raw) else ""
+
+
+def tensor_hooks(w: GradWatch) -> list[tuple[str, float, float]]:
+    """``(where, before, after)`` for each tensor of this step's graph (not a parameter) on
+    which a hook of the user's changed the gradient arriving there (observed: its norm
+    before and after the hooks on it); ``where`` in words."""
+    out = []
+    for h in w.grads.tensor_hooks:
+        if h.before and h.after and _changed(h.before[-1], h.after[-1]):
+            where = ("outside the model's forward" if h.where is None else
+                     f"during the call of module '{h.where[0]}' ({h.where[1]})")
+            out.append((where, h.before[-1], h.after[-1]))
+    return out
+
+
 def hooks(w: GradWatch, o: Options) -> Finding:
-    """Hooks of the user's on parameters (``Tensor.register_hook``) that changed the gradient
-    backward computed before it reached ``.grad`` (observed: its norm before and after
-    them).  Replaced by zeros: a problem, with what an optimizer step still did to the
-    parameter (weight decay, momentum: observed by its sum before and after the step);
-    otherwise a note (a hook that scales or clips the gradient on purpose)."""
+    """Hooks of the user's (``Tensor.register_hook``) that changed a gradient: on a
+    parameter, before it reached ``.grad``; on a tensor of the forward (an activation,
+    registered while the watch ran), before it went on down the graph (observed: its norm
+    before and after them).  Replaced by zeros: a problem, with what an optimizer step still
+    did to the parameter (weight decay, momentum: observed by its sum before and after the
+    step); otherwise a note (a hook that scales or clips the gradient on purpose)."""
     changed = {n: c for n, r in w.parameters.items() if (c := hook_change(r)) is not None}
-    if not changed:
+    tensors = tensor_hooks(w)
+    if not changed and not tensors:
         return Finding("gradient hooks", True)
     zeroed = [n for n, (raw, got) in changed.items() if got == 0.0]
     other = [n for n in changed if n not in zeroed]
-    note = ""
+    found, notes = [], []
     if other:
         raw, got = changed[other[0]]
-        ratio = f" (x {got / raw:.3g})" if raw and math.isfinite(got / raw) else ""
-        note = (f"a hook on {_shown(other, 3)} (Tensor.register_hook) changed the gradient "
-                f"backward computed before it reached .grad: {other[0]}'s norm {_f(raw)} -> "
-                f"{_f(got)}{ratio} (observed: before and after the hooks registered on it)")
-    if not zeroed:
-        return Finding("gradient hooks", True, note=note)
-    raw, _ = changed[zeroed[0]]
-    text = (f"all-zero gradient for {len(zeroed)} parameter(s) from a hook: a hook on "
-            f"{_shown(zeroed, 3)} (Tensor.register_hook) replaced the gradient backward "
-            f"computed with zeros (observed: {zeroed[0]}'s gradient had norm {_f(raw)} before "
-            f"the hooks registered on it and 0 after them), so .grad is all zero"
-            f"{hook_moved_text(w, zeroed)}")
-    return Finding("gradient hooks", True, text, note=note)
+        notes.append(f"a hook on {_shown(other, 3)} (Tensor.register_hook) changed the "
+                     f"gradient backward computed before it reached .grad: {other[0]}'s norm "
+                     f"{_f(raw)} -> {_f(got)}{_ratio(raw, got)} (observed: before and after "
+                     f"the hooks registered on it)")
+    if zeroed:
+        raw, _ = changed[zeroed[0]]
+        found.append(f"all-zero gradient for {len(zeroed)} parameter(s) from a hook: a hook on "
+                     f"{_shown(zeroed, 3)} (Tensor.register_hook) replaced the gradient "
+                     f"backward computed with zeros (observed: {zeroed[0]}'s gradient had norm "
+                     f"{_f(raw)} before the hooks registered on it and 0 after them), so .grad "
+                     f"is all zero{hook_moved_text(w, zeroed)}")
+    for where, before, after in tensors:
+        what = (f"a hook on a tensor of the forward (Tensor.register_hook, registered {where}) "
+                f"{{}} (observed: the gradient arriving there had norm {_f(before)} before the "
+                f"hooks on that tensor and {_f(after)} after them)")
+        if after == 0.0:
+            found.append(what.format("replaced the gradient arriving there with zeros, so "
+                                     "nothing flows back through that tensor") +
+                         "; the parameters below it get an all-zero gradient")
+        else:
+            notes.append(what.format(f"changed the gradient arriving there{_ratio(before, after)}"))
+    return Finding("gradient hooks", True, "; ".join(found) or None, note="; ".join(notes))
 
 
 def scaled_step(w: GradWatch) -> bool:
