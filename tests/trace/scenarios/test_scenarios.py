@@ -30,34 +30,11 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # inferences): 10 open ones and 4 held-out ones (their verdicts read from the runner only);
 # branch s9-watch: the last held-out one (an optimizer holding only a replaced module).
 # Round 2 (branch s16-scen), first run against main at e79ef0d: open ones with what was missing or
-# false, held-out ones with their verdict only.
+# false, held-out ones with their verdict only; branch s16-watch: the six open ones (GradScaler
+# misuse twice, DDP no_sync, float16 underflow, a zeroing hook, two optimizers) became right.
 XFAIL: dict[str, str] = {
-    "r2_backward_unscaled_scaler_step": (
-        "false: says ok and that unscale_ divided .grad by 65536; the loss was never scaled, "
-        "so the optimizer read gradients 65536x too small"
-    ),
-    "r2_ddp_no_sync_every_microbatch": (
-        "false: says ok (accumulation over 2 micro-batches); every backward ran under "
-        "no_sync, .grad was never averaged and the replicas differ"
-    ),
-    "r2_fp16_grad_underflow_no_scaler": (
-        "silent: names the all-zero gradients, not that they underflowed in float16 (autocast"
-        " without a GradScaler)"
-    ),
     "r2_gradient_penalty_without_create_graph": "held-out: silent",
-    "r2_hook_zeroes_grad_weight_decay": (
-        "silent: names the all-zero .grad, not the hooks that zeroed it nor that weight decay"
-        " still moved every parameter"
-    ),
     "r2_lr_below_float32_resolution": "held-out: false",
-    "r2_scaled_loss_plain_optimizer_step": (
-        "false: says ok; the optimizer stepped on gradients 1024x too large (scaler.scale "
-        "without scaler.step/unscale_)"
-    ),
-    "r2_shared_encoder_two_optimizers": (
-        "false: says ok (2 backward passes on one graph); the encoder is held by two "
-        "optimizers and stepped twice"
-    ),
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 

@@ -7,14 +7,18 @@ the ``recorder`` (``Recorder``: the hooks on module calls and the notes they tak
 outputs' finiteness),
 ``gradhooks`` (``GradEvents``: the hooks on ``.grad``'s events: accumulation, ``GradScaler``'s
 ``unscale_``, optimizer steps and what they read, ``zero_grad``, ``GradScaler.step``, the
-exception that ended the block; its records in ``observed``) and ``graphnotes``
+exception that ended the block; its records in ``observed``; with ``context``: each
+backward's loss scale, DDP's ``no_sync``, the hooks of the user's on a parameter, read on
+both sides; ``registrations``: parameters re-created by an assignment) and ``graphnotes``
 (``GraphNotes``: what is read from the graph and the values at a few moments; with
 ``forwardnotes``: tensors outside the model that fed the forward, overflows).  Each part offers read-only views;
 no module reads another's private state.  Then ``events`` (each parameter's ``.grad``
 events, in order, and how they are read), ``records`` (module and parameter records and their
 assembly), ``finding`` / ``findings`` / ``eventfindings`` (one function per thing that can be
 wrong with a step; those read from observed ``.grad`` events in ``eventfindings``; ``reads``:
-what the optimizer will read, the findings behind a checked "ok" and what was checked),
+what the optimizer will read, the findings behind a checked "ok" and what was checked;
+``scales``: what a step read against the losses' gradients, their scale and their average
+over processes; ``zerocauses``: what is behind an all-zero gradient),
 ``explain``
 (``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).  ``detail``: which
 steps of a block are recorded in full (``watch(model, full_steps=k)``; the others light) and

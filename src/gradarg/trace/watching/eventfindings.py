@@ -1,5 +1,5 @@
 """The findings read from observed events (:mod:`.events`): several backward passes
-accumulated into ``.grad``, a ``GradScaler``'s ``unscale_``, a ``.grad`` reset, zeroed or
+accumulated into ``.grad`` (a ``GradScaler``'s scale and ``unscale_``: :mod:`.scales`), a ``.grad`` reset, zeroed or
 rescaled between the backward and the optimizer step, a parameter re-created by an
 assignment.  Each is a finding like those of
 :mod:`.findings` (``finding(w, options) -> Finding``), listed there in :data:`FINDINGS`; a new
@@ -158,29 +158,13 @@ def scale_text(factor: float) -> str:
     return f"{scale:.0f}" if scale == round(scale) else _f(scale)
 
 
-def unscaled(w: GradWatch, o: Options) -> Finding:
-    """A ``GradScaler``'s ``unscale_`` observed between the backward and the optimizer step
-    (or the end of the block), by the hook on it: a note with the scale it divided by."""
-    seen = [(r, events.after_backward(r.events))
-            for r in w.parameters.values() if r.grad is not None and r.events]
-    got = [(r, a) for r, a in seen if a.unscale is not None]
-    if not got:
-        return Finding("GradScaler unscale_", True)
-    factors = sorted({cast(float, a.unscale) for _, a in got})
-    scales = " and ".join(scale_text(f) for f in factors)
-    where = WHEN[got[0][1].when or "end"]
-    return Finding("GradScaler unscale_", True, note=(
-        f"GradScaler's unscale_ divided .grad of {_who(len(got), len(seen))} by its scale, "
-        f"{scales}, after backward and before {where} (observed: the call itself)"))
-
-
 def edited_after_backward(w: GradWatch, o: Options) -> Finding:
     """``.grad`` after this step's last backward pass against what it held at the next
     observed moment: when an optimizer step began, else when the block ended
     (:func:`.events.after_backward`).  A reset (None) or zeroing there, before a step, is
     ``zero_grad`` between backward and step; one factor for every parameter is clipping
     (``clip_grad_norm_``) or a ``GradScaler``'s ``unscale_`` unobserved; anything else an
-    edit.  What an observed ``unscale_`` did is :func:`unscaled`'s; the change is read beyond
+    edit.  What an observed ``unscale_`` did is :func:`.scales.loss_scale`'s; the change is read beyond
     it."""
     params = [r for r in w.parameters.values() if r.grad is not None and r.events]
     if w.engine is not None and w.world > 1:

@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, NamedTuple
 
-__all__ = ["KEPT", "Accumulation", "AfterBackward", "EndEntry", "Note", "PassEntry", "Replacement",
-           "StepEntry", "UnscaleEntry", "accumulation", "after_backward", "chain", "read_log"]
+__all__ = ["KEPT", "Accumulation", "AfterBackward", "EndEntry", "Entry", "HookedPass", "Note",
+           "PassEntry",
+           "Replacement", "ScaleEntry", "ScaleRead", "StepEntry", "UnscaleEntry", "accumulation",
+           "after_backward", "chain", "read_log", "scale_reads"]
 
 KEPT = 64  # notes kept per parameter (the latest): enough for the last step's story
 
@@ -63,6 +65,16 @@ class Note(NamedTuple):
         and found unchanged, so the others were not: see ``after_backward`` in this module).
     factor : float or None
         ``"unscale"``: what ``unscale_`` multiplied ``.grad`` by (1 / the scaler's scale).
+    scale : float or None
+        ``"pass"``: the loss scale of the ``backward()`` call the pass came from: ``S`` when its
+        loss was the output of a ``GradScaler``'s ``scale`` (observed), 1 when it was not,
+        ``None`` when not known (a loss that adds a scaled and an unscaled term).
+    raw : float or None
+        ``"pass"``: norm of the gradient backward computed, before the hooks of the user's on
+        the parameter (``Tensor.register_hook``) replaced it with what ``grad`` measures;
+        ``None``: the parameter had no such hook.
+    by : int
+        ``"step"``: ``id`` of the optimizer whose step it was.
     """
 
     kind: str
@@ -73,6 +85,9 @@ class Note(NamedTuple):
     step: int
     measured: bool = True
     factor: float | None = None
+    scale: float | None = 1.0
+    raw: float | None = None
+    by: int = 0
 
 
 @dataclass(eq=False, slots=True)
@@ -95,17 +110,35 @@ class PassEntry:
     accumulated: bool = False
 
 
+@dataclass(eq=False, slots=True)
+class HookedPass(PassEntry):
+    """A :class:`PassEntry` of a parameter with hooks of the user's: ``raw`` is the norm of
+    the gradient before them (``grad``: after them)."""
+
+    raw: float | None = None
+
+
 class StepEntry(NamedTuple):
     """An optimizer step began: the watched parameters it holds (``held``), whether each one's
     ``.grad`` was None (``none``), the norms read (``norms``: parameter -> norm, ``None``: none
-    read), the calls of the model started by then (``forward``) and the optimizer's class
-    name (``optimizer``)."""
+    read), the calls of the model started by then (``forward``), the optimizer's class
+    name (``optimizer``) and its ``id`` (``by``)."""
 
     held: list[Any]
     none: list[bool]
     norms: dict[Any, float] | None
     forward: int
     optimizer: str = ""
+    by: int = 0
+
+
+class ScaleEntry(NamedTuple):
+    """A ``backward()`` call whose loss scale differs from the last one's: the passes that
+    follow come from losses multiplied by ``scale`` (a ``GradScaler``'s ``scale``; 1: not
+    scaled; ``None``: not known), from call ``forward`` of the model on."""
+
+    scale: float | None
+    forward: int
 
 
 class UnscaleEntry(NamedTuple):
@@ -143,6 +176,9 @@ class Replacement(NamedTuple):
     inside: tuple[str, str] | None
     forward: int
     count: int = 1  # type: ignore[assignment]  # a field named like tuple.count
+
+
+Entry = PassEntry | UnscaleEntry | StepEntry | EndEntry | ScaleEntry  # what the hooks log
 
 
 def _empty(held: float | None) -> bool:
@@ -290,6 +326,7 @@ def read_log(log: Sequence[Any]) -> dict[Any, list[Note]]:
     notes: dict[Any, list[Note]] = {}
     steps: dict[Any, int] = {}
     nan = float("nan")
+    scale: float | None = 1.0
 
     def add(p: Any, note: Note) -> None:
         got = notes.get(p)
@@ -301,7 +338,10 @@ def read_log(log: Sequence[Any]) -> dict[Any, list[Note]]:
         if isinstance(e, PassEntry):
             if e.accumulated:
                 add(e.param, Note("pass", e.grad, e.held, e.after, e.forward,
-                                  steps.get(e.param, 0)))
+                                  steps.get(e.param, 0), scale=scale,
+                                  raw=e.raw if isinstance(e, HookedPass) else None))
+        elif isinstance(e, ScaleEntry):
+            scale = e.scale
         elif isinstance(e, UnscaleEntry):
             for p in e.held:
                 add(p, Note("unscale", None, None, None, e.forward, steps.get(p, 0),
@@ -310,13 +350,74 @@ def read_log(log: Sequence[Any]) -> dict[Any, list[Note]]:
             for p, is_none in zip(e.held, e.none, strict=True):
                 steps[p] = steps.get(p, 0) + 1
                 if is_none:
-                    add(p, Note("step", None, None, None, e.forward, steps[p]))
+                    add(p, Note("step", None, None, None, e.forward, steps[p], by=e.by))
                 elif e.norms is not None and p in e.norms:
-                    add(p, Note("step", None, e.norms[p], None, e.forward, steps[p]))
+                    add(p, Note("step", None, e.norms[p], None, e.forward, steps[p], by=e.by))
                 else:
                     add(p, Note("step", None, nan, None, e.forward, steps[p],
-                                measured=False))
+                                measured=False, by=e.by))
         elif isinstance(e, EndEntry):  # the end
             for p in notes:
                 add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
     return {p: n[-KEPT:] for p, n in notes.items()}
+
+
+class ScaleRead(NamedTuple):
+    """What one optimizer step (or the end of the block, when no step came after the last
+    pass) read of a parameter's ``.grad``, against the gradients of the losses behind it.
+
+    ``when``: ``"step"`` or ``"end"``; ``forward``: calls of the model started by then;
+    ``scales``: the loss scale of each pass ``.grad`` sums (:attr:`Note.scale`);
+    ``factors``: what ``.grad`` held of each pass's loss gradient: its scale times the
+    ``unscale_`` factors observed after it (``None``: not known); ``unscale``: the product of
+    the ``unscale_`` factors observed between the last pass and the read (``None``: none);
+    ``edit``: ``.grad``'s norm at the read over what the last pass and those ``unscale_``
+    calls left (1: the step's reading showed no other change; ``None``: not compared);
+    ``by``: ``id`` of the optimizer (0 at the end).
+    """
+
+    when: str
+    forward: int
+    scales: tuple[float | None, ...]
+    factors: tuple[float | None, ...]
+    unscale: float | None
+    edit: float | None
+    by: int
+
+
+def scale_reads(notes: Sequence[Note]) -> list[ScaleRead]:
+    """Every read of ``.grad`` in ``notes`` (each optimizer step that found it present and
+    nonzero, and the end of the block when no step came after the last pass), with the
+    passes it summed and what each pass's loss gradient was multiplied by (:class:`ScaleRead`).
+    The passes ``.grad`` sums restart as :func:`chain` does; a first pass that found
+    ``.grad`` holding a gradient from before counts that gradient as of unknown scale."""
+    out: list[ScaleRead] = []
+    terms: list[list[float | None]] = []  # per pass of the sum: [its loss scale, its factor]
+    last_after: float | None = None
+    since: float | None = None  # unscale_ factors since the last pass
+    read = passed = False  # a step read .grad since the last pass; a pass was seen
+    for n in notes:
+        if n.kind == "pass":
+            # a .grad of zeros after a pass that left zeros is that pass's: the sum goes on
+            if n.held is None or (n.held == 0.0 and not (passed and last_after == 0.0)):
+                terms = []
+            elif not terms:  # a gradient from before the notes: its scale is not known
+                terms = [[None, None]]
+            terms.append([n.scale, n.scale])
+            last_after, since, read, passed = n.after, None, False, True
+        elif n.kind == "unscale" and n.factor is not None:
+            for t in terms:
+                t[1] = None if t[1] is None else t[1] * n.factor
+            since = n.factor if since is None else since * n.factor
+        elif n.kind in ("step", "end") and not (n.kind == "end" and read):
+            if n.held is None or n.held == 0.0 or not terms:
+                continue  # reset or zeroed before the read: nothing of the passes was read
+            edit: float | None = None
+            if not n.measured:
+                edit = 1.0
+            elif last_after and math.isfinite(last_after) and math.isfinite(n.held):
+                edit = n.held / (last_after * (1.0 if since is None else since))
+            out.append(ScaleRead(n.kind, n.forward, tuple(t[0] for t in terms),
+                                 tuple(t[1] for t in terms), since, edit, n.by))
+            read = read or n.kind == "step"
+    return out

@@ -15,7 +15,7 @@ import torch
 from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
-from . import eventfindings, events, findings, reads
+from . import eventfindings, events, findings, reads, scales, zerocauses
 from .detail import light_text
 from .records import ROOT_NAME, ParamRecord
 
@@ -141,6 +141,16 @@ def _cannot_tell(a: Asked) -> str | None:
             f"tell which: gradarg.why_no_grad(loss, param) reads the graph")
 
 
+def _hook_zeroed(a: Asked) -> str | None:
+    change = zerocauses.hook_change(a.r)
+    if a.r.state != "zero" or change is None:
+        return None
+    return (f"{a.name}'s .grad is all zero although backward computed a gradient of norm "
+            f"{_f(change[0])} for it: a hook registered on it (Tensor.register_hook) replaced "
+            f"that gradient with zeros (observed: its norm before and after the hooks on it)"
+            f"{zerocauses.hook_moved_text(a.w, [a.name])}")
+
+
 def _zero_factor(a: Asked) -> str | None:
     block = (a.w.graph.zero_blocked).get(a.name)
     if a.r.state != "zero" or block is None:
@@ -205,6 +215,7 @@ RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("output-unused",), "", _output_unused),
     Rule(("raised",), "", _raised),
     Rule(("cannot-tell",), "", _cannot_tell),
+    Rule(("hook-zeroed",), "", _hook_zeroed),
     Rule(("zero-factor",), "", _zero_factor),
     Rule(("received",), "", _received),
 )
@@ -299,7 +310,7 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
             text += ("; no optimizer seen in the block (by its step or zero_grad) holds it, "
                      "so it is not updated (an optimizer built before its module was "
                      "replaced, or left out)")
-        return text + _after_text(w, r)
+        return text + _setting_text(w, r) + _after_text(w, r)
     calls = [c for c in w.modules if c.name == r.module]
     where = ""
     if calls:
@@ -313,10 +324,39 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
         return f"{name} received a gradient holding NaN or Inf{where}"
     dead = [c for c in w.modules if c.dead_units and c.dead_units[0]]
     text = f"{name} received a gradient that is exactly zero{where}"
+    if not dead:
+        text += zerocauses.float16_underflow(w)
+    zeroed = [where for where, _, after in zerocauses.tensor_hooks(w) if after == 0.0]
+    if zeroed:
+        text += (f"; a hook on a tensor of the forward (Tensor.register_hook, registered "
+                 f"{zeroed[0]}) replaced the gradient arriving there with zeros (observed: "
+                 f"before and after the hooks on it)")
     if dead:
         c = dead[0]
         d, units = c.dead_units or (0, 0)
         text += (f"; module '{c.name}' ({c.kind}) had {d} of {units} units "
                  f"({c.unit_axis}) at 0 for every example and position of the batch "
                  f"({c.dead_support} per unit)")
+    return text
+
+
+def _setting_text(w: GradWatch, r: ParamRecord) -> str:
+    """What the setting of the step did to ``r``'s gradient, as observed: a hook of the
+    user's that changed it, the steps of several optimizers that read it, a read at another
+    scale than the loss's (a ``GradScaler``), a backward DDP did not synchronise."""
+    text = ""
+    change = zerocauses.hook_change(r)
+    if change is not None:
+        text += (f" (after a hook registered on it, Tensor.register_hook: backward computed a "
+                 f"gradient of norm {_f(change[0])})")
+    twice = reads.stepped_twice(w)
+    if twice is not None and r.name in twice[0]:
+        text += (f"; the steps of {len(twice[1])} optimizers ({', '.join(twice[1])}) read "
+                 f"this .grad with no backward in between: it was updated {twice[2]} times "
+                 f"in this step, each time with the gradient of every loss")
+    text += scales.param_text(w, r)
+    unsynced = scales.ddp_unsynced(w)
+    if unsynced is not None and r.name in unsynced[0]:
+        text += (f"; under DDP its .grad was not averaged over the {w.world} processes: the "
+                 f"backward before the read ran inside no_sync() (observed at its forward)")
     return text

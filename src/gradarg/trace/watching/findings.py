@@ -21,7 +21,6 @@ from .eventfindings import (
     edited_after_backward,
     edited_after_step,
     recreated,
-    unscaled,
 )
 from .finding import Finding, Options
 from .operations import describe as _ops
@@ -34,6 +33,8 @@ from .reads import (
     optimizer_read,
     scaler_skipped,
 )
+from .scales import loss_scale
+from .zerocauses import all_zero, hooks
 
 if TYPE_CHECKING:
     from .records import ModuleRecord
@@ -295,68 +296,14 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
     return Finding("dead units", True)
 
 
-def _of_module(w: GradWatch, params: list[str]) -> str:
-    """Parameters by name, each with the module that holds it."""
-    return ", ".join(f"{n} (of module '{w.parameters[n].module}')" if n in w.parameters else n
-                     for n in params)
-
-
 def _shown(names: list[str], k: int = 2) -> str:
     return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
-
-
-def all_zero(w: GradWatch, o: Options) -> Finding:
-    """Parameters whose gradient is exactly zero.  Where every path to one passes through a
-    product with an all-zero parameter (read from the graph and the values at the backward),
-    the factor is named; a zero-initialised factor of a product of parameters that gets a
-    nonzero gradient itself (LoRA's ``B`` at the first step: ``A`` behind it) is a note, not a
-    problem: it lasts until the factor moves."""
-    zero = [n for n, r in w.parameters.items() if r.state == "zero"]
-    if not zero:
-        return Finding("all-zero", True)
-    blocked = w.graph.zero_blocked
-    explained = [n for n in zero if n in blocked]
-    rest = [n for n in zero if n not in blocked]
-    parts = []
-    if explained:
-        factors = list(dict.fromkeys(f for n in explained for f in blocked[n].factors))
-        fshown, via = _of_module(w, factors), blocked[explained[0]].node
-        moving = all(w.parameters[f].grad for f in factors if f in w.parameters)
-        why = (f"every path to {'it' if len(explained) == 1 else 'them'} passes through a "
-               f"product ({via}) with {fshown}, which {'was' if len(factors) == 1 else 'were'} "
-               f"all zeros at this backward")
-        one = len(factors) == 1
-        gets, it = ("gets", "it") if one else ("get", "them")
-        if not rest and moving and all(blocked[n].adjacent for n in explained):
-            whose = (f"{explained[0]}'s gradient is" if len(explained) == 1 else
-                     f"the gradients of {_shown(explained)} are")
-            return Finding("all-zero", True, note=(
-                f"{whose} exactly zero, as expected: {why}; {fshown} {gets} a nonzero "
-                f"gradient, so the next optimizer step moves {it}, and a gradient reaches "
-                f"{_shown(explained)} from then on (a factor initialised to zero, as LoRA's "
-                f"B, does this at the first step)"), expected=tuple(explained))
-        if moving:
-            then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches "
-                    f"{'it' if len(explained) == 1 else 'them'} once an optimizer step moves "
-                    f"{it} (if {it} {'is' if one else 'are'} initialised to zero on purpose, "
-                    f"as a ReZero gate, this lasts one step)")
-        else:
-            then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: "
-                    f"initialise one of the factors nonzero")
-        parts.append(f"all-zero gradient for {len(explained)} parameter(s): "
-                     f"{_shown(explained)}: {why}; {then}")
-    if rest:
-        first_zero = w.first_zero()
-        where = (f" (the gradient first became all zero at '{first_zero.name}' "
-                 f"({first_zero.kind}))" if first_zero else "")
-        parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}")
-    return Finding("all-zero", True, "; ".join(parts))
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
     output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
-    all_zero, accumulated, unscaled, edited_after_backward, edited_after_step, optimizer_read,
+    all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
     scaler_skipped,
 )
 

@@ -3,11 +3,10 @@
 Each backward pass that accumulates into it (a tensor hook, then a post-accumulate-grad hook,
 ``torch.Tensor.register_post_accumulate_grad_hook``), each optimizer step that holds it (a
 global step pre-hook, ``torch.optim.optimizer.register_optimizer_step_pre_hook``), a parameter
-re-created by an assignment (a global registration hook,
-``torch.nn.modules.module.register_module_parameter_registration_hook``), a ``GradScaler``'s
-``unscale_`` and a ``backward()`` that raised (:mod:`.patches`), the end of the block.
-They log :class:`.events.PassEntry`, :class:`.events.StepEntry` and :class:`.events.EndEntry`
-records; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
+re-created by an assignment (:mod:`.registrations`), a ``GradScaler``'s ``scale`` and
+``unscale_``, a ``backward()`` call and its loss scale, a hook of the user's on a parameter
+(:mod:`.patches`, :mod:`.context`), the end of the block.  They log the entries of
+:mod:`.events`; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
 
 A new event of ``.grad`` gets its hook here, its note in :mod:`.events` and its finding in
 :mod:`.eventfindings`.
@@ -22,25 +21,17 @@ from types import MappingProxyType
 from typing import Any
 
 import torch
-from torch.nn.modules.module import register_module_parameter_registration_hook
 from torch.optim.optimizer import (
     register_optimizer_step_post_hook,
     register_optimizer_step_pre_hook,
 )
 
 from ..graph.values import norm as _norm
-from . import observed
-from .events import KEPT, EndEntry, Note, PassEntry, Replacement, StepEntry, UnscaleEntry, read_log
+from . import context, events, observed, patches
+from .events import KEPT, Entry, Note, PassEntry, StepEntry
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
-from .patches import (
-    register_backward_call_hook,
-    register_backward_error_hook,
-    register_scaler_step_hook,
-    register_unscale_hook,
-    register_zero_grad_hook,
-)
-from .records import ROOT_NAME
+from .registrations import Registrations
 
 __all__ = ["Ended", "FrozenMoved", "GradEvents", "Holding", "Raised"]
 
@@ -63,10 +54,9 @@ class GradEvents:
         self._running: Callable[[], tuple[str, str] | None] = _nothing
         owner = watched.owner
         self._handles: list[Any] = []  # for the whole block
-        self._step_handles: list[Any] = []  # on tensors of the current step
         # what happened to every parameter's .grad over the whole block, in order (the pass
         # entries shared with the step's list), read as events.Note lists by notes()
-        self._log: list[PassEntry | UnscaleEntry | StepEntry | EndEntry] = []
+        self._log: list[Entry] = []
         self._log_limit = 2 * KEPT * (len(owner) + 1)
         self._changes = 0  # bumped at each entry and accumulation: the record's cache key
         self._pending: dict[int, PassEntry] = {}  # id(tensor) -> its pass awaiting accumulation
@@ -83,6 +73,12 @@ class GradEvents:
         self._stepped: dict[int, Holding] = {}  # optimizers whose step held a watched param
         self._frozen_before: dict[Any, float] = {}  # frozen param -> its sum at the step
         self._frozen_moved: dict[str, FrozenMoved] = {}
+        self._hook_moved: dict[str, FrozenMoved] = {}  # .grad zeroed by a hook, moved by a step
+        self._scales = context.LossScales()
+        self._scale_now: float | None = 1.0  # the last backward()'s loss scale
+        self._params = context.ParamHooks(self._param_hook)  # hooks of the user's read around
+        ddp = [m for m in watched.names if type(m).__name__ == "DistributedDataParallel"]
+        self._sync = context.DdpSync(ddp) if watched.engine == "DDP" and ddp else None
         self._ended: Ended | None = None
         self._zeroed: dict[int, Holding] = {}  # optimizers whose zero_grad ran in the block
         # optimizers seen (step or zero_grad) holding no watched parameter but tensors that
@@ -91,18 +87,7 @@ class GradEvents:
         self._stray_stepped: dict[int, Holding] = {}
         self._scaler_steps: list[tuple[bool, float]] = []  # (optimizer step ran, scale after)
         self._steps_at_scaler = 0
-        # (module, attribute) -> the parameter registered there when the watch began
-        self._registered: dict[tuple[Any, str], torch.Tensor] = {}
-        # not under FSDP: it puts other tensors on the modules at each forward by itself
-        swaps = watched.engine == "FSDP2" and any(
-            any(True for _ in m.named_parameters(recurse=False)) for m in watched.names)
-        if not swaps and not any(type(m).__name__ == "FullyShardedDataParallel"
-                                 for m in watched.names):
-            for m in watched.names:
-                for pname, p in m.named_parameters(recurse=False):
-                    self._registered[(m, pname)] = p
-        self._replaced: dict[str, Replacement] = {}
-        self._replacement_got: dict[str, float] = {}  # name -> norm the new tensor received
+        self._regs = Registrations(watched)  # re-created parameters
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
         self._raised: Raised | None = None  # the last backward() that raised
@@ -116,6 +101,7 @@ class GradEvents:
         read the factors then); ``running()`` returns the innermost module call running, as
         ``(name, class name)``, or ``None``."""
         self._on_zero, self._running = on_zero, running
+        self._regs.running = self._params.running = running
 
     # -- read-only views ----------------------------------------------------------------------
     @property
@@ -198,6 +184,23 @@ class GradEvents:
         return MappingProxyType(self._frozen_moved)
 
     @property
+    def hook_moved(self) -> Mapping[str, FrozenMoved]:
+        """Parameters whose gradient a hook of the user's turned all zero that an optimizer
+        step changed all the same (weight decay, momentum), by name."""
+        return MappingProxyType(self._hook_moved)
+
+    @property
+    def tensor_hooks(self) -> list[context.TensorHooked]:
+        """This step's tensors of the graph on which the user registered a hook while the
+        watch ran, with the gradient's norm before and after their hooks."""
+        return list(self._params.tensors)
+
+    def synced(self, forward: int) -> bool | None:
+        """Under DDP, whether the backward of call ``forward`` of the model all-reduced the
+        gradients (``None``: not under DDP, or not read)."""
+        return None if self._sync is None else self._sync.synced(forward)
+
+    @property
     def steps_seen(self) -> int:
         """Optimizer steps that held a watched parameter."""
         return self._steps_seen
@@ -219,14 +222,14 @@ class GradEvents:
         return self.watched.owner[p][0] if p is not None else "the parameters"
 
     @property
-    def replaced(self) -> Mapping[str, Replacement]:
+    def replaced(self) -> Mapping[str, events.Replacement]:
         """Parameters whose attribute was assigned a new ``nn.Parameter``, by name."""
-        return MappingProxyType(self._replaced)
+        return self._regs.replaced
 
     @property
     def replacement_got(self) -> Mapping[str, float]:
         """Name -> norm of the gradient the new tensor of a re-created parameter received."""
-        return MappingProxyType(self._replacement_got)
+        return self._regs.got
 
     @property
     def final(self) -> dict[Any, float | None] | None:
@@ -241,33 +244,32 @@ class GradEvents:
                 self.hook_param(p)
         self._handles.append(register_optimizer_step_pre_hook(self._step_hook))
         self._handles.append(register_optimizer_step_post_hook(self._after_step_hook))
-        if self._registered:
-            self._handles.append(
-                register_module_parameter_registration_hook(self._registration_hook))
-        handle = register_unscale_hook(self._unscale_hook)
-        if handle is not None:
-            self._handles.append(handle)
-        self._handles.append(register_backward_error_hook(self._raised_hook))
-        self._handles.append(register_backward_call_hook(self._backward_call_hook))
-        self._handles.append(register_zero_grad_hook(self._zero_grad_hook))
-        handle = register_scaler_step_hook(self._scaler_step_hook)
+        for handle in (self._regs.attach(), patches.register_unscale_hook(self._unscale_hook),
+                       patches.register_scale_hook(self._scales.scaled),
+                       patches.register_hook_registration_hook(self._params.registered)):
+            if handle is not None:
+                self._handles.append(handle)
+        self._handles.append(patches.register_backward_error_hook(self._raised_hook))
+        self._handles.append(patches.register_backward_call_hook(self._backward_call_hook))
+        self._handles.append(patches.register_zero_grad_hook(self._zero_grad_hook))
+        handle = patches.register_scaler_step_hook(self._scaler_step_hook)
         if handle is not None:
             self._handles.append(handle)
 
     def hook_param(self, p: torch.Tensor, live: torch.Tensor | None = None) -> None:
         """Hook ``p`` (or ``live``, the tensor FSDP2 computes with in its place)."""
         t = p if live is None else live
-        self._handles.append(t.register_hook(self._param_hook(p, live)))
+        self._params.hook(t, p, live)  # before and after the hooks of the user's on it
         self._handles.append(t.register_post_accumulate_grad_hook(self._accumulated_hook(p)))
 
     def new_step(self) -> None:
         """A new step begins: this step's passes are forgotten (the log keeps them)."""
-        for h in self._step_handles:
-            h.remove()
-        self._step_handles = []
+        self._regs.new_step()
+        self._params.new_step()
         self._got = []
         self._final = None
         self._first_bad_at = None
+        self._params.zeroed.clear()
 
     def forward_started(self, forward: int) -> None:
         """Call ``forward`` of the model starts: the probe's sum is read."""
@@ -275,15 +277,18 @@ class GradEvents:
             self._moved[forward] = self._probe_sum()
             if len(self._moved) > 4 * KEPT:
                 del self._moved[min(self._moved)]
+        if self._sync is not None:  # under DDP: whether this forward's backward all-reduces
+            self._sync.note(forward)
 
     def detach(self) -> list[Any]:
         """The handles of every hook this part put on, for the caller to remove."""
-        handles = self._handles + self._step_handles
-        self._handles, self._step_handles = [], []
+        handles = self._handles + self._regs.detach() + self._params.detach()
+        self._handles = []
         return handles
 
     # -- the hooks ----------------------------------------------------------------------------
-    def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None):
+    def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None,
+                    make: Callable[..., PassEntry] = PassEntry):
         held_by = p if live is None else live
         watched, pending, key = self.watched, self._pending, id(held_by)
 
@@ -291,8 +296,8 @@ class GradEvents:
             watched.backward_seen = True
             held = held_by.grad
             n = _norm(g)
-            entry = PassEntry(p, n, None if held is None else _norm(held), g.is_sparse,
-                              None, watched.forwards)
+            entry = make(p, n, None if held is None else _norm(held), g.is_sparse,
+                         None, watched.forwards)
             self._got.append(entry)
             self._log_entry(entry)
             pending[key] = entry  # completed once the pass accumulated
@@ -325,12 +330,16 @@ class GradEvents:
                 self._probe_after = after
         return hook
 
-    def _log_entry(self, entry: PassEntry | UnscaleEntry | StepEntry | EndEntry) -> None:
+    def _log_entry(self, entry: Entry) -> None:
         log = self._log
         log.append(entry)
         self._changes += 1
         if len(log) > self._log_limit:
-            del log[: len(log) // 2]  # the oldest half: the notes keep the latest KEPT each
+            cut = len(log) // 2
+            scale = next((e for e in reversed(log[:cut]) if isinstance(e, events.ScaleEntry)), None)
+            del log[:cut]  # the oldest half: the notes keep the latest KEPT each
+            if scale is not None:  # the loss scale the kept passes came with
+                log.insert(0, scale)
 
     def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """An optimizer step begins: which watched parameters it holds and whose ``.grad`` is
@@ -368,10 +377,16 @@ class GradEvents:
         for p, g in zip(held, grads, strict=True):
             if g is not None and not p.requires_grad:
                 self._frozen_before[p] = float(p.detach().sum())
+        zeroed = self._params.zeroed
+        if zeroed:  # a zero gradient from a hook: does the step still move it?
+            for p in held:
+                if id(p) in zeroed and p.grad is not None:
+                    self._frozen_before[p] = float(p.detach().sum())
         if cached.has_probe:
             self._probe_after = None  # compared once: a later step has nothing to compare with
         self._log_entry(StepEntry(held, [g is None for g in grads], norms,
-                                  self.watched.forwards, type(optimizer).__name__))
+                                  self.watched.forwards, type(optimizer).__name__,
+                                  id(optimizer)))
 
     def _after_step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """An optimizer step ended: a frozen parameter whose sum changed was moved by it."""
@@ -383,8 +398,9 @@ class GradEvents:
             if now == total or (math.isnan(now) and math.isnan(total)):
                 continue
             name = self.watched.owner[p][0]
-            self._frozen_moved.setdefault(name, FrozenMoved(
-                name, type(optimizer).__name__, observed.what_moves(optimizer, p)))
+            moved = self._frozen_moved if not p.requires_grad else self._hook_moved
+            moved[name] = FrozenMoved(name, type(optimizer).__name__,
+                                      observed.what_moves(optimizer, p))
 
     def _holding(self, optimizer: Any) -> Holding:
         """The watched parameters ``optimizer`` holds (cached while its groups keep their size)."""
@@ -424,9 +440,14 @@ class GradEvents:
             self._changes += 1
 
     def _backward_call_hook(self, tensors: Any) -> None:
-        """``torch.autograd.backward(tensors, ...)`` is called: the losses' nodes, and whether
-        their values are finite (read for tensors of at most 4096 entries: a loss)."""
+        """``torch.autograd.backward(tensors, ...)`` is called: the losses' nodes, whether
+        their values are finite (read for tensors of at most 4096 entries: a loss), and their
+        loss scale (logged when it differs from the last call's)."""
         self._losses = observed.losses_of(tensors)
+        scale = self._scales.of(self._losses[0])
+        if scale != self._scale_now:
+            self._scale_now = scale
+            self._log_entry(events.ScaleEntry(scale, self.watched.forwards))
 
     def _raised_hook(self, error: BaseException) -> None:
         """``torch.autograd.backward`` raised ``error`` (it goes on to the caller)."""
@@ -444,7 +465,7 @@ class GradEvents:
         if not cached.held:
             return
         factor = 1.0 / float(scaler.get_scale())
-        self._log_entry(UnscaleEntry(cached.held, factor, self.watched.forwards))
+        self._log_entry(events.UnscaleEntry(cached.held, factor, self.watched.forwards))
         if cached.has_probe and self._probe_after is not None:
             self._probe_after *= factor
 
@@ -460,13 +481,13 @@ class GradEvents:
         """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
         self._final = {p: (None if p.grad is None else _norm(p.grad))
                        for p in self.watched.owner}
-        self._log_entry(EndEntry(self._final, self.watched.forwards))
+        self._log_entry(events.EndEntry(self._final, self.watched.forwards))
         if self._probe is not None:
             self._moved_end = self._probe_sum()
 
     def notes(self) -> dict[torch.Tensor, list[Note]]:
         """The log as :class:`.events.Note` lists, one per parameter (the latest KEPT)."""
-        return read_log(self._log)
+        return events.read_log(self._log)
 
     def _probe_sum(self) -> float:
         assert self._probe is not None
@@ -474,27 +495,3 @@ class GradEvents:
         if type(t).__name__ == "DTensor" and hasattr(t, "to_local"):
             t = t.to_local()  # this process's shard: no collective
         return float(t.sum())
-
-    def _registration_hook(self, module: Any, name: str, param: Any) -> None:
-        """A parameter is being registered on a module (``module.name = nn.Parameter(...)``):
-        when another one was registered there when the watch began, note the replacement,
-        and whether it runs inside that module's own call."""
-        old = self._registered.get((module, name))
-        if old is None or param is old:
-            return
-        watched = self.watched
-        full = watched.owner[old][0]
-        inside = self._running()
-        seen = self._replaced.get(full)
-        if seen is None:
-            mname = watched.names.get(module, ROOT_NAME)
-            self._replaced[full] = Replacement(full, mname, type(module).__name__, name,
-                                               inside, watched.forwards)
-        else:
-            self._replaced[full] = seen._replace(count=seen.count + 1)
-        if isinstance(param, torch.Tensor) and param.requires_grad:
-            got = self._replacement_got
-
-            def hook(g, full=full):
-                got[full] = _norm(g)
-            self._step_handles.append(param.register_hook(hook))

@@ -1,4 +1,5 @@
-"""Calls torch offers no hook for, observed while a watch listens: ``GradScaler.unscale_``
+"""Calls torch offers no hook for, observed while a watch listens: ``GradScaler.unscale_``,
+``GradScaler.scale``, ``GradScaler.step``, ``Optimizer.zero_grad``, ``Tensor.register_hook``
 and ``torch.autograd.backward`` (which ``Tensor.backward`` calls).
 
 The attribute is wrapped while at least one listener exists and restored when the last one is
@@ -14,7 +15,7 @@ from typing import Any
 import torch
 
 __all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_error_hook",
-           "register_scaler_step_hook",
+           "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
 
 
@@ -109,6 +110,18 @@ def _wrap_zero_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
     return zero_grad
 
 
+def _wrap_after(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(self, *args, **kwargs)
+        _tell(listeners, self, out)
+        return out
+
+    return method
+
+
+_SCALE = (_Patch(torch.amp.GradScaler, "scale", _wrap_after)
+          if hasattr(torch.amp, "GradScaler") else None)
+_REGISTER_HOOK = _Patch(torch.Tensor, "register_hook", _wrap_after)
 _SCALER_STEP = (_Patch(torch.amp.GradScaler, "step", _wrap_scaler_step)
                 if hasattr(torch.amp, "GradScaler") else None)
 _ZERO_GRAD = _Patch(torch.optim.Optimizer, "zero_grad", _wrap_zero_grad)
@@ -153,6 +166,19 @@ def register_scaler_step_hook(fn: Callable[[Any, Any, str], None]) -> _Handle | 
     unscaled gradients hold inf/NaN), until the handle's ``remove()``.  ``None`` where
     ``torch.amp.GradScaler`` does not exist."""
     return None if _SCALER_STEP is None else _SCALER_STEP.add(fn)
+
+
+def register_scale_hook(fn: Callable[[Any, Any], None]) -> _Handle | None:
+    """Call ``fn(scaler, outputs)`` after each ``torch.amp.GradScaler.scale`` with what it
+    returned (the scaled losses), until the handle's ``remove()``.  ``None`` where
+    ``torch.amp.GradScaler`` does not exist."""
+    return None if _SCALE is None else _SCALE.add(fn)
+
+
+def register_hook_registration_hook(fn: Callable[[Any, Any], None]) -> _Handle:
+    """Call ``fn(tensor, handle)`` after each ``torch.Tensor.register_hook`` (the hook is
+    registered by then), until the handle's ``remove()``."""
+    return _REGISTER_HOOK.add(fn)
 
 
 def register_zero_grad_hook(fn: Callable[[Any], None]) -> _Handle:

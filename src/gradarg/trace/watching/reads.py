@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .finding import Finding, Options
 from .ranks import first_nonfinite
+from .scales import ddp_unsynced
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -30,6 +31,7 @@ __all__ = [
     "optimizer_holds",
     "optimizer_read",
     "scaler_skipped",
+    "stepped_twice",
 ]
 
 
@@ -191,11 +193,52 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             f"before and after {m.optimizer}.step()); .grad was a tensor, not None, so the "
             f"step still applied {m.why}; set .grad = None when freezing (zero_grad() with "
             f"set_to_none=True), or leave them out of the optimizer")
+    twice = stepped_twice(w)
+    if twice is not None:
+        names, kinds, steps, passes = twice
+        times = "twice" if steps == 2 else f"{steps} times"
+        found.append(
+            f"{len(names)} parameter(s) are held by {len(kinds)} optimizers ({', '.join(kinds)}) "
+            f"whose steps read the same .grad, with no backward in between: {_shown(names, 6)} "
+            f"(observed: {steps} optimizer steps holding them after their last backward "
+            f"pass), so each was updated {times} in this step, each time with .grad holding "
+            f"the gradient of every loss accumulated into it ({passes} backward pass(es)); "
+            f"give each parameter to one optimizer, or run each optimizer's step right after "
+            f"the backward of its own loss, with zero_grad() in between")
     if left:
         note = (f"{len(left)} parameter(s) of the model that require grad are held by no "
                 f"optimizer whose step ran: {_shown(left)}; they get .grad but are not "
                 f"updated (a freeze by optimizer subset, or forgotten)")
     return Finding("what the optimizer holds", True, "; ".join(found) or None, note=note)
+
+
+def stepped_twice(w: GradWatch) -> tuple[list[str], list[str], int, int] | None:
+    """The parameters whose ``.grad`` the steps of several optimizers read with no backward
+    pass in between (observed: the step notes of each parameter, by optimizer), the
+    optimizers' class names, how many steps read it and how many passes that ``.grad``
+    summed; ``None``: none.  The latest such run of steps per parameter; a step that found
+    ``.grad`` None or zero (a ``zero_grad`` between them) read nothing of it."""
+    names: list[str] = []
+    seen: dict[int, None] = {}  # the optimizers, in order
+    steps = passes = 0
+    kinds = {id(h.optimizer): type(h.optimizer).__name__ for h in w.grads.optimizers}
+    for r in w.parameters.values():
+        run: list[int] = []  # the optimizers whose steps read .grad since the last pass
+        found: list[int] = []
+        for n in (*r.events, None):
+            if n is None or n.kind == "pass":
+                if len(set(run)) > 1:
+                    found = run
+                run = []
+            elif n.kind == "step" and n.held is not None and n.held != 0.0:
+                run.append(n.by)
+        if found:
+            names.append(r.name)
+            seen.update(dict.fromkeys(found))
+            steps, passes = max(steps, len(found)), max(passes, r.passes)
+    if not names:
+        return None
+    return names, [kinds.get(b, "optimizer") for b in seen], steps, passes
 
 
 def scaler_skipped(w: GradWatch, o: Options) -> Finding:
@@ -222,8 +265,10 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
     """What each optimizer step read, for the parameters it holds that got a gradient in this
     step: ``.grad`` None (the step skipped them), all zero while the pass was not, or holding
     NaN/Inf (the norm of ``.grad`` read by the step pre-hook)."""
+    unsynced = ddp_unsynced(w)
     if not w.grads.steps_seen:
-        return Finding("what the optimizer read", False, why_not="no optimizer step was seen")
+        return Finding("what the optimizer read", False, why_not="no optimizer step was seen",
+                       note="" if unsynced is None else _unsynced_text(w, *unsynced))
     none, zero, bad = [], [], []
     for r in w.parameters.values():
         if not r.requires_grad or r.grad is None:
@@ -256,10 +301,27 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
                         "the NaN/Inf: look at the other processes' batches"
                         if own else "") + _first_rank(w) + ")")
         found.append(text)
+    if unsynced is not None:
+        found.append(_unsynced_text(w, *unsynced))
     if not found:
         return Finding("what the optimizer read", True)
     return Finding("what the optimizer read", True,
                    "; ".join(found) + " (observed: .grad at the step)")
+
+
+def _unsynced_text(w: GradWatch, names: list[str], when: str) -> str:
+    """What a read of ``.grad`` after a backward DDP did not synchronise means."""
+    where = ("the optimizer step" if when == "step" else "the end of the with block")
+    text = (f"under DDP the backward before {where} did not synchronise the gradients of "
+            f"{len(names)} parameter(s) ({_shown(names)}): its forward ran inside no_sync() "
+            f"(observed: DistributedDataParallel.require_backward_grad_sync was False at that "
+            f"forward), so .grad was not averaged over the {w.world} processes")
+    if when == "step":
+        return text + (": each process stepped on its own gradient, and the replicas "
+                       "diverge; run the forward and backward of the last micro-batch before "
+                       "the step outside no_sync()")
+    return text + (" (it holds this process's own gradient): the backward before the "
+                   "optimizer step must run outside no_sync()")
 
 
 def _first_rank(w: GradWatch) -> str:

@@ -277,11 +277,13 @@ class GradWatch:
         Each phrase comes from one finding of ``gradarg.trace.watching.findings`` (a backward that
         stopped at a saved tensor edited in place, non-finite gradients, parameters re-created
         by an assignment, missing gradients, modules cut from the graph or whose output went
-        unused, vanishing or exploding flow, dead units, all-zero gradients and the all-zero
-        factor behind them, several backward passes accumulated into ``.grad``, a ``.grad``
-        reset, zeroed or rescaled between the backward and the optimizer step), in that order.
-        The last two are read from events the hooks observed (see :func:`watch`), not from
-        the final ``.grad`` alone.
+        unused, vanishing or exploding flow, dead units, all-zero gradients and what is behind
+        them (an all-zero factor, a float16 underflow), a hook of the user's that replaced a
+        gradient, several backward passes accumulated into ``.grad``, a step that read
+        ``.grad`` at another scale than the loss's (a ``GradScaler`` used halfway), a
+        ``.grad`` reset, zeroed or rescaled between the backward and the optimizer step), in
+        that order.  Those after the all-zero gradients are read from events the hooks
+        observed (see :func:`watch`), not from the final ``.grad`` alone.
 
         Parameters
         ----------
@@ -431,8 +433,23 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     replaced after the optimizer was built, a frozen parameter an optimizer step still moved
     (its sum before and after the step, read only for frozen parameters with a ``.grad``),
     a ``GradScaler.step`` that skipped the optimizer's step, and the exception that ended the
-    block (what raised and where, from ``__exit__``).  With nothing checked there is no "ok"
-    (a model without parameters); without an optimizer step the line says so.
+    block (what raised and where, from ``__exit__``).  "ok" also means that each step read
+    ``.grad`` at the loss's scale: every backward of a loss a ``GradScaler`` scaled (its
+    ``scale`` is observed, and each ``backward()``'s loss looked up) was unscaled
+    (``unscale_``, or ``scaler.step``) before the step that read it, and nothing was unscaled
+    that was not scaled (else the factor is named); that no parameter was read by the steps
+    of two optimizers with no backward in between (it would be updated twice); and, under
+    DDP, that the backward before the step synchronised the gradients (``no_sync()``, read
+    at each forward: else ``.grad`` was not averaged).  On a parameter with hooks of the
+    user's (``Tensor.register_hook``, before the watch or while it runs) the watch reads
+    the gradient before and after them (one hook of its own goes first): a hook that
+    replaced it with zeros is named as the cause, with what an optimizer step still did to
+    the parameter (weight decay, momentum: its sum before and after the step); one that
+    scaled it, in a note; a hook registered on a tensor of the forward while the watch runs
+    is read the same way (``Tensor.register_hook`` is observed while the watch runs).  All-zero gradients that were already zero at a float16 module
+    output (autocast), with no ``GradScaler``, are named a possible float16 underflow.
+    With nothing checked there is no "ok" (a model without parameters); without an
+    optimizer step the line says so.
 
     Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
     process records its own step: module and parameter norms are this process's gradients

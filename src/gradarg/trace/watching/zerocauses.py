@@ -1,0 +1,235 @@
+"""Why a parameter's gradient is exactly zero, as far as the watch observed it: a product with
+an all-zero factor (:func:`all_zero`, read from the graph), a float16 gradient that underflowed
+under autocast with no loss scaling (:func:`float16_underflow`, read from the dtypes of the
+module outputs it crossed), a hook of the user's on the parameter that replaced it
+(:func:`hooks`, read before and after those hooks: :func:`hook_change`); and what an
+optimizer step still did to a parameter whose ``.grad`` a hook zeroed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+
+from ..graph.values import fmt_norm as _f
+from .finding import Finding, Options
+
+if TYPE_CHECKING:
+    from .records import ParamRecord
+    from .watch import GradWatch
+
+__all__ = ["all_zero", "float16_underflow", "hook_change", "hook_moved_text", "hooks",
+           "scaled_step", "tensor_hooks"]
+
+
+def _of_module(w: GradWatch, params: list[str]) -> str:
+    """Parameters by name, each with the module that holds it."""
+    return ", ".join(f"{n} (of module '{w.parameters[n].module}')" if n in w.parameters else n
+                     for n in params)
+
+
+def _shown(names: list[str], k: int = 2) -> str:
+    return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
+
+
+def all_zero(w: GradWatch, o: Options) -> Finding:
+    """Parameters whose gradient is exactly zero.  Where every path to one passes through a
+    product with an all-zero parameter (read from the graph and the values at the backward),
+    the factor is named; a zero-initialised factor of a product of parameters that gets a
+    nonzero gradient itself (LoRA's ``B`` at the first step: ``A`` behind it) is a note, not a
+    problem: it lasts until the factor moves."""
+    zero = [n for n, r in w.parameters.items() if r.state == "zero"]
+    if not zero:
+        return Finding("all-zero", True)
+    blocked = w.graph.zero_blocked
+    by_hook = {n for n in zero if hook_change(w.parameters[n]) is not None}  # see hooks()
+    explained = [n for n in zero if n in blocked and n not in by_hook]
+    rest = [n for n in zero if n not in blocked and n not in by_hook]
+    parts = []
+    if explained:
+        factors = list(dict.fromkeys(f for n in explained for f in blocked[n].factors))
+        fshown, via = _of_module(w, factors), blocked[explained[0]].node
+        moving = all(w.parameters[f].grad for f in factors if f in w.parameters)
+        why = (f"every path to {'it' if len(explained) == 1 else 'them'} passes through a "
+               f"product ({via}) with {fshown}, which {'was' if len(factors) == 1 else 'were'} "
+               f"all zeros at this backward")
+        one = len(factors) == 1
+        gets, it = ("gets", "it") if one else ("get", "them")
+        if not rest and moving and all(blocked[n].adjacent for n in explained):
+            whose = (f"{explained[0]}'s gradient is" if len(explained) == 1 else
+                     f"the gradients of {_shown(explained)} are")
+            return Finding("all-zero", True, note=(
+                f"{whose} exactly zero, as expected: {why}; {fshown} {gets} a nonzero "
+                f"gradient, so the next optimizer step moves {it}, and a gradient reaches "
+                f"{_shown(explained)} from then on (a factor initialised to zero, as LoRA's "
+                f"B, does this at the first step)"), expected=tuple(explained))
+        if moving:
+            then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches "
+                    f"{'it' if len(explained) == 1 else 'them'} once an optimizer step moves "
+                    f"{it} (if {it} {'is' if one else 'are'} initialised to zero on purpose, "
+                    f"as a ReZero gate, this lasts one step)")
+        else:
+            then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: "
+                    f"initialise one of the factors nonzero")
+        parts.append(f"all-zero gradient for {len(explained)} parameter(s): "
+                     f"{_shown(explained)}: {why}; {then}")
+    if rest:
+        first_zero = w.first_zero()
+        where = (f" (the gradient first became all zero at '{first_zero.name}' "
+                 f"({first_zero.kind}))" if first_zero else "")
+        hooked = [at for at, _, after in tensor_hooks(w) if after == 0.0]
+        if hooked:  # the module after the hooked tensor only received the hook's zeros
+            where = (f" (a hook on a tensor of the forward, registered {hooked[0]}, replaced "
+                     f"the gradient arriving there with zeros)")
+        parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}"
+                     f"{float16_underflow(w)}")
+    return Finding("all-zero", True, "; ".join(parts) or None)
+
+
+def hook_change(r: ParamRecord) -> tuple[float, float] | None:
+    """``(before, after)``: the norms of the gradient backward computed for parameter ``r``
+    in its last pass of this step and of what reached ``.grad`` after the hooks of the
+    user's on it (``Tensor.register_hook``), when they differ; ``None`` when they agree, or
+    it has no such hook, or no pass this step."""
+    if r.grad is None:
+        return None
+    last = next((n for n in reversed(r.events) if n.kind == "pass"), None)
+    if last is None or last.raw is None or last.grad is None:
+        return None
+    raw, got = last.raw, last.grad
+    return (raw, got) if _changed(raw, got) else None
+
+
+def hook_moved_text(w: GradWatch, names: list[str]) -> str:
+    """``"; the optimizer step still moved ..."``: those of ``names`` (a hook zeroed their
+    gradient) that an optimizer step changed all the same (observed), and why; else ``""``."""
+    moved = [n for n in names if n in w.grads.hook_moved]
+    if not moved:
+        return ""
+    m = w.grads.hook_moved[moved[0]]
+    them = ("it" if len(names) == 1 else "them" if len(moved) == len(names) else
+            f"{len(moved)} of them ({_shown(moved)})")
+    return (f"; the optimizer step still moved {them}: {m.optimizer}.step() applied {m.why} "
+            f"with the zero gradient (observed: the parameter before and after the step), so "
+            f"a hook that zeroes the gradient does not freeze a parameter: leave it out of the "
+            f"optimizer (or set requires_grad_(False) and .grad = None)")
+
+
+def _changed(raw: float, got: float) -> bool:
+    if raw == got or (math.isnan(raw) and math.isnan(got)):
+        return False
+    return not (math.isfinite(raw) and math.isfinite(got)
+                and abs(got - raw) <= 1e-5 * max(raw, got))
+
+
+def _ratio(raw: float, got: float) -> str:
+    return f" (x {got / raw:.3g})" if raw and math.isfinite(got / raw) else ""
+
+
+def tensor_hooks(w: GradWatch) -> list[tuple[str, float, float]]:
+    """``(where, before, after)`` for each tensor of this step's graph (not a parameter) on
+    which a hook of the user's changed the gradient arriving there (observed: its norm
+    before and after the hooks on it); ``where`` in words."""
+    out = []
+    for h in w.grads.tensor_hooks:
+        if h.before and h.after and _changed(h.before[-1], h.after[-1]):
+            where = ("outside the model's forward" if h.where is None else
+                     f"during the call of module '{h.where[0]}' ({h.where[1]})")
+            out.append((where, h.before[-1], h.after[-1]))
+    return out
+
+
+def hooks(w: GradWatch, o: Options) -> Finding:
+    """Hooks of the user's (``Tensor.register_hook``) that changed a gradient: on a
+    parameter, before it reached ``.grad``; on a tensor of the forward (an activation,
+    registered while the watch ran), before it went on down the graph (observed: its norm
+    before and after them).  Replaced by zeros: a problem, with what an optimizer step still
+    did to the parameter (weight decay, momentum: observed by its sum before and after the
+    step); otherwise a note (a hook that scales or clips the gradient on purpose)."""
+    changed = {n: c for n, r in w.parameters.items() if (c := hook_change(r)) is not None}
+    tensors = tensor_hooks(w)
+    if not changed and not tensors:
+        return Finding("gradient hooks", True)
+    zeroed = [n for n, (raw, got) in changed.items() if got == 0.0]
+    other = [n for n in changed if n not in zeroed]
+    found, notes = [], []
+    if other:
+        raw, got = changed[other[0]]
+        notes.append(f"a hook on {_shown(other, 3)} (Tensor.register_hook) changed the "
+                     f"gradient backward computed before it reached .grad: {other[0]}'s norm "
+                     f"{_f(raw)} -> {_f(got)}{_ratio(raw, got)} (observed: before and after "
+                     f"the hooks registered on it)")
+    if zeroed:
+        raw, _ = changed[zeroed[0]]
+        found.append(f"all-zero gradient for {len(zeroed)} parameter(s) from a hook: a hook on "
+                     f"{_shown(zeroed, 3)} (Tensor.register_hook) replaced the gradient "
+                     f"backward computed with zeros (observed: {zeroed[0]}'s gradient had norm "
+                     f"{_f(raw)} before the hooks registered on it and 0 after them), so .grad "
+                     f"is all zero{hook_moved_text(w, zeroed)}")
+    for where, before, after in tensors:
+        what = (f"a hook on a tensor of the forward (Tensor.register_hook, registered {where}) "
+                f"{{}} (observed: the gradient arriving there had norm {_f(before)} before the "
+                f"hooks on that tensor and {_f(after)} after them)")
+        if after == 0.0:
+            found.append(what.format("replaced the gradient arriving there with zeros, so "
+                                     "nothing flows back through that tensor") +
+                         "; the parameters below it get an all-zero gradient")
+        else:
+            notes.append(what.format(f"changed the gradient arriving there{_ratio(before, after)}"))
+    return Finding("gradient hooks", True, "; ".join(found) or None, note="; ".join(notes))
+
+
+def scaled_step(w: GradWatch) -> bool:
+    """Whether a pass of this step came from a loss a ``GradScaler`` scaled (observed)."""
+    for r in w.parameters.values():
+        if r.grad is None:
+            continue
+        last = next((n for n in reversed(r.events) if n.kind == "pass"), None)
+        if last is not None and last.scale is not None and last.scale != 1.0:
+            return True
+    return False
+
+
+def float16_underflow(w: GradWatch) -> str:
+    """``"; possibly a float16 underflow ..."`` when this step's all-zero gradients crossed a
+    float16 tensor (observed: the output of a module call, under autocast or a model in
+    float16) where they were already all zero, and no ``GradScaler`` scaled the loss: a
+    gradient entry below float16's smallest subnormal (about 6e-8) rounds to 0 there.  The
+    call is the one that received a nonzero gradient and sent zero (not a ReLU-like one with
+    dead units), or, where the gradient arrived all zero from the loss, the model's own
+    call.  ``""`` otherwise (no float16 on the path: float32, bfloat16)."""
+    if scaled_step(w):
+        return ""
+    half = {i for i, (_, dtype, _) in w.calls.noted.narrow.items() if dtype == torch.float16}
+    if not half:
+        return ""
+    first = w.first_zero()
+    if first is not None:
+        if first.index not in half or (first.dead_units and first.dead_units[0]):
+            return ""
+        where = (f"module '{first.name}' ({first.kind}) returned a float16 tensor and received "
+                 f"a nonzero gradient there (norm {_f(first.grad_out)}) but sent an all-zero "
+                 f"one")
+    else:
+        outer = [c for c in w.modules if c.parent is None and c.index not in w.calls.late
+                 and c.grad_out == 0.0]
+        if not outer or outer[0].index not in half:
+            return ""
+        c = outer[0]
+        at = "the model's output" if c.index == 0 else f"the output of '{c.name}'"
+        where = (f"the gradient arriving from the loss at {at} ({c.kind}), a float16 tensor, "
+                 f"was already all zero")
+    params = [p for p in w.watched.owner if p.requires_grad]
+    if params and all(p.dtype == torch.float16 for p in params):
+        fix = ("multiply the loss by a large constant before backward and divide .grad by it "
+               "before the step, or keep the parameters in float32 and run the forward under "
+               "torch.autocast with torch.amp.GradScaler (it cannot unscale float16 .grad)")
+    else:
+        fix = ("scale the loss with torch.amp.GradScaler (scaler.scale(loss).backward(), "
+               "scaler.step(optimizer), scaler.update())")
+    return (f"; possibly a float16 underflow: {where} (observed: the output's dtype), and no "
+            f"GradScaler scaled the loss (observed at the backward() call); a float16 "
+            f"gradient entry smaller than about 6e-8 (its smallest subnormal) rounds to 0: "
+            f"{fix}")
