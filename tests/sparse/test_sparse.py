@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from problems import stencil_1d, stencil_2d
 from torch.autograd.functional import jacobian as af_jacobian
@@ -31,7 +31,12 @@ def dense_of(jac: torch.Tensor) -> torch.Tensor:
 def assert_exact(got: torch.Tensor, want: torch.Tensor) -> None:
     got = dense_of(got)
     assert got.dtype == want.dtype
-    torch.testing.assert_close(got.reshape(want.shape), want, rtol=RTOL, atol=1e-300)
+    # rounding of the products is relative to the Jacobian's largest entries, not to each
+    # entry: a small entry (1e-5 beside 1) may differ from the loop's by a few eps of those
+    # (hypothesis: n=9, lower=2, upper=5, seed=1, forward: 1e-16 on 1.5e-5)
+    scale = float(want.abs().max()) if want.numel() else 0.0
+    torch.testing.assert_close(got.reshape(want.shape), want, rtol=RTOL,
+                               atol=max(1e-300, 8 * torch.finfo(want.dtype).eps * scale))
 
 
 def csr(pattern: torch.Tensor) -> torch.Tensor:
@@ -126,6 +131,7 @@ def test_auto_picks_the_side_with_fewer_colours():
     seed=st.integers(0, 2**31 - 1),
     mode=st.sampled_from(MODES),
 )
+@example(n=9, lower=2, upper=5, seed=1, mode="forward")  # CI 2026-11-30: 1e-16 on a 1.5e-5 entry
 def test_banded_random_bandwidth(n, lower, upper, seed, mode):
     g = torch.Generator().manual_seed(seed)
     i = torch.arange(n)
