@@ -812,3 +812,38 @@ QUERIES_ROUND10: dict[str, list[tuple[str, str]]] = {
         ("pages", "grad attribute of a non-leaf tensor is being accessed warning"),
     ],
 }
+
+# Round 11 (2026-11-30, tenth session): written and committed before any result was read, in
+# words none of the earlier queries used, more of them forum questions (what a practitioner
+# types).  A fresh blind round: every in-scope result is kept, held out, and graded once on the
+# built site by readers who wrote nothing.
+QUERIES_ROUND11: dict[str, list[tuple[str, str]]] = {
+    "round11-c17a": [
+        ("pages", "loss is not decreasing weights stay the same after optimizer step"),
+        ("pages", "pytorch backward vector argument meaning"),
+        ("pages", "compute gradient of each sample in the batch separately"),
+        ("pages", "requires_grad true but grad is none after backward"),
+        ("pages", "second order derivative of neural network output pytorch"),
+        ("pages", "pytorch stop gradient for part of a tensor"),
+        ("issues", "torch.func.grad has_aux"),
+        ("issues", "backward hook register_full_backward_pre_hook"),
+        ("issues", "retain_grad intermediate tensor"),
+        ("issues", "gradient of logsumexp inf"),
+        ("issues", "autograd.functional.jacobian strategy forward-mode"),
+        ("issues", "nan gradient sqrt zero"),
+    ],
+    "round11-c17b": [
+        ("pages", "how to get the jacobian of a model output with respect to its weights"),
+        ("pages", "gradient accumulation gives different results than large batch"),
+        ("pages", "pytorch modify gradient before optimizer step"),
+        ("pages", "why does my custom loss return no gradient"),
+        ("pages", "backward pass twice as slow as forward"),
+        ("pages", "torch.no_grad vs requires_grad false difference"),
+        ("issues", "torch.compile backward graph break gradient"),
+        ("issues", "grad is None after model.to(device)"),
+        ("issues", "register_post_accumulate_grad_hook"),
+        ("issues", "softplus or sigmoid gradient underflow"),
+        ("issues", "torch.func.jacrev chunk_size memory"),
+        ("issues", "autograd graph not freed reference cycle"),
+    ],
+}
