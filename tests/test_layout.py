@@ -10,6 +10,7 @@ back-import to show that it fails.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -286,3 +287,26 @@ def test_forward_imports_inside_trace_pass():
     assert trace_violations("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                             "    from ..tape.traced import BackwardTrace\n",
                             "gradarg.trace.draw.player") == []
+
+
+PRIVATE_TORCH = re.compile(r"torch\._[A-Za-z]|\._backward_hooks\b|_current_autograd_node")
+
+
+def private_torch_uses(source: str) -> list[str]:
+    """Lines of ``source`` (doctest lines aside) that use torch's private state."""
+    return [line.strip() for line in source.splitlines()
+            if PRIVATE_TORCH.search(line) and not line.strip().startswith((">>>", "..."))]
+
+
+def test_the_trace_room_uses_only_public_torch():
+    # the watch reads the hooks around a parameter through public hooks only (issue 43):
+    # no private dict of torch's is read or reordered, no private function called
+    found = {str(path.relative_to(SRC)): private_torch_uses(path.read_text())
+             for path in (SRC / "trace").rglob("*.py")}
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_a_private_torch_use_is_caught():
+    assert private_torch_uses("hooks = t._backward_hooks\n")
+    assert private_torch_uses("node = torch._C._current_autograd_node()\n")
+    assert not private_torch_uses("    >>> w._backward_hooks  # a doctest\n")

@@ -219,3 +219,49 @@ def test_a_hook_on_an_activation_that_changed_its_gradient_is_named(setup):
     assert "first became all zero" not in s, s  # not the module after the hook
     why = w.why_no_grad(below[0])
     assert "exactly zero" in why and "a hook on a tensor of the forward" in why, why
+
+
+class Shared(nn.Module):
+    """One ``Linear`` applied ``uses`` times (the same weight feeds several nodes)."""
+
+    def __init__(self, width: int, uses: int):
+        super().__init__()
+        self.lin, self.uses = nn.Linear(width, width), uses
+
+    def forward(self, x):
+        for _ in range(self.uses):
+            x = torch.tanh(self.lin(x))
+        return x
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(width=st.integers(2, 5), uses=st.integers(1, 3), hook=st.sampled_from(sorted(HOOKS)),
+       when=st.sampled_from(["before", "inside"]), seed=st.integers(0, 2**16))
+def test_a_hook_on_a_weight_used_several_times_is_read_against_what_its_users_sent(
+        width, uses, hook, when, seed):
+    # the gradient before the hooks is the sum of what every node using the weight sends it
+    # (read with public post hooks on those nodes when the hook predates the watch)
+    torch.manual_seed(seed)
+    net = Shared(width, uses)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x, y = torch.randn(4, width), torch.randn(4, width)
+    handles = [net.lin.weight.register_hook(HOOKS[hook])] if when == "before" else []
+    try:
+        with gradarg.watch(net) as w:
+            if when == "inside":
+                handles.append(net.lin.weight.register_hook(HOOKS[hook]))
+            opt.zero_grad()
+            nn.functional.mse_loss(net(x), y).backward()
+            opt.step()
+    finally:
+        for h in handles:
+            h.remove()
+    s = w.summary(checks=False)
+    if hook == "look":
+        assert s.startswith("ok") and "hook" not in s, s
+    elif hook == "scale":
+        assert s.startswith("ok") and "a hook on lin.weight" in s and "x 10" in s, s
+    else:
+        assert not s.startswith("ok") and "lin.weight" in s, s
+        assert "replaced the gradient backward computed with zeros" in s, s
+    assert not net.lin.weight._backward_hooks  # private: read only in this check

@@ -2,8 +2,8 @@
 the loss scale of each ``backward()`` (:class:`LossScales`: the outputs of a ``GradScaler``'s
 ``scale`` are marked, each ``backward()``'s losses looked up), whether DDP synchronised the
 backward of each forward (:class:`DdpSync`: ``no_sync``), and the hooks of the user's on a
-parameter (:func:`hooks_around`: one hook of the watch's before them and its usual hook after
-them, so the gradient is read on both sides).
+parameter or an activation (:class:`ParamHooks`: the gradient read on both sides of them,
+through public hooks only).
 
 Imports nothing of the trace room.
 """
@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.autograd.graph import get_gradient_edge
 
 from ..graph.values import norm as _norm
 from .events import HookedPass, PassEntry
 
-__all__ = ["KEY", "DdpSync", "LossScales", "ParamHooks", "TensorHooked", "hooked_entry",
-           "hooks_around", "raw_hook"]
+__all__ = ["KEY", "DdpSync", "LossScales", "ParamHooks", "TensorHooked", "entry_maker",
+           "raw_hook", "users"]
 
 KEY = "gradarg.loss_scale"  # the mark a GradScaler's scale leaves in its output node's metadata
 _WALK = 64  # autograd nodes visited below a loss to find a scaled one
@@ -119,13 +120,27 @@ class DdpSync:
 
 
 class ParamHooks:
-    """The watch's hook on each parameter (``pass_hook(p, live, make)`` makes it: ``make``
-    builds its :class:`.events.PassEntry`), and, on a parameter with hooks of the user's
-    (registered before the watch or while it runs: seen by :meth:`registered`), one more
-    before theirs, with the pass hook moved after theirs: the gradient backward computed and
-    the one that reaches ``.grad`` (:class:`.events.HookedPass`).  A hook of the user's on a
-    tensor of the step's graph (an activation) registered while the watch runs gets the same
-    pair (:class:`TensorHooked`, kept for the step).
+    """The watch's hook on each parameter, and what the hooks of the user's on it did.
+
+    ``pass_hook(p, live, make)`` makes the watch's tensor hook on a parameter (``make``
+    builds its :class:`.events.PassEntry`).  Tensor hooks run in the order they were
+    registered (public ``Tensor.register_hook``; nothing of torch's private state is read
+    or reordered), so the gradient on each side of the user's hooks is read as follows:
+
+    - hooks registered while the watch runs (seen through the patched ``register_hook``,
+      :func:`.patches.register_hook_registration_hook`): a hook of the watch's is registered
+      just before the first of them, and the pass hook is registered again after each one;
+    - hooks registered before the watch began: the pass hook, registered when the watch
+      began, runs after them, and the gradient before them is what the autograd nodes that
+      use the parameter send it: at a ``backward()`` call, the nodes whose next functions
+      hold the parameter's ``AccumulateGrad`` (``torch.autograd.graph.get_gradient_edge``)
+      get a post hook (``Node.register_hook``) that keeps their ``grad_inputs`` for it
+      (summed when several send one), removed when the call returns.  This runs at each
+      parameter's first backward in the block, and at every later one for a parameter whose
+      gradient was seen changed between those nodes and the pass hook.
+
+    A hook of the user's on a tensor of the step's graph (an activation) registered while the
+    watch runs gets the same pair of hooks around it (:class:`TensorHooked`, kept for the step).
 
     Attributes
     ----------
@@ -134,88 +149,204 @@ class ParamHooks:
         (set by the owner).
     tensors : list of TensorHooked
         This step's tensors of the graph with hooks of the user's (do not modify).
+    zeroed : dict
+        ``id(parameter) -> parameter``: those whose gradient hooks of the user's turned all
+        zero at their last pass.
     """
 
     def __init__(self, pass_hook: Callable[..., Callable[[torch.Tensor], Any]]):
         self._pass_hook: Callable[..., Any] | None = pass_hook
-        self._main: dict[int, tuple[Any, Any, Any]] = {}  # id(tensor) -> (handle, p, live)
-        self._around: dict[int, tuple[Any, Any]] = {}  # id(tensor) -> (first, last) handles
+        self._main: dict[int, _Hooked] = {}  # id(tensor) -> its hooks
         self._ours = False  # while the watch registers a hook of its own
-        # id(parameter) -> parameter, whose gradient hooks of the user's turned all zero
         self.zeroed: dict[int, Any] = {}
         self.running: Callable[[], tuple[str, str] | None] = _nobody
         self.tensors: list[TensorHooked] = []
-        self._step: dict[int, tuple[Any, Any, Any]] = {}  # id(tensor) -> (first, last, tensor)
+        self._step: dict[int, _Around] = {}  # id(activation) -> its hooks, this step
+        self._unchecked: set[int] = set()  # tensors not yet compared at a backward()
+        self._changed: set[int] = set()  # tensors whose gradient a hook was seen to change
+        self._raw: dict[int, torch.Tensor] = {}  # id(tensor) -> what its users sent, this call
+        self._nodes: list[Any] = []  # the post hooks on those users, this call
+        self._depth = 0  # backward() calls running
 
     def hook(self, t: torch.Tensor, p: torch.Tensor, live: torch.Tensor | None) -> None:
         """Hook ``t`` (``p``, or ``live``: the tensor FSDP2 computes with in its place)."""
         assert self._pass_hook is not None
+        rec = _Hooked(t, p, live, [])
+        rec.handle = self._register(t, self._tensor_hook(rec))
+        self._main[id(t)] = rec
+        self._unchecked.add(id(t))
+
+    def _register(self, t: torch.Tensor, fn: Callable[[torch.Tensor], Any]) -> Any:
         self._ours = True
         try:
-            handle = t.register_hook(self._pass_hook(p, live))
+            return t.register_hook(fn)
         finally:
             self._ours = False
-        self._main[id(t)] = (handle, p, live)
-        hooks = t._backward_hooks
-        if hooks and any(k != handle.id for k in hooks):
-            self._hook_around(t)
 
-    def registered(self, t: Any, handle: Any) -> None:
-        """A hook was registered on ``t``: on a watched parameter or a tensor of the graph,
-        one of the user's (not while a backward runs: its hooks are being read)."""
-        if self._ours or self._pass_hook is None or torch._C._current_autograd_node() is not None:
+    def _tensor_hook(self, rec: _Hooked) -> Callable[[torch.Tensor], Any]:
+        assert self._pass_hook is not None
+        inner = self._pass_hook(rec.p, rec.live, entry_maker(rec.box, self.zeroed))
+        raw, key, box = self._raw, id(rec.t), rec.box
+        unchecked, changed = self._unchecked, self._changed
+
+        def hook(g: torch.Tensor) -> Any:
+            r = raw.pop(key, None)
+            if r is not None:  # what the nodes using the tensor sent it, before any hook
+                unchecked.discard(key)
+                if r is not g and not _same(r, g):
+                    box[:] = [_norm(r)]
+                    changed.add(key)
+            return inner(g)
+
+        return hook
+
+    # -- a backward() call --------------------------------------------------------------------
+    def backward_called(self, tensors: Any) -> None:
+        """``torch.autograd.backward(tensors)`` starts: the users of each tensor still to be
+        compared get a post hook (see the class)."""
+        self._depth += 1
+        keys = self._unchecked | self._changed
+        if not keys or self._pass_hook is None or self._depth > 1:
             return
-        if id(t) in self._main:
-            self._hook_around(t)
-        elif isinstance(t, torch.Tensor) and t.grad_fn is not None:
-            self._tensor_around(t)
-
-    def _tensor_around(self, t: torch.Tensor) -> None:
-        got = self._step.get(id(t))
-        if got is None or got[2] is not t:
-            rec = TensorHooked(self.running(), [], [])
-            self._ours = True
+        accs: dict[Any, int] = {}
+        for key in keys:
+            rec = self._main.get(key)
+            if rec is None or not rec.t.requires_grad:
+                continue
             try:
-                got = (t.register_hook(raw_hook(rec.before)),
-                       t.register_hook(raw_hook(rec.after)), t)
-            finally:
-                self._ours = False
-            self._step[id(t)] = got
+                accs[get_gradient_edge(rec.t).node] = key
+            except RuntimeError:  # not a leaf that requires grad (any more)
+                continue
+        if not accs:
+            return
+        roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
+        for node, slots in users(roots, accs).items():
+            self._nodes.append(node.register_hook(_keep(slots, self._raw)))
+
+    def backward_done(self) -> None:
+        """The ``backward()`` call returned or raised: the post hooks come off."""
+        self._depth = max(0, self._depth - 1)
+        if self._depth:
+            return
+        for handle in self._nodes:
+            handle.remove()
+        self._nodes = []
+        self._raw.clear()
+
+    # -- a hook of the user's -----------------------------------------------------------------
+    def registered(self, when: str, t: Any, handle: Any) -> None:
+        """``t.register_hook`` is about to run (``when`` "before") or ran ("after"): on a
+        watched parameter or a tensor of the graph, a hook of the user's (not while a
+        ``backward()`` runs: its hooks are being read)."""
+        if self._ours or self._pass_hook is None or self._depth:
+            return
+        rec = self._main.get(id(t))
+        if rec is not None:
+            if when == "before" and rec.first is None:
+                rec.first = self._register(t, raw_hook(rec.box, only_empty=True))
+            elif when == "after":  # the pass hook again, after theirs
+                rec.handle.remove()
+                rec.handle = self._register(t, self._tensor_hook(rec))
+        elif isinstance(t, torch.Tensor) and t.grad_fn is not None:
+            self._tensor_around(when, t)
+
+    def _tensor_around(self, when: str, t: torch.Tensor) -> None:
+        got = self._step.get(id(t))
+        if got is None or got.t is not t:
+            if when == "after":  # its "before" was not seen: nothing to read around
+                return
+            rec = TensorHooked(self.running(), [], [])
+            got = self._step[id(t)] = _Around(t, rec, self._register(t, raw_hook(rec.before)))
             self.tensors.append(rec)
-        hooks_around(t, got[0].id, got[1].id)
+        elif when == "after":
+            if got.last is not None:
+                got.last.remove()
+            got.last = self._register(t, raw_hook(got.rec.after))
 
     def new_step(self) -> None:
-        """A new step: the last step's tensors are let go (their hooks with them)."""
-        for first, last, _ in self._step.values():
-            first.remove()
-            last.remove()
+        """A new step begins: the last step's tensors are let go (their hooks with them)."""
+        for got in self._step.values():
+            got.first.remove()
+            if got.last is not None:
+                got.last.remove()
         self._step, self.tensors = {}, []
-
-    def _hook_around(self, t: torch.Tensor) -> None:
-        around = self._around.get(id(t))
-        if around is None:
-            if self._pass_hook is None:  # detached
-                return
-            handle, p, live = self._main[id(t)]
-            box: list[float] = []
-            self._ours = True
-            try:
-                first = t.register_hook(raw_hook(box))
-                last = t.register_hook(self._pass_hook(p, live, hooked_entry(box, self.zeroed)))
-            finally:
-                self._ours = False
-            handle.remove()
-            around = self._around[id(t)] = (first, last)
-        hooks_around(t, around[0].id, around[1].id)
 
     def detach(self) -> list[Any]:
         """The handles of every hook put on, for the caller to remove."""
-        handles = [h for h, _, _ in self._main.values()]  # removing one twice is harmless
-        handles += [h for pair in self._around.values() for h in pair]
-        handles += [h for first, last, _ in self._step.values() for h in (first, last)]
-        self._main, self._around, self._step = {}, {}, {}
+        handles = [h for rec in self._main.values() for h in (rec.handle, rec.first)
+                   if h is not None]
+        handles += [h for got in self._step.values() for h in (got.first, got.last)
+                    if h is not None]
+        handles += self._nodes
+        self._main, self._step, self._nodes = {}, {}, []
+        self._raw.clear()
         self._pass_hook = None  # the owner's bound method: no reference cycle left
         return handles
+
+
+@dataclass(eq=False, slots=True)
+class _Hooked:
+    t: torch.Tensor  # the tensor hooked: the parameter, or FSDP2's tensor in its place
+    p: torch.Tensor
+    live: torch.Tensor | None
+    box: list[float]  # the norm before the hooks of the user's, this pass
+    handle: Any = None  # the pass hook's
+    first: Any = None  # the hook before the first one of the user's registered in the block
+
+
+@dataclass(eq=False, slots=True)
+class _Around:
+    t: torch.Tensor
+    rec: TensorHooked
+    first: Any
+    last: Any = None
+
+
+def users(roots: list[Any], accs: dict[Any, int]) -> dict[Any, list[tuple[int, int]]]:
+    """The autograd nodes reachable from ``roots`` whose next functions include a node of
+    ``accs`` (node -> key): node -> ``[(index in its grad_inputs, key), ...]``."""
+    found: dict[Any, list[tuple[int, int]]] = {}
+    seen = set(roots)
+    todo = list(roots)
+    while todo:
+        node = todo.pop()
+        for i, (nxt, _) in enumerate(node.next_functions):
+            if nxt is None:
+                continue
+            key = accs.get(nxt)
+            if key is not None:
+                found.setdefault(node, []).append((i, key))
+            elif nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return found
+
+
+def _keep(slots: list[tuple[int, int]], raw: dict[int, torch.Tensor]) -> Callable[..., None]:
+    def hook(grad_inputs: Any, grad_outputs: Any) -> None:
+        for i, key in slots:
+            g = grad_inputs[i]
+            if g is None:
+                continue
+            prev = raw.get(key)
+            try:
+                raw[key] = g if prev is None else prev + g
+            except RuntimeError:  # layouts that do not add: not compared this call
+                raw.pop(key, None)
+
+    return hook
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``b`` holds ``a``'s values (a sum in another order: within 1e-6)."""
+    try:
+        if a.shape != b.shape:
+            return False
+        if a.is_sparse or b.is_sparse:
+            return abs(_norm(a) - _norm(b)) <= 1e-6 * max(_norm(b), 1e-30)
+        return torch.allclose(a, b, rtol=1e-6, atol=0.0, equal_nan=True)
+    except RuntimeError:
+        return True  # not comparable: no claim made
 
 
 def _nobody() -> None:
@@ -235,28 +366,11 @@ class TensorHooked:
     after: list[float]
 
 
-def hooks_around(t: torch.Tensor, first: int, last: int) -> None:
-    """Order the hooks on ``t``: hook ``first`` before every other, hook ``last`` after (the
-    others keep their order)."""
-    hooks = t._backward_hooks
-    if not hooks or first not in hooks or last not in hooks:
-        return
-    keys = list(hooks)
-    if keys[0] == first and keys[-1] == last:
-        return
-    a, b = hooks[first], hooks[last]
-    rest = [(k, v) for k, v in hooks.items() if k not in (first, last)]
-    hooks.clear()  # the same dict (torch reads it at each backward), in the new order
-    hooks[first] = a
-    hooks.update(rest)
-    hooks[last] = b
-
-
-def hooked_entry(box: list[float], zeroed: dict[int, Any]) -> Callable[..., PassEntry]:
-    """The constructor of the pass entries of a parameter with hooks of the user's:
-    :class:`.events.HookedPass` with ``raw`` the norm the hook before them put in ``box``;
-    a parameter whose gradient they turned all zero goes in ``zeroed`` (by ``id``), one that
-    they did not leaves it."""
+def entry_maker(box: list[float], zeroed: dict[int, Any]) -> Callable[..., PassEntry]:
+    """The constructor of a parameter's pass entries: a :class:`.events.PassEntry`, or,
+    when the gradient before the user's hooks was read into ``box``, a
+    :class:`.events.HookedPass` with ``raw`` its norm; a parameter whose gradient they
+    turned all zero goes in ``zeroed`` (by ``id``), one that they did not leaves it."""
 
     def make(p: Any, n: float, held: float | None, sparse: bool, after: float | None,
              forward: int) -> PassEntry:
@@ -265,15 +379,19 @@ def hooked_entry(box: list[float], zeroed: dict[int, Any]) -> Callable[..., Pass
             zeroed[id(p)] = p
         else:
             zeroed.pop(id(p), None)
+        if raw is None:
+            return PassEntry(p, n, held, sparse, after, forward)
         return HookedPass(p, n, held, sparse, after, forward, raw=raw)
 
     return make
 
 
-def raw_hook(box: list[float]) -> Callable[[torch.Tensor], None]:
-    """A hook that puts the norm of the gradient it sees in ``box`` (the last one only)."""
+def raw_hook(box: list[float], only_empty: bool = False) -> Callable[[torch.Tensor], None]:
+    """A hook that puts the norm of the gradient it sees in ``box`` (the last one only;
+    ``only_empty``: unless ``box`` holds one already)."""
 
     def hook(g: torch.Tensor) -> None:
-        box[:] = [_norm(g)]
+        if not (only_empty and box):
+            box[:] = [_norm(g)]
 
     return hook

@@ -251,6 +251,7 @@ class GradEvents:
                 self._handles.append(handle)
         self._handles.append(patches.register_backward_error_hook(self._raised_hook))
         self._handles.append(patches.register_backward_call_hook(self._backward_call_hook))
+        self._handles.append(patches.register_backward_done_hook(self._params.backward_done))
         self._handles.append(patches.register_zero_grad_hook(self._zero_grad_hook))
         handle = patches.register_scaler_step_hook(self._scaler_step_hook)
         if handle is not None:
@@ -443,6 +444,7 @@ class GradEvents:
         """``torch.autograd.backward(tensors, ...)`` is called: the losses' nodes, whether
         their values are finite (read for tensors of at most 4096 entries: a loss), and their
         loss scale (logged when it differs from the last call's)."""
+        self._params.backward_called(tensors)  # the gradient before hooks of the user's
         self._losses = observed.losses_of(tensors)
         scale = self._scales.of(self._losses[0])
         if scale != self._scale_now:

@@ -14,7 +14,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_error_hook",
+__all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_done_hook",
+           "register_backward_error_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
 
@@ -83,10 +84,12 @@ def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
         tensors = args[0] if args else kwargs.get("tensors")
         _tell(listeners, "call", tensors)
         try:
-            return original(*args, **kwargs)
+            out = original(*args, **kwargs)
         except Exception as error:
             _tell(listeners, "error", error)
             raise
+        _tell(listeners, "done", None)
+        return out
 
     return backward
 
@@ -110,6 +113,16 @@ def _wrap_zero_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
     return zero_grad
 
 
+def _wrap_registration(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def register_hook(self: Any, hook: Any) -> Any:
+        _tell(listeners, "before", self, None)
+        out = original(self, hook)
+        _tell(listeners, "after", self, out)
+        return out
+
+    return register_hook
+
+
 def _wrap_after(original: Any, listeners: list[Callable[..., None]]) -> Any:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         out = original(self, *args, **kwargs)
@@ -121,7 +134,7 @@ def _wrap_after(original: Any, listeners: list[Callable[..., None]]) -> Any:
 
 _SCALE = (_Patch(torch.amp.GradScaler, "scale", _wrap_after)
           if hasattr(torch.amp, "GradScaler") else None)
-_REGISTER_HOOK = _Patch(torch.Tensor, "register_hook", _wrap_after)
+_REGISTER_HOOK = _Patch(torch.Tensor, "register_hook", _wrap_registration)
 _SCALER_STEP = (_Patch(torch.amp.GradScaler, "step", _wrap_scaler_step)
                 if hasattr(torch.amp, "GradScaler") else None)
 _ZERO_GRAD = _Patch(torch.optim.Optimizer, "zero_grad", _wrap_zero_grad)
@@ -160,6 +173,17 @@ def register_backward_call_hook(fn: Callable[[Any], None]) -> _Handle:
     return _BACKWARD.add(on)
 
 
+def register_backward_done_hook(fn: Callable[[], None]) -> _Handle:
+    """Call ``fn()`` when ``torch.autograd.backward`` (so ``Tensor.backward``) returns or
+    raises (after the error hooks), until the handle's ``remove()``."""
+
+    def on(kind: str, payload: Any) -> None:
+        if kind in ("done", "error"):
+            fn()
+
+    return _BACKWARD.add(on)
+
+
 def register_scaler_step_hook(fn: Callable[[Any, Any, str], None]) -> _Handle | None:
     """Call ``fn(scaler, optimizer, "before")`` and ``fn(scaler, optimizer, "after")`` around
     each ``torch.amp.GradScaler.step(optimizer)`` (which skips ``optimizer.step()`` when the
@@ -175,9 +199,11 @@ def register_scale_hook(fn: Callable[[Any, Any], None]) -> _Handle | None:
     return None if _SCALE is None else _SCALE.add(fn)
 
 
-def register_hook_registration_hook(fn: Callable[[Any, Any], None]) -> _Handle:
-    """Call ``fn(tensor, handle)`` after each ``torch.Tensor.register_hook`` (the hook is
-    registered by then), until the handle's ``remove()``."""
+def register_hook_registration_hook(fn: Callable[[str, Any, Any], None]) -> _Handle:
+    """Call ``fn("before", tensor, None)`` before each ``torch.Tensor.register_hook`` and
+    ``fn("after", tensor, handle)`` after it (the hook is registered by then), until the
+    handle's ``remove()``.  Tensor hooks run in the order they were registered, so a hook
+    registered at "before" runs before the user's and one registered at "after" after it."""
     return _REGISTER_HOOK.add(fn)
 
 
