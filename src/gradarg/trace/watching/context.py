@@ -135,9 +135,11 @@ class ParamHooks:
       use the parameter send it: at a ``backward()`` call, the nodes whose next functions
       hold the parameter's ``AccumulateGrad`` (``torch.autograd.graph.get_gradient_edge``)
       get a post hook (``Node.register_hook``) that keeps their ``grad_inputs`` for it
-      (summed when several send one), removed when the call returns.  This runs at each
-      parameter's first backward in the block, and at every later one for a parameter whose
-      gradient was seen changed between those nodes and the pass hook.
+      (summed when several send one), removed when the call returns.  This runs at the
+      block's first four ``backward()`` calls for the parameters they reach (a parameter
+      reached by none of them, e.g. a GAN's generator not trained at first, is not read
+      this way), and at every later call for a parameter whose gradient was seen changed
+      between those nodes and the pass hook.
 
     A hook of the user's on a tensor of the step's graph (an activation) registered while the
     watch runs gets the same pair of hooks around it (:class:`TensorHooked`, kept for the step).
@@ -167,6 +169,7 @@ class ParamHooks:
         self._raw: dict[int, torch.Tensor] = {}  # id(tensor) -> what its users sent, this call
         self._nodes: list[Any] = []  # the post hooks on those users, this call
         self._depth = 0  # backward() calls running
+        self._first_calls = _FIRST_CALLS  # backward() calls left that read unchecked tensors
 
     def hook(self, t: torch.Tensor, p: torch.Tensor, live: torch.Tensor | None) -> None:
         """Hook ``t`` (``p``, or ``live``: the tensor FSDP2 computes with in its place)."""
@@ -205,8 +208,13 @@ class ParamHooks:
         """``torch.autograd.backward(tensors)`` starts: the users of each tensor still to be
         compared get a post hook (see the class)."""
         self._depth += 1
-        keys = self._unchecked | self._changed
-        if not keys or self._pass_hook is None or self._depth > 1:
+        if self._depth > 1 or self._pass_hook is None:
+            return
+        keys = set(self._changed)
+        if self._unchecked and self._first_calls > 0:
+            self._first_calls -= 1
+            keys |= self._unchecked
+        if not keys:
             return
         accs: dict[Any, int] = {}
         for key in keys:
@@ -282,6 +290,9 @@ class ParamHooks:
         self._raw.clear()
         self._pass_hook = None  # the owner's bound method: no reference cycle left
         return handles
+
+
+_FIRST_CALLS = 4  # backward() calls that read the gradient before hooks predating the watch
 
 
 @dataclass(eq=False, slots=True)
