@@ -35,9 +35,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import sys
-import types
-import unittest
 import warnings
 import zlib
 from collections.abc import Callable, Iterable
@@ -169,16 +166,8 @@ class Row:
 def load_op_db() -> list:
     """PyTorch's OpInfo entries that run on the CPU in float64.
 
-    ``common_methods_invocations`` imports ``expecttest`` (a test-only dependency of PyTorch)
-    for its ``TestCase`` base class: when it is not installed, a stand-in module with
-    ``unittest.TestCase`` is registered first (nothing here uses expect-tests)."""
-    try:
-        import expecttest  # noqa: F401
-    except ImportError:
-        stub = types.ModuleType("expecttest")
-        stub.TestCase = unittest.TestCase  # type: ignore[attr-defined]
-        stub.ACCEPT = False  # type: ignore[attr-defined]
-        sys.modules["expecttest"] = stub
+    ``common_methods_invocations`` imports ``expecttest`` (a test-only dependency of PyTorch,
+    in the ``test`` and ``docs`` extras)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from torch.testing._internal.common_methods_invocations import op_db

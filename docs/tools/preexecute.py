@@ -46,7 +46,7 @@ def _execute(nb, cwd: str, timeout: int) -> tuple:
     return nb, result.time, err
 
 
-def _notebooks(app, env, docnames):
+def _notebooks(env, docnames):
     """(docname, path, notebook, read format) of the pages in ``docnames`` that are notebooks."""
     from myst_nb.core.read import create_nb_reader
 
@@ -73,7 +73,7 @@ def preexecute(app, env, docnames) -> None:
 
     cache = get_cache(config.execution_cache_path)
     todo = []
-    for docname, path, nb, read_fmt in _notebooks(app, env, list(docnames)):
+    for docname, path, nb, read_fmt in _notebooks(env, list(docnames)):
         try:
             cache.match_cache_notebook(nb)
             continue                      # already executed with these cells

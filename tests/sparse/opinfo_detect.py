@@ -34,8 +34,6 @@ import math
 import os
 import sys
 import time
-import types
-import unittest
 import warnings
 import zlib
 from collections import Counter
@@ -75,16 +73,8 @@ ALWAYS = (
 def op_db() -> list:
     """The OpInfo entries that support float64 and autograd on the CPU.
 
-    ``common_methods_invocations`` imports ``expecttest`` (a test-only dependency of PyTorch)
-    for its ``TestCase`` base class: when it is not installed, a stand-in module with
-    ``unittest.TestCase`` is registered first (nothing here uses expect-tests)."""
-    try:
-        import expecttest  # noqa: F401
-    except ImportError:
-        stub = types.ModuleType("expecttest")
-        stub.TestCase = unittest.TestCase
-        stub.ACCEPT = False
-        sys.modules["expecttest"] = stub
+    ``common_methods_invocations`` imports ``expecttest`` (a test-only dependency of PyTorch,
+    in the ``test`` and ``docs`` extras)."""
     from torch.testing._internal.common_methods_invocations import op_db as db
 
     return [o for o in db if o.supports_autograd and D in o.supported_dtypes("cpu")]
