@@ -124,6 +124,18 @@ PAIRS = [
     ("r2_gradient_penalty_without_create_graph", "r2_gradient_penalty_create_graph"),
     ("r2_cosine_norm_zero_row_nan", "r2_cosine_norm_plus_one"),
     ("r2_zero_init_hidden_layer", "r2_zero_init_softmax_regression"),
+    # round 3
+    ("r3_tied_head_two_optimizers", "r3_tied_head_compiled_one_optimizer"),
+    ("r3_ddp_freeze_after_wrap", "r3_ddp_freeze_before_wrap"),
+    ("r3_bf16_weights_update_rounds_away", "r3_bf16_autocast_fp32_weights"),
+    ("r3_target_not_detached", "r3_target_under_no_grad"),
+    ("r3_lora_adapters_frozen", "r3_lora_zero_b_first_step"),
+    ("r3_checkpoint_no_grad_block", "r3_checkpoint_frozen_block"),
+    ("r3_steplr_per_batch", "r3_steplr_per_epoch"),
+    ("r3_clip_max_norm_tiny", "r3_clip_max_norm_inactive"),
+    ("r3_sparse_embedding_adam", "r3_sparse_embedding_sparseadam"),
+    ("r3_log_of_negative_nan", "r3_log_relu_eps"),
+    ("r3_detached_weight_edited_inplace", "r3_detached_weight_cloned"),
 ]
 
 
