@@ -32,9 +32,24 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # Round 2 (branch s16-scen), first run against main at e79ef0d: open ones with what was missing or
 # false, held-out ones with their verdict only; branch s16-watch: the six open ones (GradScaler
 # misuse twice, DDP no_sync, float16 underflow, a zeroing hook, two optimizers) became right.
+# Round 3 (branch s17-scen), first run against main at bdb4bf1: three open ones (false), and one
+# held-out one that the runner counts right but that raises under pytest's warnings-as-errors.
 XFAIL: dict[str, str] = {
     "r2_gradient_penalty_without_create_graph": "held-out: silent",
     "r2_lr_below_float32_resolution": "held-out: false",
+    "r3_bf16_weights_update_rounds_away": (
+        "false: said 'ok: every parameter got a finite, nonzero gradient'; the model's weights "
+        "are bfloat16 and the SGD step rounded the update away: 97 % of 0.weight unchanged"
+    ),
+    "r3_steplr_per_batch": (
+        "false: said 'ok: every parameter got a finite, nonzero gradient'; StepLR stepped per "
+        "batch left the learning rate at 1e-9 and the step changed no weight"
+    ),
+    "r3_tied_head_compiled_one_optimizer": "held-out: error (under pytest only)",
+    "r3_target_not_detached": (
+        "false: said 'ok: every parameter got a finite, nonzero gradient'; the Q target came from "
+        "a second call of the same network, not detached: both calls sent gradient into it"
+    ),
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 
@@ -124,6 +139,18 @@ PAIRS = [
     ("r2_gradient_penalty_without_create_graph", "r2_gradient_penalty_create_graph"),
     ("r2_cosine_norm_zero_row_nan", "r2_cosine_norm_plus_one"),
     ("r2_zero_init_hidden_layer", "r2_zero_init_softmax_regression"),
+    # round 3
+    ("r3_tied_head_two_optimizers", "r3_tied_head_compiled_one_optimizer"),
+    ("r3_ddp_freeze_after_wrap", "r3_ddp_freeze_before_wrap"),
+    ("r3_bf16_weights_update_rounds_away", "r3_bf16_autocast_fp32_weights"),
+    ("r3_target_not_detached", "r3_target_under_no_grad"),
+    ("r3_lora_adapters_frozen", "r3_lora_zero_b_first_step"),
+    ("r3_checkpoint_no_grad_block", "r3_checkpoint_frozen_block"),
+    ("r3_steplr_per_batch", "r3_steplr_per_epoch"),
+    ("r3_clip_max_norm_tiny", "r3_clip_max_norm_inactive"),
+    ("r3_sparse_embedding_adam", "r3_sparse_embedding_sparseadam"),
+    ("r3_log_of_negative_nan", "r3_log_relu_eps"),
+    ("r3_detached_weight_edited_inplace", "r3_detached_weight_cloned"),
 ]
 
 
