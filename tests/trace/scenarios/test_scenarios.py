@@ -22,6 +22,14 @@ if str(CASES) not in sys.path:
 
 import scenario_kit  # lives in cases/, next to the scenarios
 
+# torch.compile'd scenarios: Dynamo, wrapping the tensors on the stack at a graph break, reads
+# .grad of a non-leaf tensor (torch._dynamo.variables.builder.safe_has_grad) and hides the
+# warning it raises from display only, so under pytest's warnings-as-errors the step raised
+# InternalTorchDynamoError in some test orders (whether that frame was traced before in the
+# process) and not in others.  torch's own read, not the user's nor the watch's: ignored here.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The .grad attribute of a Tensor that is not a leaf Tensor:UserWarning")
+
 NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 
 # Filled once, after every phrase was committed, from the tool's verdicts (scenario_report.py),
@@ -36,16 +44,6 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # held-out one that the runner counts right but that raises under pytest's warnings-as-errors.
 XFAIL: dict[str, str] = {
     "r2_gradient_penalty_without_create_graph": "held-out: silent",
-    "r2_lr_below_float32_resolution": "held-out: false",
-    "r3_bf16_weights_update_rounds_away": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient'; the model's weights "
-        "are bfloat16 and the SGD step rounded the update away: 97 % of 0.weight unchanged"
-    ),
-    "r3_steplr_per_batch": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient'; StepLR stepped per "
-        "batch left the learning rate at 1e-9 and the step changed no weight"
-    ),
-    "r3_tied_head_compiled_one_optimizer": "held-out: error (under pytest only)",
     "r3_target_not_detached": (
         "false: said 'ok: every parameter got a finite, nonzero gradient'; the Q target came from "
         "a second call of the same network, not detached: both calls sent gradient into it"

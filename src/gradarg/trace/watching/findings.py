@@ -32,6 +32,7 @@ from .reads import (
     optimizer_holds,
     optimizer_read,
     scaler_skipped,
+    step_unmoved,
 )
 from .scales import loss_scale
 from .zerocauses import all_zero, hooks
@@ -304,7 +305,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
     output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
-    scaler_skipped,
+    scaler_skipped, step_unmoved,
 )
 
 

@@ -32,6 +32,7 @@ from .events import KEPT, Entry, Note, PassEntry, StepEntry
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
 from .registrations import Registrations
+from .stepmoves import StepMoves, Unmoved
 
 __all__ = ["Ended", "FrozenMoved", "GradEvents", "Holding", "Raised"]
 
@@ -88,6 +89,7 @@ class GradEvents:
         self._scaler_steps: list[tuple[bool, float]] = []  # (optimizer step ran, scale after)
         self._steps_at_scaler = 0
         self._regs = Registrations(watched)  # re-created parameters
+        self._moves = StepMoves()  # what each step changed
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
         self._raised: Raised | None = None  # the last backward() that raised
@@ -182,6 +184,16 @@ class GradEvents:
     def frozen_moved(self) -> Mapping[str, FrozenMoved]:
         """Frozen parameters (``requires_grad=False``) an optimizer step changed, by name."""
         return MappingProxyType(self._frozen_moved)
+
+    @property
+    def unmoved(self) -> Mapping[str, Unmoved]:
+        """Parameters the last optimizer step holding them left (mostly) unchanged, by name."""
+        return MappingProxyType(self._moves.unmoved)
+
+    @property
+    def step_moves(self) -> Mapping[int, tuple[int, int]]:
+        """Per optimizer (``id``): parameters its last step left unchanged, and read."""
+        return MappingProxyType(self._moves.last)
 
     @property
     def hook_moved(self) -> Mapping[str, FrozenMoved]:
@@ -359,6 +371,7 @@ class GradEvents:
             return
         self._steps_seen += 1
         self._stepped.setdefault(id(optimizer), cached)
+        self._moves.before(optimizer, held, self.watched.owner)
         grads = [p.grad for p in held]
         norms = None
         probe = self._probe
@@ -390,7 +403,9 @@ class GradEvents:
                                   id(optimizer)))
 
     def _after_step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        """An optimizer step ended: a frozen parameter whose sum changed was moved by it."""
+        """An optimizer step ended: what it left unchanged; a frozen parameter whose sum
+        changed was moved by it."""
+        self._moves.after(optimizer)
         if not self._frozen_before:
             return
         before, self._frozen_before = self._frozen_before, {}
@@ -405,21 +420,7 @@ class GradEvents:
 
     def _holding(self, optimizer: Any) -> Holding:
         """The watched parameters ``optimizer`` holds (cached while its groups keep their size)."""
-        groups = optimizer.param_groups
-        size = sum(len(g["params"]) for g in groups)
-        cached = self._held_by.get(id(optimizer))
-        if cached is None or cached.optimizer is not optimizer or cached.size != size:
-            # by id: the owner's keys are alive, so no other object has their id (a tensor's
-            # hash is its id, through a Python-level __hash__: slower than id())
-            owned = {id(p) for p in self.watched.owner}
-            every = [p for g in groups for p in g["params"]]
-            held = [p for p in every if id(p) in owned]
-            has_probe = any(p is self._probe for p in held)
-            foreign = [p for p in every
-                       if id(p) not in owned and isinstance(p, torch.Tensor) and p.requires_grad]
-            self._held_by[id(optimizer)] = cached = Holding(optimizer, size, held, has_probe,
-                                                            foreign)
-        return cached
+        return observed.holding(optimizer, self._held_by, self.watched.owner, self._probe)
 
     def _zero_grad_hook(self, optimizer: Any) -> None:
         """An optimizer's ``zero_grad()`` ran: what it holds is known even without a step."""

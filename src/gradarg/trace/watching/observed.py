@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["Ended", "FrozenMoved", "Holding", "Raised", "losses_of", "message", "what_moves",
+__all__ = ["Ended", "FrozenMoved", "Holding", "Raised", "holding", "losses_of", "message", "what_moves",
            "where"]
 
 
@@ -71,6 +71,25 @@ class Holding(NamedTuple):
     held: list[torch.Tensor]
     has_probe: bool
     foreign: list[torch.Tensor]
+
+
+def holding(optimizer: Any, cache: dict[int, Holding], owner: Any, probe: Any) -> Holding:
+    """What ``optimizer`` holds of the parameters of ``owner`` (``probe``: the watch's probe
+    parameter), from ``cache`` (by ``id(optimizer)``) while its groups keep their size."""
+    groups = optimizer.param_groups
+    size = sum(len(g["params"]) for g in groups)
+    cached = cache.get(id(optimizer))
+    if cached is None or cached.optimizer is not optimizer or cached.size != size:
+        # by id: the owner's keys are alive, so no other object has their id (a tensor's
+        # hash is its id, through a Python-level __hash__: slower than id())
+        owned = {id(p) for p in owner}
+        every = [p for g in groups for p in g["params"]]
+        held = [p for p in every if id(p) in owned]
+        has_probe = any(p is probe for p in held)
+        foreign = [p for p in every
+                   if id(p) not in owned and isinstance(p, torch.Tensor) and p.requires_grad]
+        cache[id(optimizer)] = cached = Holding(optimizer, size, held, has_probe, foreign)
+    return cached
 
 
 def where(error: BaseException) -> str:

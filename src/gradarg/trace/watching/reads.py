@@ -16,9 +16,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import torch
+
 from .finding import Finding, Options
 from .ranks import first_nonfinite
 from .scales import ddp_unsynced
+from .stepmoves import SAMPLE
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -31,6 +34,7 @@ __all__ = [
     "optimizer_holds",
     "optimizer_read",
     "scaler_skipped",
+    "step_unmoved",
     "stepped_twice",
 ]
 
@@ -343,6 +347,52 @@ def _first_rank(w: GradWatch) -> str:
             f"(gathered from every process when the block ended)")
 
 
+def step_unmoved(w: GradWatch, o: Options) -> Finding:
+    """An optimizer step that left parameters unchanged although their ``.grad`` was finite
+    and not negligible (observed: :mod:`.stepmoves` reads a sample of each before and after
+    the step): the update rounded away.  Said where the cause shows: ``bfloat16`` /
+    ``float16`` weights, or a step that changed none of the parameters it read (its learning
+    rate; one a scheduler decayed is named).  A learning rate of exactly 0 (a warm-up's first
+    step) is a note; float32 weights of one layer left as they were among others that moved
+    are a small gradient there, not the step's doing, and are not named here."""
+    unmoved = list(w.grads.unmoved.values())
+    if not unmoved:
+        return Finding("optimizer step applied", True)
+    if all(x.lr == 0.0 for x in unmoved):
+        return Finding("optimizer step applied", True, note=(
+            f"the learning rate is 0 at this optimizer step ({unmoved[0].optimizer}): the "
+            f"step changed none of the parameters it read (a warm-up's first step does this)"))
+    unmoved = [x for x in unmoved if x.lr != 0.0]
+    low = [x for x in unmoved if x.dtype in (torch.bfloat16, torch.float16)]
+    whole = any(stuck and stuck == read for stuck, read in w.grads.step_moves.values())
+    if not low and not whole:
+        return Finding("optimizer step applied", True)
+    u = (low or unmoved)[0]
+    names = [x.name for x in (low or unmoved)]
+    lr = "not read" if u.lr is None else f"{u.lr:g}"
+    text = (f"the optimizer step left {len(names)} parameter(s) unchanged although their "
+            f".grad was finite and nonzero: {_shown(names)} (observed: {u.same} of {u.read} "
+            f"entries of {u.name} sampled where .grad is not negligible are bit for bit the "
+            f"same after {u.optimizer}.step())")
+    if low:
+        kind = str(u.dtype).removeprefix("torch.")
+        text += (f", so the update was rounded away: the weights are {kind}, and an update "
+                 f"smaller than half the spacing between neighbouring {kind} numbers near the "
+                 f"weight rounds back to the same weight (learning rate {lr}); keep the "
+                 f"weights in float32 and run the forward under torch.autocast, or raise the "
+                 f"learning rate")
+    else:  # every parameter read: what the update was made of, both factors shown
+        kind = str(u.dtype).removeprefix("torch.")
+        text += (f": the update (learning rate {lr} times .grad, whose largest entry read "
+                 f"there is {u.largest:.2g}) is below the spacing of the {kind} numbers near "
+                 f"the weights, so it was rounded away")
+        if u.initial_lr is not None and u.lr is not None and u.lr < u.initial_lr:
+            text += (f"; the learning rate is down from {u.initial_lr:g} (initial_lr, set by "
+                     f"a learning-rate scheduler): check how often the scheduler's step() "
+                     f"runs (per epoch, or per batch)")
+    return Finding("optimizer step applied", True, text)
+
+
 def checked(w: GradWatch) -> tuple[str, str, str]:
     """``(claim, scope, short)`` for a step in which no finding found a problem: the claim
     ("ok" only when something was checked, else ``""``), what was checked or what could not
@@ -360,7 +410,8 @@ def checked(w: GradWatch) -> tuple[str, str, str]:
                       f"holds, read at {steps} optimizer step(s): present, finite, nonzero "
                       f"and what the observed backward passes left (each present; the "
                       f"smallest one's norm compared with its pass, all of them read when "
-                      f"it differed)"), ""
+                      f"it differed), and {SAMPLE} entries of each, where .grad is nonzero, "
+                      f"changed by the step"), ""
     if w.grads.scaler_steps:
         return "", ("nothing an optimizer read: every GradScaler.step skipped the optimizer "
                     "step"), ""
