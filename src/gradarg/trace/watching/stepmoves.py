@@ -94,8 +94,8 @@ class StepMoves:
                 # to the step's largest (a bias before a normalisation) is not the step's doing
                 mask = gs > NEGLIGIBLE * top
                 if bool(mask.any()):
-                    info = (*info, float(gs.max()))
-                    read.append((p, info, idx, p.detach().reshape(-1)[idx].clone(), mask))
+                    read.append((p, (*info, float(gs.max())), idx,
+                                 p.detach().reshape(-1)[idx].clone(), mask))
         self._read[id(optimizer)] = read
 
     def after(self, optimizer: Any) -> None:
