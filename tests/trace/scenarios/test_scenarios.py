@@ -44,10 +44,6 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # held-out one that the runner counts right but that raises under pytest's warnings-as-errors.
 XFAIL: dict[str, str] = {
     "r2_gradient_penalty_without_create_graph": "held-out: silent",
-    "r3_target_not_detached": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient'; the Q target came from "
-        "a second call of the same network, not detached: both calls sent gradient into it"
-    ),
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 

@@ -301,11 +301,27 @@ def _shown(names: list[str], k: int = 2) -> str:
     return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
 
 
+def target_grad(w: GradWatch, o: Options) -> Finding:
+    """A loss whose target (its second argument) leads to parameters of the model in the last
+    backward's graph (observed: :mod:`.targets`): they also get the gradient of the target."""
+    if not w.targets:
+        return Finding("loss targets", True)
+    t = w.targets[0]
+    both = "; its input leads to them too" if t.input_too else ""
+    return Finding("loss targets", True, (
+        f"the target of {t.loss} (its second argument) carries gradient into "
+        f"{len(t.names)} parameter(s) of the model: {_shown(list(t.names), 3)} (observed: a "
+        f"path in the last backward's graph from the loss's target to them{both}), so they "
+        f"also get the gradient of the target; if it is meant to be fixed (a bootstrapped "
+        f"Q-learning target, a teacher's output), detach it or compute it under "
+        f"torch.no_grad()"))
+
+
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
     output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
-    scaler_skipped, step_unmoved,
+    scaler_skipped, step_unmoved, target_grad,
 )
 
 

@@ -23,7 +23,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import explain, findings, view
+from . import explain, findings, targets, view
 from .detail import Detail, check_full_steps
 from .gradhooks import GradEvents
 from .graphnotes import GraphNotes
@@ -67,6 +67,9 @@ class GradWatch:
         Under DDP or FSDP2 with more than one process, what each process saw of its own
         gradients, gathered from all of them when the block ended, by rank: named tuples
         ``(rank, nonfinite, first_at, missing)``; else ``None``.
+    targets : list
+        Losses of the last ``backward()`` whose target (second argument) leads to parameters
+        of the model in the graph, read when the block ended (:mod:`.targets`).
     """
 
     def __init__(self, model: torch.nn.Module, *, full_steps: int | None = 3):
@@ -87,6 +90,7 @@ class GradWatch:
         self._cache: tuple | None = None
         self._passes = 0
         self.ranks: list[RankSeen] | None = None
+        self.targets: list[targets.TargetGrad] = []
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self.grads.attach()
         watched.active = True
@@ -144,6 +148,10 @@ class GradWatch:
                    for e in self.grads.passes):  # named by the non-finite finding
                 first = self.first_nonfinite()
                 self.graph.note_operations(None if first is None else first.index)
+            try:  # read from the last backward's graph, before it is let go
+                self.targets = targets.find(self.grads.losses[0], watched.owner)
+            except Exception:  # noqa: BLE001 (a graph that cannot be read: nothing said)
+                self.targets = []
             self.grads.forget_losses()
         self.calls.forget()
         watched.active = False
