@@ -69,7 +69,7 @@ class GradWatch:
         ``(rank, nonfinite, first_at, missing)``; else ``None``.
     targets : list
         Losses of the last ``backward()`` whose target (second argument) leads to parameters
-        of the model in the graph, read when the block ended (:mod:`.targets`).
+        of the model in the graph, read when the block ended.
     """
 
     def __init__(self, model: torch.nn.Module, *, full_steps: int | None = 3):
