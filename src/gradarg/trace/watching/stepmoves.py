@@ -59,23 +59,32 @@ class StepMoves:
     parameters the last step holding them left unchanged (:attr:`unmoved`, by name)."""
 
     def __init__(self) -> None:
-        self._read: dict[int, list[tuple[Any, ...]]] = {}
-        self._spaced: dict[int, torch.Tensor] = {}  # numel -> the sampled positions
+        # id(optimizer) -> the parameters read before its step: (p, name, lr, initial_lr, idx)
+        # and the values read, by dtype
+        self._read: dict[int, tuple[list[tuple[Any, ...]], list[torch.Tensor]]] = {}
+        self._spaced: dict[tuple[int, Any], torch.Tensor] = {}  # (numel, device) -> positions
+        self._first: dict[tuple[int, Any], torch.Tensor] = {}  # -> not a repeated position
         self.unmoved: dict[str, Unmoved] = {}
         # id(optimizer) -> (parameters left unchanged, parameters read) at its last step
         self.last: dict[int, tuple[int, int]] = {}
 
-    def _positions(self, n: int) -> torch.Tensor:
-        idx = self._spaced.get(n)
+    def _positions(self, n: int, device: Any) -> torch.Tensor:
+        """:data:`SAMPLE` positions spread over ``n`` entries (repeated when ``n`` is smaller:
+        every parameter's sample has the same length, so a step's samples stack)."""
+        idx = self._spaced.get((n, device))
         if idx is None:
-            idx = self._spaced[n] = torch.linspace(0, n - 1, min(n, SAMPLE)).round().long()
+            idx = torch.linspace(0, n - 1, SAMPLE).round().long().to(device)
+            self._spaced[n, device] = idx
+            first = torch.ones(SAMPLE, dtype=torch.bool, device=device)
+            first[1:] = idx[1:] != idx[:-1]  # a position repeated counts once
+            self._first[n, device] = first
         return idx
 
     def before(self, optimizer: Any, held: list[Any], names: Any) -> None:
         """``optimizer``'s step is about to run; ``held``: the watched parameters it holds,
-        ``names[p]``: a parameter's ``(name, ...)``."""
+        ``names[p]``: a parameter's ``(name, ...)``.  One ``torch.take`` per parameter."""
         kept = {id(p) for p in held}
-        found, top = [], 0.0
+        entries, values = [], []
         with torch.no_grad():
             for group in optimizer.param_groups:
                 lr, initial = _number(group.get("lr")), _number(group.get("initial_lr"))
@@ -83,38 +92,60 @@ class StepMoves:
                     g = p.grad if id(p) in kept else None
                     if g is None or not (_plain(p) and _plain(g)) or not p.numel():
                         continue
-                    idx = self._positions(p.numel()).to(p.device)
-                    gs = g.reshape(-1)[idx].abs().float()
-                    gs = torch.where(torch.isfinite(gs), gs, 0.0)
-                    top = max(top, float(gs.max()))
-                    found.append((p, (names[p][0], lr, initial), idx, gs))
-            read = []
-            for p, info, idx, gs in found:
-                # entries whose gradient is not negligible: a gradient at rounding level next
-                # to the step's largest (a bias before a normalisation) is not the step's doing
-                mask = gs > NEGLIGIBLE * top
-                if bool(mask.any()):
-                    read.append((p, (*info, float(gs.max())), idx,
-                                 p.detach().reshape(-1)[idx].clone(), mask))
-        self._read[id(optimizer)] = read
+                    idx = self._positions(p.numel(), p.device)
+                    entries.append((p, names[p][0], lr, initial, idx))
+                    values.append(torch.take(p, idx))
+        self._read[id(optimizer)] = (entries, values)
 
     def after(self, optimizer: Any) -> None:
         """``optimizer``'s step ran: each parameter read before it is named in
-        :attr:`unmoved` when at least half its sample is unchanged, and dropped from it
-        otherwise."""
+        :attr:`unmoved` when at least half of its sampled entries whose ``.grad`` is not
+        negligible are unchanged, and dropped from it otherwise.  The samples are stacked
+        and compared at once (per dtype); ``.grad`` is read only when some sample is at
+        least half unchanged."""
+        entries, values = self._read.pop(id(optimizer), ([], []))
+        if not entries:
+            return
         kind = type(optimizer).__name__
-        done = self._read.pop(id(optimizer), [])
-        stuck = 0
         with torch.no_grad():
-            for p, (name, lr, initial, largest), idx, was, mask in done:
-                now = p.detach().reshape(-1)[idx]
-                read = int(mask.sum())
-                same = int(((now == was) & mask).sum())
-                if same >= UNMOVED * read:
-                    self.unmoved[name] = Unmoved(name, kind, same, read, p.dtype, lr, initial,
-                                                 largest)
-                    stuck += 1
-                else:
+            now = [torch.take(p, idx) for p, *_, idx in entries]
+            groups: dict[Any, list[int]] = {}
+            for i, t in enumerate(values):
+                groups.setdefault((t.dtype, t.device), []).append(i)
+            eqs = {k: torch.stack([values[i] for i in g]) == torch.stack([now[i] for i in g])
+                   for k, g in groups.items()}
+            if max(int(e.sum(1).max()) for e in eqs.values()) * 2 < SAMPLE:
+                for _, name, *_ in entries:  # every parameter moved in most of its sample
                     self.unmoved.pop(name, None)
-        if done:
-            self.last[id(optimizer)] = (stuck, len(done))
+                self.last[id(optimizer)] = (0, len(entries))
+                return
+            grads = {}
+            for k, g in groups.items():
+                gs = torch.stack([torch.take(entries[i][0].grad, entries[i][4]) for i in g])
+                gs = gs.abs().float()
+                grads[k] = torch.where(torch.isfinite(gs), gs, 0.0)
+            top = max(float(g.max()) for g in grads.values())
+            counts: dict[int, tuple[int, int, float]] = {}
+            for k, g in groups.items():
+                first = torch.stack([self._first[entries[i][0].numel(), entries[i][0].device]
+                                     for i in g])
+                # entries whose gradient is not negligible: a gradient at rounding level next
+                # to the step's largest (a bias before a normalisation) is not the step's doing
+                mask = (grads[k] > NEGLIGIBLE * top) & first
+                rows = zip(mask.sum(1).tolist(), (eqs[k] & mask).sum(1).tolist(),
+                           grads[k].max(1).values.tolist(), strict=True)
+                counts.update(zip(g, rows, strict=True))
+        stuck, read_any = 0, 0
+        for i, (p, name, lr, initial, _) in enumerate(entries):
+            read, same, largest = counts[i]
+            if not read:
+                self.unmoved.pop(name, None)
+                continue
+            read_any += 1
+            if same >= UNMOVED * read:
+                self.unmoved[name] = Unmoved(name, kind, same, read, p.dtype, lr, initial,
+                                             largest)
+                stuck += 1
+            else:
+                self.unmoved.pop(name, None)
+        self.last[id(optimizer)] = (stuck, read_any)
