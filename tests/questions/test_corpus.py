@@ -97,6 +97,8 @@ def test_the_held_out_third_was_graded_before_and_after():
         if r["part_id"].startswith(BLIND):  # graded once, blind, on the site as it was
             blind_round = re.match(r"round\d+", r["part_id"]).group()
             assert r[f"grade_{blind_round}"]["grade"] in GRADES and r["anchor"] is None, r["id"]
+            if blind_round == "round11":  # graded again after its entries were written
+                assert r["grade_round11_after"]["grade"] in GRADES, r["id"]
         elif r["held_out"]:
             for which in ("grade_before", "grade_after", "grade_round5", "grade_round6"):
                 assert r[which]["grade"] in GRADES, (r["id"], which)
