@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = [
-    "Graph", "check_not_freed", "children", "constant_exponent", "constant_operands",
+    "Graph", "accumulator", "check_not_freed", "children", "constant_exponent",
+    "constant_operands", "edges_into",
     "graph_freed", "in_place_edits", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place",
     "node_class", "op_name", "opaque_nodes", "saved", "saved_tensors", "saved_value",
     "saved_values", "walk",
@@ -63,6 +64,13 @@ def children(node: Any) -> tuple[tuple[Any, int], ...]:
     """``(next node or None, input number)`` for each input of the node's operation, in order
     (``None``: that input needs no gradient, e.g. a constant operand)."""
     return node.next_functions
+
+
+def accumulator(t: torch.Tensor) -> Any:
+    """The ``AccumulateGrad`` node of a leaf tensor that requires grad (public:
+    ``torch.autograd.graph.get_gradient_edge``; the same node object while a graph or the
+    caller holds it).  Raises ``RuntimeError`` for a tensor that does not require grad."""
+    return torch.autograd.graph.get_gradient_edge(t).node
 
 
 def is_leaf(node: Any) -> bool:
@@ -248,6 +256,21 @@ def walk(root: Any, *more: Any) -> tuple[list[Any], dict[Any, int]]:
                 order.append(child)
         i += 1
     return order, index
+
+
+def edges_into(roots: Sequence[Any], ends: Any) -> dict[Any, list[tuple[int, Any]]]:
+    """The nodes reachable from ``roots`` with an edge into a node of ``ends`` (a mapping
+    node -> key): node -> ``[(input number, key), ...]`` (the input number indexes the node's
+    ``grad_inputs`` in a ``Node.register_hook`` post hook)."""
+    found: dict[Any, list[tuple[int, Any]]] = {}
+    if not roots:
+        return found
+    for node in walk(*roots)[0]:
+        for slot, (child, _) in enumerate(node.next_functions):
+            key = None if child is None else ends.get(child)
+            if key is not None:
+                found.setdefault(node, []).append((slot, key))
+    return found
 
 
 class Graph:

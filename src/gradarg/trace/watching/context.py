@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.autograd.graph import get_gradient_edge
 
+from ..graph.nodes import accumulator, edges_into
 from ..graph.values import norm as _norm
 from .events import HookedPass, PassEntry
 
 __all__ = ["KEY", "DdpSync", "LossScales", "ParamHooks", "TensorHooked", "entry_maker",
-           "raw_hook", "users"]
+           "raw_hook"]
 
 KEY = "gradarg.loss_scale"  # the mark a GradScaler's scale leaves in its output node's metadata
 _WALK = 64  # autograd nodes visited below a loss to find a scaled one
@@ -133,7 +133,7 @@ class ParamHooks:
     - hooks registered before the watch began: the pass hook, registered when the watch
       began, runs after them, and the gradient before them is what the autograd nodes that
       use the parameter send it: at a ``backward()`` call, the nodes whose next functions
-      hold the parameter's ``AccumulateGrad`` (``torch.autograd.graph.get_gradient_edge``)
+      hold the parameter's ``AccumulateGrad`` (``trace.graph.nodes.edges_into``)
       get a post hook (``Node.register_hook``) that keeps their ``grad_inputs`` for it
       (summed when several send one), removed when the call returns.  This runs at the
       block's first four ``backward()`` calls for the parameters they reach (a parameter
@@ -222,13 +222,13 @@ class ParamHooks:
             if rec is None or not rec.t.requires_grad:
                 continue
             try:
-                accs[get_gradient_edge(rec.t).node] = key
+                accs[accumulator(rec.t)] = key
             except RuntimeError:  # not a leaf that requires grad (any more)
                 continue
         if not accs:
             return
         roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
-        for node, slots in users(roots, accs).items():
+        for node, slots in edges_into(roots, accs).items():
             self._nodes.append(node.register_hook(_keep(slots, self._raw)))
 
     def backward_done(self) -> None:
@@ -311,26 +311,6 @@ class _Around:
     rec: TensorHooked
     first: Any
     last: Any = None
-
-
-def users(roots: list[Any], accs: dict[Any, int]) -> dict[Any, list[tuple[int, int]]]:
-    """The autograd nodes reachable from ``roots`` whose next functions include a node of
-    ``accs`` (node -> key): node -> ``[(index in its grad_inputs, key), ...]``."""
-    found: dict[Any, list[tuple[int, int]]] = {}
-    seen = set(roots)
-    todo = list(roots)
-    while todo:
-        node = todo.pop()
-        for i, (nxt, _) in enumerate(node.next_functions):
-            if nxt is None:
-                continue
-            key = accs.get(nxt)
-            if key is not None:
-                found.setdefault(node, []).append((i, key))
-            elif nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return found
 
 
 def _keep(slots: list[tuple[int, int]], raw: dict[int, torch.Tensor]) -> Callable[..., None]:

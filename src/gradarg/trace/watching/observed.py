@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["Ended", "FrozenMoved", "Holding", "Raised", "holding", "losses_of", "message", "what_moves",
-           "where"]
+__all__ = ["Ended", "FrozenMoved", "Holding", "Raised", "holding", "losses_of", "message",
+           "what_moves", "where"]
 
 
 class Raised(NamedTuple):

@@ -371,7 +371,7 @@ def step_unmoved(w: GradWatch, o: Options) -> Finding:
     names = [x.name for x in (low or unmoved)]
     lr = "not read" if u.lr is None else f"{u.lr:g}"
     text = (f"the optimizer step left {len(names)} parameter(s) unchanged although their "
-            f".grad was finite and nonzero: {_shown(names)} (observed: {u.same} of {u.read} "
+            f".grad was finite and not negligible: {_shown(names)} (observed: {u.same} of {u.read} "
             f"entries of {u.name} sampled where .grad is not negligible are bit for bit the "
             f"same after {u.optimizer}.step())")
     if low:
@@ -410,8 +410,10 @@ def checked(w: GradWatch) -> tuple[str, str, str]:
                       f"holds, read at {steps} optimizer step(s): present, finite, nonzero "
                       f"and what the observed backward passes left (each present; the "
                       f"smallest one's norm compared with its pass, all of them read when "
-                      f"it differed), and {SAMPLE} entries of each, where .grad is nonzero, "
-                      f"changed by the step"), ""
+                      f"it differed), and {SAMPLE} sampled entries of each, where .grad is "
+                      f"not negligible, read before and after each step: a step that changed "
+                      f"none of them, or bfloat16/float16 weights it left unchanged, would "
+                      f"be reported"), ""
     if w.grads.scaler_steps:
         return "", ("nothing an optimizer read: every GradScaler.step skipped the optimizer "
                     "step"), ""

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from torch.autograd.graph import get_gradient_edge
+from ..graph.nodes import Graph, accumulator, children, node_class
 
 __all__ = ["LOSSES", "TargetGrad", "find"]
 
@@ -31,7 +31,6 @@ LOSSES = {
     "BinaryCrossEntropyBackward0": "binary_cross_entropy",
     "BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits",
 }
-_WALK = 50_000  # nodes visited at most, in all
 
 
 @dataclass(frozen=True)
@@ -44,51 +43,35 @@ class TargetGrad:
     input_too: bool
 
 
-def _reach(start: Any, accs: Mapping[Any, str], budget: list[int]) -> list[str]:
-    """The parameters (by name) whose ``AccumulateGrad`` is reachable from ``start``."""
-    found: dict[str, None] = {}
-    seen, todo = {start}, [start]
-    while todo and budget[0] > 0:
-        node = todo.pop()
-        budget[0] -= 1
-        name = accs.get(node)
-        if name is not None:
-            found[name] = None
-            continue
-        for nxt, _ in node.next_functions:
-            if nxt is not None and nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return list(found)
-
-
 def find(roots: Iterable[Any], owner: Mapping[Any, Any]) -> list[TargetGrad]:
     """The losses below ``roots`` (autograd nodes of the losses a ``backward()`` was given)
-    whose target leads to a parameter of ``owner`` (parameter -> ``(name, ...)``)."""
+    whose target leads to a parameter of ``owner`` (parameter -> ``(name, ...)``), read in
+    one walk of the graph (``trace.graph.nodes.Graph``)."""
+    roots = list(roots)
+    if not roots:
+        return []
     accs: dict[Any, str] = {}
     for p, entry in owner.items():
         if p.requires_grad and p.grad_fn is None:
             try:
-                accs[get_gradient_edge(p).node] = entry[0]
+                accs[accumulator(p)] = entry[0]
             except RuntimeError:  # not a leaf that requires grad
                 continue
-    budget = [_WALK]
+    graph = Graph(*roots)
+
+    def reached(node: Any) -> list[str]:
+        below = graph.reachable(start=[graph.index[node]])
+        return [accs[graph.nodes[k]] for k in sorted(below) if graph.nodes[k] in accs]
+
     found: list[TargetGrad] = []
-    seen = set(roots)
-    todo = list(seen)
-    while todo and budget[0] > 0:
-        node = todo.pop()
-        budget[0] -= 1
-        kind = LOSSES.get(type(node).__name__)
-        edges = node.next_functions
-        if kind is not None and len(edges) >= 2 and edges[1][0] is not None:
-            names = _reach(edges[1][0], accs, budget)
-            if names:
-                first = edges[0][0]
-                found.append(TargetGrad(kind, tuple(names), bool(
-                    first is not None and _reach(first, accs, budget))))
-        for nxt, _ in edges:
-            if nxt is not None and nxt not in seen and nxt not in accs:
-                seen.add(nxt)
-                todo.append(nxt)
+    for node in graph.nodes:
+        kind = LOSSES.get(node_class(node))
+        edges = children(node)
+        if kind is None or len(edges) < 2 or edges[1][0] is None:
+            continue
+        names = reached(edges[1][0])
+        if names:
+            first = edges[0][0]
+            found.append(TargetGrad(kind, tuple(names),
+                                    bool(first is not None and reached(first))))
     return found
