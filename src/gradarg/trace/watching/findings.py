@@ -317,11 +317,28 @@ def target_grad(w: GradWatch, o: Options) -> Finding:
         f"torch.no_grad()"))
 
 
+def graphless_term(w: GradWatch, o: Options) -> Finding:
+    """A ``backward()`` whose loss held a term computed from ``torch.autograd.grad``'s result
+    without ``create_graph=True`` (observed: :mod:`.graphless`): it adds nothing to any
+    gradient."""
+    if not w.terms.found:
+        return Finding("graphless terms", True)
+    t = w.terms.found[0]
+    grad_at = f" at {t.grad_at}" if t.grad_at else ""
+    added_at = f" (added at {t.added_at})" if t.added_at else ""
+    return Finding("graphless terms", True, (
+        f"the loss passed to backward() holds a term computed from torch.autograd.grad's "
+        f"result{grad_at}, called without create_graph=True{added_at} (observed: the term was "
+        f"followed from that result into the loss): that gradient carries no graph, so the "
+        f"term (a gradient penalty?) changes the loss's value and adds nothing to any "
+        f"parameter's gradient; pass create_graph=True to torch.autograd.grad"))
+
+
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
     output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
-    scaler_skipped, step_unmoved, target_grad,
+    scaler_skipped, step_unmoved, target_grad, graphless_term,
 )
 
 

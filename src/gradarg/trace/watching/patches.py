@@ -1,6 +1,6 @@
 """Calls torch offers no hook for, observed while a watch listens: ``GradScaler.unscale_``,
-``GradScaler.scale``, ``GradScaler.step``, ``Optimizer.zero_grad``, ``Tensor.register_hook``
-and ``torch.autograd.backward`` (which ``Tensor.backward`` calls).
+``GradScaler.scale``, ``GradScaler.step``, ``Optimizer.zero_grad``, ``Tensor.register_hook``,
+``torch.autograd.backward`` (which ``Tensor.backward`` calls) and ``torch.autograd.grad``.
 
 The attribute is wrapped while at least one listener exists and restored when the last one is
 removed (the handle's ``remove()``), so nothing is left behind; a listener that raises is
@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 __all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_done_hook",
-           "register_backward_error_hook",
+           "register_backward_error_hook", "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
 
@@ -94,6 +94,16 @@ def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
     return backward
 
 
+def _wrap_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def grad(*args: Any, **kwargs: Any) -> Any:
+        out = original(*args, **kwargs)
+        create_graph = kwargs.get("create_graph", args[4] if len(args) > 4 else False)
+        _tell(listeners, bool(create_graph), out)
+        return out
+
+    return grad
+
+
 def _wrap_scaler_step(original: Any, listeners: list[Callable[..., None]]) -> Any:
     def step(self: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
         _tell(listeners, self, optimizer, "before")
@@ -141,6 +151,14 @@ _ZERO_GRAD = _Patch(torch.optim.Optimizer, "zero_grad", _wrap_zero_grad)
 _UNSCALE = (_Patch(torch.amp.GradScaler, "unscale_", _wrap_unscale)
             if hasattr(torch.amp, "GradScaler") else None)
 _BACKWARD = _Patch(torch.autograd, "backward", _wrap_backward)
+_GRAD = _Patch(torch.autograd, "grad", _wrap_grad)
+
+
+def register_grad_call_hook(fn: Callable[[bool, Any], None]) -> _Handle:
+    """Call ``fn(create_graph, result)`` after each ``torch.autograd.grad`` call that returns
+    (``create_graph`` as given, ``False`` by default), until the handle's ``remove()``.  A
+    ``grad`` imported by name before the first listener is added is not seen."""
+    return _GRAD.add(fn)
 
 
 def register_unscale_hook(fn: Callable[[Any, Any], None]) -> _Handle | None:

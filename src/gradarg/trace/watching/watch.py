@@ -26,6 +26,7 @@ from ..graph.values import state as _state
 from . import explain, findings, targets, view
 from .detail import Detail, check_full_steps
 from .gradhooks import GradEvents
+from .graphless import GraphlessTerms
 from .graphnotes import GraphNotes
 from .model import Watched
 from .ranks import RankSeen
@@ -91,8 +92,10 @@ class GradWatch:
         self._passes = 0
         self.ranks: list[RankSeen] | None = None
         self.targets: list[targets.TargetGrad] = []
+        self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self.grads.attach()
+        self.terms.attach()
         watched.active = True
 
     @property
@@ -138,7 +141,7 @@ class GradWatch:
                 self.grads.end()
                 self._cache = None
             self._finish()
-        handles = self.calls.detach() + self.grads.detach()
+        handles = self.calls.detach() + self.grads.detach() + self.terms.detach()
         for h in handles:
             h.remove()
         if watched.active:

@@ -1,0 +1,245 @@
+"""A loss term computed from a gradient that carries no graph: observed, not inferred.
+
+``torch.autograd.grad(outputs, inputs)`` returns gradients that are constants unless it is
+given ``create_graph=True`` (https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad.html):
+without it, a penalty built from them (WGAN-GP's ``(‖∇D‖ - 1)²``, an input-gradient or
+Jacobian regulariser) is a number with no path back to the parameters.  Added to a loss that
+requires grad, it changes the loss's value and nothing of any gradient, and torch says nothing.
+
+How it is seen.  While a watch listens, ``torch.autograd.grad`` is wrapped
+(:func:`gradarg.trace.watching.patches.register_grad_call_hook`).  After a call without
+``create_graph``, a ``torch.overrides.TorchFunctionMode`` follows what is computed from its
+result until the next ``backward()`` call (or the block's end): a tensor computed from it
+is *derived*; a derived single-element tensor that requires no grad, added to or subtracted
+from a tensor that requires grad, makes a *graphless term*, and every tensor computed from
+that sum holds it.  A ``backward()`` whose loss holds one is recorded (:class:`Term`: where
+``grad`` was called and where the term was added, ``file:line``).  A derived tensor of more
+than one element (FGSM's ``x + ε·sign(∇x)``, fed to the model again) makes no term: what it
+feeds is differentiated as usual.
+
+The mode is pushed at the block's first such ``grad`` call, follows nothing from the next
+``backward()`` call to the next such ``grad`` call, and is popped when the block ends, if it
+is then the innermost function mode (else it stays on the stack, passing every call on, and
+the user's mode above it is left first: see :meth:`GraphlessTerms.stop`).  Not seen: ``grad`` imported by name before the
+block (``from torch.autograd import grad``), ``torch.func.grad``, a term made inside a
+compiled function.
+
+Imports :mod:`gradarg.trace.watching.patches` only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from . import patches
+
+__all__ = ["GraphlessTerms", "Term"]
+
+_ADD = {torch.add, torch.sub, torch.subtract, torch.Tensor.add, torch.Tensor.sub,
+        torch.Tensor.subtract, torch.Tensor.__add__, torch.Tensor.__radd__,
+        torch.Tensor.__sub__, torch.Tensor.__rsub__, torch.Tensor.__iadd__,
+        torch.Tensor.__isub__, torch.Tensor.add_, torch.Tensor.sub_}
+_TORCH = os.path.dirname(torch.__file__)
+_OURS = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+
+
+@dataclass(frozen=True)
+class Term:
+    """A ``backward()`` whose loss held a term computed from ``torch.autograd.grad``'s result
+    without ``create_graph=True``: ``grad_at`` and ``added_at`` are ``file:line`` of the user's
+    code (``""`` where not found)."""
+
+    grad_at: str
+    added_at: str
+
+
+def _outside(frame: Any) -> bool:
+    name = frame.f_code.co_filename
+    return not (name.startswith((_TORCH, _OURS)))
+
+
+def _user_site() -> str:
+    """``file:line`` of the innermost frame outside torch and gradarg, or ``""``."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if _outside(frame):
+            name = frame.f_code.co_filename
+            if "ipykernel_" in name or name.startswith("<"):  # a notebook cell, a string
+                return f"line {frame.f_lineno} of a cell"
+            return f"{os.path.basename(name)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _called_by_user() -> bool:
+    """Whether the ``torch.autograd.grad`` call being reported was made by the user's code
+    (not by torch or gradarg): the frame that called the wrapper in ``patches``."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename != patches.__file__:
+        frame = frame.f_back  # up to patches' wrapper, then its caller
+    while frame is not None and frame.f_code.co_filename == patches.__file__:
+        frame = frame.f_back
+    return frame is not None and _outside(frame)
+
+
+def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
+    found = []
+    for a in (*args, *(kwargs or {}).values()):
+        if isinstance(a, torch.Tensor):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(t for t in a if isinstance(t, torch.Tensor))
+    return found
+
+
+class _Marks:
+    """Tensors marked with a value, by identity, forgotten when the tensor is freed."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[weakref.ref, Any]] = {}
+
+    def get(self, t: torch.Tensor) -> Any:
+        entry = self._by_id.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    def put(self, t: torch.Tensor, value: Any) -> None:
+        key = id(t)
+
+        def forget(_ref: weakref.ref) -> None:
+            self._by_id.pop(key, None)
+
+        self._by_id[key] = (weakref.ref(t, forget), value)
+
+    def clear(self) -> None:
+        self._by_id.clear()
+
+
+class _Follow(TorchFunctionMode):
+    """What is computed from graphless gradients: derived tensors and terms (see the module)."""
+
+    def __init__(self, owner: GraphlessTerms):
+        super().__init__()
+        self.owner = owner
+        self.reached: bool | None = None  # while probed: reached straight from the probe
+        self.on = True  # off once stopped (a mode left on the stack passes calls on)
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        if self.reached is False:  # a probe's call: was another mode's handler in between?
+            frame: FrameType | None = sys._getframe(1)
+            while frame is not None and frame.f_code is not _PROBE_CODE:
+                if frame.f_code.co_name == "__torch_function__":
+                    break
+                frame = frame.f_back
+            self.reached = frame is not None and frame.f_code is _PROBE_CODE
+            return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        if self.on:
+            self.owner.follow(func, _tensors(args, kwargs), out)
+        return out
+
+
+class GraphlessTerms:
+    """Listens for ``torch.autograd.grad`` calls without ``create_graph`` and records each
+    ``backward()`` whose loss holds a term computed from their result (:attr:`found`)."""
+
+    def __init__(self) -> None:
+        self.found: list[Term] = []
+        self._derived = _Marks()   # tensor -> where grad was called
+        self._terms = _Marks()     # tensor -> Term
+        self._mode: _Follow | None = None
+        self._handles: list[Any] = []
+
+    def attach(self) -> None:
+        self._handles = [patches.register_grad_call_hook(self._on_grad),
+                         patches.register_backward_call_hook(self._on_backward)]
+
+    def detach(self) -> list[Any]:
+        """Stop following; the hooks' handles, for the owner to remove."""
+        self.stop()
+        handles, self._handles = self._handles, []
+        return handles
+
+    # -- events -----------------------------------------------------------------------------
+    def _on_grad(self, create_graph: bool, result: Any) -> None:
+        if create_graph or not _called_by_user():
+            return
+        site = _user_site()
+        if isinstance(result, dict):
+            result = list(result.values())
+        for t in result if isinstance(result, (list, tuple)) else (result,):
+            if isinstance(t, torch.Tensor):
+                self._derived.put(t, site)
+        if self._mode is None:
+            self._mode = _Follow(self)
+            self._mode.__enter__()
+        self._mode.on = True
+
+    def _on_backward(self, tensors: Any) -> None:
+        if self._mode is None:
+            return
+        losses = tensors if isinstance(tensors, (list, tuple)) else (tensors,)
+        for loss in losses:
+            term = self._terms.get(loss) if isinstance(loss, torch.Tensor) else None
+            if term is not None and term not in self.found:
+                self.found.append(term)
+        # off until the next grad call: it cannot be popped here, where a backward() made
+        # as a Tensor method runs inside the mode's own handler (torch takes the mode off the
+        # stack while its handler runs)
+        self._mode.on = False
+        self._derived.clear()
+        self._terms.clear()
+
+    def follow(self, func: Any, inputs: list[torch.Tensor], out: Any) -> None:
+        """Mark what ``func`` computed from ``inputs`` (called by the mode after each call)."""
+        term = next((m for m in map(self._terms.get, inputs) if m is not None), None)
+        grad_at = next((m for m in map(self._derived.get, inputs) if m is not None), None)
+        if term is None and grad_at is not None and func in _ADD:
+            constant = any(self._derived.get(t) is not None and not t.requires_grad
+                           and t.numel() == 1 for t in inputs)
+            if constant and any(t.requires_grad for t in inputs):
+                term = Term(grad_at, _user_site())
+        if term is None and grad_at is None:
+            return
+        for t in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(t, torch.Tensor):
+                if term is not None:
+                    self._terms.put(t, term)
+                if grad_at is not None:
+                    self._derived.put(t, grad_at)
+
+    def stop(self) -> None:
+        """Pop the mode if it is the innermost function mode; else leave it on the stack
+        (its marks dropped, it only passes calls on) for the user's mode above it to be left
+        first.  Innermost: a call made under a probe mode pushed on top reaches it with no
+        other mode's ``__torch_function__`` in between."""
+        mode, self._mode = self._mode, None
+        self._derived.clear()
+        self._terms.clear()
+        if mode is None:
+            return
+        mode.on, mode.reached = False, False
+        with _Probe():  # pushed on top: a call reaches it, then the next mode down
+            torch.zeros(())
+        innermost, mode.reached = mode.reached, None
+        if innermost:
+            mode.__exit__(None, None, None)
+
+
+class _Probe(TorchFunctionMode):
+    """Passes every call on; :class:`_Follow` looks for its frame (see ``stop``)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        return func(*args, **(kwargs or {}))
+
+
+_PROBE_CODE = _Probe.__torch_function__.__code__
