@@ -145,6 +145,15 @@ PAIRS = [
     ("r3_sparse_embedding_adam", "r3_sparse_embedding_sparseadam"),
     ("r3_log_of_negative_nan", "r3_log_relu_eps"),
     ("r3_detached_weight_edited_inplace", "r3_detached_weight_cloned"),
+    # round 4
+    ("r4_zero_grad_keep_zeros_adam_drift", "r4_zero_grad_set_to_none_adam_skips"),
+    ("r4_requires_grad_false_whole_model", "r4_requires_grad_false_backbone_only"),
+    ("r4_param_groups_miss_modules", "r4_param_groups_cover_all"),
+    ("r4_metric_fc_not_in_optimizer", "r4_metric_fc_in_optimizer"),
+    ("r4_param_inplace_outside_no_grad", "r4_param_inplace_under_no_grad"),
+    ("r4_ignore_index_inf_mask_row_nan", "r4_ignore_index_zero_mask_row"),
+    ("r4_autograd_grad_then_step", "r4_autograd_grad_assigned_to_grad"),
+    ("r4_autograd_grad_on_param_clone", "r4_gradnorm_autograd_grad_on_param"),
 ]
 
 
