@@ -288,6 +288,9 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
             elif n.measured and n.held == 0.0 and r.grad:
                 zero.append(r.name)
             break  # the first step after the last pass: what it read of this pass
+    early = stepped_before_backward(w)
+    if early:
+        return Finding("what the optimizer read", True, early)
     found = []
     if none:
         found.append(f"the optimizer step found .grad None for {len(none)} parameter(s) that "
@@ -311,6 +314,38 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
         return Finding("what the optimizer read", True)
     return Finding("what the optimizer read", True,
                    "; ".join(found) + " (observed: .grad at the step)")
+
+
+def stepped_before_backward(w: GradWatch) -> str:
+    """Every optimizer step of the block found ``.grad`` None or all zero for every parameter
+    it holds that got a gradient in the block, and each of those got its last one after a step:
+    the steps ran before the backward passes of their iterations and moved none of them
+    (observed: ``.grad`` at each step, the order of steps and passes).  ``""`` otherwise."""
+    names, steps, zeros = [], 0, False
+    for r in w.parameters.values():
+        if not r.requires_grad or r.grad is None:
+            continue
+        kinds = [n for n in r.events if n.kind in ("step", "pass")]
+        at_steps = [n for n in kinds if n.kind == "step"]
+        if not at_steps:
+            continue
+        if any(n.held is not None and not (n.measured and n.held == 0.0) for n in at_steps) \
+                or kinds[-1].kind != "pass":
+            return ""  # a step read a gradient (or was not read), or a step read the last pass
+        names.append(r.name)
+        steps = max(steps, len(at_steps))
+        zeros = zeros or any(n.held is not None for n in at_steps)
+    if not names:
+        return ""
+    found = ("found .grad None or all zero (zero_grad) for every parameter that got a gradient"
+             if zeros else "found .grad None for every parameter that got a gradient")
+    then = ("so it stepped on no gradient of this block" if zeros else
+            "so it skipped every one of them (torch's optimizers skip a parameter whose .grad "
+            "is None) and moved none")
+    return (f"each of the {steps} optimizer step(s) ran before the backward pass of its "
+            f"iteration: it {found} ({len(names)}: {_shown(names)}), {then}, and the last "
+            f"backward pass came after it (observed: .grad at each step, then the pass); call "
+            f"loss.backward() before optimizer.step()")
 
 
 def _unsynced_text(w: GradWatch, names: list[str], when: str) -> str:
