@@ -141,3 +141,36 @@ def test_a_user_mode_entered_after_the_grad_call_is_left_in_place():
     idle = torch.overrides._get_current_function_mode_stack()
     assert len(idle) == 1 and not idle[0].on  # the watch's mode, idle: what this case leaves
     idle[0].__exit__(None, None, None)
+
+
+REMADE = {
+    "torch.tensor of .item()": lambda loss: torch.tensor(loss.item(), requires_grad=True),
+    "through NumPy": lambda loss: torch.tensor(loss.detach().numpy(), requires_grad=True),
+    "detach().requires_grad_()": lambda loss: loss.detach().requires_grad_(),
+    "torch.tensor of .tolist()": lambda loss: torch.tensor(loss.tolist(), requires_grad=True),
+    "kept (control)": lambda loss: loss,
+    "multiplied by a new leaf (control)": lambda loss: loss * torch.tensor(
+        1.0, dtype=loss.dtype, requires_grad=True),
+}
+
+
+@settings(max_examples=20, deadline=None)
+@given(remade=st.sampled_from(sorted(REMADE)), seed=st.integers(0, 2**16),
+       double=st.booleans())
+def test_a_loss_made_anew_is_named_exactly_when_it_is_a_leaf(remade, seed, double):
+    """A loss re-created as a leaf (no graph): named with the call; the truth from torch
+    alone (its grad_fn, and no parameter's .grad set by its backward)."""
+    torch.manual_seed(seed)
+    dtype = torch.float64 if double else torch.float32
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)).to(dtype)
+    x, y = torch.randn(6, 3, dtype=dtype), torch.randn(6, 1, dtype=dtype)
+    with gradarg.watch(model) as w:
+        loss = REMADE[remade](((model(x) - y) ** 2).mean())
+        leaf = loss.grad_fn is None
+        loss.backward()
+    assert leaf == all(p.grad is None for p in model.parameters())
+    text = w.summary(checks=False)
+    assert ("is a leaf tensor with no graph" in text) == leaf, text
+    if leaf:
+        assert text.startswith("no backward pass reached the model")
+        assert "test_watch_graphless.py:" in w.why_no_grad("0.weight")

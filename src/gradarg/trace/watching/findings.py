@@ -349,13 +349,26 @@ def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
         then = "" if ended.problem is None or (w.grads.raised is not None and (
             w.grads.ended is not None and w.grads.ended.by_backward)) else f"; {ended.problem}"
         return [Finding("backward", True,
-                        "no backward pass reached the model" + raised(w) + then)]
+                        "no backward pass reached the model" + raised(w) + leaf_loss(w) + then)]
     options = Options(**kwargs)
     results = [finding(w, options) for finding in FINDINGS]
     if w.detail.full:
         return results
     g = w.grads
     return light_findings(w.detail, results, seen_first(g.passes, w.watched.owner, g.losses[1]))
+
+
+def leaf_loss(w: GradWatch) -> str:
+    """``"; the loss ... is a leaf tensor ..."``: a ``backward()`` of the block was given a
+    loss with no graph (observed at the call: :mod:`.graphless`); else ``""``."""
+    if not w.terms.leaf_losses:
+        return ""
+    at = w.terms.leaf_losses[-1]
+    return (f"; the loss passed to backward(){' at ' + at if at else ''} is a leaf tensor "
+            f"with no graph back to the model (grad_fn None, requires_grad=True: observed at "
+            f"the call), a tensor made anew rather than computed from the model's output "
+            f"(torch.tensor(...) of a .item(), .detach() or NumPy value?), so its gradient "
+            f"reaches no parameter; compute the loss with torch operations on the output")
 
 
 def raised(w: GradWatch) -> str:

@@ -13,7 +13,9 @@ result until the next ``backward()`` call (or the block's end): a tensor compute
 is *derived*; a derived single-element tensor that requires no grad, added to or subtracted
 from a tensor that requires grad, makes a *graphless term*, and every tensor computed from
 that sum holds it.  A ``backward()`` whose loss holds one is recorded (:class:`Term`: where
-``grad`` was called and where the term was added, ``file:line``).  A derived tensor of more
+``grad`` was called and where the term was added, ``file:line``).  So is a ``backward()``
+given a loss that is a leaf tensor requiring grad (``torch.tensor(loss_value,
+requires_grad=True)`` after a round trip through ``.item()`` or NumPy): no graph at all.  A derived tensor of more
 than one element (FGSM's ``x + ε·sign(∇x)``, fed to the model again) makes no term: what it
 feeds is differentiated as usual.
 
@@ -149,10 +151,13 @@ class _Follow(TorchFunctionMode):
 
 class GraphlessTerms:
     """Listens for ``torch.autograd.grad`` calls without ``create_graph`` and records each
-    ``backward()`` whose loss holds a term computed from their result (:attr:`found`)."""
+    ``backward()`` whose loss holds a term computed from their result (:attr:`found`), and
+    each ``backward()`` given a loss that is itself a leaf tensor requiring grad
+    (:attr:`leaf_losses`: a loss made anew from a number or an array, no graph behind it)."""
 
     def __init__(self) -> None:
         self.found: list[Term] = []
+        self.leaf_losses: list[str] = []  # where backward() was given a leaf (no graph)
         self._derived = _Marks()   # tensor -> where grad was called
         self._terms = _Marks()     # tensor -> Term
         self._mode: _Follow | None = None
@@ -184,9 +189,12 @@ class GraphlessTerms:
         self._mode.on = True
 
     def _on_backward(self, tensors: Any) -> None:
+        losses = tensors if isinstance(tensors, (list, tuple)) else (tensors,)
+        for loss in losses:
+            if isinstance(loss, torch.Tensor) and loss.grad_fn is None and loss.requires_grad:
+                self.leaf_losses.append(_user_site())
         if self._mode is None:
             return
-        losses = tensors if isinstance(tensors, (list, tuple)) else (tensors,)
         for loss in losses:
             term = self._terms.get(loss) if isinstance(loss, torch.Tensor) else None
             if term is not None and term not in self.found:
