@@ -334,11 +334,26 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
         f"parameter's gradient; pass create_graph=True to torch.autograd.grad"))
 
 
+def eval_mode(w: GradWatch, o: Options) -> Finding:
+    """An optimizer step after a backward of a block whose every call of the model ran in
+    eval mode, with dropout or batch normalization in it (observed: :mod:`.trainmode`)."""
+    names = w.modes.all_in_eval()
+    if not names or not w.grads.steps_seen:
+        return Finding("training mode", True)
+    return Finding("training mode", True, (
+        f"the model was in eval mode (model.training False) at every call in this block, "
+        f"with {len(names)} dropout / batch-normalization module(s) in eval mode "
+        f"({_shown(names, 3)}; observed at each call), and an optimizer step followed the "
+        f"backward: this step trained with dropout off and batch normalization on its running "
+        f"statistics, which it did not update; call model.train() before the training forward "
+        f"(after validating under model.eval())"))
+
+
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
     output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
-    scaler_skipped, step_unmoved, target_grad, graphless_term,
+    scaler_skipped, step_unmoved, target_grad, graphless_term, eval_mode,
 )
 
 

@@ -34,6 +34,7 @@ from .ranks import gather as gather_ranks
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
 from .sentinel import Sentinel
+from .trainmode import ModeSeen
 
 if TYPE_CHECKING:
     from ..draw.drawing import Drawing
@@ -93,9 +94,11 @@ class GradWatch:
         self.ranks: list[RankSeen] | None = None
         self.targets: list[targets.TargetGrad] = []
         self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
+        self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self.grads.attach()
         self.terms.attach()
+        self.modes.attach()
         watched.active = True
 
     @property
@@ -141,7 +144,8 @@ class GradWatch:
                 self.grads.end()
                 self._cache = None
             self._finish()
-        handles = self.calls.detach() + self.grads.detach() + self.terms.detach()
+        handles = (self.calls.detach() + self.grads.detach() + self.terms.detach()
+                   + self.modes.detach())
         for h in handles:
             h.remove()
         if watched.active:

@@ -1,0 +1,63 @@
+"""The model's training mode at each of its calls in the block, observed by a forward pre-hook
+on the model (``torch.nn.Module.register_forward_pre_hook``).
+
+``model.eval()`` switches the modules whose forward depends on it: dropout drops nothing,
+batch normalization normalises with its running statistics and stops updating them
+(https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval).
+A training step run in that mode trains a different function from the one ``model.train()``
+gives, silently.  What is kept per call: whether the model itself was in training mode, and
+the names of its mode-dependent modules (:data:`DEPENDENT`) that were in eval mode.
+
+Imports nothing of the trace room.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["DEPENDENT", "ModeSeen"]
+
+DEPENDENT: tuple[type[nn.Module], ...] = (
+    nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
+    nn.FeatureAlphaDropout, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
+"""Modules whose forward differs between training and eval mode (torch's dropout and batch
+normalization classes; lazy batch normalization becomes one of these once initialised)."""
+
+
+class ModeSeen:
+    """Per call of the model in the block: ``(model.training, [eval-mode modules])``
+    (:attr:`calls`), the dependent modules as ``"'name' (Class)"``, named as in
+    ``model.named_modules()``."""
+
+    def __init__(self, model: nn.Module):
+        self.model = model
+        self.calls: list[tuple[bool, list[str]]] = []
+        self._handle: Any = None
+        self._dependent: list[tuple[str, nn.Module]] | None = None
+
+    def attach(self) -> None:
+        self._handle = self.model.register_forward_pre_hook(self._called)
+
+    def detach(self) -> list[Any]:
+        handle, self._handle = self._handle, None
+        return [] if handle is None else [handle]
+
+    def _called(self, module: nn.Module, args: Any) -> None:
+        if torch.compiler.is_compiling():
+            return
+        if self._dependent is None:  # the modules are read once, at the first call
+            self._dependent = [(n, m) for n, m in module.named_modules()
+                               if isinstance(m, DEPENDENT)]
+        self.calls.append((module.training, [f"'{n}' ({type(m).__name__})"
+                                             for n, m in self._dependent if not m.training]))
+
+    def all_in_eval(self) -> list[str]:
+        """The dependent modules in eval mode when every call of the block had the model in
+        eval mode and at least one such module (their names, from the last call); else
+        ``[]``."""
+        if not self.calls or any(training or not names for training, names in self.calls):
+            return []
+        return self.calls[-1][1]
