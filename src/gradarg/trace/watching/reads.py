@@ -387,16 +387,18 @@ def step_unmoved(w: GradWatch, o: Options) -> Finding:
     and not negligible (observed: :mod:`.stepmoves` reads a sample of each before and after
     the step): the update rounded away.  Said where the cause shows: ``bfloat16`` /
     ``float16`` weights, or a step that changed none of the parameters it read (its learning
-    rate; one a scheduler decayed is named).  A learning rate of exactly 0 (a warm-up's first
-    step) is a note; float32 weights of one layer left as they were among others that moved
+    rate; one a scheduler decayed is named), a learning rate of exactly 0 too (a warm-up's
+    first step: said, since the step did nothing, not "ok"); float32 weights of one layer left as they were among others that moved
     are a small gradient there, not the step's doing, and are not named here."""
     unmoved = list(w.grads.unmoved.values())
     if not unmoved:
         return Finding("optimizer step applied", True)
     if all(x.lr == 0.0 for x in unmoved):
-        return Finding("optimizer step applied", True, note=(
-            f"the learning rate is 0 at this optimizer step ({unmoved[0].optimizer}): the "
-            f"step changed none of the parameters it read (a warm-up's first step does this)"))
+        return Finding("optimizer step applied", True, (
+            f"the optimizer step ({unmoved[0].optimizer}) did not move any parameter it read: "
+            f"its learning rate is 0 at this step, so the weights are unchanged (observed: "
+            f"a sample of each before and after the step); a warm-up or LambdaLR whose "
+            f"factor is 0 at step 0 does this, and its first step is then wasted"))
     unmoved = [x for x in unmoved if x.lr != 0.0]
     low = [x for x in unmoved if x.dtype in (torch.bfloat16, torch.float16)]
     whole = any(stuck and stuck == read for stuck, read in w.grads.step_moves.values())
