@@ -66,3 +66,30 @@ def test_eval_mode_is_said_exactly_when_every_call_trained_in_it(
     assert (SAID in text) == truth, (seen, text)
     if truth:
         assert not text.startswith("ok")
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), batch=st.sampled_from([1, 4]))
+def test_eval_mode_on_batches_of_one_is_a_note(seed, batch):
+    """Batch normalization raises in training mode on one example per channel (torch's own
+    check, run here), so eval mode on batches of one is a note after "ok", and a problem on
+    larger batches."""
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(batch, 4), torch.randn(batch, 1)
+    try:
+        model.train()
+        model(x)
+        trains = True
+    except ValueError as error:
+        trains = "Expected more than 1 value per channel" not in str(error)
+    assert trains == (batch > 1)
+    model.eval()
+    with gradarg.watch(model) as w:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+    text = w.summary(checks=False)
+    assert "eval mode" in text
+    assert text.startswith("ok") == (batch == 1), text

@@ -35,6 +35,7 @@ from .reads import (
     step_unmoved,
 )
 from .scales import loss_scale
+from .trainmode import eval_mode
 from .zerocauses import all_zero, hooks
 
 if TYPE_CHECKING:
@@ -332,21 +333,6 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
         f"followed from that result into the loss): that gradient carries no graph, so the "
         f"term (a gradient penalty?) changes the loss's value and adds nothing to any "
         f"parameter's gradient; pass create_graph=True to torch.autograd.grad"))
-
-
-def eval_mode(w: GradWatch, o: Options) -> Finding:
-    """An optimizer step after a backward of a block whose every call of the model ran in
-    eval mode, with dropout or batch normalization in it (observed: :mod:`.trainmode`)."""
-    names = w.modes.all_in_eval()
-    if not names or not w.grads.steps_seen:
-        return Finding("training mode", True)
-    return Finding("training mode", True, (
-        f"the model was in eval mode (model.training False) at every call in this block, "
-        f"with {len(names)} dropout / batch-normalization module(s) in eval mode "
-        f"({_shown(names, 3)}; observed at each call), and an optimizer step followed the "
-        f"backward: this step trained with dropout off and batch normalization on its running "
-        f"statistics, which it did not update; call model.train() before the training forward "
-        f"(after validating under model.eval())"))
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (

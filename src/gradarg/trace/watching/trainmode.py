@@ -8,17 +8,22 @@ A training step run in that mode trains a different function from the one ``mode
 gives, silently.  What is kept per call: whether the model itself was in training mode, and
 the names of its mode-dependent modules (:data:`DEPENDENT`) that were in eval mode.
 
-Imports nothing of the trace room.
+Imports :mod:`.finding` only (for :func:`eval_mode`, the finding).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
-__all__ = ["DEPENDENT", "ModeSeen"]
+from .finding import Finding, Options
+
+if TYPE_CHECKING:
+    from .watch import GradWatch
+
+__all__ = ["DEPENDENT", "ModeSeen", "eval_mode"]
 
 DEPENDENT: tuple[type[nn.Module], ...] = (
     nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
@@ -35,6 +40,9 @@ class ModeSeen:
     def __init__(self, model: nn.Module):
         self.model = model
         self.calls: list[tuple[bool, list[str]]] = []
+        # every call's first tensor argument had one example (dimension 0 of size 1): batch
+        # normalization cannot train on one value per channel, so eval mode may be on purpose
+        self.single = True
         self._handle: Any = None
         self._dependent: list[tuple[str, nn.Module]] | None = None
 
@@ -53,6 +61,9 @@ class ModeSeen:
                                if isinstance(m, DEPENDENT)]
         self.calls.append((module.training, [f"'{n}' ({type(m).__name__})"
                                              for n, m in self._dependent if not m.training]))
+        first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+        self.single = self.single and first is not None and first.dim() > 0 and (
+            first.shape[0] == 1)
 
     def all_in_eval(self) -> list[str]:
         """The dependent modules in eval mode when every call of the block had the model in
@@ -61,3 +72,27 @@ class ModeSeen:
         if not self.calls or any(training or not names for training, names in self.calls):
             return []
         return self.calls[-1][1]
+
+
+def _shown(names: list[str], k: int = 3) -> str:
+    return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
+
+
+def eval_mode(w: GradWatch, o: Options) -> Finding:
+    """An optimizer step after a backward of a block whose every call of the model ran in
+    eval mode, with dropout or batch normalization in it (observed: :mod:`.trainmode`)."""
+    names = w.modes.all_in_eval()
+    if not names or not w.grads.steps_seen:
+        return Finding("training mode", True)
+    if w.modes.single:  # batch normalization raises in training mode on one example
+        return Finding("training mode", True, note=(
+            f"the model was in eval mode at every call, on batches of one example "
+            f"({_shown(names)} in eval mode): batch normalization cannot train on one "
+            f"value per channel, so this may be on purpose"))
+    return Finding("training mode", True, (
+        f"the model was in eval mode (model.training False) at every call in this block, "
+        f"with {len(names)} dropout / batch-normalization module(s) in eval mode "
+        f"({_shown(names)}; observed at each call), and an optimizer step followed the "
+        f"backward: this step trained with dropout off and batch normalization on its running "
+        f"statistics, which it did not update; call model.train() before the training forward "
+        f"(after validating under model.eval())"))
