@@ -78,7 +78,7 @@ def step(rank: int, kind: str, outdir: str) -> None:
         return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
     before = hooks()
-    opt = torch.optim.SGD(model.parameters(), lr=0.0)  # a step the watch sees; lr 0: no change
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)  # a step the watch sees (lr 0 is said)
     with gradarg.watch(model) as w:
         model(x).pow(2).mean().backward()
         out["summary_inside"] = w.summary()
