@@ -1,30 +1,32 @@
-"""A loss term computed from a gradient that carries no graph: observed, not inferred.
+"""Losses with no graph behind them, observed at the ``backward()`` call: a term computed from
+a gradient that carries no graph, and a loss that is itself a leaf.
 
 ``torch.autograd.grad(outputs, inputs)`` returns gradients that are constants unless it is
-given ``create_graph=True`` (https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad.html):
-without it, a penalty built from them (WGAN-GP's ``(‖∇D‖ - 1)²``, an input-gradient or
-Jacobian regulariser) is a number with no path back to the parameters.  Added to a loss that
-requires grad, it changes the loss's value and nothing of any gradient, and torch says nothing.
+given ``create_graph=True``
+(https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad.html): without it, a
+penalty built from them (WGAN-GP's ``(‖∇D‖ - 1)²``, an input-gradient or Jacobian
+regulariser) is a number with no path back to the parameters.  Added to a loss that requires
+grad, it changes the loss's value and nothing of any gradient, and torch says nothing.
 
 How it is seen.  While a watch listens, ``torch.autograd.grad`` is wrapped
 (:func:`gradarg.trace.watching.patches.register_grad_call_hook`).  After a call without
 ``create_graph``, a ``torch.overrides.TorchFunctionMode`` follows what is computed from its
-result until the next ``backward()`` call (or the block's end): a tensor computed from it
-is *derived*; a derived single-element tensor that requires no grad, added to or subtracted
+result until the next ``backward()`` call (or the block's end): a tensor computed from it is
+*derived*; a derived single-element tensor that requires no grad, added to or subtracted
 from a tensor that requires grad, makes a *graphless term*, and every tensor computed from
 that sum holds it.  A ``backward()`` whose loss holds one is recorded (:class:`Term`: where
-``grad`` was called and where the term was added, ``file:line``).  So is a ``backward()``
-given a loss that is a leaf tensor requiring grad (``torch.tensor(loss_value,
-requires_grad=True)`` after a round trip through ``.item()`` or NumPy): no graph at all.  A derived tensor of more
+``grad`` was called and where the term was added, ``file:line``).  A derived tensor of more
 than one element (FGSM's ``x + ε·sign(∇x)``, fed to the model again) makes no term: what it
-feeds is differentiated as usual.
+feeds is differentiated as usual.  A ``backward()`` given a loss that is a leaf tensor
+requiring grad (``torch.tensor(value, requires_grad=True)`` after a round trip through
+``.item()`` or NumPy) is recorded too: no graph at all.
 
 The mode is pushed at the block's first such ``grad`` call, follows nothing from the next
-``backward()`` call to the next such ``grad`` call, and is popped when the block ends, if it
-is then the innermost function mode (else it stays on the stack, passing every call on, and
-the user's mode above it is left first: see :meth:`GraphlessTerms.stop`).  Not seen: ``grad`` imported by name before the
-block (``from torch.autograd import grad``), ``torch.func.grad``, a term made inside a
-compiled function.
+``backward()`` call to the next such ``grad`` call, and is popped when the block ends if it is
+then the innermost function mode; else it stays on the stack, passing every call on, and the
+user's mode above it is left first (see :meth:`GraphlessTerms.stop`).  Not seen: ``grad``
+imported by name before the block (``from torch.autograd import grad``),
+``torch.func.grad``, a term made inside a compiled function.
 
 Imports :mod:`gradarg.trace.watching.patches` only.
 """
