@@ -23,7 +23,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import explain, findings, targets, view
+from . import explain, findings, targets, view, zeroops
 from .detail import Detail, check_full_steps
 from .gradhooks import GradEvents
 from .graphless import GraphlessTerms
@@ -93,6 +93,7 @@ class GradWatch:
         self._passes = 0
         self.ranks: list[RankSeen] | None = None
         self.targets: list[targets.TargetGrad] = []
+        self.zero_made: zeroops.ZeroMade | None = None
         self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
         self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
@@ -155,6 +156,7 @@ class GradWatch:
                    for e in self.grads.passes):  # named by the non-finite finding
                 first = self.first_nonfinite()
                 self.graph.note_operations(None if first is None else first.index)
+            self.zero_made = zeroops.find(self)  # an all-zero gradient made between calls
             try:  # read from the last backward's graph, before it is let go
                 self.targets = targets.find(self.grads.losses[0], watched.owner)
             except Exception:  # noqa: BLE001 (a graph that cannot be read: nothing said)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..graph.values import fmt_norm as _f
+from . import zeroops
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -79,6 +80,13 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         first_zero = w.first_zero()
         where = (f" (the gradient first became all zero at '{first_zero.name}' "
                  f"({first_zero.kind}))" if first_zero else "")
+        made = w.zero_made
+        if made is not None and not first_zero:  # made by operations outside any module
+            outer = "the model" if made.outer == "(model)" else f"'{made.outer}'"
+            where = (f" (observed: the gradient was nonzero at the output of {outer} and all "
+                     f"zero at the output of '{made.inner}' inside it; between them, the "
+                     f"operations of {outer}'s own forward made it zero: "
+                     f"{zeroops.describe(made.ops)})")
         hooked = [at for at, _, after in tensor_hooks(w) if after == 0.0]
         if hooked:  # the module after the hooked tensor only received the hook's zeros
             where = (f" (a hook on a tensor of the forward, registered {hooked[0]}, replaced "
