@@ -25,9 +25,10 @@ steps of a block are recorded in full (``watch(model, full_steps=k)``; the other
 what the findings say on a light step; ``sentinel``: on a light step, light notes of each
 module call (weak references, autograd nodes), read only when the model's output is not
 finite, to locate the module where the forward's first NaN/Inf comes from.  ``graphless``: a
-loss term computed from ``torch.autograd.grad``'s result without ``create_graph`` (followed by a
-function mode), and a loss that is a leaf; ``trainmode``: the model's training mode at each call; ``zeroops``: an all-zero gradient
-made by a module's own operations between two recorded calls.
+loss term computed from ``torch.autograd.grad``'s result without ``create_graph`` (followed by
+a function mode), and a loss that is a leaf; ``trainmode``: the model's training mode at each
+call; ``zeroops``: an all-zero gradient made by a module's own operations between two recorded
+calls.
 
 A new observed event is one hook in ``gradhooks`` (where torch has no hook for the call, a
 wrapper in ``patches``, removed with the watch), its note in ``events`` and one finding in

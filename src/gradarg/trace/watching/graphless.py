@@ -28,7 +28,8 @@ user's mode above it is left first (see :meth:`GraphlessTerms.stop`).  Not seen:
 imported by name before the block (``from torch.autograd import grad``),
 ``torch.func.grad``, a term made inside a compiled function.
 
-Imports :mod:`gradarg.trace.watching.patches` only.
+Imports :mod:`gradarg.trace.watching.patches` and :mod:`.observed` (whose frames are the
+user's) only.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import patches
+from .observed import users_file
 
 __all__ = ["GraphlessTerms", "Term"]
 
@@ -51,8 +53,6 @@ _ADD = {torch.add, torch.sub, torch.subtract, torch.Tensor.add, torch.Tensor.sub
         torch.Tensor.subtract, torch.Tensor.__add__, torch.Tensor.__radd__,
         torch.Tensor.__sub__, torch.Tensor.__rsub__, torch.Tensor.__iadd__,
         torch.Tensor.__isub__, torch.Tensor.add_, torch.Tensor.sub_}
-_TORCH = os.path.dirname(torch.__file__)
-_OURS = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 
 
 @dataclass(frozen=True)
@@ -65,16 +65,11 @@ class Term:
     added_at: str
 
 
-def _outside(frame: Any) -> bool:
-    name = frame.f_code.co_filename
-    return not (name.startswith((_TORCH, _OURS)))
-
-
 def _user_site() -> str:
     """``file:line`` of the innermost frame outside torch and gradarg, or ``""``."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
-        if _outside(frame):
+        if users_file(frame.f_code.co_filename):
             name = frame.f_code.co_filename
             if "ipykernel_" in name or name.startswith("<"):  # a notebook cell, a string
                 return f"line {frame.f_lineno} of a cell"
@@ -91,7 +86,7 @@ def _called_by_user() -> bool:
         frame = frame.f_back  # up to patches' wrapper, then its caller
     while frame is not None and frame.f_code.co_filename == patches.__file__:
         frame = frame.f_back
-    return frame is not None and _outside(frame)
+    return frame is not None and users_file(frame.f_code.co_filename)
 
 
 def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:

@@ -92,14 +92,21 @@ def holding(optimizer: Any, cache: dict[int, Holding], owner: Any, probe: Any) -
     return cached
 
 
+_LIBRARIES = (os.path.dirname(torch.__file__),
+              os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+
+
+def users_file(filename: str) -> bool:
+    """Whether ``filename`` (a frame's) is outside torch and this package: the user's code."""
+    return not filename.startswith(_LIBRARIES)
+
+
 def where(error: BaseException) -> str:
     """``file:line in function`` of the innermost frame of ``error``'s traceback outside
     torch and this package (the user's line that raised), or ``""``."""
-    torch_dir = os.path.dirname(torch.__file__)
-    ours = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
     frames = traceback.extract_tb(error.__traceback__)
     for f in reversed(frames):
-        if not (f.filename.startswith(torch_dir) or f.filename.startswith(ours)):
+        if users_file(f.filename):
             line = f" ({f.line.strip()})" if f.line else ""
             return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}{line}"
     return ""

@@ -56,17 +56,22 @@ def operations_between(start: Sequence[Any], stop: set[Any], limit: int = 12) ->
     return names
 
 
-def call_operations(rec: Any, index: int) -> list[str]:
+def call_operations(rec: Any, index: int, inner: int | None = None,
+                    limit: int = 12) -> list[str]:
     """The operations of call ``index`` of ``rec`` (a :class:`~.recorder.Recorder`) itself:
-    the nodes between its outputs and its inputs (read while the graph is held)."""
+    the nodes between its outputs and its inputs, and, with ``inner`` (a call inside it),
+    not past that call's outputs either: those between the two calls' outputs (read while
+    the graph is held)."""
     by_slot = {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
     r = rec.raw[index]
     outs = [by_slot[s] for s in r.outs or [] if s in by_slot]
-    return operations_between(outs, {by_slot[s] for s in r.ins if s in by_slot})
+    ends = [*r.ins, *((rec.raw[inner].outs or []) if inner is not None else [])]
+    return operations_between(outs, {by_slot[s] for s in ends if s in by_slot}, limit)
 
 
-def describe(ops: list[str]) -> str:
-    """Node names, those with a singular point first, each with what it does there."""
-    ranked = sorted(ops, key=lambda n: n not in SINGULAR)
-    shown = [f"{n} ({SINGULAR[n]})" if n in SINGULAR else n for n in ranked[:4]]
-    return ", ".join(shown) + (", ..." if len(ops) > 4 else "")
+def describe(ops: list[str], known: dict[str, str] = SINGULAR, k: int = 4) -> str:
+    """Node names, those of ``known`` first (by default those with a singular point), each
+    with what ``known`` says it does there; at most ``k``."""
+    ranked = sorted(ops, key=lambda n: n not in known)
+    shown = [f"{n} ({known[n]})" if n in known else n for n in ranked[:k]]
+    return ", ".join(shown) + (", ..." if len(ops) > k else "")

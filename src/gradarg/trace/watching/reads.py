@@ -388,8 +388,9 @@ def step_unmoved(w: GradWatch, o: Options) -> Finding:
     the step): the update rounded away.  Said where the cause shows: ``bfloat16`` /
     ``float16`` weights, or a step that changed none of the parameters it read (its learning
     rate; one a scheduler decayed is named), a learning rate of exactly 0 too (a warm-up's
-    first step: said, since the step did nothing, not "ok"); float32 weights of one layer left as they were among others that moved
-    are a small gradient there, not the step's doing, and are not named here."""
+    first step: said, since the step did nothing, not "ok"); float32 weights of one layer
+    left as they were among others that moved are a small gradient there, not the step's
+    doing, and are not named here."""
     unmoved = list(w.grads.unmoved.values())
     if not unmoved:
         return Finding("optimizer step applied", True)

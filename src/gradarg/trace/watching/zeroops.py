@@ -5,18 +5,19 @@ read from the graph when the block ends, while it is still held.
 
 Both gradients are observed (the norms the module hooks recorded); the operations between the
 two outputs are the nodes reached from the outer call's outputs without passing the inner
-call's (:func:`gradarg.trace.watching.operations.operations_between`), so the zero was made by
+call's (:func:`gradarg.trace.watching.operations.call_operations`), so the zero was made by
 one of them.  Those known to have a zero derivative over a range are described (:data:`FLAT`).
 
-Imports :mod:`.operations` only.
+Imports :mod:`.operations` and ``trace.graph.values`` only.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .operations import operations_between
+from ..graph.values import state
+from .operations import call_operations
+from .operations import describe as _describe
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -47,14 +48,6 @@ class ZeroMade(NamedTuple):
     ops: list[str]
 
 
-def _zero(norm: float | None) -> bool:
-    return norm is not None and norm == 0.0
-
-
-def _nonzero(norm: float | None) -> bool:
-    return norm is not None and math.isfinite(norm) and norm > 0.0
-
-
 def find(w: GradWatch) -> ZeroMade | None:
     """The call reached first by the backward pass whose output got an all-zero gradient
     while the call it ran inside got a nonzero one at its output, with the operations between
@@ -63,31 +56,19 @@ def find(w: GradWatch) -> ZeroMade | None:
     calls = w.modules
     reached = [c for c in calls if c.backward_rank is not None]
     for c in sorted(reached, key=lambda c: c.backward_rank or 0):
-        if c.parent is None or not _zero(c.grad_out):
+        if c.parent is None or state(c.grad_out) != "zero":
             continue
         outer = calls[c.parent]
-        if not _nonzero(outer.grad_out):
+        if state(outer.grad_out) != "ok":
             continue
         try:
-            ops = _between(w.calls, outer.index, c.index)
+            ops = call_operations(w.calls, outer.index, c.index, 6)
         except Exception:  # noqa: BLE001 (a graph that cannot be walked: nothing said)
             return None
         return ZeroMade(outer.name, c.name, ops) if ops else None
     return None
 
 
-def _between(rec: Any, outer: int, inner: int) -> list[str]:
-    """The nodes reached from call ``outer``'s outputs without passing call ``inner``'s
-    outputs or ``outer``'s inputs (``rec``: the recorder, its slots and raw calls)."""
-    by_slot = {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
-    o, i = rec.raw[outer], rec.raw[inner]
-    outs = [by_slot[s] for s in o.outs or [] if s in by_slot]
-    stop = {by_slot[s] for s in [*(i.outs or []), *o.ins] if s in by_slot}
-    return operations_between(outs, stop, 6)
-
-
 def describe(ops: list[str]) -> str:
     """Node names, those with a flat range first, each with what it does there."""
-    ranked = sorted(ops, key=lambda n: n not in FLAT)
-    shown = [f"{n} ({FLAT[n]})" if n in FLAT else n for n in ranked[:3]]
-    return ", ".join(shown) + (", ..." if len(ops) > 3 else "")
+    return _describe(ops, FLAT, 3)
