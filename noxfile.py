@@ -225,8 +225,11 @@ def _install_axe(session: nox.Session) -> None:
 def _browse(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
     _wait_for_chromium(session)
     _install_axe(session)
+    # a test that timed out waiting on the browser runs once more (pytest-rerunfailures; the
+    # rerun is printed as RERUN): on a loaded CI machine one page load in 1,700 once waited
+    # past 90 s (2026-11-30); any other failure fails at once
     session.run("pytest", "tests/browser", "--confcutdir=tests/browser", "-o", "addopts=-ra", "-v",
-                *args, *session.posargs, env={"GRADARG_SITE": str(DOCS_OUT), **(env or {})})
+                "--reruns", "1", "--only-rerun", "TimeoutError", *args, *session.posargs, env={"GRADARG_SITE": str(DOCS_OUT), **(env or {})})
 
 
 @nox.session(python=PYTHON)

@@ -21,6 +21,7 @@ import http.server
 import os
 import random
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urldefrag, urlparse
@@ -137,6 +138,34 @@ def _record(page, server: str, current) -> None:
     page.on("console", on_console)
     page.on("pageerror", on_page_error)
     page.on("requestfailed", on_failed)
+    # the requests still open, for quiet(): Playwright's "networkidle" once waited 90 s on a
+    # loaded CI machine (2026-11-30, questions/jacobians.html) without saying what it waited on
+    pending: dict[object, str] = {}
+    _PENDING[id(page)] = pending
+    page.on("request", lambda r: pending.__setitem__(r, r.url))
+    page.on("requestfinished", lambda r: pending.pop(r, None))
+    page.on("requestfailed", lambda r: pending.pop(r, None))
+
+
+_PENDING: dict[int, dict[object, str]] = {}
+
+
+def quiet(page, timeout: float = 90.0, still: float = 0.5) -> None:
+    """Wait until no request of ``page`` has been open for ``still`` seconds (what the copy
+    button and clipboard checks need: the page's scripts and fonts loaded).  A TimeoutError
+    after ``timeout`` seconds names the requests still open."""
+    pending = _PENDING[id(page)]
+    start = last_busy = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if pending:
+            last_busy = now
+        elif now - last_busy >= still:
+            return
+        if now - start > timeout:
+            raise TimeoutError(f"requests still open after {timeout:.0f} s: "
+                               f"{sorted(set(pending.values()))}")
+        page.wait_for_timeout(50)
 
 
 def _load(page, v, idle: bool = True) -> None:
@@ -150,7 +179,7 @@ def _load(page, v, idle: bool = True) -> None:
     )
     page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
     if idle:
-        page.wait_for_load_state("networkidle", timeout=90_000)  # a loaded CI machine
+        quiet(page)
     else:
         page.evaluate("() => document.fonts.ready.then(() => null)")
 
@@ -186,7 +215,7 @@ def visit_in_one_tab(context, server: str, rels: list[str]) -> list[Visit]:
         v.images = len(info["images"])
         v.broken_images = [src for src, ok in info["images"] if not ok]
         v.links = sorted({link for link in info["links"] if link.startswith(server)})
-    page.wait_for_load_state("networkidle")  # what the last page still loads
+    quiet(page)  # what the last page still loads
     page.close()
     return done
 

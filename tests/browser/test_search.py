@@ -7,7 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 import pytest
-from browsing import SITE, Visit, _open
+from browsing import SITE, Visit, _open, quiet
 from search_pairs import PAIRS, PENDING
 
 TOP = 3
@@ -119,7 +119,7 @@ def test_search_box_shows_ranked_results(browser_context, server):
         "() => document.querySelector('#search-results .search-summary') && "
         "/found/.test(document.querySelector('#search-results .search-summary').textContent)")
     assert page.locator("#search-results ul.search li").count() >= TOP
-    page.wait_for_load_state("networkidle")
+    quiet(page)
     assert visit.console_errors == [] and visit.failed_requests == []
     assert visit.foreign_requests == []
     page.close()
