@@ -39,9 +39,9 @@ def test_quick_finite_agrees_with_isfinite(name):
 def test_losses_of_reads_finiteness_as_isfinite(name):
     t = CASES[name].clone().requires_grad_()
     loss = t * 1  # a node, as a loss has
-    nodes, finite = losses_of(loss)
-    assert nodes == [loss.grad_fn]
-    assert finite is bool(torch.isfinite(t).all())
+    got = losses_of(loss)
+    assert got.nodes == [loss.grad_fn]
+    assert got.finite is bool(torch.isfinite(t).all())
 
 
 def test_losses_of_reads_nothing_of_a_large_tensor():

@@ -52,7 +52,6 @@ NAMES = sorted(p.stem.removeprefix("case_") for p in CASES.glob("case_*.py"))
 # at (its name was known from this table, its file was not read).
 XFAIL: dict[str, str] = {
     # round 4, held-out
-    "r4_ignore_index_all_targets_nan": "held-out: silent",
     "r4_metric_fc_not_in_optimizer": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 

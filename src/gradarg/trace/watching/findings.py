@@ -457,7 +457,7 @@ def _loss_made(w: GradWatch) -> str:
     """What is known of the loss of the last ``backward()``: its operations after the model
     (read from the graph) and whether its value was finite (observed at the call)."""
     ops = w.graph.loss_operations
-    _, finite = w.grads.losses
+    finite = w.grads.losses.finite
     text = ""
     if finite is False:
         text = " (the loss passed to backward() was itself NaN/Inf: observed at the call)"

@@ -94,7 +94,7 @@ class GradEvents:
         self._got: list[PassEntry] = []  # this step's passes
         self._raised: Raised | None = None  # the last backward() that raised
         # the last backward() call's losses: their nodes and whether their values were finite
-        self._losses: tuple[list[Any], bool | None] = ([], None)
+        self._losses = observed.Losses([], None)
         self._first_bad_at: float | None = None  # when this step's first NaN/Inf gradient came
 
     def listen(self, *, on_zero: Callable[[], None],
@@ -117,7 +117,7 @@ class GradEvents:
         return self._raised
 
     @property
-    def losses(self) -> tuple[list[Any], bool | None]:
+    def losses(self) -> observed.Losses:
         """The last ``backward()`` call's tensors (the losses), as their autograd nodes, and
         whether their values were finite (``None``: not read, too large); cleared when the
         block ends (the graph is not kept)."""
@@ -125,7 +125,7 @@ class GradEvents:
 
     def forget_losses(self) -> None:
         """Drop the loss nodes (the block ended: the graph is not kept)."""
-        self._losses = ([], self._losses[1])
+        self._losses = self._losses._replace(nodes=[])
 
     @property
     def first_nonfinite_at(self) -> float | None:

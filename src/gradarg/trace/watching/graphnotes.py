@@ -395,7 +395,7 @@ class GraphNotes:
         try:
             if call is not None:
                 self._ops[call] = call_operations(self._calls, call)
-            nodes, _ = self._grads.losses
+            nodes = self._grads.losses.nodes
             self._loss_ops = (operations_between(nodes, set(roots(self._calls)), 8)
                               if nodes else [])
         except Exception:  # noqa: BLE001 (a graph that cannot be walked: nothing known)

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["Ended", "FrozenMoved", "Holding", "Raised", "holding", "losses_of", "message",
-           "what_moves", "where"]
+__all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "holding", "losses_of",
+           "message", "what_moves", "where", "zero_why"]
 
 
 class Raised(NamedTuple):
@@ -127,17 +127,71 @@ def what_moves(optimizer: Any, p: torch.Tensor) -> str:
     return " and ".join(why) or "its update rule"
 
 
-def losses_of(tensors: Any) -> tuple[list[Any], bool | None]:
+class Losses(NamedTuple):
+    """A ``backward()`` call's tensors (the losses): their autograd nodes, whether their values
+    were finite (``None``: not read), and what the saved values of their first nodes show
+    makes their gradient zero (``""``: nothing; read at the call, before the backward frees
+    them)."""
+
+    nodes: list[Any]
+    finite: bool | None
+    zero_why: str = ""
+
+
+def losses_of(tensors: Any) -> Losses:
     """The first argument of ``torch.autograd.backward`` (a tensor or a sequence of them: the
-    losses): their autograd nodes, and whether their values are finite (read only for
-    floating tensors of at most 4096 entries; ``None``: not read)."""
+    losses): their autograd nodes, whether their values are finite (read only for floating
+    tensors of at most 4096 entries), and :func:`zero_why` of their nodes."""
     ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
     ts = [t for t in ts if isinstance(t, torch.Tensor)]
     nodes = [t.grad_fn for t in ts if t.grad_fn is not None]
     small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
     finite = (all(_finite(t.detach()) for t in small)
               if small and len(small) == len(ts) else None)
-    return nodes, finite
+    return Losses(nodes, finite, zero_why(nodes))
+
+
+_NLL = ("NllLossBackward0", "NllLoss2DBackward0")
+
+
+def _saved(node: Any, attr: str) -> Any:
+    try:
+        return getattr(node, attr, None)
+    except RuntimeError:  # freed by an earlier backward
+        return None
+
+
+def zero_why(nodes: list[Any], limit: int = 8) -> str:
+    """What the saved values of the first ``limit`` nodes of a loss (breadth first) show makes
+    its gradient zero: a ``nll_loss`` (``cross_entropy``) whose total target weight is 0
+    (every target equals ``ignore_index`` or has weight 0), a product with a factor of one
+    entry that is 0 and needs no gradient (a loss weight of 0); ``""``: none of these.  Read
+    before the backward frees them (``_saved_*``: the node attributes of
+    https://pytorch.org/docs/stable/notes/autograd.html#saved-tensors)."""
+    todo, seen = list(nodes), set(nodes)
+    while todo:
+        n = todo.pop(0)
+        name = type(n).__name__
+        if name in _NLL:
+            total = _saved(n, "_saved_total_weight")
+            if isinstance(total, torch.Tensor) and total.numel() == 1 and total.item() == 0:
+                ignore = _saved(n, "_saved_ignore_index")
+                ignore = ignore - 2**64 if isinstance(ignore, int) and ignore >= 2**63 else ignore
+                return (f"{name}: no target counted (total target weight 0: every target "
+                        f"equals ignore_index={ignore} or has weight 0), so the loss is a "
+                        f"mean over no targets (0/0: NaN) or a sum of none (0), with a zero "
+                        f"gradient")
+        if name == "MulBackward0":
+            for attr in ("_saved_other", "_saved_self"):
+                f = _saved(n, attr)
+                if (isinstance(f, torch.Tensor) and f.numel() == 1 and not f.requires_grad
+                        and f.item() == 0):
+                    return f"{name}: a product with a factor of 0 (a loss weight of 0)"
+        for c, _ in n.next_functions:
+            if c is not None and c not in seen and len(seen) < limit:
+                seen.add(c)
+                todo.append(c)
+    return ""
 
 
 def _finite(t: torch.Tensor) -> bool:

@@ -18,10 +18,10 @@ from . import zeroops
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
-    from .records import ParamRecord
+    from .records import ModuleRecord, ParamRecord
     from .watch import GradWatch
 
-__all__ = ["all_zero", "float16_underflow", "hook_change", "hook_moved_text", "hooks",
+__all__ = ["all_zero", "float16_underflow", "hook_change", "hook_moved_text", "hooks", "loss_made",
            "scaled_step", "tensor_hooks"]
 
 
@@ -81,7 +81,9 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         where = (f" (the gradient first became all zero at '{first_zero.name}' "
                  f"({first_zero.kind}))" if first_zero else "")
         made = w.zero_made
-        if made is not None and not first_zero:  # made by operations outside any module
+        if made is not None and made.outer == zeroops.LOSS:
+            where = loss_made(w)
+        elif made is not None and not first_zero:  # made by operations outside any module
             outer = "the model" if made.outer == "(model)" else f"'{made.outer}'"
             where = (f" (observed: the gradient was nonzero at the output of {outer} and all "
                      f"zero at the output of '{made.inner}' inside it; between them, the "
@@ -94,6 +96,30 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}"
                      f"{float16_underflow(w)}")
     return Finding("all-zero", True, "; ".join(parts) or None)
+
+
+def loss_made(w: GradWatch) -> str:
+    """``" (observed: ...)"``: the gradient was already all zero at the model's outputs (the
+    norms the module hooks recorded), so the loss made it zero after the model: what the
+    saved values of its nodes show, its operations, whether its value was finite (observed
+    at the ``backward()`` call); ``""`` when the zero was not made there, or when the model's
+    output was float16 and nothing the loss saved shows a zero (:func:`float16_underflow`
+    says it)."""
+    made = w.zero_made
+    if made is None or made.outer != zeroops.LOSS:
+        return ""
+    if not made.why and float16_underflow(w):  # a float16 output: its cast may have rounded
+        return ""
+    text = (" (observed: the gradient arriving at the model's output was already all zero, "
+            "so it was made zero after the model, by the loss")
+    if made.why:
+        text += f": {made.why}"
+    if made.ops:
+        text += f"; the operations between the model's output and the loss: {zeroops.describe(made.ops)}"
+    finite = w.grads.losses.finite
+    if finite is False:
+        text += "; the loss passed to backward() was NaN/Inf (observed at the call)"
+    return text + ")"
 
 
 def hook_change(r: ParamRecord) -> tuple[float, float] | None:
@@ -200,6 +226,21 @@ def scaled_step(w: GradWatch) -> bool:
     return False
 
 
+_HALF_NORMAL = 6.1e-5  # float16's smallest normal number (torch.finfo(torch.float16).tiny)
+
+
+def _subnormal_at(w: GradWatch, half: set[int]) -> ModuleRecord | None:
+    """The call holding a parameter whose gradient is all zero, which returned a float16
+    tensor and received a nonzero gradient there whose norm is below float16's smallest
+    normal number (so every entry was subnormal); ``None`` when there is none."""
+    zero = {w.parameters[n].module for n, r in w.parameters.items() if r.state == "zero"}
+    for c in w.modules:
+        if (c.name in zero and c.index in half and c.grad_out
+                and c.grad_out < _HALF_NORMAL):
+            return c
+    return None
+
+
 def float16_underflow(w: GradWatch) -> str:
     """``"; possibly a float16 underflow ..."`` when this step's all-zero gradients crossed a
     float16 tensor (observed: the output of a module call, under autocast or a model in
@@ -207,7 +248,9 @@ def float16_underflow(w: GradWatch) -> str:
     gradient entry below float16's smallest subnormal (about 6e-8) rounds to 0 there.  The
     call is the one that received a nonzero gradient and sent zero (not a ReLU-like one with
     dead units), or, where the gradient arrived all zero from the loss, the model's own
-    call.  ``""`` otherwise (no float16 on the path: float32, bfloat16)."""
+    call, or the call holding an all-zero parameter gradient whose output's gradient was
+    nonzero but below float16's smallest normal number (its entries subnormal, a sum of them
+    can round to 0).  ``""`` otherwise (no float16 on the path: float32, bfloat16)."""
     if scaled_step(w):
         return ""
     half = {i for i, (_, dtype, _) in w.calls.noted.narrow.items() if dtype == torch.float16}
@@ -223,12 +266,18 @@ def float16_underflow(w: GradWatch) -> str:
     else:
         outer = [c for c in w.modules if c.parent is None and c.index not in w.calls.late
                  and c.grad_out == 0.0]
-        if not outer or outer[0].index not in half:
+        tiny = _subnormal_at(w, half)
+        if outer and outer[0].index in half:
+            c = outer[0]
+            at = "the model's output" if c.index == 0 else f"the output of '{c.name}'"
+            where = (f"the gradient arriving from the loss at {at} ({c.kind}), a float16 "
+                     f"tensor, was already all zero")
+        elif tiny is not None:
+            where = (f"the gradient arriving at module '{tiny.name}' ({tiny.kind}), a float16 "
+                     f"tensor, had norm {_f(tiny.grad_out)}, below float16's smallest normal "
+                     f"number (about 6.1e-5): its entries were subnormal")
+        else:
             return ""
-        c = outer[0]
-        at = "the model's output" if c.index == 0 else f"the output of '{c.name}'"
-        where = (f"the gradient arriving from the loss at {at} ({c.kind}), a float16 tensor, "
-                 f"was already all zero")
     params = [p for p in w.watched.owner if p.requires_grad]
     if params and all(p.dtype == torch.float16 for p in params):
         fix = ("multiply the loss by a large constant before backward and divide .grad by it "

@@ -1,7 +1,10 @@
 """Where an all-zero gradient was made outside every module: the operations of a module's own
 ``forward`` between a call whose output got a nonzero gradient and the call inside it whose
 output got an all-zero one (a ``clamp`` of the output, a ``relu`` written as a function),
-read from the graph when the block ends, while it is still held.
+read from the graph when the block ends, while it is still held; or made after the model, by
+the loss: the model's outputs got an all-zero gradient (``outer`` is :data:`LOSS`), with the
+operations between them and the loss and, where a node's saved values showed it at the
+``backward()`` call, why (:func:`gradarg.trace.watching.observed.zero_why`).
 
 Both gradients are observed (the norms the module hooks recorded); the operations between the
 two outputs are the nodes reached from the outer call's outputs without passing the inner
@@ -22,7 +25,10 @@ from .operations import describe as _describe
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["FLAT", "ZeroMade", "find"]
+__all__ = ["FLAT", "LOSS", "ZeroMade", "find"]
+
+LOSS = "(loss)"
+""":attr:`ZeroMade.outer` when the zero was made after the model, by the loss."""
 
 FLAT = {
     "ClampBackward1": "clamp: zero derivative where the input is outside [min, max]",
@@ -41,11 +47,14 @@ FLAT = {
 class ZeroMade(NamedTuple):
     """The gradient was nonzero at the output of call ``outer`` (a module's name) and all
     zero at the output of ``inner``, a call inside it; ``ops``: the operations of ``outer``'s
-    own forward between the two outputs (autograd node names)."""
+    own forward between the two outputs (autograd node names).  ``outer`` :data:`LOSS`: the
+    model's outputs got an all-zero gradient; ``ops`` are then the operations between them and
+    the loss, and ``why`` what a node's saved values show (``""``: nothing)."""
 
     outer: str
     inner: str
     ops: list[str]
+    why: str = ""
 
 
 def find(w: GradWatch) -> ZeroMade | None:
@@ -66,7 +75,11 @@ def find(w: GradWatch) -> ZeroMade | None:
         except Exception:  # noqa: BLE001 (a graph that cannot be walked: nothing said)
             return None
         return ZeroMade(outer.name, c.name, ops) if ops else None
-    return None
+    tops = [c for c in reached if c.parent is None]
+    if not tops or any(state(c.grad_out) != "zero" for c in tops):
+        return None
+    return ZeroMade(LOSS, "(model)", w.graph.loss_operations, w.grads.losses.zero_why)
+
 
 
 def describe(ops: list[str]) -> str:
