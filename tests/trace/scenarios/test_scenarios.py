@@ -164,6 +164,16 @@ PAIRS = [
     ("r4_ignore_index_inf_mask_row_nan", "r4_ignore_index_zero_mask_row"),
     ("r4_autograd_grad_then_step", "r4_autograd_grad_assigned_to_grad"),
     ("r4_autograd_grad_on_param_clone", "r4_gradnorm_autograd_grad_on_param"),
+    # round 5
+    ("r5_mse_broadcast_unsqueezed_output", "r5_mse_squeezed_output"),
+    ("r5_vae_sample_not_rsample", "r5_vae_rsample"),
+    ("r5_grl_legacy_function", "r5_grl_static_function"),
+    ("r5_atan2_tiny_frames_nan", "r5_atan2_zero_frames_nudged"),
+    ("r5_lr_too_high_inf", "r5_lr_small_finite"),
+    ("r5_inference_features_to_head", "r5_no_grad_features_to_head"),
+    ("r5_backward_hook_inplace_relu", "r5_backward_hook_relu_not_inplace"),
+    ("r5_lbfgs_closure_no_zero_grad", "r5_lbfgs_closure_zero_grad"),
+    ("r5_double_after_adam_steps", "r5_double_after_optimizer_built"),
 ]
 
 
