@@ -55,6 +55,7 @@ ABOUT = (
     "and graded blind (grade_round9) by readers who wrote nothing; no entry was written "
     "for them (anchor null)."
     " Round 10 (part_id round10*): 46 questions from 24 new fixed queries (QUERIES_ROUND10, 20 GitHub-issue and 4 forum queries in new words), collected by two helpers who wrote nothing, every in-scope result kept, each answer checked on torch 2.13; all held out and graded once, blind, by three readers who wrote nothing, on the site at commit e79ef0d (grade_round10; draft_id is the collector's id, the grade files' key). Round 11 (part_id round11*): 37 questions from 24 new fixed queries (QUERIES_ROUND11, 12 forum and 12 GitHub-issue queries), collected the same way by two helpers who wrote nothing; all held out and graded once, blind, by three readers who wrote nothing, on the site at commit c272d9b (grade_round11); then entries were written for the 24 not ANSWERED by two writers who read them, and three more readers who took no part graded all 37 again on the site at commit bc42a94 (grade_round11_after: not blind for the writers)."
+    " Afterwards the records of rounds 7 to 9 not graded ANSWERED were given an anchor: the entry written for them since, which their keywords put in the search's first three; their grades stay those of the blind reading."
 )
 
 
