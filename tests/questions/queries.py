@@ -847,3 +847,39 @@ QUERIES_ROUND11: dict[str, list[tuple[str, str]]] = {
         ("issues", "autograd graph not freed reference cycle"),
     ],
 }
+
+# Round 12 (2026-11-30, eleventh session): written and committed before any result was read, in
+# words none of the earlier queries used, aimed at what readers ask next (an API contract's
+# detail, the gradient of one particular operation, memory, an error message's words).  A fresh
+# blind round: every in-scope result is kept, held out, and graded once on the built site by a
+# reader who wrote nothing.
+QUERIES_ROUND12: dict[str, list[tuple[str, str]]] = {
+    "round12-c18a": [
+        ("pages", "weighted sum of several losses backward coefficient scales gradient"),
+        ("pages", "only Tensors of floating point dtype can require gradients"),
+        ("pages", "you can only change requires_grad flags of leaf variables"),
+        ("pages", "derivative of torch.einsum or trace of a matrix product"),
+        ("pages", "offload activations to cpu save_on_cpu during backward"),
+        ("pages", "hessian vector product without building the full hessian"),
+        ("issues", "matrix_exp backward gradient"),
+        ("issues", "cummax cummin backward"),
+        ("issues", "assigned grad has data of a different size"),
+        ("issues", "set_materialize_grads None grad_output custom Function"),
+        ("issues", "grad_fn Node register_prehook"),
+        ("issues", "torch.func.linearize reuse jvp"),
+    ],
+    "round12-c18b": [
+        ("pages", "log determinant of jacobian normalizing flow autograd"),
+        ("pages", "Legacy autograd function with non-static forward method is deprecated"),
+        ("pages", "plot gradient flow through each layer during training"),
+        ("pages", "BCELoss sigmoid log(0) gradient nan use BCEWithLogitsLoss"),
+        ("pages", "verify gradients are synchronized across ranks"),
+        ("pages", "numerical versus analytical gradient finite difference comparison"),
+        ("issues", "get_gradient_edge autograd.grad GradientEdge"),
+        ("issues", "checkpoint_sequential segments memory"),
+        ("issues", "FSDP MixedPrecision reduce_dtype gradient"),
+        ("issues", "erfinv atanh gradient inf at boundary"),
+        ("issues", "as_strided backward overlapping memory gradient"),
+        ("issues", "gradcheck check_batched_grad raise_exception"),
+    ],
+}
