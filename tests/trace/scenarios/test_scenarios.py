@@ -56,17 +56,6 @@ XFAIL: dict[str, str] = {
     # round 4, held-out
     "r4_metric_fc_not_in_optimizer": "held-out: false",
     # round 5, open
-    "r5_atan2_tiny_frames_nan": (
-        "silent: said 'non-finite gradient: 2 parameter(s) got NaN/Inf: net.0.weight, "
-        "net.2.weight' and that an optimizer step read them; missing where the NaN was made: "
-        "atan2's backward (Atan2Backward0) on near-zero real and imaginary parts, with a finite "
-        "loss"
-    ),
-    "r5_inference_output_cloned": (
-        "silent: said 'no backward pass reached the model' (weight: 'so nothing reached "
-        "weight'), a wording the phrases do not list; missing why: the forward ran under "
-        "inference_mode and the loss was taken on a clone made a new leaf with requires_grad_"
-    ),
     "r5_mse_broadcast_unsqueezed_output": (
         "false: said 'ok: every parameter got a finite, nonzero gradient'; missing that the "
         "prediction (32, 1) and the target (32,) were broadcast by MSELoss to (32, 32)"

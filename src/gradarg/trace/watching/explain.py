@@ -68,7 +68,8 @@ def _no_backward(a: Asked) -> str | None:
     if a.r.grad is not None or a.w.watched.backward_seen:
         return None
     return (f"no backward pass reached the model while it was watched, so nothing "
-            f"reached {a.name}{findings.raised(a.w)}{findings.leaf_loss(a.w)}")
+            f"reached {a.name}{findings.raised(a.w)}{findings.leaf_loss(a.w)}"
+            f"{findings.cut_text(a.w)}")
 
 
 def _module_not_called(a: Asked) -> str | None:

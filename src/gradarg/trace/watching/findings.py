@@ -201,6 +201,15 @@ def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
                    f"back through that call")
 
 
+def cut_text(w: GradWatch) -> str:
+    """``"; module ... produced an output without autograd history ..."``: what
+    :func:`cut_from_the_graph` observed, said where no backward pass reached the model (the
+    model's output carried no graph: a loss built from it, or from a copy of it made to
+    require grad, reaches no parameter); else ``""``."""
+    cut = cut_from_the_graph(w, Options())
+    return f"; {cut.problem}" if cut.problem else ""
+
+
 CUT_CAUSE = {
     "no_grad": "it ran with gradients disabled (torch.no_grad() around it)",
     "inference_mode": "it ran under torch.inference_mode(), so its output is an inference "
@@ -350,7 +359,8 @@ def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
         then = "" if ended.problem is None or (w.grads.raised is not None and (
             w.grads.ended is not None and w.grads.ended.by_backward)) else f"; {ended.problem}"
         return [Finding("backward", True,
-                        "no backward pass reached the model" + raised(w) + leaf_loss(w) + then)]
+                        "no backward pass reached the model" + raised(w) + leaf_loss(w)
+                        + cut_text(w) + then)]
     options = Options(**kwargs)
     results = [finding(w, options) for finding in FINDINGS]
     if w.detail.full:

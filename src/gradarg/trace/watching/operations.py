@@ -31,6 +31,8 @@ SINGULAR = {
     "AcosBackward0": "NaN beyond ±1, derivative infinite at ±1",
     "AsinBackward0": "NaN beyond ±1, derivative infinite at ±1",
     "AtanhBackward0": "infinite at ±1, NaN beyond",
+    "Atan2Backward0": "derivative x/(x²+y²), y/(x²+y²): infinite at (0, 0), overflowing "
+                      "for tiny x and y",
     "NormBackward1": "derivative undefined at 0 (x / ‖x‖)",
     "LinalgVectorNormBackward0": "derivative undefined at 0 (x / ‖x‖)",
 }
@@ -59,13 +61,14 @@ def operations_between(start: Sequence[Any], stop: set[Any], limit: int = 12) ->
 def call_operations(rec: Any, index: int, inner: int | None = None,
                     limit: int = 12) -> list[str]:
     """The operations of call ``index`` of ``rec`` (a :class:`~.recorder.Recorder`) itself:
-    the nodes between its outputs and its inputs, and, with ``inner`` (a call inside it),
-    not past that call's outputs either: those between the two calls' outputs (read while
-    the graph is held)."""
+    the nodes between its outputs and its inputs, not past the outputs of the calls made
+    inside it (theirs), nor past those of ``inner`` (a call inside it) (read while the graph
+    is held)."""
     by_slot = {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
     r = rec.raw[index]
     outs = [by_slot[s] for s in r.outs or [] if s in by_slot]
-    ends = [*r.ins, *((rec.raw[inner].outs or []) if inner is not None else [])]
+    inside = [q for k, q in enumerate(rec.raw) if q.parent == index or k == inner]
+    ends = [*r.ins, *(s for q in inside for s in q.outs or [])]
     return operations_between(outs, {by_slot[s] for s in ends if s in by_slot}, limit)
 
 

@@ -215,11 +215,8 @@ class GradWatch:
 
     # -- questions ----------------------------------------------------------------------------
     def first_nonfinite(self) -> ModuleRecord | None:
-        """The first module, in backward order, that received a finite gradient but sent NaN/Inf.
-
-        Its gradient with respect to its inputs, or of its own parameters, is not finite while
-        the gradient that arrived at its outputs is. ``None`` if there is no such module.
-        """
+        """The first module, in backward order, that received a finite gradient but sent NaN/Inf
+        (to its inputs, its own parameters or a call inside it); ``None`` if there is none."""
         return self._first("nonfinite")
 
     def first_zero(self) -> ModuleRecord | None:
@@ -228,12 +225,13 @@ class GradWatch:
 
     def _first(self, state: str) -> ModuleRecord | None:
         ran = [c for c in self.modules if c.backward_rank is not None]
-        for c in sorted(ran, key=lambda c: (c.backward_rank, -c.depth)):
-            if _state(c.grad_out) != "ok":
-                continue
-            if _state(c.grad_in) == state or (state == "nonfinite" and
-                                              _state(c.param_norm) == "nonfinite"):
-                return c
+        ran = sorted(ran, key=lambda c: (c.backward_rank, -c.depth))
+        sent = [lambda c: [c.grad_in] + ([c.param_norm] if state == "nonfinite" else []),
+                lambda c: [self.modules[k].grad_out for k in c.children]]  # its own operations
+        for of in sent[:2 if state == "nonfinite" else 1]:  # a call inside it: none sent it
+            for c in ran:
+                if _state(c.grad_out) == "ok" and any(_state(v) == state for v in of(c)):
+                    return c
         return None
 
     def why_no_grad(self, param: str | torch.Tensor) -> str:
