@@ -23,6 +23,7 @@ from .eventfindings import (
     recreated,
 )
 from .finding import Finding, Options
+from .lossforms import loss_form
 from .operations import describe as _ops
 from .reads import (
     block_ended,
@@ -348,7 +349,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
     output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
-    scaler_skipped, step_unmoved, target_grad, graphless_term, eval_mode,
+    scaler_skipped, step_unmoved, target_grad, graphless_term, eval_mode, loss_form,
 )
 
 

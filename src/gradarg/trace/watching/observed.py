@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "holding", "losses_of",
-           "message", "what_moves", "where", "zero_why"]
+__all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
+           "losses_of", "message", "slips", "what_moves", "where", "zero_why"]
 
 
 class Raised(NamedTuple):
@@ -136,6 +136,24 @@ class Losses(NamedTuple):
     nodes: list[Any]
     finite: bool | None
     zero_why: str = ""
+    slips: tuple[Slip, ...] = ()
+
+
+class Slip(NamedTuple):
+    """What the saved values of a loss's first nodes showed at the ``backward()`` call about
+    how it was computed: ``kind`` ``"broadcast"`` (a loss whose input and target shapes
+    differ: ``shape`` the input's, ``other`` what both were broadcast to), ``"not-log-probs"``
+    (``nll_loss`` given values whose logsumexp over the classes is not 0: ``low``, ``high``
+    its range over the rows read, ``value`` the loss) or ``"softmax-dim-0"`` (a softmax over
+    dimension 0 of ``shape``); ``op``: the node's name."""
+
+    kind: str
+    op: str
+    shape: tuple[int, ...]
+    other: tuple[int, ...] = ()
+    low: float = 0.0
+    high: float = 0.0
+    value: float | None = None
 
 
 def losses_of(tensors: Any) -> Losses:
@@ -148,7 +166,69 @@ def losses_of(tensors: Any) -> Losses:
     small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
     finite = (all(_finite(t.detach()) for t in small)
               if small and len(small) == len(ts) else None)
-    return Losses(nodes, finite, zero_why(nodes))
+    value = (float(ts[0].detach().float()) if len(ts) == 1 and ts[0].numel() == 1
+             and ts[0].is_floating_point() else None)
+    return Losses(nodes, finite, zero_why(nodes), tuple(slips(nodes, value)))
+
+
+_BROADCASTING = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")
+_SOFTMAX = ("SoftmaxBackward0", "LogSoftmaxBackward0")
+_ROWS = 64  # rows of nll_loss's input read for their logsumexp
+
+
+def _walk(nodes: list[Any], limit: int = 12) -> list[Any]:
+    """The first ``limit`` nodes below ``nodes``, breadth first."""
+    out, todo, seen = [], list(nodes), set(nodes)
+    while todo and len(out) < limit:
+        n = todo.pop(0)
+        out.append(n)
+        for c, _ in n.next_functions:
+            if c is not None and c not in seen:
+                seen.add(c)
+                todo.append(c)
+    return out
+
+
+def slips(nodes: list[Any], value: float | None) -> list[Slip]:
+    """:class:`Slip` records read from the saved values of the first nodes of a loss (before
+    the backward frees them): a regression loss whose input was broadcast to its target's
+    shape (an ``ExpandBackward0`` under it: ``torch.broadcast_tensors``, after torch's "Using
+    a target size ... different to the input size" warning), ``nll_loss`` given values that
+    are not log-probabilities (not from ``log_softmax`` over dimension 1, and the logsumexp
+    of their first :data:`_ROWS` rows over dimension 1 not 0), a softmax over dimension 0 of
+    a tensor of two or more dimensions.  ``value``: the loss, when one number."""
+    found = []
+    for n in _walk(nodes):
+        name = type(n).__name__
+        if name in _BROADCASTING:
+            for c, _ in n.next_functions:
+                sizes = _saved(c, "_saved_self_sym_sizes") if c is not None else None
+                big = _saved(n, "_saved_self")
+                if (type(c).__name__ == "ExpandBackward0" and isinstance(big, torch.Tensor)
+                        and tuple(sizes or ()) != tuple(big.shape)):
+                    found.append(Slip("broadcast", name, tuple(sizes), tuple(big.shape)))
+                    break
+        elif name in _NLL:
+            below = [c for c, _ in n.next_functions if c is not None]
+            if any(type(c).__name__ == "LogSoftmaxBackward0" and _saved(c, "_saved_dim") in
+                   (1, -1 if _ndim(c) == 2 else 1) for c in below):
+                continue  # log_softmax over the classes: log-probabilities by construction
+            x = _saved(n, "_saved_self")
+            if isinstance(x, torch.Tensor) and x.dim() >= 2 and x.shape[1] > 1:
+                lse = torch.logsumexp(x[:_ROWS].detach().double(), dim=1)
+                if lse.numel() and bool(torch.isfinite(lse).all()) and float(lse.abs().max()) > 1e-3:
+                    found.append(Slip("not-log-probs", name, tuple(x.shape),
+                                      low=float(lse.min()), high=float(lse.max()), value=value))
+        elif name in _SOFTMAX and _saved(n, "_saved_dim") == 0:
+            out = _saved(n, "_saved_result")
+            if isinstance(out, torch.Tensor) and out.dim() >= 2:
+                found.append(Slip("softmax-dim-0", name, tuple(out.shape)))
+    return found
+
+
+def _ndim(node: Any) -> int:
+    out = _saved(node, "_saved_result")
+    return out.dim() if isinstance(out, torch.Tensor) else -1
 
 
 _NLL = ("NllLossBackward0", "NllLoss2DBackward0")

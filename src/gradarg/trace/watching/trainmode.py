@@ -43,6 +43,7 @@ class ModeSeen:
         # every call's first tensor argument had one example (dimension 0 of size 1): batch
         # normalization cannot train on one value per channel, so eval mode may be on purpose
         self.single = True
+        self.batch: int | None = None  # dimension 0 of the last call's first tensor argument
         self._handle: Any = None
         self._dependent: list[tuple[str, nn.Module]] | None = None
 
@@ -62,8 +63,8 @@ class ModeSeen:
         self.calls.append((module.training, [f"'{n}' ({type(m).__name__})"
                                              for n, m in self._dependent if not m.training]))
         first = next((a for a in args if isinstance(a, torch.Tensor)), None)
-        self.single = self.single and first is not None and first.dim() > 0 and (
-            first.shape[0] == 1)
+        self.batch = first.shape[0] if first is not None and first.dim() > 0 else None
+        self.single = self.single and self.batch == 1
 
     def all_in_eval(self) -> list[str]:
         """The dependent modules in eval mode when every call of the block had the model in

@@ -1,0 +1,68 @@
+"""A loss computed in a form that trains something else than what was meant, read from the
+saved values of its first autograd nodes at the ``backward()`` call
+(:func:`gradarg.trace.watching.observed.slips`): a regression loss that broadcast its input
+against a target of another shape (every prediction compared with every target),
+``nll_loss`` given values that are not log-probabilities (no ``log_softmax``: the loss is
+unbounded below), a softmax over dimension 0 whose size is the batch's (each example's
+output then depends on the other examples).  Every gradient is finite and nonzero in these
+steps, so without this finding the summary would say "ok".
+
+Imports :mod:`.finding` only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .finding import Finding, Options
+
+if TYPE_CHECKING:
+    from .watch import GradWatch
+
+__all__ = ["loss_form"]
+
+_FUNCTION = {"MseLossBackward0": "mse_loss (nn.MSELoss)",
+             "SmoothL1LossBackward0": "smooth_l1_loss (nn.SmoothL1Loss)",
+             "HuberLossBackward0": "huber_loss (nn.HuberLoss)"}
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def loss_form(w: GradWatch, o: Options) -> Finding:
+    """The first :class:`~.observed.Slip` of the last ``backward()``'s loss, in words, with
+    what to change (a softmax over dimension 0 only when that dimension's size is the batch
+    size of the model's last call: a sequence-first layout normalises there on purpose)."""
+    batch = w.modes.batch
+    slips = w.grads.losses.slips
+    also = (" (which is also why the values nll_loss got are not log-probabilities over the "
+            "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
+    order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2}  # a cause before its effect
+    for s in sorted(slips, key=lambda s: order[s.kind]):
+        if s.kind == "broadcast":
+            return Finding("loss form", True, (
+                f"{_FUNCTION.get(s.op, s.op)} compared tensors of different shapes: its input "
+                f"{_shape(s.shape)} was broadcast against the target to {_shape(s.other)} "
+                f"(observed: the shapes saved by the loss's graph; torch warns 'Using a "
+                f"target size ... different to the input size'), so every prediction is "
+                f"compared with every target and the model fits their mean: make the shapes "
+                f"equal (squeeze the output or unsqueeze the target)"))
+        if s.kind == "not-log-probs":
+            value = "" if s.value is None else f"; the loss was {s.value:.4g}"
+            sign = ", below zero: a negative log-likelihood of log-probabilities is never " \
+                   "negative" if s.value is not None and s.value < 0 else ""
+            return Finding("loss form", True, (
+                f"nll_loss was given values that are not log-probabilities: their logsumexp "
+                f"over the classes (dimension 1) ranges from {s.low:.3g} to {s.high:.3g} "
+                f"where log_softmax's is 0 (observed: the input saved by {s.op}){value}{sign}; "
+                f"on raw outputs the loss has no lower bound: apply log_softmax first, or use "
+                f"cross_entropy on the raw outputs"))
+        if s.kind == "softmax-dim-0" and batch is not None and s.shape[0] == batch > 1:
+            return Finding("loss form", True, (
+                f"a softmax over dim 0 of a {_shape(s.shape)} tensor, whose size there ({batch}) "
+                f"is the batch size of the model's input: it normalises across the examples "
+                f"of the batch, so each example's output depends on the other examples "
+                f"(observed: the dimension saved by {s.op}){also}; normalise over the "
+                f"classes (dim=-1 or dim=1)"))
+    return Finding("loss form", True)

@@ -1,0 +1,78 @@
+"""Class: a loss computed in a form that trains something else than meant, with every gradient
+finite and nonzero, is named instead of "ok": a regression loss whose input and target shapes
+differ (broadcast), ``nll_loss`` given values that are not log-probabilities, a softmax over
+dimension 0 of size the batch.
+
+The truth comes from torch alone: the shapes, the logsumexp of what ``nll_loss`` got, and
+whether one example's output depends on another example's input (a gradient).  Generated:
+the loss and its form (bugs and the same done right), the batch size, the number of outputs.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+from torch.nn import functional as F
+
+import gradarg
+
+REGRESSION = {"mse": F.mse_loss, "smooth_l1": F.smooth_l1_loss, "huber": F.huber_loss}
+
+
+def run(kind: str, form: str, batch: int, classes: int, seed: int):
+    torch.manual_seed(seed)
+    head = nn.Softmax(dim=0 if form == "softmax dim 0" else 1) if kind == "softmax" else None
+    layers = [nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, classes if kind != "regression" else 1)]
+    model = nn.Sequential(*layers, *([head] if head is not None else []))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(batch, 4)
+    with gradarg.watch(model) as w:
+        opt.zero_grad()
+        out = model(x)
+        if kind == "regression":
+            name, shaped = form.split(":")
+            y = torch.randn(batch) if shaped == "broadcast" else torch.randn(batch, 1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "Using a target size ..."
+                loss = REGRESSION[name](out, y)
+            fed = y
+        else:
+            target = torch.randint(0, classes, (batch,))
+            fed = {"raw": out, "log_softmax": F.log_softmax(out, dim=1),
+                   "softmax dim 0": torch.log(out), "softmax dim 1": torch.log(out)}[form]
+            loss = F.nll_loss(fed, target)
+        loss.backward()
+        opt.step()
+    return w, model, x, out, fed
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(
+    [("regression", f"{n}:{s}") for n in REGRESSION for s in ("broadcast", "same")]
+    + [("nll", "raw"), ("nll", "log_softmax"), ("softmax", "softmax dim 0"),
+       ("softmax", "softmax dim 1")]),
+    batch=st.integers(2, 6), classes=st.integers(2, 5), seed=st.integers(0, 2**16))
+def test_a_loss_in_a_form_that_trains_something_else_is_named(case, batch, classes, seed):
+    kind, form = case
+    w, model, x, out, fed = run(kind, form, batch, classes, seed)
+    text = w.summary(checks=False)
+    for p in model.parameters():  # every gradient finite and nonzero: no other finding
+        assert bool(torch.isfinite(p.grad).all())
+    if kind == "regression":
+        truth = torch.broadcast_shapes(out.shape, fed.shape) != out.shape  # torch's rule
+        said = "compared tensors of different shapes" in text and f"({batch}, {batch})" in text
+    elif kind == "nll":
+        lse = torch.logsumexp(fed.detach(), dim=1)
+        truth = not torch.allclose(lse, torch.zeros(batch), atol=1e-3)
+        said = "not log-probabilities" in text
+    else:
+        xx = x.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(model(xx)[0].sum(), xx)
+        truth = bool(g[1:].abs().sum() > 0)  # example 0's output depends on the others
+        said = "dim 0" in text and "depends on the other examples" in text
+    assert said == truth, (case, text)
+    assert text.startswith("ok") == (not truth), text
