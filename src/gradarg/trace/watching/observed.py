@@ -178,7 +178,8 @@ _ROWS = 64  # rows of nll_loss's input read for their logsumexp
 
 def _walk(nodes: list[Any], limit: int = 12) -> list[Any]:
     """The first ``limit`` nodes below ``nodes``, breadth first."""
-    out, todo, seen = [], list(nodes), set(nodes)
+    out: list[Any] = []
+    todo, seen = list(nodes), set(nodes)
     while todo and len(out) < limit:
         n = todo.pop(0)
         out.append(n)
@@ -206,7 +207,7 @@ def slips(nodes: list[Any], value: float | None) -> list[Slip]:
                 big = _saved(n, "_saved_self")
                 if (type(c).__name__ == "ExpandBackward0" and isinstance(big, torch.Tensor)
                         and tuple(sizes or ()) != tuple(big.shape)):
-                    found.append(Slip("broadcast", name, tuple(sizes), tuple(big.shape)))
+                    found.append(Slip("broadcast", name, tuple(sizes or ()), tuple(big.shape)))
                     break
         elif name in _NLL:
             below = [c for c, _ in n.next_functions if c is not None]
