@@ -596,6 +596,24 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "GPU memory usage"), "questions/memory-leaks"),
     (("grad_dtype Access/setting is leaf-only Engine casts incoming grad to tensor's dtype "
       ".grad must match tensor's dtype"), "questions/accumulation-memory"),
+    (("backward does not return gradient w.r.t. exponent return modeig_backward(...), None "
+      "no gradient is propagated back to self.weight matrix_power.apply"),
+     "questions/api-contracts"),
+    (("When to use implement a custom function if you want to perform computations in your "
+      "model that are not differentiable or rely on non-Pytorch libraries (e.g., NumPy) "
+      "consider using function or module hooks How to use"), "questions/api-contracts"),
+    (("Improve hooks ordering behavior pre-hooks registered on tensor to run before "
+      "pre-hooks registered on grad_fn retains grad hooks always execute last Post hooks "
+      "(and pre hooks) can now observe the modifications to gradient by the tensor pre hook"),
+     "questions/hooks"),
+    (("Add a linearize like jax.linearize compute forward-mode AD multiple times without "
+      "re-evaluating f(x) A workaround is to use jvp linearize transform"), "questions/jacobians"),
+    (("torch.autograd.functional.jacobian torch.det(J) log|det Jacobian| "
+      "log_abs_det_jacobian change of variables"), "questions/jacobians"),
+    (("BatchGradientVerification Mixes data across batch dimension BatchNorm1d always "
+      "returns False when there are BatchNorm layers"), "questions/per-sample-gradients"),
+    (("gradient synchronization BEFORE Gradient Sync AFTER Gradient Sync all_reduce + "
+      "averaging every GPU has the exact same gradient consistency check"), "questions/fsdp-ddp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
