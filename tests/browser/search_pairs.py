@@ -559,6 +559,61 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("query_points.detach() truncate the regression gradient each layer", "questions/detach-grad"),
     ("Tensor.grad None by default accumulate future calls to backward", "questions/detach-grad"),
     ("retains_grad non-leaf grad populated backward", "questions/detach-grad"),
+    # round 12's records: the asker's keywords, joined (the entries written for them)
+    (("torch.matrix_exp's own backward embeds the operator into a (2N,2N) block matrix "
+      "Frechet derivative torch.autograd.Function wrapping the existing call peak memory"),
+     "questions/linalg-fft-pooling"),
+    (("einsum how the tensor gradient is calculated when using the einsum operator grad_fn "
+      "of a it is some view backward bmm"), "questions/linalg-fft-pooling"),
+    (("setattr() on Tensor.requires_grad graph break Mutating requires_grad can introduce a "
+      "new leaf from non-leaf AOTAutograd does not currently know how to handle"),
+     "questions/compile-support"),
+    (("[torch.compile] autograd.Function with .set_materialize_grads raises Supports "
+      "ctx.set_materialize_grads when we trace the backward, we assume that all of the "
+      "gradients are Tensors inline in skipfiles: FunctionCtx.set_materialize_grads"),
+     "questions/compile-support"),
+    (("MixedPrecisionPolicy(reduce_dtype=...) reduce_dtype is documented to apply to "
+      "gradient reduction (reduce-scatter or all-reduce) reducing gradients in fp32 keep "
+      "gradients in reduced precision casts gradients back to the parameter full precision "
+      "type"), "questions/fsdp-ddp"),
+    (("Add testing for forward over reverse gradgrad check_fwd_over_rev check_rev_over_rev "
+      "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"),
+     "questions/sparse-gradcheck"),
+    (("loss_total = alpha*loss_1 + (1-alpha)*loss_2 balance different loss term loss_total "
+      "seems to be dominated by loss_1 optimize the alpha automatically"),
+     "questions/backward-gradient"),
+    (("type conversion differentiable .float() For long it seems like the operation does "
+      "not have a grad_fn mask based on comparison"), "questions/operator-edge-cases"),
+    (("Fix as_strided_backward as_strided_backward Detecting Memory Overlap Within A "
+      "Strided Tensor expand this needs to check for src overlap too"),
+     "questions/operator-edge-cases"),
+    (("requires_grad attribute By default ... requires_grad attribute is set to False "
+      "requires_grad=True requires_grad_()"), "questions/weights-not-updating"),
+    (("offload_to_cpu=True checkpoint_wrapper offload_wrapper offload the rest of "
+      "activations to CPU save_on_cpu"), "questions/memory-leaks"),
+    (("offload tensors to CPU memory during the forward pass prev_tensor.to('cpu', "
+      "non_blocking=True) torch.autograd.graph.save_on_cpu() no significant reduction in "
+      "GPU memory usage"), "questions/memory-leaks"),
+    (("grad_dtype Access/setting is leaf-only Engine casts incoming grad to tensor's dtype "
+      ".grad must match tensor's dtype"), "questions/accumulation-memory"),
+    (("backward does not return gradient w.r.t. exponent return modeig_backward(...), None "
+      "no gradient is propagated back to self.weight matrix_power.apply"),
+     "questions/api-contracts"),
+    (("When to use implement a custom function if you want to perform computations in your "
+      "model that are not differentiable or rely on non-Pytorch libraries (e.g., NumPy) "
+      "consider using function or module hooks How to use"), "questions/api-contracts"),
+    (("Improve hooks ordering behavior pre-hooks registered on tensor to run before "
+      "pre-hooks registered on grad_fn retains grad hooks always execute last Post hooks "
+      "(and pre hooks) can now observe the modifications to gradient by the tensor pre hook"),
+     "questions/hooks"),
+    (("Add a linearize like jax.linearize compute forward-mode AD multiple times without "
+      "re-evaluating f(x) A workaround is to use jvp linearize transform"), "questions/jacobians"),
+    (("torch.autograd.functional.jacobian torch.det(J) log|det Jacobian| "
+      "log_abs_det_jacobian change of variables"), "questions/jacobians"),
+    (("BatchGradientVerification Mixes data across batch dimension BatchNorm1d always "
+      "returns False when there are BatchNorm layers"), "questions/per-sample-gradients"),
+    (("gradient synchronization BEFORE Gradient Sync AFTER Gradient Sync all_reduce + "
+      "averaging every GPU has the exact same gradient consistency check"), "questions/fsdp-ddp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
