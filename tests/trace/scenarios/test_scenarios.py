@@ -182,6 +182,16 @@ PAIRS = [
     ("r5_backward_hook_inplace_relu", "r5_backward_hook_relu_not_inplace"),
     ("r5_lbfgs_closure_no_zero_grad", "r5_lbfgs_closure_zero_grad"),
     ("r5_double_after_adam_steps", "r5_double_after_optimizer_built"),
+    # round 6
+    ("r6_ce_log_of_softmax_underflow", "r6_ce_log_softmax_stable"),
+    ("r6_triplet_collapsed_encoder", "r6_triplet_healthy_encoder"),
+    ("r6_grad_clamp_not_inplace", "r6_grad_clamp_inplace"),
+    ("r6_threshold_hard_mask_no_grad", "r6_threshold_soft_mask"),
+    ("r6_outputs_rebuilt_with_torch_tensor", "r6_outputs_stacked"),
+    ("r6_loss_vector_backward", "r6_loss_vector_mean"),
+    ("r6_soft_argmax_round_gather", "r6_soft_argmax_expected_value"),
+    ("r6_sparseadam_tied_output_projection", "r6_tied_sparse_embedding_adam"),
+    ("r6_scheduler_before_optimizer_step", "r6_scheduler_after_optimizer_step"),
 ]
 
 
