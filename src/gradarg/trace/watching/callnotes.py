@@ -39,6 +39,7 @@ class CallNotes:
         self._versions: dict[int, list[tuple[torch.Tensor, int]]] = {}
         self._edited: dict[str, tuple[str, str]] = {}  # param name -> (module, class)
         self._ints: dict[int, str] = {}  # call -> dtype of an integer tensor it took
+        self._padding: dict[int, int] = {}  # Embedding call -> padding_idx: all its indices
         # id(parameter) -> its version when its module returned (by id: a tensor's hash is a
         # Python-level call; the owner keeps every parameter alive, so ids stay unique)
         self._used: dict[int, int] = {}
@@ -55,6 +56,13 @@ class CallNotes:
     def integer_inputs(self) -> Mapping[int, str]:
         """Call -> the dtype of an integer (or bool) tensor it took as an input (observed)."""
         return MappingProxyType(self._ints)
+
+    @property
+    def padding_only(self) -> Mapping[int, int]:
+        """Call of an ``nn.Embedding`` -> its ``padding_idx``, for the calls whose indices were
+        all that index (observed at the call): the padding row gets no gradient, so such a
+        call sends none to the weight."""
+        return MappingProxyType(self._padding)
 
     @property
     def narrow(self) -> Mapping[int, tuple[bool, torch.dtype, bool]]:
@@ -76,6 +84,10 @@ class CallNotes:
         for t in inputs:
             if isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex()):
                 self._ints.setdefault(index, str(t.dtype).removeprefix("torch."))
+                pad = getattr(module, "padding_idx", None)
+                if (isinstance(module, torch.nn.Embedding) and pad is not None and t.numel()
+                        and bool((t == pad).all())):
+                    self._padding[index] = pad
                 break
         own = self._own.get(module)
         if own:

@@ -323,7 +323,7 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
         if first is not None:
             where += f"; the first module to send NaN/Inf was '{first.name}' ({first.kind})"
         return f"{name} received a gradient holding NaN or Inf{where}"
-    in_loss = zerocauses.loss_made(w)
+    in_loss = zerocauses.loss_made(w) or zerocauses.padding_text(w, [name])
     if in_loss:  # zero before it reached the model: nothing inside the model is the cause
         return f"{name} received a gradient that is exactly zero{in_loss}"
     dead = [c for c in w.modules if c.dead_units and c.dead_units[0]]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .watch import GradWatch
 
 __all__ = ["all_zero", "float16_underflow", "hook_change", "hook_moved_text", "hooks", "loss_made",
+           "padding_text",
            "scaled_step", "tensor_hooks"]
 
 
@@ -89,6 +90,9 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
                      f"zero at the output of '{made.inner}' inside it; between them, the "
                      f"operations of {outer}'s own forward made it zero: "
                      f"{zeroops.describe(made.ops)})")
+        padded = padding_text(w, rest)
+        if padded:
+            where = padded
         hooked = [at for at, _, after in tensor_hooks(w) if after == 0.0]
         if hooked:  # the module after the hooked tensor only received the hook's zeros
             where = (f" (a hook on a tensor of the forward, registered {hooked[0]}, replaced "
@@ -96,6 +100,23 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}"
                      f"{float16_underflow(w)}")
     return Finding("all-zero", True, "; ".join(parts) or None)
+
+
+def padding_text(w: GradWatch, names: list[str]) -> str:
+    """``" (observed: ...)"``: those of ``names`` held by an ``nn.Embedding`` every call of
+    which in this step took indices that are all its ``padding_idx`` (the padding row gets
+    no gradient, by design); ``""`` when there is none."""
+    padding = w.calls.noted.padding_only
+    for n in names:
+        module = w.parameters[n].module if n in w.parameters else None
+        calls = [c for c in w.modules if c.name == module]
+        if calls and all(c.index in padding for c in calls):
+            c = calls[0]
+            return (f" (observed: every call of module '{c.name}' ({c.kind}) in this step took "
+                    f"indices that are all its padding_idx ({padding[c.index]}); the padding "
+                    f"row gets no gradient by design, so a batch of padding only sends nothing "
+                    f"to {n} and the optimizer step has nothing to apply)")
+    return ""
 
 
 def loss_made(w: GradWatch) -> str:
