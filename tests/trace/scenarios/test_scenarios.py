@@ -74,10 +74,6 @@ XFAIL: dict[str, str] = {
         "false: said 'ok: every parameter got a finite, nonzero gradient'; missing that "
         "scheduler.step() ran before optimizer.step(), the first update at lr 0.01 not 0.1"
     ),
-    "r6_sparseadam_tied_output_projection": (
-        "silent: said hidden.weight is held by no optimizer whose step ran; missing that "
-        "SparseAdam.step() raised on the dense gradient of the tied embedding weight"
-    ),
     "r6_threshold_hard_mask_no_grad": (
         "silent: said 'no gradient for 1 parameter(s): threshold' and that its path was cut "
         "(detach, .data, no_grad, NumPy); missing the comparison / boolean mask as the cut"

@@ -33,6 +33,7 @@ from .reads import (
     optimizer_holds,
     optimizer_read,
     scaler_skipped,
+    step_raised,
     step_unmoved,
 )
 from .scales import loss_scale
@@ -346,8 +347,8 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
 
 
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
-    block_ended, backward_stopped, nonfinite, recreated, no_gradient, cut_from_the_graph,
-    output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
+    block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
+    cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
     scaler_skipped, step_unmoved, target_grad, graphless_term, eval_mode, loss_form,
 )

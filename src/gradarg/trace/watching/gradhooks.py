@@ -196,6 +196,11 @@ class GradEvents:
         return MappingProxyType(self._moves.last)
 
     @property
+    def unfinished_steps(self) -> Mapping[int, str]:
+        """Optimizer (``id``) -> its class, for a step that began and never ended: it raised."""
+        return MappingProxyType(self._moves.unfinished)
+
+    @property
     def hook_moved(self) -> Mapping[str, FrozenMoved]:
         """Parameters whose gradient a hook of the user's turned all zero that an optimizer
         step changed all the same (weight decay, momentum), by name."""
@@ -355,12 +360,9 @@ class GradEvents:
                 log.insert(0, scale)
 
     def _step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        """An optimizer step begins: which watched parameters it holds and whose ``.grad`` is
-        None (always read), the norm of the smallest parameter's ``.grad`` against what its
-        pass left, and of every ``.grad`` the step holds when that one changed (or cannot be
-        compared: no pass since the last step, DDP's averaged ``.grad``): one small norm per
-        step otherwise.  Frozen parameters it holds with a ``.grad`` (which momentum or
-        weight decay can still move) get their sum read."""
+        """An optimizer step begins: the watched parameters it holds, whose ``.grad`` is None,
+        the norms of what it reads (of the smallest parameter's alone when unchanged since its
+        pass), the sums of frozen parameters it holds with a ``.grad``."""
         cached = self._holding(optimizer)
         held = cached.held
         if not held:
@@ -403,8 +405,7 @@ class GradEvents:
                                   id(optimizer)))
 
     def _after_step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        """An optimizer step ended: what it left unchanged; a frozen parameter whose sum
-        changed was moved by it."""
+        """An optimizer step ended: what it left unchanged, the frozen parameters it moved."""
         self._moves.after(optimizer)
         if not self._frozen_before:
             return
@@ -442,9 +443,8 @@ class GradEvents:
             self._changes += 1
 
     def _backward_call_hook(self, tensors: Any) -> None:
-        """``torch.autograd.backward(tensors, ...)`` is called: the losses' nodes, whether
-        their values are finite (read for tensors of at most 4096 entries: a loss), and their
-        loss scale (logged when it differs from the last call's)."""
+        """``torch.autograd.backward(tensors, ...)`` is called: the losses (``observed.Losses``)
+        and their loss scale (logged when it differs from the last call's)."""
         self._params.backward_called(tensors)  # the gradient before hooks of the user's
         self._losses = observed.losses_of(tensors)
         scale = self._scales.of(self._losses[0])

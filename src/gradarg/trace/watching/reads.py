@@ -82,6 +82,21 @@ def block_ended(w: GradWatch, o: Options) -> Finding:
     return Finding("block ended normally", True, text)
 
 
+def step_raised(w: GradWatch, o: Options) -> Finding:
+    """An optimizer step that began and never ended inside the block (observed: its step
+    pre-hook ran, its post-hook did not): it raised and the exception was caught, so the
+    parameters it holds were not updated by it (or only partly)."""
+    open_steps = list(w.grads.unfinished_steps.values())
+    if not open_steps or w.grads.ended is not None:  # a block ended by it: named there
+        return Finding("steps finished", True)
+    return Finding("steps finished", True, (
+        f"an optimizer step raised and the exception was caught inside the block: "
+        f"{open_steps[0]}.step() began and never finished (observed: the optimizer's step "
+        f"pre-hook ran and its post-hook did not), so it did not update the parameters it "
+        f"holds; let the error propagate to read it (a sparse optimizer given a dense "
+        f"gradient, a tensor of another device or dtype...)"))
+
+
 def not_registered(w: GradWatch, o: Options) -> Finding:
     """Leaf tensors that require grad and fed this step's forward without being registered
     parameters of the model (read from the graph, not inferred)."""

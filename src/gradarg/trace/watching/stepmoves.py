@@ -67,6 +67,9 @@ class StepMoves:
         self.unmoved: dict[str, Unmoved] = {}
         # id(optimizer) -> (parameters left unchanged, parameters read) at its last step
         self.last: dict[int, tuple[int, int]] = {}
+        # id(optimizer) -> its class, from the start of its step to its end: left there when
+        # the step raised (its post-hook never ran)
+        self.unfinished: dict[int, str] = {}
 
     def _positions(self, n: int, device: Any) -> torch.Tensor:
         """:data:`SAMPLE` positions spread over ``n`` entries (repeated when ``n`` is smaller:
@@ -83,6 +86,7 @@ class StepMoves:
     def before(self, optimizer: Any, held: list[Any], names: Any) -> None:
         """``optimizer``'s step is about to run; ``held``: the watched parameters it holds,
         ``names[p]``: a parameter's ``(name, ...)``.  One ``torch.take`` per parameter."""
+        self.unfinished[id(optimizer)] = type(optimizer).__name__
         kept = {id(p) for p in held}
         entries, values = [], []
         with torch.no_grad():
@@ -103,6 +107,7 @@ class StepMoves:
         negligible are unchanged, and dropped from it otherwise.  The samples are stacked
         and compared at once (per dtype); ``.grad`` is read only when some sample is at
         least half unchanged."""
+        self.unfinished.pop(id(optimizer), None)
         entries, values = self._read.pop(id(optimizer), ([], []))
         if not entries:
             return
