@@ -3,7 +3,7 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 (:class:`Ended`), what an optimizer holds (:class:`Holding`) and a frozen parameter an
 optimizer step moved (:class:`FrozenMoved`).
 
-Imports nothing of the trace room.
+Imports ``trace.graph.nodes`` only (the saved values of a node).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import traceback
 from typing import Any, NamedTuple
 
 import torch
+
+from ..graph.nodes import saved_value
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
            "losses_of", "message", "slips", "what_moves", "where", "zero_why"]
@@ -168,7 +170,9 @@ def losses_of(tensors: Any) -> Losses:
               if small and len(small) == len(ts) else None)
     value = (float(ts[0].detach().float()) if len(ts) == 1 and ts[0].numel() == 1
              and ts[0].is_floating_point() else None)
-    return Losses(nodes, finite, zero_why(nodes), tuple(slips(nodes, value)))
+    walked = _walk(nodes)  # the first nodes, read once for both
+    return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
+                  tuple(slips(walked, value)))
 
 
 _BROADCASTING = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")
@@ -192,16 +196,16 @@ def _walk(nodes: list[Any], limit: int = 12) -> list[Any]:
     return out
 
 
-def slips(nodes: list[Any], value: float | None) -> list[Slip]:
-    """:class:`Slip` records read from the saved values of the first nodes of a loss (before
-    the backward frees them): a regression loss whose input was broadcast to its target's
+def slips(walked: list[Any], value: float | None) -> list[Slip]:
+    """:class:`Slip` records read from the saved values of ``walked``, the first nodes of a
+    loss (:func:`_walk`; read before the backward frees them): a regression loss whose input was broadcast to its target's
     shape (an ``ExpandBackward0`` under it: ``torch.broadcast_tensors``, after torch's "Using
     a target size ... different to the input size" warning), ``nll_loss`` given values that
     are not log-probabilities (not from ``log_softmax`` over dimension 1, and the logsumexp
     of their first :data:`_ROWS` rows over dimension 1 not 0), a softmax over dimension 0 of
     a tensor of two or more dimensions.  ``value``: the loss, when one number."""
     found = []
-    for n in _walk(nodes):
+    for n in walked:
         name = type(n).__name__
         if name in _BROADCASTING:
             for c, _ in n.next_functions:
@@ -238,22 +242,20 @@ _NLL = ("NllLossBackward0", "NllLoss2DBackward0")
 
 
 def _saved(node: Any, attr: str) -> Any:
-    try:
-        return getattr(node, attr, None)
-    except RuntimeError:  # freed by an earlier backward
-        return None
+    """:func:`gradarg.trace.graph.nodes.saved_value`, leaving out values saved through
+    saved-tensor hooks (reading one would run its unpack hook: a recomputation under
+    checkpointing, a copy back from the CPU under ``save_on_cpu``)."""
+    return saved_value(node, attr, hooked=False)
 
 
-def zero_why(nodes: list[Any], limit: int = 8) -> str:
-    """What the saved values of the first ``limit`` nodes of a loss (breadth first) show makes
-    its gradient zero: a ``nll_loss`` (``cross_entropy``) whose total target weight is 0
+def zero_why(walked: list[Any]) -> str:
+    """What the saved values of ``walked``, the first nodes of a loss (:func:`_walk`), show
+    makes its gradient zero: a ``nll_loss`` (``cross_entropy``) whose total target weight is 0
     (every target equals ``ignore_index`` or has weight 0), a product with a factor of one
     entry that is 0 and needs no gradient (a loss weight of 0); ``""``: none of these.  Read
     before the backward frees them (``_saved_*``: the node attributes of
     https://pytorch.org/docs/stable/notes/autograd.html#saved-tensors)."""
-    todo, seen = list(nodes), set(nodes)
-    while todo:
-        n = todo.pop(0)
+    for n in walked:
         name = type(n).__name__
         if name in _NLL:
             total = _saved(n, "_saved_total_weight")
@@ -270,10 +272,6 @@ def zero_why(nodes: list[Any], limit: int = 8) -> str:
                 if (isinstance(f, torch.Tensor) and f.numel() == 1 and not f.requires_grad
                         and f.item() == 0):
                     return f"{name}: a product with a factor of 0 (a loss weight of 0)"
-        for c, _ in n.next_functions:
-            if c is not None and c not in seen and len(seen) < limit:
-                seen.add(c)
-                todo.append(c)
     return ""
 
 
