@@ -3,6 +3,8 @@ right answer, as asserts on the installed torch.
 
     python tests/questions/checks.py corpus.json [ID ...]
 
+The file is ``corpus.json`` itself or a plain JSON list of records (a collector's draft).
+
 Each snippet runs in a fresh namespace (``isolated`` ones in a fresh interpreter), with
 warnings recorded rather than printed, after ``torch.manual_seed(0)``; a snippet passes when it
 runs to the end.  Prints one line per failing record and a count; exits 1 on any failure.
@@ -80,7 +82,9 @@ def run_isolated(records: list[dict]) -> dict[str, str | None]:
 
 
 def main(argv: list[str]) -> int:
-    records = json.loads(Path(argv[0]).read_text())
+    data = json.loads(Path(argv[0]).read_text())
+    # corpus.json is {"about", "split_seed", "records"}; a collector's draft is a plain list
+    records = data["records"] if isinstance(data, dict) else data
     wanted = set(argv[1:])
     failed = 0
     ran = 0

@@ -883,3 +883,35 @@ QUERIES_ROUND12: dict[str, list[tuple[str, str]]] = {
         ("issues", "gradcheck check_batched_grad raise_exception"),
     ],
 }
+
+# Round 13: written on 2026-11-30 before any result was read, in words earlier rounds had not used.
+QUERIES_ROUND13: dict[str, list[tuple[str, str]]] = {
+    "round13-c20a": [
+        ("pages", "hypergradient learning rate differentiate through optimizer update"),
+        ("pages", "quantile median gradient pytorch"),
+        ("pages", "torch.nn.utils.parametrize orthogonal weight gradient"),
+        ("pages", "calling autograd.grad in a loop memory keeps growing"),
+        ("pages", "LayerNorm InstanceNorm gradient zero single element"),
+        ("pages", "angle of complex tensor gradient at zero"),
+        ("issues", "DTensor backward gradient placement redistribute"),
+        ("issues", "torch.compile dynamic shapes backward recompile"),
+        ("issues", "matrix_norm nuclear norm backward"),
+        ("issues", "slogdet logdet backward singular matrix"),
+        ("issues", "register_hook on tensor inside torch.compile"),
+        ("issues", "autograd.Function mark_non_differentiable output"),
+    ],
+    "round13-c20b": [
+        ("pages", "why gradients differ between batch size 1 and full batch"),
+        ("pages", "gradient with respect to embedding input ids integer"),
+        ("pages", "loss.backward takes longer than forward why"),
+        ("pages", "truncated backprop through time detach hidden every k steps"),
+        ("pages", "gumbel softmax hard straight through gradient"),
+        ("pages", "gradient is None after loading state_dict copying weights"),
+        ("issues", "torch.func.grad model with dropout train mode"),
+        ("issues", "torch.func.jvp batch norm running stats"),
+        ("issues", "DDP static_graph gradient hook ready twice"),
+        ("issues", "backward inputs argument accumulate only selected leaves"),
+        ("issues", "adaptive_avg_pool2d backward gradient distribution"),
+        ("issues", "assigning .grad of a different dtype float16 parameter"),
+    ],
+}
