@@ -70,10 +70,6 @@ XFAIL: dict[str, str] = {
         "param.grad.data.clamp(-1, 1) (not clamp_) was discarded and the optimizer read "
         "gradient elements up to 30"
     ),
-    "r6_scheduler_before_optimizer_step": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient'; missing that "
-        "scheduler.step() ran before optimizer.step(), the first update at lr 0.01 not 0.1"
-    ),
     "r6_threshold_hard_mask_no_grad": (
         "silent: said 'no gradient for 1 parameter(s): threshold' and that its path was cut "
         "(detach, .data, no_grad, NumPy); missing the comparison / boolean mask as the cut"

@@ -21,6 +21,7 @@ from .eventfindings import (
     edited_after_backward,
     edited_after_step,
     recreated,
+    scheduler_order,
 )
 from .finding import Finding, Options
 from .lossforms import loss_form
@@ -350,7 +351,8 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
-    scaler_skipped, step_unmoved, target_grad, graphless_term, eval_mode, loss_form,
+    scaler_skipped, step_unmoved, scheduler_order, target_grad, graphless_term, eval_mode,
+    loss_form,
 )
 
 

@@ -32,6 +32,7 @@ from .events import KEPT, Entry, Note, PassEntry, StepEntry
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
 from .registrations import Registrations
+from .schedules import EarlyScheduler, ScheduleOrder
 from .stepmoves import StepMoves, Unmoved
 
 __all__ = ["Ended", "FrozenMoved", "GradEvents", "Holding", "Raised"]
@@ -90,6 +91,7 @@ class GradEvents:
         self._steps_at_scaler = 0
         self._regs = Registrations(watched)  # re-created parameters
         self._moves = StepMoves()  # what each step changed
+        self._order = ScheduleOrder()  # learning-rate schedulers' steps against the optimizers'
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
         self._raised: Raised | None = None  # the last backward() that raised
@@ -107,8 +109,7 @@ class GradEvents:
 
     # -- read-only views ----------------------------------------------------------------------
     @property
-    def passes(self) -> list[PassEntry]:
-        """This step's gradients that reached a parameter, in order (do not modify)."""
+    def passes(self) -> list[PassEntry]:  # this step's gradients that reached a parameter
         return self._got
 
     @property
@@ -123,25 +124,21 @@ class GradEvents:
         block ends (the graph is not kept)."""
         return self._losses
 
-    def forget_losses(self) -> None:
-        """Drop the loss nodes (the block ended: the graph is not kept)."""
+    def forget_losses(self) -> None:  # the block ended: the graph is not kept
         self._losses = self._losses._replace(nodes=[])
 
     @property
     def first_nonfinite_at(self) -> float | None:
-        """When (``time.time()``) this step's first non-finite gradient reached a parameter
-        (``None``: none did)."""
+        """When (``time.time()``) this step's first NaN/Inf gradient came (``None``: never)."""
         return self._first_bad_at
 
     @property
-    def changes(self) -> int:
-        """A counter bumped at each logged event: changes when the record does."""
+    def changes(self) -> int:  # a counter bumped at each logged event: the record's cache key
         return self._changes
 
     @property
     def ended(self) -> Ended | None:
-        """The exception that ended the ``with`` block (``None``: it ended normally, or has not
-        ended)."""
+        """The exception that ended the ``with`` block (``None``: none, or it has not ended)."""
         return self._ended
 
     def steps_since(self, forward: int) -> list[StepEntry]:
@@ -170,8 +167,7 @@ class GradEvents:
         return list(self._stray.values())
 
     @property
-    def stray_steps_seen(self) -> bool:
-        """Whether the step of an optimizer in :attr:`stray_optimizers` ran in the block."""
+    def stray_steps_seen(self) -> bool:  # a step of one of stray_optimizers ran in the block
         return bool(self._stray_stepped)
 
     @property
@@ -201,6 +197,11 @@ class GradEvents:
         return MappingProxyType(self._moves.unfinished)
 
     @property
+    def early_schedulers(self) -> list[EarlyScheduler]:
+        """Schedulers whose first ``step()`` came before their optimizer's first, in order."""
+        return list(self._order.early.values())
+
+    @property
     def hook_moved(self) -> Mapping[str, FrozenMoved]:
         """Parameters whose gradient a hook of the user's turned all zero that an optimizer
         step changed all the same (weight decay, momentum), by name."""
@@ -218,8 +219,7 @@ class GradEvents:
         return None if self._sync is None else self._sync.synced(forward)
 
     @property
-    def steps_seen(self) -> int:
-        """Optimizer steps that held a watched parameter."""
+    def steps_seen(self) -> int:  # optimizer steps that held a watched parameter
         return self._steps_seen
 
     @property
@@ -228,13 +228,11 @@ class GradEvents:
         return MappingProxyType(self._moved)
 
     @property
-    def moved_end(self) -> float | None:
-        """The probe's sum when the block ended (``None``: not read)."""
+    def moved_end(self) -> float | None:  # the probe's sum when the block ended (None: not read)
         return self._moved_end
 
     @property
-    def probe_name(self) -> str:
-        """The parameter whose sum tells whether an update ran."""
+    def probe_name(self) -> str:  # the parameter whose sum tells whether an update ran
         p = self._probe
         return self.watched.owner[p][0] if p is not None else "the parameters"
 
@@ -261,6 +259,7 @@ class GradEvents:
                 self.hook_param(p)
         self._handles.append(register_optimizer_step_pre_hook(self._step_hook))
         self._handles.append(register_optimizer_step_post_hook(self._after_step_hook))
+        self._handles += self._order.attach()
         for handle in (self._regs.attach(), patches.register_unscale_hook(self._unscale_hook),
                        patches.register_scale_hook(self._scales.scaled),
                        patches.register_hook_registration_hook(self._params.registered)):
@@ -363,6 +362,7 @@ class GradEvents:
         """An optimizer step begins: the watched parameters it holds, whose ``.grad`` is None,
         the norms of what it reads (of the smallest parameter's alone when unchanged since its
         pass), the sums of frozen parameters it holds with a ``.grad``."""
+        self._order.stepped(optimizer)
         cached = self._holding(optimizer)
         held = cached.held
         if not held:

@@ -1,5 +1,6 @@
 """Calls torch offers no hook for, observed while a watch listens: ``GradScaler.unscale_``,
-``GradScaler.scale``, ``GradScaler.step``, ``Optimizer.zero_grad``, ``Tensor.register_hook``,
+``GradScaler.scale``, ``GradScaler.step``, ``Optimizer.zero_grad``, ``LRScheduler.step``,
+``Tensor.register_hook``,
 ``torch.autograd.backward`` (which ``Tensor.backward`` calls) and ``torch.autograd.grad``.
 
 The attribute is wrapped while at least one listener exists and restored when the last one is
@@ -17,6 +18,7 @@ import torch
 __all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_done_hook",
            "register_backward_error_hook", "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
+           "register_scheduler_step_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
 
 
@@ -114,6 +116,16 @@ def _wrap_scaler_step(original: Any, listeners: list[Callable[..., None]]) -> An
     return step
 
 
+def _wrap_around(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _tell(listeners, self, "before")
+        out = original(self, *args, **kwargs)
+        _tell(listeners, self, "after")
+        return out
+
+    return method
+
+
 def _wrap_zero_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
     def zero_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
         out = original(self, *args, **kwargs)
@@ -150,6 +162,7 @@ _SCALER_STEP = (_Patch(torch.amp.GradScaler, "step", _wrap_scaler_step)
 _ZERO_GRAD = _Patch(torch.optim.Optimizer, "zero_grad", _wrap_zero_grad)
 _UNSCALE = (_Patch(torch.amp.GradScaler, "unscale_", _wrap_unscale)
             if hasattr(torch.amp, "GradScaler") else None)
+_SCHEDULER_STEP = _Patch(torch.optim.lr_scheduler.LRScheduler, "step", _wrap_around)
 _BACKWARD = _Patch(torch.autograd, "backward", _wrap_backward)
 _GRAD = _Patch(torch.autograd, "grad", _wrap_grad)
 
@@ -223,6 +236,14 @@ def register_hook_registration_hook(fn: Callable[[str, Any, Any], None]) -> _Han
     handle's ``remove()``.  Tensor hooks run in the order they were registered, so a hook
     registered at "before" runs before the user's and one registered at "after" after it."""
     return _REGISTER_HOOK.add(fn)
+
+
+def register_scheduler_step_hook(fn: Callable[[Any, str], None]) -> _Handle:
+    """Call ``fn(scheduler, "before")`` and ``fn(scheduler, "after")`` around each
+    ``torch.optim.lr_scheduler.LRScheduler.step()`` (a scheduler class that overrides ``step``
+    without calling it, such as ``ReduceLROnPlateau``, is not seen), until the handle's
+    ``remove()``."""
+    return _SCHEDULER_STEP.add(fn)
 
 
 def register_zero_grad_hook(fn: Callable[[Any], None]) -> _Handle:

@@ -1,0 +1,97 @@
+"""Learning-rate schedulers' steps against their optimizers' steps, observed for
+:mod:`.gradhooks`: a scheduler whose first ``step()`` runs before its optimizer's first
+``step()`` makes the optimizer skip the first value of the schedule (the first update already
+uses the decayed learning rate).  PyTorch warns about the same order ("Detected call of
+`lr_scheduler.step()` before `optimizer.step()`", ``torch.optim.lr_scheduler.LRScheduler.step``);
+the warning is often filtered, and the order is seen here from the calls themselves.
+
+A scheduler's step is seen through a wrapper of ``torch.optim.lr_scheduler.LRScheduler.step``
+(:func:`.patches.register_scheduler_step_hook`); schedulers that override ``step`` without
+calling it (``ReduceLROnPlateau``, ``CosineAnnealingWarmRestarts``) are not seen.  An optimizer
+"has not stepped" when no step of it was seen in the block and its state holds no ``step``
+count (plain SGD keeps no state: a step of it before the block cannot be told).
+
+Imports nothing of the trace room but :mod:`.patches`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import patches
+
+__all__ = ["EarlyScheduler", "ScheduleOrder"]
+
+
+@dataclass
+class EarlyScheduler:
+    """A scheduler's first ``step()`` seen before its optimizer's first: the classes, the
+    learning rate of the optimizer's first parameter group before and after that scheduler
+    step (``lr_before``, ``lr_after``), and the one the optimizer's first step then used
+    (``lr_used``, ``None`` while no step of it followed in the block)."""
+
+    scheduler: str
+    optimizer: str
+    lr_before: float | None
+    lr_after: float | None = None
+    lr_used: float | None = None
+
+
+def _lr(optimizer: Any) -> float | None:
+    try:
+        return float(optimizer.param_groups[0]["lr"])
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _stepped_before(optimizer: Any) -> bool:
+    """Whether ``optimizer``'s state shows a step taken (a ``step`` count in some state)."""
+    try:
+        return any("step" in s for s in optimizer.state.values())
+    except (AttributeError, TypeError):
+        return False
+
+
+class ScheduleOrder:
+    """The order of scheduler and optimizer steps in a block (:meth:`scheduled`,
+    :meth:`stepped`); :attr:`early`: the schedulers whose first step came before their
+    optimizer's first, by ``id(optimizer)``."""
+
+    def __init__(self) -> None:
+        self._stepped: set[int] = set()  # optimizers whose step was seen
+        self.early: dict[int, EarlyScheduler] = {}
+        self.seen = 0  # scheduler steps seen (the constructor's own first step not counted)
+
+    def attach(self) -> list[Any]:
+        """The handles of the scheduler-step wrapper's listener, for the caller to remove."""
+        return [patches.register_scheduler_step_hook(self.scheduled)]
+
+    def scheduled(self, scheduler: Any, when: str) -> None:
+        """Around a scheduler's ``step()``: ``when`` is ``"before"`` or ``"after"``."""
+        optimizer = getattr(scheduler, "optimizer", None)
+        if optimizer is None:
+            return
+        key = id(optimizer)
+        if when == "after":
+            e = self.early.get(key)
+            if e is not None and e.lr_after is None:
+                e.lr_after = _lr(optimizer)
+            return
+        if getattr(scheduler, "last_epoch", -1) < 0:  # the constructor's own first step
+            return
+        self.seen += 1
+        if (getattr(scheduler, "last_epoch", None) == 0 and key not in self._stepped
+                and key not in self.early and not _stepped_before(optimizer)):
+            self.early[key] = EarlyScheduler(type(scheduler).__name__,
+                                             type(optimizer).__name__, _lr(optimizer))
+
+    def stepped(self, optimizer: Any) -> None:
+        """An optimizer's step begins (its step pre-hook)."""
+        key = id(optimizer)
+        if key in self._stepped:
+            return
+        self._stepped.add(key)
+        e = self.early.get(key)
+        if e is not None and e.lr_used is None:
+            e.lr_used = _lr(optimizer)
