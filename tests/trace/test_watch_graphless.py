@@ -126,7 +126,7 @@ class _UserMode(torch.overrides.TorchFunctionMode):
 def test_a_user_mode_entered_after_the_grad_call_is_left_in_place():
     """The watch's mode is popped at the block's end only when it is innermost: a user's
     function mode entered after the grad call and still open keeps its place (the watch's
-    mode stays below it, idle, passing calls on: documented in graphless.py)."""
+    mode stays below it, idle, passing calls on, until a later window pops it: fnmodes.py)."""
     model = nn.Linear(3, 1)
     x = torch.randn(4, 3, requires_grad=True)
     with gradarg.watch(model):
@@ -139,8 +139,12 @@ def test_a_user_mode_entered_after_the_grad_call_is_left_in_place():
     outer.__exit__(None, None, None)
     assert torch.zeros(2).sum() == 0  # calls pass through the idle mode below
     idle = torch.overrides._get_current_function_mode_stack()
-    assert len(idle) == 1 and not idle[0].on  # the watch's mode, idle: what this case leaves
-    idle[0].__exit__(None, None, None)
+    assert idle and not any(m.on for m in idle)  # the watch's modes, idle, left for now
+    with gradarg.watch(model):  # a later window pops them, innermost again
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(x).sum().backward()
+        opt.step()
+    assert not torch.overrides._get_current_function_mode_stack()
 
 
 REMADE = {

@@ -65,11 +65,6 @@ XFAIL: dict[str, str] = {
     "r5_lbfgs_closure_zero_grad": "held-out: silent",
     "r5_vae_sample_not_rsample": "held-out: false",
     # round 6 (branch s19-scen6), first run against the branch point 173194f
-    "r6_grad_clamp_not_inplace": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient'; missing that "
-        "param.grad.data.clamp(-1, 1) (not clamp_) was discarded and the optimizer read "
-        "gradient elements up to 30"
-    ),
     "r6_threshold_hard_mask_no_grad": (
         "silent: said 'no gradient for 1 parameter(s): threshold' and that its path was cut "
         "(detach, .data, no_grad, NumPy); missing the comparison / boolean mask as the cut"

@@ -25,8 +25,10 @@ over processes; ``zerocauses``: what is behind an all-zero gradient),
 steps of a block are recorded in full (``watch(model, full_steps=k)``; the others light) and
 what the findings say on a light step; ``sentinel``: on a light step, light notes of each
 module call (weak references, autograd nodes), read only when the model's output is not
-finite, to locate the module where the forward's first NaN/Inf comes from.  ``graphless``: a
-loss term computed from ``torch.autograd.grad``'s result without ``create_graph`` (followed by
+finite, to locate the module where the forward's first NaN/Inf comes from.  ``gradedits``:
+an edit of ``.grad`` made out of place and thrown away between a backward and the optimizer
+step; ``fnmodes``: the function mode it and ``graphless`` push and pop from hooks.
+``graphless``: a loss term computed from ``torch.autograd.grad``'s result without ``create_graph`` (followed by
 a function mode), and a loss that is a leaf; ``trainmode``: the model's training mode at each
 call; ``zeroops``: an all-zero gradient made by a module's own operations between two recorded
 calls.

@@ -356,3 +356,22 @@ def scheduler_order(w: GradWatch, o: Options) -> Finding:
         f"calls, in order){then}; the optimizer skips the schedule's first value: call "
         f"optimizer.step() first, then scheduler.step() (torch warns \"Detected call of "
         f"`lr_scheduler.step()` before `optimizer.step()`\")"))
+
+
+def edit_discarded(w: GradWatch, o: Options) -> Finding:
+    """An out-of-place call on a parameter's ``.grad`` between a backward and the optimizer
+    step whose result was freed unused (observed: :mod:`.gradedits`): ``.grad`` is as the
+    backward left it, so the optimizer reads the gradient unedited."""
+    found = w.edits.discarded
+    if not found:
+        return Finding("edits of .grad kept", True)
+    d = found[0]
+    names = sorted({e.name for e in found if e.op == d.op})
+    more = f" and {len(names) - 1} more parameter(s)" if len(names) > 1 else ""
+    at = f" at {d.site}" if d.site else ""
+    return Finding("edits of .grad kept", True, (
+        f"{d.op}() on the .grad of {d.name}{more} made a new tensor that was thrown "
+        f"away{at} (observed: the result was freed without being used or assigned): the "
+        f"call is not in-place and left .grad unchanged, so the optimizer reads the gradient "
+        f"the backward left; use the in-place form ({d.op}_()) or assign the result to "
+        f"p.grad"))

@@ -18,6 +18,7 @@ from ..graph.values import fmt_norm as _f
 from .detail import light_findings, seen_first
 from .eventfindings import (
     accumulated,
+    edit_discarded,
     edited_after_backward,
     edited_after_step,
     recreated,
@@ -350,9 +351,9 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
-    all_zero, hooks, accumulated, loss_scale, edited_after_backward, edited_after_step, optimizer_read,
-    scaler_skipped, step_unmoved, scheduler_order, target_grad, graphless_term, eval_mode,
-    loss_form,
+    all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
+    edited_after_step, optimizer_read, scaler_skipped, step_unmoved, scheduler_order,
+    target_grad, graphless_term, eval_mode, loss_form,
 )
 
 

@@ -24,12 +24,12 @@ requiring grad (``torch.tensor(value, requires_grad=True)`` after a round trip t
 The mode is pushed at the block's first such ``grad`` call, follows nothing from the next
 ``backward()`` call to the next such ``grad`` call, and is popped when the block ends if it is
 then the innermost function mode; else it stays on the stack, passing every call on, and the
-user's mode above it is left first (see :meth:`GraphlessTerms.stop`).  Not seen: ``grad``
+user's mode above it is left first (see :func:`.fnmodes.pop`).  Not seen: ``grad``
 imported by name before the block (``from torch.autograd import grad``),
 ``torch.func.grad``, a term made inside a compiled function.
 
-Imports :mod:`gradarg.trace.watching.patches` and :mod:`.observed` (whose frames are the
-user's) only.
+Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push and pop) and
+:mod:`.observed` (whose frames are the user's) only.
 """
 
 from __future__ import annotations
@@ -42,9 +42,8 @@ from types import FrameType
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
 
-from . import patches
+from . import fnmodes, patches
 from .observed import users_file
 
 __all__ = ["GraphlessTerms", "Term"]
@@ -89,16 +88,6 @@ def _called_by_user() -> bool:
     return frame is not None and users_file(frame.f_code.co_filename)
 
 
-def _tensors(args: Any, kwargs: Any) -> list[torch.Tensor]:
-    found = []
-    for a in (*args, *(kwargs or {}).values()):
-        if isinstance(a, torch.Tensor):
-            found.append(a)
-        elif isinstance(a, (list, tuple)):
-            found.extend(t for t in a if isinstance(t, torch.Tensor))
-    return found
-
-
 class _Marks:
     """Tensors marked with a value, by identity, forgotten when the tensor is freed."""
 
@@ -121,31 +110,6 @@ class _Marks:
         self._by_id.clear()
 
 
-class _Follow(TorchFunctionMode):
-    """What is computed from graphless gradients: derived tensors and terms (see the module)."""
-
-    def __init__(self, owner: GraphlessTerms):
-        super().__init__()
-        self.owner = owner
-        self.reached: bool | None = None  # while probed: reached straight from the probe
-        self.on = True  # off once stopped (a mode left on the stack passes calls on)
-
-    def __torch_function__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        if self.reached is False:  # a probe's call: was another mode's handler in between?
-            frame: FrameType | None = sys._getframe(1)
-            while frame is not None and frame.f_code is not _PROBE_CODE:
-                if frame.f_code.co_name == "__torch_function__":
-                    break
-                frame = frame.f_back
-            self.reached = frame is not None and frame.f_code is _PROBE_CODE
-            return func(*args, **(kwargs or {}))
-        out = func(*args, **(kwargs or {}))
-        if self.on:
-            self.owner.follow(func, _tensors(args, kwargs), out)
-        return out
-
-
 class GraphlessTerms:
     """Listens for ``torch.autograd.grad`` calls without ``create_graph`` and records each
     ``backward()`` whose loss holds a term computed from their result (:attr:`found`), and
@@ -157,7 +121,7 @@ class GraphlessTerms:
         self.leaf_losses: list[str] = []  # where backward() was given a leaf (no graph)
         self._derived = _Marks()   # tensor -> where grad was called
         self._terms = _Marks()     # tensor -> Term
-        self._mode: _Follow | None = None
+        self._mode: fnmodes.Following | None = None
         self._handles: list[Any] = []
 
     def attach(self) -> None:
@@ -181,8 +145,7 @@ class GraphlessTerms:
             if isinstance(t, torch.Tensor):
                 self._derived.put(t, site)
         if self._mode is None:
-            self._mode = _Follow(self)
-            self._mode.__enter__()
+            self._mode = fnmodes.push(self._seen)
         self._mode.on = True
 
     def _on_backward(self, tensors: Any) -> None:
@@ -202,6 +165,9 @@ class GraphlessTerms:
         self._mode.on = False
         self._derived.clear()
         self._terms.clear()
+
+    def _seen(self, func: Any, args: Any, kwargs: Any, out: Any) -> None:
+        self.follow(func, fnmodes.tensors_in(args, kwargs), out)
 
     def follow(self, func: Any, inputs: list[torch.Tensor], out: Any) -> None:
         """Mark what ``func`` computed from ``inputs`` (called by the mode after each call)."""
@@ -224,27 +190,9 @@ class GraphlessTerms:
     def stop(self) -> None:
         """Pop the mode if it is the innermost function mode; else leave it on the stack
         (its marks dropped, it only passes calls on) for the user's mode above it to be left
-        first.  Innermost: a call made under a probe mode pushed on top reaches it with no
-        other mode's ``__torch_function__`` in between."""
+        first (:func:`.fnmodes.pop`)."""
         mode, self._mode = self._mode, None
         self._derived.clear()
         self._terms.clear()
-        if mode is None:
-            return
-        mode.on, mode.reached = False, False
-        with _Probe():  # pushed on top: a call reaches it, then the next mode down
-            torch.zeros(())
-        innermost, mode.reached = mode.reached, None
-        if innermost:
-            mode.__exit__(None, None, None)
-
-
-class _Probe(TorchFunctionMode):
-    """Passes every call on; :class:`_Follow` looks for its frame (see ``stop``)."""
-
-    def __torch_function__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        return func(*args, **(kwargs or {}))
-
-
-_PROBE_CODE = _Probe.__torch_function__.__code__
+        if mode is not None:
+            fnmodes.pop(mode, leave=True)

@@ -25,6 +25,7 @@ from ..._validate import check_flag
 from ..graph.values import state as _state
 from . import explain, findings, targets, view, zeroops
 from .detail import Detail, check_full_steps
+from .gradedits import GradEdits
 from .gradhooks import GradEvents
 from .graphless import GraphlessTerms
 from .graphnotes import GraphNotes
@@ -96,10 +97,10 @@ class GradWatch:
         self.zero_made: zeroops.ZeroMade | None = None
         self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
         self.modes = ModeSeen(model)  # the training mode at each call of the model
+        self.edits = GradEdits(watched)  # .grad edited out of place, the result thrown away
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
-        self.grads.attach()
-        self.terms.attach()
-        self.modes.attach()
+        for part in (self.grads, self.terms, self.modes, self.edits):
+            part.attach()
         watched.active = True
 
     @property
@@ -145,8 +146,9 @@ class GradWatch:
                 self.grads.end()
                 self._cache = None
             self._finish()
-        handles = (self.calls.detach() + self.grads.detach() + self.terms.detach()
-                   + self.modes.detach())
+        # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
+        handles = (self.calls.detach() + self.grads.detach() + self.edits.detach()
+                   + self.terms.detach() + self.modes.detach())
         for h in handles:
             h.remove()
         if watched.active:
