@@ -82,15 +82,6 @@ XFAIL: dict[str, str] = {
         "non-reentrant checkpoint's recomputation ran BatchNorm1d again in train mode: running "
         "stats updated twice per step (num_batches_tracked 2 after one step)"
     ),
-    "r7_flow_log_det_without_abs": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient'; missing that the loss "
-        "is NaN (torch.log of negative scales in the log-determinant; the gradients are finite)"
-    ),
-    "r7_optimizer_over_buffers": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient (no optimizer step "
-        "seen)'; the step ran, on an SGD built over model.buffers(): no optimizer holds fc.weight "
-        "and fc.bias, which never move"
-    ),
     "r7_prune_mask_hook_momentum_revives": (
         "false: said 'ok' and that a hook on 0.weight changed its gradient's norm 0.58 -> 0.441; "
         "missing that the hook zeroed the pruned entries and SGD momentum still moved every one "

@@ -25,7 +25,7 @@ from .eventfindings import (
     scheduler_order,
 )
 from .finding import Finding, Options
-from .lossforms import loss_form
+from .lossforms import loss_form, loss_nonfinite
 from .operations import describe as _ops
 from .reads import (
     block_ended,
@@ -353,7 +353,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, scheduler_order,
-    target_grad, graphless_term, eval_mode, loss_form,
+    target_grad, graphless_term, eval_mode, loss_form, loss_nonfinite,
 )
 
 

@@ -84,7 +84,8 @@ class GradEvents:
         self._ended: Ended | None = None
         self._zeroed: dict[int, Holding] = {}  # optimizers whose zero_grad ran in the block
         # optimizers seen (step or zero_grad) holding no watched parameter but tensors that
-        # require grad: a module replaced before the watch began leaves its optimizer so
+        # require grad (a module replaced before the watch began leaves its optimizer so);
+        # and those whose step ran holding no watched parameter (a step that moves nothing)
         self._stray: dict[int, Holding] = {}
         self._stray_stepped: dict[int, Holding] = {}
         self._scaler_steps: list[tuple[bool, float]] = []  # (optimizer step ran, scale after)
@@ -167,7 +168,7 @@ class GradEvents:
         return list(self._stray.values())
 
     @property
-    def stray_steps_seen(self) -> bool:  # a step of one of stray_optimizers ran in the block
+    def stray_steps_seen(self) -> bool:  # a step holding no watched parameter ran
         return bool(self._stray_stepped)
 
     @property
@@ -177,8 +178,7 @@ class GradEvents:
         return list(self._scaler_steps)
 
     @property
-    def frozen_moved(self) -> Mapping[str, FrozenMoved]:
-        """Frozen parameters (``requires_grad=False``) an optimizer step changed, by name."""
+    def frozen_moved(self) -> Mapping[str, FrozenMoved]:  # frozen ones a step moved, by name
         return MappingProxyType(self._frozen_moved)
 
     @property
@@ -203,8 +203,7 @@ class GradEvents:
 
     @property
     def hook_moved(self) -> Mapping[str, FrozenMoved]:
-        """Parameters whose gradient a hook of the user's turned all zero that an optimizer
-        step changed all the same (weight decay, momentum), by name."""
+        """Parameters a step moved after a hook of the user's zeroed their gradient, by name."""
         return MappingProxyType(self._hook_moved)
 
     @property
@@ -368,6 +367,7 @@ class GradEvents:
         if not held:
             if cached.foreign:
                 self._stray.setdefault(id(optimizer), cached)
+            if cached.size:  # it can move no parameter of the model (buffers...): stepped still
                 self._stray_stepped.setdefault(id(optimizer), cached)
                 self._changes += 1
             return

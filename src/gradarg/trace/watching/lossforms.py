@@ -19,7 +19,7 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["loss_form"]
+__all__ = ["loss_form", "loss_nonfinite"]
 
 _FUNCTION = {"MseLossBackward0": "mse_loss (nn.MSELoss)",
              "SmoothL1LossBackward0": "smooth_l1_loss (nn.SmoothL1Loss)",
@@ -66,3 +66,22 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"(observed: the dimension saved by {s.op}){also}; normalise over the "
                 f"classes (dim=-1 or dim=1)"))
     return Finding("loss form", True)
+
+
+def loss_nonfinite(w: GradWatch, o: Options) -> Finding:
+    """A loss whose value is NaN/Inf (observed at the ``backward()`` call) while every
+    parameter's gradient is finite: an operation whose value is NaN outside its domain while
+    its derivative there is finite (``log`` of a negative number: ``1/x``), located from the
+    loss's saved values where found (:func:`.observed.nan_source`)."""
+    losses = w.grads.losses
+    if losses.finite is not False or any(r.state == "nonfinite"
+                                          for r in w.parameters.values()):
+        return Finding("loss finite", True)
+    where = (f": {losses.nan_from}, read from the loss's graph (its derivative there is "
+             f"finite)" if losses.nan_from else
+             ": no operation outside its domain was found among the loss's first nodes")
+    return Finding("loss finite", True, (
+        f"the loss passed to backward() is NaN/Inf (its value, observed at the call) while "
+        f"every parameter's gradient is finite{where}; the gradients follow the formula of "
+        f"the derivative, not the loss's value: fix the loss (log of abs(x) or of a positive "
+        f"quantity, a clamp into the domain) so that what you minimise is what you log"))

@@ -139,6 +139,7 @@ class Losses(NamedTuple):
     finite: bool | None
     zero_why: str = ""
     slips: tuple[Slip, ...] = ()
+    nan_from: str = ""  # a loss that is NaN/Inf: the operation outside its domain, if found
 
 
 class Slip(NamedTuple):
@@ -172,7 +173,39 @@ def losses_of(tensors: Any) -> Losses:
              and ts[0].is_floating_point() else None)
     walked = _walk(nodes)  # the first nodes, read once for both
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
-                  tuple(slips(walked, value)))
+                  tuple(slips(walked, value)),
+                  nan_source(_walk(nodes, 256)) if finite is False else "")
+
+
+# nodes whose value is NaN outside their input's domain while their derivative is finite
+# there: (saved input, test of the entries outside the domain, what they are)
+_DOMAIN: dict[str, tuple[str, Any, str]] = {
+    "LogBackward0": ("_saved_self", lambda x: x < 0, "log of {k} negative entries"),
+    "Log2Backward0": ("_saved_self", lambda x: x < 0, "log2 of {k} negative entries"),
+    "Log10Backward0": ("_saved_self", lambda x: x < 0, "log10 of {k} negative entries"),
+    "Log1PBackward0": ("_saved_self", lambda x: x < -1, "log1p of {k} entries below -1"),
+    "SqrtBackward0": ("_saved_result", torch.isnan, "sqrt of {k} negative entries"),
+    "AcosBackward0": ("_saved_self", lambda x: x.abs() > 1, "acos of {k} entries beyond ±1"),
+    "AsinBackward0": ("_saved_self", lambda x: x.abs() > 1, "asin of {k} entries beyond ±1"),
+    "AtanhBackward0": ("_saved_self", lambda x: x.abs() > 1, "atanh of {k} entries beyond ±1"),
+}
+
+
+def nan_source(walked: list[Any]) -> str:
+    """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`_walk`) whose saved input
+    has entries outside its function's domain (``log`` of a negative number...), as
+    ``"log of 4 negative entries (LogBackward0)"``; ``""``: none found.  Such a node's value
+    is NaN where its derivative (``1/x`` for ``log``) is finite: a NaN loss, finite
+    gradients."""
+    for n in walked:
+        rule = _DOMAIN.get(type(n).__name__)
+        x = _saved(n, rule[0]) if rule is not None else None
+        if rule is None or not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            continue
+        k = int(rule[1](x.detach()).sum())
+        if k:
+            return rule[2].format(k=k) + f" ({type(n).__name__})"
+    return ""
 
 
 _BROADCASTING = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")

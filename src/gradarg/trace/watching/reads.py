@@ -155,7 +155,7 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
     else:
         replaced = []
     strays = w.grads.stray_optimizers
-    if not opts and not strays:
+    if not opts and not strays and not w.grads.stray_steps_seen:
         if replaced:
             return Finding("what the optimizer holds", True, replaced[0])
         return Finding("what the optimizer holds", False,
