@@ -18,7 +18,7 @@ became ``.grad`` by assignment, or is kept in a list): nothing is said about it.
 Not seen: an edit inside a compiled function, calls of a parameter sharded by FSDP2.
 
 Imports :mod:`.fnmodes`, :mod:`.patches`, :mod:`.model` and :mod:`.observed` (whose frames
-are the user's) only.
+are the user's) only (:mod:`.detail` for its type).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import sys
 import weakref
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
@@ -36,6 +36,9 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from . import fnmodes, patches
 from .model import Watched
 from .observed import users_file
+
+if TYPE_CHECKING:
+    from .detail import Detail
 
 __all__ = ["Discarded", "GradEdits"]
 
@@ -93,13 +96,18 @@ class GradEdits:
     ----------
     watched : Watched
         The model and its parameters' names (:class:`.model.Watched`).
+    detail : Detail
+        Which steps are recorded in full (:class:`.detail.Detail`): a window opens on those
+        only (the first steps of a block, and those after a step that was off), so that a
+        healthy loop's light steps pay nothing; an edit thrown away at every step is seen on
+        the first.
     """
 
-    def __init__(self, watched: Watched):
-        self.watched = watched
+    def __init__(self, watched: Watched, detail: Detail):
+        self.watched, self.detail = watched, detail
         self.discarded: list[Discarded] = []
         self._mode: fnmodes.Following | None = None
-        self._grads: dict[tuple[Any, ...], str] = {}  # memory key -> parameter name
+        self._grads: dict[tuple[Any, ...], str] | None = {}  # memory key -> parameter name
         self._open = False
         self._depth = 0  # backward() calls running
         self._live: dict[int, tuple[weakref.ref, Discarded]] = {}  # candidates, by id
@@ -129,18 +137,9 @@ class GradEdits:
 
     def _backward_done(self) -> None:
         self._depth = max(0, self._depth - 1)
-        if self._depth or torch.compiler.is_compiling():
+        if self._depth or not self.detail.full or torch.compiler.is_compiling():
             return
-        grads = {}
-        for p, (name, *_) in self.watched.owner.items():
-            g = p.grad
-            if g is not None and type(g) is torch.Tensor:
-                k = _key(g)
-                if k is not None:
-                    grads[k] = name
-        if not grads:
-            return
-        self._grads, self._open = grads, True
+        self._grads, self._open = None, True  # the .grad tensors are read at the first call
         if self._mode is None:
             self._mode = fnmodes.push(self._seen)
         self._mode.on = True
@@ -155,15 +154,18 @@ class GradEdits:
         self._grads = {}
         self._live.clear()  # alive at the close: held somewhere, nothing to say
         mode = self._mode
-        if mode is not None:
-            mode.on = False
-            if not torch.compiler.is_compiling() and fnmodes.pop(mode):
-                self._mode = None
+        if mode is not None and not torch.compiler.is_compiling():
+            # not innermost (another watch's window above it, or a mode of the user's): left
+            # off, popped by a later push or pop; the next window pushes a mode of its own
+            fnmodes.pop(mode, leave=True)
+            self._mode = None
 
     def _seen(self, func: Any, args: Any, kwargs: Any, out: Any) -> None:
         """A torch call in the window: its inputs use candidates; a new candidate from it."""
         if not self._open:
             return
+        if self._grads is None:
+            self._grads = self._read_grads()
         name, source = None, None
         for t in fnmodes.tensors_in(args, kwargs):
             if self._live:
@@ -182,6 +184,16 @@ class GradEdits:
         if k is None or k in self._grads or out.data_ptr() == source.data_ptr():
             return
         self._candidate(out, Discarded(op.strip("_"), name, _site()))
+
+    def _read_grads(self) -> dict[tuple[Any, ...], str]:
+        grads = {}
+        for p, (name, *_) in self.watched.owner.items():
+            g = p.grad
+            if g is not None and type(g) is torch.Tensor:
+                k = _key(g)
+                if k is not None:
+                    grads[k] = name
+        return grads
 
     def _candidate(self, out: torch.Tensor, what: Discarded) -> None:
         key = id(out)

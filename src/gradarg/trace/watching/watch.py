@@ -97,10 +97,10 @@ class GradWatch:
         self.zero_made: zeroops.ZeroMade | None = None
         self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
         self.modes = ModeSeen(model)  # the training mode at each call of the model
-        self.edits = GradEdits(watched)  # .grad edited out of place, the result thrown away
+        self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
-        for part in (self.grads, self.terms, self.modes, self.edits):
-            part.attach()
+        for part in (self.edits, self.grads, self.terms, self.modes):  # edits' step pre-hook
+            part.attach()  # first: the window closes before the watch's own reads at a step
         watched.active = True
 
     @property
