@@ -88,6 +88,16 @@ def _name(func: Any) -> str:
     return str(getattr(func, "__name__", "") or "")
 
 
+# the watches' open windows: an optimizer step closes every one of them at the first step
+# pre-hook of any watch, before any watch's own reads at the step (the first registered)
+_OPEN: weakref.WeakSet[GradEdits] = weakref.WeakSet()
+
+
+def _close_all(*args: Any) -> None:
+    for edits in list(_OPEN):
+        edits._close()
+
+
 class GradEdits:
     """The window after each ``backward()`` and the edits of ``.grad`` thrown away in it
     (:attr:`discarded`, in order; at most :data:`KEPT`).
@@ -117,7 +127,7 @@ class GradEdits:
         self._handles = [patches.register_backward_call_hook(self._backward_call),
                          patches.register_backward_done_hook(self._backward_done),
                          patches.register_zero_grad_hook(self._close_on),
-                         register_optimizer_step_pre_hook(self._close_on),
+                         register_optimizer_step_pre_hook(_close_all),
                          self.watched.model.register_forward_pre_hook(
                              patches.eager_unless_traced(self._close_on))]
 
@@ -140,6 +150,7 @@ class GradEdits:
         if self._depth or not self.detail.full or torch.compiler.is_compiling():
             return
         self._grads, self._open = None, True  # the .grad tensors are read at the first call
+        _OPEN.add(self)
         if self._mode is None:
             self._mode = fnmodes.push(self._seen)
         self._mode.on = True
@@ -151,6 +162,7 @@ class GradEdits:
         if not self._open:
             return
         self._open = False
+        _OPEN.discard(self)
         self._grads = {}
         self._live.clear()  # alive at the close: held somewhere, nothing to say
         mode = self._mode
