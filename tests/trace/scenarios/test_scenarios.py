@@ -82,11 +82,6 @@ XFAIL: dict[str, str] = {
         "non-reentrant checkpoint's recomputation ran BatchNorm1d again in train mode: running "
         "stats updated twice per step (num_batches_tracked 2 after one step)"
     ),
-    "r7_prune_mask_hook_momentum_revives": (
-        "false: said 'ok' and that a hook on 0.weight changed its gradient's norm 0.58 -> 0.441; "
-        "missing that the hook zeroed the pruned entries and SGD momentum still moved every one "
-        "of them off zero"
-    ),
     # round 7, held-out
     "r7_actor_critic_advantage_not_detached": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch

@@ -10,7 +10,8 @@ outputs' finiteness),
 exception that ended the block; its records in ``observed``; with ``context``: each
 backward's loss scale, DDP's ``no_sync``, the hooks of the user's on a parameter, read on
 both sides; ``registrations``: parameters re-created by an assignment; ``schedules``: learning-rate
-schedulers' steps against their optimizers') and ``graphnotes``
+schedulers' steps against their optimizers'; ``maskmoves``: entries whose gradient a hook of
+the user's zeroed that a step moved) and ``graphnotes``
 (``GraphNotes``: what is read from the graph and the values at a few moments; with
 ``forwardnotes``: tensors outside the model that fed the forward, overflows).  Each part offers read-only views;
 no module reads another's private state.  Then ``events`` (each parameter's ``.grad``

@@ -154,6 +154,9 @@ class ParamHooks:
     zeroed : dict
         ``id(parameter) -> parameter``: those whose gradient hooks of the user's turned all
         zero at their last pass.
+    masked : callable
+        ``masked(parameter, before, after)``: called with the gradient before and after the
+        user's hooks when they changed it (set by the owner).
     """
 
     def __init__(self, pass_hook: Callable[..., Callable[[torch.Tensor], Any]]):
@@ -161,6 +164,7 @@ class ParamHooks:
         self._main: dict[int, _Hooked] = {}  # id(tensor) -> its hooks
         self._ours = False  # while the watch registers a hook of its own
         self.zeroed: dict[int, Any] = {}
+        self.masked: Callable[[Any, torch.Tensor, torch.Tensor], None] = _ignore
         self.running: Callable[[], tuple[str, str] | None] = _nobody
         self.tensors: list[TensorHooked] = []
         self._step: dict[int, _Around] = {}  # id(activation) -> its hooks, this step
@@ -192,6 +196,8 @@ class ParamHooks:
         raw, key, box = self._raw, id(rec.t), rec.box
         unchecked, changed = self._unchecked, self._changed
 
+        masked, p = self.masked, rec.p
+
         def hook(g: torch.Tensor) -> Any:
             r = raw.pop(key, None)
             if r is not None:  # what the nodes using the tensor sent it, before any hook
@@ -199,6 +205,7 @@ class ParamHooks:
                 if r is not g and not _same(r, g):
                     box[:] = [_norm(r)]
                     changed.add(key)
+                    masked(p, r, g)
             return inner(g)
 
         return hook
@@ -355,6 +362,10 @@ class TensorHooked:
     where: tuple[str, str] | None
     before: list[float]
     after: list[float]
+
+
+def _ignore(*args: Any) -> None:
+    return None
 
 
 def entry_maker(box: list[float], zeroed: dict[int, Any]) -> Callable[..., PassEntry]:

@@ -21,14 +21,13 @@ from types import MappingProxyType
 from typing import Any
 
 import torch
-from torch.optim.optimizer import (
-    register_optimizer_step_post_hook,
-    register_optimizer_step_pre_hook,
-)
+from torch.optim.optimizer import register_optimizer_step_post_hook as _post_hook
+from torch.optim.optimizer import register_optimizer_step_pre_hook as _pre_hook
 
 from ..graph.values import norm as _norm
 from . import context, events, observed, patches
 from .events import KEPT, Entry, Note, PassEntry, StepEntry
+from .maskmoves import MaskMoved, MaskMoves
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
 from .registrations import Registrations
@@ -79,6 +78,8 @@ class GradEvents:
         self._scales = context.LossScales()
         self._scale_now: float | None = 1.0  # the last backward()'s loss scale
         self._params = context.ParamHooks(self._param_hook)  # hooks of the user's read around
+        self._masks = MaskMoves()  # entries whose gradient those hooks zeroed, moved by a step
+        self._params.masked = self._masks.masked
         ddp = [m for m in watched.names if type(m).__name__ == "DistributedDataParallel"]
         self._sync = context.DdpSync(ddp) if watched.engine == "DDP" and ddp else None
         self._ended: Ended | None = None
@@ -161,10 +162,8 @@ class GradEvents:
 
     @property
     def stray_optimizers(self) -> list[Holding]:
-        """The optimizers seen in the block (by their step or ``zero_grad``) that hold no
-        watched parameter but hold tensors that require grad (``Holding.foreign``): an
-        optimizer built for a module replaced before the watch began, or one of another
-        model (a GAN's discriminator)."""
+        """Optimizers seen (step or ``zero_grad``) holding no watched parameter but tensors
+        that require grad: one of a module replaced before the watch began, or a GAN's other."""
         return list(self._stray.values())
 
     @property
@@ -197,6 +196,10 @@ class GradEvents:
         return MappingProxyType(self._moves.unfinished)
 
     @property
+    def mask_moved(self) -> Mapping[str, MaskMoved]:  # masked entries a step moved, by name
+        return MappingProxyType(self._masks.moved)
+
+    @property
     def early_schedulers(self) -> list[EarlyScheduler]:
         """Schedulers whose first ``step()`` came before their optimizer's first, in order."""
         return list(self._order.early.values())
@@ -208,8 +211,7 @@ class GradEvents:
 
     @property
     def tensor_hooks(self) -> list[context.TensorHooked]:
-        """This step's tensors of the graph on which the user registered a hook while the
-        watch ran, with the gradient's norm before and after their hooks."""
+        """This step's tensors of the graph with a hook of the user's, and the norms around."""
         return list(self._params.tensors)
 
     def synced(self, forward: int) -> bool | None:
@@ -222,8 +224,7 @@ class GradEvents:
         return self._steps_seen
 
     @property
-    def moved(self) -> Mapping[int, float]:
-        """The probe's sum at the start of each call of the model (by call number)."""
+    def moved(self) -> Mapping[int, float]:  # the probe's sum at each call of the model
         return MappingProxyType(self._moved)
 
     @property
@@ -236,13 +237,11 @@ class GradEvents:
         return self.watched.owner[p][0] if p is not None else "the parameters"
 
     @property
-    def replaced(self) -> Mapping[str, events.Replacement]:
-        """Parameters whose attribute was assigned a new ``nn.Parameter``, by name."""
+    def replaced(self) -> Mapping[str, events.Replacement]:  # assigned a new nn.Parameter
         return self._regs.replaced
 
     @property
-    def replacement_got(self) -> Mapping[str, float]:
-        """Name -> norm of the gradient the new tensor of a re-created parameter received."""
+    def replacement_got(self) -> Mapping[str, float]:  # a re-created one's new gradient norm
         return self._regs.got
 
     @property
@@ -256,8 +255,7 @@ class GradEvents:
         for p in self.watched.owner:
             if p.requires_grad:
                 self.hook_param(p)
-        self._handles.append(register_optimizer_step_pre_hook(self._step_hook))
-        self._handles.append(register_optimizer_step_post_hook(self._after_step_hook))
+        self._handles += [_pre_hook(self._step_hook), _post_hook(self._after_step_hook)]
         self._handles += self._order.attach()
         for handle in (self._regs.attach(), patches.register_unscale_hook(self._unscale_hook),
                        patches.register_scale_hook(self._scales.scaled),
@@ -374,6 +372,7 @@ class GradEvents:
         self._steps_seen += 1
         self._stepped.setdefault(id(optimizer), cached)
         self._moves.before(optimizer, held, self.watched.owner)
+        self._masks.before(optimizer, held)
         grads = [p.grad for p in held]
         norms = None
         probe = self._probe
@@ -407,6 +406,7 @@ class GradEvents:
     def _after_step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """An optimizer step ended: what it left unchanged, the frozen parameters it moved."""
         self._moves.after(optimizer)
+        self._masks.after(optimizer, self.watched.owner, observed.what_moves)
         if not self._frozen_before:
             return
         before, self._frozen_before = self._frozen_before, {}

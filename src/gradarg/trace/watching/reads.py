@@ -212,6 +212,18 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             f"before and after {m.optimizer}.step()); .grad was a tensor, not None, so the "
             f"step still applied {m.why}; set .grad = None when freezing (zero_grad() with "
             f"set_to_none=True), or leave them out of the optimizer")
+    masked = list(w.grads.mask_moved.values())
+    if masked:
+        k = masked[0]
+        found.append(
+            f"a hook on {k.name} set {k.masked} entries of its gradient to zero (observed: "
+            f"nonzero before the hook, zero after it) and {k.optimizer}.step() still moved "
+            f"{k.moved} of them (observed: those entries before and after the step): the "
+            f"step applies {k.why}, which moves an entry whose gradient is zero, so masking "
+            f"the gradient does not freeze the entries (pruned weights come back); apply the "
+            f"mask to the weight after each step (torch.nn.utils.prune does), or reset the "
+            f"optimizer's state for them"
+            + (f"; also {_shown([x.name for x in masked[1:]])}" if len(masked) > 1 else ""))
     twice = stepped_twice(w)
     if twice is not None:
         names, kinds, steps, passes = twice
