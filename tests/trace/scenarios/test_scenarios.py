@@ -77,11 +77,6 @@ XFAIL: dict[str, str] = {
     "r6_soft_argmax_round_gather": "held-out: silent",
     "r6_triplet_collapsed_encoder": "held-out: silent",
     # round 7 (branch s20-scen7), first run against the branch point 08adcb2
-    "r7_checkpoint_batchnorm_stats_twice": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient'; missing that the "
-        "non-reentrant checkpoint's recomputation ran BatchNorm1d again in train mode: running "
-        "stats updated twice per step (num_batches_tracked 2 after one step)"
-    ),
     # round 7, held-out
     "r7_actor_critic_advantage_not_detached": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch

@@ -39,7 +39,7 @@ from .reads import (
     step_unmoved,
 )
 from .scales import loss_scale
-from .trainmode import eval_mode
+from .trainmode import eval_mode, stats_again
 from .zerocauses import all_zero, hooks
 
 if TYPE_CHECKING:
@@ -353,7 +353,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, scheduler_order,
-    target_grad, graphless_term, eval_mode, loss_form, loss_nonfinite,
+    target_grad, graphless_term, eval_mode, stats_again, loss_form, loss_nonfinite,
 )
 
 

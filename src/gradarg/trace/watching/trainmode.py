@@ -8,7 +8,13 @@ A training step run in that mode trains a different function from the one ``mode
 gives, silently.  What is kept per call: whether the model itself was in training mode, and
 the names of its mode-dependent modules (:data:`DEPENDENT`) that were in eval mode.
 
-Imports :mod:`.finding` only (for :func:`eval_mode`, the finding).
+Batch normalization called again during a backward in train mode (the recomputation of a
+checkpointed function, ``torch.utils.checkpoint``) updates its running statistics a second
+time in the step: observed by hooks on those modules and on ``backward()`` calls
+(:mod:`.patches`), with ``num_batches_tracked`` read before and after the call.
+
+Imports :mod:`.finding` and :mod:`.patches` only (for :func:`eval_mode` and
+:func:`stats_again`, the findings).
 """
 
 from __future__ import annotations
@@ -18,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from . import patches
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["DEPENDENT", "ModeSeen", "eval_mode"]
+__all__ = ["DEPENDENT", "ModeSeen", "eval_mode", "stats_again"]
 
 DEPENDENT: tuple[type[nn.Module], ...] = (
     nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
@@ -46,13 +53,52 @@ class ModeSeen:
         self.batch: int | None = None  # dimension 0 of the last call's first tensor argument
         self._handle: Any = None
         self._dependent: list[tuple[str, nn.Module]] | None = None
+        self._handles: list[Any] = []
+        self._depth = 0  # backward() calls running
+        self._names: dict[Any, str] = {}  # batch normalization module -> its name
+        self._count: dict[Any, int] = {}  # its num_batches_tracked before a call in a backward
+        # name -> (class, num_batches_tracked before and after): batch normalization called
+        # during a backward in train mode, its running statistics updated again
+        self.again: dict[str, tuple[str, int, int]] = {}
 
     def attach(self) -> None:
         self._handle = self.model.register_forward_pre_hook(self._called)
+        self._handles = [patches.register_backward_call_hook(self._backward_call),
+                         patches.register_backward_done_hook(self._backward_done)]
+        for name, m in self.model.named_modules():
+            # batch (and instance) normalization keeping running statistics, by their
+            # documented attributes
+            if hasattr(m, "track_running_stats") and hasattr(m, "num_batches_tracked"):
+                self._handles.append(m.register_forward_pre_hook(
+                    patches.eager_unless_traced(self._stats_before)))
+                self._names[m] = name
 
     def detach(self) -> list[Any]:
         handle, self._handle = self._handle, None
-        return [] if handle is None else [handle]
+        handles, self._handles = self._handles, []
+        return handles + ([] if handle is None else [handle])
+
+    # -- a call during the backward (a checkpoint's recomputation) ---------------------------
+    def _backward_call(self, tensors: Any) -> None:
+        self._depth += 1
+
+    def _backward_done(self) -> None:
+        """The outermost ``backward()`` returned: the counts read at calls made during it are
+        compared (a non-reentrant checkpoint stops its recomputation as soon as the saved
+        tensors it needs are made again, inside the layer's forward: no forward hook runs)."""
+        self._depth = max(0, self._depth - 1)
+        if self._depth or not self._count:
+            return
+        count, self._count = self._count, {}
+        for m, before in count.items():
+            now = int(m.num_batches_tracked)
+            if now != before:
+                self.again[self._names[m]] = (type(m).__name__, before, now)
+
+    def _stats_before(self, m: Any, args: Any) -> None:
+        if self._depth and m.training and m.track_running_stats and m not in self._count \
+                and isinstance(m.num_batches_tracked, torch.Tensor):
+            self._count[m] = int(m.num_batches_tracked)
 
     def _called(self, module: nn.Module, args: Any) -> None:
         if torch.compiler.is_compiling():
@@ -97,3 +143,20 @@ def eval_mode(w: GradWatch, o: Options) -> Finding:
         f"backward: this step trained with dropout off and batch normalization on its running "
         f"statistics, which it did not update; call model.train() before the training forward "
         f"(after validating under model.eval())"))
+
+
+def stats_again(w: GradWatch, o: Options) -> Finding:
+    """Batch normalization called during a backward in train mode, which updated its running
+    statistics again (observed: :class:`ModeSeen`'s ``again``)."""
+    if not w.modes.again:
+        return Finding("running statistics", True)
+    name, (kind, a, b) = next(iter(w.modes.again.items()))
+    more = len(w.modes.again) - 1
+    return Finding("running statistics", True, (
+        f"{kind} '{name}'{f' and {more} more' if more else ''} ran again during the backward "
+        f"in train mode (observed: its forward was called while backward() ran: the "
+        f"recomputation of a checkpointed function), so its running statistics "
+        f"(running_mean, running_var) were updated twice in this step (num_batches_tracked "
+        f"{a} -> {b} across that backward); the gradients are not affected, the statistics used "
+        f"in eval mode are: keep batch normalization out of the checkpointed function, or "
+        f"save and restore its running statistics around the backward"))
