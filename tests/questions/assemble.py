@@ -57,6 +57,7 @@ ABOUT = (
     " Round 10 (part_id round10*): 46 questions from 24 new fixed queries (QUERIES_ROUND10, 20 GitHub-issue and 4 forum queries in new words), collected by two helpers who wrote nothing, every in-scope result kept, each answer checked on torch 2.13; all held out and graded once, blind, by three readers who wrote nothing, on the site at commit e79ef0d (grade_round10; draft_id is the collector's id, the grade files' key). Round 11 (part_id round11*): 37 questions from 24 new fixed queries (QUERIES_ROUND11, 12 forum and 12 GitHub-issue queries), collected the same way by two helpers who wrote nothing; all held out and graded once, blind, by three readers who wrote nothing, on the site at commit c272d9b (grade_round11); then entries were written for the 24 not ANSWERED by two writers who read them, and three more readers who took no part graded all 37 again on the site at commit bc42a94 (grade_round11_after: not blind for the writers). Round 12 (part_id round12*): 36 questions from 24 new fixed queries (QUERIES_ROUND12, 12 forum and 12 GitHub-issue queries in words earlier rounds had not used, committed before any result was read), collected by one helper who wrote nothing, every in-scope result kept (near-duplicates merged into also), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site at commit eeae38c (grade_round12, with grader and site_commit)."
     " Then entries were written for the 20 not ANSWERED by a writer who read them, and a reader who took no part graded all 36 again on the site at commit 173194f (grade_round12_after: not blind for the writer)."
     " Afterwards the records of rounds 7 to 9 not graded ANSWERED were given an anchor: the entry written for them since, which their keywords put in the search's first three; their grades stay those of the blind reading."
+    " Round 13 (part_id round13*): 38 questions from 24 new fixed queries (QUERIES_ROUND13, 12 forum and 12 GitHub-issue queries in words earlier rounds had not used, committed before any result was read; 230 results, 84 of them in scope, 25 of those already collected), collected by one helper who wrote nothing, every other in-scope result kept (19 near-duplicate addresses merged into also), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site at commit eb7a69d (grade_round13, with grader and site_commit): 10 ANSWERED, 19 PARTLY, 8 ABSENT, 1 WRONG; search top 3 for 27 of 38."
 )
 
 
@@ -183,7 +184,7 @@ def main(argv: list[str]) -> int:
             for kept in ("anchor", "grade_before", "grade_after", "grade_round5", "grade_round6",
                          "grade_round7", "grade_round8", "grade_round9", "grade_round10",
                          "grade_round11", "grade_round11_after", "grade_round12",
-                         "grade_round12_after"):
+                         "grade_round12_after", "grade_round13"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
@@ -191,7 +192,7 @@ def main(argv: list[str]) -> int:
               "thread_answer", "part_id", "merged_parts", "grade_before", "grade_after",
               "grade_round5", "grade_round6", "grade_round7",
               "grade_round8", "grade_round9", "grade_round10", "grade_round11", "grade_round11_after",
-              "grade_round12", "grade_round12_after")
+              "grade_round12", "grade_round12_after", "grade_round13")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
@@ -199,7 +200,8 @@ def main(argv: list[str]) -> int:
         for grade in ("grade_before", "grade_after", "grade_round5", "grade_round6",
                       "grade_round7", "grade_round8", "grade_round9",
                       "grade_round10", "grade_round11", "grade_round11_after",
-                      "grade_round12", "grade_round12_after"):  # held-out only
+                      "grade_round12", "grade_round12_after",
+                      "grade_round13"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}
