@@ -69,10 +69,6 @@ XFAIL: dict[str, str] = {
     "r5_lbfgs_closure_zero_grad": "held-out: silent",
     "r5_vae_sample_not_rsample": "held-out: false",
     # round 6 (branch s19-scen6), first run against the branch point 173194f
-    "r6_threshold_hard_mask_no_grad": (
-        "silent: said 'no gradient for 1 parameter(s): threshold' and that its path was cut "
-        "(detach, .data, no_grad, NumPy); missing the comparison / boolean mask as the cut"
-    ),
     # round 6, held-out
     "r6_soft_argmax_round_gather": "held-out: silent",
     "r6_triplet_collapsed_encoder": "held-out: silent",

@@ -22,7 +22,8 @@ what the optimizer will read, the findings behind a checked "ok" and what was ch
 ``scales``: what a step read against the losses' gradients, their scale and their average
 over processes; ``zerocauses``: what is behind an all-zero gradient),
 ``explain``
-(``GradWatch.why_no_grad`` in words) and ``view`` (rows, table, plot).  ``detail``: which
+(``GradWatch.why_no_grad`` in words; ``sourceuse``: how a class's source reads a parameter
+that got no gradient) and ``view`` (rows, table, plot).  ``detail``: which
 steps of a block are recorded in full (``watch(model, full_steps=k)``; the others light) and
 what the findings say on a light step; ``sentinel``: on a light step, light notes of each
 module call (weak references, autograd nodes), read only when the model's output is not

@@ -15,7 +15,7 @@ import torch
 from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
-from . import eventfindings, events, findings, reads, scales, zerocauses
+from . import eventfindings, events, findings, reads, scales, sourceuse, zerocauses
 from .detail import light_text
 from .records import ROOT_NAME, ParamRecord
 
@@ -133,6 +133,57 @@ def _raised(a: Asked) -> str | None:
             f"{e.message}")
 
 
+_NO_GRADIENT_IN = {
+    "comparison": ("in a comparison", (
+        "a comparison returns booleans, which carry no gradient: a mask it selects with is "
+        "not differentiable in it (for a learnable threshold, weight by a smooth relaxation "
+        "such as torch.sigmoid((threshold - x) / temperature) instead)")),
+    "cut": ("through calls that return no gradient", (
+        ".item(), .detach(), .data, round, argmax, sign and their kind return values with no "
+        "autograd history")),
+    "no_grad": ("inside torch.no_grad()", (
+        "nothing computed under torch.no_grad() is recorded for the backward")),
+}
+
+
+def _source_read(a: Asked) -> str | None:
+    """The class's source reads the parameter only in ways that carry no gradient, or never
+    (read from the source: :mod:`.sourceuse`)."""
+    if a.r.grad is not None or not a.r.requires_grad:
+        return None
+    try:
+        module = (a.w.model if a.r.module == ROOT_NAME
+                  else a.w.model.get_submodule(a.r.module))
+    except AttributeError:
+        return None
+    local = a.name.rsplit(".", 1)[-1]
+    reads = sourceuse.reads_of(module, local)
+    if reads is None:
+        return None
+    cls = type(module).__name__
+    if not reads:
+        return (f"no gradient reached {a.name}: the methods of {cls} never read "
+                f"self.{local} (read from the class's source, not from the run), so no "
+                f"operation of the forward uses it")
+    cuts = [r for r in reads if r.kind != "other"]
+    if not cuts:
+        return None
+    r = cuts[0]
+    how, why = _NO_GRADIENT_IN[r.kind]
+    at = f"line {r.line}, `{r.text}`"
+    others = [x for x in reads if x.kind == "other"]
+    if others:  # which read ran is not recorded: what the source shows, and no more
+        o = others[0]
+        return (f"no gradient reached {a.name}, although module '{a.r.module}' ran: {cls} "
+                f"reads self.{local} {how} ({at}; read from the class's source, not from "
+                f"the run), where {why}, and also at line {o.line} (`{o.text}`), where a "
+                f"gradient could flow; the record cannot tell which ran, or whether a path "
+                f"from the latter was cut (detach(), .data, torch.no_grad())")
+    more = f" and {len(cuts) - 1} more such read(s)" if len(cuts) > 1 else ""
+    return (f"no gradient reached {a.name}: {cls}.{r.method} reads self.{local} only {how} "
+            f"(read from the class's source, not from the run: {at}{more}): {why}")
+
+
 def _cannot_tell(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
@@ -215,6 +266,7 @@ RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("stopped",), "", _stopped),
     Rule(("output-unused",), "", _output_unused),
     Rule(("raised",), "", _raised),
+    Rule(("source-read",), "", _source_read),
     Rule(("cannot-tell",), "", _cannot_tell),
     Rule(("hook-zeroed",), "", _hook_zeroed),
     Rule(("zero-factor",), "", _zero_factor),
