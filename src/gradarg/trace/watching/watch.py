@@ -393,8 +393,7 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
         ``why_no_grad`` says so), yet a NaN/Inf made in the forward is still located at the
         module that made it, and every check of what the optimizer reads still runs (see
         ``gradarg.trace.watching.detail``).  ``None``: every step is recorded in full.  A
-        light step costs about the parameter hooks ('loop' and 'full loop' in
-        ``benchmarks/watch.py``).
+        light step costs about the parameter hooks (``benchmarks/watch.py``).
 
     Returns
     -------
@@ -412,18 +411,16 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     Notes
     -----
     Norms are taken in the gradient's own dtype and redone in float64 where that could be
-    wrong (a norm of exactly 0 or Inf), so a gradient counts as zero only if every entry is
-    exactly zero and as non-finite only if an entry is NaN or Inf. Sparse gradients (``nn.Embedding(sparse=True)``) are measured on their
-    coalesced values. A module that ran several times (a shared layer) has one record per call;
-    its parameters' gradients are the sum over the calls, shown at the first. Until the block
-    ends (or the next step starts) the record holds the step's autograd nodes, as the loss
-    does; forward passes with grad enabled and no backward (an evaluation loop without
-    ``torch.no_grad()``) keep their graphs until then. Under ``torch.utils.checkpoint``
-    (reentrant or not) the checkpointed modules appear twice: once from the forward and once
-    from their recomputation during the backward, flagged in the table as run after the
-    backward; the findings read the first.  A module called twice on the same input shows
-    what each call sent back to it.  Under ``torch.compile`` the hooks run eagerly, outside
-    the compiled graph (``torch.compiler.disable``: a graph break at each module call).
+    wrong (a norm of exactly 0 or Inf): a gradient is zero only if every entry is, non-finite
+    only if an entry is NaN or Inf.  Sparse gradients are measured on their coalesced values.
+    A module that ran several times has one record per call; its parameters' gradients are
+    the sum over the calls, shown at the first.  Until the block ends (or the next step
+    starts) the record holds the step's autograd nodes, as the loss does (a forward with
+    grad enabled and no backward keeps its graph until then).  Under
+    ``torch.utils.checkpoint`` the checkpointed modules appear twice, the second (their
+    recomputation in the backward) flagged in the table as run after the backward; the
+    findings read the first.  Under ``torch.compile`` the hooks run eagerly, outside the
+    compiled graph (``torch.compiler.disable``: a graph break at each module call).
 
     What happens to each parameter's ``.grad`` is observed as it happens, over the whole
     block: a post-accumulate-grad hook (``Tensor.register_post_accumulate_grad_hook``) counts
@@ -463,10 +460,13 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     replaced it with zeros is named as the cause, with what an optimizer step still did to
     the parameter (weight decay, momentum: its sum before and after the step); one that
     scaled it, in a note; a hook registered on a tensor of the forward while the watch runs
-    is read the same way (``Tensor.register_hook`` is observed while the watch runs).  All-zero gradients that were already zero at a float16 module
-    output (autocast), with no ``GradScaler``, are named a possible float16 underflow.
-    With nothing checked there is no "ok" (a model without parameters); without an
-    optimizer step the line says so.
+    is read the same way (``Tensor.register_hook`` is observed while the watch runs).
+    All-zero gradients already zero at a float16 module output (autocast), with no
+    ``GradScaler``, are named a possible float16 underflow.
+    Also named: a scheduler stepped before its optimizer, an edit of ``.grad`` thrown away
+    (``clamp`` for ``clamp_``), a NaN loss with finite gradients, entries a hook masked that
+    a step moved, statistics updated again by a checkpoint's recomputation.  With nothing
+    checked there is no "ok"; without an optimizer step the line says so.
 
     Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
     process records its own step: module and parameter norms are this process's gradients
