@@ -120,8 +120,8 @@ def test_held_out_names_are_cases():
     names = held_out()
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
-    # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4
-    # and 7, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
+    # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
+    # 7 and 8, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -227,6 +227,18 @@ PAIRS = [
     ("r7_flow_log_det_without_abs", "r7_flow_log_abs_det"),
     ("r7_unfreeze_without_new_optimizer", "r7_unfreeze_rebuild_optimizer"),
     ("r7_pos_weight_length_two_raises", "r7_pos_weight_single_class"),
+    # round 8
+    ("r8_uncertainty_raw_variance_negative", "r8_uncertainty_log_variance"),
+    ("r8_supcon_singleton_class_nan", "r8_supcon_anchor_without_positive_skipped"),
+    ("r8_dice_empty_masks_zero_grad", "r8_dice_smooth_both_terms"),
+    ("r8_spectral_norm_sigma_detached", "r8_spectral_norm_parametrization"),
+    ("r8_weight_std_zero_init_no_eps", "r8_weight_std_eps_in_sqrt"),
+    ("r8_parametrize_cached_whole_loop", "r8_parametrize_cached_forward_only"),
+    ("r8_new_head_not_in_optimizer", "r8_add_param_group_new_head"),
+    ("r8_reload_model_old_optimizer", "r8_reload_model_and_optimizer"),
+    ("r8_mha_hf_mask_as_padding_mask", "r8_mha_padding_mask_converted"),
+    ("r8_ddp_skipped_block_no_find_unused", "r8_ddp_skipped_block_find_unused"),
+    ("r8_adam_rebuilt_every_batch", "r8_alternating_freeze_one_adam"),
 ]
 
 
