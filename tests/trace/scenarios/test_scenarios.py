@@ -78,12 +78,6 @@ XFAIL: dict[str, str] = {
     # round 7, held-out
     "r7_actor_critic_advantage_not_detached": "held-out: false",
     # round 8 (branch s20-scen8), first run against the branch point c62e52b
-    "r8_ddp_skipped_block_no_find_unused": (
-        "silent: said that no backward pass reached the model and quoted DDP's 'Expected to have "
-        "finished reduction' RuntimeError from the second forward; missing block2, skipped in the "
-        "first step without find_unused_parameters (no gradient, so that step's gradients were "
-        "never all-reduced and the replicas drifted)"
-    ),
     # round 8, held-out
     "r8_adam_rebuilt_every_batch": "held-out: false",
     "r8_spectral_norm_sigma_detached": "held-out: false",

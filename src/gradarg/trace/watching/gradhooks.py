@@ -96,6 +96,7 @@ class GradEvents:
         self._order = ScheduleOrder()  # learning-rate schedulers' steps against the optimizers'
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
+        self.prior_missing: list[str] = []  # trainable parameters the last step's passes missed
         self._raised: Raised | None = None  # the last backward() that raised
         # the last backward() call's losses: their nodes and whether their values were finite
         self._losses = observed.Losses([], None)
@@ -115,15 +116,12 @@ class GradEvents:
         return self._got
 
     @property
-    def raised(self) -> Raised | None:
-        """The last ``backward()`` that raised during the block (``None``: none did)."""
+    def raised(self) -> Raised | None:  # the last backward() that raised in the block
         return self._raised
 
     @property
     def losses(self) -> observed.Losses:
-        """The last ``backward()`` call's tensors (the losses), as their autograd nodes, and
-        whether their values were finite (``None``: not read, too large); cleared when the
-        block ends (the graph is not kept)."""
+        """The last ``backward()`` call's losses, their nodes (dropped at the block's end)."""
         return self._losses
 
     def forget_losses(self) -> None:  # the block ended: the graph is not kept
@@ -148,14 +146,12 @@ class GradEvents:
         return [e for e in self._log if isinstance(e, StepEntry) and e.forward >= forward]
 
     @property
-    def optimizers(self) -> list[Holding]:
-        """The optimizers whose step held a watched parameter during the block, in order."""
+    def optimizers(self) -> list[Holding]:  # those whose step held a watched parameter
         return list(self._stepped.values())
 
     @property
     def seen_optimizers(self) -> list[Holding]:
-        """The optimizers seen in the block holding a watched parameter: whose step ran, or
-        whose ``zero_grad()`` did."""
+        """Optimizers whose step or ``zero_grad()`` ran holding a watched parameter."""
         seen = dict(self._zeroed)
         seen.update(self._stepped)
         return list(seen.values())
@@ -278,6 +274,10 @@ class GradEvents:
 
     def new_step(self) -> None:
         """A new step begins: this step's passes are forgotten (the log keeps them)."""
+        if self._got:  # the parameters the last step's passes missed (DDP waits for them)
+            got = {id(e.param) for e in self._got}
+            self.prior_missing = [n for p, (n, _) in self.watched.owner.items()
+                                  if p.requires_grad and id(p) not in got]
         self._regs.new_step()
         self._params.new_step()
         self._got = []

@@ -78,6 +78,15 @@ def block_ended(w: GradWatch, o: Options) -> Finding:
         text += ("; the graph this backward reaches was freed by an earlier backward: a "
                  "tensor carried over from a previous batch or step (an RNN's hidden state) "
                  "still holds its history: detach it between batches (h = h.detach())")
+    elif "finished reduction" in lower and w.grads.prior_missing:
+        missed = w.grads.prior_missing
+        text += (f"; in the step before, no gradient reached {_shown(missed)} (observed: no "
+                 f"backward pass reached them; their module was skipped or its output "
+                 f"unused): DistributedDataParallel without find_unused_parameters=True waits "
+                 f"for every parameter's gradient before it all-reduces, so that step's "
+                 f"gradients were never averaged (each process stepped on its own) and this "
+                 f"forward raised; pass find_unused_parameters=True, or use every parameter "
+                 f"in each step")
     text += "; what the optimizer would read after it was not checked"
     return Finding("block ended normally", True, text)
 
