@@ -614,6 +614,43 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "returns False when there are BatchNorm layers"), "questions/per-sample-gradients"),
     (("gradient synchronization BEFORE Gradient Sync AFTER Gradient Sync all_reduce + "
       "averaging every GPU has the exact same gradient consistency check"), "questions/fsdp-ddp"),
+    # round 13's records: the asker's keywords, joined (the entries written for them)
+    (("DTensor redistribute backward gradient placement grad_placements Partial gradient "
+      "in backward redistribute backward Replicate"), "questions/dtensor"),
+    (("from_local backward Partial from_local gradient Replicate partial to replicate in "
+      "backward grad_placements from_local"), "questions/dtensor"),
+    (("to_local grad_placements to_local backward gradient grad placement passthrough "
+      "param Replicate grad Partial"), "questions/dtensor"),
+    (("local_map in_grad_placements gradient placement local_map in_placements "
+      "out_placements DTensor input gradient placement"), "questions/dtensor"),
+    (("redistribute backward_dtype forward_dtype cast the gradient before the backward "
+      "collective DTensor gradient dtype"), "questions/dtensor"),
+    (("compiled_autograd dynamic shapes compiled autograd recompile backward dynamic=True "
+      "backward recompiles compiled_autograd.enable"), "questions/compile-backward"),
+    (("native_layer_norm_backward recompile dynamic=True specializes batch dimension "
+      "guard size mismatch at index 0 autograd.grad create_graph make_fx symbolic"),
+     "questions/compile-support"),
+    (("compile backwards graph immediately AOTAutograd lazy backward compilation dynamic "
+      "shapes backward guards bw_compiler called during forward"), "questions/compile-backward"),
+    (("register_hook inside torch.compile hooks on intermediate tensors compile "
+      "register_hook input tensors dynamo backward hook compiled function"), "questions/compile"),
+    (("Dynamo autograd.Function mark_non_differentiable mark_non_differentiable "
+      "torch.compile non differentiable output requires_grad False fullgraph custom "
+      "Function"), "questions/compile-support"),
+    (("mark_non_differentiable aliased outputs x.grad stays None torch.compile detach "
+      "output compiled views disconnected does not require grad inductor"),
+     "questions/compile-support"),
+    (("DDP static_graph not compatible with static_graph set to True Your training graph "
+      "has changed in this iteration find_unused_parameters _set_static_graph"),
+     "questions/fsdp-ddp"),
+    (("static graph forward called multiple times before backward static_graph two "
+      "forwards one backward Your training graph has changed in this iteration "
+      "num_iterations_ reducer static graph"), "questions/fsdp-ddp"),
+    (("DDP multiple backwards retain_graph DDP second backward DDP support for multiple "
+      "backward passes gradients not synchronized second backward"), "questions/fsdp-ddp"),
+    (("compiled autograd backward inputs backward(inputs=) torch.compile "
+      "compiled_autograd .backward(inputs=) accumulate grad only inputs compiled"),
+     "questions/compile-backward"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
