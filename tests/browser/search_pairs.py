@@ -617,13 +617,13 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     # round 13's records: the asker's keywords, joined (the entries written for them)
     (("hypergradient learning rate differentiate through optimizer update gradient of loss "
       "with respect to step size optimizer.step differentiable"),
-     "questions/what-backward-computes"),
+     "questions/weights-not-updating"),
     (("gradient of the loss function with quantiles torch.quantile differentiable quantile "
       "non-differentiable sort and interpolation backward"),
      "questions/operator-edge-cases"),
     (("parametrizations orthogonal gradient project the gradients weight matrix is "
       "constrained gradient clipping component outside the set"),
-     "questions/operator-gradients"),
+     "questions/weights-not-updating"),
     (("logdet slogdet backward gradient of log determinant logdet singular matrix gradient "
       "logdet nan negative determinant"),
      "questions/linalg-fft-pooling"),
