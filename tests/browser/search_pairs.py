@@ -651,6 +651,48 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("compiled autograd backward inputs backward(inputs=) torch.compile "
       "compiled_autograd .backward(inputs=) accumulate grad only inputs compiled"),
      "questions/compile-backward"),
+    (("hypergradient learning rate differentiate through optimizer update gradient of loss "
+      "with respect to step size optimizer.step differentiable"),
+     "questions/weights-not-updating"),
+    (("gradient of the loss function with quantiles torch.quantile differentiable quantile "
+      "non-differentiable sort and interpolation backward"),
+     "questions/operator-edge-cases"),
+    (("parametrizations orthogonal gradient project the gradients weight matrix is "
+      "constrained gradient clipping component outside the set"),
+     "questions/weights-not-updating"),
+    (("logdet slogdet backward gradient of log determinant logdet singular matrix gradient "
+      "logdet nan negative determinant"),
+     "questions/linalg-fft-pooling"),
+    (("custom_op non-differentiable register_autograd non-differentiable no autograd "
+      "formula was registered mark an operator as non-differentiable"),
+     "questions/custom-ops"),
+    (("custom Function differentiable Integer output mark_non_differentiable integer "
+      "output argmax indices autograd.Function non-differentiable outputs backward zero"),
+     "questions/custom-functions"),
+    (("forward-mode AD autograd.Function non-differentiable output INTERNAL ASSERT FAILED "
+      "autograd_meta.cpp jvp return None mark_non_differentiable Expected both tensor and "
+      "its forward grad to be floating point or complex"),
+     "questions/vjp-jvp"),
+    (("BERT input gradient gradient with respect to input_ids inputs_embeds requires_grad "
+      "only Tensors of floating point dtype can require gradients gradient w.r.t. one-hot "
+      "encoded inputs"),
+     "questions/reading-gradients"),
+    (("customized backward function extra time consumption custom Function backward slow "
+      "Function.apply inside backward time consumption of forward and backward process"),
+     "questions/memory"),
+    (("gumbel_softmax hard=True gradient straight-through trick y_hard - y_soft.detach() + "
+      "y_soft differentiated as if it is the soft sample"),
+     "questions/operator-gradients"),
+    (("forward-mode AD dropout jvp dropout native_dropout tangent dropout mask scale "
+      "1/(1-p)"),
+     "questions/jacobians"),
+    (("batch_norm_jvp running_mean running_var forward grad batch_norm is not "
+      "differentiable wrt running_mean and running_var forward-mode AD batch norm eval "
+      "make_dual running stats"),
+     "questions/jacobians"),
+    (("batch_norm second-order JVP incorrect jvp of jvp batch_norm forward-over-forward "
+      "batch norm nested forward-mode second derivative"),
+     "questions/jacobian-api"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
