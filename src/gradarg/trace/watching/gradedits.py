@@ -23,11 +23,8 @@ are the user's) only (:mod:`.detail` for its type).
 
 from __future__ import annotations
 
-import os
-import sys
 import weakref
 from dataclasses import dataclass
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -35,7 +32,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from . import fnmodes, patches
 from .model import Watched
-from .observed import users_file
+from .observed import user_site
 
 if TYPE_CHECKING:
     from .detail import Detail
@@ -70,18 +67,6 @@ def _key(t: torch.Tensor) -> tuple[Any, ...] | None:
         return (t.data_ptr(), tuple(t.shape), t.stride(), t.dtype)
     except (RuntimeError, TypeError, AttributeError, NotImplementedError):
         return None
-
-
-def _site() -> str:
-    frame: FrameType | None = sys._getframe(2)
-    while frame is not None:
-        if users_file(frame.f_code.co_filename):
-            name = frame.f_code.co_filename
-            if "ipykernel_" in name or name.startswith("<"):
-                return f"line {frame.f_lineno} of a cell"
-            return f"{os.path.basename(name)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return ""
 
 
 def _name(func: Any) -> str:
@@ -195,7 +180,7 @@ class GradEdits:
         k = _key(out)
         if k is None or k in self._grads or out.data_ptr() == source.data_ptr():
             return
-        self._candidate(out, Discarded(op.strip("_"), name, _site()))
+        self._candidate(out, Discarded(op.strip("_"), name, user_site()))
 
     def _read_grads(self) -> dict[tuple[Any, ...], str]:
         grads = {}

@@ -34,7 +34,6 @@ Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push 
 
 from __future__ import annotations
 
-import os
 import sys
 import weakref
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from typing import Any
 import torch
 
 from . import fnmodes, patches
-from .observed import users_file
+from .observed import user_site, users_file
 
 __all__ = ["GraphlessTerms", "Term"]
 
@@ -62,19 +61,6 @@ class Term:
 
     grad_at: str
     added_at: str
-
-
-def _user_site() -> str:
-    """``file:line`` of the innermost frame outside torch and gradarg, or ``""``."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if users_file(frame.f_code.co_filename):
-            name = frame.f_code.co_filename
-            if "ipykernel_" in name or name.startswith("<"):  # a notebook cell, a string
-                return f"line {frame.f_lineno} of a cell"
-            return f"{os.path.basename(name)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return ""
 
 
 def _called_by_user() -> bool:
@@ -138,7 +124,7 @@ class GraphlessTerms:
     def _on_grad(self, create_graph: bool, result: Any) -> None:
         if create_graph or not _called_by_user():
             return
-        site = _user_site()
+        site = user_site()
         if isinstance(result, dict):
             result = list(result.values())
         for t in result if isinstance(result, (list, tuple)) else (result,):
@@ -152,7 +138,7 @@ class GraphlessTerms:
         losses = tensors if isinstance(tensors, (list, tuple)) else (tensors,)
         for loss in losses:
             if isinstance(loss, torch.Tensor) and loss.grad_fn is None and loss.requires_grad:
-                self.leaf_losses.append(_user_site())
+                self.leaf_losses.append(user_site())
         if self._mode is None:
             return
         for loss in losses:
@@ -177,7 +163,7 @@ class GraphlessTerms:
             constant = any(self._derived.get(t) is not None and not t.requires_grad
                            and t.numel() == 1 for t in inputs)
             if constant and any(t.requires_grad for t in inputs):
-                term = Term(grad_at, _user_site())
+                term = Term(grad_at, user_site())
         if term is None and grad_at is None:
             return
         for t in out if isinstance(out, (list, tuple)) else (out,):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import traceback
+from types import FrameType
 from typing import Any, NamedTuple
 
 import torch
@@ -18,7 +20,8 @@ import torch
 from ..graph.nodes import saved_value
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
-           "losses_of", "message", "slips", "what_moves", "where", "zero_why"]
+           "losses_of", "message", "slips", "user_site", "users_file", "what_moves", "where",
+           "zero_why"]
 
 
 class Raised(NamedTuple):
@@ -101,6 +104,20 @@ _LIBRARIES = (os.path.dirname(torch.__file__),
 def users_file(filename: str) -> bool:
     """Whether ``filename`` (a frame's) is outside torch and this package: the user's code."""
     return not filename.startswith(_LIBRARIES)
+
+
+def user_site() -> str:
+    """``file:line`` of the innermost calling frame outside torch and gradarg (``"line N of
+    a cell"`` in a notebook or a string), or ``""``: where the user's code made the call."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if users_file(frame.f_code.co_filename):
+            name = frame.f_code.co_filename
+            if "ipykernel_" in name or name.startswith("<"):  # a notebook cell, a string
+                return f"line {frame.f_lineno} of a cell"
+            return f"{os.path.basename(name)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
 
 
 def where(error: BaseException) -> str:
