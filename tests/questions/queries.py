@@ -915,3 +915,36 @@ QUERIES_ROUND13: dict[str, list[tuple[str, str]]] = {
         ("issues", "assigning .grad of a different dtype float16 parameter"),
     ],
 }
+
+# Round 14: written on 2026-12-01 before any of them was run; collected and graded once, blind,
+# by a helper who writes nothing.
+QUERIES_ROUND14: dict[str, list[tuple[str, str]]] = {
+    "round14-c21a": [
+        ("pages", "gradient of output with respect to input image pixels"),
+        ("pages", "loss.backward() twice different loss same graph error"),
+        ("pages", "set requires_grad False after optimizer created"),
+        ("pages", "gradient of weights very small vanishing how to check"),
+        ("pages", "custom activation function backward derivative implement"),
+        ("pages", "sum vs mean reduction gradient magnitude learning rate"),
+        ("issues", "torch.func.functional_call buffers gradient tied weights"),
+        ("issues", "nested tensor jagged backward"),
+        ("issues", "torch.linalg.svd backward complex gauge invariant"),
+        ("issues", "saved_tensors_hooks pack unpack backward"),
+        ("issues", "flex_attention backward gradient"),
+        ("issues", "torch.compile fullgraph autograd.Function graph break"),
+    ],
+    "round14-c21b": [
+        ("pages", "tied weights embedding output layer gradient shared"),
+        ("pages", "gradient of norm is nan when vector is zero"),
+        ("pages", "Variable deprecated volatile requires_grad migration"),
+        ("pages", "how to get gradient of intermediate layer output"),
+        ("pages", "clip_grad_norm_ returns total norm inf"),
+        ("pages", "mixed precision gradient underflow zeros GradScaler"),
+        ("issues", "forward AD dual tensor unsupported operator"),
+        ("issues", "vmap autograd.Function setup_context in_dims"),
+        ("issues", "DDP no_sync gradient accumulation unused parameters"),
+        ("issues", "sparse tensor coalesce backward gradient"),
+        ("issues", "detect_anomaly false positive nan backward"),
+        ("issues", "torch.autograd.graph.Node register_prehook"),
+    ],
+}
