@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradarg
 from gradarg.sparse import _numba, _pycolor, d2color, greedy, star, symmetric
@@ -156,6 +158,36 @@ def test_hessian_kernels_are_the_compiled_ones(seed):
             assert got.dtype == np.int64 and np.array_equal(got, want), name
             got, want = both(lambda s=seq, p=indptr, i=indices: greedy.greedy(p, i, s))
             assert np.array_equal(got, want), name
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize("diagonal", [False, True])
+@pytest.mark.parametrize("shuffled", [False, True])
+@settings(max_examples=15, deadline=None)
+@given(k=st.integers(1, 24), density=st.floats(0.05, 0.6), seed=st.integers(0, 2**31 - 1))
+def test_symmetric_union_is_the_union_whatever_the_entries_order(k, density, seed, symmetric,
+                                                                  diagonal, shuffled):
+    # the interpreted union's three routes: a CSR pattern that is its own transpose with a
+    # full diagonal (returned as it is), a CSR pattern merged with its radix-sorted
+    # transpose, and entries in any other order (one sort)
+    rng = np.random.default_rng(seed)
+    mask = rng.random((k, k)) < density
+    if symmetric:
+        mask |= mask.T
+    if diagonal:
+        np.fill_diagonal(mask, True)
+    rows, cols = (a.astype(np.int64) for a in np.nonzero(mask))
+    if shuffled:
+        perm = rng.permutation(rows.size)
+        rows, cols = rows[perm], cols[perm]
+    before = rows.copy(), cols.copy()
+    ptr, got = _pycolor.symmetric_union(rows, cols, k)
+    want = mask | mask.T | np.eye(k, dtype=bool)
+    assert got.dtype == ptr.dtype == np.int64
+    assert np.array_equal(ptr, np.r_[0, np.cumsum(want.sum(1))])
+    assert np.array_equal(got, np.nonzero(want)[1])
+    assert np.array_equal(rows, before[0]) and np.array_equal(cols, before[1])
+    assert not np.shares_memory(got, cols)
 
 
 def test_transpose_and_union_of_a_rectangular_pattern_with_empty_lines():
