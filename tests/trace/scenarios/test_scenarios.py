@@ -127,7 +127,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7 and 8, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
+    # 7, 8 and 9, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -245,6 +245,18 @@ PAIRS = [
     ("r8_mha_hf_mask_as_padding_mask", "r8_mha_padding_mask_converted"),
     ("r8_ddp_skipped_block_no_find_unused", "r8_ddp_skipped_block_find_unused"),
     ("r8_adam_rebuilt_every_batch", "r8_alternating_freeze_one_adam"),
+    # round 9
+    ("r9_reinforce_baseline_broadcast", "r9_reinforce_baseline_flat_returns"),
+    ("r9_checkpoint_dropout_rng_not_preserved", "r9_checkpoint_dropout_rng_preserved"),
+    ("r9_weight_norm_after_optimizer", "r9_weight_norm_before_optimizer"),
+    ("r9_sparseadam_dense_opt_weight_only", "r9_sparseadam_dense_opt_all_rest"),
+    ("r9_distill_teacher_in_optimizer", "r9_distill_teacher_no_grad"),
+    ("r9_moe_router_collapsed_top1", "r9_moe_top2_load_balanced"),
+    ("r9_lambdalr_floor_div_group_zero", "r9_lambdalr_exponential_both_groups"),
+    ("r9_gcn_isolated_node_inf_norm", "r9_gcn_degree_clamped"),
+    ("r9_function_backward_regrad_none", "r9_function_backward_explicit"),
+    ("r9_ema_shadow_not_restored", "r9_ema_shadow_restored"),
+    ("r9_pinball_slice_broadcast", "r9_pinball_per_example"),
 ]
 
 
