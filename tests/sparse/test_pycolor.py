@@ -22,6 +22,7 @@ from gradarg.sparse import _numba, _pycolor, d2color, greedy, star, symmetric
 from gradarg.sparse.bidirectional import bidirectional_partition
 from gradarg.sparse.coloring import color_pattern
 from gradarg.sparse.pattern import coordinates
+from gradarg.sparse.symmetric import symmetric_union
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -181,7 +182,7 @@ def test_symmetric_union_is_the_union_whatever_the_entries_order(k, density, see
         perm = rng.permutation(rows.size)
         rows, cols = rows[perm], cols[perm]
     before = rows.copy(), cols.copy()
-    ptr, got = _pycolor.symmetric_union(rows, cols, k)
+    ptr, got = symmetric_union(rows, cols, k)
     want = mask | mask.T | np.eye(k, dtype=bool)
     assert got.dtype == ptr.dtype == np.int64
     assert np.array_equal(ptr, np.r_[0, np.cumsum(want.sum(1))])
@@ -309,6 +310,7 @@ def test_a_large_pattern_goes_to_numba_at_once_and_then_everything_does():
 import numpy as np
 from gradarg.sparse import d2color
 from gradarg.sparse.pattern import coordinates
+from gradarg.sparse.symmetric import symmetric_union
 n = 3000
 big = torch.eye(n, dtype=torch.bool)
 big[:1500, 0] = True  # rows 0-1499 meet in column 0, rows 1500-2999 and row 1 in column 1
@@ -333,6 +335,7 @@ print(json.dumps({"estimate": estimate, "startup": _numba.STARTUP_SECONDS, "load
 def test_a_process_colouring_many_small_patterns_switches_to_numba():
     got = run(HEAD + """
 from gradarg.sparse.pattern import coordinates
+from gradarg.sparse.symmetric import symmetric_union
 from gradarg.sparse import d2color
 s = 40
 a = torch.arange(s)

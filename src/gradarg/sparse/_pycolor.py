@@ -65,7 +65,6 @@ __all__ = [
     "smallest_last_removal",
     "star",
     "star_seconds",
-    "symmetric_union",
     "transpose",
 ]
 
@@ -147,43 +146,6 @@ def transpose(ptr: np.ndarray, ind: np.ndarray, n: int) -> tuple[np.ndarray, np.
     # Gray-Scott's 27,648 entries, 44 against 75 us on Burgers' 5,998)
     key -= np.repeat(np.arange(n, dtype=np.int64) * m, count)
     return tptr, key
-
-
-def symmetric_union(rows: np.ndarray, cols: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR ``(ptr, cols)`` of ``P ∪ Pᵀ ∪ I`` for the ``n × n`` pattern with entries
-    ``(rows, cols)``, each row sorted.
-
-    Entries in row-major order (a CSR pattern's) with ``n <= 65536``: ``Pᵀ``'s keys come from
-    a radix sort of the columns (numpy's stable sort of ``uint16``) and the three sorted key
-    lists are merged by a stable sort (which merges runs); a pattern that is its own
-    transpose with a full diagonal is returned as it is.  Otherwise one ``np.sort`` of all the
-    keys (about 1.1 against 0.5 ms on the 64 × 64 grid's 27,909 entries).
-    """
-    diagonal = np.arange(n, dtype=np.int64)
-    key = rows * n + cols
-    if 0 < n <= _RADIX and key.size > 1 and bool((key[1:] > key[:-1]).all()):
-        by_column = np.argsort(cols.astype(np.uint16), kind="stable")  # rows stay sorted
-        transposed = cols[by_column] * n + rows[by_column]
-        if np.array_equal(key, transposed) and np.count_nonzero(rows == cols) == n:
-            ptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows, minlength=n), out=ptr[1:])
-            return ptr, cols.astype(np.int64, copy=True)
-        key = np.concatenate([key, transposed, diagonal * (n + 1)])
-        key.sort(kind="stable")  # three sorted runs: merged
-    else:
-        key = np.concatenate([key, cols * n + rows, diagonal * (n + 1)])
-        key.sort()
-    first = np.empty(key.size, dtype=bool)
-    first[0] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    key = key[first]
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(key // n, minlength=n), out=ptr[1:])
-    return ptr, key % n
-
-
-_RADIX = 1 << 16
-"""Most columns for :func:`symmetric_union`'s radix sort (``uint16`` columns)."""
 
 
 def distance2_graph(pa: np.ndarray, ia: np.ndarray, pb: np.ndarray, ib: np.ndarray,
