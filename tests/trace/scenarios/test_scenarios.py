@@ -89,16 +89,6 @@ XFAIL: dict[str, str] = {
         " apply_shadow() put the EMA weights into param.data and restore() was never called, so"
         " the second step started from the EMA weights, not from the weights the optimizer left"
     ),
-    "r9_function_backward_regrad_none": (
-        "error: the watched backward raised AttributeError (\"'NoneType' object has no attribute"
-        " 'is_sparse'\") from inside the watch; under plain torch the step runs, the custom"
-        " Function's backward returns None and w gets no gradient"
-    ),
-    "r9_multitask_sampled_task_heads": (
-        "silent: said 'no gradient for 2 parameter(s): heads.sentiment.1.weight,"
-        " heads.sentiment.1.bias' as a problem; missing that the head was not called in this"
-        " batch (another task's batch), or an 'ok' for a step working as designed"
-    ),
     "r9_pinball_slice_broadcast": (
         "false: said 'ok: every parameter got a finite, nonzero gradient, norms at the layers"
         " within 0.4 orders of magnitude'; missing that y (64,) minus pred[:, k:k+1] (64, 1)"

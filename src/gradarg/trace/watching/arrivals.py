@@ -18,7 +18,8 @@ def leaf_arrived(watched: Watched, arrivals: list[tuple[int, float]], slot: int,
                  g: torch.Tensor) -> None:
     """A leaf tensor's hook: its gradient's norm arrived at ``slot``."""
     watched.backward_seen = True
-    arrivals.append((slot, _norm(g)))
+    if g is not None:  # None: an autograd.grad inside a backward asked for it, unused
+        arrivals.append((slot, _norm(g)))
 
 
 def node_arrived(watched: Watched, arrivals: list[tuple[int, float]],

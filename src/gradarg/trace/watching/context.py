@@ -198,8 +198,10 @@ class ParamHooks:
 
         masked, p = self.masked, rec.p
 
-        def hook(g: torch.Tensor) -> Any:
+        def hook(g: torch.Tensor | None) -> Any:
             r = raw.pop(key, None)
+            if g is None:  # autograd.grad in a backward asked for it, unused: not the pass
+                return None
             if r is not None:  # what the nodes using the tensor sent it, before any hook
                 unchecked.discard(key)
                 if r is not g and not _same(r, g):
@@ -392,8 +394,8 @@ def raw_hook(box: list[float], only_empty: bool = False) -> Callable[[torch.Tens
     """A hook that puts the norm of the gradient it sees in ``box`` (the last one only;
     ``only_empty``: unless ``box`` holds one already)."""
 
-    def hook(g: torch.Tensor) -> None:
-        if not (only_empty and box):
+    def hook(g: torch.Tensor | None) -> None:
+        if g is not None and not (only_empty and box):
             box[:] = [_norm(g)]
 
     return hook

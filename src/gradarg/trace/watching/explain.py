@@ -146,6 +146,26 @@ _NO_GRADIENT_IN = {
 }
 
 
+def _none_returned(a: Asked) -> str | None:
+    """In the graph of a completed ``backward()`` call, yet no gradient: the custom Functions
+    on its paths returned None (observed after the call: :mod:`.noneback`)."""
+    customs = a.w.nones.found.get(a.name) if a.r.grad is None else None
+    if not customs:
+        return None
+    shown = ", ".join(f"{c.removesuffix('Backward')} (node {c})" for c in customs[:3])
+    if len(customs) == 1:
+        which = (f"the custom autograd.Function {shown} lies on those paths, and its "
+                 f"backward() returned None for the input that leads to {a.name}")
+    else:
+        which = (f"the custom autograd.Functions {shown}{', ...' if len(customs) > 3 else ''} "
+                 f"lie on those paths, and on each path the backward() of one of them returned "
+                 f"None for the input that leads to {a.name}")
+    return (f"no gradient reached {a.name}, although it is in the graph the backward() call "
+            f"ran through (observed: its .grad stayed None after that call returned, so every "
+            f"path to it returned None): {which}; return a gradient for every input that "
+            f"requires grad (ctx.needs_input_grad tells which)")
+
+
 def _source_read(a: Asked) -> str | None:
     """The class's source reads the parameter only in ways that carry no gradient, or never
     (read from the source: :mod:`.sourceuse`)."""
@@ -264,6 +284,7 @@ RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("module-not-called",), "", _module_not_called),
     Rule(("cut",), "", _cut),
     Rule(("stopped",), "", _stopped),
+    Rule(("none-returned",), "", _none_returned),
     Rule(("output-unused",), "", _output_unused),
     Rule(("raised",), "", _raised),
     Rule(("source-read",), "", _source_read),

@@ -12,8 +12,6 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-import torch
-
 from ..graph.values import fmt_norm as _f
 from .detail import light_findings, seen_first
 from .eventfindings import (
@@ -26,11 +24,11 @@ from .eventfindings import (
 )
 from .finding import Finding, Options
 from .lossforms import loss_form, loss_nonfinite
+from .missing import no_gradient
 from .operations import describe as _ops
 from .reads import (
     block_ended,
     checked,
-    gone,
     not_registered,
     optimizer_holds,
     optimizer_read,
@@ -108,36 +106,6 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
         return Finding("non-finite", True,
                        f"non-finite gradient{where}: {len(bad)} parameter(s) got NaN/Inf{named}")
     return Finding("non-finite", True)
-
-
-def no_gradient(w: GradWatch, o: Options) -> Finding:
-    left = set(gone(w))  # no longer the model's: named by optimizer_holds
-    none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None
-            and n not in w.grads.replaced and n not in left]  # re-created: named by that
-    if none:
-        shown = ", ".join(none[:3]) + (", ..." if len(none) > 3 else "")
-        return Finding("missing gradients", True,
-                       f"no gradient for {len(none)} parameter(s): {shown}{_ddp_unused(w)}")
-    return Finding("missing gradients", True)
-
-
-def _ddp_unused(w: GradWatch) -> str:
-    """What parameters without a gradient do to ``DistributedDataParallel``, said only under
-    DDP, and what the final ``.grad`` shows of it once the block has ended."""
-    if w.engine != "DDP":
-        return ""
-    ddp = next(m for m in w.model.modules()
-               if isinstance(m, torch.nn.parallel.DistributedDataParallel))
-    if getattr(ddp, "find_unused_parameters", False):
-        return " (DistributedDataParallel was built with find_unused_parameters=True: it skips them)"
-    text = (" (under DistributedDataParallel without find_unused_parameters=True, the next "
-            "forward raises \"Expected to have finished reduction in the prior iteration "
-            "before starting a new one\": these are the parameters it waits for")
-    got = [r for r in w.parameters.values() if r.grad is not None and r.final_known]
-    if got and w.world > 1 and all(r.final == r.grad for r in got):
-        text += (f"; this step's .grad was not averaged over the {w.world} processes: it "
-                 f"equals this process's own gradient")
-    return text + ")"
 
 
 def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:

@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 __all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_done_hook",
-           "register_backward_error_hook", "register_grad_call_hook",
+           "register_backward_error_hook", "register_backward_inputs_hook",
+           "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
            "register_scheduler_step_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
@@ -85,6 +86,9 @@ def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
     def backward(*args: Any, **kwargs: Any) -> Any:
         tensors = args[0] if args else kwargs.get("tensors")
         _tell(listeners, "call", tensors)
+        inputs = kwargs.get("inputs", args[5] if len(args) > 5 else None)
+        if inputs is not None:
+            _tell(listeners, "inputs", inputs)
         try:
             out = original(*args, **kwargs)
         except Exception as error:
@@ -199,6 +203,18 @@ def register_backward_call_hook(fn: Callable[[Any], None]) -> _Handle:
 
     def on(kind: str, payload: Any) -> None:
         if kind == "call":
+            fn(payload)
+
+    return _BACKWARD.add(on)
+
+
+def register_backward_inputs_hook(fn: Callable[[Any], None]) -> _Handle:
+    """Call ``fn(inputs)`` when ``torch.autograd.backward`` is called with ``inputs=`` (the
+    tensors the gradient is accumulated into, all others left out), after the call hooks and
+    before it runs; until the handle's ``remove()``."""
+
+    def on(kind: str, payload: Any) -> None:
+        if kind == "inputs":
             fn(payload)
 
     return _BACKWARD.add(on)

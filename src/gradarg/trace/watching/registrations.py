@@ -105,5 +105,6 @@ class Registrations:
             got = self._got
 
             def hook(g, full=full):
-                got[full] = _norm(g)
+                if g is not None:
+                    got[full] = _norm(g)
             self._step_handles.append(param.register_hook(hook))

@@ -4,14 +4,13 @@
 pass (``loss.backward()``, an optimizer, anything): forward pre-hooks and hooks on every module
 (``torch.nn.Module.register_forward_pre_hook`` / ``register_forward_hook``) note the order in
 which modules ran and hang a tensor hook (``torch.Tensor.register_hook``) on each tensor that
-enters or leaves a module; a tensor hook on every parameter sees the gradient this backward
-pass computed for it, before it is added to ``.grad``. Each hook stores one norm (a float);
-the tables are assembled once, when the record is asked for them. Leaving the
-``with`` block (or calling :meth:`GradWatch.remove`) removes every hook.
+enters or leaves a module; a tensor hook on every parameter sees the gradient this backward pass
+computed for it, before it is added to ``.grad``. Each hook stores one norm (a float); the
+tables are assembled once, when asked for. Leaving the ``with`` block (or calling
+:meth:`GradWatch.remove`) removes every hook.
 
-See https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution for when
-tensor hooks run, and why a hook registered before an in-place operation sees the gradient of
-the value before it.
+When tensor hooks run: https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution
+(a hook registered before an in-place operation sees the gradient of the value before it).
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from .gradhooks import GradEvents
 from .graphless import GraphlessTerms
 from .graphnotes import GraphNotes
 from .model import Watched
+from .noneback import NoneReturned
 from .ranks import RankSeen
 from .ranks import gather as gather_ranks
 from .recorder import Recorder
@@ -98,9 +98,10 @@ class GradWatch:
         self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
         self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
+        self.nones = NoneReturned(watched.owner)  # custom Functions returning None for a parameter
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
-        for part in (self.edits, self.grads, self.terms, self.modes):  # edits' step pre-hook
-            part.attach()  # first: the window closes before the watch's own reads at a step
+        for part in (self.edits, self.grads, self.terms, self.modes, self.nones):
+            part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
 
     @property
@@ -148,7 +149,7 @@ class GradWatch:
             self._finish()
         # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
         handles = (self.calls.detach() + self.grads.detach() + self.edits.detach()
-                   + self.terms.detach() + self.modes.detach())
+                   + self.terms.detach() + self.modes.detach() + self.nones.detach())
         for h in handles:
             h.remove()
         if watched.active:
@@ -183,8 +184,7 @@ class GradWatch:
 
     # -- the record ---------------------------------------------------------------------------
     def _finish(self) -> tuple[list[ModuleRecord], dict[str, ParamRecord]]:
-        noted = self.calls.notes()
-        grads = self.grads
+        noted, grads = self.calls.notes(), self.grads
         key = (*self.calls.key(), len(grads.passes), grads.changes, len(grads.replaced))
         if self._cache is not None and self._cache[2] == key:
             return self._cache[:2]

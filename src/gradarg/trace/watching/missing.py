@@ -1,0 +1,75 @@
+"""The finding on parameters that got no gradient in the watched step, and what the record
+shows of why: modules not called in the step (a head sampled out of this batch, as designed,
+or a module the forward skips), custom ``autograd.Function`` nodes whose ``backward`` returned
+None on every path to them (:mod:`.noneback`), and what ``DistributedDataParallel`` does with
+them.
+
+Imports :mod:`.finding` and :mod:`.reads` of the trace room.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from .finding import Finding, Options
+from .reads import gone
+
+if TYPE_CHECKING:
+    from .watch import GradWatch
+
+__all__ = ["no_gradient"]
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def no_gradient(w: GradWatch, o: Options) -> Finding:
+    left = set(gone(w))  # no longer the model's: named by optimizer_holds
+    none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None
+            and n not in w.grads.replaced and n not in left]  # re-created: named by that
+    if none:
+        return Finding("missing gradients", True, f"no gradient for {len(none)} parameter(s): "
+                       f"{_shown(none)}{_why(w, none)}{_ddp_unused(w)}")
+    return Finding("missing gradients", True)
+
+
+def _ddp_unused(w: GradWatch) -> str:
+    """What parameters without a gradient do to ``DistributedDataParallel``, said only under
+    DDP, and what the final ``.grad`` shows of it once the block has ended."""
+    if w.engine != "DDP":
+        return ""
+    ddp = next(m for m in w.model.modules()
+               if isinstance(m, torch.nn.parallel.DistributedDataParallel))
+    if getattr(ddp, "find_unused_parameters", False):
+        return " (DistributedDataParallel was built with find_unused_parameters=True: it skips them)"
+    text = (" (under DistributedDataParallel without find_unused_parameters=True, the next "
+            "forward raises \"Expected to have finished reduction in the prior iteration "
+            "before starting a new one\": these are the parameters it waits for")
+    got = [r for r in w.parameters.values() if r.grad is not None and r.final_known]
+    if got and w.world > 1 and all(r.final == r.grad for r in got):
+        text += (f"; this step's .grad was not averaged over the {w.world} processes: it "
+                 f"equals this process's own gradient")
+    return text + ")"
+
+
+def _why(w: GradWatch, none: list[str]) -> str:
+    """What the record shows of why: modules not called in the step, custom Functions that
+    returned None for the parameters (each said only when observed)."""
+    params, said = w.parameters, []
+    # modules ran: recorded on full steps only (a light step's module record is empty)
+    idle = sorted({params[n].module for n in none if not params[n].module_ran}
+                  if w.detail.full else ())
+    if idle:
+        said.append(f"module(s) not called in this step: {_shown(idle)}; a parameter of a "
+                    f"module the forward does not call gets no gradient, as when a head is "
+                    f"sampled out of this batch")
+    customs = sorted({c.removesuffix("Backward") for n in none
+                      for c in w.nones.found.get(n, [])})
+    if customs:
+        said.append(f"a custom autograd.Function whose backward() returned None lies on every "
+                    f"path to {_shown([n for n in none if w.nones.found.get(n)])}: "
+                    f"{_shown(customs)} (why_no_grad names it per parameter)")
+    return f" ({'; '.join(said)})" if said else ""
