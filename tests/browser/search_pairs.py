@@ -693,6 +693,37 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("batch_norm second-order JVP incorrect jvp of jvp batch_norm forward-over-forward "
       "batch norm nested forward-mode second derivative"),
      "questions/jacobian-api"),
+    # round 14's records: the asker's keywords, joined (the entries written for them)
+    (("ExpandedWeights tied weights call_for_per_sample_grads per-sample gradients shared "
+      "parameter embedding output layer same weight"),
+     "questions/per-sample-gradients"),
+    (("nested jagged tensor backward NJT broadcast multiply backward error reducing along a "
+      "ragged and non-batch dimension torch.nested jagged per-sample weight"),
+     "questions/operator-gradients"),
+    (("nn.Embedding backward nested tensor NJT embedding_dense_backward jagged layout "
+      "embedding gradient nested tensor embedding not implemented"),
+     "questions/operator-gradients"),
+    (("to_padded_tensor backward torch.nested.narrow contiguous backward invalid gradient "
+      "expected shape compatible with [3, j2] nested_tensor_from_jagged offsets"),
+     "questions/operator-gradients"),
+    (("nested tensor mean var NJT mean dim=-1 backward nested tensor reduction gradient "
+      "layer_norm nested tensor"),
+     "questions/operator-gradients"),
+    (("gradient with respect to activation values Hessian-vector product autograd.grad "
+      "grad_outputs intermediate values hooks grad of grad activations"),
+     "questions/higher-order"),
+    (("forward AD not implemented Trying to use forward AD with that does not support it dual"
+      " tensor unsupported operator jacfwd jvp unsupported op"),
+     "questions/error-messages-func"),
+    (("forward AD maximum minimum float32 expected scalar type double but found float "
+      "make_dual torch.max two tensors fmax fmin forward AD"),
+     "questions/vjp-jvp"),
+    (("make_dual integer tensor Expected primal to be floating point or complex forward AD "
+      "tangent dtype dual tensor int64"),
+     "questions/error-messages-func"),
+    (("sparse gradient is_coalesced False coalesced flag lost backward autograd.Function "
+      "sparse COO gradient sparse grad coalesce"),
+     "questions/sparse-tensors"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
