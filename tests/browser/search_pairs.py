@@ -724,6 +724,30 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("sparse gradient is_coalesced False coalesced flag lost backward autograd.Function "
       "sparse COO gradient sparse grad coalesce"),
      "questions/sparse-tensors"),
+    (("Trying to backward through the graph a second time second iteration backward "
+      "error targets require grad synthetic data requires_grad=True"),
+     "questions/graph-errors"),
+    (("Trying to backward through the graph a second time two losses same graph "
+      "retain_graph=True GAN detach fake"),
+     "questions/graph-errors"),
+    (("requires_grad False inside training loop weight still updated freeze after "
+      "optimizer created optimizer.step frozen parameter"),
+     "questions/weights-not-updating"),
+    (("saved_tensors_hooks unpack order pack_hook unpack_hook order reverse of packing "
+      "order saved tensor hooks ordering"),
+     "questions/autograd-graph"),
+    (("flex_attention backward CPU FlexAttention does not support backward on CPU flex "
+      "attention requires_grad CPU flex_attention gradient"),
+     "questions/compile-support"),
+    (("volatile=True Variable deprecated volatile was removed and now has no effect "
+      "inference without gradients"),
+     "questions/grad-mode"),
+    (("GradScaler underflow mixed precision gradients zero loss scaling float16 "
+      "scaler.scale(loss).backward()"),
+     "questions/amp"),
+    (("DDP no_sync gradient accumulation find_unused_parameters parameters unused in "
+      "last micro-batch not synced stochastic depth DDP grad accumulation"),
+     "questions/fsdp-ddp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
