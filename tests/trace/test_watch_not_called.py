@@ -32,7 +32,7 @@ class Heads(nn.Module):
         h = torch.tanh(self.trunk(x))
         out = [self.heads[k](h).detach() if k in self.cut else self.heads[k](h)
                for k in self.run]
-        return torch.cat(out + [h[:, :1]], dim=1)
+        return torch.cat([*out, h[:, :1]], dim=1)
 
 
 @settings(max_examples=30, deadline=None)

@@ -316,11 +316,29 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
         f"parameter's gradient; pass create_graph=True to torch.autograd.grad"))
 
 
+def values_swapped(w: GradWatch, o: Options) -> Finding:
+    """Parameters whose storage was replaced between two steps of an optimizer and whose
+    values are not what the first step left (observed: :mod:`.stepmoves`, the storage and a
+    sample of entries after one step and before the next)."""
+    swapped = list(w.grads.moves.swapped.values())  # none before a second step
+    if not swapped:
+        return Finding("values between steps", True)
+    s = swapped[0]
+    return Finding("values between steps", True, (
+        f"{len(swapped)} parameter(s) replaced between two {s.optimizer} steps, outside the "
+        f"optimizer: {_shown([x.name for x in swapped], 3)} (observed: after step {s.steps} "
+        f"their storage changed, param.data assigned, and {s.differ} of {s.read} sampled "
+        f"entries of {s.name} are not what that step left): the next step started from these "
+        f"values, so the update of step {s.steps} was thrown away (an EMA's apply_shadow() "
+        f"needs its restore() before training goes on)"))
+
+
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
-    edited_after_step, optimizer_read, scaler_skipped, step_unmoved, scheduler_order,
+    edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
+    scheduler_order,
     target_grad, graphless_term, eval_mode, stats_again, loss_form, loss_nonfinite,
 )
 

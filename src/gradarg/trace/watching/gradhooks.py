@@ -92,7 +92,7 @@ class GradEvents:
         self._scaler_steps: list[tuple[bool, float]] = []  # (optimizer step ran, scale after)
         self._steps_at_scaler = 0
         self._regs = Registrations(watched)  # re-created parameters
-        self._moves = StepMoves()  # what each step changed
+        self.moves = StepMoves()  # what each step changed
         self._order = ScheduleOrder()  # learning-rate schedulers' steps against the optimizers'
         self._final: dict[Any, float | None] | None = None  # .grad norms when the block ended
         self._got: list[PassEntry] = []  # this step's passes
@@ -179,17 +179,17 @@ class GradEvents:
     @property
     def unmoved(self) -> Mapping[str, Unmoved]:
         """Parameters the last optimizer step holding them left (mostly) unchanged, by name."""
-        return MappingProxyType(self._moves.unmoved)
+        return MappingProxyType(self.moves.unmoved)
 
     @property
     def step_moves(self) -> Mapping[int, tuple[int, int]]:
         """Per optimizer (``id``): parameters its last step left unchanged, and read."""
-        return MappingProxyType(self._moves.last)
+        return MappingProxyType(self.moves.last)
 
     @property
     def unfinished_steps(self) -> Mapping[int, str]:
         """Optimizer (``id``) -> its class, for a step that began and never ended: it raised."""
-        return MappingProxyType(self._moves.unfinished)
+        return MappingProxyType(self.moves.unfinished)
 
     @property
     def mask_moved(self) -> Mapping[str, MaskMoved]:  # masked entries a step moved, by name
@@ -371,7 +371,7 @@ class GradEvents:
             return
         self._steps_seen += 1
         self._stepped.setdefault(id(optimizer), cached)
-        self._moves.before(optimizer, held, self.watched.owner)
+        self.moves.before(optimizer, held, self.watched.owner)
         self._masks.before(optimizer, held)
         grads = [p.grad for p in held]
         norms = None
@@ -405,7 +405,7 @@ class GradEvents:
 
     def _after_step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """An optimizer step ended: what it left unchanged, the frozen parameters it moved."""
-        self._moves.after(optimizer)
+        self.moves.after(optimizer)
         self._masks.after(optimizer, self.watched.owner, observed.what_moves)
         if not self._frozen_before:
             return

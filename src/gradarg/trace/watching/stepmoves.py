@@ -1,11 +1,17 @@
-"""Whether each optimizer step changed the parameters it was handed, observed for
-:mod:`.gradhooks`: a few entries of each watched parameter the step holds, where its
+"""Whether each optimizer step changed the parameters it was handed, and whether the next step
+starts from what it left, observed for :mod:`.gradhooks`: a few entries of each watched parameter the step holds, where its
 ``.grad`` is finite and not negligible next to the step's largest, are read before the step
 and again after it.  A step that
 leaves most of them bit for bit the same did not apply the gradient it read: the update was
 below the spacing of the weights' floating-point numbers (``bfloat16`` / ``float16``
 weights, or a learning rate decayed to almost nothing).  Reading a sample keeps the cost at
 two small index operations per parameter and step; the fraction stated is of the sample.
+
+Between two steps of an optimizer, a parameter whose storage was replaced (``param.data = t``:
+its ``data_ptr()`` differs from the one the first step left) and whose sampled entries are
+not what that step left starts the next step from other values (:attr:`StepMoves.swapped`):
+an EMA's ``apply_shadow()`` without ``restore()``, weights assigned from elsewhere.  Edits in
+place (a clamp, a renormalisation) keep the storage and are not counted here.
 
 Imports nothing of the trace room.
 """
@@ -17,7 +23,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["SAMPLE", "StepMoves", "Unmoved"]
+__all__ = ["SAMPLE", "StepMoves", "Swapped", "Unmoved"]
 
 SAMPLE = 32  # entries read per parameter and step, evenly spaced
 UNMOVED = 0.5  # a parameter with at least this fraction of its sample unchanged is named
@@ -41,6 +47,19 @@ class Unmoved:
     lr: float | None
     initial_lr: float | None
     largest: float = 0.0
+
+
+@dataclass(frozen=True)
+class Swapped:
+    """A parameter whose storage was replaced between two steps of ``optimizer`` (``steps``:
+    the step after which, counted from 1), ``differ`` of its ``read`` sampled entries not
+    what that step left."""
+
+    name: str
+    optimizer: str
+    steps: int
+    differ: int
+    read: int
 
 
 def _plain(t: Any) -> bool:
@@ -70,6 +89,10 @@ class StepMoves:
         # id(optimizer) -> its class, from the start of its step to its end: left there when
         # the step raised (its post-hook never ran)
         self.unfinished: dict[int, str] = {}
+        # id(p) -> (data_ptr, the sample, positions) after the last step holding it
+        self._left: dict[int, tuple[int, torch.Tensor, torch.Tensor]] = {}
+        self.swapped: dict[str, Swapped] = {}  # by name: storage replaced between steps
+        self.steps: dict[int, int] = {}  # id(optimizer) -> its steps that ended
 
     def _positions(self, n: int, device: Any) -> torch.Tensor:
         """:data:`SAMPLE` positions spread over ``n`` entries (repeated when ``n`` is smaller:
@@ -99,6 +122,15 @@ class StepMoves:
                     idx = self._positions(p.numel(), p.device)
                     entries.append((p, names[p][0], lr, initial, idx))
                     values.append(torch.take(p, idx))
+                    left = self._left.get(id(p))
+                    if left is not None and left[0] != p.data_ptr() and left[2] is idx:
+                        first = self._first[p.numel(), p.device]  # positions once each
+                        differ = int(((left[1] != values[-1]) & first).sum())
+                        read = int(first.sum())
+                        if differ * 2 > read:
+                            self.swapped[names[p][0]] = Swapped(
+                                names[p][0], type(optimizer).__name__,
+                                self.steps.get(id(optimizer), 0), differ, read)
         self._read[id(optimizer)] = (entries, values)
 
     def after(self, optimizer: Any) -> None:
@@ -112,8 +144,11 @@ class StepMoves:
         if not entries:
             return
         kind = type(optimizer).__name__
+        self.steps[id(optimizer)] = self.steps.get(id(optimizer), 0) + 1
         with torch.no_grad():
             now = [torch.take(p, idx) for p, *_, idx in entries]
+            for (p, *_, idx), t in zip(entries, now, strict=True):
+                self._left[id(p)] = (p.data_ptr(), t, idx)
             groups: dict[Any, list[int]] = {}
             for i, t in enumerate(values):
                 groups.setdefault((t.dtype, t.device), []).append(i)
