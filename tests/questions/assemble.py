@@ -60,6 +60,7 @@ ABOUT = (
     " Round 13 (part_id round13*): 38 questions from 24 new fixed queries (QUERIES_ROUND13, 12 forum and 12 GitHub-issue queries in words earlier rounds had not used, committed before any result was read; 230 results, 84 of them in scope, 25 of those already collected), collected by one helper who wrote nothing, every other in-scope result kept (19 near-duplicate addresses merged into also), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site at commit eb7a69d (grade_round13, with grader and site_commit): 10 ANSWERED, 19 PARTLY, 8 ABSENT, 1 WRONG; search top 3 for 27 of 38."
     " Then entries were written for the 28 not ANSWERED by two writers who read them, and a reader who took no part graded all 38 again on the site at commit 904e2b6 (grade_round13_after: not blind for the writers): 33 ANSWERED, 5 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 38 of 38."
     " Round 14 (part_id round14*): 25 questions from 24 new fixed queries (QUERIES_ROUND14, 12 forum and 12 GitHub-issue queries in words earlier rounds had not used, committed before any result was read; 217 results, 68 of them in scope, 22 of those already collected and 2 more pull requests of already collected issues), collected by one helper who wrote nothing, every other in-scope result kept (19 near-duplicate addresses merged into also), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site at commit a757287 (grade_round14, with grader and site_commit): 7 ANSWERED, 16 PARTLY, 2 ABSENT, 0 WRONG; search top 3 for 21 of 25."
+    " Then entries were written for the 18 not ANSWERED by two writers who read them, and a reader who took no part graded all 25 again on the site at commit bbcbae1 (grade_round14_after: not blind for the writers): 21 ANSWERED, 4 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 24 of 25."
 )
 
 
@@ -187,7 +188,7 @@ def main(argv: list[str]) -> int:
                          "grade_round7", "grade_round8", "grade_round9", "grade_round10",
                          "grade_round11", "grade_round11_after", "grade_round12",
                          "grade_round12_after", "grade_round13", "grade_round13_after",
-                         "grade_round14"):
+                         "grade_round14", "grade_round14_after"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
@@ -196,7 +197,7 @@ def main(argv: list[str]) -> int:
               "grade_round5", "grade_round6", "grade_round7",
               "grade_round8", "grade_round9", "grade_round10", "grade_round11", "grade_round11_after",
               "grade_round12", "grade_round12_after", "grade_round13",
-              "grade_round13_after", "grade_round14")
+              "grade_round13_after", "grade_round14", "grade_round14_after")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
@@ -206,7 +207,7 @@ def main(argv: list[str]) -> int:
                       "grade_round10", "grade_round11", "grade_round11_after",
                       "grade_round12", "grade_round12_after",
                       "grade_round13", "grade_round13_after",
-                      "grade_round14"):  # held-out only
+                      "grade_round14", "grade_round14_after"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}
