@@ -84,11 +84,6 @@ XFAIL: dict[str, str] = {
     "r8_adam_rebuilt_every_batch": "held-out: false",
     "r8_spectral_norm_sigma_detached": "held-out: false",
     # round 9 (branch s21-scen9), first run against the branch point fd1cd61
-    "r9_pinball_slice_broadcast": (
-        "false: said 'ok: every parameter got a finite, nonzero gradient, norms at the layers"
-        " within 0.4 orders of magnitude'; missing that y (64,) minus pred[:, k:k+1] (64, 1)"
-        " broadcast to (64, 64) in the pinball loss"
-    ),
     # round 9, held-out
     "r9_checkpoint_dropout_rng_not_preserved": "held-out: false",
     "r9_distill_teacher_in_optimizer": "held-out: false",

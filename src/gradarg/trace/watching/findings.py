@@ -24,6 +24,7 @@ from .eventfindings import (
 )
 from .finding import Finding, Options
 from .lossforms import loss_form, loss_nonfinite
+from .lossshapes import loss_broadcast
 from .missing import no_gradient
 from .operations import describe as _ops
 from .reads import (
@@ -340,6 +341,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order,
     target_grad, graphless_term, eval_mode, stats_again, loss_form, loss_nonfinite,
+    loss_broadcast,
 )
 
 

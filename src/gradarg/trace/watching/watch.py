@@ -28,6 +28,7 @@ from .gradedits import GradEdits
 from .gradhooks import GradEvents
 from .graphless import GraphlessTerms
 from .graphnotes import GraphNotes
+from .lossshapes import LossShapes
 from .model import Watched
 from .noneback import NoneReturned
 from .ranks import RankSeen
@@ -98,9 +99,9 @@ class GradWatch:
         self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
         self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
-        self.nones = NoneReturned(watched.owner)  # custom Functions returning None for a parameter
+        self.nones, self.shapes = NoneReturned(watched.owner), LossShapes(model)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
-        for part in (self.edits, self.grads, self.terms, self.modes, self.nones):
+        for part in (self.edits, self.grads, self.terms, self.modes, self.nones, self.shapes):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
 
@@ -142,16 +143,15 @@ class GradWatch:
             except Exception:  # noqa: BLE001 (a process group that cannot gather: not known)
                 self.ranks = None
             if watched.backward_seen:
-                # what .grad holds when the block ends, to compare with what backward left
-                # there (clip_grad_norm_, a GradScaler's unscale_ or any edit in between shows)
+                # .grad at the block's end against what backward left (a clip, unscale_, edits)
                 self.grads.end()
                 self._cache = None
             self._finish()
         # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
-        handles = (self.calls.detach() + self.grads.detach() + self.edits.detach()
-                   + self.terms.detach() + self.modes.detach() + self.nones.detach())
-        for h in handles:
-            h.remove()
+        for part in (self.calls, self.grads, self.edits, self.terms, self.modes, self.nones,
+                     self.shapes):
+            for h in part.detach():
+                h.remove()
         if watched.active:
             self.graph.note_stop()  # the graph is still held; no hook fires while it is read
             self.graph.note_unregistered()
