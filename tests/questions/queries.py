@@ -948,3 +948,36 @@ QUERIES_ROUND14: dict[str, list[tuple[str, str]]] = {
         ("issues", "torch.autograd.graph.Node register_prehook"),
     ],
 }
+
+# Round 15: written on 2026-12-01 before any of them was run; collected and graded once, blind,
+# by a helper who writes nothing.
+QUERIES_ROUND15: dict[str, list[tuple[str, str]]] = {
+    "round15-c22a": [
+        ("pages", "gradient of loss with respect to model weights manually compute"),
+        ("pages", "backward hook on intermediate activation modify gradient"),
+        ("pages", "why is my gradient different from finite difference"),
+        ("pages", "torch.no_grad vs requires_grad False inference speed"),
+        ("pages", "gradient explodes after a few epochs LSTM"),
+        ("pages", "weight tying decoder embedding gradient doubled"),
+        ("issues", "torch.autograd.functional.jacobian vectorize strategy"),
+        ("issues", "Hessian of neural network output with respect to input slow"),
+        ("issues", "backward of torch.linalg.eig complex eigenvectors"),
+        ("issues", "gradient of torch.cdist zero distance nan"),
+        ("issues", "FSDP gradient clipping clip_grad_norm_ sharded"),
+        ("issues", "torch.compile backward recomputation activation memory"),
+    ],
+    "round15-c22b": [
+        ("pages", "gradient accumulation with batchnorm small batch"),
+        ("pages", "straight-through estimator round quantization gradient"),
+        ("pages", "element 0 of tensors does not require grad custom loss"),
+        ("pages", "compute gradient norm per layer pytorch"),
+        ("pages", "double backward through optimizer step MAML"),
+        ("pages", "retain_grad non-leaf tensor grad attribute warning"),
+        ("issues", "torch.func.vmap over model ensemble stack_module_state grad"),
+        ("issues", "jvp of scaled_dot_product_attention forward mode"),
+        ("issues", "AMP bfloat16 gradient accumulation precision loss"),
+        ("issues", "gradcheck fails float32 tolerance"),
+        ("issues", "DDP gradient bucket view stride mismatch warning"),
+        ("issues", "autograd.Function once_differentiable double backward error"),
+    ],
+}
