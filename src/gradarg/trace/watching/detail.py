@@ -23,7 +23,7 @@ reported as such (its module-level checks "not checked", its non-finite or zero 
 missing ones "not located inside the model", except a NaN/Inf the light notes located in
 the forward), and the next step is recorded in full.
 
-Imports nothing of the trace room but :mod:`.finding`.
+Imports nothing of the trace room but :mod:`.finding` and :mod:`.patches`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from . import patches
 from .finding import Finding
 
 __all__ = ["MODULE_CHECKS", "Detail", "ModuleHooks", "check_full_steps", "light_findings",
@@ -214,10 +215,12 @@ class ModuleHooks:
         self._inner = [m for m in modules if m is not root]
         self._pre, self._post = pre, post
         self._light = None if sentinel is None else sentinel.hooks()
-        self._root = [root.register_forward_pre_hook(pre), root.register_forward_hook(post)]
+        hook = patches.module_hook  # copies of the model (deepcopy, pickle) carry none
+        self._root = [root.register_forward_pre_hook(hook(pre)),
+                      root.register_forward_hook(hook(post))]
         if sentinel is not None:
-            self._root += [root.register_forward_pre_hook(sentinel.root_pre),
-                           root.register_forward_hook(sentinel.root_post)]
+            self._root += [root.register_forward_pre_hook(hook(sentinel.root_pre)),
+                           root.register_forward_hook(hook(sentinel.root_post))]
         self._handles: list[Any] = []
         self.on: bool | None = None
         self.arm(True)
@@ -231,14 +234,16 @@ class ModuleHooks:
             h.remove()
         self._handles = []
         if on:
+            pre, post = patches.module_hook(self._pre), patches.module_hook(self._post)
             for m in self._inner:
-                self._handles.append(m.register_forward_pre_hook(self._pre))
-                self._handles.append(m.register_forward_hook(self._post))
+                self._handles.append(m.register_forward_pre_hook(pre))
+                self._handles.append(m.register_forward_hook(post))
         elif self._light is not None:  # pre-hooks only where a call can run inside
+            pre, post = (patches.module_hook(h) for h in self._light)
             for m in self._inner:
                 if next(m.children(), None) is not None:
-                    self._handles.append(m.register_forward_pre_hook(self._light[0]))
-                self._handles.append(m.register_forward_hook(self._light[1]))
+                    self._handles.append(m.register_forward_pre_hook(pre))
+                self._handles.append(m.register_forward_hook(post))
         self.on = on
 
     def detach(self) -> list[Any]:

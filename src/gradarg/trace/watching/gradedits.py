@@ -113,8 +113,8 @@ class GradEdits:
                          patches.register_backward_done_hook(self._backward_done),
                          patches.register_zero_grad_hook(self._close_on),
                          register_optimizer_step_pre_hook(_close_all),
-                         self.watched.model.register_forward_pre_hook(
-                             patches.eager_unless_traced(self._close_on))]
+                         self.watched.model.register_forward_pre_hook(patches.module_hook(
+                             patches.eager_unless_traced(self._close_on)))]
 
     def detach(self) -> list[Any]:
         """Close the window, pop the mode; the hooks' handles, for the owner to remove."""

@@ -90,7 +90,7 @@ class LossShapes:
         self._depth = 0
 
     def attach(self) -> None:
-        self._handles = [self.model.register_forward_hook(self._returned),
+        self._handles = [self.model.register_forward_hook(patches.module_hook(self._returned)),
                          patches.register_backward_call_hook(self._called),
                          patches.register_backward_done_hook(self._done)]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["eager_unless_traced", "register_backward_call_hook", "register_backward_done_hook",
+__all__ = ["eager_unless_traced", "module_hook", "register_backward_call_hook", "register_backward_done_hook",
            "register_backward_error_hook", "register_backward_inputs_hook",
            "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
@@ -267,6 +267,37 @@ def register_zero_grad_hook(fn: Callable[[Any], None]) -> _Handle:
     class that overrides ``zero_grad`` without calling it is not seen), until the handle's
     ``remove()``."""
     return _ZERO_GRAD.add(fn)
+
+
+def _inert(*args: Any, **kwargs: Any) -> None:
+    """What a copy of a watched module gets in place of a watch's hook: nothing happens."""
+
+
+def _made_inert() -> Callable[..., None]:
+    return _inert
+
+
+class _ModuleHook:
+    """A watch's hook on a module.  ``copy.deepcopy(model)`` or ``pickle`` / ``torch.save`` of
+    the model inside the block (an EMA teacher, a checkpoint) copies the module's hooks: the
+    copy gets :func:`_inert`, not a copy of the watch (whose state holds modules and tensors
+    that do not copy, and which would then record the copy's calls)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy.deepcopy and pickle alike
+        return (_made_inert, ())
+
+
+def module_hook(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as a module hook that copies of the module do not carry (:class:`_ModuleHook`)."""
+    return _ModuleHook(fn)
 
 
 def eager_unless_traced(hook: Callable[..., Any]) -> Callable[..., Any]:

@@ -62,15 +62,15 @@ class ModeSeen:
         self.again: dict[str, tuple[str, int, int]] = {}
 
     def attach(self) -> None:
-        self._handle = self.model.register_forward_pre_hook(self._called)
+        self._handle = self.model.register_forward_pre_hook(patches.module_hook(self._called))
         self._handles = [patches.register_backward_call_hook(self._backward_call),
                          patches.register_backward_done_hook(self._backward_done)]
         for name, m in self.model.named_modules():
             # batch (and instance) normalization keeping running statistics, by their
             # documented attributes
             if hasattr(m, "track_running_stats") and hasattr(m, "num_batches_tracked"):
-                self._handles.append(m.register_forward_pre_hook(
-                    patches.eager_unless_traced(self._stats_before)))
+                self._handles.append(m.register_forward_pre_hook(patches.module_hook(
+                    patches.eager_unless_traced(self._stats_before))))
                 self._names[m] = name
 
     def detach(self) -> list[Any]:
