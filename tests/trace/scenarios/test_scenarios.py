@@ -135,7 +135,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8 and 9, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
+    # 7, 8, 9 and 10, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -265,6 +265,17 @@ PAIRS = [
     ("r9_function_backward_regrad_none", "r9_function_backward_explicit"),
     ("r9_ema_shadow_not_restored", "r9_ema_shadow_restored"),
     ("r9_pinball_slice_broadcast", "r9_pinball_per_example"),
+    # round 10
+    ("r10_gpt2_freeze_all_but_tied_lm_head", "r10_gpt2_untied_lm_head_only"),
+    ("r10_gpt2_freeze_all_but_tied_lm_head", "r10_gpt2_tied_full_finetune"),
+    ("r10_gpt2_labels_shifted_twice", "r10_gpt2_labels_copy_pad_masked"),
+    ("r10_two_adapters_optimizer_holds_active", "r10_two_adapters_cached_params"),
+    ("r10_scaler_step_every_microbatch", "r10_scaler_accumulate_then_step"),
+    ("r10_ctc_raw_logits_negative", "r10_ctc_log_softmax"),
+    ("r10_seg_void_255_no_ignore_index", "r10_seg_void_255_ignore_index"),
+    ("r10_manual_sgd_rebinds_name", "r10_manual_sgd_inplace"),
+    ("r10_manual_sgd_rebinds_name", "r10_manual_update_data_assign"),
+    ("r10_optimizer_state_swapped_order", "r10_optimizer_state_same_order"),
 ]
 
 
