@@ -78,3 +78,32 @@ def test_a_loss_in_a_form_that_trains_something_else_is_named(case, batch, class
         said = "dim 0" in text and "depends on the other examples" in text
     assert said == truth, (case, text)
     assert text.startswith("ok") == (not truth), text
+
+
+@settings(max_examples=25, deadline=None)
+@given(form=st.sampled_from(["raw", "log_softmax last", "log_softmax over time", "log_sigmoid"]),
+       frames=st.integers(8, 16), batch=st.integers(1, 4), classes=st.integers(3, 7),
+       seed=st.integers(0, 2**16))
+def test_ctc_loss_given_values_that_are_not_log_probabilities_is_named(form, frames, batch,
+                                                                        classes, seed):
+    # ctc_loss takes log-probabilities (T, N, C) over the classes, the last dimension; the
+    # truth is torch's logsumexp over that dimension of what ctc_loss was given
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(5, 12), nn.ReLU(), nn.Linear(12, classes))
+    x = torch.randn(frames, batch, 5)
+    targets = torch.randint(1, classes, (batch, 3))
+    with gradarg.watch(model) as w:
+        out = model(x)
+        given_ = {"raw": out, "log_softmax last": out.log_softmax(-1),
+                  "log_softmax over time": out.log_softmax(0),
+                  "log_sigmoid": nn.functional.logsigmoid(out)}[form]
+        nn.functional.ctc_loss(given_, targets, torch.full((batch,), frames),
+                               torch.full((batch,), 3)).backward()
+    lse = torch.logsumexp(given_.detach().double(), dim=-1)
+    truth = bool(lse.abs().max() > 1e-2)
+    text = w.summary(checks=False)
+    # a log_softmax over dimension 0 is named as such, with what it does to the loss's input
+    said = "not log-probabilities" in text
+    assert said == truth, (form, float(lse.abs().max()), text)
+    if truth and form != "log_softmax over time":
+        assert "ctc_loss was given values that are not log-probabilities" in text, text

@@ -93,14 +93,6 @@ XFAIL: dict[str, str] = {
     "r9_lambdalr_floor_div_group_zero": "held-out: silent",
     "r9_reinforce_baseline_broadcast": "held-out: false",
     # round 10 (branch s21-scen10), first run against the branch point ad93212
-    "r10_ctc_raw_logits_negative": (
-        "false: 'ok' for CTCLoss given raw Linear scores (negative loss); missing that the input"
-        " is not log-probabilities (no log_softmax)"
-    ),
-    "r10_gpt2_freeze_all_but_tied_lm_head": (
-        "false: 'ok ... 27 of 28 parameters are frozen'; missing that the one trainable tensor,"
-        " lm_head.weight, is transformer.wte.weight (tied), so the embedding trains"
-    ),
     "r10_gpt2_labels_shifted_twice": (
         "false: 'ok'; missing that the labels were shifted by hand and again inside the model"
         " (each position trained on the token two ahead)"
@@ -108,14 +100,6 @@ XFAIL: dict[str, str] = {
     "r10_optimizer_state_swapped_order": (
         "false: 'ok'; missing that optimizer.load_state_dict put a's Adam moments on b and b's on"
         " a (blocks reordered, state matched by position)"
-    ),
-    "r10_scaler_accumulate_then_step": (
-        "error: copy.deepcopy(model) inside the with block (the case's reference gradients)"
-        " raised TypeError: cannot pickle 'module' object under the watch"
-    ),
-    "r10_scaler_step_every_microbatch": (
-        "error: copy.deepcopy(model) inside the with block (the case's reference gradients)"
-        " raised TypeError: cannot pickle 'module' object under the watch"
     ),
     "r10_two_adapters_cached_params": (
         "false (control): 'frozen parameter(s) still moved ... adapters.a.*' for adapter a stepped"

@@ -26,6 +26,15 @@ _FUNCTION = {"MseLossBackward0": "mse_loss (nn.MSELoss)",
              "HuberLossBackward0": "huber_loss (nn.HuberLoss)"}
 
 
+# the loss's function, its classes' dimension, what to do instead
+_LOGPROBS = {
+    "NllLossBackward0": ("nll_loss", "dimension 1",
+                         "apply log_softmax first, or use cross_entropy on the raw outputs"),
+    "CtcLossBackward0": ("ctc_loss", "the last dimension",
+                         "apply log_softmax(dim=-1) to the outputs first"),
+}
+
+
 def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
@@ -36,7 +45,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     size of the model's last call: a sequence-first layout normalises there on purpose)."""
     batch = w.modes.batch
     slips = w.grads.losses.slips
-    also = (" (which is also why the values nll_loss got are not log-probabilities over the "
+    also = (" (which is also why the values the loss got are not log-probabilities over the "
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2}  # a cause before its effect
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -52,12 +61,12 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             value = "" if s.value is None else f"; the loss was {s.value:.4g}"
             sign = ", below zero: a negative log-likelihood of log-probabilities is never " \
                    "negative" if s.value is not None and s.value < 0 else ""
+            fn, dim, instead = _LOGPROBS.get(s.op, _LOGPROBS["NllLossBackward0"])
             return Finding("loss form", True, (
-                f"nll_loss was given values that are not log-probabilities: their logsumexp "
-                f"over the classes (dimension 1) ranges from {s.low:.3g} to {s.high:.3g} "
+                f"{fn} was given values that are not log-probabilities: their logsumexp "
+                f"over the classes ({dim}) ranges from {s.low:.3g} to {s.high:.3g} "
                 f"where log_softmax's is 0 (observed: the input saved by {s.op}){value}{sign}; "
-                f"on raw outputs the loss has no lower bound: apply log_softmax first, or use "
-                f"cross_entropy on the raw outputs"))
+                f"on raw outputs the loss has no lower bound: {instead}"))
         if s.kind == "softmax-dim-0" and batch is not None and s.shape[0] == batch > 1:
             return Finding("loss form", True, (
                 f"a softmax over dim 0 of a {_shape(s.shape)} tensor, whose size there ({batch}) "

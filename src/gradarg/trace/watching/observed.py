@@ -252,7 +252,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
     shape (an ``ExpandBackward0`` under it: ``torch.broadcast_tensors``, after torch's "Using
     a target size ... different to the input size" warning), ``nll_loss`` given values that
     are not log-probabilities (not from ``log_softmax`` over dimension 1, and the logsumexp
-    of their first :data:`_ROWS` rows over dimension 1 not 0), a softmax over dimension 0 of
+    of their first :data:`_ROWS` rows over dimension 1 not 0), ``ctc_loss`` the same over
+    the last dimension, a softmax over dimension 0 of
     a tensor of two or more dimensions.  ``value``: the loss, when one number."""
     found = []
     for n in walked:
@@ -273,6 +274,17 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             x = _saved(n, "_saved_self")
             if isinstance(x, torch.Tensor) and x.dim() >= 2 and x.shape[1] > 1:
                 lse = torch.logsumexp(x[:_ROWS].detach().double(), dim=1)
+                if lse.numel() and bool(torch.isfinite(lse).all()) and float(lse.abs().max()) > _LOGPROB:
+                    found.append(Slip("not-log-probs", name, tuple(x.shape),
+                                      low=float(lse.min()), high=float(lse.max()), value=value))
+        elif name == "CtcLossBackward0":  # log_probs (T, N, C): classes last
+            below = [c for c, _ in n.next_functions if c is not None]
+            if any(type(c).__name__ == "LogSoftmaxBackward0" and _saved(c, "_saved_dim") in
+                   (-1, _ndim(c) - 1) for c in below):
+                continue
+            x = _saved(n, "_saved_log_probs")
+            if isinstance(x, torch.Tensor) and x.dim() >= 2 and x.shape[-1] > 1:
+                lse = torch.logsumexp(x.detach().reshape(-1, x.shape[-1])[:_ROWS].double(), 1)
                 if lse.numel() and bool(torch.isfinite(lse).all()) and float(lse.abs().max()) > _LOGPROB:
                     found.append(Slip("not-log-probs", name, tuple(x.shape),
                                       low=float(lse.min()), high=float(lse.max()), value=value))
