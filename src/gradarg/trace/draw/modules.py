@@ -339,7 +339,9 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
     lay = module_layout(record, expand, depth=depth)
     calls = record.modules
     title = record.summary(checks=False) if title is None else title
-    width = math.ceil(max(lay["width"], MARGIN * 2 + CHAR_W * max(len(title), 70)))
+    # the line drawn: a long summary's first clause (all of it stays in aria-label)
+    shown = title if len(title) <= 100 else title.split(" (", 1)[0]
+    width = math.ceil(max(lay["width"], MARGIN * 2 + CHAR_W * max(len(shown), 70)))
     height = math.ceil(lay["height"])
     out = [
         (f'<svg xmlns="http://www.w3.org/2000/svg" class="ga-modules" width="{width}" '
@@ -347,7 +349,7 @@ def draw_modules(record: Any, expand: Iterable[str] | None = None, *,
          f'style="max-width:none;height:auto" role="img" '
          f'aria-label="{html.escape(title)}">'),
         f"<style>{STYLE}</style>",
-        f'<text x="{MARGIN}" y="18">{html.escape(title)}</text>',
+        f'<text x="{MARGIN}" y="18">{html.escape(shown)}</text>',
         (f'<text x="{MARGIN}" y="34" class="ga-kind">input at the top, output at the '
          f'bottom; arrows: the gradient going back</text>'),
     ]
