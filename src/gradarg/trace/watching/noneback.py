@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from ..graph.nodes import accumulator, is_custom, walk
+from ..graph.nodes import Graph, accumulator, is_custom
 from . import patches
 
 __all__ = ["NoneReturned"]
@@ -113,39 +113,13 @@ def custom_on_paths(roots: list[Any], ends: dict[Any, str]) -> dict[str, list[st
     >>> custom_on_paths([loss.grad_fn], {accumulator(a): "a"})
     {'a': ['DropBackward']}
     """
-    order, index = walk(*roots)
-    if len(order) > MOST_NODES:
+    graph = Graph(*roots)
+    if len(graph.nodes) > MOST_NODES:
         return {}
-    bits = {node: 1 << i for i, node in enumerate(ends) if node in index}
-    if not bits:
-        return {}
-    # reach[i]: the ends reachable from node i (a bit each); the graph is acyclic, so a
-    # depth-first post-order gives every node after its children
-    reach = [0] * len(order)
-    done = [False] * len(order)
-    for start in range(len(order)):
-        if done[start]:
-            continue
-        stack = [(start, iter(order[start].next_functions))]
-        while stack:
-            i, children = stack[-1]
-            for child, _ in children:
-                j = None if child is None else index.get(child)
-                if j is not None and not done[j]:
-                    stack.append((j, iter(child.next_functions)))
-                    break
-            else:
-                stack.pop()
-                node = order[i]
-                r = bits.get(node, 0)
-                for child, _ in node.next_functions:
-                    j = None if child is None else index.get(child)
-                    if j is not None:
-                        r |= reach[j]
-                reach[i] = r
-                done[i] = True
     out: dict[str, list[str]] = {}
-    for node, bit in bits.items():
-        out[ends[node]] = [order[i].name() for i in range(len(order))
-                           if reach[i] & bit and is_custom(order[i])]
+    for node, key in ends.items():
+        k = graph.index.get(node)
+        if k is not None:  # every node of the walk is below a root: its ancestors' customs
+            out[key] = [graph.nodes[i].name() for i in sorted(graph.ancestors(k))
+                        if is_custom(graph.nodes[i])]
     return out
