@@ -748,6 +748,21 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("DDP no_sync gradient accumulation find_unused_parameters parameters unused in "
       "last micro-batch not synced stochastic depth DDP grad accumulation"),
      "questions/fsdp-ddp"),
+    # round 15's records: the asker's keywords, joined (the entries written for them)
+    (("jacobian vectorize=True strategy forward-mode out of memory after some iterations "
+      "autograd.functional.jacobian slow forward-mode jacobian memory"),
+     "questions/jacobian-api"),
+    ("retain_grad position retain_grad in-place non-leaf grad wrong y.grad changes",
+     "questions/hooks"),
+    (("grad accum test fails amp_bf16 bfloat16 autocast gradient accumulation gradient "
+      "mismatch bf16 accumulated gradients precision"),
+     "questions/amp"),
+    (("gradcheck forces float32 gradcheck numerical jacobian dtype gradcheck double precision "
+      "gradcheck fails float32"),
+     "questions/sparse-gradcheck"),
+    (("LogSoftmax can only be differentiated once double backward CrossEntropyLoss "
+      "create_graph=True cross entropy gradient penalty log_softmax"),
+     "questions/higher-order"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
