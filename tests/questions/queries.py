@@ -981,3 +981,36 @@ QUERIES_ROUND15: dict[str, list[tuple[str, str]]] = {
         ("issues", "autograd.Function once_differentiable double backward error"),
     ],
 }
+
+# Round 16: written on 2026-12-01 before any of them was run; collected and graded once, blind,
+# by a helper who writes nothing.
+QUERIES_ROUND16: dict[str, list[tuple[str, str]]] = {
+    "round16-c23a": [
+        ("pages", "gradient is None after model.to(device)"),
+        ("pages", "loss.backward() very slow takes forever"),
+        ("pages", "multiple losses backward sum or call backward separately"),
+        ("pages", "freeze layers requires_grad False optimizer still updates weights"),
+        ("pages", "custom loss argmax gradient not flowing"),
+        ("pages", "gradient of output with respect to input image saliency map"),
+        ("issues", "torch.func.hessian functional_call memory"),
+        ("issues", "register_full_backward_hook inplace view error"),
+        ("issues", "nan gradient torch.norm of zero vector"),
+        ("issues", "torch.compile custom autograd.Function backward"),
+        ("issues", "checkpoint use_reentrant=False gradient None"),
+        ("issues", "torch.autograd.grad is_grads_batched"),
+    ],
+    "round16-c23b": [
+        ("pages", "compute jacobian of batched outputs efficiently"),
+        ("pages", "WGAN-GP gradient penalty create_graph"),
+        ("pages", "detach() vs .data difference gradient"),
+        ("pages", "backward twice different losses same graph error"),
+        ("pages", "zero_grad set_to_none memory difference"),
+        ("pages", "torch.where nan gradient masked branch"),
+        ("issues", "sparse tensor backward not supported layout"),
+        ("issues", "forward-mode AD not implemented for operator"),
+        ("issues", "DistributedDataParallel find_unused_parameters gradient None"),
+        ("issues", "GradScaler unscale_ inf gradients step skipped"),
+        ("issues", "torch.linalg.svd gradient repeated singular values unstable"),
+        ("issues", "nn.Parameter modified inplace version counter optimizer error"),
+    ],
+}
