@@ -93,10 +93,6 @@ XFAIL: dict[str, str] = {
     "r9_lambdalr_floor_div_group_zero": "held-out: silent",
     "r9_reinforce_baseline_broadcast": "held-out: false",
     # round 10 (branch s21-scen10), first run against the branch point ad93212
-    "r10_gpt2_labels_shifted_twice": (
-        "false: 'ok'; missing that the labels were shifted by hand and again inside the model"
-        " (each position trained on the token two ahead)"
-    ),
     "r10_optimizer_state_swapped_order": (
         "false: 'ok'; missing that optimizer.load_state_dict put a's Adam moments on b and b's on"
         " a (blocks reordered, state matched by position)"

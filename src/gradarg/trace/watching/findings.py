@@ -39,6 +39,7 @@ from .reads import (
 )
 from .scales import loss_scale
 from .tied import tied_trainable
+from .tokenshift import token_shift
 from .trainmode import eval_mode, stats_again
 from .zerocauses import all_zero, hooks
 
@@ -342,7 +343,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order,
     target_grad, graphless_term, eval_mode, stats_again, loss_form, loss_nonfinite,
-    loss_broadcast, tied_trainable,
+    loss_broadcast, tied_trainable, token_shift,
 )
 
 

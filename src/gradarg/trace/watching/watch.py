@@ -36,6 +36,7 @@ from .ranks import gather as gather_ranks
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
 from .sentinel import Sentinel
+from .tokenshift import TokenShift
 from .trainmode import ModeSeen
 
 if TYPE_CHECKING:
@@ -43,10 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GradWatch", "ModuleRecord", "ParamRecord", "watch"]
 
-
-def _nothing(*args: Any) -> None:
-    return None
-
+_nothing: Any = lambda *args: None  # the parts' listeners once the watch is removed
 
 
 class GradWatch:
@@ -100,8 +98,10 @@ class GradWatch:
         self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
         self.nones, self.shapes = NoneReturned(watched.owner), LossShapes(model)
+        self.tokens = TokenShift(model)  # a language model's targets at the wrong offset
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
-        for part in (self.edits, self.grads, self.terms, self.modes, self.nones, self.shapes):
+        for part in (self.edits, self.grads, self.terms, self.modes, self.nones, self.shapes,
+                     self.tokens):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
 
@@ -149,7 +149,7 @@ class GradWatch:
             self._finish()
         # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
         for part in (self.calls, self.grads, self.edits, self.terms, self.modes, self.nones,
-                     self.shapes):
+                     self.shapes, self.tokens):
             for h in part.detach():
                 h.remove()
         if watched.active:

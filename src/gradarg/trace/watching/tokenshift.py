@@ -1,0 +1,154 @@
+"""A language model's loss scored against the token two places ahead: labels shifted by hand
+and shifted again inside the model.
+
+A causal language model's logits at position ``t`` predict token ``t + 1``; Hugging Face's
+``*ForCausalLM`` / ``*LMHeadModel`` models take ``labels`` equal to ``input_ids`` and shift them
+inside their loss, so a user who shifts them as well scores position ``t`` against ``t + 2``.
+Every gradient is finite and nonzero; only the loss "cannot go down".
+
+Seen here: a forward pre-hook on the model keeps a copy of its token ids at each call (the
+first integer tensor of two dimensions among its arguments, ``(batch, positions)``); at each
+outermost ``backward()``, the ``nll_loss`` nodes among the losses' first nodes
+(``cross_entropy`` records its target on ``NllLossBackward0`` as ``_saved_target``) give the
+targets, each read as ``(batch, L)`` with ``L`` at most the positions.  A target equal to the
+ids at offset 2 on every scored position (not ``ignore_index``), and not at offset 1, on at
+least :data:`MIN_POSITIONS` positions, is reported with its support, unless another of the
+losses is scored at offset 1 (a multi-token prediction head predicts ``t + 2`` on purpose,
+beside the next-token head).  Offset 0 is not judged: a model whose output at ``t`` sees
+only token ``t`` (a tied-embedding autoencoder) is trained to reconstruct it on purpose.
+
+Imports nothing of the trace room but :mod:`.finding`, :mod:`.patches` and
+``trace.graph.nodes`` (a node's saved values).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import torch
+
+from ..graph.nodes import saved_value
+from . import patches
+from .finding import Finding, Options
+
+if TYPE_CHECKING:
+    from .watch import GradWatch
+
+__all__ = ["MIN_POSITIONS", "Shifted", "TokenShift", "token_shift"]
+
+MIN_POSITIONS = 8
+"""Scored positions needed before an offset is stated (fewer: repeated tokens can match)."""
+
+MOST_IDS = 1 << 20
+"""Token ids kept per call at most (a larger integer input is not read)."""
+
+_NLL = ("NllLossBackward0", "NllLoss2DBackward0")
+_FIRST_NODES = 12
+
+
+class Shifted(NamedTuple):
+    """The targets of a loss node (``node``) equal the model's token ids at ``offset`` on all
+    ``scored`` positions (``ignored``: positions at ``ignore_index``)."""
+
+    node: str
+    offset: int
+    scored: int
+    ignored: int
+
+
+def _ids(args: Any, kwargs: Any) -> torch.Tensor | None:
+    for a in (*args, *(kwargs or {}).values()):
+        if (isinstance(a, torch.Tensor) and a.dim() == 2 and not a.is_floating_point()
+                and not a.is_complex() and a.dtype != torch.bool and a.shape[1] >= 2
+                and a.numel() <= MOST_IDS):
+            return a.detach().clone()
+    return None
+
+
+def _offset(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> Shifted | None:
+    """The offset, 1 or 2 (1 first), at which ``target`` (flat, ``batch * L`` entries)
+    equals ``ids`` ``(batch, T)`` on every scored position, at least :data:`MIN_POSITIONS`."""
+    b, t = ids.shape
+    if target.dim() != 1 or target.numel() % b or target.numel() // b > t:
+        return None
+    tgt = target.reshape(b, -1).to(ids.dtype)
+    scored = tgt != ignore
+
+    def agree(k: int) -> bool:
+        n = min(tgt.shape[1], t - k)  # the positions whose token k ahead exists
+        m = scored[:, :n]
+        return (int(m.sum()) >= MIN_POSITIONS and not bool(scored[:, n:].any())
+                and bool((tgt[:, :n][m] == ids[:, k:k + n][m]).all()))
+
+    k = next((k for k in (1, 2) if agree(k)), None)
+    return None if k is None else Shifted("", k, int(scored.sum()), int((~scored).sum()))
+
+
+class TokenShift:
+    """The model's token ids of its last call, and the first :class:`Shifted` seen at a
+    ``backward()`` (:attr:`found`)."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.model = model
+        self.found: Shifted | None = None
+        self._ids: torch.Tensor | None = None
+        self._handles: list[Any] = []
+        self._depth = 0
+
+    def attach(self) -> None:
+        self._handles = [
+            self.model.register_forward_pre_hook(patches.module_hook(self._called),
+                                                 with_kwargs=True),
+            patches.register_backward_call_hook(self._backward),
+            patches.register_backward_done_hook(self._done)]
+
+    def detach(self) -> list[Any]:
+        handles, self._handles, self._ids = self._handles, [], None
+        return handles
+
+    def _called(self, module: Any, args: Any, kwargs: Any) -> None:
+        if not self._depth:  # not a recomputation during a backward (checkpoint)
+            self._ids = _ids(args, kwargs)
+
+    def _backward(self, tensors: Any) -> None:
+        self._depth += 1
+        ids = self._ids
+        if self._depth > 1 or self.found is not None or ids is None:
+            return
+        ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        todo = [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        seen, walked, found = set(todo), 0, []
+        while todo and walked < _FIRST_NODES:
+            n = todo.pop(0)
+            walked += 1
+            if type(n).__name__ in _NLL:
+                target = saved_value(n, "_saved_target", hooked=False)
+                ignore = saved_value(n, "_saved_ignore_index", hooked=False)
+                if isinstance(target, torch.Tensor) and isinstance(ignore, int):
+                    ignore = ignore - 2**64 if ignore >= 2**63 else ignore
+                    hit = _offset(target, ids, ignore)
+                    if hit is not None:
+                        found.append(hit._replace(node=type(n).__name__))
+            for c, _ in n.next_functions:
+                if c is not None and c not in seen:
+                    seen.add(c)
+                    todo.append(c)
+        if found and all(f.offset == 2 for f in found):  # none at the next token
+            self.found = found[0]
+
+    def _done(self) -> None:
+        self._depth = max(0, self._depth - 1)
+
+
+def token_shift(w: GradWatch, o: Options) -> Finding:
+    """The :class:`Shifted` targets of the block, in words."""
+    s = w.tokens.found
+    if s is None:
+        return Finding("token targets", True)
+    return Finding("token targets", True, (
+        f"each position's loss is scored against the token two places ahead (observed: the "
+        f"targets {s.node} saved equal the token ids the model was called with, 2 positions "
+        f"ahead, on all {s.scored} scored positions ({s.ignored} at ignore_index), and not 1 "
+        f"ahead): the labels were shifted twice; a model that takes labels=input_ids (Hugging "
+        f"Face's *ForCausalLM / *LMHeadModel) shifts them inside its loss, so pass the labels "
+        f"unshifted"))
