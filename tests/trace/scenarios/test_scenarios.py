@@ -153,7 +153,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9 and 10, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
+    # 7, 8, 9, 10 and 11, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -294,6 +294,20 @@ PAIRS = [
     ("r10_manual_sgd_rebinds_name", "r10_manual_sgd_inplace"),
     ("r10_manual_sgd_rebinds_name", "r10_manual_update_data_assign"),
     ("r10_optimizer_state_swapped_order", "r10_optimizer_state_same_order"),
+    # round 11
+    ("r11_rollout_logprob_no_grad", "r11_rollout_logprob_recomputed"),
+    ("r11_kd_kl_div_probs_input", "r11_kd_kl_div_log_softmax"),
+    ("r11_moco_key_encoder_trained", "r11_moco_key_encoder_momentum_only"),
+    ("r11_tbptt_chunks_no_backward", "r11_tbptt_backward_per_chunk"),
+    ("r11_checkpoint_reentrant_whole_model", "r11_checkpoint_nonreentrant_whole_model"),
+    ("r11_fake_quant_round_no_ste", "r11_fake_quant_builtin_ste"),
+    ("r11_hard_onehot_argmax_no_st", "r11_gumbel_softmax_hard_st"),
+    ("r11_moe_capacity_zero_tokens_dropped", "r11_moe_capacity_factor_125"),
+    ("r11_hardtanh_raw_inputs_saturated", "r11_hardtanh_standardized_inputs"),
+    ("r11_cosine_tmax_epochs_stepped_per_batch", "r11_cosine_stepped_per_epoch"),
+    ("r11_clip_before_unscale", "r11_unscale_then_clip"),
+    ("r11_log_likelihood_sign_flipped", "r11_overfit_one_batch_cross_entropy"),
+    ("r11_vae_torch_normal_sampling", "r11_vae_reparameterized"),
 ]
 
 
