@@ -123,14 +123,6 @@ XFAIL: dict[str, str] = {
         "silent: named selector's missing gradient ('a use of its values without history');"
         " missing the hard choice one_hot(argmax(...)) without the straight-through trick"
     ),
-    "r11_kd_kl_div_probs_input": (
-        "false: 'ok'; missing that F.kl_div was given probabilities, not log-probabilities"
-        " (the KL term is negative)"
-    ),
-    "r11_log_likelihood_sign_flipped": (
-        "false: 'ok'; missing that the loss is the targets' mean log-probability without its"
-        " minus sign (training lowers the true classes' probability)"
-    ),
     "r11_vae_torch_normal_sampling": (
         "false: 'ok'; missing that torch.normal's backward gives mu and std zeros, so the"
         " encoder gets the KL term's gradient only"

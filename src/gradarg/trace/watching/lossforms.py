@@ -4,7 +4,8 @@ saved values of its first autograd nodes at the ``backward()`` call
 against a target of another shape (every prediction compared with every target),
 ``nll_loss`` given values that are not log-probabilities (no ``log_softmax``: the loss is
 unbounded below), a softmax over dimension 0 whose size is the batch's (each example's
-output then depends on the other examples).  Every gradient is finite and nonzero in these
+output then depends on the other examples), ``kl_div`` given probabilities (a negative
+"divergence"), a log-likelihood minimised without its minus sign.  Every gradient is finite and nonzero in these
 steps, so without this finding the summary would say "ok".
 
 Imports :mod:`.finding` only.
@@ -47,8 +48,26 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     slips = w.grads.losses.slips
     also = (" (which is also why the values the loss got are not log-probabilities over the "
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
-    order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2}  # a cause before its effect
+    order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
+             "log-likelihood": 4}  # a cause before its effect
+    ascent = any(g.get("maximize") for h in w.grads.optimizers
+                 for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
+        if s.kind == "kl-probs":
+            return Finding("loss form", True, (
+                f"kl_div was given probabilities, not log-probabilities: the rows of its input "
+                f"{_shape(s.shape)} lie in [0, 1] and sum to 1 (observed: the values saved by "
+                f"kl_div's graph), so what it computed, {s.value:.4g} per row, is no divergence (a KL "
+                f"divergence is never negative); pass log_softmax(...) as its input (the "
+                f"target stays probabilities, or log-probabilities with log_target=True)"))
+        if s.kind == "log-likelihood" and not ascent:
+            return Finding("loss form", True, (
+                f"the loss is a log-likelihood with no minus sign: log_softmax's output "
+                f"{_shape(s.shape)}, picked at the targets and reduced, {s.value:.4g} "
+                f"(observed: from the loss down to log_softmax its graph only picks and "
+                f"reduces entries); minimising it lowers the probability of the targets: "
+                f"minimise its negative (F.nll_loss on log-probabilities, F.cross_entropy on "
+                f"the raw outputs)"))
         if s.kind == "broadcast":
             return Finding("loss form", True, (
                 f"{_FUNCTION.get(s.op, s.op)} compared tensors of different shapes: its input "

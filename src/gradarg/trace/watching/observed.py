@@ -292,7 +292,79 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             out = _saved(n, "_saved_result")
             if isinstance(out, torch.Tensor) and out.dim() >= 2:
                 found.append(Slip("softmax-dim-0", name, tuple(out.shape)))
+        elif name == "SubBackward0":
+            slip = _kl_on_probabilities(n)
+            if slip is not None:
+                found.append(slip)
+    if walked and value is not None and value <= 0:
+        slip = _log_likelihood(walked[0], value)
+        if slip is not None:
+            found.append(slip)
     return found
+
+
+def _kl_on_probabilities(n: Any) -> Slip | None:
+    """``kl_div(input, target)`` (``log_target=False``) is recorded as ``xlogy(target,
+    target) - target * input``: a ``SubBackward0`` whose first edge is None (the xlogy term
+    holds no gradient) over a product with one operand carrying the gradient (read from the
+    product, or as the saved result of the node that made it: softmax's).  A
+    :class:`Slip` ``"kl-probs"`` when that operand's first :data:`_ROWS` rows (over the last
+    dimension) are probabilities (entries in [0, 1], summing to 1) and the target is not
+    negative: ``value`` is then the mean over those rows of what kl_div summed, which is
+    negative (``sum t log t - sum t p`` < 0), where a divergence is never."""
+    edges = n.next_functions
+    if len(edges) != 2 or edges[0][0] is not None or _saved(n, "_saved_alpha") != 1:
+        return None
+    m = edges[1][0]
+    if type(m).__name__ != "MulBackward0":
+        return None
+    live = [i for i, (c, _) in enumerate(m.next_functions) if c is not None]
+    if len(live) != 1:
+        return None
+    attrs = ("_saved_self", "_saved_other")
+    x, t = _saved(m, attrs[live[0]]), _saved(m, attrs[1 - live[0]])
+    if x is None:  # not saved (its own gradient is not needed): the result of the node below
+        x = _saved(m.next_functions[live[0]][0], "_saved_result")  # (softmax, sigmoid, exp)
+    if not (isinstance(x, torch.Tensor) and isinstance(t, torch.Tensor) and x.dim() >= 1
+            and x.shape == t.shape and x.shape[-1] > 1 and x.is_floating_point()):
+        return None
+    rows = x.detach().reshape(-1, x.shape[-1])[:_ROWS].double()
+    target = t.detach().reshape(-1, t.shape[-1])[:_ROWS].double()
+    if not (bool((rows >= 0).all()) and bool((rows <= 1).all()) and bool((target >= 0).all())
+            and float((rows.sum(-1) - 1).abs().max()) < 1e-3):
+        return None
+    kl = (torch.xlogy(target, target) - target * rows).sum(-1).mean()
+    return Slip("kl-probs", "kl_div", tuple(x.shape), value=float(kl))
+
+
+# nodes that keep a value's sign and only pick or reduce entries: a loss made of these over
+# log_softmax's output is a mean (or sum) of log-probabilities, at most 0
+_PICKS = ("GatherBackward0", "IndexBackward0", "SelectBackward0", "TakeAlongDimBackward0",
+          "MaskedSelectBackward0", "DiagonalBackward0")
+_KEEPS_SIGN = (*_PICKS, "MeanBackward0", "MeanBackward1", "SumBackward0", "SumBackward1",
+               "ViewBackward0", "ReshapeAliasBackward0", "SqueezeBackward0", "SqueezeBackward1",
+               "SqueezeBackward4", "UnsqueezeBackward0", "SliceBackward0", "CloneBackward0")
+
+
+def _log_likelihood(root: Any, value: float) -> Slip | None:
+    """A loss whose graph from its root down to ``log_softmax`` is a chain of :data:`_KEEPS_SIGN`
+    nodes with a pick among them (``gather`` of the target classes): the log-likelihood
+    itself, with no minus sign; :class:`Slip` ``"log-likelihood"`` (``value``: the loss)."""
+    n, picked = root, False
+    for _ in range(12):
+        name = type(n).__name__
+        if name == "LogSoftmaxBackward0":
+            out = _saved(n, "_saved_result")
+            shape = tuple(out.shape) if isinstance(out, torch.Tensor) else ()
+            return Slip("log-likelihood", name, shape, value=value) if picked else None
+        if name not in _KEEPS_SIGN:
+            return None
+        picked = picked or name in _PICKS
+        below = [c for c, _ in n.next_functions if c is not None]
+        if len(below) != 1:
+            return None
+        n = below[0]
+    return None
 
 
 def _ndim(node: Any) -> int:
