@@ -115,17 +115,9 @@ XFAIL: dict[str, str] = {
         "silent: named the second step's learning rate 0 but blamed a warm-up or LambdaLR;"
         " missing CosineAnnealingLR (T_max in epochs) stepped after every batch"
     ),
-    "r11_fake_quant_round_no_ste": (
-        "silent: named fc1's all-zero gradient; missing that torch.round (no straight-through"
-        " estimator) between fc1 and fc2 zeroes it"
-    ),
     "r11_hard_onehot_argmax_no_st": (
         "silent: named selector's missing gradient ('a use of its values without history');"
         " missing the hard choice one_hot(argmax(...)) without the straight-through trick"
-    ),
-    "r11_vae_torch_normal_sampling": (
-        "false: 'ok'; missing that torch.normal's backward gives mu and std zeros, so the"
-        " encoder gets the KL term's gradient only"
     ),
     # round 11, held-out
     "r11_moco_key_encoder_trained": "held-out: false",

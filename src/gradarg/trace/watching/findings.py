@@ -37,6 +37,7 @@ from .reads import (
     step_raised,
     step_unmoved,
 )
+from .sampling import sampling
 from .scales import loss_scale
 from .tied import tied_trainable
 from .tokenshift import token_shift
@@ -343,7 +344,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order,
     target_grad, graphless_term, eval_mode, stats_again, loss_form, loss_nonfinite,
-    loss_broadcast, tied_trainable, token_shift,
+    loss_broadcast, tied_trainable, token_shift, sampling,
 )
 
 

@@ -3,7 +3,7 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 (:class:`Ended`), what an optimizer holds (:class:`Holding`) and a frozen parameter an
 optimizer step moved (:class:`FrozenMoved`).
 
-Imports ``trace.graph.nodes`` only (the saved values of a node).
+Imports ``trace.graph.nodes`` (the saved values of a node) and :mod:`.sampling` only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..graph.nodes import saved_value
+from .sampling import Sampled, sampled
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
            "losses_of", "message", "slips", "user_site", "users_file", "what_moves", "where",
@@ -157,6 +158,7 @@ class Losses(NamedTuple):
     zero_why: str = ""
     slips: tuple[Slip, ...] = ()
     nan_from: str = ""  # a loss that is NaN/Inf: the operation outside its domain, if found
+    sampled: tuple[Sampled, ...] = ()  # sampling nodes (torch.normal) with inputs on the graph
 
 
 class Slip(NamedTuple):
@@ -191,7 +193,7 @@ def losses_of(tensors: Any) -> Losses:
     walked = _walk(nodes)  # the first nodes, read once for both
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
                   tuple(slips(walked, value)),
-                  nan_source(_walk(nodes, 256)) if finite is False else "")
+                  nan_source(_walk(nodes, 256)) if finite is False else "", sampled(nodes))
 
 
 # nodes whose value is NaN outside their input's domain while their derivative is finite

@@ -59,14 +59,18 @@ def operations_between(start: Sequence[Any], stop: set[Any], limit: int = 12) ->
 
 
 def call_operations(rec: Any, index: int, inner: int | None = None,
-                    limit: int = 12) -> list[str]:
+                    limit: int = 12, between: bool = False) -> list[str]:
     """The operations of call ``index`` of ``rec`` (a :class:`~.recorder.Recorder`) itself:
     the nodes between its outputs and its inputs, not past the outputs of the calls made
     inside it (theirs), nor past those of ``inner`` (a call inside it) (read while the graph
-    is held)."""
+    is held).  ``between``: also from the inputs of the calls made inside it other than
+    ``inner`` (the operations between two of them: ``fc2(round(fc1(x)))``'s ``round``)."""
     by_slot = {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
     r = rec.raw[index]
     outs = [by_slot[s] for s in r.outs or [] if s in by_slot]
+    if between:
+        outs += [by_slot[s] for k, q in enumerate(rec.raw) if q.parent == index and k != inner
+                 for s in q.ins if s in by_slot]
     inside = [q for k, q in enumerate(rec.raw) if q.parent == index or k == inner]
     ends = [*r.ins, *(s for q in inside for s in q.outs or [])]
     return operations_between(outs, {by_slot[s] for s in ends if s in by_slot}, limit)

@@ -7,9 +7,10 @@ operations between them and the loss and, where a node's saved values showed it 
 ``backward()`` call, why (:func:`gradarg.trace.watching.observed.zero_why`).
 
 Both gradients are observed (the norms the module hooks recorded); the operations between the
-two outputs are the nodes reached from the outer call's outputs without passing the inner
-call's (:func:`gradarg.trace.watching.operations.call_operations`), so the zero was made by
-one of them.  Those known to have a zero derivative over a range are described (:data:`FLAT`).
+two outputs are the nodes reached from the outer call's outputs, and from the inputs of the
+other calls inside it (``fc2(round(fc1(x)))``), without passing the inner call's output
+(:func:`gradarg.trace.watching.operations.call_operations`), so the zero was made by one of
+them.  Those known to have a zero derivative over a range are described (:data:`FLAT`).
 
 Imports :mod:`.operations` and ``trace.graph.values`` only.
 """
@@ -71,7 +72,7 @@ def find(w: GradWatch) -> ZeroMade | None:
         if state(outer.grad_out) != "ok":
             continue
         try:
-            ops = call_operations(w.calls, outer.index, c.index, 6)
+            ops = call_operations(w.calls, outer.index, c.index, 6, between=True)
         except Exception:  # noqa: BLE001 (a graph that cannot be walked: nothing said)
             return None
         return ZeroMade(outer.name, c.name, ops) if ops else None
