@@ -763,6 +763,25 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("LogSoftmax can only be differentiated once double backward CrossEntropyLoss "
       "create_graph=True cross entropy gradient penalty log_softmax"),
      "questions/higher-order"),
+    # round 16's records (B): the asker's keywords, joined (the entries written for them)
+    (("(t_l_loss+t_mpl_loss).backward() sum two losses and call backward() meta pseudo "
+      "label teacher student how does backward of a sum of losses work"),
+     "questions/weights-not-updating"),
+    (("Hessian w.r.t inputs differs from functorch has_aux jacrev return the jacobian vmap "
+      "hessian per sample hessian functorch vs autograd.grad"),
+     "questions/jacobian-api"),
+    (("create_graph=True Hessian memory Hessian loop same peak memory as vmap inference "
+      "Hessian create_graph=False memory-efficient hessian loop"),
+     "questions/memory-leaks"),
+    (("F.normalize NaN gradient normalize p=1 nan gradient norm p=1 gradient at zero "
+      "dividing by the sum works"),
+     "questions/operator-edge-cases"),
+    (("gradients contaminated by unused inputs nan gradient although output does not "
+      "depend on nan unused nan entries linear weight grad nan slice output nan gradient"),
+     "questions/indexing-masking"),
+    (("forward AD operators not implemented in Python 3.11 wheel functorch.hessian Softmax "
+      "error hessian LogSoftmax python 3.11 jacfwd not implemented"),
+     "questions/error-messages-func"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
