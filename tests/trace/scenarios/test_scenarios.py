@@ -111,10 +111,6 @@ XFAIL: dict[str, str] = {
         " ('detached or its parameters are not used'); missing checkpoint(use_reentrant=True)"
         " whose inputs do not require grad"
     ),
-    "r11_cosine_tmax_epochs_stepped_per_batch": (
-        "silent: named the second step's learning rate 0 but blamed a warm-up or LambdaLR;"
-        " missing CosineAnnealingLR (T_max in epochs) stepped after every batch"
-    ),
     "r11_hard_onehot_argmax_no_st": (
         "silent: named selector's missing gradient ('a use of its values without history');"
         " missing the hard choice one_hot(argmax(...)) without the straight-through trick"

@@ -340,7 +340,7 @@ def scheduler_order(w: GradWatch, o: Options) -> Finding:
     """A learning-rate scheduler whose first ``step()`` came before its optimizer's first
     (observed: both calls, in order; :mod:`.schedules`): the optimizer skips the schedule's
     first value, its first update already using the next one."""
-    early = w.grads.early_schedulers
+    early = list(w.grads.schedules.early.values())
     if not early:
         return Finding("scheduler order", True)
     e = early[0]

@@ -31,7 +31,7 @@ from .maskmoves import MaskMoved, MaskMoves
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
 from .registrations import Registrations
-from .schedules import EarlyScheduler, ScheduleOrder
+from .schedules import ScheduleOrder
 from .stepmoves import StepMoves, Unmoved
 
 __all__ = ["Ended", "FrozenMoved", "GradEvents", "Holding", "Raised"]
@@ -196,9 +196,9 @@ class GradEvents:
         return MappingProxyType(self._masks.moved)
 
     @property
-    def early_schedulers(self) -> list[EarlyScheduler]:
-        """Schedulers whose first ``step()`` came before their optimizer's first, in order."""
-        return list(self._order.early.values())
+    def schedules(self) -> ScheduleOrder:
+        """Schedulers' steps seen: ``early`` (first step before the optimizer's), ``zeroed``."""
+        return self._order
 
     @property
     def hook_moved(self) -> Mapping[str, FrozenMoved]:

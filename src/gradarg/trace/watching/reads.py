@@ -21,6 +21,7 @@ import torch
 from .finding import Finding, Options
 from .ranks import first_nonfinite
 from .scales import ddp_unsynced
+from .schedules import zero_lr_cause
 from .stepmoves import SAMPLE
 
 if TYPE_CHECKING:
@@ -434,8 +435,7 @@ def step_unmoved(w: GradWatch, o: Options) -> Finding:
         return Finding("optimizer step applied", True, (
             f"the optimizer step ({unmoved[0].optimizer}) did not move any parameter it read: "
             f"its learning rate is 0 at this step, so the weights are unchanged (observed: "
-            f"a sample of each before and after the step); a warm-up or LambdaLR whose "
-            f"factor is 0 at step 0 does this, and its first step is then wasted"))
+            f"a sample of each before and after the step); {zero_lr_cause(w.grads.schedules)}"))
     unmoved = [x for x in unmoved if x.lr != 0.0]
     low = [x for x in unmoved if x.dtype in (torch.bfloat16, torch.float16)]
     whole = any(stuck and stuck == read for stuck, read in w.grads.step_moves.values())

@@ -21,7 +21,7 @@ from typing import Any
 
 from . import patches
 
-__all__ = ["EarlyScheduler", "ScheduleOrder"]
+__all__ = ["EarlyScheduler", "ScheduleOrder", "zero_lr_cause"]
 
 
 @dataclass
@@ -53,6 +53,19 @@ def _stepped_before(optimizer: Any) -> bool:
         return False
 
 
+_SETTINGS = ("T_max", "eta_min", "T_0", "total_iters", "step_size", "gamma", "milestones",
+             "start_factor", "end_factor", "total_steps", "max_lr")
+
+
+def _described(scheduler: Any) -> str:
+    """``"CosineAnnealingLR (T_max=1, eta_min=0) at its step 1"``: the class, the settings
+    of :data:`_SETTINGS` it has, and its ``last_epoch`` (the number of its ``step()`` calls)."""
+    parts = [f"{k}={getattr(scheduler, k)!r}" for k in _SETTINGS
+             if isinstance(getattr(scheduler, k, None), (int, float, list))]
+    shown = f" ({', '.join(parts)})" if parts else ""
+    return f"{type(scheduler).__name__}{shown} at its step {getattr(scheduler, 'last_epoch', '?')}"
+
+
 class ScheduleOrder:
     """The order of scheduler and optimizer steps in a block (:meth:`scheduled`,
     :meth:`stepped`); :attr:`early`: the schedulers whose first step came before their
@@ -62,6 +75,9 @@ class ScheduleOrder:
         self._stepped: set[int] = set()  # optimizers whose step was seen
         self.early: dict[int, EarlyScheduler] = {}
         self.seen = 0  # scheduler steps seen (the constructor's own first step not counted)
+        # the first scheduler step after which an optimizer's learning rate was 0: the scheduler,
+        # its step count and its own settings, in words
+        self.zeroed: list[tuple[str, int]] = []
 
     def attach(self) -> list[Any]:
         """The handles of the scheduler-step wrapper's listener, for the caller to remove."""
@@ -77,6 +93,8 @@ class ScheduleOrder:
             e = self.early.get(key)
             if e is not None and e.lr_after is None:
                 e.lr_after = _lr(optimizer)
+            if _lr(optimizer) == 0.0 and not self.zeroed:
+                self.zeroed.append((_described(scheduler), getattr(scheduler, "last_epoch", -1)))
             return
         if getattr(scheduler, "last_epoch", -1) < 0:  # the constructor's own first step
             return
@@ -95,3 +113,21 @@ class ScheduleOrder:
         e = self.early.get(key)
         if e is not None and e.lr_used is None:
             e.lr_used = _lr(optimizer)
+
+
+def zero_lr_cause(order: ScheduleOrder) -> str:
+    """Why the learning rate is 0, in words: the first scheduler step after which it was
+    (:attr:`ScheduleOrder.zeroed`), or what usually does it when none was seen."""
+    if not order.zeroed:
+        return ("a warm-up or LambdaLR whose factor is 0 at step 0 does this, and its first "
+                "step is then wasted")
+    what, count = order.zeroed[0]
+    if count <= 0:
+        return (f"the scheduler set it to 0 when it was made: {what} (observed: the "
+                f"optimizer's lr after its step()); a warm-up whose factor is 0 at step 0 "
+                f"wastes the first step: start the factor above 0")
+    return (f"a learning-rate scheduler set it to 0: {what} (observed: the optimizer's lr "
+            f"right after that step()); a schedule's length (T_max, total_iters, step_size) "
+            f"counts its step() calls, so one meant in epochs but stepped after every batch "
+            f"reaches its end after that many batches: step it once per epoch, or give the "
+            f"length in batches")
