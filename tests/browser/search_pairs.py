@@ -782,6 +782,26 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("forward AD operators not implemented in Python 3.11 wheel functorch.hessian Softmax "
       "error hessian LogSoftmax python 3.11 jacfwd not implemented"),
      "questions/error-messages-func"),
+    # round 16's records (A): the asker's keywords, joined (the entries written for them)
+    (("register_full_backward_hook c10d torch.compile error Failed running call_method copy_ "
+      "AsStridedBackward0 dist.all_reduce in forward backward hook compile "
+      "_c10d_functional::wait_tensor autograd kernel was not registered"),
+     "questions/compile-support"),
+    (("custom_op backward changes torch.compile cache register_autograd stale gradient "
+      "torch.compile rm -r /tmp/torchinductor_root custom op backward not invalidating cache"),
+     "questions/compile"),
+    (("mutating backward input of autograd function torch.compile grad1.copy_(grad2) in "
+      "backward autograd.Function backward inplace fullgraph Mutating backward input is not "
+      "supported"),
+     "questions/compile-support"),
+    (("Expected to have finished reduction in the prior iteration multiple "
+      "DistributedDataParallel model RuntimeError forward output not used in loss DDP which "
+      "parameters are unused DDP"),
+     "questions/fsdp-ddp"),
+    (("Error using DDP for parameters that do not need to update gradients "
+      "DistributedDataParallel frozen network DDP module without parameters requiring grad "
+      "perceptual loss netF DDP"),
+     "questions/fsdp-ddp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
