@@ -97,7 +97,9 @@ def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
         _tell(listeners, "done", None)
         return out
 
-    return backward
+    # a backward() inside a torch.compile'd function runs eagerly (a graph break); disabled
+    # here, the watch's hooks it calls are not compiled frame by frame either
+    return torch.compiler.disable(backward)
 
 
 def _wrap_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
@@ -288,6 +290,11 @@ class _ModuleHook:
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn
 
+    # disabled for torch.compile: a hook reached while Dynamo traces runs eagerly (a graph
+    # break), and one called from eager code inside a compiled function is not compiled frame
+    # by frame (each compiled, then recompiled for each new argument up to Dynamo's limit);
+    # about a microsecond per call
+    @torch.compiler.disable
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
 
