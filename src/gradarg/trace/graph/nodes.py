@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Graph", "accumulator", "check_not_freed", "children", "constant_exponent",
-    "constant_operands", "edges_into",
+    "constant_operands", "edges_into", "first_nodes",
     "graph_freed", "in_place_edits", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place",
     "node_class", "op_name", "opaque_nodes", "saved", "saved_tensors", "saved_value",
     "saved_values", "walk",
@@ -256,6 +256,21 @@ def walk(root: Any, *more: Any) -> tuple[list[Any], dict[Any, int]]:
                 order.append(child)
         i += 1
     return order, index
+
+
+def first_nodes(start: Sequence[Any], limit: int) -> list[Any]:
+    """The first ``limit`` nodes reached from the nodes ``start`` (themselves first) through
+    ``next_functions``, breadth first, each once: a loss's first operations."""
+    out: list[Any] = []
+    todo, seen = list(start), set(start)
+    while todo and len(out) < limit:
+        n = todo.pop(0)
+        out.append(n)
+        for c, _ in n.next_functions:
+            if c is not None and c not in seen:
+                seen.add(c)
+                todo.append(c)
+    return out
 
 
 def edges_into(roots: Sequence[Any], ends: Any) -> dict[Any, list[tuple[int, Any]]]:

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import saved_value
+from ..graph.nodes import first_nodes, saved_value
 from .sampling import Sampled, sampled
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
@@ -190,10 +190,10 @@ def losses_of(tensors: Any) -> Losses:
               if small and len(small) == len(ts) else None)
     value = (float(ts[0].detach().float()) if len(ts) == 1 and ts[0].numel() == 1
              and ts[0].is_floating_point() else None)
-    walked = _walk(nodes)  # the first nodes, read once for both
+    walked = first_nodes(nodes, 12)  # the first nodes, read once for both
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
                   tuple(slips(walked, value)),
-                  nan_source(_walk(nodes, 256)) if finite is False else "", sampled(nodes))
+                  nan_source(first_nodes(nodes, 256)) if finite is False else "", sampled(nodes))
 
 
 # nodes whose value is NaN outside their input's domain while their derivative is finite
@@ -211,7 +211,7 @@ _DOMAIN: dict[str, tuple[str, Any, str]] = {
 
 
 def nan_source(walked: list[Any]) -> str:
-    """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`_walk`) whose saved input
+    """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`~gradarg.trace.graph.nodes.first_nodes`) whose saved input
     has entries outside its function's domain (``log`` of a negative number...), as
     ``"log of 4 negative entries (LogBackward0)"``; ``""``: none found.  Such a node's value
     is NaN where its derivative (``1/x`` for ``log``) is finite: a NaN loss, finite
@@ -234,23 +234,9 @@ _LOGPROB = 1e-2  # |logsumexp| of a row above which it is not log-probabilities 
 # a softmax computed in bfloat16 is off by up to about 4e-3, in float16 by about 4e-4)
 
 
-def _walk(nodes: list[Any], limit: int = 12) -> list[Any]:
-    """The first ``limit`` nodes below ``nodes``, breadth first."""
-    out: list[Any] = []
-    todo, seen = list(nodes), set(nodes)
-    while todo and len(out) < limit:
-        n = todo.pop(0)
-        out.append(n)
-        for c, _ in n.next_functions:
-            if c is not None and c not in seen:
-                seen.add(c)
-                todo.append(c)
-    return out
-
-
 def slips(walked: list[Any], value: float | None) -> list[Slip]:
     """:class:`Slip` records read from the saved values of ``walked``, the first nodes of a
-    loss (:func:`_walk`; read before the backward frees them): a regression loss whose input was broadcast to its target's
+    loss (:func:`~gradarg.trace.graph.nodes.first_nodes`; read before the backward frees them): a regression loss whose input was broadcast to its target's
     shape (an ``ExpandBackward0`` under it: ``torch.broadcast_tensors``, after torch's "Using
     a target size ... different to the input size" warning), ``nll_loss`` given values that
     are not log-probabilities (not from ``log_softmax`` over dimension 1, and the logsumexp
@@ -385,7 +371,7 @@ def _saved(node: Any, attr: str) -> Any:
 
 
 def zero_why(walked: list[Any]) -> str:
-    """What the saved values of ``walked``, the first nodes of a loss (:func:`_walk`), show
+    """What the saved values of ``walked``, the first nodes of a loss (:func:`~gradarg.trace.graph.nodes.first_nodes`), show
     makes its gradient zero: a ``nll_loss`` (``cross_entropy``) whose total target weight is 0
     (every target equals ``ignore_index`` or has weight 0), a product with a factor of one
     entry that is 0 and needs no gradient (a loss weight of 0); ``""``: none of these.  Read

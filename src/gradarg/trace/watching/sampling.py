@@ -10,13 +10,14 @@ Read at the ``backward()`` call from the losses' graph (at most :data:`MOST_NODE
 breadth first), with the parameters below each sampling node (the variables of the
 ``AccumulateGrad`` nodes reached from it), kept by ``id``.
 
-Imports :mod:`.finding` only.
+Imports :mod:`.finding` and ``trace.graph.nodes`` only.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..graph.nodes import first_nodes
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -42,27 +43,14 @@ class Sampled(NamedTuple):
     below: frozenset[int]
 
 
-def _walk(start: list[Any], limit: int) -> list[Any]:
-    out: list[Any] = []
-    todo, seen = list(start), set(start)
-    while todo and len(out) < limit:
-        n = todo.pop(0)
-        out.append(n)
-        for c, _ in n.next_functions:
-            if c is not None and c not in seen:
-                seen.add(c)
-                todo.append(c)
-    return out
-
-
 def sampled(nodes: list[Any]) -> tuple[Sampled, ...]:
     """The sampling nodes among the first :data:`MOST_NODES` below ``nodes`` (the losses'
     autograd nodes) with an input that carries gradient."""
     found = []
-    for n in _walk(nodes, MOST_NODES):
+    for n in first_nodes(nodes, MOST_NODES):
         name = type(n).__name__
         if name in _SAMPLING and any(c is not None for c, _ in n.next_functions):
-            below = frozenset(id(a.variable) for a in _walk([n], MOST_NODES)
+            below = frozenset(id(a.variable) for a in first_nodes([n], MOST_NODES)
                               if type(a).__name__ == "AccumulateGrad")
             found.append(Sampled(name, _SAMPLING[name], below))
     return tuple(found)

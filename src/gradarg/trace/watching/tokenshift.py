@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import saved_value
+from ..graph.nodes import first_nodes, saved_value
 from . import patches
 from .finding import Finding, Options
 
@@ -116,11 +116,9 @@ class TokenShift:
         if self._depth > 1 or self.found is not None or ids is None:
             return
         ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
-        todo = [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
-        seen, walked, found = set(todo), 0, []
-        while todo and walked < _FIRST_NODES:
-            n = todo.pop(0)
-            walked += 1
+        roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        found = []
+        for n in first_nodes(roots, _FIRST_NODES):
             if type(n).__name__ in _NLL:
                 target = saved_value(n, "_saved_target", hooked=False)
                 ignore = saved_value(n, "_saved_ignore_index", hooked=False)
@@ -129,10 +127,6 @@ class TokenShift:
                     hit = _offset(target, ids, ignore)
                     if hit is not None:
                         found.append(hit._replace(node=type(n).__name__))
-            for c, _ in n.next_functions:
-                if c is not None and c not in seen:
-                    seen.add(c)
-                    todo.append(c)
         if found and all(f.offset == 2 for f in found):  # none at the next token
             self.found = found[0]
 
