@@ -1014,3 +1014,36 @@ QUERIES_ROUND16: dict[str, list[tuple[str, str]]] = {
         ("issues", "nn.Parameter modified inplace version counter optimizer error"),
     ],
 }
+
+# Round 17: written on 2026-12-01 before any of them was run; collected and graded once, blind,
+# by a helper who writes nothing.
+QUERIES_ROUND17: dict[str, list[tuple[str, str]]] = {
+    "round17-c24a": [
+        ("pages", "hypergradient learning rate differentiate through optimizer update"),
+        ("pages", "sigmoid saturates vanishing gradient first layers tiny values"),
+        ("pages", "LBFGS closure backward called multiple times gradient"),
+        ("pages", "expand vs repeat gradient memory backward"),
+        ("pages", "torch.stack list of tensors loses requires_grad"),
+        ("pages", "unfold fold patches gradient overlap summed"),
+        ("issues", "conv_transpose2d double backward gradient wrong"),
+        ("issues", "torch.quantile median backward gradient ties"),
+        ("issues", "autograd.grad outputs sequence grad_outputs None mixed"),
+        ("issues", "torch.func.jacrev argnums tuple of inputs dict"),
+        ("issues", "gradient of max_pool2d indices duplicates deterministic"),
+        ("issues", "torch.compile fullgraph backward graph break hooks registered"),
+    ],
+    "round17-c24b": [
+        ("pages", "gradient is zero after clone detach requires_grad_ copy"),
+        ("pages", "compute second derivative of network output with respect to input"),
+        ("pages", "loss.backward() returns None how to get gradients values"),
+        ("pages", "why optimizer step does nothing parameters unchanged after backward"),
+        ("pages", "mean vs sum reduction gradient scale learning rate"),
+        ("pages", "Tensor.backward inputs argument only some leaves"),
+        ("issues", "torch.linalg.solve gradient singular matrix nan"),
+        ("issues", "einsum backward memory large intermediate"),
+        ("issues", "FSDP2 fully_shard gradient dtype reduce_dtype float32"),
+        ("issues", "autocast backward dtype mismatch custom function custom_fwd"),
+        ("issues", "register_multi_grad_hook any mode all gradients"),
+        ("issues", "torch.func.functional_call buffers batchnorm grad"),
+    ],
+}
