@@ -106,11 +106,6 @@ XFAIL: dict[str, str] = {
     # round 10, held-out
     "r10_two_adapters_optimizer_holds_active": "held-out: false",
     # round 11 (branch s22-scen11), first run against the branch point e04caab
-    "r11_checkpoint_reentrant_whole_model": (
-        "silent: named the RuntimeError and an output of the model without autograd history"
-        " ('detached or its parameters are not used'); missing checkpoint(use_reentrant=True)"
-        " whose inputs do not require grad"
-    ),
     "r11_hard_onehot_argmax_no_st": (
         "silent: named selector's missing gradient ('a use of its values without history');"
         " missing the hard choice one_hot(argmax(...)) without the straight-through trick"

@@ -23,6 +23,7 @@ from .eventfindings import (
     scheduler_order,
 )
 from .finding import Finding, Options
+from .graphnotes import within
 from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .missing import no_gradient
@@ -171,6 +172,13 @@ def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
     c = outer[0]
     more = f" (and {len(outer) - 1} other call(s))" if len(outer) > 1 else ""
     cause = CUT_CAUSE[grad_mode[c.index]]
+    # grad mode on around it, off within it: the inner call's mode is the cause
+    parents = [m.parent for m in w.modules]
+    off = {d.index for d in calls if grad_mode[d.index] != "on" and within(d.index, c.index, parents)}
+    inner = [d for d in calls if d.index in off and d.parent not in off]  # outermost first
+    if grad_mode[c.index] == "on" and inner:
+        cause = (f"its submodule '{inner[0].name}' ({inner[0].kind}) ran without recording "
+                 f"a graph: {CUT_CAUSE[grad_mode[inner[0].index]]}")
     return Finding("cut from the graph", True,
                    f"module '{c.name}' ({c.kind}) produced an output without autograd history "
                    f"although its parameters require grad{more}: {cause}; no gradient flows "
