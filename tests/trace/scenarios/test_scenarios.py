@@ -79,7 +79,6 @@ XFAIL: dict[str, str] = {
     "r5_vae_sample_not_rsample": "held-out: false",
     # round 6 (branch s19-scen6), first run against the branch point 173194f
     # round 6, held-out
-    "r6_soft_argmax_round_gather": "held-out: silent",
     "r6_triplet_collapsed_encoder": "held-out: silent",
     # round 7 (branch s20-scen7), first run against the branch point 08adcb2
     # round 7, held-out
@@ -106,10 +105,6 @@ XFAIL: dict[str, str] = {
     # round 10, held-out
     "r10_two_adapters_optimizer_holds_active": "held-out: false",
     # round 11 (branch s22-scen11), first run against the branch point e04caab
-    "r11_hard_onehot_argmax_no_st": (
-        "silent: named selector's missing gradient ('a use of its values without history');"
-        " missing the hard choice one_hot(argmax(...)) without the straight-through trick"
-    ),
     # round 11, held-out
     "r11_moco_key_encoder_trained": "held-out: false",
     "r11_multitask_raw_task_weights": "held-out: false",

@@ -15,7 +15,7 @@ import torch
 from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
-from . import eventfindings, events, findings, reads, scales, sourceuse, zerocauses
+from . import cutcalls, eventfindings, events, findings, reads, scales, sourceuse, zerocauses
 from .detail import light_text
 from .records import ROOT_NAME, ParamRecord
 
@@ -69,7 +69,7 @@ def _no_backward(a: Asked) -> str | None:
         return None
     return (f"no backward pass reached the model while it was watched, so nothing "
             f"reached {a.name}{findings.raised(a.w)}{findings.leaf_loss(a.w)}"
-            f"{findings.cut_text(a.w)}")
+            f"{cutcalls.cut_text(a.w)}")
 
 
 def _module_not_called(a: Asked) -> str | None:
@@ -86,12 +86,12 @@ def _module_not_called(a: Asked) -> str | None:
 def _cut(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
-    cut = [(c, mode) for c, mode in findings.cut_calls(a.w) if c.name == a.r.module]
+    cut = [(c, mode) for c, mode in cutcalls.cut_calls(a.w) if c.name == a.r.module]
     if not cut:
         return None
     c, mode = cut[0]
     return (f"no gradient reached {a.name}: module '{c.name}' ({c.kind}) produced an "
-            f"output without autograd history: {findings.CUT_CAUSE[mode]}; "
+            f"output without autograd history: {cutcalls.CUT_CAUSE[mode]}; "
             f"gradarg.why_no_grad(loss, param, module=model) names where that output "
             f"rejoins the graph")
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..graph.values import fmt_norm as _f
+from .cutcalls import cut_calls, cut_from_the_graph, cut_text
 from .detail import light_findings, seen_first
 from .eventfindings import (
     accumulated,
@@ -23,7 +24,7 @@ from .eventfindings import (
     scheduler_order,
 )
 from .finding import Finding, Options
-from .graphnotes import within
+from .intcuts import said
 from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .missing import no_gradient
@@ -140,12 +141,6 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
     return Finding("vanishing/exploding", True)
 
 
-def cut_calls(w: GradWatch) -> list[tuple[ModuleRecord, str]]:
-    """The calls of trainable modules whose outputs had no autograd history, each with the
-    grad mode it ran in (``"no_grad"``, ``"inference_mode"`` or ``"on"``)."""
-    return [(w.modules[i], mode) for i, mode in w.calls.cut if i < len(w.modules)]
-
-
 def unused_output_calls(w: GradWatch) -> list[ModuleRecord]:
     """The calls whose output has autograd history but received no gradient, of modules no
     call of which received one; calls that started after the backward (recomputation by
@@ -153,62 +148,6 @@ def unused_output_calls(w: GradWatch) -> list[ModuleRecord]:
     flowed = {c.name for c in w.modules if c.grad_out is not None}
     return [c for c in w.modules if c.out_shape is not None and c.grad_out is None
             and c.index not in w.calls.late and c.name not in flowed]
-
-
-def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
-    """A module with parameters that require grad produced outputs without autograd history:
-    its forward ran under ``torch.no_grad()`` (or its output was detached), so nothing flows
-    back through that call."""
-    cut = cut_calls(w)
-    grad_mode = {c.index: mode for c, mode in cut}
-    calls = [c for c, _ in cut]
-    # reentrant checkpointing runs a forward without history on purpose and records it again
-    # during backward: a module that got a gradient in another call of the step is not cut
-    flowed = {c.name for c in w.modules if c.grad_out is not None}
-    outer = [c for c in calls if (c.parent is None or c.parent not in grad_mode)
-             and c.name not in flowed]
-    if not outer:
-        return Finding("cut from the graph", True)
-    c = outer[0]
-    more = f" (and {len(outer) - 1} other call(s))" if len(outer) > 1 else ""
-    cause = CUT_CAUSE[grad_mode[c.index]]
-    # grad mode on around it, off within it: the inner call's mode is the cause
-    parents = [m.parent for m in w.modules]
-    off = {d.index for d in calls if grad_mode[d.index] != "on" and within(d.index, c.index, parents)}
-    inner = [d for d in calls if d.index in off and d.parent not in off]  # outermost first
-    if grad_mode[c.index] == "on" and inner:
-        cause = (f"its submodule '{inner[0].name}' ({inner[0].kind}) ran without recording "
-                 f"a graph: {CUT_CAUSE[grad_mode[inner[0].index]]}")
-    return Finding("cut from the graph", True,
-                   f"module '{c.name}' ({c.kind}) produced an output without autograd history "
-                   f"although its parameters require grad{more}: {cause}; no gradient flows "
-                   f"back through that call")
-
-
-def cut_text(w: GradWatch) -> str:
-    """``"; module ... produced an output without autograd history ..."``: what
-    :func:`cut_from_the_graph` observed, said where no backward pass reached the model (the
-    model's output carried no graph: a loss built from it, or from a copy of it made to
-    require grad, reaches no parameter); else ``""``."""
-    cut = cut_from_the_graph(w, Options())
-    return f"; {cut.problem}" if cut.problem else ""
-
-
-CUT_CAUSE = {
-    "no_grad": "it ran with gradients disabled (torch.no_grad() around it)",
-    "inference_mode": "it ran under torch.inference_mode(), so its output is an inference "
-                      "tensor that can never join a graph",
-    "on": "grad mode was on, so its output was detached or its parameters are not used",
-    "checkpoint": "it ran inside torch.utils.checkpoint with use_reentrant=True, which runs the "
-                  "block without recording a graph and records it again during backward only "
-                  "when an input of the checkpoint requires grad; none did (torch warns \"None "
-                  "of the inputs have requires_grad=True\"), so backward never reaches the "
-                  "block: pass use_reentrant=False, or give the checkpoint an input that "
-                  "requires grad",
-    "checkpoint-unreached": "it ran inside torch.utils.checkpoint with use_reentrant=True, "
-                            "which records the block again during backward only when backward "
-                            "reaches the checkpoint's output; it did not",
-}
 
 
 def output_unused(w: GradWatch, o: Options) -> Finding:
@@ -251,6 +190,9 @@ def unused_why(w: GradWatch, c: ModuleRecord) -> str:
         return (f"module '{d.name}' ({d.kind}) took that output without its history "
                 f"(observed: the same memory, no autograd graph), so it was detached between "
                 f"them (.detach() or .data); remove the detach to train '{c.name}'")
+    cut = next((k for k in w.cuts.found if c.index in k.calls), None)
+    if cut is not None:
+        return said(cut, c.name)
     later = [(i, dtype) for i, dtype in w.calls.noted.integer_inputs.items()
              if i > c.index and i < len(w.modules) and i not in w.calls.late
              and w.modules[i].parent == c.parent]

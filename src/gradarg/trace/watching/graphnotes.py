@@ -229,7 +229,7 @@ def first_nonfinite_call(parents: Sequence[int | None], values: Mapping[int, Cal
             inside.add(i)
     made = [i for i in sorted(inside) if i in values and outs(i) is False and ins(i) is True]
     for i in made:
-        if not any(j != i and within(j, i, parents) for j in made):
+        if not any(j != i and runs_inside(j, i, parents) for j in made):
             return i
     return None
 
@@ -264,7 +264,8 @@ def call_of(node: Any, calls: Sequence[tuple[list[Any], list[Any]]],
     depth = [0] * len(parents)
     for i, p in enumerate(parents):
         depth[i] = 0 if p is None else depth[p] + 1
-    inside = [i for i in range(within, len(parents)) if i == within or within(i, within, parents)]
+    inside = [i for i in range(within, len(parents))
+              if i == within or runs_inside(i, within, parents)]
     for i in sorted(inside, key=lambda i: -depth[i]):
         outs, ins = calls[i]
         stop = set(ins)
@@ -282,15 +283,12 @@ def call_of(node: Any, calls: Sequence[tuple[list[Any], list[Any]]],
     return None
 
 
-def within(j: int, i: int, parents: Sequence[int | None]) -> bool:
-    """Whether call ``j`` ran inside call ``i`` (at any depth); ``parents[k]``: the index of
-    the call that call ``k`` ran inside, or None."""
+def runs_inside(j: int, i: int, parents: Sequence[int | None]) -> bool:
+    """Whether call ``j`` ran inside call ``i`` (``parents[k]``: call ``k``'s parent or None)."""
     p = parents[j]
-    while p is not None:
-        if p == i:
-            return True
+    while p is not None and p != i:
         p = parents[p]
-    return False
+    return p is not None
 
 
 _CHECKPOINT = os.path.join("utils", "checkpoint.py")
