@@ -154,7 +154,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10 and 11, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
+    # 7, 8, 9, 10, 11 and 12, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -309,6 +309,19 @@ PAIRS = [
     ("r11_clip_before_unscale", "r11_unscale_then_clip"),
     ("r11_log_likelihood_sign_flipped", "r11_overfit_one_batch_cross_entropy"),
     ("r11_vae_torch_normal_sampling", "r11_vae_reparameterized"),
+    # round 12
+    ("r12_pinn_relu_second_derivative_zero", "r12_pinn_tanh_create_graph"),
+    ("r12_pinn_second_derivative_no_create_graph", "r12_pinn_tanh_create_graph"),
+    ("r12_simsiam_no_stop_gradient", "r12_simsiam_stop_gradient"),
+    ("r12_hinge_all_beyond_margin", "r12_hinge_some_inside_margin"),
+    ("r12_snn_heaviside_spikes", "r12_snn_surrogate_gradient"),
+    ("r12_chamfer_one_sided", "r12_chamfer_symmetric"),
+    ("r12_huber_tiny_delta", "r12_smooth_l1_tiny_beta"),
+    ("r12_reinforce_returns_std_zero", "r12_reinforce_returns_std_eps"),
+    ("r12_resume_without_optimizer_state", "r12_resume_with_optimizer_state"),
+    ("r12_rmsnorm_final_weight_zero", "r12_rmsnorm_offset_weight_zero"),
+    ("r12_custom_sigmoid_backward_wrong", "r12_custom_sigmoid_backward_right"),
+    ("r12_flow_linear_zero_init_slogdet", "r12_flow_linear_rotation_init"),
 ]
 
 
