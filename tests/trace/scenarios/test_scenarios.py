@@ -117,17 +117,9 @@ XFAIL: dict[str, str] = {
         "silent: named the forward's NaN/Inf and lin.weight's NaN gradient; missing slogdet of a"
         " singular (zero) matrix"
     ),
-    "r12_huber_tiny_delta": (
-        "false: 'ok'; missing HuberLoss(delta=1e-3) on errors far beyond delta: every gradient"
-        " is delta * sign(error), 1000 times smaller"
-    ),
     "r12_pinn_relu_second_derivative_zero": (
         "false: 'ok'; missing that a ReLU network's second derivative d2u/dx2 is exactly 0, so"
         " the physics term trains nothing"
-    ),
-    "r12_reinforce_returns_std_zero": (
-        "silent: named the NaN loss and the operations between the model's output and it;"
-        " missing the returns normalised by a zero std (0/0)"
     ),
     "r12_resume_without_optimizer_state": (
         "false: 'ok'; missing the resumed AdamW without its state (fresh moments, step 1)"

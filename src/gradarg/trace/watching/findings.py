@@ -417,6 +417,8 @@ def _loss_made(w: GradWatch) -> str:
     text = ""
     if finite is False:
         text = " (the loss passed to backward() was itself NaN/Inf: observed at the call)"
+        if w.grads.losses.nan_from:
+            text += f"; {w.grads.losses.nan_from}"
     elif finite:
         text = (" (the loss passed to backward() was finite, observed at the call: its "
                 "backward made the NaN/Inf)")

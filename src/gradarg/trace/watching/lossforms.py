@@ -5,7 +5,8 @@ against a target of another shape (every prediction compared with every target),
 ``nll_loss`` given values that are not log-probabilities (no ``log_softmax``: the loss is
 unbounded below), a softmax over dimension 0 whose size is the batch's (each example's
 output then depends on the other examples), ``kl_div`` given probabilities (a negative
-"divergence"), a log-likelihood minimised without its minus sign.  Every gradient is finite and nonzero in these
+"divergence"), a log-likelihood minimised without its minus sign, a Huber loss whose small
+``delta`` scales every gradient down.  Every gradient is finite and nonzero in these
 steps, so without this finding the summary would say "ok".
 
 Imports :mod:`.finding` only.
@@ -49,10 +50,18 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     also = (" (which is also why the values the loss got are not log-probabilities over the "
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
-             "log-likelihood": 4}  # a cause before its effect
+             "log-likelihood": 4, "huber-slope": 5}  # a cause before its effect
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
+        if s.kind == "huber-slope" and s.value:
+            return Finding("loss form", True, (
+                f"huber_loss (nn.HuberLoss) with delta={s.value:g}: every error |input - "
+                f"target| of {_shape(s.shape)} is beyond delta ({s.low:.3g} to {s.high:.3g}; "
+                f"observed: the values saved by its graph), where its gradient is delta * "
+                f"sign(error), so the loss's gradient is {s.value:g} times L1's ("
+                f"{1 / s.value:.3g} times smaller); delta sets the slope of the linear part: "
+                f"raise it to the errors' scale (nn.SmoothL1Loss(beta) keeps slope 1)"))
         if s.kind == "kl-probs":
             return Finding("loss form", True, (
                 f"kl_div was given probabilities, not log-probabilities: the rows of its input "

@@ -157,7 +157,7 @@ class Losses(NamedTuple):
     finite: bool | None
     zero_why: str = ""
     slips: tuple[Slip, ...] = ()
-    nan_from: str = ""  # a loss that is NaN/Inf: the operation outside its domain, if found
+    nan_from: str = ""  # a NaN/Inf loss: the operation outside its domain, or the operand
     sampled: tuple[Sampled, ...] = ()  # sampling nodes (torch.normal) with inputs on the graph
 
 
@@ -166,8 +166,9 @@ class Slip(NamedTuple):
     how it was computed: ``kind`` ``"broadcast"`` (a loss whose input and target shapes
     differ: ``shape`` the input's, ``other`` what both were broadcast to), ``"not-log-probs"``
     (``nll_loss`` given values whose logsumexp over the classes is not 0: ``low``, ``high``
-    its range over the rows read, ``value`` the loss) or ``"softmax-dim-0"`` (a softmax over
-    dimension 0 of ``shape``); ``op``: the node's name."""
+    its range over the rows read, ``value`` the loss), ``"softmax-dim-0"`` (a softmax over
+    dimension 0 of ``shape``), ``"kl-probs"``, ``"log-likelihood"`` or ``"huber-slope"``
+    (:func:`_huber_slope`); ``op``: the node's name."""
 
     kind: str
     op: str
@@ -224,6 +225,30 @@ def nan_source(walked: list[Any]) -> str:
         k = int(rule[1](x.detach()).sum())
         if k:
             return rule[2].format(k=k) + f" ({type(n).__name__})"
+    return _nonfinite_operand(walked)
+
+
+def _nonfinite_operand(walked: list[Any]) -> str:
+    """The first saved operand of ``walked`` that has no autograd history and holds NaN/Inf
+    (``_saved_*`` attributes that are inputs, not results): a value computed outside the
+    graph (returns, weights, targets, the data) that brought the NaN/Inf in; ``""``: none."""
+    for n in walked:
+        found = []  # the largest first: an input (weight) before a total made of it
+        for attr in dir(n):
+            if not attr.startswith("_saved_") or attr.startswith("_saved_result"):
+                continue
+            x = _saved(n, attr)
+            if (isinstance(x, torch.Tensor) and not x.requires_grad and x.is_floating_point()
+                    and x.numel() <= 1 << 20 and not _finite(x)):
+                found.append(x)
+        if found:
+            x = max(found, key=lambda t: t.numel())
+            k = int((~torch.isfinite(x)).sum())
+            return (f"{type(n).__name__} took a tensor without autograd history (shape "
+                    f"{tuple(x.shape)}) holding NaN/Inf in {k} of {x.numel()} entries "
+                    f"(observed: the operand it saved): a value computed outside the graph, "
+                    f"with no gradient, brought it in (returns or advantages normalised by "
+                    f"their standard deviation are 0/0 when it is 0; a target; the data)")
     return ""
 
 
@@ -254,6 +279,9 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
                         and tuple(sizes or ()) != tuple(big.shape)):
                     found.append(Slip("broadcast", name, tuple(sizes or ()), tuple(big.shape)))
                     break
+            slip = _huber_slope(n) if name == "HuberLossBackward0" else None
+            if slip is not None:
+                found.append(slip)
         elif name in _NLL:
             below = [c for c, _ in n.next_functions if c is not None]
             if any(type(c).__name__ == "LogSoftmaxBackward0" and _saved(c, "_saved_dim") in
@@ -289,6 +317,29 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
         if slip is not None:
             found.append(slip)
     return found
+
+
+HUBER_SLOPE = 0.1  # a Huber delta at most this, every error beyond it: the slope is delta
+
+
+def _huber_slope(n: Any) -> Slip | None:
+    """``huber_loss(input, target, delta)`` whose every error ``|input - target|`` exceeds
+    ``delta`` (read from the saved input and target) with ``delta`` at most
+    :data:`HUBER_SLOPE`: each element is in the loss's linear part, whose gradient is
+    ``delta * sign(error)``, so the loss's gradient is ``delta`` times L1's (PyTorch's
+    ``HuberLoss`` docs: Huber loss is ``delta`` times ``SmoothL1Loss`` with ``beta=delta``).
+    A :class:`Slip` ``"huber-slope"`` (``value``: delta; ``low`` / ``high``: the errors'
+    range)."""
+    delta, x, t = (_saved(n, a) for a in ("_saved_delta", "_saved_self", "_saved_target"))
+    if not (isinstance(delta, float) and 0 < delta <= HUBER_SLOPE and isinstance(x, torch.Tensor)
+            and isinstance(t, torch.Tensor) and 0 < x.numel() <= 1 << 20):
+        return None
+    error = (x.detach() - t.detach()).abs()
+    low = float(error.min())
+    if not low > delta:
+        return None
+    return Slip("huber-slope", type(n).__name__, tuple(x.shape), low=low,
+                high=float(error.max()), value=delta)
 
 
 def _kl_on_probabilities(n: Any) -> Slip | None:
