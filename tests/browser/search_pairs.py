@@ -802,6 +802,42 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "DistributedDataParallel frozen network DDP module without parameters requiring grad "
       "perceptual loss netF DDP"),
      "questions/fsdp-ddp"),
+    (("expand_as gradient back prop expand gradient accumulated size 1 dimension expand vs "
+      "repeat gradient gradient of expanded tensor shape"),
+     "questions/operator-gradients"),
+    (("ConvTranspose2d stride 2 wrong gradient CPU conv_transpose2d backward incorrect "
+      "SlowConvTranspose2DBackward transposed convolution gradcheck"),
+     "questions/operator-gradients"),
+    (("conv_transpose2d usage in custom backward conv2d input gradient stride 2 "
+      "output_padding relevance propagation conv_transpose2d torch.nn.grad.conv2d_input"),
+     "questions/custom-functions"),
+    (("torch.quantile gradient tied values quantile gradient mismatch eager inductor median "
+      "backward ties quantile backward which element"),
+     "questions/operator-edge-cases"),
+    (("autograd.grad multiple input tensors gradient with respect to multiple inputs input "
+      "not used in the graph allow_unused The differentiated Tensor at index 1 appears to not"
+      " have been used in the graph"),
+     "questions/api-contracts"),
+    (("jacrev argnum select differentiation argument jacrev function with multiple arguments "
+      "vmap jacrev argnums jacobian with respect to second argument"),
+     "questions/jacobian-api"),
+    (("jacrev pytrees inputs outputs jacrev dict input jacobian of function returning dict "
+      "jacfwd tuple input"),
+     "questions/jacobian-api"),
+    (("jacrev argnums typing Tuple[int, ...] argnums optional None jacrev jacfwd argnums "
+      "tuple of ints argnums must be int or Tuple[int, ...]"),
+     "questions/error-messages-func"),
+    (("max_unpool wrong gradient duplicate indices MaxUnpool inconsistent gradient "
+      "max_unpool1d gradcheck Jacobian mismatch max_unpool non-deterministic"),
+     "questions/indexing-masking"),
+    (("MaxPool3d deterministic backward max_pool3d_with_indices_backward_cuda does not have a"
+      " deterministic implementation MaxPool3d not reproducible gradient "
+      "use_deterministic_algorithms max pool"),
+     "questions/indexing-masking"),
+    (("vjp fails for models with buffers functional_call buffers batchnorm vjp "
+      "make_functional_with_buffers vjp error only Tensors of floating point dtype can "
+      "require gradients"),
+     "questions/api-contracts"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
