@@ -838,6 +838,29 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "make_functional_with_buffers vjp error only Tensors of floating point dtype can "
       "require gradients"),
      "questions/api-contracts"),
+    (("linalg.solve gradient 1x1 matrix LinalgSolveExBackward0 returned an invalid gradient "
+      "shape error gradients linalg.solve solve vector right-hand side backward"),
+     "questions/linalg-fft-pooling"),
+    (("SolveBackward returned nan values torch.solve backward nan linalg.solve gradient nan "
+      "singular matrix Function 'LinalgSolveExBackward0' returned nan values in its 0th output"),
+     "questions/nan-inf"),
+    (("singular matrix during backward pass linalg.solve singular custom backward implicit "
+      "differentiation solve singular torch.linalg.solve: (Batch element 13): The solver failed"
+      " because the input matrix is singular."),
+     "questions/linalg-fft-pooling"),
+    (("efficient contraction path backward efficient einsum backward memory opt_einsum contract"
+      " pytorch autograd einsum backward cost"),
+     "questions/linalg-fft-pooling"),
+    (("fsdp2 grad_dtype lost fully_shard FSDP2 gradient dtype bfloat16 instead of float32 "
+      "fully_shard grad_dtype property reduce_dtype float32 gradients"),
+     "questions/fsdp-ddp"),
+    (("amp.custom_fwd library.custom_op custom_op autocast backward dtype mismatch custom_bwd "
+      "register_autograd torch.library.register_autocast"),
+     "questions/amp"),
+    (("register_multi_post_accumulate_grad_hook hook after all parameters gradients accumulated"
+      " multi grad hook .grad not yet populated register_post_accumulate_grad_hook group of "
+      "tensors"),
+     "questions/autograd-graph"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
