@@ -117,10 +117,6 @@ XFAIL: dict[str, str] = {
         "silent: named the forward's NaN/Inf and lin.weight's NaN gradient; missing slogdet of a"
         " singular (zero) matrix"
     ),
-    "r12_pinn_relu_second_derivative_zero": (
-        "false: 'ok'; missing that a ReLU network's second derivative d2u/dx2 is exactly 0, so"
-        " the physics term trains nothing"
-    ),
     "r12_resume_without_optimizer_state": (
         "false: 'ok'; missing the resumed AdamW without its state (fresh moments, step 1)"
     ),

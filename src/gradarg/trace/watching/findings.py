@@ -270,6 +270,25 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
         f"parameter's gradient; pass create_graph=True to torch.autograd.grad"))
 
 
+def zero_derivative(w: GradWatch, o: Options) -> Finding:
+    """A derivative taken with ``create_graph=True`` (to be differentiated again) that was
+    exactly zero everywhere (observed: :mod:`.graphless`): a loss term built from it gives
+    the parameters no gradient."""
+    if not w.terms.zero_derivatives:
+        return Finding("zero derivatives", True)
+    z = w.terms.zero_derivatives[0]
+    at = f" at {z.site}" if z.site else ""
+    why = (f"its graph holds {', '.join(z.linear_ops[:3])}: piecewise-linear operations such as "
+           f"ReLU have a second derivative of 0 everywhere, so" if z.linear_ops else
+           "a function linear in that input (or one it does not depend on) has a second "
+           "derivative of 0 everywhere, and piecewise-linear ones such as ReLU too, so")
+    return Finding("zero derivatives", True, (
+        f"torch.autograd.grad(..., create_graph=True){at} returned a derivative that is 0 "
+        f"everywhere (shape {z.shape}; observed): {why} a loss term built from it (a "
+        f"physics-informed residual, a curvature penalty) trains nothing; use a smooth "
+        f"activation (Tanh, SiLU, Softplus, GELU) for a loss on higher derivatives"))
+
+
 def values_swapped(w: GradWatch, o: Options) -> Finding:
     """Parameters whose storage was replaced between two steps of an optimizer and whose
     values are not what the first step left (observed: :mod:`.stepmoves`, the storage and a
@@ -293,7 +312,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order,
-    target_grad, graphless_term, eval_mode, stats_again, loss_form, loss_nonfinite,
+    target_grad, graphless_term, zero_derivative, eval_mode, stats_again, loss_form, loss_nonfinite,
     loss_broadcast, tied_trainable, token_shift, sampling,
 )
 

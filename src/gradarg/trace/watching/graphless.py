@@ -28,6 +28,10 @@ user's mode above it is left first (see :func:`.fnmodes.pop`).  Not seen: ``grad
 imported by name before the block (``from torch.autograd import grad``),
 ``torch.func.grad``, a term made inside a compiled function.
 
+Also seen at those ``grad`` calls: a derivative asked for with ``create_graph=True`` (to be
+differentiated again: a physics-informed residual, a curvature penalty) that is exactly zero
+everywhere (:class:`ZeroDerivative`), with the piecewise-linear operations (ReLU) of its graph.
+
 Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push and pop) and
 :mod:`.observed` (whose frames are the user's) only.
 """
@@ -45,7 +49,7 @@ import torch
 from . import fnmodes, patches
 from .observed import user_site, users_file
 
-__all__ = ["GraphlessTerms", "Term"]
+__all__ = ["GraphlessTerms", "Term", "ZeroDerivative"]
 
 _ADD = {torch.add, torch.sub, torch.subtract, torch.Tensor.add, torch.Tensor.sub,
         torch.Tensor.subtract, torch.Tensor.__add__, torch.Tensor.__radd__,
@@ -61,6 +65,43 @@ class Term:
 
     grad_at: str
     added_at: str
+
+
+@dataclass(frozen=True)
+class ZeroDerivative:
+    """A ``torch.autograd.grad(..., create_graph=True)`` call of the user's whose result was
+    exactly zero everywhere: ``site`` (``file:line``), the result's ``shape`` and the
+    piecewise-linear operations its graph holds (``ReluBackward0``...: derivatives of order
+    two and more of those are 0 everywhere)."""
+
+    site: str
+    shape: tuple[int, ...]
+    linear_ops: tuple[str, ...]
+
+
+# nodes of piecewise-linear functions (and of their first derivatives): a derivative taken
+# through them once more is 0 wherever it exists
+_PIECEWISE = ("ReluBackward0", "ThresholdBackward0", "ThresholdBackwardBackward0",
+              "LeakyReluBackward0", "LeakyReluBackwardBackward0", "HardtanhBackward0",
+              "HardtanhBackwardBackward0", "Relu6Backward0", "AbsBackward0", "ClampBackward1",
+              "ClampMinBackward0", "MaximumBackward0", "MinimumBackward0")
+
+
+def _piecewise_ops(t: torch.Tensor, limit: int = 2000) -> tuple[str, ...]:
+    """The piecewise-linear operations in ``t``'s graph (at most ``limit`` nodes visited)."""
+    found: list[str] = []
+    todo: list[Any] = [t.grad_fn]
+    seen: set[Any] = set()
+    while todo and len(seen) < limit:
+        n = todo.pop()
+        if n is None or n in seen:
+            continue
+        seen.add(n)
+        name = type(n).__name__
+        if name in _PIECEWISE and name not in found:
+            found.append(name)
+        todo.extend(c for c, _ in n.next_functions)
+    return tuple(found)
 
 
 def _called_by_user() -> bool:
@@ -105,6 +146,7 @@ class GraphlessTerms:
     def __init__(self) -> None:
         self.found: list[Term] = []
         self.leaf_losses: list[str] = []  # where backward() was given a leaf (no graph)
+        self.zero_derivatives: list[ZeroDerivative] = []  # create_graph results all zero
         self._derived = _Marks()   # tensor -> where grad was called
         self._terms = _Marks()     # tensor -> Term
         self._mode: fnmodes.Following | None = None
@@ -122,17 +164,29 @@ class GraphlessTerms:
 
     # -- events -----------------------------------------------------------------------------
     def _on_grad(self, create_graph: bool, result: Any) -> None:
-        if create_graph or not _called_by_user():
+        if not _called_by_user():
             return
         site = user_site()
         if isinstance(result, dict):
             result = list(result.values())
+        if create_graph:  # a derivative to differentiate again: is it zero everywhere?
+            if not self.zero_derivatives:
+                self._zero(result, site)
+            return
         for t in result if isinstance(result, (list, tuple)) else (result,):
             if isinstance(t, torch.Tensor):
                 self._derived.put(t, site)
         if self._mode is None:
             self._mode = fnmodes.push(self._seen)
         self._mode.on = True
+
+    def _zero(self, result: Any, site: str) -> None:
+        for t in result if isinstance(result, (list, tuple)) else (result,):
+            if (isinstance(t, torch.Tensor) and t.grad_fn is not None and t.numel()
+                    and t.is_floating_point() and not bool(t.any())):
+                self.zero_derivatives.append(ZeroDerivative(site, tuple(t.shape),
+                                                            _piecewise_ops(t)))
+                return
 
     def _on_backward(self, tensors: Any) -> None:
         losses = tensors if isinstance(tensors, (list, tuple)) else (tensors,)
