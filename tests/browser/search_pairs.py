@@ -34,7 +34,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("grad can be implicitly created only for real scalar outputs complex",
      ("guide/errors", "guide/complex")),
     ("Function MulBackward0 returned nan values in its 0th output",
-     ("guide/nan-gradients", "questions/nan-inf")),
+     ("guide/nan-gradients", "questions/nan-inf", "questions/nan-debugging")),
     ("GradcheckError: Jacobian mismatch for output 0 with respect to input 0",
      ("guide/checking-a-backward", "questions/sparse-gradcheck", "questions/custom-functions")),
     ("ValueError: can't optimize a non-leaf Tensor",
@@ -295,7 +295,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("enable_input_require_grads gradient checkpointing frozen embeddings", "questions/memory"),
     ("softmax all -inf nan masked row", "questions/nan-inf"),
     ("log_softmax logsigmoid every input -inf", "questions/nan-inf"),
-    ("keyword-only arguments autograd.Function forward", "questions/custom-functions"),
+    ("keyword-only arguments autograd.Function forward", "questions/custom-functions-transforms"),
     ("grad mode inside custom Function backward create_graph", "questions/custom-functions"),
     ("can't assign Variable as its own grad", "questions/error-messages"),
     ("data set to a tensor that requires gradients must be floating point",
@@ -385,9 +385,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("AddAuxiliaryLoss aux loss gradient grad constantly 1 torch.autograd.Function",
      "questions/custom-functions"),
     ("forward-mode AD custom function jvp segfault non-tensor argument make_dual",
-     "questions/custom-functions"),
+     "questions/custom-functions-transforms"),
     ("detect_anomaly double backward uninformative forward trace nan in 2nd backward",
-     "questions/nan-inf"),
+     "questions/nan-debugging"),
     ("make_dual tensor subclass tangent LoggingTensor forward AD",
      "questions/error-messages-func"),
     # round 14 (linear algebra, indexing, compile, AMP, DDP/FSDP): the asker's words
@@ -472,10 +472,10 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "empty tensor"), "questions/fsdp-ddp"),
     # nested (jagged) tensors and padding_idx
     ("nested tensor NJT linear attention _nested_sum_backward sum(dim=1)",
-     "questions/operator-gradients"),
-    ("NotImplementedError: aten._nested_sum_backward.default", "questions/operator-gradients"),
-    ("NestedTensor index nt[0] requires_grad", "questions/operator-gradients"),
-    ("jagged nested tensor unbind nn.Linear backward", "questions/operator-gradients"),
+     "questions/nested-tensors"),
+    ("NotImplementedError: aten._nested_sum_backward.default", "questions/nested-tensors"),
+    ("NestedTensor index nt[0] requires_grad", "questions/nested-tensors"),
+    ("jagged nested tensor unbind nn.Linear backward", "questions/nested-tensors"),
     ("padding_idx Embedding gradient not zero GPU weight.grad[0] longer than 768",
      "questions/indexing-masking"),
     ("embedding padding_idx jacobian forward-mode reverse mode different jacobians",
@@ -701,16 +701,16 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/per-sample-gradients"),
     (("nested jagged tensor backward NJT broadcast multiply backward error reducing along a "
       "ragged and non-batch dimension torch.nested jagged per-sample weight"),
-     "questions/operator-gradients"),
+     "questions/nested-tensors"),
     (("nn.Embedding backward nested tensor NJT embedding_dense_backward jagged layout "
       "embedding gradient nested tensor embedding not implemented"),
-     "questions/operator-gradients"),
+     "questions/nested-tensors"),
     (("to_padded_tensor backward torch.nested.narrow contiguous backward invalid gradient "
       "expected shape compatible with [3, j2] nested_tensor_from_jagged offsets"),
-     "questions/operator-gradients"),
+     "questions/nested-tensors"),
     (("nested tensor mean var NJT mean dim=-1 backward nested tensor reduction gradient "
       "layer_norm nested tensor"),
-     "questions/operator-gradients"),
+     "questions/nested-tensors"),
     (("gradient with respect to activation values Hessian-vector product autograd.grad "
       "grad_outputs intermediate values hooks grad of grad activations"),
      "questions/higher-order"),
@@ -845,7 +845,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/linalg-fft-pooling"),
     (("SolveBackward returned nan values torch.solve backward nan linalg.solve gradient nan "
       "singular matrix Function 'LinalgSolveExBackward0' returned nan values in its 0th output"),
-     "questions/nan-inf"),
+     "questions/nan-debugging"),
     (("singular matrix during backward pass linalg.solve singular custom backward implicit "
       "differentiation solve singular torch.linalg.solve: (Batch element 13): The solver failed"
       " because the input matrix is singular."),
