@@ -1047,3 +1047,36 @@ QUERIES_ROUND17: dict[str, list[tuple[str, str]]] = {
         ("issues", "torch.func.functional_call buffers batchnorm grad"),
     ],
 }
+
+# Round 18: written on 2026-12-01 before any of them was run; collected and graded once, blind,
+# by a helper who writes nothing.
+QUERIES_ROUND18: dict[str, list[tuple[str, str]]] = {
+    "round18-c25a": [
+        ("pages", "torch.no_grad decorator on function still tracks gradient"),
+        ("pages", "remove hook handle backward hook keeps firing"),
+        ("pages", "gradient float64 vs float32 different results backward"),
+        ("pages", "mse loss gradient exactly twice error reduction mean"),
+        ("pages", "requires_grad_ on model output instead of input"),
+        ("pages", "loss.backward on list of losses torch.stack sum"),
+        ("issues", "torch.autograd.functional.vhp slow memory"),
+        ("issues", "view of leaf variable in-place requires grad error"),
+        ("issues", "backward of torch.nn.functional.interpolate bicubic antialias"),
+        ("issues", "clip_grad_norm_ foreach total norm dtype"),
+        ("issues", "torch.func.jacfwd randomness error dropout"),
+        ("issues", "gradient of torch.sort values stable ties"),
+    ],
+    "round18-c25b": [
+        ("pages", "copy weights between models gradient shared accidentally"),
+        ("pages", "gradient of loss with respect to embedding input ids"),
+        ("pages", "backward through torch.fft rfft irfft gradient"),
+        ("pages", "grad is zero for bias only weights update"),
+        ("pages", "manually set gradient p.grad assign tensor optimizer"),
+        ("pages", "autograd profiler backward time which op slow"),
+        ("issues", "torch.utils.checkpoint_sequential gradient mismatch"),
+        ("issues", "torch.compile dynamic shapes backward recompile"),
+        ("issues", "DDP static_graph gradient checkpointing reentrant"),
+        ("issues", "torch.amp GradScaler sparse gradients"),
+        ("issues", "complex tensor backward conj gradient convention"),
+        ("issues", "hessian of scalar function with respect to matrix input shape"),
+    ],
+}
