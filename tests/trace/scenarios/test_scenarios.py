@@ -98,10 +98,6 @@ XFAIL: dict[str, str] = {
         "false: 'ok'; missing that optimizer.load_state_dict put a's Adam moments on b and b's on"
         " a (blocks reordered, state matched by position)"
     ),
-    "r10_two_adapters_cached_params": (
-        "false (control): 'frozen parameter(s) still moved ... adapters.a.*' for adapter a stepped"
-        " on its own gradient by its own optimizer while adapter b is active"
-    ),
     # round 10, held-out
     "r10_two_adapters_optimizer_holds_active": "held-out: false",
     # round 11 (branch s22-scen11), first run against the branch point e04caab

@@ -9,7 +9,8 @@ outputs' finiteness),
 ``unscale_``, optimizer steps and what they read, ``zero_grad``, ``GradScaler.step``, the
 exception that ended the block; its records in ``observed``; with ``context``: each
 backward's loss scale, DDP's ``no_sync``, the hooks of the user's on a parameter, read on
-both sides; ``registrations``: parameters re-created by an assignment; ``schedules``: learning-rate
+both sides; ``registrations``: parameters re-created by an assignment; ``frozengrads``: whether a frozen
+parameter's ``.grad`` at a step is stale; ``schedules``: learning-rate
 schedulers' steps against their optimizers'; ``maskmoves``: entries whose gradient a hook of
 the user's zeroed that a step moved) and ``graphnotes``
 (``GraphNotes``: what is read from the graph and the values at a few moments; with

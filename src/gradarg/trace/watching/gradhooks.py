@@ -5,10 +5,11 @@ Each backward pass that accumulates into it (a tensor hook, then a post-accumula
 global step pre-hook, ``torch.optim.optimizer.register_optimizer_step_pre_hook``), a parameter
 re-created by an assignment (:mod:`.registrations`), a ``GradScaler``'s ``scale`` and
 ``unscale_``, a ``backward()`` call and its loss scale, a hook of the user's on a parameter
-(:mod:`.patches`, :mod:`.context`), the end of the block.  They log the entries of
-:mod:`.events`; :meth:`GradEvents.notes` reads them into :class:`.events.Note` lists.
+(:mod:`.patches`, :mod:`.context`), the end of the block; a frozen parameter's stale ``.grad``
+(:mod:`.frozengrads`).  They log the entries of :mod:`.events`; :meth:`GradEvents.notes` reads
+them into :class:`.events.Note` lists.
 
-A new event of ``.grad`` gets its hook here, its note in :mod:`.events` and its finding in
+A new event of ``.grad``: its hook here, its note in :mod:`.events`, its finding in
 :mod:`.eventfindings`.
 """
 
@@ -27,6 +28,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook as _pre_hook
 from ..graph.values import norm as _norm
 from . import context, events, observed, patches
 from .events import KEPT, Entry, Note, PassEntry, StepEntry
+from .frozengrads import FrozenGrads
 from .maskmoves import MaskMoved, MaskMoves
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message, where
@@ -55,16 +57,13 @@ class GradEvents:
         self._running: Callable[[], tuple[str, str] | None] = _nothing
         owner = watched.owner
         self._handles: list[Any] = []  # for the whole block
-        # what happened to every parameter's .grad over the whole block, in order (the pass
-        # entries shared with the step's list), read as events.Note lists by notes()
-        self._log: list[Entry] = []
+        self._log: list[Entry] = []  # every .grad event of the block, in order: notes()
         self._log_limit = 2 * KEPT * (len(owner) + 1)
         self._changes = 0  # bumped at each entry and accumulation: the record's cache key
         self._pending: dict[int, PassEntry] = {}  # id(tensor) -> its pass awaiting accumulation
         self._steps_seen = 0  # optimizer steps holding a watched parameter
-        # the smallest trainable parameter: its sum at each call of the model (and at the end
-        # of the block), whose change means an update ran in between, and its .grad's norm at
-        # each optimizer step, whose change since its pass means .grad was edited
+        # the smallest trainable parameter: its sum at each call of the model and at the block's
+        # end (a change: an update ran), its .grad's norm at each step (a change: an edit)
         trainable = [p for p in owner if p.requires_grad and p.numel()]
         self._probe = min(trainable, key=lambda q: q.numel()) if trainable else None
         self._probe_after: float | None = None
@@ -73,6 +72,7 @@ class GradEvents:
         self._held_by: dict[int, Holding] = {}  # per optimizer
         self._stepped: dict[int, Holding] = {}  # optimizers whose step held a watched param
         self._frozen_before: dict[Any, float] = {}  # frozen param -> its sum at the step
+        self._frozen = FrozenGrads()  # whether a frozen parameter's .grad is stale at a step
         self._frozen_moved: dict[str, FrozenMoved] = {}
         self._hook_moved: dict[str, FrozenMoved] = {}  # .grad zeroed by a hook, moved by a step
         self._scales = context.LossScales()
@@ -84,9 +84,8 @@ class GradEvents:
         self._sync = context.DdpSync(ddp) if watched.engine == "DDP" and ddp else None
         self._ended: Ended | None = None
         self._zeroed: dict[int, Holding] = {}  # optimizers whose zero_grad ran in the block
-        # optimizers seen (step or zero_grad) holding no watched parameter but tensors that
-        # require grad (a module replaced before the watch began leaves its optimizer so);
-        # and those whose step ran holding no watched parameter (a step that moves nothing)
+        # optimizers seen holding no watched parameter but tensors that require grad (a module
+        # replaced before the watch began); those whose step held none (it moves nothing)
         self._stray: dict[int, Holding] = {}
         self._stray_stepped: dict[int, Holding] = {}
         self._scaler_steps: list[tuple[bool, float]] = []  # (optimizer step ran, scale after)
@@ -98,8 +97,7 @@ class GradEvents:
         self._got: list[PassEntry] = []  # this step's passes
         self.prior_missing: list[str] = []  # trainable parameters the last step's passes missed
         self._raised: Raised | None = None  # the last backward() that raised
-        # the last backward() call's losses: their nodes and whether their values were finite
-        self._losses = observed.Losses([], None)
+        self._losses = observed.Losses([], None)  # the last backward() call's losses
         self._first_bad_at: float | None = None  # when this step's first NaN/Inf gradient came
 
     def listen(self, *, on_zero: Callable[[], None],
@@ -152,9 +150,7 @@ class GradEvents:
     @property
     def seen_optimizers(self) -> list[Holding]:
         """Optimizers whose step or ``zero_grad()`` ran holding a watched parameter."""
-        seen = dict(self._zeroed)
-        seen.update(self._stepped)
-        return list(seen.values())
+        return list({**self._zeroed, **self._stepped}.values())
 
     @property
     def stray_optimizers(self) -> list[Holding]:
@@ -251,6 +247,7 @@ class GradEvents:
         for p in self.watched.owner:
             if p.requires_grad:
                 self.hook_param(p)
+        self._frozen.start(self.watched.owner)
         self._handles += [_pre_hook(self._step_hook), _post_hook(self._after_step_hook)]
         self._handles += self._order.attach()
         for handle in (self._regs.attach(), patches.register_unscale_hook(self._unscale_hook),
@@ -304,10 +301,11 @@ class GradEvents:
     def _param_hook(self, p: torch.Tensor, live: torch.Tensor | None = None,
                     make: Callable[..., PassEntry] = PassEntry):
         held_by = p if live is None else live
-        watched, pending, key = self.watched, self._pending, id(held_by)
+        watched, pending, key, fresh = self.watched, self._pending, id(held_by), self._frozen.fresh
 
         def hook(g):
             watched.backward_seen = True
+            fresh.add(id(p))  # it requires grad at this pass: its .grad is made now
             held = held_by.grad
             n = _norm(g)
             entry = make(p, n, None if held is None else _norm(held), g.is_sparse,
@@ -390,8 +388,9 @@ class GradEvents:
             # local); under FSDP2 a sharded DTensor (a norm is a collective): None-ness only
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
         for p, g in zip(held, grads, strict=True):
-            if g is not None and not p.requires_grad:
+            if g is not None and not p.requires_grad and self._frozen.stale(p):
                 self._frozen_before[p] = float(p.detach().sum())
+        self._frozen.read(held)
         zeroed = self._params.zeroed
         if zeroed:  # a zero gradient from a hook: does the step still move it?
             for p in held:
@@ -426,6 +425,7 @@ class GradEvents:
     def _zero_grad_hook(self, optimizer: Any) -> None:
         """An optimizer's ``zero_grad()`` ran: what it holds is known even without a step."""
         cached = self._holding(optimizer)
+        self._frozen.read(cached.held)
         if cached.held:
             self._zeroed.setdefault(id(optimizer), cached)
         elif cached.foreign:
