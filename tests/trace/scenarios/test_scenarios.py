@@ -168,7 +168,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11 and 12, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
+    # 7, 8, 9, 10, 11, 12 and 13, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -336,6 +336,22 @@ PAIRS = [
     ("r12_rmsnorm_final_weight_zero", "r12_rmsnorm_offset_weight_zero"),
     ("r12_custom_sigmoid_backward_wrong", "r12_custom_sigmoid_backward_right"),
     ("r12_flow_linear_zero_init_slogdet", "r12_flow_linear_rotation_init"),
+    # round 13
+    ("r13_vqvae_no_straight_through", "r13_vqvae_straight_through"),
+    ("r13_vqvae_codebook_collapse", "r13_vqvae_straight_through"),
+    ("r13_gan_generator_first_d_grad_leaks", "r13_gan_generator_first_d_zeroed"),
+    ("r13_accumulation_mean_per_microbatch_tokens", "r13_accumulation_token_sum_divided_once"),
+    ("r13_seq2seq_decoder_input_not_shifted", "r13_seq2seq_decoder_input_shifted"),
+    ("r13_label_smoothing_ignore_index_minus_100", "r13_label_smoothing_ignore_index_pad"),
+    ("r13_contrastive_positive_is_anchor", "r13_contrastive_two_views_learned_temperature"),
+    ("r13_where_guarded_division_nan", "r13_where_safe_denominator"),
+    ("r13_lora_merged_checkpoint_adapter_still_on", "r13_lora_unmerged_checkpoint_resumed"),
+    ("r13_custom_linear_weight_grad_transposed", "r13_custom_linear_function_right"),
+    ("r13_kd_hint_projection_under_no_grad", "r13_kd_hint_projection_on_student"),
+    (
+        "r13_gradient_penalty_interpolates_no_requires_grad",
+        "r13_gradient_penalty_interpolates_requires_grad",
+    ),
 ]
 
 
