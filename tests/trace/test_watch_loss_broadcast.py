@@ -82,3 +82,27 @@ def test_a_row_norm_of_an_output_as_wide_as_the_batch_is_not_named():
         z = nn.functional.normalize(model(torch.randn(8, 3)), dim=1)
         (z @ z.T).logsumexp(1).mean().backward()
     assert "broadcast" not in w.summary(checks=False)
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 8), hidden=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_a_gradient_penalty_is_no_broadcast(n, hidden, seed):
+    """A WGAN-GP step whose critic's input width equals the batch size: the penalty's double
+    backward multiplies ``(N, 1)`` by ``(1, N)`` (a matrix product, not a broadcast), and the
+    loss combines only tensors of matching shapes (checked with ``torch.broadcast_shapes``)."""
+    torch.manual_seed(seed)
+    critic = nn.Sequential(nn.Linear(n, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+    opt = torch.optim.Adam(critic.parameters(), lr=1e-4)
+    real, fake = torch.randn(n, n), torch.randn(n, n)
+    eps = torch.rand(n, 1)
+    with gradarg.watch(critic) as w:
+        opt.zero_grad()
+        x_hat = (eps * real + (1 - eps) * fake).requires_grad_(True)
+        out = critic(x_hat)
+        g, = torch.autograd.grad(out.sum(), x_hat, create_graph=True)
+        norms = g.norm(2, dim=1)
+        assert torch.broadcast_shapes(norms.shape, ()) == (n,)  # no (N, N) made by the loss
+        loss = critic(fake).mean() - critic(real).mean() + 10 * ((norms - 1) ** 2).mean()
+        loss.backward()
+        opt.step()
+    assert "broadcast" not in w.summary(checks=False), w.summary(checks=False)

@@ -14,13 +14,16 @@ while an input with a gradient is smaller, holds ``N`` in one dimension, and is
 broadcast to the output (a dimension of size 1, or a missing one, stretched to ``N``) made the
 every-example-with-every-other tensor, when the output holds ``N`` where the model's output
 has another size (see :func:`_spread`).  A node with another input of the output's shape (a
-row-wise ``x - x.max(1, keepdim=True)``) is a broadcast along a row, not across the batch.
+row-wise ``x - x.max(1, keepdim=True)``) is a broadcast along a row, not across the batch, and
+a matrix product (``mm``, ``matmul``...: a gradient penalty's double backward holds
+``(N, 1) @ (1, D)``) contracts, it does not broadcast.
 
 Imports nothing of the trace room but :mod:`.finding` and :mod:`.patches`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -32,6 +35,11 @@ if TYPE_CHECKING:
     from .watch import GradWatch
 
 __all__ = ["Broadcast", "LossShapes", "loss_broadcast"]
+
+# products that contract a dimension: their output's shape is no broadcast of their inputs'
+# (the double backward of a Linear, as a gradient penalty computes, holds (N, 1) @ (1, D))
+_CONTRACTION = re.compile(r"^(Mm|Bmm|Addmm|Addbmm|Baddbmm|Addmv|Mv|Dot|Vdot|Matmul|Linear|"
+                          r"Einsum|Convolution|Outer|Ger|Bilinear|Tensordot)Backward")
 
 MOST_NODES = 64
 """Nodes between the losses and the model's outputs that are watched at a ``backward()``."""
@@ -149,6 +157,8 @@ class LossShapes:
         if self.found is not None or n < 2:
             return
         for node, big in shapes.items():
+            if _CONTRACTION.search(type(node).__name__):
+                continue  # (N, 1) @ (1, N) is a product, not a broadcast
             sizes = [s for c, _ in node.next_functions if c is not None
                      for s in (shapes.get(c, outputs.get(c)),) if s is not None]
             if any(s == big for s in sizes):
