@@ -121,7 +121,6 @@ XFAIL: dict[str, str] = {
     ),
     # round 12, held-out
     "r12_custom_sigmoid_backward_wrong": "held-out: false",
-    "r12_snn_heaviside_spikes": "held-out: silent",
     # round 13 (branch s23-scen13), first run against main at 9c5737f
     "r13_accumulation_mean_per_microbatch_tokens": (
         "false: 'ok' (names the accumulation over 2 micro-batches); missing the per-micro-batch"
@@ -129,10 +128,6 @@ XFAIL: dict[str, str] = {
     ),
     "r13_box_loss_on_negative_anchors": (
         "false: 'ok'; missing the box regression loss taken over background anchors"
-    ),
-    "r13_custom_linear_weight_grad_transposed": (
-        "false: 'no gradient ... hidden.weight' and 'torch.no_grad()' among the causes; missing"
-        " the custom Function's backward returning a transposed weight gradient (backward raised)"
     ),
     "r13_gan_generator_first_d_grad_leaks": (
         "false: 'ok' (names .grad holding the sum of 2 backward passes); missing the"

@@ -125,12 +125,19 @@ def _output_unused(a: Asked) -> str | None:
 
 
 def _raised(a: Asked) -> str | None:
-    e = a.w.grads.ended
-    if a.r.grad is not None or e is None or not e.by_backward:
+    e, r = a.w.grads.ended, a.w.grads.raised
+    if a.r.grad is not None:
         return None
-    return (f"no gradient reached {a.name}: the with block ended with a backward() that "
-            f"raised {e.kind} (observed: the call raised, the error ended the block): "
-            f"{e.message}")
+    if e is not None and e.by_backward:
+        return (f"no gradient reached {a.name}: the with block ended with a backward() that "
+                f"raised {e.kind} (observed: the call raised, the error ended the block): "
+                f"{e.message}")
+    if r is None:
+        return None
+    return (f"no gradient reached {a.name}: a backward() call in the block raised {r.kind} "
+            f"(observed: the call raised; the error was caught inside the block), and a "
+            f"backward stops at the node that raises, so what lies below it gets no "
+            f"gradient: {r.message}")
 
 
 _NO_GRADIENT_IN = {
@@ -284,9 +291,9 @@ RULES: tuple[Rule[Asked, str], ...] = (
     Rule(("module-not-called",), "", _module_not_called),
     Rule(("cut",), "", _cut),
     Rule(("stopped",), "", _stopped),
+    Rule(("raised",), "", _raised),
     Rule(("none-returned",), "", _none_returned),
     Rule(("output-unused",), "", _output_unused),
-    Rule(("raised",), "", _raised),
     Rule(("source-read",), "", _source_read),
     Rule(("cannot-tell",), "", _cannot_tell),
     Rule(("hook-zeroed",), "", _hook_zeroed),

@@ -156,7 +156,7 @@ def output_unused(w: GradWatch, o: Options) -> Finding:
     encoder state not passed on, an output detached after the module).  Calls that started
     after the backward (recomputation by checkpointing) do not count."""
     calls = w.modules
-    if w.graph.stopped_at() is not None:
+    if w.graph.stopped_at() is not None or w.grads.raised is not None:
         return Finding("outputs used", False,
                        why_not="backward() stopped with an error before reaching every module")
     unused = unused_output_calls(w)

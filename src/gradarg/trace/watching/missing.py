@@ -57,7 +57,8 @@ def _ddp_unused(w: GradWatch) -> str:
 
 def _why(w: GradWatch, none: list[str]) -> str:
     """What the record shows of why: modules not called in the step, custom Functions that
-    returned None for the parameters (each said only when observed)."""
+    returned None for the parameters, a backward() that raised after reaching other
+    parameters, its error caught inside the block (each said only when observed)."""
     params, said = w.parameters, []
     # modules ran: recorded on full steps only (a light step's module record is empty)
     idle = sorted({params[n].module for n in none if not params[n].module_ran}
@@ -72,4 +73,9 @@ def _why(w: GradWatch, none: list[str]) -> str:
         said.append(f"a custom autograd.Function whose backward() returned None lies on every "
                     f"path to {_shown([n for n in none if w.nones.found.get(n)])}: "
                     f"{_shown(customs)} (why_no_grad names it per parameter)")
+    r = w.grads.raised
+    if r is not None and r.reached and w.grads.ended is None:
+        said.append(f"a backward() call in the block raised {r.kind} after reaching other "
+                    f"parameters (observed: the call raised; the error was caught inside the "
+                    f"block), and a backward stops at the node that raises: {r.message}")
     return f" ({'; '.join(said)})" if said else ""
