@@ -83,3 +83,33 @@ def test_a_backward_that_raised_inside_the_block_is_named(how, at, width, seed):
     for said in (text, why):
         assert "raised" in said and message in said, said
         assert "no_grad" not in said and "detach" not in said, said
+
+
+@settings(max_examples=20, deadline=None)
+@given(needs=st.booleans(), width=st.integers(2, 5), seed=st.integers(0, 2**16))
+def test_an_autograd_grad_that_raised_is_named(needs, width, seed):
+    """A gradient penalty whose interpolates do not require grad: ``torch.autograd.grad``
+    raises, the loop catches it and skips the step; the summary names the call and torch's
+    error (truth: the exception torch raised, or none when the interpolates require grad)."""
+    torch.manual_seed(seed)
+    critic = nn.Sequential(nn.Linear(3, width), nn.Tanh(), nn.Linear(width, 1))
+    opt = torch.optim.SGD(critic.parameters(), lr=0.1)
+    real, fake = torch.randn(6, 3), torch.randn(6, 3)
+    error = None
+    with gradarg.watch(critic) as w:
+        opt.zero_grad()
+        x_hat = 0.5 * real + 0.5 * fake
+        if needs:
+            x_hat.requires_grad_(True)
+        try:
+            g, = torch.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+            ((g.norm(2, dim=1) - 1) ** 2).mean().backward()
+            opt.step()
+        except RuntimeError as e:
+            error = e
+    assert (error is None) == needs  # the truth, from torch
+    text = w.summary(checks=False)
+    if error is not None:
+        assert "torch.autograd.grad call" in text and str(error).splitlines()[0] in text, text
+    else:
+        assert "raised" not in text, text

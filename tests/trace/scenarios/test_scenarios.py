@@ -133,10 +133,6 @@ XFAIL: dict[str, str] = {
         "false: 'ok' (names .grad holding the sum of 2 backward passes); missing the"
         " discriminator's .grad holding the generator's loss"
     ),
-    "r13_gradient_penalty_interpolates_no_requires_grad": (
-        "silent: 'no backward pass reached the model'; missing autograd.grad raising on x_hat"
-        " that does not require grad"
-    ),
     "r13_label_smoothing_ignore_index_minus_100": (
         "false: 'ok'; missing ignore_index=-100 while padding is 0 (padding trained, a class's"
         " smoothing column zeroed)"

@@ -353,7 +353,10 @@ def raised(w: GradWatch) -> str:
     parameter, as observed (the call raised); else ``""``."""
     r = w.grads.raised
     if r is None or r.reached:
-        return ""
+        g = w.terms.grad_errors
+        return "" if r is not None or not g else (
+            f"; a torch.autograd.grad call{f' at {g[0][2]}' if g[0][2] else ''} raised "
+            f"{g[0][0]} (observed: the call raised): {g[0][1]}")
     return (f"; a backward() call in the block raised {r.kind} (observed: the call raised, the "
             f"error went on to the caller): {r.message}")
 

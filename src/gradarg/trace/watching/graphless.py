@@ -28,9 +28,11 @@ user's mode above it is left first (see :func:`.fnmodes.pop`).  Not seen: ``grad
 imported by name before the block (``from torch.autograd import grad``),
 ``torch.func.grad``, a term made inside a compiled function.
 
-Also seen at those ``grad`` calls: a derivative asked for with ``create_graph=True`` (to be
-differentiated again: a physics-informed residual, a curvature penalty) that is exactly zero
-everywhere (:class:`ZeroDerivative`), with the piecewise-linear operations (ReLU) of its graph.
+Also seen at those ``grad`` calls: the first that raised (its error and line, in
+:attr:`GraphlessTerms.grad_errors`: the error may have been caught inside the block); a
+derivative asked for with ``create_graph=True`` (to be differentiated again: a
+physics-informed residual, a curvature penalty) that is exactly zero everywhere
+(:class:`ZeroDerivative`), with the piecewise-linear operations (ReLU) of its graph.
 
 Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push and pop) and
 :mod:`.observed` (whose frames are the user's) only.
@@ -147,6 +149,8 @@ class GraphlessTerms:
         self.found: list[Term] = []
         self.leaf_losses: list[str] = []  # where backward() was given a leaf (no graph)
         self.zero_derivatives: list[ZeroDerivative] = []  # create_graph results all zero
+        # the first grad call that raised: its error's kind and first line, and the user's line
+        self.grad_errors: list[tuple[str, str, str]] = []
         self._derived = _Marks()   # tensor -> where grad was called
         self._terms = _Marks()     # tensor -> Term
         self._mode: fnmodes.Following | None = None
@@ -154,6 +158,7 @@ class GraphlessTerms:
 
     def attach(self) -> None:
         self._handles = [patches.register_grad_call_hook(self._on_grad),
+                         patches.register_grad_error_hook(self._on_grad_error),
                          patches.register_backward_call_hook(self._on_backward)]
 
     def detach(self) -> list[Any]:
@@ -179,6 +184,11 @@ class GraphlessTerms:
         if self._mode is None:
             self._mode = fnmodes.push(self._seen)
         self._mode.on = True
+
+    def _on_grad_error(self, error: BaseException) -> None:
+        if not self.grad_errors and _called_by_user():
+            first = (str(error).strip().splitlines() or [""])[0]
+            self.grad_errors.append((type(error).__name__, first, user_site()))
 
     def _zero(self, result: Any, site: str) -> None:
         for t in result if isinstance(result, (list, tuple)) else (result,):

@@ -104,7 +104,11 @@ def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
 
 def _wrap_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
     def grad(*args: Any, **kwargs: Any) -> Any:
-        out = original(*args, **kwargs)
+        try:
+            out = original(*args, **kwargs)
+        except Exception as error:
+            _tell(listeners, "error", error)
+            raise
         create_graph = kwargs.get("create_graph", args[4] if len(args) > 4 else False)
         _tell(listeners, bool(create_graph), out)
         return out
@@ -177,7 +181,23 @@ def register_grad_call_hook(fn: Callable[[bool, Any], None]) -> _Handle:
     """Call ``fn(create_graph, result)`` after each ``torch.autograd.grad`` call that returns
     (``create_graph`` as given, ``False`` by default), until the handle's ``remove()``.  A
     ``grad`` imported by name before the first listener is added is not seen."""
-    return _GRAD.add(fn)
+
+    def on(create_graph: Any, result: Any) -> None:
+        if create_graph != "error":
+            fn(create_graph, result)
+
+    return _GRAD.add(on)
+
+
+def register_grad_error_hook(fn: Callable[[BaseException], None]) -> _Handle:
+    """Call ``fn(error)`` when ``torch.autograd.grad`` raises, before the error goes on to the
+    caller; until the handle's ``remove()``."""
+
+    def on(kind: Any, payload: Any) -> None:
+        if kind == "error":
+            fn(payload)
+
+    return _GRAD.add(on)
 
 
 def register_unscale_hook(fn: Callable[[Any, Any], None]) -> _Handle | None:
