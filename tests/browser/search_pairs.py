@@ -863,6 +863,35 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       " multi grad hook .grad not yet populated register_post_accumulate_grad_hook group of "
       "tensors"),
      "questions/autograd-graph"),
+    (("backward vs autograd.functional.jacobian discrepancy gradients differ 1e-9 float32 "
+      "precision problem back-propagation inp.grad == jac not equal"),
+     "questions/accumulation-memory"),
+    (("find input that maximizes output gradient of output with respect to input gradient "
+      "ascent on input keep model parameters fixed optimize one of the model outputs"),
+     "questions/weights-not-updating"),
+    (("torch.func.grad uses more memory than autograd.grad functorch grad peak memory func.grad"
+      " create_graph grad transform memory"),
+     "questions/memory-leaks"),
+    (("Hessian-vector product loop out of memory memory leak high order derivative "
+      "autograd.grad create_graph=True memory Hv = torch.autograd.grad(inner_prod, parameters)"),
+     "questions/memory-leaks"),
+    (("torch.func don't yet support saved tensor hooks torch.func.grad inside checkpoint "
+      "save_on_cpu with torch.func vmap gradient checkpointing error torch.func.{grad, vjp, "
+      "jacrev, hessian} don't yet support saved tensor hooks. Please open an issue with your "
+      "use case."),
+     "questions/autograd-graph"),
+    (("autograd consumes too much memory Newton-Schulz matrix square root backward memory "
+      "iterative forward memory footprint checkpointing iterations"),
+     "questions/memory-leaks"),
+    (("jacfwd jacrev randomness different dropout hessian with dropout functorch vmap: called "
+      "random operation while in randomness error mode randomness='same'"),
+     "questions/jacobian-api"),
+    (("gradcheck fail dropout2d gradcheck random function Jacobian mismatch dropout "
+      "GradcheckError: Jacobian mismatch for output 0 with respect to input 0"),
+     "questions/sparse-gradcheck"),
+    (("differentiable argsort argsort gradient torchsort argsort soft rank sort indices no "
+      "gradient"),
+     "questions/operator-edge-cases"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
