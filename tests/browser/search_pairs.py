@@ -892,6 +892,32 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("differentiable argsort argsort gradient torchsort argsort soft rank sort indices no "
       "gradient"),
      "questions/operator-edge-cases"),
+    (("tying weights different neurons weight sharing gradient sum same parameter two modules "
+      "average gradients tied weights"),
+     "questions/what-backward-computes"),
+    (("bias gradient before batch normalization always zero bias grad zero BatchNorm bias "
+      "gradient only weights update"),
+     "questions/operator-gradients"),
+    (("gradient of upper layer is zero lower layer gradients zero output bias gradient zero "
+      "backpropagation chain rule zero gradient"),
+     "questions/what-backward-computes"),
+    (("checkpoint_sequential autograd.grad DistributedDataParallel DDP torch.autograd.grad not "
+      "synchronized checkpoint incompatible with .grad() When use_reentrant=True, "
+      "torch.utils.checkpoint is incompatible with .grad()"),
+     "questions/distributed-amp-compile"),
+    (("different gradients with and without checkpoint checkpoint BatchNorm checkpoint first "
+      "layer dummy input running_mean updated twice"),
+     "questions/memory"),
+    (("gradient checkpointing mask zero rows masked assignment norm checkpoint torch.where norm "
+      "zero gradient Recomputed values for the following tensors have different metadata than "
+      "during the forward pass"),
+     "questions/error-messages"),
+    (("checkpoint_sequential segments greater than number of functions checkpoint_sequential "
+      "unclear error range() arg 3 must not be zero segments argument"),
+     "questions/error-messages"),
+    (("GradScaler sparse gradients AMP sparse embedding _amp_non_finite_check_and_unscale_ "
+      "SparseCUDA unscale sparse grad"),
+     "questions/amp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
