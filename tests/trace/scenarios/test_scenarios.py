@@ -143,10 +143,6 @@ XFAIL: dict[str, str] = {
     "r13_vqvae_codebook_collapse": (
         "false: 'ok'; missing the 7 of 8 codebook rows never selected by argmin (zero gradient)"
     ),
-    "r13_vqvae_no_straight_through": (
-        "false: 'ok'; missing codebook[argmin] without straight-through: the reconstruction"
-        " never reaches the encoder"
-    ),
     # round 13, held-out
     "r13_contrastive_positive_is_anchor": "held-out: false",
     "r13_lora_merged_checkpoint_adapter_still_on": "held-out: false",

@@ -32,7 +32,8 @@ finite, to locate the module where the forward's first NaN/Inf comes from.  ``gr
 an edit of ``.grad`` made out of place and thrown away between a backward and the optimizer
 step; ``fnmodes``: the function mode it, ``graphless`` and ``intcuts`` push and pop from hooks.
 ``intcuts``: integer results (``argmax``, a comparison) computed in a full step's forward from
-a module's output, the cut named for that output; ``cutcalls``: the finding "cut from the
+a module's output, the cut named for that output, and the calls that took values selected with
+such an index without a path back (a VQ-VAE without straight-through); ``cutcalls``: the finding "cut from the
 graph" (a trainable module's output without history, and the grad mode it ran in).
 ``graphless``: a loss term computed from ``torch.autograd.grad``'s result without ``create_graph`` (followed by
 a function mode), and a loss that is a leaf; ``trainmode``: the model's training mode at each

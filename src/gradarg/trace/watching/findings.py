@@ -24,7 +24,7 @@ from .eventfindings import (
     scheduler_order,
 )
 from .finding import Finding, Options
-from .intcuts import said
+from .intcuts import said, selection
 from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .missing import no_gradient
@@ -270,6 +270,13 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
         f"parameter's gradient; pass create_graph=True to torch.autograd.grad"))
 
 
+def index_selection(w: GradWatch, o: Options) -> Finding:
+    """A module whose input was selected by an integer index computed in the forward and has
+    no path back to what the index was computed from (:func:`.intcuts.selection`)."""
+    text = selection(w)
+    return Finding("index selections", True, text)
+
+
 def zero_derivative(w: GradWatch, o: Options) -> Finding:
     """A derivative taken with ``create_graph=True`` (to be differentiated again) that was
     exactly zero everywhere (observed: :mod:`.graphless`): a loss term built from it gives
@@ -312,7 +319,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order,
-    target_grad, graphless_term, zero_derivative, eval_mode, stats_again, loss_form, loss_nonfinite,
+    target_grad, graphless_term, zero_derivative, index_selection, eval_mode, stats_again, loss_form, loss_nonfinite,
     loss_broadcast, tied_trainable, token_shift, sampling,
 )
 

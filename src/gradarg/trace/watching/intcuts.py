@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .detail import Detail
     from .recorder import Recorder
 
-__all__ = ["IntCut", "IntCuts", "said"]
+__all__ = ["IntCut", "IntCuts", "Selected", "said", "selection"]
 
 KEPT = 8  # integer results noted per step
 WALK = 256  # autograd nodes visited per note, back to the module outputs it came from
@@ -74,7 +74,8 @@ class IntCuts:
     def __init__(self, model: torch.nn.Module, calls: Recorder, detail: Detail):
         self.model, self.calls, self.detail = model, calls, detail
         self.found: list[IntCut] = []  # the current step's
-        self._notes: list[tuple[str, str, str, Any]] = []
+        self._notes: list[tuple[str, str, str, Any, int]] = []
+        self.selected: list[Selected] = []  # the current step's
         self._mode: fnmodes.Following | None = None
         self._depth = 0
         self._handles: list[Any] = []
@@ -95,7 +96,7 @@ class IntCuts:
         if self._depth > 1:
             return
         if len(self.calls.raw) <= 1:  # a new step: the calls' indices start again
-            self.found = []
+            self.found, self.selected = [], []
         if self.detail.full and not _compiled_frame():
             self._notes = []
             self._mode = fnmodes.push(self._seen)
@@ -106,10 +107,12 @@ class IntCuts:
             return
         self._pop()
         owner, raw = self.calls.node_owner, self.calls.raw
-        for op, dtype, site, node in self._notes:
+        for op, dtype, site, node, ptr in self._notes:
             calls = _fed_by(node, owner)
             if calls:
-                self.found.append(IntCut(op, dtype, site, _returned_by(calls, raw)))
+                cut = IntCut(op, dtype, site, _returned_by(calls, raw))
+                self.found.append(cut)
+                self.selected.extend(_selected(cut, calls, ptr, self.calls))
         self._notes = []  # the nodes are let go
 
     def _pop(self) -> None:
@@ -125,7 +128,8 @@ class IntCuts:
             node = t.grad_fn
             if node is not None:
                 op = str(getattr(func, "__name__", "") or "")
-                self._notes.append((op.strip("_"), str(out.dtype), user_site(), node))
+                self._notes.append((op.strip("_"), str(out.dtype), user_site(), node,
+                                    out.data_ptr()))
                 return
 
 
@@ -159,6 +163,61 @@ def _fed_by(node: Any, owner: Mapping[Any, int]) -> frozenset[int]:
     return frozenset(found)
 
 
+class Selected(NamedTuple):
+    """A recorded call (``call``) that took values selected with an integer result (``cut``)
+    from another tensor (``node``: the selecting node's name, ``IndexBackward0``), its input's
+    graph holding no path back to the outputs of the calls that index was computed from."""
+
+    call: int
+    cut: IntCut
+    node: str
+
+
+# nodes that select rows of a tensor with an integer index they save
+_SELECT = {"IndexBackward0": "_saved_indices", "EmbeddingBackward0": "_saved_indices",
+           "IndexSelectBackward0": "_saved_index", "GatherBackward0": "_saved_index"}
+
+
+def _selected(cut: IntCut, sources: frozenset[int], ptr: int, rec: Any) -> list[Selected]:
+    """The recorded calls whose inputs hold, in their graph, a node that selected with the
+    index at ``ptr`` (the integer result's memory) and no node a call of ``sources`` owns: the
+    gradient of what follows them cannot reach ``sources`` through them."""
+    owner, found = rec.node_owner, []
+    by_slot = {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
+    for i, r in enumerate(rec.raw):
+        starts = [by_slot[s] for s in r.ins if s in by_slot]
+        if not starts or i in sources or any(j in sources for j in _parents(i, rec.raw)):
+            continue
+        picked, reached, seen, todo = None, False, set(starts), list(starts)
+        while todo and len(seen) <= WALK and not reached:
+            n = todo.pop()
+            if owner.get(n) in sources:
+                reached = True
+                break
+            attr = _SELECT.get(type(n).__name__)
+            if attr is not None and picked is None and _holds(getattr(n, attr, None), ptr):
+                picked = type(n).__name__
+            todo.extend(c for c, _ in n.next_functions if c is not None and c not in seen)
+            seen.update(c for c, _ in n.next_functions if c is not None)
+        if picked is not None and not reached:
+            found.append(Selected(i, cut, picked))
+    return found
+
+
+def _parents(i: int, raw: list[Any]) -> list[int]:
+    out, j = [], raw[i].parent
+    while j is not None:
+        out.append(j)
+        j = raw[j].parent
+    return out
+
+
+def _holds(saved: Any, ptr: int) -> bool:
+    """Whether a saved index (a tensor, or a tuple of them and None) is the memory ``ptr``."""
+    items = saved if isinstance(saved, (tuple, list)) else (saved,)
+    return any(isinstance(t, torch.Tensor) and t.data_ptr() == ptr for t in items)
+
+
 def _returned_by(calls: frozenset[int], raw: list[Any]) -> frozenset[int]:
     """``calls`` and the calls around each that returned its output as theirs (a
     ``Sequential`` returns its last child's output: the same tensor)."""
@@ -180,3 +239,29 @@ def said(cut: IntCut, name: str) -> str:
             f"'{name}' through a hard choice use the straight-through trick "
             f"(F.gumbel_softmax(logits, hard=True), or y_hard - y_soft.detach() + y_soft), "
             f"or weight by softmax probabilities instead")
+
+
+def selection(w: Any) -> str | None:
+    """The outermost :class:`Selected` call of the step, in words (``None``: none): what it
+    took was selected with an index computed from other calls' outputs, and its input's graph
+    does not reach them, so the gradient of everything after it stops at that index."""
+    picked = {s.call: s for s in w.cuts.selected if s.call < len(w.modules)}
+    outer = [s for i, s in picked.items() if w.modules[i].parent not in picked]
+    if not outer:
+        return None
+    s = outer[0]
+    c, cut = w.modules[s.call], s.cut
+    inner = {i for i in cut.calls if i < len(w.modules) and w.modules[i].parent is not None}
+    inner = inner or {i for i in cut.calls if i < len(w.modules)}  # the model's own call
+    src = [w.modules[i] for i in sorted(inner) if w.modules[i].parent not in inner]
+    names = [c2.name for c2 in src]
+    params = [n for n, r in w.parameters.items() if any(
+        r.module == m or r.module.startswith(m + ".") for m in names if m != "(model)")]
+    at = f" at {cut.site}" if cut.site else ""
+    return (f"module '{c.name}' ({c.kind}) took values selected ({s.node}) with the index "
+            f"{cut.op}{at} computed from the output of {', '.join(repr(n) for n in names)}, "
+            f"and its input has no path back to that output (observed: the graph of its "
+            f"input): the gradient of everything after '{c.name}' stops at the index and never "
+            f"reaches {', '.join(params[:3]) or 'them'}{', ...' if len(params) > 3 else ''}, "
+            f"which train only on terms that use that output directly; a straight-through "
+            f"estimator (z + (selected - z).detach()) passes the gradient on")
