@@ -140,9 +140,6 @@ XFAIL: dict[str, str] = {
     "r13_seq2seq_decoder_input_not_shifted": (
         "false: 'ok'; missing the decoder fed the unshifted labels (it learns to copy)"
     ),
-    "r13_vqvae_codebook_collapse": (
-        "false: 'ok'; missing the 7 of 8 codebook rows never selected by argmin (zero gradient)"
-    ),
     # round 13, held-out
     "r13_contrastive_positive_is_anchor": "held-out: false",
     "r13_lora_merged_checkpoint_adapter_still_on": "held-out: false",

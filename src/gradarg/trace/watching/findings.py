@@ -24,7 +24,7 @@ from .eventfindings import (
     scheduler_order,
 )
 from .finding import Finding, Options
-from .intcuts import said, selection
+from .intcuts import few_rows, said, selection
 from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .missing import no_gradient
@@ -273,8 +273,7 @@ def graphless_term(w: GradWatch, o: Options) -> Finding:
 def index_selection(w: GradWatch, o: Options) -> Finding:
     """A module whose input was selected by an integer index computed in the forward and has
     no path back to what the index was computed from (:func:`.intcuts.selection`)."""
-    text = selection(w)
-    return Finding("index selections", True, text)
+    return Finding("index selections", True, selection(w) or few_rows(w))
 
 
 def zero_derivative(w: GradWatch, o: Options) -> Finding:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from collections.abc import Mapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from .detail import Detail
     from .recorder import Recorder
 
-__all__ = ["IntCut", "IntCuts", "Selected", "said", "selection"]
+__all__ = ["IntCut", "IntCuts", "Picked", "Selected", "few_rows", "said", "selection"]
 
 KEPT = 8  # integer results noted per step
 WALK = 256  # autograd nodes visited per note, back to the module outputs it came from
@@ -76,6 +77,7 @@ class IntCuts:
         self.found: list[IntCut] = []  # the current step's
         self._notes: list[tuple[str, str, str, Any, int]] = []
         self.selected: list[Selected] = []  # the current step's
+        self.rows_picked: list[Picked] = []  # the current step's
         self._mode: fnmodes.Following | None = None
         self._depth = 0
         self._handles: list[Any] = []
@@ -96,7 +98,7 @@ class IntCuts:
         if self._depth > 1:
             return
         if len(self.calls.raw) <= 1:  # a new step: the calls' indices start again
-            self.found, self.selected = [], []
+            self.found, self.selected, self.rows_picked = [], [], []
         if self.detail.full and not _compiled_frame():
             self._notes = []
             self._mode = fnmodes.push(self._seen)
@@ -121,8 +123,13 @@ class IntCuts:
             self._mode = None
 
     def _seen(self, func: Any, args: Any, kwargs: Any, out: Any) -> None:
-        if (type(out) is not torch.Tensor or out.is_floating_point() or out.is_complex()
-                or len(self._notes) >= KEPT):
+        if type(out) is not torch.Tensor:
+            return
+        if out.is_floating_point() or out.is_complex():
+            if self._notes and out.requires_grad:
+                self._picked(args, kwargs)
+            return
+        if len(self._notes) >= KEPT:
             return
         for t in fnmodes.tensors_in(args, kwargs):
             node = t.grad_fn
@@ -131,6 +138,20 @@ class IntCuts:
                 self._notes.append((op.strip("_"), str(out.dtype), user_site(), node,
                                     out.data_ptr()))
                 return
+
+
+    def _picked(self, args: Any, kwargs: Any) -> None:
+        """A call that returned floats from a leaf (a parameter) and one of the noted integer
+        results: how many distinct rows that index picked (:attr:`IntCuts.rows_picked`)."""
+        ts = fnmodes.tensors_in(args, kwargs)
+        ptrs = {n[4]: n for n in self._notes}
+        idx = next((t for t in ts if not t.is_floating_point() and t.data_ptr() in ptrs), None)
+        leaf = next((t for t in ts if t.is_leaf and t.requires_grad and t.dim() >= 1), None)
+        if idx is None or leaf is None or len(self.rows_picked) >= KEPT or idx.numel() > 1 << 20:
+            return
+        op, _, site, _, _ = ptrs[idx.data_ptr()]
+        self.rows_picked.append(Picked(weakref.ref(leaf), tuple(leaf.shape), op, site,
+                                       int(idx.unique().numel()), idx.numel()))
 
 
 def _compiled_frame() -> bool:
@@ -161,6 +182,19 @@ def _fed_by(node: Any, owner: Mapping[Any, int]) -> frozenset[int]:
                 seen.add(nxt)
                 todo.append(nxt)
     return frozenset(found)
+
+
+class Picked(NamedTuple):
+    """A leaf tensor (``param``: a weak reference to it, a parameter; ``shape``) indexed with
+    an integer result of the forward (``op`` at ``site``): ``distinct`` rows picked by
+    ``values`` index values."""
+
+    param: Any
+    shape: tuple[int, ...]
+    op: str
+    site: str
+    distinct: int
+    values: int
 
 
 class Selected(NamedTuple):
@@ -265,3 +299,32 @@ def selection(w: Any) -> str | None:
             f"reaches {', '.join(params[:3]) or 'them'}{', ...' if len(params) > 3 else ''}, "
             f"which train only on terms that use that output directly; a straight-through "
             f"estimator (z + (selected - z).detach()) passes the gradient on")
+
+
+FEW_ROWS = 4  # at most 1/FEW_ROWS of the rows picked by FEW_ROWS times as many values: a collapse
+
+
+def few_rows(w: Any) -> str | None:
+    """A parameter indexed with an integer result of the forward (a codebook by ``argmin``)
+    whose index picked at most a :data:`FEW_ROWS`-th of its rows though it held at least
+    :data:`FEW_ROWS` times as many values: the other rows get no gradient from it."""
+    for p in w.cuts.rows_picked:
+        rows, param = p.shape[0], p.param()
+        if param is not None and p.distinct * FEW_ROWS <= rows and p.values >= FEW_ROWS * rows:
+            try:
+                name = w.param_name(param)
+            except KeyError:
+                continue
+            at = f" at {p.site}" if p.site else ""
+            g = param.grad
+            zero = (int((g.detach().reshape(rows, -1) == 0).all(1).sum())
+                    if isinstance(g, torch.Tensor) and g.layout == torch.strided else 0)
+            seen = (f"; {zero} rows of its .grad are exactly zero (read from .grad as the "
+                    f"summary was made)" if zero else "")
+            return (f"{name} ({rows} rows) was indexed with {p.op}{at} over {p.values} values, "
+                    f"which picked only {p.distinct} of its rows (observed: the index's "
+                    f"distinct values): the other {rows - p.distinct} rows get no gradient from "
+                    f"that selection{seen}, and entries never chosen (dead codes of a codebook) "
+                    f"stay where they started; initialise them from the data (k-means) or reset "
+                    f"the unused ones to recent inputs")
+    return None
