@@ -1080,3 +1080,36 @@ QUERIES_ROUND18: dict[str, list[tuple[str, str]]] = {
         ("issues", "hessian of scalar function with respect to matrix input shape"),
     ],
 }
+
+# Round 19: written on 2026-12-01 before any of them was run; collected and graded once, blind,
+# by a helper who writes nothing.
+QUERIES_ROUND19: dict[str, list[tuple[str, str]]] = {
+    "round19-c26a": [
+        ("pages", "gradient of output with respect to parameters for each sample in batch"),
+        ("pages", "why does my loss not decrease gradients very small all layers"),
+        ("pages", "requires_grad False but still in computation graph"),
+        ("pages", "custom layer forward uses numpy gradient lost"),
+        ("pages", "backward hook grad_input grad_output meaning Conv2d"),
+        ("pages", "how to freeze part of a weight tensor some rows only"),
+        ("issues", "torch.autograd.grad retain_graph default create_graph True"),
+        ("issues", "inplace operation relu backward error version counter 2"),
+        ("issues", "jacobian of model output with respect to input batch vmap jacrev memory"),
+        ("issues", "nan gradient softmax cross entropy large logits float16"),
+        ("issues", "torch.compile backward graph break autograd.Function ctx attribute"),
+        ("issues", "DDP gradient not synchronized when parameter unused in some iterations"),
+    ],
+    "round19-c26b": [
+        ("pages", "difference between loss.backward and torch.autograd.grad"),
+        ("pages", "accumulate gradients over several batches memory"),
+        ("pages", "gradient w.r.t. intermediate layer activation register_hook"),
+        ("pages", "second order derivative of loss with respect to weights"),
+        ("pages", "gradient is None after indexing tensor slice assignment"),
+        ("pages", "exploding gradients RNN clip_grad_norm value choose"),
+        ("issues", "backward of torch.linalg.norm ord 2 matrix gradient"),
+        ("issues", "sparse gradient embedding optimizer Adam not supported"),
+        ("issues", "gradcheck fast_mode complex inputs"),
+        ("issues", "torch.func.jvp with buffers batch norm running stats"),
+        ("issues", "FSDP no_sync gradient accumulation memory"),
+        ("issues", "autocast backward bfloat16 gradient precision loss small updates"),
+    ],
+}
