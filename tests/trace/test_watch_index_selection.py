@@ -65,3 +65,4 @@ def test_a_selection_that_cuts_the_encoder_is_named(select, st_, k, d, seed):
     assert named == cut, text
     if cut:
         assert "module 'dec'" in text and "'enc'" in text and "enc.0.weight" in text, text
+

@@ -129,10 +129,6 @@ XFAIL: dict[str, str] = {
     "r13_box_loss_on_negative_anchors": (
         "false: 'ok'; missing the box regression loss taken over background anchors"
     ),
-    "r13_gan_generator_first_d_grad_leaks": (
-        "false: 'ok' (names .grad holding the sum of 2 backward passes); missing the"
-        " discriminator's .grad holding the generator's loss"
-    ),
     "r13_label_smoothing_ignore_index_minus_100": (
         "false: 'ok'; missing ignore_index=-100 while padding is 0 (padding trained, a class's"
         " smoothing column zeroed)"

@@ -375,3 +375,63 @@ def edit_discarded(w: GradWatch, o: Options) -> Finding:
         f"call is not in-place and left .grad unchanged, so the optimizer reads the gradient "
         f"the backward left; use the in-place form ({d.op}_()) or assign the result to "
         f"p.grad"))
+
+
+def _leaked(log: list[events.Entry], k: int) -> tuple[list[int], events.StepEntry] | None:
+    """For the optimizer step ``log[k]``: the parameters (their positions in its ``held``)
+    whose ``.grad`` holds a pass from before another optimizer's step that held none of
+    them and one from after it, counted from the last pass that found ``.grad`` empty (None
+    or all zero: cleared) since this optimizer's previous step, the backward passes after
+    that other step reaching none of its parameters; and that other step."""
+    step = cast(events.StepEntry, log[k])
+    mine, leaked, other = {id(p): i for i, p in enumerate(step.held)}, [], None
+    passes: dict[int, list[int]] = {}  # parameter -> positions of its passes, latest first
+    j = k - 1
+    while j >= 0 and not (isinstance(log[j], events.StepEntry) and
+                          cast(events.StepEntry, log[j]).by == step.by):
+        e = log[j]
+        if isinstance(e, events.PassEntry) and id(e.param) in mine:
+            passes.setdefault(id(e.param), []).append(j)
+        j -= 1
+    for key, at in passes.items():
+        fresh = next((i for i in at if cast(events.PassEntry, log[i]).held in (None, 0.0)), at[-1])
+        kept = [i for i in at if i >= fresh]
+        at_other = [i for i in range(min(kept) + 1, max(kept)) if isinstance(log[i], events.StepEntry)
+                    and cast(events.StepEntry, log[i]).by != step.by
+                    and not any(id(p) in mine for p in cast(events.StepEntry, log[i]).held)]
+        if not at_other:
+            continue
+        theirs = {id(p) for p in cast(events.StepEntry, log[at_other[-1]]).held}
+        # the losses after that step reach none of its parameters: this optimizer's own loss,
+        # while the one before it was the other model's (a loss both share reaches both)
+        if not any(isinstance(x, events.PassEntry) and id(x.param) in theirs
+                   for x in log[at_other[-1] + 1:k]):
+            leaked.append(mine[key])
+            other = other or cast(events.StepEntry, log[at_other[-1]])
+    return (leaked, other) if leaked and other is not None else None
+
+
+def grad_leaked(w: GradWatch, o: Options) -> Finding:
+    """An optimizer step that read a ``.grad`` holding the gradient of a loss backpropagated
+    before another optimizer's step (holding none of its parameters), with no clearing since:
+    a GAN whose generator is trained first, its loss reaching the discriminator's ``.grad``,
+    and the discriminator's step reading that sum (:func:`_leaked`)."""
+    log = w.grads.log
+    names = {id(p): v[0] for p, v in w.watched.owner.items()}
+    for k, e in enumerate(log):
+        if not isinstance(e, events.StepEntry):
+            continue
+        found = _leaked(log, k)
+        if found is None:
+            continue
+        leaked, other = found
+        shown = [names.get(id(e.held[i]), "?") for i in leaked]
+        more = f", ... ({len(shown)} in all)" if len(shown) > 3 else ""
+        return Finding("gradients of other losses", True, (
+            f"{e.optimizer}.step() read a .grad that also holds the gradient of a loss "
+            f"backpropagated before {other.optimizer}.step() (another optimizer, holding none "
+            f"of them) for {', '.join(shown[:3])}{more} (observed: a backward pass into them "
+            f"before that step and one after it, no zero_grad between): the other model's loss "
+            f"(a GAN's generator loss through the discriminator) was added to this step's "
+            f"gradient; call this optimizer's zero_grad() right before its own backward"))
+    return Finding("gradients of other losses", True)

@@ -20,6 +20,7 @@ from .eventfindings import (
     edit_discarded,
     edited_after_backward,
     edited_after_step,
+    grad_leaked,
     recreated,
     scheduler_order,
 )
@@ -317,9 +318,9 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
-    scheduler_order,
-    target_grad, graphless_term, zero_derivative, index_selection, eval_mode, stats_again, loss_form, loss_nonfinite,
-    loss_broadcast, tied_trainable, token_shift, sampling,
+    scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
+    eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast, tied_trainable,
+    token_shift, sampling,
 )
 
 

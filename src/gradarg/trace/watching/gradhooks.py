@@ -173,27 +173,27 @@ class GradEvents:
         return MappingProxyType(self._frozen_moved)
 
     @property
-    def unmoved(self) -> Mapping[str, Unmoved]:
-        """Parameters the last optimizer step holding them left (mostly) unchanged, by name."""
+    def unmoved(self) -> Mapping[str, Unmoved]:  # those the last step left unchanged, by name
         return MappingProxyType(self.moves.unmoved)
 
     @property
-    def step_moves(self) -> Mapping[int, tuple[int, int]]:
-        """Per optimizer (``id``): parameters its last step left unchanged, and read."""
+    def step_moves(self) -> Mapping[int, tuple[int, int]]:  # id -> (left unchanged, read)
         return MappingProxyType(self.moves.last)
 
     @property
-    def unfinished_steps(self) -> Mapping[int, str]:
-        """Optimizer (``id``) -> its class, for a step that began and never ended: it raised."""
+    def unfinished_steps(self) -> Mapping[int, str]:  # id -> class: a step that raised
         return MappingProxyType(self.moves.unfinished)
+
+    @property
+    def log(self) -> list[Entry]:  # every .grad event of the block, in order (do not modify)
+        return self._log
 
     @property
     def mask_moved(self) -> Mapping[str, MaskMoved]:  # masked entries a step moved, by name
         return MappingProxyType(self._masks.moved)
 
     @property
-    def schedules(self) -> ScheduleOrder:
-        """Schedulers' steps seen: ``early`` (first step before the optimizer's), ``zeroed``."""
+    def schedules(self) -> ScheduleOrder:  # schedulers' steps seen (early, zeroed)
         return self._order
 
     @property

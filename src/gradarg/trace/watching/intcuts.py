@@ -75,7 +75,9 @@ class IntCuts:
     def __init__(self, model: torch.nn.Module, calls: Recorder, detail: Detail):
         self.model, self.calls, self.detail = model, calls, detail
         self.found: list[IntCut] = []  # the current step's
-        self._notes: list[tuple[str, str, str, Any, int]] = []
+        # (op, dtype, site, node, the integer result itself): held until the model's call
+        # returns, so that no other tensor takes its memory while indices are matched by it
+        self._notes: list[tuple[str, str, str, Any, torch.Tensor]] = []
         self.selected: list[Selected] = []  # the current step's
         self.rows_picked: list[Picked] = []  # the current step's
         self._mode: fnmodes.Following | None = None
@@ -109,12 +111,12 @@ class IntCuts:
             return
         self._pop()
         owner, raw = self.calls.node_owner, self.calls.raw
-        for op, dtype, site, node, ptr in self._notes:
+        for op, dtype, site, node, out in self._notes:
             calls = _fed_by(node, owner)
             if calls:
                 cut = IntCut(op, dtype, site, _returned_by(calls, raw))
                 self.found.append(cut)
-                self.selected.extend(_selected(cut, calls, ptr, self.calls))
+                self.selected.extend(_selected(cut, calls, out.data_ptr(), self.calls))
         self._notes = []  # the nodes are let go
 
     def _pop(self) -> None:
@@ -135,8 +137,7 @@ class IntCuts:
             node = t.grad_fn
             if node is not None:
                 op = str(getattr(func, "__name__", "") or "")
-                self._notes.append((op.strip("_"), str(out.dtype), user_site(), node,
-                                    out.data_ptr()))
+                self._notes.append((op.strip("_"), str(out.dtype), user_site(), node, out))
                 return
 
 
@@ -144,7 +145,7 @@ class IntCuts:
         """A call that returned floats from a leaf (a parameter) and one of the noted integer
         results: how many distinct rows that index picked (:attr:`IntCuts.rows_picked`)."""
         ts = fnmodes.tensors_in(args, kwargs)
-        ptrs = {n[4]: n for n in self._notes}
+        ptrs = {n[4].data_ptr(): n for n in self._notes}
         idx = next((t for t in ts if not t.is_floating_point() and t.data_ptr() in ptrs), None)
         leaf = next((t for t in ts if t.is_leaf and t.requires_grad and t.dim() >= 1), None)
         if idx is None or leaf is None or len(self.rows_picked) >= KEPT or idx.numel() > 1 << 20:
