@@ -185,7 +185,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12 and 13, round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13 and 14, round(len / 3) for rounds 5 and 6 (the same number for
+    # round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -369,6 +370,17 @@ PAIRS = [
         "r13_gradient_penalty_interpolates_no_requires_grad",
         "r13_gradient_penalty_interpolates_requires_grad",
     ),
+    # round 14
+    ("r14_attention_unscaled_scores_saturate", "r14_attention_scaled_sqrt_dk"),
+    ("r14_validation_backward_leaks_into_train", "r14_validation_under_no_grad"),
+    ("r14_accumulation_leftover_zeroed_at_phase_change", "r14_accumulation_leftover_stepped"),
+    ("r14_clip_norm_per_parameter", "r14_clip_norm_global"),
+    ("r14_cosine_embedding_labels_zero", "r14_cosine_embedding_labels_minus_one"),
+    ("r14_triplet_random_triplets_all_easy", "r14_triplet_batch_hard_mining"),
+    ("r14_plateau_mode_max_on_loss", "r14_plateau_mode_min_on_loss"),
+    ("r14_plain_mlp_scaled_init_vanishing", "r14_residual_mlp_scaled_init"),
+    ("r14_load_state_dict_module_prefix_strict_false", "r14_load_state_dict_prefix_stripped"),
+    ("r14_ce_clamped_probabilities_zero_grad", "r14_ce_cross_entropy_on_logits"),
 ]
 
 
