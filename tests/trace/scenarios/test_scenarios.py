@@ -162,10 +162,6 @@ XFAIL: dict[str, str] = {
         "silent: named the exploding gradient across 20 Linear; missing the residual blocks'"
         " unscaled initialisation"
     ),
-    "r14_validation_backward_leaks_into_train": (
-        "false: 'ok' (names the accumulation over 2 passes); missing the validation loss"
-        " backpropagated into the training step's .grad"
-    ),
     # round 14, held-out
     "r14_attention_unscaled_scores_saturate": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch

@@ -380,34 +380,27 @@ def edit_discarded(w: GradWatch, o: Options) -> Finding:
 def _leaked(log: list[events.Entry], k: int) -> tuple[list[int], events.StepEntry] | None:
     """For the optimizer step ``log[k]``: the parameters (their positions in its ``held``)
     whose ``.grad`` holds a pass from before another optimizer's step that held none of
-    them and one from after it, counted from the last pass that found ``.grad`` empty (None
-    or all zero: cleared) since this optimizer's previous step, the backward passes after
-    that other step reaching none of its parameters; and that other step."""
+    them and one from after it (:func:`_fresh_passes`), the backward passes after that other
+    step reaching none of its parameters; and that other step."""
     step = cast(events.StepEntry, log[k])
-    mine, leaked, other = {id(p): i for i, p in enumerate(step.held)}, [], None
-    passes: dict[int, list[int]] = {}  # parameter -> positions of its passes, latest first
-    j = k - 1
-    while j >= 0 and not (isinstance(log[j], events.StepEntry) and
-                          cast(events.StepEntry, log[j]).by == step.by):
-        e = log[j]
-        if isinstance(e, events.PassEntry) and id(e.param) in mine:
-            passes.setdefault(id(e.param), []).append(j)
-        j -= 1
-    for key, at in passes.items():
-        fresh = next((i for i in at if cast(events.PassEntry, log[i]).held in (None, 0.0)), at[-1])
-        kept = [i for i in at if i >= fresh]
-        at_other = [i for i in range(min(kept) + 1, max(kept)) if isinstance(log[i], events.StepEntry)
+    mine = {id(p): i for i, p in enumerate(step.held)}
+    leaked: list[int] = []
+    other: events.StepEntry | None = None
+    for key, kept in _fresh_passes(log, k).items():
+        at_other = [i for i in range(kept[0] + 1, kept[-1])
+                    if isinstance(log[i], events.StepEntry)
                     and cast(events.StepEntry, log[i]).by != step.by
                     and not any(id(p) in mine for p in cast(events.StepEntry, log[i]).held)]
         if not at_other:
             continue
-        theirs = {id(p) for p in cast(events.StepEntry, log[at_other[-1]]).held}
+        theirs = cast(events.StepEntry, log[at_other[-1]])
+        held = {id(p) for p in theirs.held}
         # the losses after that step reach none of its parameters: this optimizer's own loss,
         # while the one before it was the other model's (a loss both share reaches both)
-        if not any(isinstance(x, events.PassEntry) and id(x.param) in theirs
+        if not any(isinstance(x, events.PassEntry) and id(x.param) in held
                    for x in log[at_other[-1] + 1:k]):
             leaked.append(mine[key])
-            other = other or cast(events.StepEntry, log[at_other[-1]])
+            other = other or theirs
     return (leaked, other) if leaked and other is not None else None
 
 
@@ -435,3 +428,45 @@ def grad_leaked(w: GradWatch, o: Options) -> Finding:
             f"(a GAN's generator loss through the discriminator) was added to this step's "
             f"gradient; call this optimizer's zero_grad() right before its own backward"))
     return Finding("gradients of other losses", True)
+
+
+def _fresh_passes(log: list[events.Entry], k: int) -> dict[int, list[int]]:
+    """For the optimizer step ``log[k]``: each held parameter's passes (positions in ``log``)
+    since this optimizer's previous step, from the last one that found ``.grad`` empty."""
+    step = cast(events.StepEntry, log[k])
+    mine = {id(p) for p in step.held}
+    passes: dict[int, list[int]] = {}
+    j = k - 1
+    while j >= 0 and not (isinstance(log[j], events.StepEntry) and
+                          cast(events.StepEntry, log[j]).by == step.by):
+        e = log[j]
+        if isinstance(e, events.PassEntry) and id(e.param) in mine:
+            passes.setdefault(id(e.param), []).append(j)
+        j -= 1
+    out: dict[int, list[int]] = {}
+    for key, at in passes.items():  # latest first
+        fresh = next((i for i in at if cast(events.PassEntry, log[i]).held in (None, 0.0)),
+                     at[-1])
+        out[key] = sorted(i for i in at if i >= fresh)
+    return out
+
+
+def modes_mixed(w: GradWatch, o: Options) -> Finding:
+    """An optimizer step whose ``.grad`` sums backward passes of losses computed with the model
+    in eval mode and in train mode (observed: the model's mode at each of its calls, and the
+    call each pass followed): a validation loss backpropagated, without a step or
+    ``zero_grad``, into the next training step."""
+    log, modes = w.grads.log, w.modes.calls
+    for k, e in enumerate(log):
+        if not isinstance(e, events.StepEntry):
+            continue
+        seen = {modes[f - 1][0] for at in _fresh_passes(log, k).values() for i in at
+                if 0 < (f := cast(events.PassEntry, log[i]).forward) <= len(modes)}
+        if seen == {True, False}:
+            return Finding("modes of the losses", True, (
+                f"{e.optimizer}.step() read a .grad that sums the gradients of losses computed "
+                f"with the model in eval mode and in train mode (observed: model.training at "
+                f"each call of the model, and the call each backward pass followed): a "
+                f"validation loss was backpropagated into the training step's gradient; compute "
+                f"validation losses under torch.no_grad(), or call zero_grad() before training"))
+    return Finding("modes of the losses", True)

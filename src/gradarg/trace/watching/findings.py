@@ -21,6 +21,7 @@ from .eventfindings import (
     edited_after_backward,
     edited_after_step,
     grad_leaked,
+    modes_mixed,
     recreated,
     scheduler_order,
 )
@@ -319,8 +320,8 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
-    eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast, tied_trainable,
-    token_shift, sampling,
+    modes_mixed, eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast,
+    tied_trainable, token_shift, sampling,
 )
 
 
