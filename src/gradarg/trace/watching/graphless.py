@@ -34,8 +34,9 @@ derivative asked for with ``create_graph=True`` (to be differentiated again: a
 physics-informed residual, a curvature penalty) that is exactly zero everywhere
 (:class:`ZeroDerivative`), with the piecewise-linear operations (ReLU) of its graph.
 
-Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push and pop) and
-:mod:`.observed` (whose frames are the user's) only.
+Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push and pop),
+:mod:`.observed` (whose frames are the user's) and
+:func:`gradarg.trace.graph.nodes.first_nodes` only.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from typing import Any
 
 import torch
 
+from ..graph.nodes import first_nodes
 from . import fnmodes, patches
 from .observed import user_site, users_file
 
@@ -90,20 +92,9 @@ _PIECEWISE = ("ReluBackward0", "ThresholdBackward0", "ThresholdBackwardBackward0
 
 
 def _piecewise_ops(t: torch.Tensor, limit: int = 2000) -> tuple[str, ...]:
-    """The piecewise-linear operations in ``t``'s graph (at most ``limit`` nodes visited)."""
-    found: list[str] = []
-    todo: list[Any] = [t.grad_fn]
-    seen: set[Any] = set()
-    while todo and len(seen) < limit:
-        n = todo.pop()
-        if n is None or n in seen:
-            continue
-        seen.add(n)
-        name = type(n).__name__
-        if name in _PIECEWISE and name not in found:
-            found.append(name)
-        todo.extend(c for c, _ in n.next_functions)
-    return tuple(found)
+    """The piecewise-linear operations in ``t``'s graph (its first ``limit`` nodes)."""
+    names = (type(n).__name__ for n in first_nodes([t.grad_fn], limit))
+    return tuple(dict.fromkeys(n for n in names if n in _PIECEWISE))
 
 
 def _called_by_user() -> bool:

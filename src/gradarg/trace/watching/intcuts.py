@@ -18,8 +18,10 @@ run: the window is not opened when a compiled frame is on the call stack), calls
 model's call (the loss), an integer result computed from a parameter itself (see
 :mod:`.sourceuse`).
 
-Imports :mod:`.fnmodes`, :mod:`.patches` and :mod:`.observed` (whose frames are the user's)
-only (:mod:`.detail` and :mod:`.recorder` for their types).
+Imports :mod:`.fnmodes`, :mod:`.patches`, :mod:`.observed` (whose frames are the user's),
+:mod:`.graphnotes` (``runs_inside``) and :func:`gradarg.trace.graph.nodes.saved_value` (saved
+indices read without running saved-tensor hooks) only (:mod:`.detail` and :mod:`.recorder` for
+their types).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
+from ..graph.nodes import saved_value
 from . import fnmodes, patches
+from .graphnotes import runs_inside
 from .observed import user_site
 
 if TYPE_CHECKING:
@@ -140,7 +144,6 @@ class IntCuts:
                 self._notes.append((op.strip("_"), str(out.dtype), user_site(), node, out))
                 return
 
-
     def _picked(self, args: Any, kwargs: Any) -> None:
         """A call that returned floats from a leaf (a parameter) and one of the noted integer
         results: how many distinct rows that index picked (:attr:`IntCuts.rows_picked`)."""
@@ -219,9 +222,10 @@ def _selected(cut: IntCut, sources: frozenset[int], ptr: int, rec: Any) -> list[
     gradient of what follows them cannot reach ``sources`` through them."""
     owner, found = rec.node_owner, []
     by_slot = {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
+    parents = [r.parent for r in rec.raw]
     for i, r in enumerate(rec.raw):
         starts = [by_slot[s] for s in r.ins if s in by_slot]
-        if not starts or i in sources or any(j in sources for j in _parents(i, rec.raw)):
+        if not starts or i in sources or any(runs_inside(i, j, parents) for j in sources):
             continue
         picked, reached, seen, todo = None, False, set(starts), list(starts)
         while todo and len(seen) <= WALK and not reached:
@@ -230,21 +234,14 @@ def _selected(cut: IntCut, sources: frozenset[int], ptr: int, rec: Any) -> list[
                 reached = True
                 break
             attr = _SELECT.get(type(n).__name__)
-            if attr is not None and picked is None and _holds(getattr(n, attr, None), ptr):
+            if (attr is not None and picked is None
+                    and _holds(saved_value(n, attr, hooked=False), ptr)):
                 picked = type(n).__name__
             todo.extend(c for c, _ in n.next_functions if c is not None and c not in seen)
             seen.update(c for c, _ in n.next_functions if c is not None)
         if picked is not None and not reached:
             found.append(Selected(i, cut, picked))
     return found
-
-
-def _parents(i: int, raw: list[Any]) -> list[int]:
-    out, j = [], raw[i].parent
-    while j is not None:
-        out.append(j)
-        j = raw[j].parent
-    return out
 
 
 def _holds(saved: Any, ptr: int) -> bool:

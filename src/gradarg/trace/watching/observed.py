@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import first_nodes, saved_value
+from ..graph.nodes import first_nodes, saved, saved_value
 from .sampling import Sampled, sampled
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
@@ -234,12 +234,10 @@ def _nonfinite_operand(walked: list[Any]) -> str:
     graph (returns, weights, targets, the data) that brought the NaN/Inf in; ``""``: none."""
     for n in walked:
         found = []  # the largest first: an input (weight) before a total made of it
-        for attr in dir(n):
-            if not attr.startswith("_saved_") or attr.startswith("_saved_result"):
-                continue
-            x = _saved(n, attr)
-            if (isinstance(x, torch.Tensor) and not x.requires_grad and x.is_floating_point()
-                    and x.numel() <= 1 << 20 and not _finite(x)):
+        for attr, x, err in saved(n, hooked=False):
+            if (err is None and not attr.startswith("_saved_result")
+                    and isinstance(x, torch.Tensor) and not x.requires_grad
+                    and x.is_floating_point() and x.numel() <= 1 << 20 and not _finite(x)):
                 found.append(x)
         if found:
             x = max(found, key=lambda t: t.numel())
