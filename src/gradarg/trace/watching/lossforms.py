@@ -14,7 +14,8 @@ Imports :mod:`.finding` only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Any
 
 from .finding import Finding, Options
 
@@ -50,7 +51,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     also = (" (which is also why the values the loss got are not log-probabilities over the "
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
-             "log-likelihood": 4, "huber-slope": 5}  # a cause before its effect
+             "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6}  # a cause before its effect
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -62,6 +63,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"sign(error), so the loss's gradient is {s.value:g} times L1's ("
                 f"{1 / s.value:.3g} times smaller); delta sets the slope of the linear part: "
                 f"raise it to the errors' scale (nn.SmoothL1Loss(beta) keeps slope 1)"))
+        if s.kind == "clamp-log":
+            return _clamp_log(s)
         if s.kind == "kl-probs":
             return Finding("loss form", True, (
                 f"kl_div was given probabilities, not log-probabilities: the rows of its input "
@@ -103,6 +106,22 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"(observed: the dimension saved by {s.op}){also}; normalise over the "
                 f"classes (dim=-1 or dim=1)"))
     return Finding("loss form", True)
+
+
+def _clamp_log(s: Any) -> Finding:
+    """The finding of a :mod:`.clamplog` slip: the clipped entries and what to do."""
+    k, read = s.other
+    bounds = ", ".join(f"{name}={b:.8g}" for name, b in (("min", s.low), ("max", s.high))
+                       if not math.isnan(b)) or "tensor bounds"
+    pinned = (f", their loss pinned at -log({s.low:g}) = {-math.log(s.low):.3g}"
+              if not math.isnan(s.low) and s.low > 0 else "")
+    return Finding("loss form", True, (
+        f"the loss takes the log of a clamp ({s.op}, {bounds}): {k} of the {read} entries "
+        f"the log reads are outside its bounds (observed: the clamp's input saved by the "
+        f"loss's graph), where clamp's derivative is 0, so they send exactly zero gradient "
+        f"back: the examples they belong to (with probabilities: the most confidently wrong "
+        f"ones) do not train{pinned}; compute the loss from the raw outputs (F.cross_entropy, "
+        f"log_softmax, F.binary_cross_entropy_with_logits), which keeps their gradient"))
 
 
 def loss_nonfinite(w: GradWatch, o: Options) -> Finding:

@@ -3,7 +3,8 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 (:class:`Ended`), what an optimizer holds (:class:`Holding`) and a frozen parameter an
 optimizer step moved (:class:`FrozenMoved`).
 
-Imports ``trace.graph.nodes`` (the saved values of a node) and :mod:`.sampling` only.
+Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog` and :mod:`.sampling`
+only.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..graph.nodes import first_nodes, saved, saved_value
+from .clamplog import LOGS, clipped_before_log
 from .sampling import Sampled, sampled
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
@@ -168,7 +170,9 @@ class Slip(NamedTuple):
     (``nll_loss`` given values whose logsumexp over the classes is not 0: ``low``, ``high``
     its range over the rows read, ``value`` the loss), ``"softmax-dim-0"`` (a softmax over
     dimension 0 of ``shape``), ``"kl-probs"``, ``"log-likelihood"`` or ``"huber-slope"``
-    (:func:`_huber_slope`); ``op``: the node's name."""
+    (:func:`_huber_slope`), ``"clamp-log"`` (the log of a clamp that clipped ``other[0]`` of
+    the ``other[1]`` entries the log reads, ``low`` / ``high`` its bounds, NaN where none:
+    :mod:`.clamplog`); ``op``: the node's name."""
 
     kind: str
     op: str
@@ -310,6 +314,10 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             slip = _kl_on_probabilities(n)
             if slip is not None:
                 found.append(slip)
+        elif name in LOGS and (c := clipped_before_log(n)) is not None:
+            nan = float("nan")
+            found.append(Slip("clamp-log", c.clamp, c.shape, (c.clipped, c.read),
+                              nan if c.low is None else c.low, nan if c.high is None else c.high))
     if walked and value is not None and value <= 0:
         slip = _log_likelihood(walked[0], value)
         if slip is not None:
