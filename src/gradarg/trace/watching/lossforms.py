@@ -51,7 +51,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     also = (" (which is also why the values the loss got are not log-probabilities over the "
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
-             "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6}  # a cause before its effect
+             "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7}  # a cause before its effect
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -65,6 +65,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"raise it to the errors' scale (nn.SmoothL1Loss(beta) keeps slope 1)"))
         if s.kind == "clamp-log":
             return _clamp_log(s)
+        if s.kind == "where-constant":
+            return _where_constant(s)
         if s.kind == "kl-probs":
             return Finding("loss form", True, (
                 f"kl_div was given probabilities, not log-probabilities: the rows of its input "
@@ -122,6 +124,23 @@ def _clamp_log(s: Any) -> Finding:
         f"back: the examples they belong to (with probabilities: the most confidently wrong "
         f"ones) do not train{pinned}; compute the loss from the raw outputs (F.cross_entropy, "
         f"log_softmax, F.binary_cross_entropy_with_logits), which keeps their gradient"))
+
+
+def _where_constant(s: Any) -> Finding:
+    """The finding of a :mod:`.wherepairs` slip."""
+    k, n = s.other
+    form = ("F.cosine_embedding_loss (nn.CosineEmbeddingLoss), recorded as where(target == 1, "
+            "1 - cos, 0) + where(target == -1, clamp(cos - margin, min=0), 0)"
+            if s.op == "cosine_embedding_loss" else "a sum of two where(...) selections, "
+            "each with a constant branch")
+    fix = ("its targets must be 1 (similar pair) or -1 (dissimilar): labels 0 and 1 leave "
+           "every pair labelled 0 with zero loss; map them with 2 * label - 1"
+           if s.op == "cosine_embedding_loss" else
+           "check that the conditions cover every entry meant to train")
+    return Finding("loss form", True, (
+        f"{k} of the {n} entries of the loss took the constant branch of both selections of "
+        f"{form} (observed: the conditions saved by its graph), so their loss is exactly 0 "
+        f"with zero gradient whatever the model outputs; {fix}"))
 
 
 def loss_nonfinite(w: GradWatch, o: Options) -> Finding:

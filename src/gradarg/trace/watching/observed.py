@@ -3,8 +3,8 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 (:class:`Ended`), what an optimizer holds (:class:`Holding`) and a frozen parameter an
 optimizer step moved (:class:`FrozenMoved`).
 
-Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog` and :mod:`.sampling`
-only.
+Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`, :mod:`.sampling`
+and :mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import torch
 from ..graph.nodes import first_nodes, saved, saved_value
 from .clamplog import LOGS, clipped_before_log
 from .sampling import Sampled, sampled
+from .wherepairs import constant_in_both
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
            "losses_of", "message", "slips", "user_site", "users_file", "what_moves", "where",
@@ -172,7 +173,9 @@ class Slip(NamedTuple):
     dimension 0 of ``shape``), ``"kl-probs"``, ``"log-likelihood"`` or ``"huber-slope"``
     (:func:`_huber_slope`), ``"clamp-log"`` (the log of a clamp that clipped ``other[0]`` of
     the ``other[1]`` entries the log reads, ``low`` / ``high`` its bounds, NaN where none:
-    :mod:`.clamplog`); ``op``: the node's name."""
+    :mod:`.clamplog`), ``"where-constant"`` (``other[0]`` of the ``other[1]`` entries of a sum
+    of two ``where`` selections took a constant in both: :mod:`.wherepairs`); ``op``: the
+    node's name."""
 
     kind: str
     op: str
@@ -314,6 +317,9 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             slip = _kl_on_probabilities(n)
             if slip is not None:
                 found.append(slip)
+        elif name == "AddBackward0" and (b := constant_in_both(n)) is not None:
+            found.append(Slip("where-constant", "cosine_embedding_loss" if b.cosine else name,
+                              b.shape, (b.constant, b.entries)))
         elif name in LOGS and (c := clipped_before_log(n)) is not None:
             nan = float("nan")
             found.append(Slip("clamp-log", c.clamp, c.shape, (c.clipped, c.read),
