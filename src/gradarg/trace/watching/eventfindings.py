@@ -9,7 +9,7 @@ finding read from events goes here, one from the graph or the values in :mod:`.f
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..graph.values import fmt_norm as _f
 from . import events
@@ -223,12 +223,34 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
             found.append(f"gradients changed after backward: .grad of {who} is {_f(f0)} times "
                          f"what backward computed{beyond}, scaled by one factor before {where} "
                          f"({scale_cause(f0, norm)})")
+        elif (clip := _clipped_each(scaled)) is not None:
+            found.append(f"gradients changed after backward for {len(scaled)} parameter(s) "
+                         f"before {where}: each now has norm {_f(clip)} (backward left "
+                         f"{_f(min(a.after or 0 for _, a in scaled))} to "
+                         f"{_f(max(a.after or 0 for _, a in scaled))}): each tensor "
+                         f"clipped to norm {_f(clip)} on its own (clip_grad_norm_ called per "
+                         f"parameter, not the total norm), which changes the direction of the "
+                         f"whole gradient; clip_grad_norm_(model.parameters(), {_f(clip)}) "
+                         f"scales every tensor by one factor")
         else:
             found.append(f"gradients changed after backward for {len(scaled)} parameter(s) "
                          f"before {where}: {r0.name}'s .grad has norm {_f(a0.seen)}, backward "
                          f"left {_f(a0.after)} (× {_f(f0)}; clipping by value, a scaler or an "
                          f"edit)")
     return Finding("edited after backward", True, "; ".join(found) or None)
+
+
+def _clipped_each(scaled: list[Any]) -> float | None:
+    """The norm every scaled ``.grad`` now has when two or more were scaled down by
+    different factors to one norm: each tensor clipped to it alone (``clip_grad_norm_`` per
+    parameter); ``None`` otherwise."""
+    now = [a.seen for _, a in scaled]
+    factors = [a.factor for _, a in scaled]
+    if (len(scaled) < 2 or not all(isinstance(v, float) and v > 0 for v in now)
+            or not all(f is not None and f < 1 for f in factors)
+            or max(factors) <= min(factors) * 1.001 or max(now) > min(now) * 1.001):
+        return None
+    return max(now)
 
 
 def replacement_text(w: GradWatch, name: str) -> str:
