@@ -210,7 +210,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13 and 14, round(len / 3) for rounds 5 and 6 (the same number for
+    # 7, 8, 9, 10, 11, 12, 13, 14 and 15, round(len / 3) for rounds 5 and 6 (the same number for
     # round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
@@ -406,6 +406,17 @@ PAIRS = [
     ("r14_plain_mlp_scaled_init_vanishing", "r14_residual_mlp_scaled_init"),
     ("r14_load_state_dict_module_prefix_strict_false", "r14_load_state_dict_prefix_stripped"),
     ("r14_ce_clamped_probabilities_zero_grad", "r14_ce_cross_entropy_on_logits"),
+    # round 15
+    ("r15_causal_attention_no_mask", "r15_causal_mask_lower_triangular"),
+    ("r15_causal_mask_flipped_orientation", "r15_causal_mask_lower_triangular"),
+    ("r15_sam_single_pass_no_restore", "r15_sam_two_pass_closure"),
+    ("r15_maml_param_rebinding_autograd_raises", "r15_maml_functional_fast_weights"),
+    ("r15_fsdp2_forward_before_optimizer", "r15_fsdp2_optimizer_after_shard"),
+    ("r15_sample_weights_times_mean_loss", "r15_sample_weights_reduction_none"),
+    ("r15_sample_weights_as_class_weight", "r15_sample_weights_reduction_none"),
+    ("r15_structured_kernel_torch_tensor", "r15_structured_kernel_built_in_forward"),
+    ("r15_embedding_pretrained_pad_row_nonzero", "r15_embedding_pretrained_pad_row_zeroed"),
+    ("r15_ordinal_thresholds_unordered_nan", "r15_ordinal_thresholds_cumsum_softplus"),
 ]
 
 
