@@ -918,6 +918,30 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("GradScaler sparse gradients AMP sparse embedding _amp_non_finite_check_and_unscale_ "
       "SparseCUDA unscale sparse grad"),
      "questions/amp"),
+    (("register_backward_hook Conv2d grad_in grad_out exact meaning of grad_input and "
+      "grad_output grad_in[2] hook should return 3 objects modify conv kernel gradient"),
+     "questions/module-hooks"),
+    (("register_hook on feature vector gradient with respect to feature what is this gradient "
+      "dL/dx use of gradient with respect to activation"),
+     "questions/hooks"),
+    (("create_graph=True vs retain_graph=True autograd.grad create_graph memory first-order "
+      "approximation MAML replace create_graph with retain_graph meta gradient second order"),
+     "questions/autograd-graph"),
+    (("two successive inplace ReLU relu_ after relu backward error Error detected in "
+      "ReluBackward0 ReLU(inplace=True) += is at version 2; expected version 1 instead"),
+     "questions/error-messages"),
+    (("gradient of tensor slice a[0] = value gradient zero slice assignment backward "
+      "CopySlices gradient"),
+     "questions/indexing-masking"),
+    (("norm fails to compute grad in forward mode jacobian strategy forward-mode linalg.norm "
+      "Could not allocate memory to change Tensor SizesAndStrides linalg.norm jvp"),
+     "questions/linalg-fft-pooling"),
+    (("clip gradient norm chatbot tutorial how to choose clip value clip_grad_norm_ max_norm "
+      "exploding gradients RNN"),
+     "questions/nan-debugging"),
+    (("fast gradcheck complex atol fast_mode complex inputs fails slow passes _adjusted_atol "
+      "complex gradcheck fast_mode complex"),
+     "questions/api-contracts"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
