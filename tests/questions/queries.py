@@ -1113,3 +1113,37 @@ QUERIES_ROUND19: dict[str, list[tuple[str, str]]] = {
         ("issues", "autocast backward bfloat16 gradient precision loss small updates"),
     ],
 }
+
+
+# Round 20: fixed before any of them was run (2026-12-01, seventeenth session); two groups of
+# twelve, each query run once by the collector, every in-scope result not yet collected kept.
+QUERIES_ROUND20: dict[str, list[tuple[str, str]]] = {
+    "round20-c27a": [
+        ("pages", "loss.backward() takes very long time slow backward pass"),
+        ("pages", "gradient of a function with respect to a matrix input"),
+        ("pages", "model parameters grad all zeros after backward"),
+        ("pages", "how does autograd handle max operation gradient ties"),
+        ("pages", "calling backward twice on the same graph different losses"),
+        ("pages", "detach vs data vs clone gradient difference"),
+        ("issues", "autograd.Function backward returns wrong number of gradients"),
+        ("issues", "torch.func.grad argnums tuple of inputs"),
+        ("issues", "hessian vector product memory double backward slow"),
+        ("issues", "gradient nan torch.norm at zero vector"),
+        ("issues", "register_full_backward_hook inplace error view"),
+        ("issues", "DistributedDataParallel gradient mismatch between ranks"),
+    ],
+    "round20-c27b": [
+        ("pages", "gradient of loss with respect to input image adversarial"),
+        ("pages", "why is .grad None for non-leaf tensor warning"),
+        ("pages", "backpropagate through argmax or sampling discrete"),
+        ("pages", "how to compute jacobian of neural network output efficiently"),
+        ("pages", "gradient accumulation with batchnorm different results"),
+        ("pages", "custom backward for non differentiable function straight through"),
+        ("issues", "torch.compile autograd.grad create_graph not supported"),
+        ("issues", "checkpoint use_reentrant False gradient None"),
+        ("issues", "scatter_add backward deterministic gradient"),
+        ("issues", "gradcheck fails float32 precision"),
+        ("issues", "torch.autograd.functional.jacobian vectorize strategy error"),
+        ("issues", "amp GradScaler inf checks gradients skipped step every iteration"),
+    ],
+}
