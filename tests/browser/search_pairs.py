@@ -942,6 +942,28 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("fast gradcheck complex atol fast_mode complex inputs fails slow passes _adjusted_atol "
       "complex gradcheck fast_mode complex"),
      "questions/api-contracts"),
+    (("autograd.Function assign Tensor directly to ctx graph breaks on operations on ctx attrs "
+      "torch.compile fullgraph ctx attribute ctx.x_dim backward"),
+     "questions/custom-functions-transforms"),
+    (("compiled backward re-enter contextvars.Context cannot enter context is already entered "
+      "AOTAutograd backward graph break contextvars torch.compile backward"),
+     "questions/compile-support"),
+    (("autograd.Function recompilation every iteration ctx.save_for_backward torch.compile "
+      "recompile cache_size_limit custom Function graph re-compilation customized operator"),
+     "questions/compile-support"),
+    (("DDP unused parameters grad None DDP set grad to zero for unused params locally unused "
+      "params DDP grad find_unused_parameters grad None weight decay momentum unused parameter "
+      "DDP"),
+     "questions/fsdp-ddp"),
+    (("FSDP no_sync gradient accumulation memory gradient accumulation without no_sync "
+      "set_requires_gradient_sync False sync_each_batch FSDP OOM"),
+     "questions/fsdp-ddp"),
+    (("autocast bfloat16 backward matmul fp16 backward inside autocast context autocast dtype "
+      "backward ops bf16 autocast gradient dtype"),
+     "questions/amp"),
+    (("stochastic rounding bfloat16 bf16 weights small updates lost autocast bfloat16 fp32 "
+      "master weights AdamW bfloat16 precision"),
+     "questions/amp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
