@@ -51,7 +51,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     also = (" (which is also why the values the loss got are not log-probabilities over the "
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
-             "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7}  # a cause before its effect
+             "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
+             "weights-after-reduction": 8}  # a cause before its effect
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -67,6 +68,16 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "weights-after-reduction" and batch is not None and s.shape[0] == batch:
+            how = "mean" if s.other == (1,) else "sum"
+            return Finding("loss form", True, (
+                f"a loss already reduced to one number ({s.op}, reduction='{how}') is "
+                f"multiplied by a tensor of {_shape(s.shape)} weights without gradient, one "
+                f"per example of the batch (observed: the product saved by the loss's graph): "
+                f"the one number is broadcast against them, so every example is scaled by "
+                f"the same factor (the weights' mean, {s.value:.4g}, once averaged), none by "
+                f"its own weight; compute the per-example losses with reduction='none', "
+                f"multiply them by the per-sample weights, then reduce"))
         if s.kind == "kl-probs":
             return Finding("loss form", True, (
                 f"kl_div was given probabilities, not log-probabilities: the rows of its input "

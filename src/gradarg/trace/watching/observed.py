@@ -3,8 +3,8 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 (:class:`Ended`), what an optimizer holds (:class:`Holding`) and a frozen parameter an
 optimizer step moved (:class:`FrozenMoved`).
 
-Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`, :mod:`.sampling`
-and :mod:`.wherepairs` only.
+Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
+:mod:`.reducedweights`, :mod:`.sampling` and :mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import torch
 
 from ..graph.nodes import first_nodes, saved, saved_value
 from .clamplog import LOGS, clipped_before_log
+from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
 from .wherepairs import constant_in_both
 
@@ -175,7 +176,9 @@ class Slip(NamedTuple):
     the ``other[1]`` entries the log reads, ``low`` / ``high`` its bounds, NaN where none:
     :mod:`.clamplog`), ``"where-constant"`` (``other[0]`` of the ``other[1]`` entries of a sum
     of two ``where`` selections took a constant in both: :mod:`.wherepairs`); ``op``: the
-    node's name."""
+    node's name; ``"weights-after-reduction"``: a loss reduced to one number (``op``; by its
+    mean, ``other`` (1,), or sum, (2,)) times a tensor of ``shape`` without history whose mean
+    is ``value``: :mod:`.reducedweights`)."""
 
     kind: str
     op: str
@@ -320,6 +323,9 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
         elif name == "AddBackward0" and (b := constant_in_both(n)) is not None:
             found.append(Slip("where-constant", "cosine_embedding_loss" if b.cosine else name,
                               b.shape, (b.constant, b.entries)))
+        elif name == "MulBackward0" and (r := weights_after_reduction(n)) is not None:
+            found.append(Slip("weights-after-reduction", r.loss, r.shape, value=r.mean,
+                              other=(1,) if r.how == "mean" else (2,)))
         elif name in LOGS and (c := clipped_before_log(n)) is not None:
             nan = float("nan")
             found.append(Slip("clamp-log", c.clamp, c.shape, (c.clipped, c.read),
