@@ -52,7 +52,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
-             "weights-after-reduction": 8}  # a cause before its effect
+             "weights-after-reduction": 8, "ascended": 9}  # a cause before its effect
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -68,6 +68,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "ascended" and (text := _ascended(w, s)):
+            return Finding("loss form", True, text)
         if s.kind == "weights-after-reduction" and batch is not None and s.shape[0] == batch:
             how = "mean" if s.other == (1,) else "sum"
             return Finding("loss form", True, (
@@ -135,6 +137,26 @@ def _clamp_log(s: Any) -> Finding:
         f"back: the examples they belong to (with probabilities: the most confidently wrong "
         f"ones) do not train{pinned}; compute the loss from the raw outputs (F.cross_entropy, "
         f"log_softmax, F.binary_cross_entropy_with_logits), which keeps their gradient"))
+
+
+def _ascended(w: GradWatch, s: Any) -> str:
+    """The finding of a :mod:`.signedterms` slip: the modules whose every parameter the
+    subtracted term alone reaches (``""``: none of the model's)."""
+    ids = set(s.other)
+    names = [n for n, p in w.model.named_parameters() if id(p) in ids]
+    if not names:
+        return ""
+    modules = sorted({n.rpartition(".")[0] or n for n in names})
+    top = sorted({m.split(".")[0] for m in modules})
+    where = ", ".join(f"'{m}'" for m in top)
+    shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+    return (f"module {where} gets its gradient only from a term subtracted from the loss, "
+            f"{s.value:+.3g} × {s.op} ({len(names)} parameter(s): {shown}; observed: the "
+            f"signs along the loss's graph and the parameters below each term): a step on "
+            f"them maximises that loss, training {where} to be wrong at its own task (gradient "
+            f"ascent); if the rest of the model is to be trained against it (domain-"
+            f"adversarial), add the term with a plus sign and reverse the gradient only where "
+            f"it enters the shared layers (a gradient reversal layer)")
 
 
 def _where_constant(s: Any) -> Finding:

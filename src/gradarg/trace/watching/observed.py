@@ -4,7 +4,8 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
-:mod:`.reducedweights`, :mod:`.sampling` and :mod:`.wherepairs` only.
+:mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms` and :mod:`.wherepairs`
+only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..graph.nodes import first_nodes, saved, saved_value
 from .clamplog import LOGS, clipped_before_log
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
+from .signedterms import ascended
 from .wherepairs import constant_in_both
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
@@ -178,7 +180,9 @@ class Slip(NamedTuple):
     of two ``where`` selections took a constant in both: :mod:`.wherepairs`); ``op``: the
     node's name; ``"weights-after-reduction"``: a loss reduced to one number (``op``; by its
     mean, ``other`` (1,), or sum, (2,)) times a tensor of ``shape`` without history whose mean
-    is ``value``: :mod:`.reducedweights`)."""
+    is ``value``: :mod:`.reducedweights`); ``"ascended"``: a loss term (``op``) with factor
+    ``value`` < 0 alone reaches the parameters whose ``id`` are ``other``
+    (:mod:`.signedterms`)."""
 
     kind: str
     op: str
@@ -330,6 +334,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             nan = float("nan")
             found.append(Slip("clamp-log", c.clamp, c.shape, (c.clipped, c.read),
                               nan if c.low is None else c.low, nan if c.high is None else c.high))
+    if walked and (a := ascended(walked[0])) is not None:
+        found.append(Slip("ascended", a.term, (), tuple(sorted(a.params)), value=a.factor))
     if walked and value is not None and value <= 0:
         slip = _log_likelihood(walked[0], value)
         if slip is not None:
