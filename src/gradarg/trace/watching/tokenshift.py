@@ -17,7 +17,10 @@ losses is scored at offset 1 (a multi-token prediction head predicts ``t + 2`` o
 beside the next-token head).  Offset 0 is not judged: a model whose output at ``t`` sees
 only token ``t`` (a tied-embedding autoencoder) is trained to reconstruct it on purpose.
 
-Imports nothing of the trace room but :mod:`.finding`, :mod:`.patches` and
+Next-token targets (offset 1 on every position whose next token is among the ids) are also
+where :mod:`.causalleak` looks for attention that reads later positions (:attr:`TokenShift.leak`).
+
+Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.finding`, :mod:`.patches` and
 ``trace.graph.nodes`` (a node's saved values).
 """
 
@@ -29,6 +32,7 @@ import torch
 
 from ..graph.nodes import first_nodes, saved_value
 from . import patches
+from .causalleak import Leak, future_leak
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -84,6 +88,20 @@ def _offset(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> Shifted | N
     return None if k is None else Shifted("", k, int(scored.sum()), int((~scored).sum()))
 
 
+def next_token(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> bool:
+    """Whether ``target`` (flat, ``batch * L`` entries, ``L`` at most the positions ``T`` of
+    ``ids``) equals the ids one position ahead on every scored position whose next token is
+    among them (the last position's target lies beyond them), at least
+    :data:`MIN_POSITIONS`."""
+    b, t = ids.shape
+    if target.dim() != 1 or target.numel() % b or target.numel() // b > t:
+        return False
+    tgt = target.reshape(b, -1).to(ids.dtype)
+    n = min(tgt.shape[1], t - 1)
+    m = tgt[:, :n] != ignore
+    return int(m.sum()) >= MIN_POSITIONS and bool((tgt[:, :n][m] == ids[:, 1:1 + n][m]).all())
+
+
 class TokenShift:
     """The model's token ids of its last call, and the first :class:`Shifted` seen at a
     ``backward()`` (:attr:`found`)."""
@@ -91,6 +109,8 @@ class TokenShift:
     def __init__(self, model: torch.nn.Module):
         self.model = model
         self.found: Shifted | None = None
+        self.leak: Leak | None = None  # attention reading later positions, next-token targets
+        self._looked = False  # for a leak, once per watch
         self._ids: torch.Tensor | None = None
         self._handles: list[Any] = []
         self._depth = 0
@@ -127,6 +147,9 @@ class TokenShift:
                     hit = _offset(target, ids, ignore)
                     if hit is not None:
                         found.append(hit._replace(node=type(n).__name__))
+                    if not self._looked and next_token(target, ids, ignore):
+                        self._looked = True
+                        self.leak = future_leak(roots, ids.shape[1])
         if found and all(f.offset == 2 for f in found):  # none at the next token
             self.found = found[0]
 
@@ -136,7 +159,19 @@ class TokenShift:
 
 def token_shift(w: GradWatch, o: Options) -> Finding:
     """The :class:`Shifted` targets of the block, in words."""
-    s = w.tokens.found
+    s, leak = w.tokens.found, w.tokens.leak
+    if s is None and leak is not None:
+        read = ("" if leak.weight is None else
+                f", a row giving {leak.weight:.3g} of its weight to later positions on average")
+        how = ("the weights it saved" if leak.weight is not None else
+               "its saved is_causal=False and mask, which hides no later position")
+        return Finding("token targets", True, (
+            f"each position is trained to predict the next token while its attention reads "
+            f"later positions, the next token included: a future leak (observed: the targets "
+            f"are the model's token ids one position ahead; {leak.op} over {leak.positions} "
+            f"positions lets row t read columns after t{read}, from {how}), so the loss falls "
+            f"by copying the target instead of predicting it; mask every later position "
+            f"(is_causal=True, or a causal mask keeping the lower triangle, torch.tril)"))
     if s is None:
         return Finding("token targets", True)
     return Finding("token targets", True, (

@@ -1,0 +1,94 @@
+"""Class: a language model trained on next-token targets whose attention lets a position read
+later positions (no causal mask, or the triangle flipped): the loss falls by copying the
+target; the watch names the leak instead of "ok".  A causal mask (``tril``, ``is_causal=True``,
+a float mask with -inf above the diagonal, ``nn.TransformerEncoderLayer`` given
+``generate_square_subsequent_mask``), or targets that are not the next tokens, say nothing of
+the kind.
+
+The truth comes from torch alone: the logits at position t depend on the input at a later
+position s > t exactly when ``torch.autograd.grad`` of those logits with respect to the
+embeddings is nonzero at s.  Generated: the attention (hand-written softmax, SDPA,
+``TransformerEncoderLayer``), the mask, the targets, the widths and the seed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+from torch.nn import functional as F
+
+import gradarg
+
+VOCAB, T = 7, 6
+
+
+class LM(nn.Module):
+    def __init__(self, dim, attention, mask):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(VOCAB, dim), nn.Embedding(T, dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.layer = nn.TransformerEncoderLayer(dim, 1, 2 * dim, dropout=0.0,
+                                                batch_first=True)
+        self.out = nn.Linear(dim, VOCAB)
+        self.attention, self.mask = attention, mask
+
+    def embed(self, x):
+        return self.tok(x) + self.pos(torch.arange(x.shape[1]))
+
+    def body(self, h):
+        n = h.shape[1]
+        tril = torch.ones(n, n, dtype=torch.bool).tril()
+        keep = {"causal": tril, "flipped": tril.T, "none": None}[self.mask]
+        if self.attention == "layer":
+            m = None if keep is None else torch.zeros(n, n).masked_fill(~keep, -math.inf)
+            return self.out(self.layer(h, src_mask=m))
+        q, k, v = self.qkv(h).chunk(3, -1)
+        if self.attention == "sdpa":
+            if self.mask == "causal":
+                a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                a = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        else:
+            s = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+            if keep is not None:
+                s = s.masked_fill(~keep, -math.inf)
+            a = s.softmax(-1) @ v
+        return self.out(h + a)
+
+    def forward(self, x):
+        return self.body(self.embed(x))
+
+
+@settings(max_examples=30, deadline=None)
+@given(attention=st.sampled_from(["softmax", "sdpa", "layer"]),
+       mask=st.sampled_from(["none", "causal", "causal", "flipped"]),
+       targets=st.sampled_from(["next", "next", "same", "random"]),
+       dim=st.sampled_from([8, 16]), seed=st.integers(0, 2**16))
+def test_attention_reading_later_positions_is_named(attention, mask, targets, dim, seed):
+    torch.manual_seed(seed)
+    model = LM(dim, attention, mask)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    seq = torch.randint(0, VOCAB, (8, T + 1))
+    x = seq[:, :-1]
+    y = {"next": seq[:, 1:], "same": x, "random": torch.randint(0, VOCAB, (8, T))}[targets]
+    with gradarg.watch(model) as w:
+        opt.zero_grad()
+        F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1)).backward()
+        opt.step()
+    # the truth, from torch: does any position's output depend on a later input?
+    h = model.embed(x[:1]).detach().requires_grad_()
+    logits = model.body(h)
+    later = False
+    for t in range(T - 1):
+        (g,) = torch.autograd.grad(logits[0, t].sum(), h, retain_graph=True)
+        later = later or bool(g[0, t + 1:].abs().sum() > 0)
+    text = w.summary(checks=False)
+    said = re.search(r"its attention reads later positions", text) is not None
+    assert said == (later and targets == "next"), text
+    if said:
+        assert not text.startswith("ok"), text
