@@ -24,13 +24,15 @@ from ..graph.nodes import saved_value
 __all__ = ["Leak", "future_leak"]
 
 VISITS = 4096  # graph nodes visited from the loss
+MATRICES, ROWS = 8, 64  # attention matrices and rows of each read (a long sequence's are large)
 _SDPA = "ScaledDotProductFlashAttentionForCpuBackward0"
 _SOFTMAX = ("SoftmaxBackward0", "SafeSoftmaxBackward0")  # the second: SDPA's math path
 
 
 class Leak(NamedTuple):
     """``op`` (the attention's node) over ``positions`` positions: ``weight`` the mean total
-    attention weight a row gives to later positions (``None``: not saved, an SDPA call
+    attention weight a row gives to later positions, over the rows read (the first
+    :data:`ROWS` of the first :data:`MATRICES` matrices; ``None``: not saved, an SDPA call
     without ``is_causal`` or a mask hiding them)."""
 
     op: str
@@ -49,7 +51,9 @@ def _softmax_leak(node: Any, positions: int) -> Leak | None:
     if (not isinstance(att, torch.Tensor) or att.dim() < 2 or dim not in (-1, att.dim() - 1)
             or att.shape[-1] != positions or att.shape[-2] != positions):
         return None
-    later = (att.detach().float() * _upper(positions)).sum(-1)  # per row, above the diagonal
+    rows = min(positions, ROWS)  # a leak shows in the first rows: a few of them are read
+    sample = att.detach().reshape(-1, positions, positions)[:MATRICES, :rows].float()
+    later = (sample * _upper(positions)[:rows]).sum(-1)  # per row, above the diagonal
     weight = float(later.mean())
     return Leak(type(node).__name__, positions, weight) if float(later.max()) > 0 else None
 
