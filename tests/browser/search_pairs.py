@@ -964,6 +964,27 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("stochastic rounding bfloat16 bf16 weights small updates lost autocast bfloat16 fp32 "
       "master weights AdamW bfloat16 precision"),
      "questions/amp"),
+    (("zero_grad intermediate variables grad of intermediate tensors inspect internal gradients "
+      "retain_variables zero_grad only parameters"),
+     "questions/accumulation-memory"),
+    (("zero matrix initialization all zero grads relu network init zeros weights initialized to "
+      "zero no learning"),
+     "questions/weights-not-updating"),
+    (("single forward vs double forward forward the same input twice two loss terms gradients "
+      "differ batchnorm running stats"),
+     "questions/accumulation-memory"),
+    (("hessian vector product slow double backward 20x slower autograd.grad create_graph=True "
+      "BatchNorm double backward second backprop time"),
+     "questions/vjp-jvp"),
+    (("hessian-vector product multiple times slower repeated autograd.grad retain_graph HVP "
+      "timing GPU second HVP 10x slower"),
+     "questions/vjp-jvp"),
+    (("register_full_backward_hook not the same object full backward hook input tensor identity "
+      "BackwardHookFunctionBackward module inputs outputs wrapped"),
+     "questions/module-hooks"),
+    (("scatter_add backward wrt src src larger than index scatter_add gradient src shape returned "
+      "an invalid gradient at index 1"),
+     "questions/indexing-masking"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
