@@ -985,6 +985,25 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("scatter_add backward wrt src src larger than index scatter_add gradient src shape returned "
       "an invalid gradient at index 1"),
      "questions/indexing-masking"),
+    (("CompiledFunctionBackward incorrect number of gradients custom backend training backward "
+      "torch.compile new accelerator backward RuntimeError: function CompiledFunctionBackward "
+      "returned an incorrect number of gradients (expected 3, got 2)"),
+     "questions/custom-functions"),
+    (("backprop through custom Function TypeError LQRStepFn backward backward takes positional "
+      "arguments but were given forward returns multiple outputs backward arguments"),
+     "questions/custom-functions"),
+    (("torch.func.grad argnums tuple torch.compile grad higher order op TupleVariable argnums "
+      "tuple compile AttributeError grad argnums multiple inputs"),
+     "questions/error-messages-func"),
+    (("DDP gradients not synchronized across ranks checkpoint use_reentrant=False DDP no_sync "
+      "gradient accumulation gradient mismatch between ranks"),
+     "questions/fsdp-ddp"),
+    (("DDP expects same model across all ranks inconsistent 0 params LoRA adapter DDP multi-GPU "
+      "rank 1 has 0 params requires_grad different on ranks"),
+     "questions/fsdp-ddp"),
+    (("retains_grad_hooks not implemented for compiled autograd compiled autograd retain_grad "
+      "gradient of activation compiled backward retain_grad torch.compile backward"),
+     "questions/func-hooks"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
