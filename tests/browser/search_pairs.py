@@ -1004,6 +1004,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("retains_grad_hooks not implemented for compiled autograd compiled autograd retain_grad "
       "gradient of activation compiled backward retain_grad torch.compile backward"),
      "questions/func-hooks"),
+    (("what is param.grad the gradient of param.grad batch of inputs sum of gradients of "
+      "outputs gradient per sample summed"), "questions/what-backward-computes"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
