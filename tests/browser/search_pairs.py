@@ -1006,6 +1006,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/func-hooks"),
     (("what is param.grad the gradient of param.grad batch of inputs sum of gradients of "
       "outputs gradient per sample summed"), "questions/what-backward-computes"),
+    (("scatter_add_cuda_kernel does not have a deterministic implementation deterministic "
+      "scatter_add use_deterministic_algorithms gather backward reproducible training CUDA"),
+     "questions/indexing-masking"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
