@@ -218,7 +218,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14 and 15, round(len / 3) for rounds 5 and 6 (the same number for
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15 and 16, round(len / 3) for rounds 5 and 6 (the same number for
     # round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
@@ -425,6 +425,14 @@ PAIRS = [
     ("r15_structured_kernel_torch_tensor", "r15_structured_kernel_built_in_forward"),
     ("r15_embedding_pretrained_pad_row_nonzero", "r15_embedding_pretrained_pad_row_zeroed"),
     ("r15_ordinal_thresholds_unordered_nan", "r15_ordinal_thresholds_cumsum_softplus"),
+    # round 16
+    ("r16_lr_finder_weights_not_restored", "r16_lr_finder_state_restored"),
+    ("r16_multi_output_unscaled_targets", "r16_multi_output_standardized_targets"),
+    ("r16_bn_windows_forwarded_separately", "r16_bn_windows_unfolded_one_batch"),
+    ("r16_poisson_unscaled_feature_exp_overflow", "r16_poisson_scaled_feature_log_link"),
+    ("r16_mf_observed_ones_only", "r16_mf_gravity_term"),
+    ("r16_pinball_error_sign_swapped", "r16_pinball_q90_true_minus_pred"),
+    ("r16_adam_weight_decay_coupled_l2", "r16_adamw_decoupled_weight_decay"),
 ]
 
 
