@@ -224,6 +224,17 @@ _DOMAIN: dict[str, tuple[str, Any, str]] = {
     "AtanhBackward0": ("_saved_self", lambda x: x.abs() > 1, "atanh of {k} entries beyond ±1"),
 }
 
+# nodes whose value is infinite where their derivative is too: (saved value, test, what)
+_INFINITE: dict[str, tuple[str, Any, str]] = {
+    "LogBackward0": ("_saved_self", lambda x: x == 0, (
+        "log of {k} of {n} entries equal to 0 (-inf): a value that underflowed to 0, such as a "
+        "sum of densities or probabilities, gives -inf; compute it in log space (logsumexp of "
+        "log-densities)")),
+    "ExpBackward0": ("_saved_result", torch.isinf, (
+        "exp overflowed to inf in {k} of {n} entries: scale the inputs so that what exp reads "
+        "stays in range, or keep the loss in log space")),
+}
+
 
 def nan_source(walked: list[Any]) -> str:
     """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`~gradarg.trace.graph.nodes.first_nodes`) whose saved input
@@ -232,13 +243,13 @@ def nan_source(walked: list[Any]) -> str:
     is NaN where its derivative (``1/x`` for ``log``) is finite: a NaN loss, finite
     gradients."""
     for n in walked:
-        rule = _DOMAIN.get(type(n).__name__)
-        x = _saved(n, rule[0]) if rule is not None else None
-        if rule is None or not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            continue
-        k = int(rule[1](x.detach()).sum())
-        if k:
-            return rule[2].format(k=k) + f" ({type(n).__name__})"
+        for rule in (_DOMAIN.get(type(n).__name__), _INFINITE.get(type(n).__name__)):
+            x = _saved(n, rule[0]) if rule is not None else None
+            if rule is None or not isinstance(x, torch.Tensor) or not x.is_floating_point():
+                continue
+            k = int(rule[1](x.detach()).sum())
+            if k:
+                return rule[2].format(k=k, n=x.numel()) + f" ({type(n).__name__})"
     return _nonfinite_operand(walked)
 
 
