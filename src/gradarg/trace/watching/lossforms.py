@@ -52,7 +52,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
-             "weights-after-reduction": 8, "ascended": 9}  # a cause before its effect
+             "weights-after-reduction": 8, "ascended": 9,
+             "column-dominates": 10}  # a cause before its effect
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -68,6 +69,15 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "column-dominates":
+            column, columns = s.shape
+            return Finding("loss form", True, (
+                f"{s.op} over {columns} output columns: column {column} makes "
+                f"{100 * (s.value or 0):.4g}% of the loss, its targets' scale (root mean "
+                f"square) {s.low:.3g} times the smallest column's (observed: the input and "
+                f"target saved by the loss's graph), so it dominates the gradient and the "
+                f"shared layers train for it, barely for the other columns; standardise each "
+                f"target column (or weight the columns)"))
         if s.kind == "ascended" and (text := _ascended(w, s)):
             return Finding("loss form", True, text)
         if s.kind == "weights-after-reduction" and batch is not None and s.shape[0] == batch:

@@ -4,8 +4,8 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
-:mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms` and :mod:`.wherepairs`
-only.
+:mod:`.columnscale`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms` and
+:mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import torch
 
 from ..graph.nodes import first_nodes, saved, saved_value
 from .clamplog import LOGS, clipped_before_log
+from .columnscale import dominant_column
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
 from .signedterms import ascended
@@ -182,7 +183,9 @@ class Slip(NamedTuple):
     mean, ``other`` (1,), or sum, (2,)) times a tensor of ``shape`` without history whose mean
     is ``value``: :mod:`.reducedweights`); ``"ascended"``: a loss term (``op``) with factor
     ``value`` < 0 alone reaches the parameters whose ``id`` are ``other``
-    (:mod:`.signedterms`)."""
+    (:mod:`.signedterms`); ``"column-dominates"``: output column ``shape[0]`` of ``shape[1]``
+    makes the share ``value`` of a regression loss (``op``), its targets ``low`` times the
+    smallest column's scale (:mod:`.columnscale`)."""
 
     kind: str
     op: str
@@ -305,6 +308,9 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             slip = _huber_slope(n) if name == "HuberLossBackward0" else None
             if slip is not None:
                 found.append(slip)
+            if (d := dominant_column(n)) is not None:
+                found.append(Slip("column-dominates", d.loss, (d.column, d.columns),
+                                  low=d.ratio, value=d.share))
         elif name in _NLL:
             below = [c for c, _ in n.next_functions if c is not None]
             if any(type(c).__name__ == "LogSoftmaxBackward0" and _saved(c, "_saved_dim") in
