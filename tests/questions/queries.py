@@ -1147,3 +1147,37 @@ QUERIES_ROUND20: dict[str, list[tuple[str, str]]] = {
         ("issues", "amp GradScaler inf checks gradients skipped step every iteration"),
     ],
 }
+
+
+# Round 21: fixed before any of them was run (2026-12-01, seventeenth session); two groups of
+# twelve, each query run once by the collector, every in-scope result not yet collected kept.
+QUERIES_ROUND21: dict[str, list[tuple[str, str]]] = {
+    "round21-c28a": [
+        ("pages", "RuntimeError element 0 of tensors does not require grad and does not have a grad_fn"),
+        ("pages", "how to freeze batchnorm layers gradients still computed"),
+        ("pages", "gradient of output with respect to weights of specific layer"),
+        ("pages", "loss.backward() error trying to backward through the graph a second time GAN"),
+        ("pages", "how to get gradient of each parameter after backward print"),
+        ("pages", "torch.no_grad vs requires_grad False difference memory"),
+        ("issues", "autograd anomaly detection error detected in backward"),
+        ("issues", "torch.func.vmap over autograd.Function setup_context generate_vmap_rule"),
+        ("issues", "double backward not implemented for operator"),
+        ("issues", "gradient of torch.linalg.eigh degenerate eigenvalues nan"),
+        ("issues", "register_hook on leaf tensor modify gradient in place"),
+        ("issues", "FSDP gradient clipping clip_grad_norm_ sharded parameters"),
+    ],
+    "round21-c28b": [
+        ("pages", "custom loss function gradient not flowing torch.round"),
+        ("pages", "backward on non-scalar output grad_tensors shape mismatch"),
+        ("pages", "calculate hessian matrix of loss with respect to parameters neural network"),
+        ("pages", "gradient penalty wgan-gp create_graph interpolates"),
+        ("pages", "optimizer.step() does not update parameters requires_grad true"),
+        ("pages", "how does pytorch compute gradient of matrix multiplication"),
+        ("issues", "torch.compile custom autograd.Function backward recompilation"),
+        ("issues", "gradient accumulation DDP no_sync memory increase"),
+        ("issues", "nan gradient from torch.where masked values"),
+        ("issues", "sparse tensor backward not supported layout"),
+        ("issues", "gradcheck nondeterministic tolerance fast_mode"),
+        ("issues", "jacfwd jvp not implemented for operator forward AD"),
+    ],
+}
