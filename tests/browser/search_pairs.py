@@ -1009,6 +1009,35 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("scatter_add_cuda_kernel does not have a deterministic implementation deterministic "
       "scatter_add use_deterministic_algorithms gather backward reproducible training CUDA"),
      "questions/indexing-masking"),
+    (("anomaly detection distributed autograd dist_autograd.backward detect_anomaly rpc backward "
+      "forward traceback returned nan values in its 0th output"),
+     "questions/nan-debugging"),
+    (("detect_anomaly element 0 of tensors debug backward with pdb which line causes error "
+      "anomaly mode no traceback element 0 of tensors does not require grad and does not have "
+      "a grad_fn"),
+     "questions/nan-debugging"),
+    (("detect_anomaly stops tracing back anomaly traceback does not show my code nan loss "
+      "mixed precision No forward pass information available returned nan values in its 0th "
+      "output"),
+     "questions/nan-debugging"),
+    (("nansum gradient nan nanmean backward nan gradient of nansum wrongly produces nan ignore "
+      "nan in loss"),
+     "questions/nan-debugging"),
+    (("register_hook pass tensor to hook modify gradient based on weight values hook function "
+      "receives only grad register_post_accumulate_grad_hook"),
+     "questions/hooks"),
+    (("interpret .grad in optimizer param_groups params grad how does optimizer get gradients "
+      "loss.backward optimizer.step connection"),
+     "questions/weights-not-updating"),
+    (("backward_backward_input_impl not implemented tiny-cuda-nn eikonal loss double backward "
+      "custom extension gradient penalty create_graph custom Function"),
+     "questions/custom-functions-transforms"),
+    (("gradcheck nondet_tol ignored check_batched_forward_grad nondeterministic batched "
+      "gradient computation with forward-mode AD failed nondet_tol forward AD"),
+     "questions/api-contracts"),
+    (("gradcheck fast_mode atol fast gradcheck too lenient fast_mode scaled tolerance gradcheck "
+      "fast_mode misses error"),
+     "questions/api-contracts"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
