@@ -1038,6 +1038,24 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("gradcheck fast_mode atol fast gradcheck too lenient fast_mode scaled tolerance gradcheck "
       "fast_mode misses error"),
      "questions/api-contracts"),
+    (("FSDP clip_grad_norm_ NO_SHARD gradient norm double counted FSDP total norm "
+      "world_size clip_grad_norm_ FSDP vs DDP"), "questions/fsdp-ddp"),
+    (("custom vmap staticmethod torch.compile autograd.Function vmap rule ignored vmap "
+      "torch.compile autograd.Function compiled vmap different from eager"),
+     "questions/custom-functions-transforms"),
+    (("zero one input's gradient matrix multiply custom Function matmul backward gradient "
+      "only for one input return None in backward"), "questions/custom-functions-transforms"),
+    (("how autodiff works for matrix gradient of matrix multiplication elementwise or matrix "
+      "rule MmBackward Jacobian of C with respect to A"), "questions/what-backward-computes"),
+    (("pytorch gradient computation matmul A.grad equals B transpose gradient of matrix "
+      "product backward with ones vs sum"), "questions/what-backward-computes"),
+    (("compiled autograd recompile every iteration ApplyTemplateBackward cache miss custom "
+      "autograd.Function torch.compile backward compiled_id creation across iterations"),
+     "questions/func-hooks"),
+    (("addmm sparse csr backward test_autograd_dense_output_addmm square matrix sizes "
+      "output.backward(covector)"), "questions/sparse-tensors"),
+    (("to_sparse backward to_sparse_csr gradient gradient through dense to sparse conversion "
+      "masked_grad to_dense"), "questions/sparse-tensors"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
