@@ -109,9 +109,20 @@ def _saved_names(node: Any) -> tuple[str, ...]:
     return _SAVED_NAMES[cls]
 
 
+def _signed(value: Any) -> Any:
+    """An int64 the node's Python binding gives as unsigned (``dim=-1`` read as ``2**64 - 1``,
+    in ``_saved_dim`` of softmax, sum, select, transpose, ...) back to its sign; tuples of
+    them too; other values as they are."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 2**63:
+        return value - 2**64
+    if isinstance(value, tuple) and any(isinstance(v, int) and v >= 2**63 for v in value):
+        return tuple(_signed(v) for v in value)
+    return value
+
+
 def _read(node: Any, attr: str) -> tuple[Any, RuntimeError | None]:
     try:
-        return getattr(node, attr), None
+        return _signed(getattr(node, attr)), None
     except RuntimeError as err:  # freed by a backward, or modified in place since saved
         return None, err
 

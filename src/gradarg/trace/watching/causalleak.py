@@ -47,7 +47,6 @@ def _upper(n: int) -> torch.Tensor:
 def _softmax_leak(node: Any, positions: int) -> Leak | None:
     att = saved_value(node, "_saved_result", hooked=False)
     dim = saved_value(node, "_saved_dim", hooked=False)
-    dim = dim - 2**64 if isinstance(dim, int) and dim >= 2**63 else dim  # -1 read unsigned
     if (not isinstance(att, torch.Tensor) or att.dim() < 2 or dim not in (-1, att.dim() - 1)
             or att.shape[-1] != positions or att.shape[-2] != positions):
         return None

@@ -178,14 +178,14 @@ class Slip(NamedTuple):
     (:func:`_huber_slope`), ``"clamp-log"`` (the log of a clamp that clipped ``other[0]`` of
     the ``other[1]`` entries the log reads, ``low`` / ``high`` its bounds, NaN where none:
     :mod:`.clamplog`), ``"where-constant"`` (``other[0]`` of the ``other[1]`` entries of a sum
-    of two ``where`` selections took a constant in both: :mod:`.wherepairs`); ``op``: the
-    node's name; ``"weights-after-reduction"``: a loss reduced to one number (``op``; by its
-    mean, ``other`` (1,), or sum, (2,)) times a tensor of ``shape`` without history whose mean
-    is ``value``: :mod:`.reducedweights`); ``"ascended"``: a loss term (``op``) with factor
-    ``value`` < 0 alone reaches the parameters whose ``id`` are ``other``
-    (:mod:`.signedterms`); ``"column-dominates"``: output column ``shape[0]`` of ``shape[1]``
-    makes the share ``value`` of a regression loss (``op``), its targets ``low`` times the
-    smallest column's scale (:mod:`.columnscale`)."""
+    of two ``where`` selections took a constant in both: :mod:`.wherepairs`),
+    ``"weights-after-reduction"`` (a loss reduced to one number, ``op``, by its mean,
+    ``other`` (1,), or sum, (2,), times a tensor of ``shape`` without history whose mean is
+    ``value``: :mod:`.reducedweights`), ``"ascended"`` (a loss term, ``op``, with factor
+    ``value`` < 0 alone reaches the parameters whose ``id`` are ``other``:
+    :mod:`.signedterms`) or ``"column-dominates"`` (output column ``shape[0]`` of ``shape[1]``
+    makes the share ``value`` of a regression loss, ``op``, its targets ``low`` times the
+    smallest column's scale: :mod:`.columnscale`); ``op``: otherwise the node's name."""
 
     kind: str
     op: str
@@ -475,7 +475,6 @@ def zero_why(walked: list[Any]) -> str:
             total = _saved(n, "_saved_total_weight")
             if isinstance(total, torch.Tensor) and total.numel() == 1 and total.item() == 0:
                 ignore = _saved(n, "_saved_ignore_index")
-                ignore = ignore - 2**64 if isinstance(ignore, int) and ignore >= 2**63 else ignore
                 return (f"{name}: no target counted (total target weight 0: every target "
                         f"equals ignore_index={ignore} or has weight 0), so the loss is a "
                         f"mean over no targets (0/0: NaN) or a sum of none (0), with a zero "

@@ -69,13 +69,22 @@ def _ids(args: Any, kwargs: Any) -> torch.Tensor | None:
     return None
 
 
-def _offset(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> Shifted | None:
-    """The offset, 1 or 2 (1 first), at which ``target`` (flat, ``batch * L`` entries)
-    equals ``ids`` ``(batch, T)`` on every scored position, at least :data:`MIN_POSITIONS`."""
+def _rows(target: torch.Tensor, ids: torch.Tensor) -> torch.Tensor | None:
+    """``target`` (flat, ``batch * L`` entries) as ``(batch, L)`` rows in the ids' dtype, when
+    ``L`` is at most the positions of ``ids`` ``(batch, T)``; ``None`` otherwise."""
     b, t = ids.shape
     if target.dim() != 1 or target.numel() % b or target.numel() // b > t:
         return None
-    tgt = target.reshape(b, -1).to(ids.dtype)
+    return target.reshape(b, -1).to(ids.dtype)
+
+
+def _offset(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> Shifted | None:
+    """The offset, 1 or 2 (1 first), at which ``target`` (flat, ``batch * L`` entries)
+    equals ``ids`` ``(batch, T)`` on every scored position, at least :data:`MIN_POSITIONS`."""
+    tgt = _rows(target, ids)
+    if tgt is None:
+        return None
+    t = ids.shape[1]
     scored = tgt != ignore
 
     def agree(k: int) -> bool:
@@ -93,11 +102,10 @@ def next_token(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> bool:
     ``ids``) equals the ids one position ahead on every scored position whose next token is
     among them (the last position's target lies beyond them), at least
     :data:`MIN_POSITIONS`."""
-    b, t = ids.shape
-    if target.dim() != 1 or target.numel() % b or target.numel() // b > t:
+    tgt = _rows(target, ids)
+    if tgt is None:
         return False
-    tgt = target.reshape(b, -1).to(ids.dtype)
-    n = min(tgt.shape[1], t - 1)
+    n = min(tgt.shape[1], ids.shape[1] - 1)
     m = tgt[:, :n] != ignore
     return int(m.sum()) >= MIN_POSITIONS and bool((tgt[:, :n][m] == ids[:, 1:1 + n][m]).all())
 
@@ -143,7 +151,6 @@ class TokenShift:
                 target = saved_value(n, "_saved_target", hooked=False)
                 ignore = saved_value(n, "_saved_ignore_index", hooked=False)
                 if isinstance(target, torch.Tensor) and isinstance(ignore, int):
-                    ignore = ignore - 2**64 if ignore >= 2**63 else ignore
                     hit = _offset(target, ids, ignore)
                     if hit is not None:
                         found.append(hit._replace(node=type(n).__name__))
