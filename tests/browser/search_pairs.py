@@ -1056,6 +1056,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "output.backward(covector)"), "questions/sparse-tensors"),
     (("to_sparse backward to_sparse_csr gradient gradient through dense to sparse conversion "
       "masked_grad to_dense"), "questions/sparse-tensors"),
+    ("matmul gradient", "questions/what-backward-computes"),
+    ("gradient of matmul what does pytorch compute", "questions/what-backward-computes"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
