@@ -13,7 +13,8 @@ from typing import Any
 import torch
 
 __all__ = [
-    "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "norm", "state", "tensors",
+    "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "norm", "state",
+    "stored", "tensors",
 ]
 
 SHOWN_ENTRIES = 6
@@ -33,6 +34,38 @@ def dense_values(t: torch.Tensor) -> torch.Tensor:
     if t.layout != torch.strided:
         return t.to_dense()
     return t
+
+
+def stored(t: torch.Tensor) -> bool:
+    """Whether the entries of ``t`` are in memory, so that reading them is safe.
+
+    False when ``t``'s storage holds fewer bytes than its view reaches (``storage_offset()``
+    plus ``(size - 1) * stride`` in each dimension, plus one entry) or ``t`` is on the ``meta``
+    device.  FSDP2 frees an unsharded parameter once it is resharded by resizing its storage to
+    0 bytes (``untyped_storage().resize_(0)``), keeping its shape: reading its entries then
+    reads freed memory (a segmentation fault, not an error).  Tensors read through methods of
+    their own (DTensor, sparse, functorch's wrappers, which have no storage) are True.
+    """
+    if t.device.type == "meta":
+        return False
+    if not isinstance(t, torch.Tensor) or t.layout != torch.strided or not t.numel() \
+            or _is_dtensor(t):
+        return True
+    try:
+        nbytes = t.untyped_storage().nbytes()
+    except (RuntimeError, NotImplementedError):  # no storage: a wrapper of another tensor
+        return True
+    reach = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    return nbytes >= (reach + 1) * t.element_size()
+
+
+def local_sum(t: torch.Tensor) -> float | None:
+    """The sum of ``t``'s entries as a float (of this process's shard for a DTensor: no
+    collective), or ``None`` when they are not in memory (:func:`stored`): not read."""
+    t = t.detach()
+    if _is_dtensor(t) and hasattr(t, "to_local"):
+        t = t.to_local()
+    return float(t.sum()) if stored(t) else None
 
 
 def finite(t: torch.Tensor | None) -> bool:

@@ -25,6 +25,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook as _post_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook as _pre_hook
 
+from ..graph.values import local_sum, stored
 from ..graph.values import norm as _norm
 from . import context, events, observed, patches
 from .events import KEPT, Entry, Note, PassEntry, StepEntry
@@ -285,7 +286,8 @@ class GradEvents:
     def forward_started(self, forward: int) -> None:
         """Call ``forward`` of the model starts: the probe's sum is read."""
         if self._probe is not None:
-            self._moved[forward] = self._probe_sum()
+            if (total := local_sum(self._probe)) is not None:
+                self._moved[forward] = total
             if len(self._moved) > 4 * KEPT:
                 del self._moved[min(self._moved)]
         if self._sync is not None:  # under DDP: whether this forward's backward all-reduces
@@ -388,13 +390,13 @@ class GradEvents:
             # local); under FSDP2 a sharded DTensor (a norm is a collective): None-ness only
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
         for p, g in zip(held, grads, strict=True):
-            if g is not None and not p.requires_grad and self._frozen.stale(p):
+            if g is not None and not p.requires_grad and self._frozen.stale(p) and stored(p):
                 self._frozen_before[p] = float(p.detach().sum())
         self._frozen.read(held)
         zeroed = self._params.zeroed
         if zeroed:  # a zero gradient from a hook: does the step still move it?
             for p in held:
-                if id(p) in zeroed and p.grad is not None:
+                if id(p) in zeroed and p.grad is not None and stored(p):
                     self._frozen_before[p] = float(p.detach().sum())
         if cached.has_probe:
             self._probe_after = None  # compared once: a later step has nothing to compare with
@@ -410,8 +412,8 @@ class GradEvents:
             return
         before, self._frozen_before = self._frozen_before, {}
         for p, total in before.items():
-            now = float(p.detach().sum())
-            if now == total or (math.isnan(now) and math.isnan(total)):
+            now = local_sum(p)
+            if now is None or now == total or (math.isnan(now) and math.isnan(total)):
                 continue
             name = self.watched.owner[p][0]
             moved = self._frozen_moved if not p.requires_grad else self._hook_moved
@@ -486,15 +488,9 @@ class GradEvents:
                        for p in self.watched.owner}
         self._log_entry(events.EndEntry(self._final, self.watched.forwards))
         if self._probe is not None:
-            self._moved_end = self._probe_sum()
+            self._moved_end = local_sum(self._probe)
 
     def notes(self) -> dict[torch.Tensor, list[Note]]:
         """The log as :class:`.events.Note` lists, one per parameter (the latest KEPT)."""
         return events.read_log(self._log)
 
-    def _probe_sum(self) -> float:
-        assert self._probe is not None
-        t = self._probe.detach()
-        if type(t).__name__ == "DTensor" and hasattr(t, "to_local"):
-            t = t.to_local()  # this process's shard: no collective
-        return float(t.sum())

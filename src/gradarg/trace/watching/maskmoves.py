@@ -7,7 +7,7 @@ The mask is what the hooks did: entries nonzero in the gradient before the user'
 zero after them (:meth:`MaskMoves.masked`, from :mod:`.context`'s read of both sides).  Those
 entries of the parameter are read before each optimizer step that holds it and again after.
 
-Imports nothing of the trace room.
+Imports :func:`gradarg.trace.graph.values.stored` only.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from ..graph.values import stored
 
 __all__ = ["MaskMoved", "MaskMoves"]
 
@@ -62,7 +64,7 @@ class MaskMoves:
         with torch.no_grad():
             for p in held:
                 entry = self._masks.get(id(p))
-                if entry is not None and entry[0] is p and p.grad is not None:
+                if entry is not None and entry[0] is p and p.grad is not None and stored(p):
                     read.append((p, entry[1], p.detach()[entry[1]].clone()))
         if read:
             self._before[id(optimizer)] = read

@@ -13,7 +13,7 @@ not what that step left starts the next step from other values (:attr:`StepMoves
 an EMA's ``apply_shadow()`` without ``restore()``, weights assigned from elsewhere.  Edits in
 place (a clamp, a renormalisation) keep the storage and are not counted here.
 
-Imports nothing of the trace room.
+Imports :func:`gradarg.trace.graph.values.stored` only.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from ..graph.values import stored
 
 __all__ = ["SAMPLE", "StepMoves", "Swapped", "Unmoved"]
 
@@ -62,8 +64,9 @@ class Swapped:
     read: int
 
 
-def _plain(t: Any) -> bool:
-    return type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout is torch.strided
+def _plain(t: Any) -> bool:  # a strided tensor whose entries are in memory
+    return type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout is torch.strided \
+        and stored(t)
 
 
 def _number(value: Any) -> float | None:
