@@ -1181,3 +1181,35 @@ QUERIES_ROUND21: dict[str, list[tuple[str, str]]] = {
         ("issues", "jacfwd jvp not implemented for operator forward AD"),
     ],
 }
+
+# Round 22: fixed before any of them is run; each run once, in the corpus named.
+QUERIES_ROUND22: dict[str, list[tuple[str, str]]] = {
+    "round22-c29a": [
+        ("pages", "why does backward need a gradient argument for a vector output"),
+        ("pages", "torch.autograd.grad allow_unused returns None for input"),
+        ("pages", "gradient of loss with respect to input image saliency map"),
+        ("pages", "modified by an inplace operation ReLU inplace=True backward error"),
+        ("pages", "jacobian of neural network output with respect to input for a batch"),
+        ("pages", "zero_grad set_to_none difference gradients None"),
+        ("issues", "register_full_backward_hook grad_input None module"),
+        ("issues", "torch.func.grad has_aux output wrong"),
+        ("issues", "once_differentiable double backward error custom Function"),
+        ("issues", "gradient of torch.norm at zero vector nan"),
+        ("issues", "GradScaler inf checks optimizer step skipped every iteration"),
+        ("issues", "torch.compile backward retain_graph second backward error"),
+    ],
+    "round22-c29b": [
+        ("pages", "gradient argument of backward weighted sum of outputs"),
+        ("pages", "gradient of a tensor with respect to itself"),
+        ("pages", "nan loss after a few iterations sqrt gradient"),
+        ("pages", "torch.autograd.functional.hessian slow for large model"),
+        ("pages", "detach vs clone gradient flow difference"),
+        ("pages", "a leaf Variable that requires grad is being used in an in-place operation"),
+        ("issues", "torch.func.vjp function with multiple outputs cotangents"),
+        ("issues", "checkpoint use_reentrant=False gradient None input"),
+        ("issues", "DistributedDataParallel gradient_as_bucket_view grad"),
+        ("issues", "complex autograd conjugate Wirtinger gradient convention"),
+        ("issues", "torch.sparse.mm backward gradient sparse_coo"),
+        ("issues", "gradcheck fails float32 precision use double"),
+    ],
+}
