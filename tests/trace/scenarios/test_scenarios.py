@@ -159,10 +159,6 @@ XFAIL: dict[str, str] = {
     # round 14, held-out
     "r14_attention_unscaled_scores_saturate": "held-out: false",
     # round 15 (branch s24-scen15), first run against main at e3c5989
-    "r15_sample_weights_as_class_weight": (
-        "false: 'ok'; missing per-sample weights passed as CrossEntropyLoss(weight=), read as"
-        " class weights w[target]"
-    ),
     "r15_structured_kernel_torch_tensor": (
         "false: 'ok'; missing a filter built with torch.tensor from parameters a and b in"
         " __init__ (a and b never trained)"

@@ -53,7 +53,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
              "weights-after-reduction": 8, "ascended": 9,
-             "column-dominates": 10}  # a cause before its effect
+             "column-dominates": 10, "class-weight-batch": 11}  # a cause before its effect
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -69,6 +69,17 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "class-weight-batch":
+            moved, absent = s.other
+            return Finding("loss form", True, (
+                f"{s.op} (cross_entropy / nll_loss) got weight= with {s.shape[0]} entries, as "
+                f"many as the batch's rows and the classes: it is one weight per class, read "
+                f"for sample i as weight[target[i]] (the mean divides by the sum of those), "
+                f"so {moved} of the {s.shape[0]} samples are weighted by another entry than "
+                f"their own row's and {absent} classes of the batch have no sample (observed: "
+                f"the weight and targets saved by its graph); if these are per-sample "
+                f"weights, compute the loss with reduction='none', multiply by them and "
+                f"reduce ((loss * w).sum() / w.sum())"))
         if s.kind == "column-dominates":
             column, columns = s.shape
             return Finding("loss form", True, (

@@ -4,8 +4,8 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
-:mod:`.columnscale`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms` and
-:mod:`.wherepairs` only.
+:mod:`.classweights`, :mod:`.columnscale`, :mod:`.reducedweights`, :mod:`.sampling`,
+:mod:`.signedterms` and :mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import torch
 
 from ..graph.nodes import first_nodes, saved, saved_value
 from .clamplog import LOGS, clipped_before_log
+from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
@@ -185,7 +186,10 @@ class Slip(NamedTuple):
     ``value`` < 0 alone reaches the parameters whose ``id`` are ``other``:
     :mod:`.signedterms`) or ``"column-dominates"`` (output column ``shape[0]`` of ``shape[1]``
     makes the share ``value`` of a regression loss, ``op``, its targets ``low`` times the
-    smallest column's scale: :mod:`.columnscale`); ``op``: otherwise the node's name."""
+    smallest column's scale: :mod:`.columnscale`) or ``"class-weight-batch"`` (a class
+    ``weight`` of ``shape[0]`` entries, the batch's length, weighting ``other[0]`` samples by
+    another entry than their row's, ``other[1]`` classes absent: :mod:`.classweights`);
+    ``op``: otherwise the node's name."""
 
     kind: str
     op: str
@@ -311,7 +315,9 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             if (d := dominant_column(n)) is not None:
                 found.append(Slip("column-dominates", d.loss, (d.column, d.columns),
                                   low=d.ratio, value=d.share))
-        elif name in _NLL:
+        elif name in NLL:
+            if (cw := weight_as_long_as_batch(n)) is not None:
+                found.append(Slip("class-weight-batch", name, (cw.length,), (cw.moved, cw.absent)))
             below = [c for c, _ in n.next_functions if c is not None]
             if any(type(c).__name__ == "LogSoftmaxBackward0" and _saved(c, "_saved_dim") in
                    (1, -1 if _ndim(c) == 2 else 1) for c in below):
@@ -452,9 +458,6 @@ def _ndim(node: Any) -> int:
     return out.dim() if isinstance(out, torch.Tensor) else -1
 
 
-_NLL = ("NllLossBackward0", "NllLoss2DBackward0")
-
-
 def _saved(node: Any, attr: str) -> Any:
     """:func:`gradarg.trace.graph.nodes.saved_value`, leaving out values saved through
     saved-tensor hooks (reading one would run its unpack hook: a recomputation under
@@ -471,7 +474,7 @@ def zero_why(walked: list[Any]) -> str:
     https://pytorch.org/docs/stable/notes/autograd.html#saved-tensors)."""
     for n in walked:
         name = type(n).__name__
-        if name in _NLL:
+        if name in NLL:
             total = _saved(n, "_saved_total_weight")
             if isinstance(total, torch.Tensor) and total.numel() == 1 and total.item() == 0:
                 ignore = _saved(n, "_saved_ignore_index")
@@ -489,10 +492,8 @@ def zero_why(walked: list[Any]) -> str:
 
 
 def _finite(t: torch.Tensor) -> bool:
-    """Whether every entry of floating ``t`` is finite: its sum is (a NaN or Inf entry makes
-    the sum NaN or Inf; one reduction and a Python check, where ``torch.isfinite(t).all()``
-    is several operations), else every entry checked (the sum of finite entries can
-    overflow)."""
+    """Whether every entry of floating ``t`` is finite: its sum is (one reduction, where
+    ``isfinite(t).all()`` is several operations), else every entry checked."""
     if t.layout == torch.strided and math.isfinite(t.sum().item()):
         return True
     return bool(torch.isfinite(t).all())
