@@ -115,10 +115,6 @@ XFAIL: dict[str, str] = {
         "false: 'ok'; missing that 12 of the 24 predicted points (rows of 2.weight) get zero"
         " gradient: a one-sided Chamfer min picks only the nearest predictions"
     ),
-    "r12_flow_linear_zero_init_slogdet": (
-        "silent: named the forward's NaN/Inf and lin.weight's NaN gradient; missing slogdet of a"
-        " singular (zero) matrix"
-    ),
     "r12_resume_without_optimizer_state": (
         "false: 'ok'; missing the resumed AdamW without its state (fresh moments, step 1)"
     ),

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .nodes import constant_exponent, op_name
+from .nodes import constant_exponent, node_class, op_name
 
-__all__ = ["OPERATORS", "Operator", "factors", "row", "singular"]
+__all__ = ["OPERATORS", "Operator", "described", "factors", "row", "singular"]
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,10 @@ class Operator:
         Its output is all zero when its (first) input is: a view, a copy, a negation, a sum.
     recompute : tuple of str
         How to compute its forward output again from what its node saved: the ``torch``
-        function's name, then the saved attributes it takes (``("log", "_saved_self")``), for
-        an operation whose output no node keeps (where a NaN made in the forward starts).
+        function's name (dotted below ``torch``: ``"linalg.slogdet"``), then the saved
+        attributes it takes (``("log", "_saved_self")``), for an operation whose output no
+        node keeps (where a NaN made in the forward starts; a tuple output is non-finite when
+        one of its floating tensors is).
     """
 
     name: str
@@ -141,6 +143,8 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("log2", singular="x = 0", recompute=("log2", "_saved_self")),
     Operator("log10", singular="x = 0", recompute=("log10", "_saved_self")),
     Operator("sqrt", rule="g / (2√x)", singular="x = 0"),
+    Operator("linalg_slogdet", singular="a singular matrix (det = 0: log|det| = -inf)",
+             recompute=("linalg.slogdet", "_saved_A")),
     Operator("rsqrt", singular="x = 0"),
     Operator("sin", rule="g × cos(x)"),
     Operator("cos", rule="−g × sin(x)"),
@@ -217,6 +221,12 @@ def factors(op: str, slot: int) -> tuple[int, ...]:
     if slot >= len(operands) or not operands[slot]:
         return ()
     return tuple(j for j, attr in enumerate(operands) if attr and j != slot)
+
+
+def described(node: Any) -> tuple[str, str]:
+    """``node``'s operation and class (``"log (LogBackward0)"``), and where its row says the
+    operation's value is infinite (``""``: not stated)."""
+    return f"{op_name(node)} ({node_class(node)})", row(op_name(node)).singular or ""
 
 
 def singular(node: Any) -> bool:

@@ -26,6 +26,7 @@ from .eventfindings import (
     scheduler_order,
 )
 from .finding import Finding, Options
+from .graphnotes import Made
 from .intcuts import few_rows, said, selection
 from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
@@ -87,7 +88,8 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
         made, over = w.graph.forward_nan, w.graph.overflow
         c: Any = w.modules[made[0]] if made is not None and made[0] < len(w.modules) else None
         if w.detail.located is not None:  # a light step: the call its sums located
-            c, over, made = w.detail.located, w.detail.located.overflow, (0, w.detail.located.how)
+            c, over = w.detail.located, w.detail.located.overflow
+            made = Made(0, c.how, c.op, c.singular)
         then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
                 "then")
         if c is not None and made is not None and made[1] == "input":
@@ -99,8 +101,11 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
                      f" (its output is {over[0]}, whose largest finite value is {over[1]:g}: "
                      f"an overflow; under autocast, run it in float32 or scale its input "
                      f"down)")
+            at = "" if made is None or not made.op else (
+                f", at its operation {made.op}" + (f", whose value is infinite at "
+                                                   f"{made.singular}" if made.singular else ""))
             where = (f": the forward pass already made NaN/Inf in module '{c.name}' ({c.kind}), "
-                     f"whose input is finite (checked) and whose output is not{dtype}{then}")
+                     f"whose input is finite (checked) and whose output is not{at}{dtype}{then}")
         elif first is None:
             # already NaN/Inf where it reached the model: made outside it (the loss)
             outer = [c for c in w.modules if c.parent is None and c.index not in w.calls.late

@@ -5,10 +5,9 @@ Each function answers one question at the moment its hook calls it, when the evi
 there: which parameters are all zero, and whose gradient every path sends through a product
 with one of them (at the first exactly-zero gradient of a backward pass: the parameters are
 then as the forward used them); whether a backward pass stopped at a saved tensor modified in
-place (when the step is read: the node that raised keeps its saved tensors); which module call
-first made a non-finite value in the forward (when the model's output is not finite); whether
-a call ran inside reentrant ``torch.utils.checkpoint`` (its forward records no graph).  The
-findings that use them are in :mod:`.findings` and :mod:`.explain`.
+place (when the step is read); which module call and operation first made a non-finite value
+in the forward (when the model's output is not finite); whether a call ran inside reentrant
+``torch.utils.checkpoint``.  The findings that use them: :mod:`.findings`, :mod:`.explain`.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..graph.nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
-from ..graph.operators import row
+from ..graph.operators import described, row
 from ..graph.values import finite
 from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
 from .forwardnotes import Unregistered, overflow, unregistered
@@ -31,22 +30,21 @@ from .operations import call_operations, operations_between
 from .records import CallValues
 
 __all__ = [
-    "GraphNotes",
-    "Stop",
-    "ZeroBlock",
-    "call_of",
-    "first_nonfinite_call",
-    "forward_nan",
-    "known_finite",
-    "nonfinite_origin",
-    "quick_finite",
-    "reentrant_checkpoint",
-    "refs",
-    "roots",
-    "stopped",
-    "takes_bad_data",
-    "zero_blocks",
+    "GraphNotes", "Made", "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan",
+    "known_finite", "nonfinite_origin", "quick_finite", "reentrant_checkpoint", "refs", "roots",
+    "stopped", "takes_bad_data", "zero_blocks",
 ]
+
+
+class Made(NamedTuple):
+    """Where the forward's first NaN/Inf comes from: module call ``call``, ``how`` ``"made"``
+    (by the call) or ``"input"`` (an input without history held it); ``op``: the operation
+    that made it (``"log (LogBackward0)"``), ``singular``: where its value is infinite."""
+
+    call: int
+    how: str
+    op: str = ""
+    singular: str = ""
 
 
 class ZeroBlock(NamedTuple):
@@ -327,7 +325,7 @@ def roots(rec: Any) -> list[Any]:
                               for s in (r.outs or []) if s in by_slot))
 
 
-def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
+def forward_nan(rec: Any, index: int) -> Made | None:
     """Outermost call ``index`` returned: when its output is not finite, where the forward's
     first NaN/Inf comes from: ``(call, "made")`` for the call that made it (the innermost the
     live values show, then inside it the graph's origin: values freed by then, the outputs of
@@ -337,7 +335,7 @@ def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
     if all(quick_finite(t) for t in outs):
         return None
     if known_finite(rec.values[index].ins) is False:
-        return index, "input"
+        return Made(index, "input")
     parents = [r.parent for r in rec.raw]
     made = first_nonfinite_call(parents, rec.values, index, [r.producers for r in rec.raw],
                                 rec.noted.narrow)
@@ -346,12 +344,14 @@ def forward_nan(rec: Any, index: int) -> tuple[int, str] | None:
     calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
               [by_slot[s] for s in r.ins if s in by_slot]) for r in rec.raw]
     origin = nonfinite_origin(calls[within][0])
+    op = singular = ""
     if origin is not None:
         at = call_of(origin, calls, parents, within)
         if at is not None and takes_bad_data(origin):
-            return at, "input"
+            return Made(at, "input")
         made = at if at is not None else made
-    return None if made is None else (made, "made")
+        op, singular = described(origin)
+    return None if made is None else Made(made, "made", op, singular)
 
 
 class GraphNotes:
@@ -369,7 +369,7 @@ class GraphNotes:
 
     def reset(self) -> None:
         """A new step: nothing read yet."""
-        self._forward_nan: tuple[int, str] | None = None
+        self._forward_nan: Made | None = None
         self._nan_dtype: tuple[str, float] | None = None
         self._zero_blocked: dict[str, ZeroBlock] | None = None
         self._stop: Stop | None = None
@@ -402,8 +402,8 @@ class GraphNotes:
             self._loss_ops = []
 
     @property
-    def forward_nan(self) -> tuple[int, str] | None:
-        """``(call, "made" | "input")``: where the forward's first NaN/Inf comes from."""
+    def forward_nan(self) -> Made | None:
+        """Where the forward's first NaN/Inf comes from (:class:`Made`)."""
         return self._forward_nan
 
     @property

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..graph.nodes import children, is_leaf
+from ..graph.operators import described
 from ..graph.values import tensors as _tensors
 from . import graphnotes
 from .forwardnotes import overflow
@@ -67,12 +68,15 @@ class Located(NamedTuple):
     """The module call of a light step where the forward's first NaN/Inf comes from: its
     ``name``, class ``kind``, ``how`` (``"made"``: its own operations made it; ``"input"``:
     it read it from a value without history) and ``overflow`` (``(dtype, largest finite
-    value)`` when it returned Inf in a float narrower than 32 bits, else ``None``)."""
+    value)`` when it returned Inf in a float narrower than 32 bits, else ``None``); ``op``,
+    ``singular``: the operation that made it, as :class:`.graphnotes.Made` gives them."""
 
     name: str
     kind: str
     how: str
     overflow: tuple[str, float] | None
+    op: str = ""
+    singular: str = ""
 
 
 def _floating(value: Any) -> list[torch.Tensor]:
@@ -214,13 +218,15 @@ class Sentinel:
         within = root if made is None else made
         nodes = [([n for n in c[5] if n is not None], [n for n in c[4] if n is not None])
                  for c in calls]
-        how = "made"
+        how = op = singular = ""
         origin = graphnotes.nonfinite_origin(nodes[within][0])
         if origin is not None:
             at = graphnotes.call_of(origin, nodes, parents, within)
             if at is not None and graphnotes.takes_bad_data(origin):
                 how = "input"
             made = at if at is not None else made
+            op, singular = described(origin)
+        how = how or "made"
         if made is None or made == root:  # not inside the model: said at the model's level
             return None
         module = calls[made][0]
@@ -229,4 +235,5 @@ class Sentinel:
         if over is None and seen is not None and seen[2]:
             over = (str(seen[1]).removeprefix("torch."), float(torch.finfo(seen[1]).max))
         return Located(self.watched.names.get(module, "(model)"), type(module).__name__, how,
-                       over if how == "made" else None)
+                       over if how == "made" else None, *((op, singular) if how == "made"
+                                                          else ("", "")))

@@ -273,12 +273,17 @@ def _recomputed_bad(node: Any, hooked: bool) -> bool:
     args = [saved_value(node, attr, hooked=hooked) for attr in how[1:]]
     if any(a is None for a in args):
         return False
+    fn: Any = torch
+    for part in how[0].split("."):  # "linalg.slogdet"
+        fn = getattr(fn, part)
     with torch.no_grad():
         try:
-            out = getattr(torch, how[0])(*args)
+            out = fn(*args)
         except (RuntimeError, TypeError):
             return False
-    return not finite(out)
+    outs = out if isinstance(out, tuple) else (out,)  # slogdet: (sign, logabsdet)
+    return any(isinstance(o, torch.Tensor) and o.is_floating_point() and not finite(o)
+               for o in outs)
 
 
 def _children_first(root: Any) -> list[Any]:
@@ -314,11 +319,11 @@ def forward_origin(node: Any, index: Any, *, hooked: bool = True) -> Any | None:
             if (isinstance(val, torch.Tensor) and (val.is_floating_point() or val.is_complex())
                     and val.grad_fn in index and not finite(val)):
                 bad.add(val.grad_fn)
-    if not bad:
-        return None
     for n in order:  # an output no node kept (log of a negative number), computed again
         if n not in bad and _recomputed_bad(n, hooked):
             bad.add(n)
+    if not bad:
+        return None
     below: dict[Any, bool] = {}  # a node strictly below has a non-finite output
     for n in order:
         below[n] = any(c is not None and (c in bad or below[c]) for c, _ in children(n))
