@@ -1,8 +1,8 @@
 """Quantisation-aware training written as "quantise the stored weights after every update": after
 each ``optimizer.step()`` the weights are rounded in place, under ``no_grad``, back onto their int8
 grid (per-tensor scale fixed once from the initial weights, ``s = max|w| / 127``). Adam's first
-updates move each weight by about the learning rate, 1e-4, far less than half a grid step (7e-4 to 9e-4
-here), so the rounding puts every weight back exactly where it was: across two iterations no
+updates move each weight by about the learning rate, 1e-4, far less than half a grid step (7e-4 to
+9e-4 here), so the rounding puts every weight back exactly where it was: across two iterations no
 weight changes at all, although every weight's gradient is finite and nonzero and Adam's moments
 fill up. Only the biases, left in float, move. Nothing raises.
 
