@@ -227,8 +227,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15 and 16, round(len / 3) for rounds 5 and 6 (the same number for
-    # round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 and 17, round(len / 3) for rounds 5 and 6 (the same number
+    # for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -442,6 +442,20 @@ PAIRS = [
     ("r16_mf_observed_ones_only", "r16_mf_gravity_term"),
     ("r16_pinball_error_sign_swapped", "r16_pinball_q90_true_minus_pred"),
     ("r16_adam_weight_decay_coupled_l2", "r16_adamw_decoupled_weight_decay"),
+    # round 17
+    ("r17_style_target_features_not_detached", "r17_style_lbfgs_frozen_features"),
+    ("r17_qat_weights_requantized_after_step", "r17_qat_lsq_learned_step_size"),
+    ("r17_soft_prompt_lm_under_no_grad", "r17_soft_prompt_lm_requires_grad_false"),
+    ("r17_dpo_reference_is_policy", "r17_dpo_first_step_loss_log2"),
+    ("r17_ppo_rollout_logprob_not_detached", "r17_ppo_second_epoch_clipped_samples"),
+    ("r17_ebm_langevin_backward_fills_param_grads", "r17_ebm_langevin_autograd_grad"),
+    ("r17_sae_strong_l1_dead_latents", "r17_sae_unit_norm_decoder_tied_init"),
+    ("r17_nerf_pe_integer_pixel_coords", "r17_nerf_pe_normalized_coords"),
+    ("r17_spectral_loss_sqrt_zero_frames_nan", "r17_spectral_loss_sqrt_eps"),
+    ("r17_log_spectrogram_padded_zeros_inf", "r17_log_spectrogram_eps"),
+    ("r17_siamese_deepcopy_twins_diverge", "r5_siamese_shared_encoder"),
+    ("r17_accumulation_clip_each_microbatch", "r17_accumulation_clip_once_before_step"),
+    ("r17_curriculum_loss_weights_not_detached", "r17_curriculum_loss_weights_detached"),
 ]
 
 
