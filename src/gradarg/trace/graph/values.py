@@ -13,8 +13,8 @@ from typing import Any
 import torch
 
 __all__ = [
-    "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "norm", "state",
-    "stored", "tensors",
+    "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "nonfinite_entries",
+    "norm", "state", "stored", "tensors",
 ]
 
 SHOWN_ENTRIES = 6
@@ -73,6 +73,18 @@ def finite(t: torch.Tensor | None) -> bool:
     if t is None or not (t.is_floating_point() or t.is_complex()):
         return True
     return bool(torch.isfinite(dense_values(t)).all())
+
+
+def nonfinite_entries(t: Any) -> str:
+    """Which non-finite values ``t`` holds and how many, as ``"-inf in 40 of its 640
+    entries"`` (NaN, +inf and -inf counted apart); ``""`` when it holds none, or is not a
+    floating tensor."""
+    if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+        return ""
+    d = dense_values(t.detach())
+    counts = (("NaN", torch.isnan(d)), ("+inf", torch.isposinf(d)), ("-inf", torch.isneginf(d)))
+    parts = [f"{what} in {k}" for what, mask in counts if (k := int(mask.sum()))]
+    return f"{', '.join(parts)} of its {d.numel()} entries" if parts else ""
 
 
 def norm(g: torch.Tensor) -> float:

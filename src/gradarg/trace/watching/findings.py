@@ -89,13 +89,16 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
         c: Any = w.modules[made[0]] if made is not None and made[0] < len(w.modules) else None
         if w.detail.located is not None:  # a light step: the call its sums located
             c, over = w.detail.located, w.detail.located.overflow
-            made = Made(0, c.how, c.op, c.singular)
+            made = Made(0, c.how, c.op, c.singular, c.held)
         then = ("; the model's output, the loss and every gradient through them hold NaN/Inf "
                 "then")
-        if c is not None and made is not None and made[1] == "input":
+        if c is not None and made is not None and made.how == "input":
+            held = f", holding {made.held}" if made.held else ""
+            log0 = (" (log(0) is -inf: a log taken of zeros, such as silent or padded frames, "
+                    "gives it; take log(x + eps))" if "-inf" in made.held else "")
             where = (f": the forward pass met NaN/Inf in an input of module '{c.name}' "
-                     f"({c.kind}) that has no history (the data, or a constant): check it with "
-                     f"torch.isfinite(x).all() before the forward{then}")
+                     f"({c.kind}) that has no history (the data, or a constant){held}{log0}: "
+                     f"check it with torch.isfinite(x).all() before the forward{then}")
         elif c is not None:
             dtype = ("" if over is None else
                      f" (its output is {over[0]}, whose largest finite value is {over[1]:g}: "

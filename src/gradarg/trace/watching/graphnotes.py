@@ -22,8 +22,9 @@ from typing import Any, NamedTuple
 import torch
 
 from ..graph.nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
+from ..graph.nodes import saved_value as _saved_value
 from ..graph.operators import described, row
-from ..graph.values import finite
+from ..graph.values import finite, nonfinite_entries
 from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
 from .forwardnotes import Unregistered, overflow, unregistered
 from .operations import call_operations, operations_between
@@ -32,19 +33,21 @@ from .records import CallValues
 __all__ = [
     "GraphNotes", "Made", "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan",
     "known_finite", "nonfinite_origin", "quick_finite", "reentrant_checkpoint", "refs", "roots",
-    "stopped", "takes_bad_data", "zero_blocks",
+    "stopped", "zero_blocks",
 ]
 
 
 class Made(NamedTuple):
     """Where the forward's first NaN/Inf comes from: module call ``call``, ``how`` ``"made"``
-    (by the call) or ``"input"`` (an input without history held it); ``op``: the operation
-    that made it (``"log (LogBackward0)"``), ``singular``: where its value is infinite."""
+    (by the call) or ``"input"`` (an input without history held it: ``held``, what it held,
+    :func:`~gradarg.trace.graph.values.nonfinite_entries`); ``op``: the operation that made
+    it (``"log (LogBackward0)"``), ``singular``: where its value is infinite."""
 
     call: int
     how: str
     op: str = ""
     singular: str = ""
+    held: str = ""
 
 
 class ZeroBlock(NamedTuple):
@@ -246,11 +249,6 @@ def nonfinite_origin(roots: Sequence[Any]) -> Any | None:
     return None
 
 
-def takes_bad_data(node: Any) -> bool:
-    """Whether ``node`` saved an input without history (data, a constant) holding NaN/Inf."""
-    return bad_data(node) is not None
-
-
 _REACH_LIMIT = 20000  # nodes visited per module call when placing a node inside one
 
 
@@ -335,7 +333,8 @@ def forward_nan(rec: Any, index: int) -> Made | None:
     if all(quick_finite(t) for t in outs):
         return None
     if known_finite(rec.values[index].ins) is False:
-        return Made(index, "input")
+        ins = [nonfinite_entries(r()) for r in rec.values[index].ins]
+        return Made(index, "input", held=next((h for h in ins if h), ""))
     parents = [r.parent for r in rec.raw]
     made = first_nonfinite_call(parents, rec.values, index, [r.producers for r in rec.raw],
                                 rec.noted.narrow)
@@ -347,8 +346,8 @@ def forward_nan(rec: Any, index: int) -> Made | None:
     op = singular = ""
     if origin is not None:
         at = call_of(origin, calls, parents, within)
-        if at is not None and takes_bad_data(origin):
-            return Made(at, "input")
+        if at is not None and (attr := bad_data(origin)) is not None:
+            return Made(at, "input", held=nonfinite_entries(_saved_value(origin, attr)))
         made = at if at is not None else made
         op, singular = described(origin)
     return None if made is None else Made(made, "made", op, singular)
