@@ -194,10 +194,6 @@ XFAIL: dict[str, str] = {
         "false: 'ok' (names 11 accumulated passes); missing the sampler's backward() calls"
         " filling the parameters' .grad (autograd.grad leaves it alone)"
     ),
-    "r17_ppo_rollout_logprob_not_detached": (
-        "silent: named the all-zero gradients; missing old log-probs not detached (ratio"
-        " exactly 1, the two paths cancel)"
-    ),
     "r17_qat_weights_requantized_after_step": (
         "false: 'ok'; missing the weights rounded back onto the grid after each step (no"
         " weight moves)"

@@ -53,7 +53,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
              "weights-after-reduction": 8, "ascended": 9,
-             "column-dominates": 10, "class-weight-batch": 11}  # a cause before its effect
+             "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -69,6 +69,15 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "ratio-one":
+            return Finding("loss form", True, (
+                f"the loss takes a ratio {s.op} that is exactly 1 in all {math.prod(s.shape)} "
+                f"entries while both a and b carry gradient (observed: the values and edges "
+                f"saved by its graph): b holds a's values and keeps its graph, so where b was "
+                f"computed by the same weights the gradient of a - b, da - db, cancels on "
+                f"them (PPO's exp(logp - old_logp) with the rollout's log-probabilities not "
+                f"detached: a zero policy gradient); detach b (old_logp.detach(), or compute "
+                f"it under torch.no_grad() at the rollout)"))
         if s.kind == "class-weight-batch":
             moved, absent = s.other
             return Finding("loss form", True, (

@@ -4,8 +4,8 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
-:mod:`.classweights`, :mod:`.columnscale`, :mod:`.reducedweights`, :mod:`.sampling`,
-:mod:`.signedterms` and :mod:`.wherepairs` only.
+:mod:`.classweights`, :mod:`.columnscale`, :mod:`.ratioone`, :mod:`.reducedweights`,
+:mod:`.sampling`, :mod:`.signedterms` and :mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..graph.nodes import first_nodes, saved, saved_value
 from .clamplog import LOGS, clipped_before_log
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
+from .ratioone import RATIOS, ratio_of_equals
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
 from .signedterms import ascended
@@ -46,8 +47,7 @@ class Raised(NamedTuple):
 
 def message(error: BaseException) -> str:
     """``error``'s message on one line, without torch's hint, at most 300 characters."""
-    text = " ".join(str(error).split())
-    text = text.split(" Hint:")[0]
+    text = " ".join(str(error).split()).split(" Hint:")[0]
     return text if len(text) <= 300 else text[:297] + "..."
 
 
@@ -156,10 +156,8 @@ def what_moves(optimizer: Any, p: torch.Tensor) -> str:
 
 
 class Losses(NamedTuple):
-    """A ``backward()`` call's tensors (the losses): their autograd nodes, whether their values
-    were finite (``None``: not read), and what the saved values of their first nodes show
-    makes their gradient zero (``""``: nothing; read at the call, before the backward frees
-    them)."""
+    """A ``backward()`` call's losses: their nodes, whether their values were finite (``None``:
+    not read), what their first nodes' saved values show makes their gradient zero."""
 
     nodes: list[Any]
     finite: bool | None
@@ -188,8 +186,9 @@ class Slip(NamedTuple):
     makes the share ``value`` of a regression loss, ``op``, its targets ``low`` times the
     smallest column's scale: :mod:`.columnscale`) or ``"class-weight-batch"`` (a class
     ``weight`` of ``shape[0]`` entries, the batch's length, weighting ``other[0]`` samples by
-    another entry than their row's, ``other[1]`` classes absent: :mod:`.classweights`);
-    ``op``: otherwise the node's name."""
+    another entry than their row's, ``other[1]`` classes absent: :mod:`.classweights`) or
+    ``"ratio-one"`` (``op`` ``exp(a - b)`` or ``a / b`` exactly 1, both sides carrying
+    gradient: :mod:`.ratioone`); ``op``: otherwise the node's name."""
 
     kind: str
     op: str
@@ -350,6 +349,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
         elif name == "AddBackward0" and (b := constant_in_both(n)) is not None:
             found.append(Slip("where-constant", "cosine_embedding_loss" if b.cosine else name,
                               b.shape, (b.constant, b.entries)))
+        elif name in RATIOS and (one := ratio_of_equals(n)) is not None:
+            found.append(Slip("ratio-one", one.form, one.shape))
         elif name == "MulBackward0" and (r := weights_after_reduction(n)) is not None:
             found.append(Slip("weights-after-reduction", r.loss, r.shape, value=r.mean,
                               other=(1,) if r.how == "mean" else (2,)))
