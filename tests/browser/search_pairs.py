@@ -1058,6 +1058,20 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "masked_grad to_dense"), "questions/sparse-tensors"),
     ("matmul gradient", "questions/what-backward-computes"),
     ("gradient of matmul what does pytorch compute", "questions/what-backward-computes"),
+    (("autograd.grad unused input runs whole backward allow_unused backpropagates anyway "
+      "backward through unrelated branch appears to not have been used in the graph"),
+     "questions/what-backward-computes"),
+    (("register_full_backward_hook intermediate activation forward hook output autograd.grad "
+      "full backward hook not called Captum target layer backward hook"),
+     "questions/module-hooks"),
+    (("No inf checks were recorded for this optimizer GradScaler step AssertionError optimizer "
+      "no gradient this iteration scaler.step multiple optimizers"), "questions/amp"),
+    (("compiled autograd retain_graph compiled_autograd backward twice retain_graph=True "
+      "torch.compile backward Trying to backward through the graph a second time"),
+     "questions/compile"),
+    (("expected Tensor or tuple of Tensor (got NoneType) custom Function forward returns None "
+      "retain_graph=True still error Trying to backward through the graph a second time"),
+     "questions/custom-functions"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
