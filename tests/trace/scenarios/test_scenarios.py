@@ -182,10 +182,6 @@ XFAIL: dict[str, str] = {
     "r16_bn_windows_forwarded_separately": "held-out: false",
     "r16_pinball_error_sign_swapped": "held-out: false",
     # round 17 (branch s25-scen17), first run against main at 4bdcc8e
-    "r17_accumulation_clip_each_microbatch": (
-        "silent: named the clipping and the accumulation over 4 micro-batches; missing that"
-        " clip_grad_norm_ ran on each micro-batch's partial sum"
-    ),
     "r17_curriculum_loss_weights_not_detached": (
         "false: 'ok'; missing per-example weights exp(-loss / tau) left in the graph (the"
         " gradient flows into the weights: it ascends the hard examples' loss)"

@@ -1,9 +1,8 @@
 """The findings read from observed events (:mod:`.events`): several backward passes
-accumulated into ``.grad`` (a ``GradScaler``'s scale and ``unscale_``: :mod:`.scales`), a ``.grad`` reset, zeroed or
-rescaled between the backward and the optimizer step, a parameter re-created by an
-assignment.  Each is a finding like those of
-:mod:`.findings` (``finding(w, options) -> Finding``), listed there in :data:`FINDINGS`; a new
-finding read from events goes here, one from the graph or the values in :mod:`.findings`.
+accumulated into ``.grad`` (a ``GradScaler``'s: :mod:`.scales`), a ``.grad`` reset, zeroed or
+rescaled between the backward and the optimizer step (or between passes: :mod:`.partialedits`),
+a parameter re-created by an assignment.  Each is a finding like those of :mod:`.findings`,
+listed there in :data:`FINDINGS`; one from the graph or the values goes in :mod:`.findings`.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..graph.values import fmt_norm as _f
 from . import events
 from .finding import Finding, Options
+from .partialedits import scaled_between_passes
 
 if TYPE_CHECKING:
     from .records import ParamRecord
@@ -27,9 +27,8 @@ def _who(k: int, total: int) -> str:
 def same_graph(w: GradWatch) -> str:
     """How passes with no forward of the model between them are described: on the same graph
     when a module's output received a gradient in two passes of the recorded step."""
-    if w.backward_passes >= 2:
-        return "retain_graph on the same graph"
-    return "no forward of the watched model between them"
+    return ("retain_graph on the same graph" if w.backward_passes >= 2
+            else "no forward of the watched model between them")
 
 
 def accumulated(w: GradWatch, o: Options) -> Finding:
@@ -237,6 +236,13 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
                          f"before {where}: {r0.name}'s .grad has norm {_f(a0.seen)}, backward "
                          f"left {_f(a0.after)} (× {_f(f0)}; clipping by value, a scaler or an "
                          f"edit)")
+    if (between := scaled_between_passes(r for r, _ in seen)) is not None:
+        k, n, fs = between
+        found.append(f".grad was also scaled by one factor between backward passes that accumulate"
+                     f" into it, at {k} of the {n - 1} points between the {n} passes (× "
+                     f"{', '.join(_f(f) for f in fs[:4])}): clip_grad_norm_ inside the accumulation"
+                     f" loop clips each partial sum, so the step reads neither the micro-batches' "
+                     f"summed gradient nor that sum clipped; clip once, after the last backward")
     return Finding("edited after backward", True, "; ".join(found) or None)
 
 
