@@ -1072,6 +1072,20 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("expected Tensor or tuple of Tensor (got NoneType) custom Function forward returns None "
       "retain_graph=True still error Trying to backward through the graph a second time"),
      "questions/custom-functions"),
+    (("detach vs clone clone gradient flow detach().clone() deepcopy tensor requires_grad "
+      "detach shares storage"), "questions/detach-grad"),
+    (("jvp multiple inputs jvp tuple of tangents sum of jvp per input torch.func.jvp several "
+      "primals"), "questions/vjp-jvp"),
+    (("gradient_as_bucket_view DDP grad view of bucket detach_ gradient DDP error Can't detach "
+      "views in-place"), "questions/fsdp-ddp"),
+    (("sparse.mm backward slow sparse COO times sparse COO backward sparse sparse matmul "
+      "gradient CPU backward much slower than forward"), "questions/sparse-tensors"),
+    (("autograd.functional.hessian vector output error hessian expected scalar hessian all "
+      "zeros round The Tensor returned by the function given to hessian should contain a "
+      "single element"), "questions/jacobians"),
+    (("torch.func.hessian multiple inputs hessian argnums hessian of function with two "
+      "arguments hessian only works on functions that take a single input"),
+     "questions/jacobian-api"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
