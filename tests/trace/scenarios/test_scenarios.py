@@ -190,10 +190,6 @@ XFAIL: dict[str, str] = {
         "false: 'ok' (names 11 accumulated passes); missing the sampler's backward() calls"
         " filling the parameters' .grad (autograd.grad leaves it alone)"
     ),
-    "r17_qat_weights_requantized_after_step": (
-        "false: 'ok'; missing the weights rounded back onto the grid after each step (no"
-        " weight moves)"
-    ),
     # round 17, held-out
     "r17_dpo_reference_is_policy": "held-out: false",
     "r17_nerf_pe_integer_pixel_coords": "held-out: silent",

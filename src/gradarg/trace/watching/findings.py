@@ -310,6 +310,18 @@ def values_swapped(w: GradWatch, o: Options) -> Finding:
     values are not what the first step left (observed: :mod:`.stepmoves`, the storage and a
     sample of entries after one step and before the next)."""
     swapped = list(w.grads.moves.swapped.values())  # none before a second step
+    back = list(w.grads.moves.reverted.values())
+    if back and not swapped:
+        r = back[0]
+        return Finding("values between steps", True, (
+            f"the update of {r.optimizer} step {r.steps} was undone in place before the next "
+            f"step for {len(back)} parameter(s): {_shown([x.name for x in back], 3)} (observed: "
+            f"{r.back} of the {r.moved} sampled entries of {r.name} that the step changed are "
+            f"again bit for bit what they were before it): the weights do not move; an edit "
+            f"after optimizer.step() (rounding the weights back onto a quantisation grid, a "
+            f"clamp, a copy of saved weights) reverts each update: keep float master weights "
+            f"and quantise in the forward (fake quantisation with a straight-through "
+            f"estimator)"))
     if not swapped:
         return Finding("values between steps", True)
     s = swapped[0]

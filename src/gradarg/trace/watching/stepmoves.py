@@ -11,7 +11,9 @@ Between two steps of an optimizer, a parameter whose storage was replaced (``par
 its ``data_ptr()`` differs from the one the first step left) and whose sampled entries are
 not what that step left starts the next step from other values (:attr:`StepMoves.swapped`):
 an EMA's ``apply_shadow()`` without ``restore()``, weights assigned from elsewhere.  Edits in
-place (a clamp, a renormalisation) keep the storage and are not counted here.
+place (a clamp, a renormalisation) keep the storage; those that put most entries the step
+changed back to their values before it undo the update (:attr:`StepMoves.reverted`: weights
+rounded back onto a quantisation grid after each step).
 
 Imports :func:`gradarg.trace.graph.values.stored` only.
 """
@@ -25,7 +27,7 @@ import torch
 
 from ..graph.values import stored
 
-__all__ = ["SAMPLE", "StepMoves", "Swapped", "Unmoved"]
+__all__ = ["SAMPLE", "Reverted", "StepMoves", "Swapped", "Unmoved"]
 
 SAMPLE = 32  # entries read per parameter and step, evenly spaced
 UNMOVED = 0.5  # a parameter with at least this fraction of its sample unchanged is named
@@ -64,6 +66,20 @@ class Swapped:
     read: int
 
 
+@dataclass(frozen=True)
+class Reverted:
+    """A parameter put back between two steps of ``optimizer``, in place (its storage kept):
+    ``back`` of the ``moved`` sampled entries that step ``steps`` changed are again bit for
+    bit what they were before it (rounded back onto a quantisation grid, a clamp to the old
+    values, a copy of saved weights)."""
+
+    name: str
+    optimizer: str
+    steps: int
+    back: int
+    moved: int
+
+
 def _plain(t: Any) -> bool:  # a strided tensor whose entries are in memory
     return type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout is torch.strided \
         and stored(t)
@@ -92,9 +108,10 @@ class StepMoves:
         # id(optimizer) -> its class, from the start of its step to its end: left there when
         # the step raised (its post-hook never ran)
         self.unfinished: dict[int, str] = {}
-        # id(p) -> (data_ptr, the sample, positions) after the last step holding it
-        self._left: dict[int, tuple[int, torch.Tensor, torch.Tensor]] = {}
+        # id(p) -> (data_ptr, the sample, positions, the sample before) of the last step
+        self._left: dict[int, tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         self.swapped: dict[str, Swapped] = {}  # by name: storage replaced between steps
+        self.reverted: dict[str, Reverted] = {}  # by name: the last update undone in place
         self.steps: dict[int, int] = {}  # id(optimizer) -> its steps that ended
 
     def _positions(self, n: int, device: Any) -> torch.Tensor:
@@ -126,6 +143,8 @@ class StepMoves:
                     entries.append((p, names[p][0], lr, initial, idx))
                     values.append(torch.take(p, idx))
                     left = self._left.get(id(p))
+                    if left is not None and left[0] == p.data_ptr() and left[2] is idx:
+                        self._undone(optimizer, names[p][0], p, left, values[-1])
                     if left is not None and left[0] != p.data_ptr() and left[2] is idx:
                         first = self._first[p.numel(), p.device]  # positions once each
                         differ = int(((left[1] != values[-1]) & first).sum())
@@ -135,6 +154,20 @@ class StepMoves:
                                 names[p][0], type(optimizer).__name__,
                                 self.steps.get(id(optimizer), 0), differ, read)
         self._read[id(optimizer)] = (entries, values)
+
+    def _undone(self, optimizer: Any, name: str, p: Any, left: tuple[Any, ...],
+                now: torch.Tensor) -> None:
+        """Whether most sampled entries the last step changed are back, in place, to their
+        values before it (:attr:`reverted`)."""
+        _, after, _, before = left
+        first = self._first[p.numel(), p.device]
+        moved = (before != after) & first
+        k, back = int(moved.sum()), int((moved & (now == before)).sum())
+        if k and back * 2 > k:
+            self.reverted[name] = Reverted(name, type(optimizer).__name__,
+                                           self.steps.get(id(optimizer), 0), back, k)
+        else:
+            self.reverted.pop(name, None)
 
     def after(self, optimizer: Any) -> None:
         """``optimizer``'s step ran: each parameter read before it is named in
@@ -150,8 +183,8 @@ class StepMoves:
         self.steps[id(optimizer)] = self.steps.get(id(optimizer), 0) + 1
         with torch.no_grad():
             now = [torch.take(p, idx) for p, *_, idx in entries]
-            for (p, *_, idx), t in zip(entries, now, strict=True):
-                self._left[id(p)] = (p.data_ptr(), t, idx)
+            for (p, *_, idx), t, was in zip(entries, now, values, strict=True):
+                self._left[id(p)] = (p.data_ptr(), t, idx, was)
             groups: dict[Any, list[int]] = {}
             for i, t in enumerate(values):
                 groups.setdefault((t.dtype, t.device), []).append(i)
