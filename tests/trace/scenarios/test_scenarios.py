@@ -182,10 +182,6 @@ XFAIL: dict[str, str] = {
     "r16_bn_windows_forwarded_separately": "held-out: false",
     "r16_pinball_error_sign_swapped": "held-out: false",
     # round 17 (branch s25-scen17), first run against main at 4bdcc8e
-    "r17_curriculum_loss_weights_not_detached": (
-        "false: 'ok'; missing per-example weights exp(-loss / tau) left in the graph (the"
-        " gradient flows into the weights: it ascends the hard examples' loss)"
-    ),
     "r17_ebm_langevin_backward_fills_param_grads": (
         "false: 'ok' (names 11 accumulated passes); missing the sampler's backward() calls"
         " filling the parameters' .grad (autograd.grad leaves it alone)"

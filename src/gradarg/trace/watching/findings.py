@@ -28,6 +28,7 @@ from .eventfindings import (
 from .finding import Finding, Options
 from .graphnotes import Made
 from .intcuts import few_rows, said, selection
+from .lossascent import loss_ascent
 from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .missing import no_gradient
@@ -341,7 +342,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast,
-    tied_trainable, token_shift, sampling,
+    loss_ascent, tied_trainable, token_shift, sampling,
 )
 
 

@@ -9,8 +9,7 @@ computed for it, before it is added to ``.grad``. Each hook stores one norm (a f
 tables are assembled once, when asked for. Leaving the ``with`` block (or calling
 :meth:`GradWatch.remove`) removes every hook.
 
-When tensor hooks run: https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution
-(a hook registered before an in-place operation sees the gradient of the value before it).
+When tensor hooks run: https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from .gradhooks import GradEvents
 from .graphless import GraphlessTerms
 from .graphnotes import GraphNotes
 from .intcuts import IntCuts
+from .lossascent import LossAscent
 from .lossshapes import LossShapes
 from .model import Watched
 from .noneback import NoneReturned
@@ -98,12 +98,12 @@ class GradWatch:
         self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
         self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
-        self.nones, self.shapes = NoneReturned(watched.owner), LossShapes(model)
+        self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         # a language model's targets at the wrong offset; integer results in the forward
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         for part in (self.edits, self.grads, self.terms, self.modes, self.nones, self.shapes,
-                     self.tokens, self.cuts):
+                     self.ascent, self.tokens, self.cuts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
 
@@ -151,7 +151,7 @@ class GradWatch:
             self._finish()
         # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
         for part in (self.calls, self.grads, self.edits, self.terms, self.modes, self.nones,
-                     self.shapes, self.tokens, self.cuts):
+                     self.shapes, self.ascent, self.tokens, self.cuts):
             for h in part.detach():
                 h.remove()
         if watched.active:
