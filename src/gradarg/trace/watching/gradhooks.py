@@ -25,7 +25,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook as _post_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook as _pre_hook
 
-from ..graph.values import local_sum, stored
+from ..graph.values import local_sum
 from ..graph.values import norm as _norm
 from . import context, events, observed, patches
 from .events import KEPT, Entry, Note, PassEntry, StepEntry
@@ -389,15 +389,16 @@ class GradEvents:
             # under DDP .grad holds the processes' average (a plain tensor: its norm is
             # local); under FSDP2 a sharded DTensor (a norm is a collective): None-ness only
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
-        for p, g in zip(held, grads, strict=True):
-            if g is not None and not p.requires_grad and self._frozen.stale(p) and stored(p):
-                self._frozen_before[p] = float(p.detach().sum())
+        for p, g in zip(held, grads, strict=True):  # sums as the post-step hook reads them
+            if g is not None and not p.requires_grad and self._frozen.stale(p) \
+                    and (total := local_sum(p)) is not None:
+                self._frozen_before[p] = total
         self._frozen.read(held)
         zeroed = self._params.zeroed
         if zeroed:  # a zero gradient from a hook: does the step still move it?
             for p in held:
-                if id(p) in zeroed and p.grad is not None and stored(p):
-                    self._frozen_before[p] = float(p.detach().sum())
+                if id(p) in zeroed and p.grad is not None and (total := local_sum(p)) is not None:
+                    self._frozen_before[p] = total
         if cached.has_probe:
             self._probe_after = None  # compared once: a later step has nothing to compare with
         self._log_entry(StepEntry(held, [g is None for g in grads], norms,

@@ -32,8 +32,8 @@ from .records import CallValues
 
 __all__ = [
     "GraphNotes", "Made", "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan",
-    "known_finite", "nonfinite_origin", "quick_finite", "reentrant_checkpoint", "refs", "roots",
-    "stopped", "zero_blocks",
+    "known_finite", "nonfinite_origin", "placed", "quick_finite", "reentrant_checkpoint",
+    "refs", "roots", "stopped", "zero_blocks",
 ]
 
 
@@ -239,14 +239,9 @@ def nonfinite_origin(roots: Sequence[Any]) -> Any | None:
     """The node below ``roots`` whose forward output is the first non-finite value (see
     :func:`~gradarg.trace.why.gradients.forward_origin`), read from the saved values that went
     through no saved-tensor hook (reading those would recompute checkpointed blocks)."""
-    if not roots:
-        return None
-    index = Graph(*roots).index
-    for root in roots:
-        origin = forward_origin(root, index, hooked=False)
-        if origin is not None:
-            return origin
-    return None
+    index = Graph(*roots).index if roots else None
+    return next((o for r in roots if (o := forward_origin(r, index, hooked=False)) is not None),
+                None)
 
 
 _REACH_LIMIT = 20000  # nodes visited per module call when placing a node inside one
@@ -325,10 +320,8 @@ def roots(rec: Any) -> list[Any]:
 
 def forward_nan(rec: Any, index: int) -> Made | None:
     """Outermost call ``index`` returned: when its output is not finite, where the forward's
-    first NaN/Inf comes from: ``(call, "made")`` for the call that made it (the innermost the
-    live values show, then inside it the graph's origin: values freed by then, the outputs of
-    inner calls kept only as views), ``(call, "input")`` when an input of that call without
-    history (data) already held it; ``None`` when the output is finite."""
+    first NaN/Inf comes from (:class:`Made`: the innermost call the live values show, then
+    inside it the graph's origin, :func:`placed`); ``None`` when the output is finite."""
     outs = [t for r in rec.values[index].outs if (t := r()) is not None]
     if all(quick_finite(t) for t in outs):
         return None
@@ -342,15 +335,21 @@ def forward_nan(rec: Any, index: int) -> Made | None:
     by_slot = _by_slot(rec)
     calls = [([by_slot[s] for s in r.outs or [] if s in by_slot],
               [by_slot[s] for s in r.ins if s in by_slot]) for r in rec.raw]
-    origin = nonfinite_origin(calls[within][0])
-    op = singular = ""
-    if origin is not None:
-        at = call_of(origin, calls, parents, within)
-        if at is not None and (attr := bad_data(origin)) is not None:
-            return Made(at, "input", held=nonfinite_entries(_saved_value(origin, attr)))
-        made = at if at is not None else made
-        op, singular = described(origin)
-    return None if made is None else Made(made, "made", op, singular)
+    return placed(calls, parents, within, made)
+
+
+def placed(calls: Sequence[tuple[list[Any], list[Any]]], parents: Sequence[int | None],
+           within: int, made: int | None) -> Made | None:
+    """Where the graph below call ``within``'s outputs (``calls[i]``: call ``i``'s output and
+    input nodes) puts the forward's first NaN/Inf (:func:`nonfinite_origin`, :func:`call_of`;
+    else call ``made``): an input without history it saved (:func:`bad_data`), or an operation."""
+    if (origin := nonfinite_origin(calls[within][0])) is None:
+        return None if made is None else Made(made, "made")
+    at = call_of(origin, calls, parents, within)
+    if at is not None and (attr := bad_data(origin)) is not None:
+        return Made(at, "input", held=nonfinite_entries(_saved_value(origin, attr)))
+    made = at if at is not None else made
+    return None if made is None else Made(made, "made", *described(origin))
 
 
 class GraphNotes:

@@ -17,7 +17,7 @@ every call that produced it returned finite outputs), the innermost, first in fo
 (:func:`.graphnotes.first_nonfinite_call`); then the graph below its outputs (the values its
 nodes saved) places the first non-finite value at the innermost call whose own operations
 made it (:func:`.graphnotes.nonfinite_origin`, :func:`.graphnotes.call_of`), or in a value
-without history it read (data, a constant: :func:`~gradarg.trace.why.gradients.bad_data`).  What the
+without history it read (data, a constant): :func:`.graphnotes.placed`, as on a full step.  What the
 notes cannot show (values freed, no non-finite saved value) is not located.  A module
 without children that calls another module (not its child) is not seen running around it.
 """
@@ -30,11 +30,8 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import children, is_leaf, saved_value
-from ..graph.operators import described
-from ..graph.values import nonfinite_entries
+from ..graph.nodes import children, is_leaf
 from ..graph.values import tensors as _tensors
-from ..why.gradients import bad_data
 from . import graphnotes
 from .forwardnotes import overflow
 from .patches import eager_unless_traced
@@ -221,22 +218,14 @@ class Sentinel:
         within = root if made is None else made
         nodes = [([n for n in c[5] if n is not None], [n for n in c[4] if n is not None])
                  for c in calls]
-        how = op = singular = held = ""
-        origin = graphnotes.nonfinite_origin(nodes[within][0])
-        if origin is not None:
-            at = graphnotes.call_of(origin, nodes, parents, within)
-            if at is not None and (attr := bad_data(origin)) is not None:
-                how, held = "input", nonfinite_entries(saved_value(origin, attr))
-            made = at if at is not None else made
-            op, singular = described(origin)
-        how = how or "made"
-        if made is None or made == root:  # not inside the model: said at the model's level
+        found = graphnotes.placed(nodes, parents, within, made)
+        if found is None or found.call == root:  # not inside the model: said at that level
             return None
+        made, how = found.call, found.how
         module = calls[made][0]
         over = overflow(values[made])
         seen = self._narrow.get(made)
         if over is None and seen is not None and seen[2]:
             over = (str(seen[1]).removeprefix("torch."), float(torch.finfo(seen[1]).max))
         return Located(self.watched.names.get(module, "(model)"), type(module).__name__, how,
-                       over if how == "made" else None, *((op, singular) if how == "made"
-                                                          else ("", "")), held)
+                       over if how == "made" else None, found.op, found.singular, found.held)
