@@ -1213,3 +1213,36 @@ QUERIES_ROUND22: dict[str, list[tuple[str, str]]] = {
         ("issues", "gradcheck fails float32 precision use double"),
     ],
 }
+
+# Round 23: fixed before any of them is run (2026-12-01, nineteenth session); each run once, in
+# the corpus named.
+QUERIES_ROUND23: dict[str, list[tuple[str, str]]] = {
+    "round23-c30a": [
+        ("pages", "grad can be implicitly created only for scalar outputs loss vector"),
+        ("pages", "how to compute gradient of output with respect to input in pytorch"),
+        ("pages", "parameters not updating after optimizer.step grad is zero"),
+        ("pages", "retain_graph=True memory leak training loop"),
+        ("pages", "jacobian vector product pytorch efficient"),
+        ("pages", "custom autograd function save_for_backward non tensor"),
+        ("issues", "torch.func.jacrev memory usage large output"),
+        ("issues", "backward hook called twice module reused"),
+        ("issues", "nan gradient torch.atan2 at origin"),
+        ("issues", "inplace operation version counter view backward error"),
+        ("issues", "autocast backward dtype mismatch float16 float32 grad"),
+        ("issues", "torch.autograd.gradcheck complex input failure"),
+    ],
+    "round23-c30b": [
+        ("pages", "how to accumulate gradients over multiple batches pytorch"),
+        ("pages", "gradient is None for intermediate tensor retain_grad"),
+        ("pages", "second derivative of neural network output with respect to input"),
+        ("pages", "requires_grad on model input tensor created with torch.tensor"),
+        ("pages", "backward of max pooling which index gets gradient"),
+        ("pages", "calling backward twice gradients add up"),
+        ("issues", "torch.func.functional_call gradient buffers parameters"),
+        ("issues", "DDP unused parameters find_unused_parameters error reduction"),
+        ("issues", "torch.compile fullgraph backward graph break autograd"),
+        ("issues", "sparse csr tensor gradient requires_grad"),
+        ("issues", "forward mode AD dual tensor unpack_dual tangent None"),
+        ("issues", "hessian vector product double backward slow"),
+    ],
+}
