@@ -181,11 +181,6 @@ XFAIL: dict[str, str] = {
     # round 16, held-out
     "r16_bn_windows_forwarded_separately": "held-out: false",
     "r16_pinball_error_sign_swapped": "held-out: false",
-    # round 17 (branch s25-scen17), first run against main at 4bdcc8e
-    "r17_ebm_langevin_backward_fills_param_grads": (
-        "false: 'ok' (names 11 accumulated passes); missing the sampler's backward() calls"
-        " filling the parameters' .grad (autograd.grad leaves it alone)"
-    ),
     # round 17, held-out
     "r17_dpo_reference_is_policy": "held-out: false",
     "r17_nerf_pe_integer_pixel_coords": "held-out: silent",

@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any, cast
 
 from ..graph.values import fmt_norm as _f
-from . import events
+from . import events, inputpasses
 from .finding import Finding, Options
 from .partialedits import scaled_between_passes
 
@@ -86,7 +86,7 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
             notes.append(f".grad of {who} holds the sum of {n} backward passes "
                          f"({same_graph(w)}: losses backpropagated one after the other)")
     micro = by_kind.get("micro-batches", [])
-    if micro:
+    if micro and inputpasses.summed(w) is None:  # else input-gradient passes: :mod:`.inputpasses`
         n = max(acc.passes for _, acc in micro)
         notes.append(f".grad holds the sum of this step's gradient and those of {n - 1} "
                      f"earlier forward/backward pass(es) in this with block, the parameters "

@@ -27,6 +27,7 @@ from .eventfindings import (
 )
 from .finding import Finding, Options
 from .graphnotes import Made
+from .inputpasses import input_passes
 from .intcuts import few_rows, said, selection
 from .lossascent import loss_ascent
 from .lossforms import loss_form, loss_nonfinite
@@ -338,7 +339,7 @@ def values_swapped(w: GradWatch, o: Options) -> Finding:
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
-    all_zero, hooks, accumulated, loss_scale, edited_after_backward, edit_discarded,
+    all_zero, hooks, accumulated, input_passes, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast,

@@ -21,7 +21,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import explain, findings, targets, view, zeroops
+from . import explain, findings, inputpasses, targets, view, zeroops
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
@@ -101,9 +101,10 @@ class GradWatch:
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         # a language model's targets at the wrong offset; integer results in the forward
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
+        self.inputs = inputpasses.InputPasses(model, watched)  # passes for an input's gradient
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         for part in (self.edits, self.grads, self.terms, self.modes, self.nones, self.shapes,
-                     self.ascent, self.tokens, self.cuts):
+                     self.ascent, self.tokens, self.cuts, self.inputs):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
 
@@ -151,7 +152,7 @@ class GradWatch:
             self._finish()
         # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
         for part in (self.calls, self.grads, self.edits, self.terms, self.modes, self.nones,
-                     self.shapes, self.ascent, self.tokens, self.cuts):
+                     self.shapes, self.ascent, self.tokens, self.cuts, self.inputs):
             for h in part.detach():
                 h.remove()
         if watched.active:
@@ -440,34 +441,33 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     the smallest parameter, read at each call of the model.
 
     "ok" is a checked claim about what the optimizer reads: at each optimizer step the pre-hook
-    reads the norm of every ``.grad`` the step holds (present, finite, nonzero, equal to what
-    the observed passes left), and ``.grad`` is read again when the block ends; the summary also
-    names tensors that require grad and feed the forward without being parameters of the model
-    (read from the step's graph when the block ends), parameters no optimizer seen holds (an
-    optimizer is seen by its step or its ``zero_grad``), a module replaced after the optimizer
-    was built, a frozen parameter an optimizer step still moved (its sum before and after the
-    step, read only for frozen parameters with a ``.grad``), a ``GradScaler.step`` that skipped
-    the optimizer's step, and the exception that ended the block (what raised and where, from
-    ``__exit__``).  "ok" also means that each step read ``.grad`` at the loss's scale: every
-    backward of a loss a ``GradScaler`` scaled (its ``scale`` is observed, and each
-    ``backward()``'s loss looked up) was unscaled (``unscale_``, or ``scaler.step``) before the
-    step that read it, and nothing was unscaled that was not scaled (else the factor is named);
-    that no parameter was read by the steps of two optimizers with no backward in between (it
-    would be updated twice); and, under DDP, that the backward before the step synchronised the
-    gradients (``no_sync()``, read at each forward: else ``.grad`` was not averaged).  On a
-    parameter with hooks of the user's (``Tensor.register_hook``, before the watch or while it
-    runs) the watch reads the gradient before and after them (one hook of its own goes first): a
-    hook that replaced it with zeros is named as the cause, with what an optimizer step still
-    did to the parameter (weight decay, momentum: its sum before and after the step); one that
-    scaled it, in a note; a hook registered on a tensor of the forward while the watch runs is
-    read the same way (``Tensor.register_hook`` is observed while the watch runs). All-zero
-    gradients already zero at a float16 module output (autocast), with no ``GradScaler``, are
-    named a possible float16 underflow.  Also named: a scheduler stepped before its optimizer,
-    an edit of ``.grad`` thrown away (``clamp`` for ``clamp_``), a NaN loss with finite
-    gradients, entries a hook masked that a step moved, statistics updated again by a
-    checkpoint's recomputation, a module output that reached the loss only through an integer
-    result (``argmax``) in the forward.  With nothing checked there is no "ok"; without an
-    optimizer step the line says so.
+    reads the norm of every ``.grad`` the step holds (present, finite, nonzero, equal to what the
+    observed passes left), and ``.grad`` is read again when the block ends; the summary also names
+    tensors that require grad and feed the forward without being parameters of the model (read from
+    the step's graph when the block ends), parameters no optimizer seen holds (an optimizer is seen
+    by its step or its ``zero_grad``), a module replaced after the optimizer was built, a frozen
+    parameter an optimizer step still moved (its sum before and after the step, read only for frozen
+    parameters with a ``.grad``), a ``GradScaler.step`` that skipped the optimizer's step, and the
+    exception that ended the block (what raised and where, from ``__exit__``).  "ok" also means that
+    each step read ``.grad`` at the loss's scale: every backward of a loss a ``GradScaler`` scaled
+    (its ``scale`` is observed, and each ``backward()``'s loss looked up) was unscaled
+    (``unscale_``, or ``scaler.step``) before the step that read it, and nothing was unscaled that
+    was not scaled (else the factor is named); that no parameter was read by the steps of two
+    optimizers with no backward in between (it would be updated twice); and, under DDP, that the
+    backward before the step synchronised the gradients (``no_sync()``, read at each forward: else
+    ``.grad`` was not averaged).  On a parameter with hooks of the user's (``Tensor.register_hook``,
+    before the watch or while it runs) the watch reads the gradient before and after them (one hook
+    of its own goes first): a hook that replaced it with zeros is named as the cause, with what an
+    optimizer step still did to the parameter (weight decay, momentum: its sum before and after the
+    step); one that scaled it, in a note; a hook registered on a tensor of the forward while the
+    watch runs is read the same way (``Tensor.register_hook`` is observed while the watch runs).
+    All-zero gradients already zero at a float16 module output (autocast), with no ``GradScaler``,
+    are named a possible float16 underflow.  Also named: a scheduler stepped before its optimizer,
+    an edit of ``.grad`` thrown away (``clamp`` for ``clamp_``), a NaN loss with finite gradients,
+    entries a hook masked that a step moved, statistics updated again by a checkpoint's
+    recomputation, a module output that reached the loss only through an integer result (``argmax``)
+    in the forward, backward passes taken for an input's gradient (a sampler's) summed into
+    ``.grad``.  With nothing checked there is no "ok"; without an optimizer step the line says so.
 
     Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
     process records its own step: module and parameter norms are this process's gradients before
