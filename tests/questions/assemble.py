@@ -76,6 +76,7 @@ ABOUT = (
     " Round 21 (part_id round21*): 17 questions from 24 new fixed queries (QUERIES_ROUND21, 12 forum and 12 GitHub-issue queries in words earlier rounds had not used, committed before any result was read; 229 results, 109 of them in scope, 77 of those already collected (pull requests of collected issues included) and 22 near-duplicates of collected questions at new addresses), collected by one helper who wrote nothing, every other in-scope result kept (19 threads in 17 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit c699af9 (after round 20's entries) (grade_round21, with grader and site_commit): 0 ANSWERED, 12 PARTLY, 4 ABSENT, 1 WRONG (questions/sparse-tensors#sparse-csr-mm-backward said torch.mm / @ with a CSR input that requires grad fail in backward; on a fresh CSR leaf they work: corrected at 1c91e48, with record sparse-gradcheck/044); search top 3 for 8 of 17."
     " Then entries were written for all 17 by two writers who read them (and the WRONG statement corrected), and a reader who took no part graded all 17 again on the site at commit 9ce9484 (grade_round21_after: not blind for the writers): 17 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 17 of 17. distributed-amp-compile/191's second fact corrected after the writer and the reader ran it: the forward-traceback message of anomaly mode under dist_autograd is a C++ warning on stderr, not absent."
     " Round 22 (part_id round22*): 12 questions from 24 new fixed queries (QUERIES_ROUND22, 12 forum and 12 GitHub-issue queries, committed before any result was read; 211 results (3 of them left off by the search and not seen), 89 already collected (pull requests of collected issues included), 64 out of scope, 55 new and in scope, 35 of those near-duplicates of collected questions at new addresses), collected by one helper who wrote nothing, every other in-scope result kept (near-duplicate addresses merged into also), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit c9793ed (grade_round22, with grader and site_commit): 1 ANSWERED, 10 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 10 of 12. The grader found questions/sparse-tensors#sparse-sparse-mm-backward misleading (not graded WRONG: it said .sum().backward() fails with both inputs requiring grad, literally true on 2.13, while a loss on the values works); the entry was rewritten and record sparse-gradcheck/037's second fact, which said the same, corrected and asserted. Then entries were written for the 11 not ANSWERED (and the sparse entry rewritten) by two writers who read them, and a reader who took no part graded all 12 again on the site at commit 1aa51f6 (grade_round22_after: not blind for the writers): 12 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 12 of 12."
+    " Round 23 (part_id round23*): 9 questions from 24 new fixed queries (QUERIES_ROUND23, 12 forum and 12 GitHub-issue queries, committed before any result was read; 229 results, 65 already collected (pull requests of collected issues included), 117 out of scope, 47 new and in scope, 35 of those near-duplicates of collected questions at new addresses), collected by one helper who wrote nothing, every other in-scope result kept (12 addresses in 9 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit 6fc59bd (grade_round23, with grader and site_commit): 2 ANSWERED, 6 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 7 of 9."
 )
 
 
@@ -210,7 +211,8 @@ def main(argv: list[str]) -> int:
                          "grade_round18_after", "grade_round19",
                          "grade_round19_after", "grade_round20",
                          "grade_round20_after", "grade_round21",
-                         "grade_round21_after", "grade_round22", "grade_round22_after"):
+                         "grade_round21_after", "grade_round22", "grade_round22_after",
+                         "grade_round23", "grade_round23_after"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
@@ -224,7 +226,8 @@ def main(argv: list[str]) -> int:
               "grade_round16", "grade_round16_after", "grade_round17", "grade_round17_after",
               "grade_round18", "grade_round18_after", "grade_round19",
               "grade_round19_after", "grade_round20", "grade_round20_after",
-              "grade_round21", "grade_round21_after", "grade_round22", "grade_round22_after")
+              "grade_round21", "grade_round21_after", "grade_round22", "grade_round22_after",
+              "grade_round23", "grade_round23_after")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
@@ -242,7 +245,8 @@ def main(argv: list[str]) -> int:
                       "grade_round19", "grade_round19_after",
                       "grade_round20", "grade_round20_after",
                       "grade_round21", "grade_round21_after",
-                      "grade_round22", "grade_round22_after"):  # held-out only
+                      "grade_round22", "grade_round22_after",
+                      "grade_round23", "grade_round23_after"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}
