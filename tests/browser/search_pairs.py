@@ -259,9 +259,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("nn.DataParallel on CPU how are gradients summed from replicas",
      "questions/distributed-amp-compile"),
     ("gradient of values sparse_coo_tensor to_sparse_csr dense or sparse densify",
-     "questions/sparse-tensors"),
+     "questions/sparse-layouts"),
     ("spsolve custom autograd Function sparse linear solve backward", "questions/sparse-tensors"),
-    ("second derivative through to_sparse_coo create_graph", "questions/sparse-tensors"),
+    ("second derivative through to_sparse_coo create_graph", "questions/sparse-layouts"),
     ("compiled autograd hook order tensor hook post accumulate module full backward hook",
      "questions/compile-backward"),
     ("aot_module parameters _param_constant make_fx placeholders", "questions/compile-backward"),
@@ -312,7 +312,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("torch.compile in-place update of a buffer in forward wrong gradients", "questions/compile"),
     ("save_for_backward intermediate tensor under torch.compile", "questions/compile-backward"),
     ("compiled autograd hook order several layers", "questions/compile-backward"),
-    ("view reshape sparse COO tensor not implemented", "questions/sparse-tensors"),
+    ("view reshape sparse COO tensor not implemented", "questions/sparse-layouts"),
     ("sparse gradient into dense parameter through a view", "questions/sparse-tensors"),
     ("memory of a sparse gradient huge embedding", "questions/sparse-tensors"),
     ("GCN sparse adjacency matrix gradient", "questions/sparse-tensors"),
@@ -1053,9 +1053,9 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "autograd.Function torch.compile backward compiled_id creation across iterations"),
      "questions/func-hooks"),
     (("addmm sparse csr backward test_autograd_dense_output_addmm square matrix sizes "
-      "output.backward(covector)"), "questions/sparse-tensors"),
+      "output.backward(covector)"), "questions/sparse-layouts"),
     (("to_sparse backward to_sparse_csr gradient gradient through dense to sparse conversion "
-      "masked_grad to_dense"), "questions/sparse-tensors"),
+      "masked_grad to_dense"), "questions/sparse-layouts"),
     ("matmul gradient", "questions/what-backward-computes"),
     ("gradient of matmul what does pytorch compute", "questions/what-backward-computes"),
     (("autograd.grad unused input runs whole backward allow_unused backpropagates anyway "
