@@ -232,8 +232,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 and 17, round(len / 3) for rounds 5 and 6 (the same number
-    # for round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 and 18, round(len / 3) for rounds 5 and 6 (the same
+    # number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -461,6 +461,19 @@ PAIRS = [
     ("r17_siamese_deepcopy_twins_diverge", "r5_siamese_shared_encoder"),
     ("r17_accumulation_clip_each_microbatch", "r17_accumulation_clip_once_before_step"),
     ("r17_curriculum_loss_weights_not_detached", "r17_curriculum_loss_weights_detached"),
+    # round 18
+    ("r18_attention_pad_mask_rows_and_cols_nan", "r18_attention_pad_mask_keys_only"),
+    ("r18_saliency_between_backward_and_step", "r18_saliency_after_step"),
+    ("r18_fp16_adam_default_eps_nan", "r18_fp16_adam_eps_1e4"),
+    ("r18_checkpoint_reentrant_dataclass_output", "r18_checkpoint_nonreentrant_dataclass_output"),
+    ("r18_ntxent_self_similarity_not_masked", "r18_ntxent_self_similarity_masked"),
+    ("r18_sce_reverse_ce_log_onehot_inf", "r18_sce_reverse_ce_label_clamped"),
+    ("r18_gumbel_softmax_tau_tiny_saturated", "r18_gumbel_softmax_tau_one"),
+    ("r18_bnn_weights_sample_not_rsample", "r18_bnn_bayes_by_backprop_rsample"),
+    ("r18_vae_kl_sign_dropped", "r18_vae_kl_closed_form"),
+    ("r18_accumulation_epoch_boundary_carryover", "r18_accumulation_global_step_counter"),
+    ("r18_manual_adamw_no_bias_correction", "r18_manual_adamw_bias_corrected"),
+    ("r18_focal_factor_from_mean_bce", "r18_focal_factor_per_element"),
 ]
 
 
