@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..graph.values import fmt_norm as _f
+from .badweights import eps_underflow, nonfinite_params
 from .cutcalls import cut_calls, cut_from_the_graph, cut_text
 from .detail import light_findings, seen_first
 from .eventfindings import (
@@ -106,6 +107,9 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
                      f" (its output is {over[0]}, whose largest finite value is {over[1]:g}: "
                      f"an overflow; under autocast, run it in float32 or scale its input "
                      f"down)")
+            if own := nonfinite_params(w, c.name):  # the weights, read before an overflow
+                dtype = (f" (its parameter {own[0][0]} holds NaN/Inf in {own[0][1]} of "
+                         f"{own[0][2]} entries, read at the block's end: its weights)")
             at = "" if made is None or not made.op else (
                 f", at its operation {made.op}" + (f", whose value is infinite at "
                                                    f"{made.singular}" if made.singular else ""))
@@ -340,7 +344,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, input_passes, loss_scale, edited_after_backward, edit_discarded,
-    edited_after_step, optimizer_read, scaler_skipped, step_unmoved, values_swapped,
+    edited_after_step, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling,

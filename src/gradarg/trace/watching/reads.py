@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .finding import Finding, Options
+from .masters import master_copies
 from .ranks import first_nonfinite
 from .scales import ddp_unsynced
 from .schedules import zero_lr_cause
@@ -140,12 +141,10 @@ def not_registered(w: GradWatch, o: Options) -> Finding:
 
 def optimizer_holds(w: GradWatch, o: Options) -> Finding:
     """What the optimizers whose step ran hold: tensors that are not parameters of the model
-    (with parameters of the model that no optimizer holds: a module replaced after the
-    optimizer was built; an optimizer that holds only such tensors is seen by its step or
-    ``zero_grad`` too); frozen parameters a step moved (momentum, weight decay); parameters of
-    the model that got a gradient while no optimizer whose step ran holds them (a problem:
-    their ``.grad`` is never applied); parameters without a gradient no optimizer holds (a
-    note)."""
+    (with parameters no optimizer holds: a module replaced after the optimizer was built, or
+    float32 master copies, :mod:`.masters`; an optimizer holding only such tensors is seen by
+    its step or ``zero_grad`` too); frozen parameters a step moved; parameters that got a
+    gradient no optimizer that stepped holds (a problem), or none (a note)."""
     opts = w.grads.seen_optimizers
     left_model = [n for n in gone(w) if n not in w.grads.replaced]
     if left_model:
@@ -156,9 +155,8 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
                 f"(observed: the model no longer holds {_shown(left_model)}, the parameters "
                 f"it had when the watch began)")
         if held_old:
-            text += (": the optimizer holds the old module's tensors, so the new module "
-                     "never moves; build the optimizer after replacing it (or add the new "
-                     "parameters to it)")
+            text += (": the optimizer holds the old module's tensors, so the new module never"
+                     " moves; build the optimizer after replacing it (or add the new parameters)")
         elif new:
             text += ": an optimizer built before the replacement does not hold the new one"
         replaced = [text]
@@ -187,7 +185,9 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
     found, note = replaced, ""
     if foreign:
         shapes = [tuple(f.shape) for f in foreign]
-        if left:
+        if left and (copies := master_copies(w, foreign, left)):
+            note, left, unapplied = copies, [], []  # not a replaced module: masters.py
+        elif left:
             same = [n for n in left if tuple(w.parameters[n].shape) in shapes]
             modules = list(dict.fromkeys(w.parameters[n].module for n in left))
             how = (f"of the same shapes as {_shown(same, 6)}" if len(same) == len(left) else
