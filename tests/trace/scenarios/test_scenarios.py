@@ -187,9 +187,6 @@ XFAIL: dict[str, str] = {
     "r17_sae_strong_l1_dead_latents": "held-out: false",
     "r17_siamese_deepcopy_twins_diverge": "held-out: false",
     # round 18 (branch s26-scen18), first run against main at 9053f5e
-    "r18_accumulation_epoch_boundary_carryover": (
-        "false: 'ok'; missing the step that sums 6 micro-batches (the count restarts per epoch)"
-    ),
     "r18_bnn_weights_sample_not_rsample": (
         "silent: an output without history named, not Normal.sample() cutting mu and rho"
     ),

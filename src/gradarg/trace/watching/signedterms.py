@@ -19,7 +19,7 @@ import torch
 
 from ..graph.nodes import saved_value
 
-__all__ = ["TERMS", "Ascended", "ascended"]
+__all__ = ["TERMS", "Ascended", "ascended", "loss_terms"]
 
 TERMS = {"NllLossBackward0": "cross_entropy (nll_loss)", "NllLoss2DBackward0": "nll_loss",
          "MseLossBackward0": "mse_loss", "L1LossBackward0": "l1_loss",
@@ -81,6 +81,9 @@ def _terms(root: Any) -> list[tuple[Any, float]]:
         else:
             return []
     return found
+
+
+loss_terms = _terms  # the known loss terms below a loss, with the constant factor of each
 
 
 def _params(term: Any) -> set[int]:

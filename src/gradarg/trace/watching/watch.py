@@ -21,7 +21,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import explain, findings, inputpasses, targets, view, zeroops
+from . import explain, findings, inputpasses, stepsums, targets, view, zeroops
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
@@ -101,10 +101,10 @@ class GradWatch:
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         # a language model's targets at the wrong offset; integer results in the forward
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
-        self.inputs = inputpasses.InputPasses(model, watched)  # passes for an input's gradient
+        self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         for part in (self.edits, self.grads, self.terms, self.modes, self.nones, self.shapes,
-                     self.ascent, self.tokens, self.cuts, self.inputs):
+                     self.ascent, self.tokens, self.cuts, self.inputs, self.factors):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
 
@@ -152,7 +152,7 @@ class GradWatch:
             self._finish()
         # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
         for part in (self.calls, self.grads, self.edits, self.terms, self.modes, self.nones,
-                     self.shapes, self.ascent, self.tokens, self.cuts, self.inputs):
+                     self.shapes, self.ascent, self.tokens, self.cuts, self.inputs, self.factors):
             for h in part.detach():
                 h.remove()
         if watched.active:
