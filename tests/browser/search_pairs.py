@@ -1086,6 +1086,40 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("torch.func.hessian multiple inputs hessian argnums hessian of function with two "
       "arguments hessian only works on functions that take a single input"),
      "questions/jacobian-api"),
+    (("custom autograd.Function autocast backward dtype mismatch expected scalar type "
+      "BFloat16 but found Float save_for_backward bf16 input fp32 weight torch.mm in "
+      "backward under autocast expected m1 and m2 to have the same dtype, but got: "
+      "c10::BFloat16 != float"),
+     "questions/amp"),
+    (("jacobian dot vector loss row sum of jacobian jvp loss on jacobian gradient with "
+      "respect to weights jacrev jacfwd vmap jacobian penalty vector-Jacobian-vector"),
+     "questions/vjp-jvp"),
+    (("input tensor requires_grad does input need requires_grad=True output has grad_fn "
+      "without requires_grad backward works without requires_grad on input torch.tensor "
+      "requires_grad False default"),
+     "questions/missing-gradients"),
+    (("make_functional_with_buffers prune deepcopy pruned model error weight_mask buffer "
+      "functional forward_pre_hooks make_functional Only Tensors created explicitly by the "
+      "user (graph leaves) support the deepcopy protocol at the moment"),
+     "questions/detach-grad"),
+    (("find_unused_parameters=True DDP vs single gpu different results does "
+      "find_unused_parameters change gradients unused parameters DDP Expected to have "
+      "finished reduction in the prior iteration before starting a new one"),
+     "questions/fsdp-ddp"),
+    (("crow_indices requires_grad True sparse csr indices requires grad to_sparse_csr "
+      "requires_grad only Tensors of floating point dtype can require gradients"),
+     "questions/sparse-layouts"),
+    (("torch_sparse SparseTensor grad SparseTensor has no grad attribute gradient of sparse "
+      "tensor values sparse matrix requires_grad value"),
+     "questions/sparse-layouts"),
+    (("unpack_dual tangent None functionalize torch.func.functionalize forward AD "
+      "forward-mode tangent lost dual tensor FunctionalTensor fused jvp kernel custom "
+      "Function"),
+     "questions/custom-functions-transforms"),
+    (("hessian vector product autograd automatically backprop through gradient step "
+      "create_graph HVP implementation pytorch second order gradient through optimization "
+      "step torch.autograd.functional.hvp"),
+     "questions/autograd-graph"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
