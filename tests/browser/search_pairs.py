@@ -16,7 +16,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("RuntimeError: grad can be implicitly created only for scalar outputs", "guide/errors"),
     ("grad can be implicitly created only for scalar outputs", "guide/errors"),
     ("RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
-     "guide/errors"),
+     ("guide/errors", "questions/missing-gradients")),
     (("RuntimeError: Trying to backward through the graph a second time (or directly access "
       "saved tensors after they have already been freed)"), "guide/errors"),
     (("Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and output[0] has a "
