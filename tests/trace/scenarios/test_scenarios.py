@@ -82,7 +82,6 @@ XFAIL: dict[str, str] = {
     # round 5, held-out
     "r5_identical_columns_init": "held-out: false",
     "r5_lbfgs_closure_zero_grad": "held-out: silent",
-    "r5_vae_sample_not_rsample": "held-out: false",
     # round 6 (branch s19-scen6), first run against the branch point 173194f
     # round 6, held-out
     "r6_triplet_collapsed_encoder": "held-out: silent",
@@ -187,9 +186,6 @@ XFAIL: dict[str, str] = {
     "r17_sae_strong_l1_dead_latents": "held-out: false",
     "r17_siamese_deepcopy_twins_diverge": "held-out: false",
     # round 18 (branch s26-scen18), first run against main at 9053f5e
-    "r18_bnn_weights_sample_not_rsample": (
-        "silent: an output without history named, not Normal.sample() cutting mu and rho"
-    ),
     "r18_focal_factor_from_mean_bce": (
         "false: 'ok'; missing the focal factor computed from the batch mean (one scalar)"
     ),

@@ -33,11 +33,11 @@ __all__ = ["Draw", "Draws", "sample_cut"]
 
 
 class Draw(NamedTuple):
-    """``count`` draws with ``sample()`` from a ``kind`` whose ``params`` require grad."""
+    """``times`` draws with ``sample()`` from a ``kind`` whose ``params`` require grad."""
 
     kind: str
     params: tuple[str, ...]
-    count: int
+    times: int
 
 
 class Draws:
@@ -65,7 +65,7 @@ class Draws:
         if live:
             seen = self.drawn.get(id(dist))
             self.drawn[id(dist)] = Draw(type(dist).__name__, live,
-                                        1 if seen is None else seen.count + 1)
+                                        1 if seen is None else seen.times + 1)
 
     def cut(self) -> list[Draw]:
         """The draws of distributions whose ``log_prob`` was never called."""
@@ -80,7 +80,7 @@ def sample_cut(w: GradWatch, o: Options) -> Finding:
     d = cut[0]
     more = f" (and {len(cut) - 1} more distribution(s))" if len(cut) > 1 else ""
     return Finding("sampling path", True, (
-        f"{d.kind}.sample() drew {d.count} time(s) in this block from a distribution whose "
+        f"{d.kind}.sample() drew {d.times} time(s) in this block from a distribution whose "
         f"{', '.join(d.params)} require grad{more}, and its log_prob was never called "
         f"(observed): sample() draws under torch.no_grad(), so no gradient reaches "
         f"{', '.join(d.params)} through the draw; use rsample() (the reparameterisation "

@@ -1,9 +1,8 @@
 """What can be wrong with a watched step, one function per finding, and the summary line.
 
-Each finding is a function ``finding(w, options) -> Finding``: whether it could be checked on
-this record, and the phrase for the problem it found (``None`` if none).  :data:`FINDINGS` is
-the order the summary reports them in.  A new finding is one more function here, added to
-:data:`FINDINGS`; :func:`problems` and :func:`summary` need no change.
+Each finding is a function ``finding(w, options) -> Finding``, here or beside the part that
+observes it: whether it could be checked, and the phrase for the problem it found.  A new one
+joins :data:`FINDINGS`, the summary's order; :func:`problems` and :func:`summary` stay as they are.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from ..graph.values import fmt_norm as _f
 from .badweights import eps_underflow, nonfinite_params
 from .cutcalls import cut_calls, cut_from_the_graph, cut_text
 from .detail import light_findings, seen_first
+from .draws import sample_cut
 from .eventfindings import (
     accumulated,
     edit_discarded,
@@ -348,7 +348,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast,
-    loss_ascent, tied_trainable, token_shift, sampling,
+    loss_ascent, tied_trainable, token_shift, sampling, sample_cut,
 )
 
 

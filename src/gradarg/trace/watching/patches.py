@@ -1,7 +1,8 @@
 """Calls torch offers no hook for, observed while a watch listens: ``GradScaler.unscale_``,
 ``GradScaler.scale``, ``GradScaler.step``, ``Optimizer.zero_grad``, ``LRScheduler.step``,
 ``Tensor.register_hook``,
-``torch.autograd.backward`` (which ``Tensor.backward`` calls) and ``torch.autograd.grad``.
+``torch.autograd.backward`` (which ``Tensor.backward`` calls), ``torch.autograd.grad``, and
+``sample`` / ``log_prob`` of the classes of ``torch.distributions``.
 
 The attribute is wrapped while at least one listener exists and restored when the last one is
 removed (the handle's ``remove()``), so nothing is left behind; a listener that raises is
@@ -17,6 +18,7 @@ import torch
 
 __all__ = ["eager_unless_traced", "module_hook", "register_backward_call_hook", "register_backward_done_hook",
            "register_backward_error_hook", "register_backward_inputs_hook",
+           "register_distribution_hooks",
            "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
            "register_scheduler_step_hook",
@@ -174,6 +176,24 @@ _UNSCALE = (_Patch(torch.amp.GradScaler, "unscale_", _wrap_unscale)
             if hasattr(torch.amp, "GradScaler") else None)
 _SCHEDULER_STEP = _Patch(torch.optim.lr_scheduler.LRScheduler, "step", _wrap_around)
 _BACKWARD = _Patch(torch.autograd, "backward", _wrap_backward)
+
+
+def _wrap_distribution(method: str) -> Callable[[Any, list[Callable[..., None]]], Any]:
+    def wrap(original: Any, listeners: list[Callable[..., None]]) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _tell(listeners, method, self)
+            return original(self, *args, **kwargs)
+
+        return call
+
+    return wrap
+
+
+# each class of torch.distributions that defines sample or log_prob itself
+_DISTRIBUTIONS = [_Patch(c, m, _wrap_distribution(m))
+                  for c in vars(torch.distributions).values()
+                  if isinstance(c, type) and issubclass(c, torch.distributions.Distribution)
+                  for m in ("sample", "log_prob") if m in c.__dict__]
 _GRAD = _Patch(torch.autograd, "grad", _wrap_grad)
 
 
@@ -339,3 +359,10 @@ def eager_unless_traced(hook: Callable[..., Any]) -> Callable[..., Any]:
         return traced(*args) if compiling() else hook(*args)
 
     return call
+
+
+def register_distribution_hooks(fn: Callable[[str, Any], None]) -> list[_Handle]:
+    """Call ``fn("sample", dist)`` / ``fn("log_prob", dist)`` before each call of those
+    methods of a class of ``torch.distributions`` (a subclass defined elsewhere that overrides
+    them without calling the parent's is not seen), until each handle's ``remove()``."""
+    return [p.add(fn) for p in _DISTRIBUTIONS]

@@ -21,7 +21,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import explain, findings, inputpasses, stepsums, targets, view, zeroops
+from . import draws, explain, findings, inputpasses, stepsums, targets, view, zeroops
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
@@ -95,7 +95,7 @@ class GradWatch:
         self.ranks: list[RankSeen] | None = None
         self.targets: list[targets.TargetGrad] = []
         self.zero_made: zeroops.ZeroMade | None = None
-        self.terms = GraphlessTerms()  # loss terms made of gradients that carry no graph
+        self.terms, self.draws = GraphlessTerms(), draws.Draws()  # gradient-made terms; sample()
         self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
@@ -103,8 +103,9 @@ class GradWatch:
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
-        for part in (self.edits, self.grads, self.terms, self.modes, self.nones, self.shapes,
-                     self.ascent, self.tokens, self.cuts, self.inputs, self.factors):
+        self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
+                       self.cuts, self.inputs, self.factors, self.draws)
+        for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
 
@@ -151,8 +152,7 @@ class GradWatch:
                 self._cache = None
             self._finish()
         # the edits' mode is pushed after the graphless terms' (at a backward's end): left first
-        for part in (self.calls, self.grads, self.edits, self.terms, self.modes, self.nones,
-                     self.shapes, self.ascent, self.tokens, self.cuts, self.inputs, self.factors):
+        for part in (self.calls, self.grads, self.edits, *self._parts):
             for h in part.detach():
                 h.remove()
         if watched.active:
