@@ -1246,3 +1246,36 @@ QUERIES_ROUND23: dict[str, list[tuple[str, str]]] = {
         ("issues", "hessian vector product double backward slow"),
     ],
 }
+
+# Round 24: fixed before any of them is run (2026-12-01, nineteenth session); each run once, in
+# the corpus named.
+QUERIES_ROUND24: dict[str, list[tuple[str, str]]] = {
+    "round24-c31a": [
+        ("pages", "loss.backward() takes too long slow first iteration"),
+        ("pages", "how to freeze part of a tensor weights gradient mask rows"),
+        ("pages", "torch.autograd.grad returns None for unused input"),
+        ("pages", "gradient of argmax differentiable alternative"),
+        ("pages", "register_forward_hook modify output gradient flow"),
+        ("pages", "nan after optimizer step adam loss becomes inf"),
+        ("issues", "torch.func.jacfwd vmap randomness error"),
+        ("issues", "autograd.Function setup_context save_for_backward vmap"),
+        ("issues", "wrong gradient torch.cdist backward"),
+        ("issues", "checkpoint_sequential input requires_grad warning"),
+        ("issues", "FSDP no_sync gradient accumulation memory"),
+        ("issues", "torch.compile backward nan eager correct"),
+    ],
+    "round24-c31b": [
+        ("pages", "why is my gradient zero after torch.max"),
+        ("pages", "compute jacobian of model output with respect to parameters"),
+        ("pages", "in-place update of a variable inside a loop backward error"),
+        ("pages", "leaf variable has been moved into the graph interior"),
+        ("pages", "hook to print gradients of every layer"),
+        ("pages", "clip_grad_value_ vs clip_grad_norm_ difference"),
+        ("issues", "torch.linalg.svd backward nan repeated singular values"),
+        ("issues", "nn.MultiheadAttention backward nan masked"),
+        ("issues", "gradcheck fails custom extension double precision"),
+        ("issues", "DTensor backward gradient placement Partial"),
+        ("issues", "torch.func.grad nn.Module buffers batchnorm functional_call"),
+        ("issues", "grad_fn reference cycle memory leak autograd graph"),
+    ],
+}
