@@ -195,9 +195,6 @@ XFAIL: dict[str, str] = {
     "r18_manual_adamw_no_bias_correction": (
         "false: 'ok'; a hand-written update without bias correction is not observed"
     ),
-    "r18_ntxent_self_similarity_not_masked": (
-        "false: 'ok'; missing the unmasked self-similarity on the logits' diagonal"
-    ),
     # round 18, held-out
     "r18_saliency_between_backward_and_step": "held-out: false",
     "r18_sce_reverse_ce_log_onehot_inf": "held-out: silent",

@@ -47,6 +47,7 @@ from .reads import (
 )
 from .sampling import sampling
 from .scales import loss_scale
+from .selfmatch import self_match
 from .stepsums import uneven_steps
 from .tied import tied_trainable
 from .tokenshift import token_shift
@@ -159,9 +160,8 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
 
 
 def unused_output_calls(w: GradWatch) -> list[ModuleRecord]:
-    """The calls whose output has autograd history but received no gradient, of modules no
-    call of which received one; calls that started after the backward (recomputation by
-    checkpointing) do not count."""
+    """The calls whose output has history but got no gradient, of modules no call of which
+    got one; calls started after the backward (checkpoint recomputations) do not count."""
     flowed = {c.name for c in w.modules if c.grad_out is not None}
     return [c for c in w.modules if c.out_shape is not None and c.grad_out is None
             and c.index not in w.calls.late and c.name not in flowed]
@@ -348,7 +348,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast,
-    loss_ascent, tied_trainable, token_shift, sampling, sample_cut,
+    loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match,
 )
 
 

@@ -21,7 +21,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import draws, explain, findings, inputpasses, stepsums, targets, view, zeroops
+from . import draws, explain, findings, inputpasses, selfmatch, stepsums, targets, view, zeroops
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
@@ -99,12 +99,12 @@ class GradWatch:
         self.modes = ModeSeen(model)  # the training mode at each call of the model
         self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
-        # a language model's targets at the wrong offset; integer results in the forward
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
+        self.selfmatch = selfmatch.SelfMatches()  # a contrastive loss's unmasked diagonal
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws)
+                       self.cuts, self.inputs, self.factors, self.draws, self.selfmatch)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
