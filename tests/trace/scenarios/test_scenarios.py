@@ -123,10 +123,6 @@ XFAIL: dict[str, str] = {
     # round 12, held-out
     "r12_custom_sigmoid_backward_wrong": "held-out: false",
     # round 13 (branch s23-scen13), first run against main at 9c5737f
-    "r13_accumulation_mean_per_microbatch_tokens": (
-        "false: 'ok' (names the accumulation over 2 micro-batches); missing the per-micro-batch"
-        " mean over unequal token counts (tokens weighted unequally)"
-    ),
     "r13_box_loss_on_negative_anchors": (
         "false: 'ok'; missing the box regression loss taken over background anchors"
     ),

@@ -48,7 +48,7 @@ from .reads import (
 from .sampling import sampling
 from .scales import loss_scale
 from .selfmatch import self_match
-from .stepsums import uneven_steps
+from .stepsums import mean_parts, uneven_steps
 from .tied import tied_trainable
 from .tokenshift import token_shift
 from .trainmode import eval_mode, stats_again
@@ -344,7 +344,7 @@ def values_swapped(w: GradWatch, o: Options) -> Finding:
 FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
-    all_zero, hooks, accumulated, input_passes, uneven_steps, loss_scale, edited_after_backward, edit_discarded,
+    all_zero, hooks, accumulated, input_passes, uneven_steps, mean_parts, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, stats_again, loss_form, loss_nonfinite, loss_broadcast,

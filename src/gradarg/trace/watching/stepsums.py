@@ -25,17 +25,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import torch
+
+from ..graph.nodes import saved_value
 from ..graph.values import tensors as _tensors
 from . import events, patches
 from .finding import Finding, Options
-from .signedterms import loss_terms
+from .signedterms import TERMS, loss_terms
 
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["LossFactors", "step_sums", "uneven_steps"]
+__all__ = ["LossFactors", "mean_parts", "step_sums", "uneven_steps"]
+
+MEAN = 1  # torch's Reduction::Mean, as the loss nodes save it
+UNEQUAL = 1.25  # divisors this far apart are named
 
 KEPT = 256  # backward calls whose factor is kept (the latest)
+
+
+def _mean_over(node: Any) -> tuple[str, float] | None:
+    """``(loss function, divisor)`` of a loss term computed with ``reduction='mean'``: the
+    targets not ignored (their weights' sum, with class weights) of ``nll_loss``, the entries
+    of the others; ``None`` for another reduction or a value that cannot be read."""
+    if saved_value(node, "_saved_reduction", hooked=False) != MEAN:
+        return None
+    name = TERMS.get(type(node).__name__, type(node).__name__)
+    if type(node).__name__.startswith("NllLoss"):
+        total = saved_value(node, "_saved_total_weight", hooked=False)
+        return (name, float(total)) if isinstance(total, torch.Tensor) else None
+    self_ = saved_value(node, "_saved_self", hooked=False)
+    return (name, float(self_.numel())) if isinstance(self_, torch.Tensor) else None
 
 
 class LossFactors:
@@ -45,6 +65,8 @@ class LossFactors:
     def __init__(self, watched: Any):
         self.watched = watched
         self.factors: dict[int, float | None] = {}
+        # the loss function's name and what its reduction='mean' divided by (None: not a mean)
+        self.means: dict[int, tuple[str, float] | None] = {}
         self._handles: list[Any] = []
         self._depth = 0
 
@@ -62,9 +84,11 @@ class LossFactors:
             return  # a backward inside a backward (a checkpoint's recomputation)
         roots = [t for t in _tensors(tensors) if t.grad_fn is not None]
         terms = loss_terms(roots[0].grad_fn) if len(roots) == 1 and roots[0].numel() == 1 else []
-        self.factors[self.watched.forwards] = terms[0][1] if len(terms) == 1 else None
+        at = self.watched.forwards
+        self.factors[at] = terms[0][1] if len(terms) == 1 else None
+        self.means[at] = _mean_over(terms[0][0]) if len(terms) == 1 else None
         if len(self.factors) > KEPT:
-            del self.factors[min(self.factors)]
+            del self.factors[min(self.factors)], self.means[min(self.means)]
 
     def _done(self) -> None:
         self._depth -= 1
@@ -127,3 +151,29 @@ def uneven_steps(w: GradWatch, o: Options) -> Finding:
     return Finding("passes per step", True, note=(
         f"{text}; a loss divided by a fixed number of micro-batches would make those steps "
         f"unequal (the losses' factors could not be read from their graphs)"))
+
+
+def mean_parts(w: GradWatch, o: Options) -> Finding:
+    """Micro-batches summed at a step whose losses are means over unequal counts."""
+    means = w.factors.means
+    for r in w.parameters.values():
+        for by, sums in step_sums(r.events).items():
+            for passes in sums:
+                got = [means.get(f) for f in passes]
+                if len(got) < 2 or any(g is None for g in got):
+                    continue
+                names = {g[0] for g in got}  # type: ignore[index]
+                over = [g[1] for g in got]  # type: ignore[index]
+                if len(names) == 1 and min(over) > 0 and max(over) >= UNEQUAL * min(over):
+                    kind = next((type(h.optimizer).__name__ for h in w.grads.optimizers
+                                 if id(h.optimizer) == by), "optimizer")
+                    return Finding("means summed", True, (
+                        f"the {len(over)} micro-batches a {kind} step summed are each a mean "
+                        f"over their own count ({names.pop()} with reduction='mean', over "
+                        f"{', '.join(f'{c:g}' for c in over)} targets or entries, read from "
+                        f"each loss's graph): an entry of the smallest weighs "
+                        f"{max(over) / min(over):.3g}x one of the largest, so .grad is not the "
+                        f"gradient of the mean over all {sum(over):g}; use reduction='sum' "
+                        f"and divide by the step's total count once (padding and ignore_index "
+                        f"make the counts unequal)"))
+    return Finding("means summed", True)
