@@ -78,6 +78,7 @@ ABOUT = (
     " Round 22 (part_id round22*): 12 questions from 24 new fixed queries (QUERIES_ROUND22, 12 forum and 12 GitHub-issue queries, committed before any result was read; 211 results (3 of them left off by the search and not seen), 89 already collected (pull requests of collected issues included), 64 out of scope, 55 new and in scope, 35 of those near-duplicates of collected questions at new addresses), collected by one helper who wrote nothing, every other in-scope result kept (near-duplicate addresses merged into also), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit c9793ed (grade_round22, with grader and site_commit): 1 ANSWERED, 10 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 10 of 12. The grader found questions/sparse-tensors#sparse-sparse-mm-backward misleading (not graded WRONG: it said .sum().backward() fails with both inputs requiring grad, literally true on 2.13, while a loss on the values works); the entry was rewritten and record sparse-gradcheck/037's second fact, which said the same, corrected and asserted. Then entries were written for the 11 not ANSWERED (and the sparse entry rewritten) by two writers who read them, and a reader who took no part graded all 12 again on the site at commit 1aa51f6 (grade_round22_after: not blind for the writers): 12 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 12 of 12."
     " Round 23 (part_id round23*): 9 questions from 24 new fixed queries (QUERIES_ROUND23, 12 forum and 12 GitHub-issue queries, committed before any result was read; 229 results, 65 already collected (pull requests of collected issues included), 117 out of scope, 47 new and in scope, 35 of those near-duplicates of collected questions at new addresses), collected by one helper who wrote nothing, every other in-scope result kept (12 addresses in 9 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit 6fc59bd (grade_round23, with grader and site_commit): 2 ANSWERED, 6 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 7 of 9."
     " Then entries were written for all 9 by a writer who read them (one page, sparse-tensors, split first by concept: sparse-layouts), and a reader who took no part graded all 9 again on the site at commit 14961ee (grade_round23_after: not blind for the writer): 9 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 9 of 9."
+    " Round 24 (part_id round24*): 16 questions from 24 new fixed queries (QUERIES_ROUND24, 12 forum and 12 GitHub-issue queries, committed before any result was read; 223 results (4 left off by the search and not seen), 98 out of scope, 121 in scope, 76 of those already collected (pull requests of collected issues included) and 24 near-duplicates of collected questions), collected by one helper who wrote nothing, every other in-scope result kept (21 addresses in 16 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit 1df4127 (grade_round24, with grader and site_commit): 1 ANSWERED, 10 PARTLY, 3 ABSENT, 2 WRONG (questions/higher-order said cdist has no double backward: on 2.13 it has one with compute_mode='use_mm_for_euclid_dist', or by default above 25 rows; questions/dtensor said to_local labels the gradient with the DTensor's own placement: for a Partial DTensor it is Replicate); search top 3 for 13 of 16."
 )
 
 
@@ -213,7 +214,8 @@ def main(argv: list[str]) -> int:
                          "grade_round19_after", "grade_round20",
                          "grade_round20_after", "grade_round21",
                          "grade_round21_after", "grade_round22", "grade_round22_after",
-                         "grade_round23", "grade_round23_after"):
+                         "grade_round23", "grade_round23_after", "grade_round24",
+                         "grade_round24_after"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
@@ -228,7 +230,7 @@ def main(argv: list[str]) -> int:
               "grade_round18", "grade_round18_after", "grade_round19",
               "grade_round19_after", "grade_round20", "grade_round20_after",
               "grade_round21", "grade_round21_after", "grade_round22", "grade_round22_after",
-              "grade_round23", "grade_round23_after")
+              "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
@@ -247,7 +249,7 @@ def main(argv: list[str]) -> int:
                       "grade_round20", "grade_round20_after",
                       "grade_round21", "grade_round21_after",
                       "grade_round22", "grade_round22_after",
-                      "grade_round23", "grade_round23_after"):  # held-out only
+                      "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}
