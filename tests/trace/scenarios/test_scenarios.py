@@ -241,8 +241,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 and 18, round(len / 3) for rounds 5 and 6 (the same
-    # number for round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18 and 19, round(len / 3) for rounds 5 and 6 (the
+    # same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -483,6 +483,19 @@ PAIRS = [
     ("r18_accumulation_epoch_boundary_carryover", "r18_accumulation_global_step_counter"),
     ("r18_manual_adamw_no_bias_correction", "r18_manual_adamw_bias_corrected"),
     ("r18_focal_factor_from_mean_bce", "r18_focal_factor_per_element"),
+    # round 19
+    ("r19_ls_softmax_not_log_softmax", "r19_ls_log_softmax_targets"),
+    ("r19_ls_naive_logsumexp_overflow", "r19_ls_max_subtracted_logsumexp"),
+    ("r19_kd_teacher_dropout_train_mode", "r19_kd_teacher_eval_no_grad"),
+    ("r19_frozen_bn_momentum_zero_batch_stats", "r19_frozen_bn_eval_requires_grad_false"),
+    ("r19_regression_relu_output_dead", "r19_regression_linear_output"),
+    ("r19_token_loss_padding_not_masked", "r19_token_loss_masked_mean"),
+    ("r19_lstm_last_step_reads_padding", "r10_packed_lstm_unsorted"),
+    ("r19_bn_accumulation_micro_batch_stats", "r19_groupnorm_accumulation_equals_full_batch"),
+    ("r19_ctc_label_zero_is_blank", "r19_ctc_labels_from_one_blank_zero"),
+    ("r19_param_groups_from_state_dict", "r19_param_groups_named_parameters"),
+    ("r19_logsigmoid_into_bce_loss_raises", "r19_bce_with_logits_raw_outputs"),
+    ("r19_early_stopping_last_weights_kept", "r19_early_stopping_best_weights_restored"),
 ]
 
 
