@@ -72,6 +72,9 @@ class Recorder:
         self._swapped: dict[int, torch.Tensor] = {}
         self._hooks: ModuleHooks | None = None  # set by attach()
         self._tensor_handles: list[Any] = []
+        # evaluation calls (under no_grad after a training step: a validation) skipped whole
+        self._skipped: Any = None
+        self.evaluations = 0
         self.version = 0  # bumped at each call and step: part of the record's cache key
         self._notes, self._dying = CallNotes(watched.owner, watched.names), DyingOutputs()
         self._reset()
@@ -245,6 +248,14 @@ class Recorder:
 
     def _pre_hook(self, module, args):
         watched = self.watched
+        if self._skipped is not None:  # inside an evaluation call, or the next call
+            if not (module is watched.model and torch.is_grad_enabled()):
+                return
+            self._skipped = None  # the evaluation call raised: its post-hook never ran
+        if (module is watched.model and not self._stack and watched.backward_seen
+                and not torch.is_grad_enabled() and graphnotes.reentrant_checkpoint() is None):
+            self._skipped, self.evaluations = module, self.evaluations + 1
+            return
         if (module is watched.model and self._stack and watched.backward_seen
                 and not any(self._raw[i].module is module for i in self._stack)):
             # calls whose forward raised never ran their post-hook: torch.utils.checkpoint
@@ -418,6 +429,10 @@ class Recorder:
             self._sent.setdefault(key[0], []).append(_norm(total))
 
     def _post_hook(self, module, args, output):
+        if self._skipped is not None:
+            if module is self._skipped:
+                self._skipped = None
+            return
         stack = self._stack
         if not stack or (self._light and module is not self.watched.model):
             return
