@@ -13,8 +13,12 @@ checkpointed function, ``torch.utils.checkpoint``) updates its running statistic
 time in the step: observed by hooks on those modules and on ``backward()`` calls
 (:mod:`.patches`), with ``num_batches_tracked`` read before and after the call.
 
-Imports :mod:`.finding` and :mod:`.patches` only (for :func:`eval_mode` and
-:func:`stats_again`, the findings).
+Batch normalization whose affine parameters are frozen (``requires_grad=False``) while it
+runs in train mode still normalises each batch with that batch's statistics, not the running
+statistics it was given, and with ``momentum=0`` never updates them (:func:`frozen_norm`).
+
+Imports :mod:`.finding` and :mod:`.patches` only (for :func:`eval_mode`, :func:`frozen_norm`
+and :func:`stats_again`, the findings).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["DEPENDENT", "ModeSeen", "eval_mode", "stats_again"]
+__all__ = ["DEPENDENT", "ModeSeen", "eval_mode", "frozen_norm", "stats_again"]
 
 DEPENDENT: tuple[type[nn.Module], ...] = (
     nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
@@ -160,3 +164,36 @@ def stats_again(w: GradWatch, o: Options) -> Finding:
         f"{a} -> {b} across that backward); the gradients are not affected, the statistics used "
         f"in eval mode are: keep batch normalization out of the checkpointed function, or "
         f"save and restore its running statistics around the backward"))
+
+
+def frozen_norm(w: GradWatch, o: Options) -> Finding:
+    """Batch normalization with frozen affine parameters that ran in train mode at every call
+    of the block, with ``momentum=0``: a problem (running statistics never used nor
+    updated); with another momentum: a note."""
+    calls = w.modes.calls
+    bn = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
+    if not calls:
+        return Finding("frozen normalization", True)
+    found = []
+    for name, m in w.model.named_modules():
+        params = list(m.parameters(recurse=False))
+        label = f"'{name}' ({type(m).__name__})"
+        if (isinstance(m, bn) and m.track_running_stats and params
+                and not any(p.requires_grad for p in params)
+                and not any(label in names for _, names in calls)):
+            found.append((label, m.momentum))
+    if not found:
+        return Finding("frozen normalization", True)
+    label, momentum = found[0]
+    text = (f"batch normalization {label} has its affine parameters frozen (requires_grad="
+            f"False) but ran in train mode at every call of the model in this block (observed "
+            f"at each call): it normalises each batch with that batch's statistics, not its "
+            f"running_mean / running_var")
+    more = f"; also {_shown([x[0] for x in found[1:]])}" if len(found) > 1 else ""
+    if momentum == 0:
+        return Finding("frozen normalization", True, (
+            f"{text}, which momentum=0 never updates: the step trains on statistics that "
+            f"eval() does not use; call .eval() on it after model.train() to freeze it{more}"))
+    return Finding("frozen normalization", True, note=(
+        f"{text}, and updates them (momentum={momentum}); to freeze it, call .eval() on it "
+        f"after model.train(){more}"))
