@@ -196,7 +196,6 @@ XFAIL: dict[str, str] = {
     "r19_bn_accumulation_micro_batch_stats": (
         "false: 'ok'; missing batch normalization over micro-batches of 2 (not the batch's)"
     ),
-    "r19_ctc_label_zero_is_blank": "false: 'ok'; missing targets holding CTC's blank index 0",
     "r19_lstm_last_step_reads_padding": (
         "false: 'ok'; missing out[:, -1] read after the padding of shorter sequences"
     ),

@@ -8,11 +8,13 @@ joins :data:`FINDINGS`, the summary's order; :func:`problems` and :func:`summary
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..graph.values import fmt_norm as _f
 from .badweights import eps_underflow, nonfinite_params
+from .ctcblank import blank_targets
 from .cutcalls import cut_calls, cut_from_the_graph, cut_text
 from .detail import light_findings, seen_first
 from .draws import sample_cut
@@ -348,7 +350,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
-    loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match,
+    loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
 )
 
 
@@ -487,9 +489,7 @@ def _loss_made(w: GradWatch) -> str:
 def _between(span: list[ModuleRecord]) -> str:
     """``" (between them: 12 Sigmoid, 12 Linear)"``: the kinds of the innermost modules the
     gradient crossed from the last layer to the first, most frequent first (three at most)."""
-    kinds: dict[str, int] = {}
-    for c in span:
-        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    kinds = Counter(c.kind for c in span)
     if not kinds:
         return ""
     shown = sorted(kinds.items(), key=lambda kv: -kv[1])[:3]

@@ -22,6 +22,7 @@ import torch
 from ..._validate import check_flag
 from ..graph.values import state as _state
 from . import draws, explain, findings, inputpasses, selfmatch, stepsums, targets, view, zeroops
+from .ctcblank import BlankTargets
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
@@ -96,15 +97,14 @@ class GradWatch:
         self.targets: list[targets.TargetGrad] = []
         self.zero_made: zeroops.ZeroMade | None = None
         self.terms, self.draws = GraphlessTerms(), draws.Draws()  # gradient-made terms; sample()
-        self.modes = ModeSeen(model)  # the training mode at each call of the model
-        self.edits = GradEdits(watched, self.detail)  # .grad edited out of place, the result thrown away
+        self.modes, self.edits = ModeSeen(model), GradEdits(watched, self.detail)  # modes; edits
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
-        self.selfmatch = selfmatch.SelfMatches()  # a contrastive loss's unmasked diagonal
+        self.selfmatch, self.ctc = selfmatch.SelfMatches(), BlankTargets()  # loss nodes
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.selfmatch)
+                       self.cuts, self.inputs, self.factors, self.draws, self.selfmatch, self.ctc)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
@@ -470,16 +470,16 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     ``.grad``.  With nothing checked there is no "ok"; without an optimizer step the line says so.
 
     Under ``DistributedDataParallel`` and FSDP2 (``torch.distributed.fsdp.fully_shard``) each
-    process records its own step: module and parameter norms are this process's gradients before
-    the processes average them (under FSDP2, of the unsharded parameters it computes with), and
-    the final ``.grad`` norms, read when the block ends, are those of the averaged gradient (of
-    the whole sharded ``DTensor``: a collective, so every process must leave the block).
-    Parameters without a gradient under DDP are named with the error DDP raises for them at the
-    next forward.  When the block ends, each process sends every other one a small record of its
-    own gradients (the parameters whose own gradient held NaN/Inf and when the first arrived,
-    those that got none: ``torch.distributed.all_gather_object``, a collective, so every process
-    must leave the block; not when the block ended with an exception), and the summary says
-    which process saw a non-finite gradient first (``GradWatch.ranks``).
+    process records its own step: module and parameter norms are this process's gradients before the
+    processes average them (under FSDP2, of the unsharded parameters it computes with), and the
+    final ``.grad`` norms, read when the block ends, are those of the averaged gradient (of the
+    whole sharded ``DTensor``: a collective, so every process must leave the block). Parameters
+    without a gradient under DDP are named with the error DDP raises for them at the next forward.
+    When the block ends, each process sends every other one a small record of its own gradients (the
+    parameters whose own gradient held NaN/Inf and when the first arrived, those that got none:
+    ``torch.distributed.all_gather_object``, a collective, so every process must leave the block;
+    not when the block ended with an exception), and the summary says which process saw a non-finite
+    gradient first (``GradWatch.ranks``).
 
     Examples
     --------
