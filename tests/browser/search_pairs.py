@@ -1120,6 +1120,37 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "create_graph HVP implementation pytorch second order gradient through optimization "
       "step torch.autograd.functional.hvp"),
      "questions/autograd-graph"),
+    (("freeze part of weight matrix lower triangular weight mask requires_grad on masked "
+      "elements of weight train only some elements of a parameter can't optimize a non-leaf "
+      "Tensor"),
+     "questions/hooks"),
+    (("log(1 - softmax) nan custom loss nan gradient penalty on eos token probability "
+      "log1p(-softmax) numerical instability logsumexp stable log(1 - p)"),
+     "questions/nan-inf"),
+    (("setup_context save_for_backward input returned as-is autograd.Function identity "
+      "forward save input return x.view_as(x) custom Function save_for_forward input "
+      "returned as output An input that has been returned as-is as output is being saved "
+      "for backward"),
+     "questions/custom-functions-transforms"),
+    (("setup_context inputs default argument autograd.Function forward default value "
+      "setup_context not enough values to unpack Function.apply optional argument returned "
+      "an incorrect number of gradients (expected 2, got 1)"),
+     "questions/custom-functions-transforms"),
+    (("visualize loss.backward track operations during backward print backward graph "
+      "grad_fn next_functions hooks to see gradients flow profile backward pass"),
+     "questions/reading-gradients"),
+    (("gradcheck fails cuda extension double grad_check.py cuda fails fminf fmaxf float32 "
+      "double precision gradcheck Jacobian mismatch custom kernel float64"),
+     "questions/custom-ops"),
+    (("gradcheck warning The {}th input requires gradient gradcheck not double precision "
+      "warning which input gradcheck float32 input warning index is not a double precision "
+      "floating point or complex"),
+     "questions/warning-messages"),
+    (("checkpoint mask input does not require grad element 1 of tensors does not require "
+      "grad and does not have a grad_fn use_reentrant checkpoint non-differentiable output "
+      "checkpoint lengths tensor LSTM none of output has requires_grad=True, this "
+      "checkpoint() is not necessary"),
+     "questions/memory"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
