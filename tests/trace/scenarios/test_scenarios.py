@@ -193,9 +193,6 @@ XFAIL: dict[str, str] = {
     ),
     # round 18, held-out
     # round 19 (branch s26-scen19), first run against main at eb9aa0d
-    "r19_bn_accumulation_micro_batch_stats": (
-        "false: 'ok'; missing batch normalization over micro-batches of 2 (not the batch's)"
-    ),
     "r19_lstm_last_step_reads_padding": (
         "false: 'ok'; missing out[:, -1] read after the padding of shorter sequences"
     ),

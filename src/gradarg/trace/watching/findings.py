@@ -53,7 +53,7 @@ from .selfmatch import self_match
 from .stepsums import mean_parts, uneven_steps
 from .tied import tied_trainable
 from .tokenshift import token_shift
-from .trainmode import eval_mode, frozen_norm, stats_again
+from .trainmode import eval_mode, frozen_norm, small_batch_norm, stats_again
 from .zerocauses import all_zero, hooks
 
 if TYPE_CHECKING:
@@ -349,7 +349,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     all_zero, hooks, accumulated, input_passes, uneven_steps, mean_parts, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
-    modes_mixed, eval_mode, frozen_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
+    modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
 )
 

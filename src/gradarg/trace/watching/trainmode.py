@@ -17,8 +17,12 @@ Batch normalization whose affine parameters are frozen (``requires_grad=False``)
 runs in train mode still normalises each batch with that batch's statistics, not the running
 statistics it was given, and with ``momentum=0`` never updates them (:func:`frozen_norm`).
 
-Imports :mod:`.finding` and :mod:`.patches` only (for :func:`eval_mode`, :func:`frozen_norm`
-and :func:`stats_again`, the findings).
+Batch normalization in train mode over micro-batches of a few examples, accumulated into one
+step, normalises each micro-batch by its own statistics: the step's gradient is not the
+gradient of the batch they make together (:func:`small_batch_norm`).
+
+Imports :mod:`.events`, :mod:`.finding` and :mod:`.patches` only (for :func:`eval_mode`,
+:func:`frozen_norm`, :func:`small_batch_norm` and :func:`stats_again`, the findings).
 """
 
 from __future__ import annotations
@@ -28,19 +32,26 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from . import patches
+from . import events, patches
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["DEPENDENT", "ModeSeen", "eval_mode", "frozen_norm", "stats_again"]
+__all__ = ["DEPENDENT", "MANY", "SMALL", "ModeSeen", "eval_mode", "frozen_norm", "small_batch_norm",
+           "stats_again"]
 
 DEPENDENT: tuple[type[nn.Module], ...] = (
     nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
     nn.FeatureAlphaDropout, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
 """Modules whose forward differs between training and eval mode (torch's dropout and batch
 normalization classes; lazy batch normalization becomes one of these once initialised)."""
+
+
+SMALL = 4
+"""Examples per call at most for batch statistics to be named too few to normalise by."""
+MANY = 4
+"""Micro-batches per step from which that is a problem (fewer: a note)."""
 
 
 class ModeSeen:
@@ -55,6 +66,7 @@ class ModeSeen:
         # normalization cannot train on one value per channel, so eval mode may be on purpose
         self.single = True
         self.batch: int | None = None  # dimension 0 of the last call's first tensor argument
+        self.batches: list[int | None] = []  # that of each call
         self._handle: Any = None
         self._dependent: list[tuple[str, nn.Module]] | None = None
         self._handles: list[Any] = []
@@ -114,6 +126,7 @@ class ModeSeen:
                                              for n, m in self._dependent if not m.training]))
         first = next((a for a in args if isinstance(a, torch.Tensor)), None)
         self.batch = first.shape[0] if first is not None and first.dim() > 0 else None
+        self.batches.append(self.batch)
         self.single = self.single and self.batch == 1
 
     def all_in_eval(self) -> list[str]:
@@ -197,3 +210,34 @@ def frozen_norm(w: GradWatch, o: Options) -> Finding:
     return Finding("frozen normalization", True, note=(
         f"{text}, and updates them (momentum={momentum}); to freeze it, call .eval() on it "
         f"after model.train(){more}"))
+
+
+def small_batch_norm(w: GradWatch, o: Options) -> Finding:
+    """Batch normalization in train mode over micro-batches of at most :data:`SMALL` examples
+    whose passes one step summed (two or more, each after its own call of the model): a
+    problem from :data:`MANY` micro-batches (the step's batch many times the one each
+    normalization sees), a note below."""
+    bn = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+    calls, batches = w.modes.calls, w.modes.batches
+    names = [f"'{n}' ({type(m).__name__})" for n, m in w.model.named_modules()
+             if isinstance(m, bn)]
+    train = [n for n in names if calls and not any(n in off for _, off in calls)]
+    chains = [events.chain(r.events) for r in w.parameters.values() if r.events]
+    passes = max(chains, key=len, default=[])
+    forwards = sorted({n.forward for n in passes})
+    sizes = [b for f in forwards if 0 < f <= len(batches) and (b := batches[f - 1])]
+    if (not train or len(forwards) < 2 or len(sizes) != len(forwards)
+            or any(not 1 < b <= SMALL for b in sizes)):
+        return Finding("batch statistics", True)
+    few = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
+    text = (
+        f"batch normalization {_shown(train)} ran in train mode on micro-batches of "
+        f"{', '.join(map(str, sizes[:6]))}{', ...' if len(sizes) > 6 else ''} examples whose "
+        f"{len(sizes)} backward passes one step accumulated (observed: the first argument of "
+        f"each call, the passes .grad summed): each micro-batch is normalised by its own "
+        f"statistics of {few} examples, so the accumulated gradient is not "
+        f"that of one batch of {sum(sizes)} and the running statistics are noisy; use "
+        f"GroupNorm or LayerNorm, larger micro-batches, or batch norm in eval mode")
+    if len(sizes) >= MANY:  # the step's batch is many times the one normalization sees
+        return Finding("batch statistics", True, text)
+    return Finding("batch statistics", True, note=text)
