@@ -1151,6 +1151,30 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "checkpoint lengths tensor LSTM none of output has requires_grad=True, this "
       "checkpoint() is not necessary"),
      "questions/memory"),
+    (("cdist double backward the derivative for '_cdist_backward' is not implemented cdist "
+      "create_graph gradient penalty cdist compute_mode use_mm_for_euclid_dist second "
+      "derivative of pairwise distance"),
+     "questions/higher-order"),
+    (("DTensor to_local from_local Partial gradient to_local grad_placements Partial "
+      "DTensor round trip different gradient Partial placement backward wrong gradient"),
+     "questions/dtensor"),
+    (("DTensor torch.compile backward tangent placement compiled backward different "
+      "gradient placement inductor assertion tangent DTensor DTensor layer_norm compile "
+      "backward tangent DTensor different placement from forward output"),
+     "questions/dtensor"),
+    (("DTensor Partial gradient becomes Replicate unexpected all-reduce in backward "
+      "DTensor non-contiguous gradient transpose DTensor parameter AccumulateGrad "
+      "new_empty_strided Partial Replicate parameter Partial grad"),
+     "questions/dtensor"),
+    (("cdist backward wrong gradient p=1 _cdist_backward ignores p torch.cdist gradient p "
+      "norm cdist gradcheck p=inf custom kernel overrides aten backward wrong gradient"),
+     "questions/operator-gradients"),
+    (("cdist gradient non-deterministic cdist backward garbage values cdist single row "
+      "gradient cdist res[0, 0].backward() wrong x2.grad"),
+     "questions/operator-gradients"),
+    (("cdist backward 4d tensor Function CdistBackward returned an invalid gradient at "
+      "index 0 cdist batch dimensions broadcasting gradient reshape to 3d before cdist"),
+     "questions/operator-gradients"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
