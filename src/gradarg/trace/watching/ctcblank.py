@@ -11,7 +11,8 @@ Seen here, at each outermost ``backward()``: a ``ctc_loss`` node among the loss'
 (``_saved_targets``, ``_saved_target_lengths``, ``_saved_blank``); the target positions within
 each sequence's length that equal the blank are counted.
 
-Imports :mod:`.finding`, :mod:`.patches` and ``trace.graph`` only.
+Read by :class:`.lossnodes.LossNodes` (:data:`NODE`, :func:`read`). Imports :mod:`.finding`
+and ``trace.graph`` only.
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import first_nodes, saved_value
-from ..graph.values import tensors as _tensors
-from . import patches
+from ..graph.nodes import saved_value
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["BlankTargets", "Blanks", "blank_targets"]
+__all__ = ["NODE", "Blanks", "blank_targets", "read"]
+
+NODE = "CtcLossBackward0"
+"""The loss node read (its saved values)."""
 
 
 class Blanks(NamedTuple):
@@ -42,7 +44,7 @@ class Blanks(NamedTuple):
     sequences: int
 
 
-def _blanks(node: Any) -> Blanks | None:
+def read(node: Any) -> Blanks | None:
     targets = saved_value(node, "_saved_targets", hooked=False)
     lengths = saved_value(node, "_saved_target_lengths", hooked=False)
     blank = saved_value(node, "_saved_blank", hooked=False)
@@ -59,39 +61,9 @@ def _blanks(node: Any) -> Blanks | None:
     return Blanks(blank, sum(hits), sum(lengths), sum(1 for h in hits if h), len(rows))
 
 
-class BlankTargets:
-    """The ``ctc_loss`` nodes of each outermost ``backward()`` call, read at the call
-    (:attr:`found`: the latest targets holding the blank)."""
-
-    def __init__(self) -> None:
-        self.found: Blanks | None = None
-        self._handles: list[Any] = []
-        self._depth = 0
-
-    def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called),
-                         patches.register_backward_done_hook(self._done)]
-
-    def detach(self) -> list[Any]:
-        handles, self._handles = self._handles, []
-        return handles
-
-    def _called(self, tensors: Any) -> None:
-        self._depth += 1
-        if self._depth > 1:
-            return  # a backward inside a backward (a checkpoint's recomputation)
-        roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
-        for n in first_nodes(roots, 12):
-            if type(n).__name__ == "CtcLossBackward0" and (b := _blanks(n)) is not None:
-                self.found = b
-
-    def _done(self) -> None:
-        self._depth -= 1
-
-
 def blank_targets(w: GradWatch, o: Options) -> Finding:
     """CTC targets holding the blank index."""
-    b = w.ctc.found
+    b = w.lossnodes.found.get("ctc")
     if b is None:
         return Finding("CTC targets", True)
     return Finding("CTC targets", True, (

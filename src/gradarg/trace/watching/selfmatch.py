@@ -13,7 +13,8 @@ least) whose largest entry is on the diagonal in every row, while no row's targe
 index (``_saved_target``): a masked diagonal (``-inf`` or a large negative) is never the row's
 largest entry.
 
-Imports :mod:`.finding`, :mod:`.patches` and ``trace.graph`` only.
+Read by :class:`.lossnodes.LossNodes` (:data:`NODE`, :func:`read`). Imports :mod:`.finding`
+and ``trace.graph`` only.
 """
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import first_nodes, saved_value
-from ..graph.values import tensors as _tensors
-from . import patches
+from ..graph.nodes import saved_value
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["MIN_ROWS", "SelfMatch", "SelfMatches", "self_match"]
+__all__ = ["MIN_ROWS", "NODE", "SelfMatch", "read", "self_match"]
+
+NODE = "NllLossBackward0"
+"""The loss node read (its saved values)."""
 
 MIN_ROWS = 8
 """Rows needed before the diagonal is judged (fewer: a largest diagonal can be chance)."""
@@ -43,7 +45,7 @@ class SelfMatch(NamedTuple):
     rows: int
 
 
-def _self_match(node: Any) -> SelfMatch | None:
+def read(node: Any) -> SelfMatch | None:
     target = saved_value(node, "_saved_target", hooked=False)
     below = node.next_functions[0][0] if node.next_functions else None
     if below is None or type(below).__name__ != "LogSoftmaxBackward0":
@@ -59,39 +61,9 @@ def _self_match(node: Any) -> SelfMatch | None:
     return None
 
 
-class SelfMatches:
-    """The ``nll_loss`` nodes of each outermost ``backward()`` call, read at the call, and
-    what was found (:attr:`found`: the latest)."""
-
-    def __init__(self) -> None:
-        self.found: SelfMatch | None = None
-        self._handles: list[Any] = []
-        self._depth = 0
-
-    def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called),
-                         patches.register_backward_done_hook(self._done)]
-
-    def detach(self) -> list[Any]:
-        handles, self._handles = self._handles, []
-        return handles
-
-    def _called(self, tensors: Any) -> None:
-        self._depth += 1
-        if self._depth > 1:
-            return  # a backward inside a backward (a checkpoint's recomputation)
-        roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
-        for n in first_nodes(roots, 12):
-            if type(n).__name__ == "NllLossBackward0" and (m := _self_match(n)) is not None:
-                self.found = m
-
-    def _done(self) -> None:
-        self._depth -= 1
-
-
 def self_match(w: GradWatch, o: Options) -> Finding:
     """A contrastive loss whose logits keep each example's similarity with itself."""
-    m = w.selfmatch.found
+    m = w.lossnodes.found.get("selfmatch")
     if m is None:
         return Finding("self-similarity", True)
     return Finding("self-similarity", True, (

@@ -1,0 +1,61 @@
+"""The loss's first nodes, read once at each outermost ``backward()`` call by the modules that
+judge a loss function's saved values (:data:`READERS`: :mod:`.selfmatch`, :mod:`.ctcblank`).
+
+Each reader is registered for one node type (``"NllLossBackward0"``) and returns what it found
+or ``None``; the latest finding of each is kept by the reader's name (:attr:`LossNodes.found`).
+The nodes are the first :data:`FIRST` reached from the loss (``graph.nodes.first_nodes``),
+read before the backward frees what they saved.
+
+Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..graph.nodes import first_nodes
+from ..graph.values import tensors as _tensors
+from . import ctcblank, patches, selfmatch
+
+__all__ = ["FIRST", "READERS", "LossNodes"]
+
+FIRST = 12
+"""Nodes read from the loss down (a reduction, a division and the loss function's own)."""
+
+
+READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
+    "selfmatch": (selfmatch.NODE, selfmatch.read), "ctc": (ctcblank.NODE, ctcblank.read)}
+"""Readers of the loss's first nodes, by name: ``{name: (node type, read(node))}``."""
+
+
+class LossNodes:
+    """What the readers found at the last ``backward()`` that they found something in."""
+
+    def __init__(self, readers: Mapping[str, tuple[str, Callable[[Any], Any]]] = READERS):
+        self._readers = dict(readers)
+        self.found: dict[str, Any] = {}
+        self._handles: list[Any] = []
+        self._depth = 0
+
+    def attach(self) -> None:
+        self._handles = [patches.register_backward_call_hook(self._called),
+                         patches.register_backward_done_hook(self._done)]
+
+    def detach(self) -> list[Any]:
+        handles, self._handles = self._handles, []
+        return handles
+
+    def _called(self, tensors: Any) -> None:
+        self._depth += 1
+        if self._depth > 1:
+            return  # a backward inside a backward (a checkpoint's recomputation)
+        roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
+        for n in first_nodes(roots, FIRST):
+            kind = type(n).__name__
+            for name, (wanted, read) in self._readers.items():
+                if kind == wanted and (seen := read(n)) is not None:
+                    self.found[name] = seen
+
+    def _done(self) -> None:
+        self._depth -= 1
