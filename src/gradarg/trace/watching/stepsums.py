@@ -113,6 +113,12 @@ def step_sums(notes: Sequence[events.Note]) -> dict[int, list[list[int]]]:
     return out
 
 
+def _optimizer(w: GradWatch, by: int) -> str:
+    """The class name of the optimizer whose ``id`` is ``by`` (its steps' notes name it so)."""
+    return next((type(h.optimizer).__name__ for h in w.grads.optimizers
+                 if id(h.optimizer) == by), "optimizer")
+
+
 def uneven_steps(w: GradWatch, o: Options) -> Finding:
     """Steps of one optimizer that read sums of unequal numbers of passes."""
     best: tuple[int, list[list[int]], str] | None = None
@@ -123,8 +129,7 @@ def uneven_steps(w: GradWatch, o: Options) -> Finding:
     if best is None:
         return Finding("passes per step", True)
     by, sums, name = best
-    kind = next((type(h.optimizer).__name__ for h in w.grads.optimizers
-                 if id(h.optimizer) == by), "optimizer")
+    kind = _optimizer(w, by)
     counts = [len(s) for s in sums]
     lo, hi = min(counts), max(counts)
     factors = w.factors.factors
@@ -165,8 +170,7 @@ def mean_parts(w: GradWatch, o: Options) -> Finding:
                 names = {g[0] for g in got}  # type: ignore[index]
                 over = [g[1] for g in got]  # type: ignore[index]
                 if len(names) == 1 and min(over) > 0 and max(over) >= UNEQUAL * min(over):
-                    kind = next((type(h.optimizer).__name__ for h in w.grads.optimizers
-                                 if id(h.optimizer) == by), "optimizer")
+                    kind = _optimizer(w, by)
                     return Finding("means summed", True, (
                         f"the {len(over)} micro-batches a {kind} step summed are each a mean "
                         f"over their own count ({names.pop()} with reduction='mean', over "

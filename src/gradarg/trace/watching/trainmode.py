@@ -38,7 +38,7 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["DEPENDENT", "MANY", "SMALL", "ModeSeen", "eval_mode", "frozen_norm", "small_batch_norm",
+__all__ = ["BATCH_NORMS", "DEPENDENT", "MANY", "SMALL", "ModeSeen", "eval_mode", "frozen_norm", "small_batch_norm",
            "stats_again"]
 
 DEPENDENT: tuple[type[nn.Module], ...] = (
@@ -48,6 +48,8 @@ DEPENDENT: tuple[type[nn.Module], ...] = (
 normalization classes; lazy batch normalization becomes one of these once initialised)."""
 
 
+BATCH_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+"""Batch normalization over one process's batch (``nn.SyncBatchNorm`` also spans processes)."""
 SMALL = 4
 """Examples per call at most for batch statistics to be named too few to normalise by."""
 MANY = 4
@@ -184,7 +186,7 @@ def frozen_norm(w: GradWatch, o: Options) -> Finding:
     of the block, with ``momentum=0``: a problem (running statistics never used nor
     updated); with another momentum: a note."""
     calls = w.modes.calls
-    bn = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
+    bn = (*BATCH_NORMS, nn.SyncBatchNorm)
     if not calls:
         return Finding("frozen normalization", True)
     found = []
@@ -217,7 +219,7 @@ def small_batch_norm(w: GradWatch, o: Options) -> Finding:
     whose passes one step summed (two or more, each after its own call of the model): a
     problem from :data:`MANY` micro-batches (the step's batch many times the one each
     normalization sees), a note below."""
-    bn = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+    bn = BATCH_NORMS
     calls, batches = w.modes.calls, w.modes.batches
     names = [f"'{n}' ({type(m).__name__})" for n, m in w.model.named_modules()
              if isinstance(m, bn)]
