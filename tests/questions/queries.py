@@ -1279,3 +1279,37 @@ QUERIES_ROUND24: dict[str, list[tuple[str, str]]] = {
         ("issues", "grad_fn reference cycle memory leak autograd graph"),
     ],
 }
+
+# Round 25: fixed before any of them is run (2026-12-01, twentieth session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison); each run once, in
+# the corpus named.
+QUERIES_ROUND25: dict[str, list[tuple[str, str]]] = {
+    "round25-c32a": [
+        ("pages", "zero gradients of specific parameters only"),
+        ("pages", "requires_grad False still uses memory no_grad inference"),
+        ("pages", "exploding gradients LSTM clip norm returns inf"),
+        ("pages", "multinomial categorical sampling gradient REINFORCE"),
+        ("pages", "expected scalar type Float but found Double backward"),
+        ("pages", "cannot register a hook on a tensor that doesn't require gradient"),
+        ("issues", "Expected to mark a variable ready only once"),
+        ("issues", "it must override the setup_context staticmethod"),
+        ("issues", "unsupported operation more than one element of the written-to tensor refers to a single memory location"),
+        ("issues", "torch.func.hessian memory usage large model"),
+        ("issues", "allow_unused materialize_grads zeros instead of None"),
+        ("issues", "searchsorted bucketize no gradient differentiable"),
+    ],
+    "round25-c32b": [
+        ("pages", "interpolate bilinear align_corners backward gradient"),
+        ("pages", "per-sample gradients vmap grad functional_call loop slow"),
+        ("pages", "saved tensors after they have already been freed"),
+        ("pages", "Expected all tensors to be on the same device backward"),
+        ("pages", "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"),
+        ("pages", "opacus per-sample gradient clipping hooks"),
+        ("issues", "Function MmBackward0 returned an invalid gradient"),
+        ("issues", "backward hook on grad_fn next_functions"),
+        ("issues", "torch.autograd.graph.Node register_hook prehook"),
+        ("issues", "stack_module_state ensemble gradients vmap"),
+        ("issues", "register_full_backward_hook module output modified inplace error"),
+        ("issues", "GradScaler skipped step inf checks scale keeps decreasing"),
+    ],
+}
