@@ -18,7 +18,9 @@ the user's zeroed that a step moved) and ``graphnotes``
 no module reads another's private state.  Then ``events`` (each parameter's ``.grad``
 events, in order, and how they are read), ``records`` (module and parameter records and their
 assembly), ``finding`` / ``findings`` / ``eventfindings`` (one function per thing that can be
-wrong with a step; those read from observed ``.grad`` events in ``eventfindings``; ``reads``:
+wrong with a step; those read from observed ``.grad`` events in ``eventfindings``;
+``magnitudes``: NaN/Inf gradients, vanishing or exploding ones, dead units; ``unused``: module
+outputs with history that got no gradient; ``reads``:
 what the optimizer will read, the findings behind a checked "ok" and what was checked;
 ``scales``: what a step read against the losses' gradients, their scale and their average
 over processes; ``zerocauses``: what is behind an all-zero gradient),

@@ -15,7 +15,17 @@ import torch
 from ..graph.values import fmt_norm as _f
 from ..why import rules
 from ..why.rules import Rule
-from . import cutcalls, eventfindings, events, findings, reads, scales, sourceuse, zerocauses
+from . import (
+    cutcalls,
+    eventfindings,
+    events,
+    findings,
+    reads,
+    scales,
+    sourceuse,
+    unused,
+    zerocauses,
+)
 from .detail import light_text
 from .records import ROOT_NAME, ParamRecord
 
@@ -115,13 +125,13 @@ def _stopped(a: Asked) -> str | None:
 def _output_unused(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
-    unused = [c for c in findings.unused_output_calls(a.w) if c.name == a.r.module]
-    if not unused:
+    calls = [c for c in unused.unused_output_calls(a.w) if c.name == a.r.module]
+    if not calls:
         return None
-    c = unused[0]
+    c = calls[0]
     return (f"no gradient reached {a.name}: module '{c.name}' ({c.kind}) ran and "
             f"returned an output with autograd history, but no gradient reached that "
-            f"output: {findings.unused_why(a.w, c)}")
+            f"output: {unused.unused_why(a.w, c)}")
 
 
 def _raised(a: Asked) -> str | None:

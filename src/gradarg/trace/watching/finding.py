@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Finding", "Options"]
+__all__ = ["Finding", "Options", "shown"]
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,8 @@ class Finding:
     why_not: str = ""
     note: str = ""  # a fact worth saying that is not a problem
     expected: tuple[str, ...] = ()  # parameters whose zero gradient the note says is expected
+
+
+def shown(names: Sequence[str], k: int = 2) -> str:
+    """The first ``k`` names joined by commas, with ``", ..."`` when there are more."""
+    return ", ".join(list(names)[:k]) + (", ..." if len(names) > k else "")

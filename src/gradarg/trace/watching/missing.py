@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .finding import Finding, Options
+from .finding import Finding, Options, shown
 from .reads import gone
 
 if TYPE_CHECKING:
@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["no_gradient"]
 
 
-def _shown(names: list[str]) -> str:
-    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-
 
 def no_gradient(w: GradWatch, o: Options) -> Finding:
     left = set(gone(w))  # no longer the model's: named by optimizer_holds
@@ -32,7 +29,7 @@ def no_gradient(w: GradWatch, o: Options) -> Finding:
             and n not in w.grads.replaced and n not in left]  # re-created: named by that
     if none:
         return Finding("missing gradients", True, f"no gradient for {len(none)} parameter(s): "
-                       f"{_shown(none)}{_why(w, none)}{_ddp_unused(w)}")
+                       f"{shown(none, 3)}{_why(w, none)}{_ddp_unused(w)}")
     return Finding("missing gradients", True)
 
 
@@ -64,15 +61,15 @@ def _why(w: GradWatch, none: list[str]) -> str:
     idle = sorted({params[n].module for n in none if not params[n].module_ran}
                   if w.detail.full else ())
     if idle:
-        said.append(f"module(s) not called in this step: {_shown(idle)}; a parameter of a "
+        said.append(f"module(s) not called in this step: {shown(idle, 3)}; a parameter of a "
                     f"module the forward does not call gets no gradient, as when a head is "
                     f"sampled out of this batch")
     customs = sorted({c.removesuffix("Backward") for n in none
                       for c in w.nones.found.get(n, [])})
     if customs:
         said.append(f"a custom autograd.Function whose backward() returned None lies on every "
-                    f"path to {_shown([n for n in none if w.nones.found.get(n)])}: "
-                    f"{_shown(customs)} (why_no_grad names it per parameter)")
+                    f"path to {shown([n for n in none if w.nones.found.get(n)], 3)}: "
+                    f"{shown(customs, 3)} (why_no_grad names it per parameter)")
     r = w.grads.raised
     if r is not None and r.reached and w.grads.ended is None:
         said.append(f"a backward() call in the block raised {r.kind} after reaching other "

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .finding import Finding, Options
+from .finding import Finding, Options, shown
 from .masters import master_copies
 from .ranks import first_nonfinite
 from .scales import ddp_unsynced
@@ -40,9 +40,6 @@ __all__ = [
     "stepped_twice",
 ]
 
-
-def _shown(names: list[str], k: int = 3) -> str:
-    return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
 
 
 def gone(w: GradWatch) -> list[str]:
@@ -71,7 +68,7 @@ def block_ended(w: GradWatch, o: Options) -> Finding:
             if moved:
                 names = [w.watched.owner[p][0] for p in moved]
                 text += (f"; an optimizer step ({s.optimizer or 'optimizer'}) ran before that "
-                         f"backward and updated in place {_shown(names)} after the forward "
+                         f"backward and updated in place {shown(names, 3)} after the forward "
                          f"had used them (observed: their version counters went up after "
                          f"their module's call): call backward() for every loss before any "
                          f"optimizer step, or run the forward again after it")
@@ -82,7 +79,7 @@ def block_ended(w: GradWatch, o: Options) -> Finding:
                  "still holds its history: detach it between batches (h = h.detach())")
     elif "finished reduction" in lower and w.grads.prior_missing:
         missed = w.grads.prior_missing
-        text += (f"; in the step before, no gradient reached {_shown(missed)} (observed: no "
+        text += (f"; in the step before, no gradient reached {shown(missed, 3)} (observed: no "
                  f"backward pass reached them; their module was skipped or its output "
                  f"unused): DistributedDataParallel without find_unused_parameters=True waits "
                  f"for every parameter's gradient before it all-reduces, so that step's "
@@ -122,10 +119,10 @@ def not_registered(w: GradWatch, o: Options) -> Finding:
     lost = [u for u in found if not u.optimized]
     if all(u.later for u in found):
         what = (f"{len(found)} tensor(s) that require grad feed the model's forward but were "
-                f"not parameters of the model when the watch began: {_shown(named)}")
+                f"not parameters of the model when the watch began: {shown(named, 3)}")
     else:
         what = (f"{len(found)} tensor(s) that require grad feed the model's forward but are "
-                f"not registered parameters of the model: {_shown(named)}; "
+                f"not registered parameters of the model: {shown(named, 3)}; "
                 f"model.parameters() does not list them")
     if not lost:
         return Finding("unregistered tensors", True, note=(
@@ -151,8 +148,8 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
         modules = list(dict.fromkeys(w.parameters[n].module for n in left_model))
         new = [u for u in w.graph.unregistered() if u.later]
         held_old = any(w.watched.owner[p][0] in left_model for h in opts for p in h.held)
-        text = (f"module {_shown([repr(m) for m in modules])} was replaced while the watch ran "
-                f"(observed: the model no longer holds {_shown(left_model)}, the parameters "
+        text = (f"module {shown([repr(m) for m in modules], 3)} was replaced while the watch ran "
+                f"(observed: the model no longer holds {shown(left_model, 3)}, the parameters "
                 f"it had when the watch began)")
         if held_old:
             text += (": the optimizer holds the old module's tensors, so the new module never"
@@ -190,12 +187,12 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
         elif left:
             same = [n for n in left if tuple(w.parameters[n].shape) in shapes]
             modules = list(dict.fromkeys(w.parameters[n].module for n in left))
-            how = (f"of the same shapes as {_shown(same, 6)}" if len(same) == len(left) else
-                   f"shapes {_shown([str(s) for s in shapes], 6)}")
+            how = (f"of the same shapes as {shown(same, 6)}" if len(same) == len(left) else
+                   f"shapes {shown([str(s) for s in shapes], 6)}")
             found.append(
                 f"the optimizer holds {len(foreign)} tensor(s) that are not parameters of the "
                 f"model ({how}) and no optimizer{' that stepped' if stepped else ''} holds "
-                f"{_shown(left, 6)}: module {_shown([repr(m) for m in modules])} was replaced "
+                f"{shown(left, 6)}: module {shown([repr(m) for m in modules], 3)} was replaced "
                 f"after the optimizer was built, so the optimizer updates the old module's "
                 f"tensors and the new module never moves; build the optimizer after replacing "
                 f"it (or add the new parameters to it)")
@@ -203,12 +200,12 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
         else:
             found.append(
                 f"the optimizer holds {len(foreign)} tensor(s) that require grad and are not "
-                f"parameters of the model (shapes {_shown([str(s) for s in shapes])}): a "
+                f"parameters of the model (shapes {shown([str(s) for s in shapes], 3)}): a "
                 f"module replaced after the optimizer was built, or tensors outside the model")
     if unapplied:
         found.append(
             f"{len(unapplied)} parameter(s) of the model got a gradient in this step but no "
-            f"optimizer whose step ran holds them: {_shown(unapplied, 6)} (observed: their "
+            f"optimizer whose step ran holds them: {shown(unapplied, 6)} (observed: their "
             f"gradients arrived; the optimizer steps held other tensors), so their .grad is "
             f"computed and never applied; add them to the optimizer, or freeze them with "
             f"requires_grad_(False) if that is meant")
@@ -218,7 +215,7 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
         m = moved[0]
         found.append(
             f"{len(moved)} frozen parameter(s) (requires_grad=False) still moved at the "
-            f"optimizer step: {_shown([x.name for x in moved])} (observed: the parameter "
+            f"optimizer step: {shown([x.name for x in moved], 3)} (observed: the parameter "
             f"before and after {m.optimizer}.step()); .grad was a tensor, not None, so the "
             f"step still applied {m.why}; set .grad = None when freezing (zero_grad() with "
             f"set_to_none=True), or leave them out of the optimizer")
@@ -233,14 +230,14 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             f"the gradient does not freeze the entries (pruned weights come back); apply the "
             f"mask to the weight after each step (torch.nn.utils.prune does), or reset the "
             f"optimizer's state for them"
-            + (f"; also {_shown([x.name for x in masked[1:]])}" if len(masked) > 1 else ""))
+            + (f"; also {shown([x.name for x in masked[1:]], 3)}" if len(masked) > 1 else ""))
     twice = stepped_twice(w)
     if twice is not None:
         names, kinds, steps, passes = twice
         times = "twice" if steps == 2 else f"{steps} times"
         found.append(
             f"{len(names)} parameter(s) are held by {len(kinds)} optimizers ({', '.join(kinds)}) "
-            f"whose steps read the same .grad, with no backward in between: {_shown(names, 6)} "
+            f"whose steps read the same .grad, with no backward in between: {shown(names, 6)} "
             f"(observed: {steps} optimizer steps holding them after their last backward "
             f"pass), so each was updated {times} in this step, each time with .grad holding "
             f"the gradient of every loss accumulated into it ({passes} backward pass(es)); "
@@ -248,7 +245,7 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             f"the backward of its own loss, with zero_grad() in between")
     if left:
         note = (f"{len(left)} parameter(s) of the model that require grad are held by no "
-                f"optimizer whose step ran: {_shown(left)}; they get .grad but are not "
+                f"optimizer whose step ran: {shown(left, 3)}; they get .grad but are not "
                 f"updated (a freeze by optimizer subset, or forgotten)")
     return Finding("what the optimizer holds", True, "; ".join(found) or None, note=note)
 
@@ -331,13 +328,13 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
     found = []
     if none:
         found.append(f"the optimizer step found .grad None for {len(none)} parameter(s) that "
-                     f"got a gradient in this step ({_shown(none)}) and skipped them")
+                     f"got a gradient in this step ({shown(none, 3)}) and skipped them")
     if zero:
         found.append(f"the optimizer step read an all-zero .grad for {len(zero)} parameter(s) "
-                     f"whose gradient was not zero ({_shown(zero)})")
+                     f"whose gradient was not zero ({shown(zero, 3)})")
     if bad:
         text = (f"an optimizer step read a .grad holding NaN/Inf for {len(bad)} "
-                f"parameter(s): {_shown(bad)}")
+                f"parameter(s): {shown(bad, 3)}")
         if w.engine == "DDP" and w.world > 1:
             own = all(w.parameters[n].state == "ok" for n in bad)
             text += (f" (under DDP, .grad is the average over the {w.world} processes"
@@ -380,7 +377,7 @@ def stepped_before_backward(w: GradWatch) -> str:
             "so it skipped every one of them (torch's optimizers skip a parameter whose .grad "
             "is None) and moved none")
     return (f"each of the {steps} optimizer step(s) ran before the backward pass of its "
-            f"iteration: it {found} ({len(names)}: {_shown(names)}), {then}, and the last "
+            f"iteration: it {found} ({len(names)}: {shown(names, 3)}), {then}, and the last "
             f"backward pass came after it (observed: .grad at each step, then the pass); call "
             f"loss.backward() before optimizer.step()")
 
@@ -389,7 +386,7 @@ def _unsynced_text(w: GradWatch, names: list[str], when: str) -> str:
     """What a read of ``.grad`` after a backward DDP did not synchronise means."""
     where = ("the optimizer step" if when == "step" else "the end of the with block")
     text = (f"under DDP the backward before {where} did not synchronise the gradients of "
-            f"{len(names)} parameter(s) ({_shown(names)}): its forward ran inside no_sync() "
+            f"{len(names)} parameter(s) ({shown(names, 3)}): its forward ran inside no_sync() "
             f"(observed: DistributedDataParallel.require_backward_grad_sync was False at that "
             f"forward), so .grad was not averaged over the {w.world} processes")
     if when == "step":
@@ -415,7 +412,7 @@ def _first_rank(w: GradWatch) -> str:
     also = (f" (then process(es) {', '.join(map(str, others))})" if others else
             "; every other process's own gradient was finite")
     return (f"; {who} {first.rank} saw it first: its own gradient of "
-            f"{_shown(first.nonfinite)} held NaN/Inf before the processes averaged it{also} "
+            f"{shown(first.nonfinite, 3)} held NaN/Inf before the processes averaged it{also} "
             f"(gathered from every process when the block ended)")
 
 
@@ -445,7 +442,7 @@ def step_unmoved(w: GradWatch, o: Options) -> Finding:
     names = [x.name for x in (low or unmoved)]
     lr = "not read" if u.lr is None else f"{u.lr:g}"
     text = (f"the optimizer step left {len(names)} parameter(s) unchanged although their "
-            f".grad was finite and not negligible: {_shown(names)} (observed: {u.same} of {u.read} "
+            f".grad was finite and not negligible: {shown(names, 3)} (observed: {u.same} of {u.read} "
             f"entries of {u.name} sampled where .grad is not negligible are bit for bit the "
             f"same after {u.optimizer}.step())")
     if low:

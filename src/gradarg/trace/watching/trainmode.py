@@ -33,7 +33,7 @@ import torch
 from torch import nn
 
 from . import events, patches
-from .finding import Finding, Options
+from .finding import Finding, Options, shown
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -140,9 +140,6 @@ class ModeSeen:
         return self.calls[-1][1]
 
 
-def _shown(names: list[str], k: int = 3) -> str:
-    return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
-
 
 def eval_mode(w: GradWatch, o: Options) -> Finding:
     """An optimizer step after a backward of a block whose every call of the model ran in
@@ -153,12 +150,12 @@ def eval_mode(w: GradWatch, o: Options) -> Finding:
     if w.modes.single:  # batch normalization raises in training mode on one example
         return Finding("training mode", True, note=(
             f"the model was in eval mode at every call, on batches of one example "
-            f"({_shown(names)} in eval mode): batch normalization cannot train on one "
+            f"({shown(names, 3)} in eval mode): batch normalization cannot train on one "
             f"value per channel, so this may be on purpose"))
     return Finding("training mode", True, (
         f"the model was in eval mode (model.training False) at every call in this block, "
         f"with {len(names)} dropout / batch-normalization module(s) in eval mode "
-        f"({_shown(names)}; observed at each call), and an optimizer step followed the "
+        f"({shown(names, 3)}; observed at each call), and an optimizer step followed the "
         f"backward: this step trained with dropout off and batch normalization on its running "
         f"statistics, which it did not update; call model.train() before the training forward "
         f"(after validating under model.eval())"))
@@ -204,7 +201,7 @@ def frozen_norm(w: GradWatch, o: Options) -> Finding:
             f"False) but ran in train mode at every call of the model in this block (observed "
             f"at each call): it normalises each batch with that batch's statistics, not its "
             f"running_mean / running_var")
-    more = f"; also {_shown([x[0] for x in found[1:]])}" if len(found) > 1 else ""
+    more = f"; also {shown([x[0] for x in found[1:]], 3)}" if len(found) > 1 else ""
     if momentum == 0:
         return Finding("frozen normalization", True, (
             f"{text}, which momentum=0 never updates: the step trains on statistics that "
@@ -233,7 +230,7 @@ def small_batch_norm(w: GradWatch, o: Options) -> Finding:
         return Finding("batch statistics", True)
     few = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
     text = (
-        f"batch normalization {_shown(train)} ran in train mode on micro-batches of "
+        f"batch normalization {shown(train, 3)} ran in train mode on micro-batches of "
         f"{', '.join(map(str, sizes[:6]))}{', ...' if len(sizes) > 6 else ''} examples whose "
         f"{len(sizes)} backward passes one step accumulated (observed: the first argument of "
         f"each call, the passes .grad summed): each micro-batch is normalised by its own "

@@ -15,7 +15,7 @@ import torch
 
 from ..graph.values import fmt_norm as _f
 from . import zeroops
-from .finding import Finding, Options
+from .finding import Finding, Options, shown
 
 if TYPE_CHECKING:
     from .records import ModuleRecord, ParamRecord
@@ -31,9 +31,6 @@ def _of_module(w: GradWatch, params: list[str]) -> str:
     return ", ".join(f"{n} (of module '{w.parameters[n].module}')" if n in w.parameters else n
                      for n in params)
 
-
-def _shown(names: list[str], k: int = 2) -> str:
-    return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
 
 
 def all_zero(w: GradWatch, o: Options) -> Finding:
@@ -61,11 +58,11 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         gets, it = ("gets", "it") if one else ("get", "them")
         if not rest and moving and all(blocked[n].adjacent for n in explained):
             whose = (f"{explained[0]}'s gradient is" if len(explained) == 1 else
-                     f"the gradients of {_shown(explained)} are")
+                     f"the gradients of {shown(explained, 2)} are")
             return Finding("all-zero", True, note=(
                 f"{whose} exactly zero, as expected: {why}; {fshown} {gets} a nonzero "
                 f"gradient, so the next optimizer step moves {it}, and a gradient reaches "
-                f"{_shown(explained)} from then on (a factor initialised to zero, as LoRA's "
+                f"{shown(explained, 2)} from then on (a factor initialised to zero, as LoRA's "
                 f"B, does this at the first step)"), expected=tuple(explained))
         if moving:
             then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches "
@@ -76,7 +73,7 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
             then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: "
                     f"initialise one of the factors nonzero")
         parts.append(f"all-zero gradient for {len(explained)} parameter(s): "
-                     f"{_shown(explained)}: {why}; {then}")
+                     f"{shown(explained, 2)}: {why}; {then}")
     if rest:
         first_zero = w.first_zero()
         where = (f" (the gradient first became all zero at '{first_zero.name}' "
@@ -97,7 +94,7 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         if hooked:  # the module after the hooked tensor only received the hook's zeros
             where = (f" (a hook on a tensor of the forward, registered {hooked[0]}, replaced "
                      f"the gradient arriving there with zeros)")
-        parts.append(f"all-zero gradient for {len(rest)} parameter(s): {_shown(rest)}{where}"
+        parts.append(f"all-zero gradient for {len(rest)} parameter(s): {shown(rest, 2)}{where}"
                      f"{float16_underflow(w)}")
     return Finding("all-zero", True, "; ".join(parts) or None)
 
@@ -165,7 +162,7 @@ def hook_moved_text(w: GradWatch, names: list[str]) -> str:
         return ""
     m = w.grads.hook_moved[moved[0]]
     them = ("it" if len(names) == 1 else "them" if len(moved) == len(names) else
-            f"{len(moved)} of them ({_shown(moved)})")
+            f"{len(moved)} of them ({shown(moved, 2)})")
     return (f"; the optimizer step still moved {them}: {m.optimizer}.step() applied {m.why} "
             f"with the zero gradient (observed: the parameter before and after the step), so "
             f"a hook that zeroes the gradient does not freeze a parameter: leave it out of the "
@@ -212,14 +209,14 @@ def hooks(w: GradWatch, o: Options) -> Finding:
     found, notes = [], []
     if other:
         raw, got = changed[other[0]]
-        notes.append(f"a hook on {_shown(other, 3)} (Tensor.register_hook) changed the "
+        notes.append(f"a hook on {shown(other, 3)} (Tensor.register_hook) changed the "
                      f"gradient backward computed before it reached .grad: {other[0]}'s norm "
                      f"{_f(raw)} -> {_f(got)}{_ratio(raw, got)} (observed: before and after "
                      f"the hooks registered on it)")
     if zeroed:
         raw, _ = changed[zeroed[0]]
         found.append(f"all-zero gradient for {len(zeroed)} parameter(s) from a hook: a hook on "
-                     f"{_shown(zeroed, 3)} (Tensor.register_hook) replaced the gradient "
+                     f"{shown(zeroed, 3)} (Tensor.register_hook) replaced the gradient "
                      f"backward computed with zeros (observed: {zeroed[0]}'s gradient had norm "
                      f"{_f(raw)} before the hooks registered on it and 0 after them), so .grad "
                      f"is all zero{hook_moved_text(w, zeroed)}")
