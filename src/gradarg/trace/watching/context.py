@@ -5,7 +5,8 @@ backward of each forward (:class:`DdpSync`: ``no_sync``), and the hooks of the u
 parameter or an activation (:class:`ParamHooks`: the gradient read on both sides of them,
 through public hooks only).
 
-Imports nothing of the trace room.
+Imports the graph room's readers and, of the watch, only ``patches``' count of running
+``backward()`` calls.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 
 from ..graph.nodes import accumulator, edges_into
 from ..graph.values import norm as _norm
+from . import patches
 from .events import HookedPass, PassEntry
 
 __all__ = ["KEY", "DdpSync", "LossScales", "ParamHooks", "TensorHooked", "entry_maker",
@@ -172,7 +174,6 @@ class ParamHooks:
         self._changed: set[int] = set()  # tensors whose gradient a hook was seen to change
         self._raw: dict[int, torch.Tensor] = {}  # id(tensor) -> what its users sent, this call
         self._nodes: list[Any] = []  # the post hooks on those users, this call
-        self._depth = 0  # backward() calls running
         self._first_calls = _FIRST_CALLS  # backward() calls left that read unchecked tensors
 
     def hook(self, t: torch.Tensor, p: torch.Tensor, live: torch.Tensor | None) -> None:
@@ -216,8 +217,7 @@ class ParamHooks:
     def backward_called(self, tensors: Any) -> None:
         """``torch.autograd.backward(tensors)`` starts: the users of each tensor still to be
         compared get a post hook (see the class)."""
-        self._depth += 1
-        if self._depth > 1 or self._pass_hook is None:
+        if patches.backward_depth() > 1 or self._pass_hook is None:
             return
         keys = set(self._changed)
         if self._unchecked and self._first_calls > 0:
@@ -242,8 +242,7 @@ class ParamHooks:
 
     def backward_done(self) -> None:
         """The ``backward()`` call returned or raised: the post hooks come off."""
-        self._depth = max(0, self._depth - 1)
-        if self._depth:
+        if patches.backward_depth() > 1:
             return
         for handle in self._nodes:
             handle.remove()
@@ -255,7 +254,7 @@ class ParamHooks:
         """``t.register_hook`` is about to run (``when`` "before") or ran ("after"): on a
         watched parameter or a tensor of the graph, a hook of the user's (not while a
         ``backward()`` runs: its hooks are being read)."""
-        if self._ours or self._pass_hook is None or self._depth:
+        if self._ours or self._pass_hook is None or patches.backward_depth():
             return
         rec = self._main.get(id(t))
         if rec is not None:

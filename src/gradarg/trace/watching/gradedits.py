@@ -104,13 +104,12 @@ class GradEdits:
         self._mode: fnmodes.Following | None = None
         self._grads: dict[tuple[Any, ...], str] | None = {}  # memory key -> parameter name
         self._open = False
-        self._depth = 0  # backward() calls running
         self._live: dict[int, tuple[weakref.ref, Discarded]] = {}  # candidates, by id
         self._handles: list[Any] = []
 
     def attach(self) -> None:
         self._handles = [patches.register_backward_call_hook(self._backward_call),
-                         patches.register_backward_done_hook(self._backward_done),
+                         patches.register_backward_done_hook(self._backward_done, outer=True),
                          patches.register_zero_grad_hook(self._close_on),
                          register_optimizer_step_pre_hook(_close_all),
                          self.watched.model.register_forward_pre_hook(patches.module_hook(
@@ -128,11 +127,9 @@ class GradEdits:
     # -- the window -------------------------------------------------------------------------
     def _backward_call(self, tensors: Any) -> None:
         self._close()
-        self._depth += 1
 
     def _backward_done(self) -> None:
-        self._depth = max(0, self._depth - 1)
-        if self._depth or not self.detail.full or torch.compiler.is_compiling():
+        if not self.detail.full or torch.compiler.is_compiling():
             return
         self._grads, self._open = None, True  # the .grad tensors are read at the first call
         _OPEN.add(self)

@@ -57,14 +57,12 @@ class InputPasses:
         self._params = {id(p) for p in watched.owner}
         self._waiting: list[tuple[Any, int, tuple[int, ...]]] = []
         self._handles: list[Any] = []
-        self._depth = 0
 
     def attach(self) -> None:
         self._handles = [
             self.model.register_forward_pre_hook(patches.module_hook(
                 patches.eager_unless_traced(self._called)), with_kwargs=True),
-            patches.register_backward_call_hook(self._backward_call),
-            patches.register_backward_done_hook(self._backward_done)]
+            patches.register_backward_done_hook(self._backward_done, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles, self._waiting = self._handles, [], []
@@ -77,13 +75,9 @@ class InputPasses:
                 self._waiting.append((weakref.ref(a), self.watched.forwards, tuple(a.shape)))
         del self._waiting[:-MOST_KEPT]
 
-    def _backward_call(self, tensors: Any) -> None:
-        self._depth += 1
-
     def _backward_done(self) -> None:
-        self._depth -= 1
-        if self._depth or not self._waiting:
-            return  # a backward inside a backward (a checkpoint's recomputation)
+        if not self._waiting:
+            return
         still = []
         for ref, call, shape in self._waiting:
             t = ref()

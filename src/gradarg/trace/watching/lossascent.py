@@ -51,20 +51,16 @@ class LossAscent:
         self.found: Ascent | None = None
         self._handles: list[Any] = []
         self._hooks: list[Any] = []
-        self._depth = 0
 
     def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called),
-                         patches.register_backward_done_hook(self._done)]
+        self._handles = [patches.register_backward_call_hook(self._called, outer=True),
+                         patches.register_backward_done_hook(self._done, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles, self._hooks = self._handles + self._hooks, [], []
         return handles
 
     def _called(self, tensors: Any) -> None:
-        self._depth += 1
-        if self._depth > 1:
-            return  # a backward inside a backward (a checkpoint's recomputation)
         self.found = None
         roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
         for n in first_nodes(roots, 12):
@@ -82,11 +78,9 @@ class LossAscent:
         return hook
 
     def _done(self) -> None:
-        self._depth -= 1
-        if not self._depth:
-            for h in self._hooks:
-                h.remove()
-            self._hooks = []
+        for h in self._hooks:
+            h.remove()
+        self._hooks = []
 
 
 def loss_ascent(w: GradWatch, o: Options) -> Finding:

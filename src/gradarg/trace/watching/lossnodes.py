@@ -36,26 +36,18 @@ class LossNodes:
         self._readers = dict(readers)
         self.found: dict[str, Any] = {}
         self._handles: list[Any] = []
-        self._depth = 0
 
     def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called),
-                         patches.register_backward_done_hook(self._done)]
+        self._handles = [patches.register_backward_call_hook(self._called, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles = self._handles, []
         return handles
 
     def _called(self, tensors: Any) -> None:
-        self._depth += 1
-        if self._depth > 1:
-            return  # a backward inside a backward (a checkpoint's recomputation)
         roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
         for n in first_nodes(roots, FIRST):
             kind = type(n).__name__
             for name, (wanted, read) in self._readers.items():
                 if kind == wanted and (seen := read(n)) is not None:
                     self.found[name] = seen
-
-    def _done(self) -> None:
-        self._depth -= 1

@@ -95,12 +95,11 @@ class LossShapes:
         self._shapes: dict[Any, tuple[int, ...]] = {}  # node -> shape seen in this backward
         self._handles: list[Any] = []
         self._hooks: list[Any] = []
-        self._depth = 0
 
     def attach(self) -> None:
         self._handles = [self.model.register_forward_hook(patches.module_hook(self._returned)),
-                         patches.register_backward_call_hook(self._called),
-                         patches.register_backward_done_hook(self._done)]
+                         patches.register_backward_call_hook(self._called, outer=True),
+                         patches.register_backward_done_hook(self._done, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles = self._handles + self._hooks, []
@@ -108,7 +107,7 @@ class LossShapes:
         return handles
 
     def _returned(self, module: Any, args: Any, out: Any) -> None:
-        if self._depth:
+        if patches.backward_depth():
             return  # a recomputation during a backward (checkpoint)
         for t in _tensors(out):
             if t.grad_fn is not None and t.dim() >= 1:
@@ -118,8 +117,7 @@ class LossShapes:
             self._shape = tuple(first.shape)
 
     def _called(self, tensors: Any) -> None:
-        self._depth += 1
-        if self._depth > 1 or self.found is not None or not self._outputs:
+        if self.found is not None or not self._outputs:
             return
         roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
         todo, seen = list(roots), set(roots)
@@ -144,9 +142,6 @@ class LossShapes:
         return hook
 
     def _done(self) -> None:
-        self._depth = max(0, self._depth - 1)
-        if self._depth:
-            return
         hooks, self._hooks = self._hooks, []
         for h in hooks:
             h.remove()

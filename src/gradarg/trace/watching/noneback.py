@@ -42,15 +42,14 @@ class NoneReturned:
         self._owner = owner  # parameter -> (name, module name), the watch's
         self.found: dict[str, list[str]] = {}
         self._roots: list[Any] = []
-        self._depth = 0
         self._judged = True  # False: the running call raised or was given inputs=
         self._handles: list[Any] = []
 
     def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called),
+        self._handles = [patches.register_backward_call_hook(self._called, outer=True),
                          patches.register_backward_inputs_hook(self._inputs),
                          patches.register_backward_error_hook(self._raised),
-                         patches.register_backward_done_hook(self._done)]
+                         patches.register_backward_done_hook(self._done, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles = self._handles, []
@@ -59,9 +58,6 @@ class NoneReturned:
 
     # -- the backward() call ------------------------------------------------------------------
     def _called(self, tensors: Any) -> None:
-        self._depth += 1
-        if self._depth > 1:
-            return
         self._judged = True
         ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
         self._roots = [t.grad_fn for t in ts
@@ -74,9 +70,6 @@ class NoneReturned:
         self._judged = False
 
     def _done(self) -> None:
-        self._depth = max(0, self._depth - 1)
-        if self._depth:
-            return
         roots, self._roots = self._roots, []
         if not (roots and self._judged):
             return

@@ -7,6 +7,9 @@
 The attribute is wrapped while at least one listener exists and restored when the last one is
 removed (the handle's ``remove()``), so nothing is left behind; a listener that raises is
 ignored (the user's step is never broken).  A new call to observe is one :class:`_Patch`.
+How many ``backward()`` calls are running (a checkpoint's recomputation runs one inside
+another) is counted here once, for every listener: :func:`backward_depth`, and the ``outer``
+hooks that hear the outermost call only.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["eager_unless_traced", "module_hook", "register_backward_call_hook", "register_backward_done_hook",
+__all__ = ["backward_depth", "eager_unless_traced", "module_hook", "register_backward_call_hook", "register_backward_done_hook",
            "register_backward_error_hook", "register_backward_inputs_hook",
            "register_distribution_hooks",
            "register_grad_call_hook",
@@ -84,20 +87,34 @@ def _wrap_unscale(original: Any, listeners: list[Callable[..., None]]) -> Any:
     return unscale_
 
 
+_DEPTH = [0]  # torch.autograd.backward calls running, counted by the wrapper
+
+
+def backward_depth() -> int:
+    """How many ``torch.autograd.backward`` calls are running now, as the wrapper counts them
+    while a listener exists: 0 outside any, 1 inside one, 2 inside a checkpoint's recomputation
+    that runs a backward inside another.  Inside a call or done hook: 1 for the outermost."""
+    return _DEPTH[0]
+
+
 def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
     def backward(*args: Any, **kwargs: Any) -> Any:
         tensors = args[0] if args else kwargs.get("tensors")
-        _tell(listeners, "call", tensors)
-        inputs = kwargs.get("inputs", args[5] if len(args) > 5 else None)
-        if inputs is not None:
-            _tell(listeners, "inputs", inputs)
+        _DEPTH[0] += 1
         try:
-            out = original(*args, **kwargs)
-        except Exception as error:
-            _tell(listeners, "error", error)
-            raise
-        _tell(listeners, "done", None)
-        return out
+            _tell(listeners, "call", tensors)
+            inputs = kwargs.get("inputs", args[5] if len(args) > 5 else None)
+            if inputs is not None:
+                _tell(listeners, "inputs", inputs)
+            try:
+                out = original(*args, **kwargs)
+            except Exception as error:
+                _tell(listeners, "error", error)
+                raise
+            _tell(listeners, "done", None)
+            return out
+        finally:
+            _DEPTH[0] -= 1
 
     # a backward() inside a torch.compile'd function runs eagerly (a graph break); disabled
     # here, the watch's hooks it calls are not compiled frame by frame either
@@ -238,13 +255,14 @@ def register_backward_error_hook(fn: Callable[[BaseException], None]) -> _Handle
     return _BACKWARD.add(on)
 
 
-def register_backward_call_hook(fn: Callable[[Any], None]) -> _Handle:
+def register_backward_call_hook(fn: Callable[[Any], None], *, outer: bool = False) -> _Handle:
     """Call ``fn(tensors)`` when ``torch.autograd.backward`` (so ``Tensor.backward``) is
     called, before it runs, with its first argument (a tensor or a sequence of tensors: the
-    losses); until the handle's ``remove()``."""
+    losses); ``outer``: only for a call that runs inside no other (not a checkpoint's
+    recomputation); until the handle's ``remove()``."""
 
     def on(kind: str, payload: Any) -> None:
-        if kind == "call":
+        if kind == "call" and (not outer or _DEPTH[0] == 1):
             fn(payload)
 
     return _BACKWARD.add(on)
@@ -262,12 +280,13 @@ def register_backward_inputs_hook(fn: Callable[[Any], None]) -> _Handle:
     return _BACKWARD.add(on)
 
 
-def register_backward_done_hook(fn: Callable[[], None]) -> _Handle:
+def register_backward_done_hook(fn: Callable[[], None], *, outer: bool = False) -> _Handle:
     """Call ``fn()`` when ``torch.autograd.backward`` (so ``Tensor.backward``) returns or
-    raises (after the error hooks), until the handle's ``remove()``."""
+    raises (after the error hooks); ``outer``: only for a call that ran inside no other;
+    until the handle's ``remove()``."""
 
     def on(kind: str, payload: Any) -> None:
-        if kind in ("done", "error"):
+        if kind in ("done", "error") and (not outer or _DEPTH[0] == 1):
             fn()
 
     return _BACKWARD.add(on)

@@ -68,20 +68,15 @@ class LossFactors:
         # the loss function's name and what its reduction='mean' divided by (None: not a mean)
         self.means: dict[int, tuple[str, float] | None] = {}
         self._handles: list[Any] = []
-        self._depth = 0
 
     def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called),
-                         patches.register_backward_done_hook(self._done)]
+        self._handles = [patches.register_backward_call_hook(self._called, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles = self._handles, []
         return handles
 
     def _called(self, tensors: Any) -> None:
-        self._depth += 1
-        if self._depth > 1:
-            return  # a backward inside a backward (a checkpoint's recomputation)
         roots = [t for t in _tensors(tensors) if t.grad_fn is not None]
         terms = loss_terms(roots[0].grad_fn) if len(roots) == 1 and roots[0].numel() == 1 else []
         at = self.watched.forwards
@@ -89,9 +84,6 @@ class LossFactors:
         self.means[at] = _mean_over(terms[0][0]) if len(terms) == 1 else None
         if len(self.factors) > KEPT:
             del self.factors[min(self.factors)], self.means[min(self.means)]
-
-    def _done(self) -> None:
-        self._depth -= 1
 
 
 def step_sums(notes: Sequence[events.Note]) -> dict[int, list[list[int]]]:

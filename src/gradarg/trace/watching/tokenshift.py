@@ -121,27 +121,24 @@ class TokenShift:
         self._looked = False  # for a leak, once per watch
         self._ids: torch.Tensor | None = None
         self._handles: list[Any] = []
-        self._depth = 0
 
     def attach(self) -> None:
         self._handles = [
             self.model.register_forward_pre_hook(patches.module_hook(self._called),
                                                  with_kwargs=True),
-            patches.register_backward_call_hook(self._backward),
-            patches.register_backward_done_hook(self._done)]
+            patches.register_backward_call_hook(self._backward, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles, self._ids = self._handles, [], None
         return handles
 
     def _called(self, module: Any, args: Any, kwargs: Any) -> None:
-        if not self._depth:  # not a recomputation during a backward (checkpoint)
+        if not patches.backward_depth():  # not a recomputation during a backward (checkpoint)
             self._ids = _ids(args, kwargs)
 
     def _backward(self, tensors: Any) -> None:
-        self._depth += 1
         ids = self._ids
-        if self._depth > 1 or self.found is not None or ids is None:
+        if self.found is not None or ids is None:
             return
         ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
         roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
@@ -159,9 +156,6 @@ class TokenShift:
                         self.leak = future_leak(roots, ids.shape[1])
         if found and all(f.offset == 2 for f in found):  # none at the next token
             self.found = found[0]
-
-    def _done(self) -> None:
-        self._depth = max(0, self._depth - 1)
 
 
 def token_shift(w: GradWatch, o: Options) -> Finding:

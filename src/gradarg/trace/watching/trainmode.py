@@ -72,7 +72,6 @@ class ModeSeen:
         self._handle: Any = None
         self._dependent: list[tuple[str, nn.Module]] | None = None
         self._handles: list[Any] = []
-        self._depth = 0  # backward() calls running
         self._names: dict[Any, str] = {}  # batch normalization module -> its name
         self._count: dict[Any, int] = {}  # its num_batches_tracked before a call in a backward
         # name -> (class, num_batches_tracked before and after): batch normalization called
@@ -81,8 +80,7 @@ class ModeSeen:
 
     def attach(self) -> None:
         self._handle = self.model.register_forward_pre_hook(patches.module_hook(self._called))
-        self._handles = [patches.register_backward_call_hook(self._backward_call),
-                         patches.register_backward_done_hook(self._backward_done)]
+        self._handles = [patches.register_backward_done_hook(self._backward_done, outer=True)]
         for name, m in self.model.named_modules():
             # batch (and instance) normalization keeping running statistics, by their
             # documented attributes
@@ -97,15 +95,11 @@ class ModeSeen:
         return handles + ([] if handle is None else [handle])
 
     # -- a call during the backward (a checkpoint's recomputation) ---------------------------
-    def _backward_call(self, tensors: Any) -> None:
-        self._depth += 1
-
     def _backward_done(self) -> None:
         """The outermost ``backward()`` returned: the counts read at calls made during it are
         compared (a non-reentrant checkpoint stops its recomputation as soon as the saved
         tensors it needs are made again, inside the layer's forward: no forward hook runs)."""
-        self._depth = max(0, self._depth - 1)
-        if self._depth or not self._count:
+        if not self._count:
             return
         count, self._count = self._count, {}
         for m, before in count.items():
@@ -114,7 +108,7 @@ class ModeSeen:
                 self.again[self._names[m]] = (type(m).__name__, before, now)
 
     def _stats_before(self, m: Any, args: Any) -> None:
-        if self._depth and m.training and m.track_running_stats and m not in self._count \
+        if patches.backward_depth() and m.training and m.track_running_stats and m not in self._count \
                 and isinstance(m.num_batches_tracked, torch.Tensor):
             self._count[m] = int(m.num_batches_tracked)
 
