@@ -193,9 +193,6 @@ XFAIL: dict[str, str] = {
     ),
     # round 18, held-out
     # round 19 (branch s26-scen19), first run against main at eb9aa0d
-    "r19_lstm_last_step_reads_padding": (
-        "false: 'ok'; missing out[:, -1] read after the padding of shorter sequences"
-    ),
     # round 19, held-out
     "r19_early_stopping_last_weights_kept": "held-out: false",
     "r19_kd_teacher_dropout_train_mode": "held-out: silent",

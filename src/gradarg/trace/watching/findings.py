@@ -33,6 +33,7 @@ from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .magnitudes import dead_units, nonfinite, orders, vanishing_or_exploding
 from .missing import no_gradient
+from .padreads import pad_read
 from .reads import (
     block_ended,
     checked,
@@ -171,6 +172,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
+    pad_read,
 )
 
 

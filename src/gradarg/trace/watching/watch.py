@@ -21,7 +21,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import draws, explain, findings, inputpasses, stepsums, targets, view, zeroops
+from . import draws, explain, findings, inputpasses, padreads, stepsums, targets, view, zeroops
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
@@ -100,11 +100,11 @@ class GradWatch:
         self.modes, self.edits = ModeSeen(model), GradEdits(watched, self.detail)  # modes; edits
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
-        self.lossnodes = LossNodes()  # the loss's first nodes, read once per backward()
+        self.lossnodes, self.pads = LossNodes(), padreads.PadReads(model)  # loss nodes; padding
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
