@@ -80,7 +80,7 @@ ABOUT = (
     " Then entries were written for all 9 by a writer who read them (one page, sparse-tensors, split first by concept: sparse-layouts), and a reader who took no part graded all 9 again on the site at commit 14961ee (grade_round23_after: not blind for the writer): 9 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 9 of 9."
     " Round 24 (part_id round24*): 16 questions from 24 new fixed queries (QUERIES_ROUND24, 12 forum and 12 GitHub-issue queries, committed before any result was read; 223 results (4 left off by the search and not seen), 98 out of scope, 121 in scope, 76 of those already collected (pull requests of collected issues included) and 24 near-duplicates of collected questions), collected by one helper who wrote nothing, every other in-scope result kept (21 addresses in 16 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit 1df4127 (grade_round24, with grader and site_commit): 1 ANSWERED, 10 PARTLY, 3 ABSENT, 2 WRONG (questions/higher-order said cdist has no double backward: on 2.13 it has one with compute_mode='use_mm_for_euclid_dist', or by default above 25 rows; questions/dtensor said to_local labels the gradient with the DTensor's own placement: for a Partial DTensor it is Replicate); search top 3 for 13 of 16."
     " Record distributed-amp-compile/150's first fact corrected in round 24 (a writer found it while correcting the site): to_local's backward labels the gradient with the DTensor's own placements except that Partial becomes Replicate; its check asserts the Partial case too."
-    " Then entries were written for all 16 (the two WRONG statements corrected in place) by two writers who read them, and a reader who took no part graded all 16 again on the site at commit a2b8c43 (grade_round24_after: not blind for the writers): 16 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 16 of 16 (distributed-amp-compile/200 judged ANSWERED on another fix than the record's, backward_pass_autocast, run by the reader on 2.13)."
+    " Then entries were written for all 16 (the two WRONG statements corrected in place) by two writers who read them, and a reader who took no part graded all 16 again on the site at commit a2b8c43 (grade_round24_after: not blind for the writers): 16 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 16 of 16 (distributed-amp-compile/200 judged ANSWERED on another fix than the record's, backward_pass_autocast, run by the reader on 2.13). Round 25 (part_id round25*): 8 questions from 24 new fixed queries (QUERIES_ROUND25, 12 forum and 12 GitHub-issue queries whose words overlap every earlier query's by at most half, committed before any result was read; 230 results, 53 in scope, 27 of those already collected and 16 near-duplicates of collected questions), collected by one helper who wrote nothing, every other in-scope result kept (10 addresses in 8 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit a2b8c43 (its text unchanged at 82d51c8) (grade_round25, with grader and site_commit): 1 ANSWERED, 6 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 6 of 8. The grader found questions/graph-errors#inplace-expanded-single-memory-location inaccurate (not graded WRONG): index_put_ on an expanded tensor warns on 2.13 (deprecated), only item assignment, fill_ and zero_ are silent."
 )
 
 
@@ -217,7 +217,7 @@ def main(argv: list[str]) -> int:
                          "grade_round20_after", "grade_round21",
                          "grade_round21_after", "grade_round22", "grade_round22_after",
                          "grade_round23", "grade_round23_after", "grade_round24",
-                         "grade_round24_after"):
+                         "grade_round24_after", "grade_round25", "grade_round25_after"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
@@ -232,7 +232,8 @@ def main(argv: list[str]) -> int:
               "grade_round18", "grade_round18_after", "grade_round19",
               "grade_round19_after", "grade_round20", "grade_round20_after",
               "grade_round21", "grade_round21_after", "grade_round22", "grade_round22_after",
-              "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after")
+              "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after",
+              "grade_round25", "grade_round25_after")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
@@ -251,7 +252,8 @@ def main(argv: list[str]) -> int:
                       "grade_round20", "grade_round20_after",
                       "grade_round21", "grade_round21_after",
                       "grade_round22", "grade_round22_after",
-                      "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after"):  # held-out only
+                      "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after",
+                      "grade_round25", "grade_round25_after"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}
