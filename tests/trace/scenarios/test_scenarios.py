@@ -185,9 +185,6 @@ XFAIL: dict[str, str] = {
     "r18_focal_factor_from_mean_bce": (
         "false: 'ok'; missing the focal factor computed from the batch mean (one scalar)"
     ),
-    "r18_gumbel_softmax_tau_tiny_saturated": (
-        "silent: the vanishing gradient named, not the saturated gumbel_softmax at tau 1e-3"
-    ),
     "r18_manual_adamw_no_bias_correction": (
         "false: 'ok'; a hand-written update without bias correction is not observed"
     ),

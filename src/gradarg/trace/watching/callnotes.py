@@ -1,6 +1,7 @@
 """Two notes the module-call hooks of :class:`~.recorder.Recorder` take at each call, kept
 here: in-place edits of a module's own parameters during its call (their version counters,
-read at the call's start and end), and integer tensors a call took as inputs.
+read at the call's start and end), integer tensors a call took as inputs, and softmax outputs
+a call took whose rows are exactly one-hot (saturated).
 
 Imports nothing of the trace room.
 """
@@ -45,6 +46,7 @@ class CallNotes:
         self._used: dict[int, int] = {}
         # call -> (outputs finite, dtype, an Inf among them)
         self._narrow: dict[int, tuple[bool, torch.dtype, bool]] = {}
+        self._saturated: dict[int, tuple[int, int]] = {}  # call -> (one-hot rows, rows)
 
     @property
     def edited(self) -> Mapping[str, tuple[str, str]]:
@@ -73,6 +75,15 @@ class CallNotes:
         in these types."""
         return MappingProxyType(self._narrow)
 
+    @property
+    def saturated(self) -> Mapping[int, tuple[int, int]]:
+        """Call -> ``(k, n)``: it took a softmax's output (its ``grad_fn`` a
+        ``SoftmaxBackward0``) of which ``k`` of the ``n`` rows along the softmax's dimension
+        were exactly one-hot (every entry 0 or 1: saturated), read at the call.  The softmax's
+        Jacobian on a row y is ``diag(y) - y yᵀ``, 0 on such a row: no gradient goes back
+        through it."""
+        return MappingProxyType(self._saturated)
+
     def changed_since_forward(self, params: Any) -> list[Any]:
         """Those of ``params`` whose version counter went up since their module's last call
         in this step returned: modified in place after the forward used them (observed)."""
@@ -89,9 +100,26 @@ class CallNotes:
                         and bool((t == pad).all())):
                     self._padding[index] = pad
                 break
+        for t in inputs:
+            if (isinstance(t, torch.Tensor) and t.grad_fn is not None
+                    and type(t.grad_fn).__name__ == "SoftmaxBackward0"):
+                self._note_softmax(index, t)
+                break
         own = self._own.get(module)
         if own:
             self._versions[index] = [(p, p._version) for p in own]
+
+    def _note_softmax(self, index: int, t: torch.Tensor) -> None:
+        dim = getattr(t.grad_fn, "_saved_dim", None)
+        if not t.dim() or not isinstance(dim, int):
+            return
+        dim = dim - 2**64 if dim >= 2**63 else dim  # a negative dim, read back unsigned
+        if not -t.dim() <= dim < t.dim():
+            return
+        rows = t.detach().movedim(dim, -1).reshape(-1, t.shape[dim])
+        k = int(((rows == 0) | (rows == 1)).all(-1).sum())
+        if k:
+            self._saturated[index] = (k, rows.shape[0])
 
     def end(self, index: int, module: Any, outputs: Any = ()) -> None:
         """Call ``index`` of ``module`` returned ``outputs`` (tensors)."""

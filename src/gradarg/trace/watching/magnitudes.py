@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from .records import ModuleRecord
     from .watch import GradWatch
 
-__all__ = ["DEAD_SUPPORT", "dead_units", "nonfinite", "orders", "vanishing_or_exploding"]
+__all__ = ["DEAD_SUPPORT", "dead_units", "nonfinite", "orders", "saturated_text",
+           "vanishing_or_exploding"]
 
 
 def nonfinite(w: GradWatch, o: Options) -> Finding:
@@ -93,7 +94,7 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
         return Finding("vanishing/exploding", True,
                        f"vanishing gradient: {orders(ratio)} orders of magnitude smaller "
                        f"at {first} than at {last}{_between(span)}"
-                       f"{_sharpest(ratio, span)}")
+                       f"{_sharpest(ratio, span)}{saturated_text(w, flow[0].index, flow[-1].index)}")
     if ratio >= o.factor:
         return Finding("vanishing/exploding", True,
                        f"exploding gradient: {orders(ratio)} orders of magnitude larger "
@@ -144,6 +145,24 @@ def _sharpest(ratio: float, span: list[ModuleRecord]) -> str:
         return ""
     return (f", most of it across '{best.name}' ({best.kind}: {_f(best.grad_out)} at its "
             f"output, {_f(best.grad_in)} at its input)")
+
+
+def saturated_text(w: GradWatch, after: int, upto: int) -> str:
+    """``"; the input of 'dec' (Linear) is a softmax output with 31 of 32 rows exactly
+    one-hot ..."``: a call between ``after`` and ``upto`` (indices, the first and last layer
+    of a vanishing gradient) took a softmax's output at least half of whose rows were exactly
+    one-hot (observed at the call: ``CallNotes.saturated``); else ``""``."""
+    seen = [(i, k, n) for i, (k, n) in w.calls.noted.saturated.items()
+            if after < i <= upto and i < len(w.modules) and 2 * k >= n]
+    if not seen:
+        return ""
+    i, k, n = max(seen, key=lambda x: x[1] / x[2])
+    c = w.modules[i]
+    return (f"; the input of '{c.name}' ({c.kind}) is a softmax output with {k} of {n} rows "
+            f"exactly one-hot (observed at the call): a saturated softmax, whose Jacobian "
+            f"diag(y) - y yᵀ is 0 on such a row, sends no gradient back through it; its "
+            f"logits are too large for its temperature (gumbel_softmax's tau too low, "
+            f"logits scaled up): raise the temperature or scale the logits down")
 
 
 def _loss_made(w: GradWatch) -> str:
