@@ -244,8 +244,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18 and 19, round(len / 3) for rounds 5 and 6 (the
-    # same number for round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 and 20, round(len / 3) for rounds 5 and 6
+    # (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -499,6 +499,16 @@ PAIRS = [
     ("r19_param_groups_from_state_dict", "r19_param_groups_named_parameters"),
     ("r19_logsigmoid_into_bce_loss_raises", "r19_bce_with_logits_raw_outputs"),
     ("r19_early_stopping_last_weights_kept", "r19_early_stopping_best_weights_restored"),
+    # round 20
+    ("r20_actor_critic_td_target_not_detached", "r20_actor_critic_td_target_no_grad"),
+    ("r20_multitask_alpha_one_head_b_zero", "r20_multitask_weighted_sum_both_heads"),
+    ("r20_ema_update_outside_no_grad_raises", "r20_ema_update_under_no_grad"),
+    ("r20_ce_target_column_raises", "r20_ce_target_squeezed"),
+    ("r20_clip_logit_scale_clamped_in_forward", "r20_clip_logit_scale_clamp_after_step"),
+    ("r20_maml_inner_step_inplace", "r20_fomaml_functional_call"),
+    ("r20_iou_loss_no_overlap_zero_grad", "r20_giou_loss_no_overlap"),
+    ("r20_grad_centralization_on_bias", "r20_grad_centralization_weights_only"),
+    ("r20_gcn_loss_on_all_nodes", "r20_gcn_loss_on_train_mask"),
 ]
 
 
