@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .finding import Finding, Options
 from .graphnotes import runs_inside
+from .missing import unheld
 
 if TYPE_CHECKING:
     from .records import ModuleRecord
@@ -53,10 +54,15 @@ def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
     if grad_mode[c.index] == "on" and inner:
         cause = (f"its submodule '{inner[0].name}' ({inner[0].kind}) ran without recording "
                  f"a graph: {CUT_CAUSE[grad_mode[inner[0].index]]}")
-    return Finding("cut from the graph", True,
-                   f"module '{c.name}' ({c.kind}) produced an output without autograd history "
-                   f"although its parameters require grad{more}: {cause}; no gradient flows "
-                   f"back through that call")
+    text = (f"module '{c.name}' ({c.kind}) produced an output without autograd history "
+            f"although its parameters require grad{more}: {cause}; no gradient flows back "
+            f"through that call")
+    mine = [n for n, r in w.parameters.items() if r.module == c.name or
+            r.module.startswith(f"{c.name}.") or c.name == "(model)"]
+    if unheld(w, mine):  # no optimizer would train them: a part kept fixed (a note)
+        return Finding("cut from the graph", True, note=text + " (no optimizer whose step ran "
+                       "holds its parameters)")
+    return Finding("cut from the graph", True, text)
 
 
 def cut_text(w: GradWatch) -> str:

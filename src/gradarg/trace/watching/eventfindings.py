@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..graph.values import fmt_norm as _f
 from . import events, inputpasses
-from .finding import Finding, Options
+from .finding import Finding, Options, shown
 from .partialedits import scaled_between_passes
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
             "no backward pass accumulated into .grad: the gradients reached the parameters' "
             "hooks, and .grad was left as it was (torch.autograd.grad, or backward(inputs=...) "
             "without them)"))
-    if not got:
+    if not got or w.closures.found is not None:  # summed by a closure's evaluations: named there
         return Finding("accumulated", True)
     total = len(got)
     by_kind: dict[str, list[tuple[str, events.Accumulation]]] = {}
@@ -56,8 +56,8 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
         read = {name for name, _ in by_kind["steps"] if _read_after_last_pass(w, name)}
         unread = [name for name, _ in by_kind["steps"] if name not in read]
         if unread and w.parameters[unread[0]].final_known:
-            notes.append(f".grad of {len(unread)} parameter(s) ({', '.join(unread[:3])}"
-                         f"{', ...' if len(unread) > 3 else ''}) sums gradients from before "
+            notes.append(f".grad of {len(unread)} parameter(s) ({shown(unread, 3)}) sums "
+                         f"gradients from before "
                          f"and after an optimizer step, but no optimizer step read that sum "
                          f"in this with block (observed: no step holding them after their "
                          f"last backward); zero_grad() before their optimizer's next step "
@@ -297,8 +297,7 @@ def recreated(w: GradWatch, o: Options) -> Finding:
     if not w.grads.replaced:
         return Finding("re-created parameters", True)
     names = list(w.grads.replaced)
-    more = (f" (and {len(names) - 1} other parameter(s): {', '.join(names[1:3])}"
-            f"{', ...' if len(names) > 3 else ''})" if len(names) > 1 else "")
+    more = f" (and {len(names) - 1} other parameter(s): {shown(names[1:], 2)})" if names[1:] else ""
     return Finding("re-created parameters", True, replacement_text(w, names[0]) + more)
 
 
@@ -342,7 +341,8 @@ def edited_after_step(w: GradWatch, o: Options) -> Finding:
     pairs = [(r, p) for r, p in seen if p is not None]
     if not pairs:
         return Finding("edited after step", True)
-    changed = [(r, p) for r, p in pairs if abs(p[1] / p[0] - 1) > 1e-4]
+    changed = [(r, p) for r, p in pairs if abs(p[1] / p[0] - 1) > 1e-4
+               and not w.left.untouched(r.name)]  # not made by the step itself
     if not changed:
         return Finding("edited after step", True)
     factors = [p[1] / p[0] for _, p in changed]

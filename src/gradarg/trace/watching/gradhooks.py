@@ -39,9 +39,6 @@ from .stepmoves import StepMoves, Unmoved
 
 __all__ = ["Ended", "FrozenMoved", "GradEvents", "Holding", "Raised"]
 
-def _nothing() -> None:
-    return None
-
 
 class GradEvents:
     """The ``.grad`` event hooks of a watch and their log (see :func:`gradarg.watch`).
@@ -54,8 +51,8 @@ class GradEvents:
 
     def __init__(self, watched: Watched):
         self.watched = watched
-        self._on_zero: Callable[[], None] = _nothing
-        self._running: Callable[[], tuple[str, str] | None] = _nothing
+        self._on_zero: Callable[[], None] = lambda: None
+        self._running: Callable[[], tuple[str, str] | None] = lambda: None
         owner = watched.owner
         self._handles: list[Any] = []  # for the whole block
         self._log: list[Entry] = []  # every .grad event of the block, in order: notes()
@@ -72,6 +69,7 @@ class GradEvents:
         self._moved_end: float | None = None
         self._held_by: dict[int, Holding] = {}  # per optimizer
         self._stepped: dict[int, Holding] = {}  # optimizers whose step held a watched param
+        self._closing: dict[int, tuple[Holding, int]] = {}  # closure steps, read at their end
         self._frozen_before: dict[Any, float] = {}  # frozen param -> its sum at the step
         self._frozen = FrozenGrads()  # whether a frozen parameter's .grad is stale at a step
         self._frozen_moved: dict[str, FrozenMoved] = {}
@@ -373,6 +371,13 @@ class GradEvents:
         self._stepped.setdefault(id(optimizer), cached)
         self.moves.before(optimizer, held, self.watched.owner)
         self._masks.before(optimizer, held)
+        if callable(kwargs.get("closure", args[1] if len(args) > 1 else None)):  # (self, closure)
+            self._closing[id(optimizer)] = (cached, self._steps_seen)  # backward runs inside
+        else:
+            self._read_step(optimizer, cached)
+
+    def _read_step(self, optimizer: Any, cached: Holding) -> None:  # at its start, or its end
+        held = cached.held
         grads = [p.grad for p in held]
         norms = None
         probe = self._probe
@@ -407,6 +412,8 @@ class GradEvents:
 
     def _after_step_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         """An optimizer step ended: what it left unchanged, the frozen parameters it moved."""
+        if (c := self._closing.pop(id(optimizer), None)) and c[1] == self._steps_seen:
+            self._read_step(optimizer, c[0])  # no step inside it read .grad (SAM's base does)
         self.moves.after(optimizer)
         self._masks.after(optimizer, self.watched.owner, observed.what_moves)
         if not self._frozen_before:
@@ -440,10 +447,10 @@ class GradEvents:
             return
         if when == "before":
             self._steps_at_scaler = self._steps_seen
-        else:
-            self._scaler_steps.append((self._steps_seen > self._steps_at_scaler,
-                                       float(scaler.get_scale())))
-            self._changes += 1
+            return
+        self._scaler_steps.append((self._steps_seen > self._steps_at_scaler,
+                                   float(scaler.get_scale())))
+        self._changes += 1
 
     def _backward_call_hook(self, tensors: Any) -> None:
         """``torch.autograd.backward(tensors, ...)`` is called: the losses (``observed.Losses``)
@@ -465,10 +472,8 @@ class GradEvents:
         """A ``GradScaler``'s ``unscale_(optimizer)`` ran: it multiplied the ``.grad`` of the
         parameters ``optimizer`` holds by 1 / scale.  The probe's expected norm follows it, so
         the next step reads every norm only when something else changed ``.grad``."""
-        if not scaler.is_enabled():
-            return
-        cached = self._holding(optimizer)
-        if not cached.held:
+        cached = self._holding(optimizer) if scaler.is_enabled() else None
+        if cached is None or not cached.held:
             return
         factor = 1.0 / float(scaler.get_scale())
         self._log_entry(events.UnscaleEntry(cached.held, factor, self.watched.forwards))
@@ -477,16 +482,14 @@ class GradEvents:
 
     def ended_by(self, error: BaseException) -> None:
         """The ``with`` block ends with ``error`` (its ``__exit__`` saw it)."""
-        raised = self._raised
-        by_backward = raised is not None and raised.message == message(error)
+        by_backward = self._raised is not None and self._raised.message == message(error)
         self._ended = Ended(type(error).__name__, message(error), where(error), by_backward,
                             self.watched.forwards)
         self._changes += 1
 
     def end(self) -> None:
         """The block ends: ``.grad`` of every parameter is read (its norm), and the probe."""
-        self._final = {p: (None if p.grad is None else _norm(p.grad))
-                       for p in self.watched.owner}
+        self._final = {p: None if p.grad is None else _norm(p.grad) for p in self.watched.owner}
         self._log_entry(events.EndEntry(self._final, self.watched.forwards))
         if self._probe is not None:
             self._moved_end = local_sum(self._probe)

@@ -27,10 +27,25 @@ def no_gradient(w: GradWatch, o: Options) -> Finding:
     left = set(gone(w))  # no longer the model's: named by optimizer_holds
     none = [n for n, r in w.parameters.items() if r.requires_grad and r.grad is None
             and n not in w.grads.replaced and n not in left]  # re-created: named by that
+    if none and unheld(w, none):
+        return Finding("missing gradients", True, note=(
+            f"no gradient for {len(none)} parameter(s), and no optimizer whose step ran holds "
+            f"them: {shown(none, 3)}{_why(w, none)}; nothing trains them, as for a part of "
+            f"the model kept fixed on purpose (requires_grad_(False) would say so)"),
+            expected=tuple(none))
     if none:
         return Finding("missing gradients", True, f"no gradient for {len(none)} parameter(s): "
                        f"{shown(none, 3)}{_why(w, none)}{_ddp_unused(w)}")
     return Finding("missing gradients", True)
+
+
+def unheld(w: GradWatch, names: list[str]) -> bool:
+    """Whether optimizer steps ran in the block and none of them holds any of ``names``."""
+    if not w.grads.steps_seen or w.engine is not None:
+        return False
+    held = {w.watched.owner[p][0] for h in w.grads.optimizers for p in h.held
+            if p in w.watched.owner}
+    return not held.intersection(names)
 
 
 def _ddp_unused(w: GradWatch) -> str:

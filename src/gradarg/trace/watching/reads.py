@@ -245,8 +245,11 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             f"the backward of its own loss, with zero_grad() in between")
     if left:
         note = (f"{len(left)} parameter(s) of the model that require grad are held by no "
-                f"optimizer whose step ran: {shown(left, 3)}; they get .grad but are not "
-                f"updated (a freeze by optimizer subset, or forgotten)")
+                f"optimizer whose step ran: {shown(left, 3)}; " + (
+                    "they got no gradient in this step either" if all(
+                        w.parameters[n].grad is None for n in left) else
+                    "they get .grad but are not updated (a freeze by optimizer subset, or "
+                    "forgotten)"))
     return Finding("what the optimizer holds", True, "; ".join(found) or None, note=note)
 
 

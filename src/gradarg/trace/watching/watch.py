@@ -21,7 +21,8 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import draws, explain, findings, inputpasses, padreads, stepsums, targets, view, zeroops
+from . import draws, explain, findings, inputpasses, stepsums, targets, view, zeroops
+from .closures import ClosureSteps
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
@@ -33,11 +34,13 @@ from .lossnodes import LossNodes
 from .lossshapes import LossShapes
 from .model import Watched
 from .noneback import NoneReturned
+from .padreads import PadReads
 from .ranks import RankSeen
 from .ranks import gather as gather_ranks
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
 from .sentinel import Sentinel
+from .stepleft import StepLeft
 from .tokenshift import TokenShift
 from .trainmode import ModeSeen
 
@@ -52,9 +55,8 @@ _nothing: Any = lambda *args: None  # the parts' listeners once the watch is rem
 class GradWatch:
     """The hooks :func:`watch` put on a model, and the record of the last step they saw.
 
-    Use it as a context manager (``with gradarg.watch(model) as w:``) or keep it and call
-    :meth:`remove`. After a backward pass, ask :meth:`summary`, :meth:`table`, :meth:`plot`,
-    :meth:`why_no_grad` or :meth:`draw`.
+    Use it as a context manager (``with gradarg.watch(model) as w:``) or call :meth:`remove`;
+    after a backward, ask :meth:`summary`, :meth:`table`, :meth:`plot`, :meth:`why_no_grad`, :meth:`draw`.
 
     The record is made by three parts, each with read-only views for the findings:
     ``calls`` (the module calls: ``late``, ``cut``, ...), ``grads`` (each parameter's
@@ -97,14 +99,14 @@ class GradWatch:
         self.targets: list[targets.TargetGrad] = []
         self.zero_made: zeroops.ZeroMade | None = None
         self.terms, self.draws = GraphlessTerms(), draws.Draws()  # gradient-made terms; sample()
-        self.modes, self.edits = ModeSeen(model), GradEdits(watched, self.detail)  # modes; edits
+        self.modes, self.edits, self.left = ModeSeen(model), GradEdits(watched, self.detail), StepLeft(watched.owner)
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
-        self.lossnodes, self.pads = LossNodes(), padreads.PadReads(model)  # loss nodes; padding
+        self.lossnodes, self.pads, self.closures = LossNodes(), PadReads(model), ClosureSteps()
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
@@ -170,9 +172,8 @@ class GradWatch:
             self.grads.forget_losses()
         self.calls.forget()
         watched.active = False
-        # the parts' callbacks into each other (bound methods: reference cycles) are let go
-        # with the hooks, so the record is freed by reference counting, not by a collection
-        # of the garbage collector's older generation during a later step
+        # the parts' callbacks into each other (bound methods: cycles) go with the hooks: the
+        # record is freed by reference counting, not by a later collection of the old generation
         self.calls.listen(new_step=_nothing, outer_return=_nothing)
         self.grads.listen(on_zero=_nothing, running=_nothing)
 
@@ -180,8 +181,7 @@ class GradWatch:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        error = exc[1] if len(exc) > 1 else None
-        if isinstance(error, Exception) and self.watched.active:
+        if isinstance(error := exc[1] if len(exc) > 1 else None, Exception) and self.watched.active:
             self.grads.ended_by(error)  # what ended the block: said by the summary
         self.remove()
 
