@@ -26,7 +26,7 @@ class StepLeft:
     """
 
     def __init__(self, owner: dict[Any, tuple[str, str]]):
-        self._owner = owner
+        self._names = {id(p): name for p, (name, _) in owner.items()}  # by id: no tensor hash
         self._params = {name: p for p, (name, _) in owner.items()}
         self._left: dict[str, tuple[int, int]] = {}  # name -> (id of .grad, its version)
         self._handles: list[Any] = []
@@ -39,12 +39,12 @@ class StepLeft:
         return handles
 
     def _ended(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        owner = self._owner
+        names = self._names
         for group in optimizer.param_groups:
             for p in group["params"]:
                 g = p.grad
-                if g is not None and p in owner:
-                    self._left[owner[p][0]] = (id(g), g._version)
+                if g is not None and (name := names.get(id(p))) is not None:
+                    self._left[name] = (id(g), g._version)
 
     def untouched(self, name: str) -> bool:
         """Whether the ``.grad`` of parameter ``name`` is still the tensor, unmodified, that
