@@ -178,3 +178,29 @@ def test_a_loss_made_anew_is_named_exactly_when_it_is_a_leaf(remade, seed, doubl
     if leaf:
         assert text.startswith("no backward pass reached the model")
         assert "test_watch_graphless.py:" in w.why_no_grad("0.weight")
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), out=st.integers(1, 3), inner=st.sampled_from([0.01, 0.1]))
+def test_fast_weights_from_a_gradient_without_a_graph_are_not_a_term(seed, out, inner):
+    """First-order meta-learning: ``p - lr * g`` with ``g`` from ``autograd.grad`` without
+    ``create_graph`` is an update of each parameter (a leaf), even a one-element one (a bias
+    of one output), not a term of a loss; the query loss reaches the parameters through
+    ``p``.  The truth: every parameter's ``.grad`` after the query loss's backward is the
+    gradient of that loss at the fast weights (first-order MAML's meta-gradient)."""
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, out))
+    xs, ys, xq, yq = torch.randn(6, 3), torch.randn(6, out), torch.randn(6, 3), torch.randn(6, out)
+    call = torch.func.functional_call
+    with gradarg.watch(model) as w:
+        params = dict(model.named_parameters())
+        support = nn.functional.mse_loss(call(model, params, (xs,)), ys)
+        g = torch.autograd.grad(support, list(params.values()))
+        fast = {n: p - inner * gi for (n, p), gi in zip(params.items(), g, strict=True)}
+        nn.functional.mse_loss(call(model, fast, (xq,)), yq).backward()
+    at = {n: f.detach().requires_grad_(True) for n, f in fast.items()}
+    want = torch.autograd.grad(nn.functional.mse_loss(call(model, at, (xq,)), yq),
+                               list(at.values()))
+    for p, gw in zip(model.parameters(), want, strict=True):
+        assert torch.allclose(p.grad, gw, atol=1e-6)
+    assert SAID not in w.summary(checks=False)

@@ -204,10 +204,6 @@ XFAIL: dict[str, str] = {
     "r20_clip_logit_scale_clamped_in_forward": (
         "silent: the all-zero gradient of logit_scale named, not the clamp past its bound"
     ),
-    "r20_fomaml_functional_call": (
-        "silent (a control): the fast weights built from autograd.grad without create_graph"
-        " called a term that adds nothing, though the query loss reaches the parameters"
-    ),
     "r20_gcn_loss_on_all_nodes": (
         "false: 'ok'; missing the loss over every node, unlabelled ones with a placeholder 0"
     ),

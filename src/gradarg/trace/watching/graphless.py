@@ -217,7 +217,9 @@ class GraphlessTerms:
         if term is None and grad_at is not None and func in _ADD:
             constant = any(self._derived.get(t) is not None and not t.requires_grad
                            and t.numel() == 1 for t in inputs)
-            if constant and any(t.requires_grad for t in inputs):
+            # added to a loss (a tensor with history), not to a parameter (a leaf: the fast
+            # weights p - lr * g of first-order meta-learning are an update, not a term)
+            if constant and any(t.requires_grad and t.grad_fn is not None for t in inputs):
                 term = Term(grad_at, user_site())
         if term is None and grad_at is None:
             return
