@@ -329,7 +329,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("NaNs in torch.linalg.eigh backward eigh eigenvectors gradient nan",
      "questions/operator-gradients"),
     ("gradients for quantized models fake quantization quantized ops quantization aware training",
-     "questions/operator-gradients"),
+     "questions/discrete-sampling"),
     ("as_strided backward expand wrong gradient expanded tensor overlapping memory",
      "questions/operator-edge-cases"),
     (("DistributedDataParallel gradients not synced across ranks autograd crossing process "
@@ -684,7 +684,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/memory"),
     (("gumbel_softmax hard=True gradient straight-through trick y_hard - y_soft.detach() + "
       "y_soft differentiated as if it is the soft sample"),
-     "questions/operator-gradients"),
+     "questions/discrete-sampling"),
     (("forward-mode AD dropout jvp dropout native_dropout tangent dropout mask scale "
       "1/(1-p)"),
      "questions/jacobians"),
@@ -1175,6 +1175,34 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("cdist backward 4d tensor Function CdistBackward returned an invalid gradient at "
       "index 0 cdist batch dimensions broadcasting gradient reshape to 3d before cdist"),
      "questions/operator-gradients"),
+    (("REINFORCE Categorical log_prob gradient gradient with respect to probs Categorical "
+      "distribution backpropagation rule multinomial distribution characteristic "
+      "eligibility categorical policy dist.log_prob backward"),
+     "questions/discrete-sampling"),
+    (("Found dtype Double but expected Float loss.backward dtype Double Float target "
+      "float64 model float32 numpy float64 target loss backward error x.float() y.float() "
+      "in __getitem__"),
+     "questions/amp"),
+    (("more than one element of the written-to tensor refers to a single memory location "
+      "expand in-place assignment backward error IIC loss clone expand Please clone() the "
+      "tensor before performing the operation p_j[(p_j < EPS).data] = EPS"),
+     "questions/graph-errors"),
+    (("torch.autograd.functional.hessian vectorize=True out of memory Hessian computation "
+      "blows up VRAM tried to allocate GiB hessian hessian vectorize memory exact Hessian "
+      "thousands of parameters"),
+     "questions/jacobian-api"),
+    (("searchsorted differentiable searchsorted requires_grad INTERNAL ASSERT FAILED "
+      "isDifferentiableType INTERNAL ASSERT bucketize gradient gradient through "
+      "bucketization"),
+     "questions/discrete-sampling"),
+    (("opacus per example gradient before and after clipping grad_sample per-sample "
+      "gradient clipping clipping norm weights and biases opacus access clipped per-sample "
+      "gradients"),
+     "questions/per-sample-gradients"),
+    (("grad_fn hook order backward register_prehook on grad_fn start of backward order of "
+      "grad_fn calls reverse grad_fn not defined in __torch_dispatch__ time backward of an "
+      "op with hooks"),
+     "questions/hooks"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
