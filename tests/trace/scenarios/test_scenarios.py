@@ -210,9 +210,6 @@ XFAIL: dict[str, str] = {
     "r20_maml_inner_step_inplace": (
         "false: 'ok'; missing the inner step done in place on the model's own parameters"
     ),
-    "r20_multitask_alpha_one_head_b_zero": (
-        "silent: head_b's all-zero gradient named, not the loss weight 1 - alpha = 0"
-    ),
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 

@@ -180,6 +180,13 @@ def _ascended(w: GradWatch, s: Any) -> str:
     top = sorted({m.split(".")[0] for m in modules})
     where = ", ".join(f"'{m}'" for m in top)
     shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+    if s.value == 0:
+        return (f"module {where} gets its gradient only from a term of the loss weighted by "
+                f"0, 0 × {s.op} ({len(names)} parameter(s): {shown}; observed: the factors "
+                f"along the loss's graph and the parameters below each term): its gradient is "
+                f"exactly zero and it does not train; a task weight of 0 (for example alpha = 1 in "
+                f"alpha * loss_a + (1 - alpha) * loss_b) turns that task off; if a schedule "
+                f"(a warm-up) starts it at 0, this lasts until the weight moves")
     return (f"module {where} gets its gradient only from a term subtracted from the loss, "
             f"{s.value:+.3g} × {s.op} ({len(names)} parameter(s): {shown}; observed: the "
             f"signs along the loss's graph and the parameters below each term): a step on "

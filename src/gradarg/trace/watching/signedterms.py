@@ -31,7 +31,7 @@ VISITS = 20000  # nodes visited below each term
 
 
 class Ascended(NamedTuple):
-    """The term ``term`` (a loss function's name) enters the loss with factor ``factor`` < 0
+    """The term ``term`` (a loss function's name) enters the loss with factor ``factor`` <= 0
     and is the only term that reaches the parameters ``params`` (their ``id``)."""
 
     term: str
@@ -52,15 +52,16 @@ def _constant(node: Any, live: int) -> float | None:
     return None
 
 
-def _terms(root: Any) -> list[tuple[Any, float]]:
+def _terms(root: Any, known: bool = True) -> list[tuple[Any, float]]:
     """The known loss terms under ``root`` with their factors; ``[]`` where a node that is
-    neither a term nor sign-keeping sits between."""
+    neither a term nor sign-keeping sits between.  ``known=False``: any node that is not
+    sign-keeping is a term (the parts of a weighted sum, whatever computed them)."""
     found: list[tuple[Any, float]] = []
     todo = [(root, 1.0, 0)]
     while todo:
         n, f, depth = todo.pop()
         name = type(n).__name__
-        if name in TERMS:
+        if name in TERMS or (not known and name not in _KEEPS and depth):
             found.append((n, f))
             continue
         if depth >= DEPTH:
@@ -75,7 +76,7 @@ def _terms(root: Any) -> list[tuple[Any, float]]:
             todo.append((edges[0][0], -f, depth + 1))
         elif name in ("MulBackward0", "DivBackward0") and len(edges) == 1:
             c = _constant(n, edges[0][1])
-            if c is None or (name == "DivBackward0" and edges[0][1] != 0) or c == 0:
+            if c is None or (name == "DivBackward0" and (edges[0][1] != 0 or c == 0)):
                 return []
             todo.append((edges[0][0], f * (c if name == "MulBackward0" else 1 / c), depth + 1))
         else:
@@ -83,6 +84,7 @@ def _terms(root: Any) -> list[tuple[Any, float]]:
     return found
 
 
+_KEEPS = {"AddBackward0", "SubBackward0", "NegBackward0", "MulBackward0", "DivBackward0"}
 loss_terms = _terms  # the known loss terms below a loss, with the constant factor of each
 
 
@@ -101,16 +103,21 @@ def _params(term: Any) -> set[int]:
 
 
 def ascended(root: Any) -> Ascended | None:
-    """The first subtracted term of the loss whose node is ``root`` that alone reaches some
-    parameters (:class:`Ascended`); ``None`` when the loss has fewer than two terms, none is
-    subtracted, or every parameter a subtracted term reaches is reached by an added one."""
+    """The first subtracted (or zero-weighted) term of the loss whose node is ``root`` that
+    alone reaches some parameters (:class:`Ascended`, ``factor`` <= 0); ``None`` when the loss
+    has fewer than two terms, none is subtracted or weighted by 0, or every parameter such a
+    term reaches is reached by an added one."""
     terms = _terms(root)
     if len(terms) < 2 or all(f > 0 for _, f in terms):
-        return None
+        terms = _terms(root, known=False)  # a part weighted by 0, whatever computed it
+        if len(terms) < 2 or all(f != 0 for _, f in terms):
+            return None
     reach = [(n, f, _params(n)) for n, f in terms]
     added = set().union(*(p for _, f, p in reach if f > 0))
-    for n, f, p in reach:
-        alone = p - added
-        if f < 0 and alone:
-            return Ascended(TERMS[type(n).__name__], f, frozenset(alone))
+    for i, (n, f, p) in enumerate(reach):
+        # a subtracted term against the added ones; a term weighted by 0 against every other
+        alone = p - (added if f else set().union(*(q for j, (_, _, q) in enumerate(reach) if j != i)))
+        if f <= 0 and alone:  # maximised, or weighted by 0: not trained at all
+            kind = type(n).__name__
+            return Ascended(TERMS.get(kind, kind.removesuffix("Backward0")), f, frozenset(alone))
     return None
