@@ -201,9 +201,6 @@ XFAIL: dict[str, str] = {
     "r20_actor_critic_td_target_not_detached": (
         "false: 'ok'; missing the TD target V(s') carrying gradient into the critic"
     ),
-    "r20_clip_logit_scale_clamped_in_forward": (
-        "silent: the all-zero gradient of logit_scale named, not the clamp past its bound"
-    ),
     "r20_gcn_loss_on_all_nodes": (
         "false: 'ok'; missing the loss over every node, unlabelled ones with a placeholder 0"
     ),

@@ -1,5 +1,6 @@
 """The loss's first nodes, read once at each outermost ``backward()`` call by the modules that
-judge a loss function's saved values (:data:`READERS`: :mod:`.selfmatch`, :mod:`.ctcblank`).
+judge a loss function's saved values (:data:`READERS`: :mod:`.selfmatch`, :mod:`.ctcblank`,
+:mod:`.clampedparams`).
 
 Each reader is registered for one node type (``"NllLossBackward0"``) and returns what it found
 or ``None``; the latest finding of each is kept by the reader's name (:attr:`LossNodes.found`).
@@ -16,16 +17,18 @@ from typing import Any
 
 from ..graph.nodes import first_nodes
 from ..graph.values import tensors as _tensors
-from . import ctcblank, patches, selfmatch
+from . import clampedparams, ctcblank, patches, selfmatch
 
 __all__ = ["FIRST", "READERS", "LossNodes"]
 
-FIRST = 12
-"""Nodes read from the loss down (a reduction, a division and the loss function's own)."""
+FIRST = 24
+"""Nodes read from the loss down (a reduction, a division and the loss function's own; a
+symmetric contrastive loss reaches its logits' scale at about the fourteenth)."""
 
 
 READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
-    "selfmatch": (selfmatch.NODE, selfmatch.read), "ctc": (ctcblank.NODE, ctcblank.read)}
+    "selfmatch": (selfmatch.NODE, selfmatch.read), "ctc": (ctcblank.NODE, ctcblank.read),
+    "clamped": (clampedparams.NODE, clampedparams.read)}
 """Readers of the loss's first nodes, by name: ``{name: (node type, read(node))}``."""
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..graph.values import fmt_norm as _f
-from . import zeroops
+from . import clampedparams, zeroops
 from .finding import Finding, Options, shown
 from .magnitudes import saturated_text
 
@@ -88,7 +88,7 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
                      f"zero at the output of '{made.inner}' inside it; between them, the "
                      f"operations of {outer}'s own forward made it zero: "
                      f"{zeroops.describe(made.ops)})")
-        padded = padding_text(w, rest)
+        padded = padding_text(w, rest) or clampedparams.said(w, rest)
         if padded:
             where = padded
         hooked = [at for at, _, after in tensor_hooks(w) if after == 0.0]
