@@ -1313,3 +1313,37 @@ QUERIES_ROUND25: dict[str, list[tuple[str, str]]] = {
         ("issues", "GradScaler skipped step inf checks scale keeps decreasing"),
     ],
 }
+
+# Round 26: fixed before any of them is run (2026-12-01, twentieth session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison); each run once, in
+# the corpus named.
+QUERIES_ROUND26: dict[str, list[tuple[str, str]]] = {
+    "round26-c33a": [
+        ("pages", "requires_grad_ on non-leaf tensor error"),
+        ("pages", "backward on GPU gives different gradient than CPU"),
+        ("pages", "grad is zero after clone"),
+        ("pages", "custom loss python for loop slow backward vectorize"),
+        ("pages", "vector valued function gradient sum trick"),
+        ("pages", "retain_grad inside no_grad"),
+        ("issues", "torch.linalg.norm gradient ord inf"),
+        ("issues", "complex abs angle backward gradient"),
+        ("issues", "masked_scatter backward"),
+        ("issues", "gather index out of bounds backward"),
+        ("issues", "embedding_bag backward per_sample_weights"),
+        ("issues", "set_grad_enabled thread local worker threads"),
+    ],
+    "round26-c33b": [
+        ("pages", "double backward through batchnorm"),
+        ("pages", "cross entropy ignore_index every target ignored nan"),
+        ("pages", "kl_div log_target batchmean gradient"),
+        ("pages", "interpolate nearest mode no gradient to input coordinates"),
+        ("pages", "torch.prod gradient with zeros in input"),
+        ("pages", "nll_loss weight gradient class weights"),
+        ("issues", "F.pad reflect mode backward"),
+        ("issues", "RNN backward can only be called in training mode cudnn"),
+        ("issues", "Beta Dirichlet rsample gradient concentration"),
+        ("issues", "repeat_interleave backward"),
+        ("issues", "pixel_shuffle backward"),
+        ("issues", "topk gradient sparse"),
+    ],
+}
