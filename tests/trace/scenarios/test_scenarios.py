@@ -198,9 +198,6 @@ XFAIL: dict[str, str] = {
     "r18_sce_reverse_ce_log_onehot_inf": "held-out: silent",
     "r18_vae_kl_sign_dropped": "held-out: false",
     # round 20 (branch s27-scen20), first run against main at 0b83700
-    "r20_actor_critic_td_target_not_detached": (
-        "false: 'ok'; missing the TD target V(s') carrying gradient into the critic"
-    ),
     "r20_gcn_loss_on_all_nodes": (
         "false: 'ok'; missing the loss over every node, unlabelled ones with a placeholder 0"
     ),

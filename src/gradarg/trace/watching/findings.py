@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .badweights import eps_underflow
+from .bootstrap import bootstrapped_target
 from .closures import closure_sums
 from .ctcblank import blank_targets
 from .cutcalls import cut_from_the_graph, cut_text
@@ -173,7 +174,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
-    pad_read, closure_sums,
+    pad_read, closure_sums, bootstrapped_target,
 )
 
 

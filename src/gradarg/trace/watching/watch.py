@@ -22,6 +22,7 @@ import torch
 from ..._validate import check_flag
 from ..graph.values import state as _state
 from . import draws, explain, findings, inputpasses, stepsums, targets, view, zeroops
+from .bootstrap import Bootstrap
 from .closures import ClosureSteps
 from .detail import Detail, check_full_steps
 from .gradedits import GradEdits
@@ -81,10 +82,8 @@ class GradWatch:
     def __init__(self, model: torch.nn.Module, *, full_steps: int | None = 3):
         full_steps = check_full_steps(full_steps)
         if not isinstance(model, torch.nn.Module):
-            raise TypeError(
-                f"watch() takes a torch.nn.Module, got {type(model).__name__}; wrap a function "
-                f"in a module, or use gradarg.trace_backward(loss) for a bare graph"
-            )
+            raise TypeError(f"watch() takes a torch.nn.Module, got {type(model).__name__}; wrap a "
+                            f"function in a module, or use gradarg.trace_backward(loss) for a bare graph")
         self.model = model
         self.watched = watched = Watched.of(model)
         self.grads = GradEvents(watched)
@@ -103,10 +102,11 @@ class GradWatch:
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
         self.lossnodes, self.pads, self.closures = LossNodes(), PadReads(model), ClosureSteps()
+        self.boot = Bootstrap(model, self.calls, watched.names)  # a TD target with its history
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.boot)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
