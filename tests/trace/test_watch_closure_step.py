@@ -14,6 +14,8 @@ backward passes per evaluation, the closure passed by position or by keyword, th
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -60,7 +62,7 @@ def test_a_closure_step_reads_the_closures_gradient(kind, iters, zero, parts, ke
     assert moved
     # the truth: some evaluation after the first ran at other parameters, onto a .grad the
     # closure did not reset
-    summed = not zero and any(not torch.equal(a, b) for a, b in zip(at, at[1:]))
+    summed = not zero and any(not torch.equal(a, b) for a, b in itertools.pairwise(at))
     text = w.summary()
     assert BEFORE not in text, text
     assert "found .grad None" not in text, text
