@@ -201,9 +201,6 @@ XFAIL: dict[str, str] = {
     "r20_gcn_loss_on_all_nodes": (
         "false: 'ok'; missing the loss over every node, unlabelled ones with a placeholder 0"
     ),
-    "r20_maml_inner_step_inplace": (
-        "false: 'ok'; missing the inner step done in place on the model's own parameters"
-    ),
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 

@@ -37,7 +37,8 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
     forward each (micro-batches: a note), an optimizer step (``zero_grad`` missing), nothing
     (several passes on one graph), or a gradient held from before the block."""
     received = [r for r in w.parameters.values() if r.requires_grad and r.grad is not None]
-    got = [(r.name, events.accumulation(r.events, updates(w))) for r in received if r.events]
+    got = [(r.name, events.accumulation(r.events, updates(w), events.step_forwards(w.grads.log)))
+           for r in received if r.events]
     if received and not any(r.passes for r in received):
         return Finding("accumulated", True, note=(
             "no backward pass accumulated into .grad: the gradients reached the parameters' "
@@ -57,8 +58,8 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
         unread = [name for name, _ in by_kind["steps"] if name not in read]
         if unread and w.parameters[unread[0]].final_known:
             notes.append(f".grad of {len(unread)} parameter(s) ({shown(unread, 3)}) sums "
-                         f"gradients from before "
-                         f"and after an optimizer step, but no optimizer step read that sum "
+                         f"gradients from before and after an update of the parameters (an "
+                         f"optimizer step or an edit), but no optimizer step read that sum "
                          f"in this with block (observed: no step holding them after their "
                          f"last backward); zero_grad() before their optimizer's next step "
                          f"discards it (a GAN's discriminator receives the generator's loss "
@@ -69,8 +70,8 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
     if "steps" in by_kind:
         k = len(by_kind["steps"])
         found.append(f".grad already held a gradient for {k} parameter(s) before this backward, "
-                     f"although the parameters changed since the previous step in this with "
-                     f"block (an optimizer step): zero_grad() is missing between steps")
+                     f"although the parameters changed since its previous pass (observed: an "
+                     f"optimizer step, or their values edited in place): zero_grad() is missing")
     if "held" in by_kind:
         k = len(by_kind["held"])
         found.append(f".grad already held a gradient for {k} parameter(s) before the first "
@@ -108,11 +109,10 @@ def _read_after_last_pass(w: GradWatch, name: str) -> bool:
     return any(n.kind == "step" for n in ev[last + 1:])
 
 
-def updates(w: GradWatch) -> dict[int, float] | None:
-    """The probe's readings at each forward, to tell updates by hand; ``None`` once an
-    optimizer step was seen (then the steps themselves tell, per parameter: another
-    optimizer's step changes the probe and not these parameters)."""
-    return None if w.grads.steps_seen else dict(w.grads.moved)
+def updates(w: GradWatch) -> dict[int, float]:
+    """The probe's readings at each forward, to tell updates by hand (between two forwards
+    with an optimizer step between them, the steps tell: :func:`.events.accumulation`)."""
+    return dict(w.grads.moved)
 
 
 def moved_since(w: GradWatch, forward: int) -> bool | None:

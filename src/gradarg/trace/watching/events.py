@@ -23,7 +23,7 @@ Imports nothing of the trace room.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -220,10 +220,14 @@ class Accumulation(NamedTuple):
     first_held: float | None
 
 
-def accumulation(notes: Sequence[Note], moved: dict[int, float] | None = None) -> Accumulation:
+def accumulation(notes: Sequence[Note], moved: dict[int, float] | None = None,
+                 steps: Iterable[int] = ()) -> Accumulation:
     """Read :func:`chain` of ``notes``; ``moved`` maps a forward count to a reading of the
     parameters taken at that forward (a parameter's sum): a different reading at two passes'
-    forwards means an update ran between them."""
+    forwards means an update ran between them, by hand when no optimizer step ran there
+    (``steps``: the forward counts at which steps began; another optimizer's step may have
+    moved the reading, so those intervals are left to the steps' own notes)."""
+    steps = frozenset(steps)
     c = chain(notes)
     if not c:
         return Accumulation(0, 0, "one", True, None)
@@ -241,7 +245,8 @@ def accumulation(notes: Sequence[Note], moved: dict[int, float] | None = None) -
     else:
         kinds = set()
         for a, b in pairwise(c):
-            if b.step > a.step or _moved(moved, a.forward, b.forward):
+            if b.step > a.step or (_moved(moved, a.forward, b.forward)
+                                   and not any(a.forward <= s < b.forward for s in steps)):
                 kinds.add("steps")
             elif b.forward == a.forward:
                 kinds.add("same-forward")
@@ -256,6 +261,11 @@ def _moved(moved: dict[int, float] | None, a: int, b: int) -> bool:
         return False
     x, y = moved[a], moved[b]
     return not (x == y or (math.isnan(x) and math.isnan(y)))
+
+
+def step_forwards(log: Sequence[Entry]) -> frozenset[int]:
+    """The forward counts at which the optimizer steps of ``log`` began."""
+    return frozenset(e.forward for e in log if isinstance(e, StepEntry))
 
 
 class AfterBackward(NamedTuple):

@@ -268,7 +268,7 @@ def _received(a: Asked) -> str | None:
 
 def _passes_text(w: GradWatch, r: ParamRecord) -> str:
     """What the final ``.grad`` sums, from the passes the hooks counted."""
-    acc = events.accumulation(r.events, eventfindings.updates(w))
+    acc = events.accumulation(r.events, eventfindings.updates(w), events.step_forwards(w.grads.log))
     n = acc.passes
     if acc.kind == "held":
         return (f"; .grad already held a gradient of norm {_f(acc.first_held)} when the first "
