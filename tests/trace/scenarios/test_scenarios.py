@@ -247,8 +247,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 and 20, round(len / 3) for rounds 5 and 6
-    # (the same number for round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and 21, round(len / 3) for rounds 5
+    # and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -512,6 +512,17 @@ PAIRS = [
     ("r20_iou_loss_no_overlap_zero_grad", "r20_giou_loss_no_overlap"),
     ("r20_grad_centralization_on_bias", "r20_grad_centralization_weights_only"),
     ("r20_gcn_loss_on_all_nodes", "r20_gcn_loss_on_train_mask"),
+    # round 21
+    ("r21_residual_add_inplace_raises", "r21_residual_add_onto_block_output"),
+    ("r21_hinge_on_summed_margin", "r21_hinge_per_example_mean"),
+    ("r21_contrastive_pair_labels_swapped", "r21_contrastive_pair_labels_consistent"),
+    ("r21_dropout_p_one_zeroes_hidden", "r21_dropout_half_five_units"),
+    ("r21_dropout_seed_reset_in_forward", "r21_dropout_seed_set_once"),
+    ("r21_ce_labels_one_based_out_of_bounds", "r21_ce_labels_shifted_to_zero"),
+    ("r21_learned_pos_index_not_slice", "r21_learned_pos_slice"),
+    ("r21_label_smoothing_point_nine_misread", "r21_label_smoothing_point_one"),
+    ("r21_bce_squeeze_batch_of_one_raises", "r21_bce_squeeze_last_dim_batch_of_one"),
+    ("r21_cosine_similarity_dim0_across_batch", "r21_cosine_similarity_dim1_per_pair"),
 ]
 
 
