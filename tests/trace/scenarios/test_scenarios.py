@@ -205,9 +205,6 @@ XFAIL: dict[str, str] = {
     "r21_contrastive_pair_labels_swapped": (
         "false: 'ok'; missing pair labels read with the loss's opposite convention"
     ),
-    "r21_dropout_seed_reset_in_forward": (
-        "false: 'ok'; missing torch.manual_seed inside forward: the same dropout mask each step"
-    ),
     "r21_label_smoothing_point_nine_misread": (
         "false: 'ok'; missing label_smoothing=0.9 making the targets nearly uniform"
     ),

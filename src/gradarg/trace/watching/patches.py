@@ -1,6 +1,6 @@
 """Calls torch offers no hook for, observed while a watch listens: ``GradScaler.unscale_``,
 ``GradScaler.scale``, ``GradScaler.step``, ``Optimizer.zero_grad``, ``LRScheduler.step``,
-``Tensor.register_hook``,
+``Tensor.register_hook``, ``torch.manual_seed``,
 ``torch.autograd.backward`` (which ``Tensor.backward`` calls), ``torch.autograd.grad``, and
 ``sample`` / ``log_prob`` of the classes of ``torch.distributions``.
 
@@ -24,7 +24,7 @@ __all__ = ["backward_depth", "eager_unless_traced", "module_hook", "register_bac
            "register_distribution_hooks",
            "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
-           "register_scheduler_step_hook",
+           "register_scheduler_step_hook", "register_seed_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
 
 
@@ -193,6 +193,24 @@ _UNSCALE = (_Patch(torch.amp.GradScaler, "unscale_", _wrap_unscale)
             if hasattr(torch.amp, "GradScaler") else None)
 _SCHEDULER_STEP = _Patch(torch.optim.lr_scheduler.LRScheduler, "step", _wrap_around)
 _BACKWARD = _Patch(torch.autograd, "backward", _wrap_backward)
+
+
+def _wrap_seed(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def manual_seed(seed: Any) -> Any:
+        _tell(listeners, seed)
+        return original(seed)
+
+    return manual_seed
+
+
+_SEED = _Patch(torch, "manual_seed", _wrap_seed)
+
+
+def register_seed_hook(fn: Callable[[Any], None]) -> _Handle:
+    """Call ``fn(seed)`` when ``torch.manual_seed(seed)`` is called (as ``torch.manual_seed``;
+    ``torch.random.manual_seed`` by that name is not seen), before it runs; until the
+    handle's ``remove()``."""
+    return _SEED.add(fn)
 
 
 def _wrap_distribution(method: str) -> Callable[[Any, list[Callable[..., None]]], Any]:

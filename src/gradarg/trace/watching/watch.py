@@ -21,7 +21,7 @@ import torch
 
 from ..._validate import check_flag
 from ..graph.values import state as _state
-from . import draws, explain, findings, inputpasses, stepsums, targets, view, zeroops
+from . import draws, explain, findings, inputpasses, ranks, stepsums, targets, view, zeroops
 from .bootstrap import Bootstrap
 from .closures import ClosureSteps
 from .detail import Detail, check_full_steps
@@ -36,10 +36,9 @@ from .lossshapes import LossShapes
 from .model import Watched
 from .noneback import NoneReturned
 from .padreads import PadReads
-from .ranks import RankSeen
-from .ranks import gather as gather_ranks
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
+from .seeding import SeedCalls
 from .sentinel import Sentinel
 from .stepleft import StepLeft
 from .tokenshift import TokenShift
@@ -94,7 +93,7 @@ class GradWatch:
         self.grads.listen(on_zero=self.graph.note_zeros, running=self.calls.running)
         self._cache: tuple | None = None
         self._passes = 0
-        self.ranks: list[RankSeen] | None = None
+        self.ranks: list[ranks.RankSeen] | None = None
         self.targets: list[targets.TargetGrad] = []
         self.zero_made: zeroops.ZeroMade | None = None
         self.terms, self.draws = GraphlessTerms(), draws.Draws()  # gradient-made terms; sample()
@@ -102,11 +101,11 @@ class GradWatch:
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
         self.lossnodes, self.pads, self.closures = LossNodes(), PadReads(model), ClosureSteps()
-        self.boot = Bootstrap(model, self.calls, watched.names)  # a TD target with its history
+        self.boot, self.seeds = Bootstrap(model, self.calls, watched.names), SeedCalls(model, self.calls)
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.boot)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.boot, self.seeds)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
@@ -145,7 +144,7 @@ class GradWatch:
         if watched.active:
             try:  # every process's own gradients, gathered (a collective under DDP/FSDP2),
                 # not after an exception: another process may not be leaving its block
-                self.ranks = None if self.grads.ended else gather_ranks(watched, self.grads)
+                self.ranks = None if self.grads.ended else ranks.gather(watched, self.grads)
             except Exception:  # noqa: BLE001 (a process group that cannot gather: not known)
                 self.ranks = None
             if watched.backward_seen:
