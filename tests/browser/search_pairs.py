@@ -13,6 +13,31 @@ from __future__ import annotations
 
 PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     # pasted error messages and warnings, as torch prints them
+    (("custom GRU gradients differ from nn.GRU reproduce outputs but not gradients jit "
+      "ScriptModule GRU cell compare weight_ih_l0.grad custom LSTM example gradients"),
+     "questions/accumulation-memory"),
+    (("manually computed gradient different from loss.backward() ratio constant per iteration "
+      "amp loss scaled by 256 clip_grad_norm retain_grad output gradient conv weight"),
+     "questions/nan-debugging"),
+    (("torch.norm p=float('inf') wrong gradient non-unique max values infinity norm backward "
+      "linalg.vector_norm ord inf gradient norm backward abs in forward"),
+     "questions/op-complex-and-norms"),
+    (("torch.linalg.norm returns inf gradient silently 0 sum of squares overflow float32 "
+      "F.normalize returns zeros norm of large values"), "questions/op-complex-and-norms"),
+    (("clip_grad_norm_ norm_type inf clip_grad_norm use torch.linalg.vector_norm "
+      "_foreach_norm inf support infinity norm gradient clipping"), "questions/nan-debugging"),
+    (("torch.angle() grads are wrong angle vs atan2 training diverges complex angle backward "
+      "angle gradient real tensor"), "questions/op-complex-and-norms"),
+    (("torch.polar autograd support polar backward gradient of torch.polar abs angle "
+      "complex from magnitude and phase gradient"), "questions/op-complex-and-norms"),
+    (("masked_scatter gradient source gradient wrong positions masked_scatter backward "
+      "only masked positions contribute"), "questions/op-complex-and-norms"),
+    (("embedding_bag per_sample_weights backward differentiable per_sample_weights "
+      "EmbeddingBag weighted sum gradient per_sample_weights mode sum"),
+     "questions/op-complex-and-norms"),
+    (("Beta rsample gradient concentration Dirichlet reparameterized gradient dirichlet_grad "
+      "approximation has_rsample Beta Dirichlet implicit reparameterization gamma"),
+     "questions/discrete-sampling"),
     ("RuntimeError: grad can be implicitly created only for scalar outputs", "guide/errors"),
     ("grad can be implicitly created only for scalar outputs", "guide/errors"),
     ("RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
