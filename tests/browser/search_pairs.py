@@ -1228,6 +1228,39 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "grad_fn calls reverse grad_fn not defined in __torch_dispatch__ time backward of an "
       "op with hooks"),
      "questions/hooks"),
+    (("masked_scatter_backward inductor torch.compile masked_scatter backward masked_select "
+      "data-dependent shape masked_scatter fullgraph gradient"),
+     "questions/compile-support"),
+    (("set_grad_enabled not respected web server fastapi torch no_grad requires_grad True "
+      "in request handler CUDA out of memory inference server grad mode thread local"),
+     "questions/threads-and-grad-mode"),
+    (("grad mode in backward hooks queue_callback grad mode callbacks run with proper grad "
+      "mode worker threads is_grad_enabled inside hook create_graph grad mode"),
+     "questions/threads-and-grad-mode"),
+    (("set_multithreading_enabled still spawns autograd threads disable multithreaded "
+      "backward backward runs on calling thread set_multithreading_enabled context manager "
+      "function"),
+     "questions/threads-and-grad-mode"),
+    (("no_grad ignored parallel_for embedding_renorm_ grad_fn CopySlices thread local grad "
+      "mode intra-op threads leaf gets grad_fn under no_grad nn.Embedding max_norm"),
+     "questions/threads-and-grad-mode"),
+    (("ThreadLocalState SavedTensorDefaultHooks enabled flag disable_saved_tensors_hooks "
+      "thread local saved tensors hooks TLS not restored saved_tensors_hooks worker thread"),
+     "questions/autograd-graph"),
+    (("when to use ignore_index ignore_index 255 semantic segmentation does not contribute "
+      "to the input gradient assertion t >= 0 && t < n_classes failed loss nan all targets "
+      "ignored"),
+     "questions/indexing-masking"),
+    (("vmap pad reflect backward jacrev F.pad replicate batch rule reflection_pad backward "
+      "functorch pad reflect per-sample gradient padding"),
+     "questions/jacobian-api"),
+    (("reflection_pad backward decomposition torch.compile F.pad reflect backward "
+      "reflection_pad2d_backward inductor compiled padding gradient"),
+     "questions/compile-support"),
+    (("cudnn RNN backward can only be called in training mode LSTM backward eval mode CUDA "
+      "Grad-CAM LSTM model.eval() integrated gradients LSTM cudnn backward_input can only "
+      "be called in training mode"),
+     "questions/grad-mode"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
