@@ -208,9 +208,6 @@ XFAIL: dict[str, str] = {
     "r21_label_smoothing_point_nine_misread": (
         "false: 'ok'; missing label_smoothing=0.9 making the targets nearly uniform"
     ),
-    "r21_learned_pos_index_not_slice": (
-        "false: 'ok'; missing pos_embed[T] (one row, broadcast) where a slice was meant"
-    ),
     # round 21, held-out
     "r21_cosine_similarity_dim0_across_batch": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch

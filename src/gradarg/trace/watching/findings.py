@@ -46,6 +46,7 @@ from .reads import (
     step_raised,
     step_unmoved,
 )
+from .rowselect import row_select
 from .sampling import sampling
 from .scales import loss_scale
 from .seeding import seeded
@@ -175,7 +176,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
-    pad_read, closure_sums, bootstrapped_target, seeded,
+    pad_read, closure_sums, bootstrapped_target, seeded, row_select,
 )
 
 

@@ -38,6 +38,7 @@ from .noneback import NoneReturned
 from .padreads import PadReads
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
+from .rowselect import RowSelect, find_selected
 from .seeding import SeedCalls
 from .sentinel import Sentinel
 from .stepleft import StepLeft
@@ -58,10 +59,9 @@ class GradWatch:
     Use it as a context manager (``with gradarg.watch(model) as w:``) or call :meth:`remove`;
     after a backward, ask :meth:`summary`, :meth:`table`, :meth:`plot`, :meth:`why_no_grad`, :meth:`draw`.
 
-    The record is made by three parts, each with read-only views for the findings:
-    ``calls`` (the module calls: ``late``, ``cut``, ...), ``grads`` (each parameter's
-    ``.grad`` events: ``replaced``, ``moved``, ...) and ``graph`` (the graph and the values:
-    ``forward_nan``, ``zero_blocked``, ...); ``watched`` is the state they share.
+    The record is made by three parts, each with read-only views for the findings: ``calls``
+    (the module calls), ``grads`` (each parameter's ``.grad`` events) and ``graph`` (the graph
+    and the values); ``watched`` is the state they share; smaller parts read one thing each.
 
     Attributes
     ----------
@@ -74,8 +74,7 @@ class GradWatch:
         gradients, gathered from all of them when the block ended, by rank: named tuples
         ``(rank, nonfinite, first_at, missing)``; else ``None``.
     targets : list
-        Losses of the last ``backward()`` whose target (second argument) leads to parameters
-        of the model in the graph, read when the block ended.
+        Losses of the last ``backward()`` whose target (second argument) leads to parameters.
     """
 
     def __init__(self, model: torch.nn.Module, *, full_steps: int | None = 3):
@@ -96,6 +95,7 @@ class GradWatch:
         self.ranks: list[ranks.RankSeen] | None = None
         self.targets: list[targets.TargetGrad] = []
         self.zero_made: zeroops.ZeroMade | None = None
+        self.row_reads: RowSelect | None = None  # a parameter read as table[i] only
         self.terms, self.draws = GraphlessTerms(), draws.Draws()  # gradient-made terms; sample()
         self.modes, self.edits, self.left = ModeSeen(model), GradEdits(watched, self.detail), StepLeft(watched.owner)
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
@@ -166,8 +166,9 @@ class GradWatch:
             self.zero_made = zeroops.find(self)  # an all-zero gradient made between calls
             try:  # read from the last backward's graph, before it is let go
                 self.targets = targets.find(self.grads.losses[0], watched.owner)
+                self.row_reads = find_selected(self.grads.losses[0], watched.owner)
             except Exception:  # noqa: BLE001 (a graph that cannot be read: nothing said)
-                self.targets = []
+                self.targets, self.row_reads = [], None
             self.grads.forget_losses()
         self.calls.forget()
         watched.active = False
