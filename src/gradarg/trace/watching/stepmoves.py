@@ -131,7 +131,7 @@ class StepMoves:
         ``names[p]``: a parameter's ``(name, ...)``.  One ``torch.take`` per parameter."""
         self.unfinished[id(optimizer)] = type(optimizer).__name__
         kept = {id(p) for p in held}
-        entries, values = [], []
+        entries, values, undo = [], [], []
         with torch.no_grad():
             for group in optimizer.param_groups:
                 lr, initial = _number(group.get("lr")), _number(group.get("initial_lr"))
@@ -144,7 +144,7 @@ class StepMoves:
                     values.append(torch.take(p, idx))
                     left = self._left.get(id(p))
                     if left is not None and left[0] == p.data_ptr() and left[2] is idx:
-                        self._undone(optimizer, names[p][0], p, left, values[-1])
+                        undo.append((names[p][0], p, left, values[-1]))
                     if left is not None and left[0] != p.data_ptr() and left[2] is idx:
                         first = self._first[p.numel(), p.device]  # positions once each
                         differ = int(((left[1] != values[-1]) & first).sum())
@@ -153,21 +153,29 @@ class StepMoves:
                             self.swapped[names[p][0]] = Swapped(
                                 names[p][0], type(optimizer).__name__,
                                 self.steps.get(id(optimizer), 0), differ, read)
+            self._undone(optimizer, undo)
         self._read[id(optimizer)] = (entries, values)
 
-    def _undone(self, optimizer: Any, name: str, p: Any, left: tuple[Any, ...],
-                now: torch.Tensor) -> None:
-        """Whether most sampled entries the last step changed are back, in place, to their
-        values before it (:attr:`reverted`)."""
-        _, after, _, before = left
-        first = self._first[p.numel(), p.device]
-        moved = (before != after) & first
-        k, back = int(moved.sum()), int((moved & (now == before)).sum())
-        if k and back * 2 > k:
-            self.reverted[name] = Reverted(name, type(optimizer).__name__,
-                                           self.steps.get(id(optimizer), 0), back, k)
-        else:
-            self.reverted.pop(name, None)
+    def _undone(self, optimizer: Any, undo: list[tuple[str, Any, Any, torch.Tensor]]) -> None:
+        """For each ``(name, p, left, now)``: whether most sampled entries the last step
+        changed are back, in place, to their values before it (:attr:`reverted`); the
+        samples of one dtype and device are compared at once."""
+        groups: dict[Any, list[tuple[str, Any, Any, torch.Tensor]]] = {}
+        for item in undo:
+            groups.setdefault((item[3].dtype, item[3].device), []).append(item)
+        for items in groups.values():
+            before = torch.stack([left[3] for _, _, left, _ in items])
+            after = torch.stack([left[1] for _, _, left, _ in items])
+            now = torch.stack([t for *_, t in items])
+            first = torch.stack([self._first[p.numel(), p.device] for _, p, _, _ in items])
+            moved = (before != after) & first
+            ks, backs = moved.sum(1).tolist(), (moved & (now == before)).sum(1).tolist()
+            for (name, *_), k, back in zip(items, ks, backs, strict=True):
+                if k and back * 2 > k:
+                    self.reverted[name] = Reverted(name, type(optimizer).__name__,
+                                                   self.steps.get(id(optimizer), 0), back, k)
+                else:
+                    self.reverted.pop(name, None)
 
     def after(self, optimizer: Any) -> None:
         """``optimizer``'s step ran: each parameter read before it is named in
