@@ -3,7 +3,7 @@ here: in-place edits of a module's own parameters during its call (their version
 read at the call's start and end), integer tensors a call took as inputs, and softmax outputs
 a call took whose rows are exactly one-hot (saturated).
 
-Imports nothing of the trace room.
+Imports ``trace.graph``'s ``saved_value`` only.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from types import MappingProxyType
 from typing import Any
 
 import torch
+
+from ..graph.nodes import saved_value
 
 __all__ = ["CallNotes"]
 
@@ -110,11 +112,8 @@ class CallNotes:
             self._versions[index] = [(p, p._version) for p in own]
 
     def _note_softmax(self, index: int, t: torch.Tensor) -> None:
-        dim = getattr(t.grad_fn, "_saved_dim", None)
-        if not t.dim() or not isinstance(dim, int):
-            return
-        dim = dim - 2**64 if dim >= 2**63 else dim  # a negative dim, read back unsigned
-        if not -t.dim() <= dim < t.dim():
+        dim = saved_value(t.grad_fn, "_saved_dim", hooked=False)  # signed, as saved
+        if not t.dim() or not isinstance(dim, int) or not -t.dim() <= dim < t.dim():
             return
         rows = t.detach().movedim(dim, -1).reshape(-1, t.shape[dim])
         k = int(((rows == 0) | (rows == 1)).all(-1).sum())

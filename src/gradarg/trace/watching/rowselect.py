@@ -65,7 +65,7 @@ def find_selected(nodes: Iterable[Any], owner: Mapping[Any, tuple[str, str]]) ->
             i = saved_value(n, "_saved_index")
             if not isinstance(i, int):
                 break
-            read.append(i - 2**64 if i >= 2**63 else i)
+            read.append(i)  # saved_value gives a negative index back its sign
         else:
             rows = sorted({i % p.shape[0] for i in read})
             if 2 * len(rows) < p.shape[0]:
