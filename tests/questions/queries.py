@@ -1347,3 +1347,37 @@ QUERIES_ROUND26: dict[str, list[tuple[str, str]]] = {
         ("issues", "topk gradient sparse"),
     ],
 }
+
+# Round 27: fixed before any of them is run (2026-12-02, twenty-first session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison); each run once, in
+# the corpus named.
+QUERIES_ROUND27: dict[str, list[tuple[str, str]]] = {
+    "round27-c34a": [
+        ("pages", "Hutchinson trace estimator divergence jacobian"),
+        ("pages", "autograd through scipy function custom backward"),
+        ("pages", "torch.lerp weight gradient"),
+        ("pages", "nansum nanmean gradient nan entries"),
+        ("pages", "torch.diff gradient finite differences"),
+        ("pages", "cholesky backward not positive definite"),
+        ("issues", "torch.special function backward not implemented"),
+        ("issues", "torch.histc backward not implemented"),
+        ("issues", "torch.kthvalue backward"),
+        ("issues", "torch.stft backward"),
+        ("issues", "torch.linalg.pinv gradient rank deficient"),
+        ("issues", "torch.xlogy gradient at zero"),
+    ],
+    "round27-c34b": [
+        ("pages", "torch.trapezoid integral gradient"),
+        ("pages", "torch.polar complex magnitude angle gradient"),
+        ("pages", "torch.roll gradient shift"),
+        ("pages", "block_diag gradient"),
+        ("pages", "lgamma digamma gradient"),
+        ("pages", "hypot gradient zero"),
+        ("issues", "sinc gradient at zero"),
+        ("issues", "renorm backward"),
+        ("issues", "retains_grad property non-leaf"),
+        ("issues", "preserve_rng_state checkpoint dropout backward"),
+        ("issues", "all_gather gradient torch.distributed.nn"),
+        ("issues", "increment_version in-place custom function"),
+    ],
+}
