@@ -205,9 +205,6 @@ XFAIL: dict[str, str] = {
     "r21_contrastive_pair_labels_swapped": (
         "false: 'ok'; missing pair labels read with the loss's opposite convention"
     ),
-    "r21_label_smoothing_point_nine_misread": (
-        "false: 'ok'; missing label_smoothing=0.9 making the targets nearly uniform"
-    ),
     # round 21, held-out
     "r21_cosine_similarity_dim0_across_batch": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch

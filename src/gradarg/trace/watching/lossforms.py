@@ -53,7 +53,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
     order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
              "weights-after-reduction": 8, "ascended": 9,
-             "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12}
+             "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
+             "heavy-smoothing": 13}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -69,6 +70,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "heavy-smoothing":
+            return _smoothing(s)
         if s.kind == "ratio-one":
             return Finding("loss form", True, (
                 f"the loss takes a ratio {s.op} that is exactly 1 in all {math.prod(s.shape)} "
@@ -217,7 +220,7 @@ def loss_nonfinite(w: GradWatch, o: Options) -> Finding:
     """A loss whose value is NaN/Inf (observed at the ``backward()`` call) while every
     parameter's gradient is finite: an operation whose value is NaN outside its domain while
     its derivative there is finite (``log`` of a negative number: ``1/x``), located from the
-    loss's saved values where found (:func:`.observed.nan_source`)."""
+    loss's saved values where found (:func:`.nansource.nan_source`)."""
     losses = w.grads.losses
     if losses.finite is not False or any(r.state == "nonfinite"
                                           for r in w.parameters.values()):
@@ -230,3 +233,15 @@ def loss_nonfinite(w: GradWatch, o: Options) -> Finding:
         f"every parameter's gradient is finite{where}; the gradients follow the formula of "
         f"the derivative, not the loss's value: fix the loss (log of abs(x) or of a positive "
         f"quantity, a clamp into the domain) so that what you minimise is what you log"))
+
+
+def _smoothing(s: Any) -> Finding:
+    classes = s.shape[0]
+    return Finding("loss form", True, (
+        f"cross_entropy with label_smoothing={s.value:.3g} over {classes} classes trains "
+        f"towards a target of {s.low:.3g} on the true class and {s.high:.3g} on each other "
+        f"class (uniform would be {1 / classes:.3g}; observed: the factors 1 - s and s / C its "
+        f"graph saved): label_smoothing is the share of the label's mass taken from the true "
+        f"class and spread over all C classes, not the mass the true class keeps, so the "
+        f"labels barely pull the outputs apart; typical values are 0.05 to 0.2 (a target p "
+        f"on the true class is label_smoothing = (1 - p) * C / (C - 1))"))

@@ -4,8 +4,9 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
-:mod:`.classweights`, :mod:`.columnscale`, :mod:`.ratioone`, :mod:`.reducedweights`,
-:mod:`.sampling`, :mod:`.signedterms` and :mod:`.wherepairs` only.
+:mod:`.classweights`, :mod:`.columnscale`, :mod:`.nansource`, :mod:`.ratioone`,
+:mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms`, :mod:`.smoothing` and
+:mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import first_nodes, saved, saved_value
+from ..graph.nodes import first_nodes, saved_value
 from .clamplog import LOGS, clipped_before_log
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
+from .nansource import nan_source
 from .ratioone import RATIOS, ratio_of_equals
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
 from .signedterms import ascended
+from .smoothing import heavy_smoothing
 from .wherepairs import constant_in_both
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
@@ -188,7 +191,9 @@ class Slip(NamedTuple):
     ``weight`` of ``shape[0]`` entries, the batch's length, weighting ``other[0]`` samples by
     another entry than their row's, ``other[1]`` classes absent: :mod:`.classweights`) or
     ``"ratio-one"`` (``op`` ``exp(a - b)`` or ``a / b`` exactly 1, both sides carrying
-    gradient: :mod:`.ratioone`); ``op``: otherwise the node's name."""
+    gradient: :mod:`.ratioone`) or ``"heavy-smoothing"`` (``label_smoothing`` ``value`` over
+    ``shape[0]`` classes, targets ``low`` / ``high``: :mod:`.smoothing`); ``op``: otherwise
+    the node's name."""
 
     kind: str
     op: str
@@ -215,70 +220,6 @@ def losses_of(tensors: Any) -> Losses:
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
                   tuple(slips(walked, value)),
                   nan_source(first_nodes(nodes, 256)) if finite is False else "", sampled(nodes))
-
-
-# nodes whose value is NaN outside their input's domain while their derivative is finite
-# there: (saved input, test of the entries outside the domain, what they are)
-_DOMAIN: dict[str, tuple[str, Any, str]] = {
-    "LogBackward0": ("_saved_self", lambda x: x < 0, "log of {k} negative entries"),
-    "Log2Backward0": ("_saved_self", lambda x: x < 0, "log2 of {k} negative entries"),
-    "Log10Backward0": ("_saved_self", lambda x: x < 0, "log10 of {k} negative entries"),
-    "Log1PBackward0": ("_saved_self", lambda x: x < -1, "log1p of {k} entries below -1"),
-    "SqrtBackward0": ("_saved_result", torch.isnan, "sqrt of {k} negative entries"),
-    "AcosBackward0": ("_saved_self", lambda x: x.abs() > 1, "acos of {k} entries beyond ±1"),
-    "AsinBackward0": ("_saved_self", lambda x: x.abs() > 1, "asin of {k} entries beyond ±1"),
-    "AtanhBackward0": ("_saved_self", lambda x: x.abs() > 1, "atanh of {k} entries beyond ±1"),
-}
-
-# nodes whose value is infinite where their derivative is too: (saved value, test, what)
-_INFINITE: dict[str, tuple[str, Any, str]] = {
-    "LogBackward0": ("_saved_self", lambda x: x == 0, (
-        "log of {k} of {n} entries equal to 0 (-inf): a value that underflowed to 0, such as a "
-        "sum of densities or probabilities, gives -inf; compute it in log space (logsumexp of "
-        "log-densities)")),
-    "ExpBackward0": ("_saved_result", torch.isinf, (
-        "exp overflowed to inf in {k} of {n} entries: scale the inputs so that what exp reads "
-        "stays in range, or keep the loss in log space")),
-}
-
-
-def nan_source(walked: list[Any]) -> str:
-    """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`~gradarg.trace.graph.nodes.first_nodes`) whose saved input
-    has entries outside its function's domain (``log`` of a negative number...), as
-    ``"log of 4 negative entries (LogBackward0)"``; ``""``: none found.  Such a node's value
-    is NaN where its derivative (``1/x`` for ``log``) is finite: a NaN loss, finite
-    gradients."""
-    for n in walked:
-        for rule in (_DOMAIN.get(type(n).__name__), _INFINITE.get(type(n).__name__)):
-            x = _saved(n, rule[0]) if rule is not None else None
-            if rule is None or not isinstance(x, torch.Tensor) or not x.is_floating_point():
-                continue
-            k = int(rule[1](x.detach()).sum())
-            if k:
-                return rule[2].format(k=k, n=x.numel()) + f" ({type(n).__name__})"
-    return _nonfinite_operand(walked)
-
-
-def _nonfinite_operand(walked: list[Any]) -> str:
-    """The first saved operand of ``walked`` that has no autograd history and holds NaN/Inf
-    (``_saved_*`` attributes that are inputs, not results): a value computed outside the
-    graph (returns, weights, targets, the data) that brought the NaN/Inf in; ``""``: none."""
-    for n in walked:
-        found = []  # the largest first: an input (weight) before a total made of it
-        for attr, x, err in saved(n, hooked=False):
-            if (err is None and not attr.startswith("_saved_result")
-                    and isinstance(x, torch.Tensor) and not x.requires_grad
-                    and x.is_floating_point() and x.numel() <= 1 << 20 and not _finite(x)):
-                found.append(x)
-        if found:
-            x = max(found, key=lambda t: t.numel())
-            k = int((~torch.isfinite(x)).sum())
-            return (f"{type(n).__name__} took a tensor without autograd history (shape "
-                    f"{tuple(x.shape)}) holding NaN/Inf in {k} of {x.numel()} entries "
-                    f"(observed: the operand it saved): a value computed outside the graph, "
-                    f"with no gradient, brought it in (returns or advantages normalised by "
-                    f"their standard deviation are 0/0 when it is 0; a target; the data)")
-    return ""
 
 
 _BROADCASTING = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")
@@ -349,6 +290,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
         elif name == "AddBackward0" and (b := constant_in_both(n)) is not None:
             found.append(Slip("where-constant", "cosine_embedding_loss" if b.cosine else name,
                               b.shape, (b.constant, b.entries)))
+        elif name == "AddBackward0" and (h := heavy_smoothing(n)) is not None:
+            found.append(Slip("heavy-smoothing", name, (h.classes,), (), h.true, h.other, h.s))
         elif name in RATIOS and (one := ratio_of_equals(n)) is not None:
             found.append(Slip("ratio-one", one.form, one.shape))
         elif name == "MulBackward0" and (r := weights_after_reduction(n)) is not None:
