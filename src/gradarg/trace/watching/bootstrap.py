@@ -8,31 +8,29 @@ Reinforcement Learning, 2nd ed., section 9.3).  Left with its history, the loss'
 also flows through ``V(s')``: the network is pushed to move its next-state value towards its
 current one (the residual gradient), a different, slower update, and nothing raises.
 
-Seen here, at each outermost ``backward()``: among the loss's first nodes, a subtraction whose
+Seen here, at each outermost ``backward()``, as a reader of :class:`.lossnodes.LossNodes`
+(:data:`NODE`): among the loss's first nodes, a subtraction whose
 two operands lead, through views only on one side and through constant factors and added
 constants on the other, a product by a constant among them (``+ r``, ``* gamma``,
 ``* (1 - done)``), to the outputs of two calls of the same module (the recorder's node
 owners).  Two outputs of one module compared directly (a Siamese distance) or apart by an
 added margin only (a ranking loss) are not named; nor is an undiscounted target.
 
-Imports :mod:`.finding`, :mod:`.patches` and ``trace.graph`` only.
+Imports :mod:`.finding` only.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..graph.nodes import first_nodes
-from ..graph.values import tensors as _tensors
-from . import patches
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["Bootstrap", "Bootstrapped", "bootstrapped_target"]
+__all__ = ["NODE", "Bootstrap", "Bootstrapped", "bootstrapped_target"]
 
-FIRST = 24  # nodes read from the loss down
+NODE = "SubBackward0"  # the node read
 _VIEWS = {"SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0", "ViewBackward0",
           "ReshapeAliasBackward0", "SelectBackward0", "SliceBackward0", "IndexBackward0",
           "CloneBackward0", "ExpandBackward0", "UnsafeViewBackward0"}
@@ -74,14 +72,6 @@ class Bootstrap:
     def __init__(self, model: Any, calls: Any, names: dict[Any, str]):
         self.model, self.calls, self.names = model, calls, names
         self.found: Bootstrapped | None = None
-        self._handles: list[Any] = []
-
-    def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called, outer=True)]
-
-    def detach(self) -> list[Any]:
-        handles, self._handles = self._handles, []
-        return handles
 
     def _outer(self, i: int) -> int:
         """The outermost call that call ``i`` runs inside, below the model's own call."""
@@ -90,24 +80,22 @@ class Bootstrap:
             i = p
         return i
 
-    def _called(self, tensors: Any) -> None:
-        if self.found is not None:
-            return
+    def read(self, n: Any) -> Bootstrapped | None:
+        """For a ``SubBackward0`` among the loss's first nodes: the block's first
+        :class:`Bootstrapped` (this node's, when none was found before); ``None``: none."""
+        live = [c for c, _ in n.next_functions if c is not None]
+        if self.found is not None or len(live) != 2:
+            return self.found
         owner, raw = self.calls.node_owner, self.calls.raw
-        roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
-        for n in first_nodes(roots, FIRST):
-            live = [c for c, _ in n.next_functions if c is not None]
-            if type(n).__name__ != "SubBackward0" or len(live) != 2:
-                continue
-            (a, sa, ka), (b, sb, kb) = _to_call(live[0], owner), _to_call(live[1], owner)
-            # one side direct, the other discounted (a margin alone, as in a ranking loss's
-            # margin + d(positive) - d(negative), is not a bootstrapped target)
-            if a is None or b is None or a == b or min(sa, sb) != 0 or max(ka, kb) == 0:
-                continue
-            ma, mb = raw[self._outer(a)].module, raw[self._outer(b)].module
-            if ma is mb and ma in self.names:
-                self.found = Bootstrapped(self.names[ma], type(ma).__name__, max(sa, sb))
-                return
+        (a, sa, ka), (b, sb, kb) = _to_call(live[0], owner), _to_call(live[1], owner)
+        # one side direct, the other discounted (a margin alone, as in a ranking loss's
+        # margin + d(positive) - d(negative), is not a bootstrapped target)
+        if a is None or b is None or a == b or min(sa, sb) != 0 or max(ka, kb) == 0:
+            return None
+        ma, mb = raw[self._outer(a)].module, raw[self._outer(b)].module
+        if ma is mb and ma in self.names:
+            self.found = Bootstrapped(self.names[ma], type(ma).__name__, max(sa, sb))
+        return self.found
 
 
 def bootstrapped_target(w: GradWatch, o: Options) -> Finding:

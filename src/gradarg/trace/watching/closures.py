@@ -71,7 +71,7 @@ class ClosureSteps:
         return handles
 
     def _began(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if callable(kwargs.get("closure", args[1] if len(args) > 1 else None)):  # (self, closure)
+        if patches.given_closure(args, kwargs):
             self._open.append(_Open(optimizer))
 
     def _backward(self, tensors: Any) -> None:

@@ -371,7 +371,7 @@ class GradEvents:
         self._stepped.setdefault(id(optimizer), cached)
         self.moves.before(optimizer, held, self.watched.owner)
         self._masks.before(optimizer, held)
-        if callable(kwargs.get("closure", args[1] if len(args) > 1 else None)):  # (self, closure)
+        if patches.given_closure(args, kwargs):
             self._closing[id(optimizer)] = (cached, self._steps_seen)  # backward runs inside
         else:
             self._read_step(optimizer, cached)

@@ -1,6 +1,6 @@
 """The loss's first nodes, read once at each outermost ``backward()`` call by the modules that
 judge a loss function's saved values (:data:`READERS`: :mod:`.selfmatch`, :mod:`.ctcblank`,
-:mod:`.clampedparams`).
+:mod:`.clampedparams`; the watch adds :class:`.bootstrap.Bootstrap`'s, which reads its recorder).
 
 Each reader is registered for one node type (``"NllLossBackward0"``) and returns what it found
 or ``None``; the latest finding of each is kept by the reader's name (:attr:`LossNodes.found`).

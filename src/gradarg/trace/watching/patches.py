@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["backward_depth", "eager_unless_traced", "module_hook", "register_backward_call_hook", "register_backward_done_hook",
+__all__ = ["backward_depth", "eager_unless_traced", "given_closure", "module_hook", "register_backward_call_hook", "register_backward_done_hook",
            "register_backward_error_hook", "register_backward_inputs_hook",
            "register_distribution_hooks",
            "register_grad_call_hook",
@@ -88,6 +88,12 @@ def _wrap_unscale(original: Any, listeners: list[Callable[..., None]]) -> Any:
 
 
 _DEPTH = [0]  # torch.autograd.backward calls running, counted by the wrapper
+
+
+def given_closure(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether an ``Optimizer.step`` call, as torch's global step hooks see it (``args``:
+    ``(optimizer, *step's arguments)``), was given a closure (``step(closure)``)."""
+    return callable(kwargs.get("closure", args[1] if len(args) > 1 else None))
 
 
 def backward_depth() -> int:

@@ -16,7 +16,7 @@ Imports nothing of the trace room but ``trace.graph``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..graph.nodes import Graph, children, saved_value
@@ -38,13 +38,10 @@ class RowSelect(NamedTuple):
     rows_read: tuple[int, ...]
 
 
-def find_selected(nodes: Iterable[Any], owner: Mapping[Any, tuple[str, str]]) -> RowSelect | None:
-    """The first :class:`RowSelect` in the graph below ``nodes``; ``None``: none."""
-    roots = [n for n in nodes if n is not None]
-    if not roots:
-        return None
-    graph = Graph(*roots)
-    if len(graph.nodes) > MOST_NODES:
+def find_selected(graph: Graph | None, owner: Mapping[Any, tuple[str, str]]) -> RowSelect | None:
+    """The first :class:`RowSelect` in ``graph`` (``trace.graph.nodes.Graph`` of the last
+    ``backward()``'s losses; ``None``: none); ``None``: none found."""
+    if graph is None or len(graph.nodes) > MOST_NODES:
         return None
     uses: dict[int, list[Any]] = {}  # id(parameter) -> the nodes that use it
     params: dict[int, Any] = {}

@@ -58,7 +58,7 @@ def heavy_smoothing(node: Any) -> Smoothing | None:
     nll = m1.next_functions[0][0]
     if type(nll).__name__ not in _NLL:
         return None
-    soft = next((c for c, _ in nll.next_functions if c is not None), None)
+    soft: Any = next((c for c, _ in nll.next_functions if c is not None), None)
     while type(soft).__name__ in _VIEWS:  # nll_loss over (N, C, d...) views it first
         soft = soft.next_functions[0][0] if soft.next_functions else None
     if type(soft).__name__ != "LogSoftmaxBackward0":

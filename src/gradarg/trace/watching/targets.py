@@ -16,7 +16,7 @@ Imports nothing of the trace room.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +43,11 @@ class TargetGrad:
     input_too: bool
 
 
-def find(roots: Iterable[Any], owner: Mapping[Any, Any]) -> list[TargetGrad]:
-    """The losses below ``roots`` (autograd nodes of the losses a ``backward()`` was given)
-    whose target leads to a parameter of ``owner`` (parameter -> ``(name, ...)``), read in
-    one walk of the graph (``trace.graph.nodes.Graph``)."""
-    roots = list(roots)
-    if not roots:
+def find(graph: Graph | None, owner: Mapping[Any, Any]) -> list[TargetGrad]:
+    """The losses in ``graph`` (``trace.graph.nodes.Graph`` of the losses a ``backward()``
+    was given; ``None``: none) whose target leads to a parameter of ``owner`` (parameter ->
+    ``(name, ...)``)."""
+    if graph is None:
         return []
     accs: dict[Any, str] = {}
     for p, entry in owner.items():
@@ -57,7 +56,6 @@ def find(roots: Iterable[Any], owner: Mapping[Any, Any]) -> list[TargetGrad]:
                 accs[accumulator(p)] = entry[0]
             except RuntimeError:  # not a leaf that requires grad
                 continue
-    graph = Graph(*roots)
 
     def reached(node: Any) -> list[str]:
         below = graph.reachable(start=[graph.index[node]])

@@ -22,6 +22,7 @@ import torch
 from ..._validate import check_flag
 from ..graph.values import state as _state
 from . import draws, explain, findings, inputpasses, ranks, stepsums, targets, view, zeroops
+from .bootstrap import NODE as BOOTSTRAP_NODE
 from .bootstrap import Bootstrap
 from .closures import ClosureSteps
 from .detail import Detail, check_full_steps
@@ -30,15 +31,16 @@ from .gradhooks import GradEvents
 from .graphless import GraphlessTerms
 from .graphnotes import GraphNotes
 from .intcuts import IntCuts
+from .lastgraph import read as last_graph
 from .lossascent import LossAscent
-from .lossnodes import LossNodes
+from .lossnodes import READERS, LossNodes
 from .lossshapes import LossShapes
 from .model import Watched
 from .noneback import NoneReturned
 from .padreads import PadReads
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
-from .rowselect import RowSelect, find_selected
+from .rowselect import RowSelect
 from .seeding import SeedCalls
 from .sentinel import Sentinel
 from .stepleft import StepLeft
@@ -100,12 +102,13 @@ class GradWatch:
         self.modes, self.edits, self.left = ModeSeen(model), GradEdits(watched, self.detail), StepLeft(watched.owner)
         self.nones, self.shapes, self.ascent = NoneReturned(watched.owner), LossShapes(model), LossAscent()
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
-        self.lossnodes, self.pads, self.closures = LossNodes(), PadReads(model), ClosureSteps()
         self.boot, self.seeds = Bootstrap(model, self.calls, watched.names), SeedCalls(model, self.calls)
+        self.lossnodes = LossNodes({**READERS, "bootstrap": (BOOTSTRAP_NODE, self.boot.read)})
+        self.pads, self.closures = PadReads(model), ClosureSteps()
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.boot, self.seeds)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
@@ -164,11 +167,7 @@ class GradWatch:
                 first = self.first_nonfinite()
                 self.graph.note_operations(None if first is None else first.index)
             self.zero_made = zeroops.find(self)  # an all-zero gradient made between calls
-            try:  # read from the last backward's graph, before it is let go
-                self.targets = targets.find(self.grads.losses[0], watched.owner)
-                self.row_reads = find_selected(self.grads.losses[0], watched.owner)
-            except Exception:  # noqa: BLE001 (a graph that cannot be read: nothing said)
-                self.targets, self.row_reads = [], None
+            self.targets, self.row_reads = last_graph(self.grads.losses[0], watched.owner)
             self.grads.forget_losses()
         self.calls.forget()
         watched.active = False
