@@ -181,9 +181,6 @@ XFAIL: dict[str, str] = {
     "r17_sae_strong_l1_dead_latents": "held-out: false",
     "r17_siamese_deepcopy_twins_diverge": "held-out: false",
     # round 18 (branch s26-scen18), first run against main at 9053f5e
-    "r18_focal_factor_from_mean_bce": (
-        "false: 'ok'; missing the focal factor computed from the batch mean (one scalar)"
-    ),
     "r18_manual_adamw_no_bias_correction": (
         "false: 'ok'; a hand-written update without bias correction is not observed"
     ),

@@ -54,7 +54,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
              "weights-after-reduction": 8, "ascended": 9,
              "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
-             "heavy-smoothing": 13}
+             "heavy-smoothing": 13, "factor-of-reduced": 14}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -70,6 +70,17 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "factor-of-reduced":
+            how = "mean" if s.other == (1,) else "sum"
+            return Finding("loss form", True, (
+                f"the loss takes exp(-L) = {s.value:.4g} of L, {s.op} already reduced to one "
+                f"number over {s.shape[0]} elements (reduction='{how}'; observed: the exp of the "
+                f"negated loss its graph saved): a factor such as focal loss's (1 - pt) ** "
+                f"gamma made from it is one number for the whole batch, so it weighs every "
+                f"example and label alike, none is down-weighted (with the loss a function of L "
+                f"alone, its gradient is {s.op}'s times a constant); compute the "
+                f"loss with reduction='none', take pt = exp(-loss) and the factor per element, "
+                f"then reduce"))
         if s.kind == "heavy-smoothing":
             return _smoothing(s)
         if s.kind == "ratio-one":

@@ -5,8 +5,8 @@ optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
 :mod:`.classweights`, :mod:`.columnscale`, :mod:`.nansource`, :mod:`.ratioone`,
-:mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms`, :mod:`.smoothing` and
-:mod:`.wherepairs` only.
+:mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms`,
+:mod:`.smoothing` and :mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
 from .nansource import nan_source
 from .ratioone import RATIOS, ratio_of_equals
+from .reducedfactor import factor_of_reduced
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
 from .signedterms import ascended
@@ -192,8 +193,10 @@ class Slip(NamedTuple):
     another entry than their row's, ``other[1]`` classes absent: :mod:`.classweights`) or
     ``"ratio-one"`` (``op`` ``exp(a - b)`` or ``a / b`` exactly 1, both sides carrying
     gradient: :mod:`.ratioone`) or ``"heavy-smoothing"`` (``label_smoothing`` ``value`` over
-    ``shape[0]`` classes, targets ``low`` / ``high``: :mod:`.smoothing`); ``op``: otherwise
-    the node's name."""
+    ``shape[0]`` classes, targets ``low`` / ``high``: :mod:`.smoothing`) or
+    ``"factor-of-reduced"`` (``exp(-L)``, ``value``, of loss ``op`` reduced over ``shape[0]``
+    elements by its mean, ``other`` (1,), or sum, (2,): :mod:`.reducedfactor`); ``op``:
+    otherwise the node's name."""
 
     kind: str
     op: str
@@ -294,6 +297,9 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             found.append(Slip("heavy-smoothing", name, (h.classes,), (), h.true, h.other, h.s))
         elif name in RATIOS and (one := ratio_of_equals(n)) is not None:
             found.append(Slip("ratio-one", one.form, one.shape))
+        elif name == "ExpBackward0" and (rf := factor_of_reduced(n)) is not None:
+            found.append(Slip("factor-of-reduced", rf.loss, (rf.elements,), value=rf.pt,
+                              other=(1,) if rf.how == "mean" else (2,)))
         elif name == "MulBackward0" and (r := weights_after_reduction(n)) is not None:
             found.append(Slip("weights-after-reduction", r.loss, r.shape, value=r.mean,
                               other=(1,) if r.how == "mean" else (2,)))
