@@ -250,7 +250,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 and 21, round(len / 3) for rounds 5
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21 and 22, round(len / 3) for rounds 5
     # and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
@@ -526,6 +526,19 @@ PAIRS = [
     ("r21_label_smoothing_point_nine_misread", "r21_label_smoothing_point_one"),
     ("r21_bce_squeeze_batch_of_one_raises", "r21_bce_squeeze_last_dim_batch_of_one"),
     ("r21_cosine_similarity_dim0_across_batch", "r21_cosine_similarity_dim1_per_pair"),
+    # round 22
+    ("r22_infonce_batch_of_one_zero_loss", "r22_infonce_batch_of_32"),
+    ("r22_multilabel_softmax_then_bce", "r22_multilabel_bce_with_logits"),
+    ("r22_barlow_l2_normalized_embeddings", "r22_barlow_batch_standardized"),
+    ("r22_adam_eps_one_tiny_steps", "r22_adam_eps_default"),
+    ("r22_mse_on_sigmoid_saturated_start", "r22_brier_standardized_features"),
+    ("r22_sgd_momentum_one_never_decays", "r22_sgd_momentum_0_9"),
+    ("r22_cholesky_raw_diagonal_raises", "r22_cholesky_exp_diagonal"),
+    ("r22_radam_unstandardized_first_steps_sgd", "r22_radam_standardized_features"),
+    ("r22_lars_zero_init_head_trust_ratio_zero", "r22_lars_trust_ratio_fallback_one"),
+    ("r22_sigmoid_output_targets_in_thousands", "r22_sigmoid_output_scaled_targets_bce"),
+    ("r22_siren_default_init_exploding", "r22_siren_paper_init"),
+    ("r22_bitfit_head_weight_frozen", "r22_bitfit_bias_and_head"),
 ]
 
 
