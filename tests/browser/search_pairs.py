@@ -1261,8 +1261,27 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "Grad-CAM LSTM model.eval() integrated gradients LSTM cudnn backward_input can only "
       "be called in training mode"),
      "questions/grad-mode"),
+    (("__torch_function__ torch.autograd.backward tensor subclass backward override "
+      "torch.autograd.backward tensor-subclasses handle_torch_function backward"),
+     "questions/backward-gradient"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
 PENDING: list[tuple[str, str | tuple[str, ...]]] = [
+    (("the derivative for 'histc' is not implemented torch.histc backward histogram loss "
+      "differentiable histogram function with derivatives soft binning gaussian kernels"),
+     "questions/op-selection-and-signal"),
+    (("percentile backward function torch.kthvalue gradient several percentiles at once "
+      "backward lookup table torchpercentile"), "questions/op-selection-and-signal"),
+    (("kthvalue backward selection reduce function autograd bugs mode median backward "
+      "double backward kthvalue"), "questions/op-selection-and-signal"),
+    (("composite compliance backward value selecting reduction ops topk kthvalue median "
+      "backward vmap per-sample gradients sort topk"), "questions/op-selection-and-signal"),
+    (("autograd STFT torch.stft backward differentiable stft istft stft as autograd op "
+      "stft requires the return_complex parameter be given for real inputs"),
+     "questions/op-selection-and-signal"),
+    (("xlogy returns wrong gradient when input is 0 xlogy gradient at zero xlog1py gradient "
+      "x=0 d/dx x log y"), "questions/op-selection-and-signal"),
+    (("grad of sinc explodes at 0 torch.sinc gradient nan sinc derivative at zero "
+      "derivatives.yaml sinc"), "questions/op-selection-and-signal"),
 ]
