@@ -1261,8 +1261,41 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "Grad-CAM LSTM model.eval() integrated gradients LSTM cudnn backward_input can only "
       "be called in training mode"),
      "questions/grad-mode"),
+    (("pinv differentiable rank-preserving neighborhood gradcheck linalg.pinv low rank "
+      "pinv backward repeated singular values rank deficient pseudo-inverse gradient"),
+     "questions/op-complex-and-norms"),
+    (("ill-conditioned gradients QR torch.qr gradient not full rank QR decomposition "
+      "backward rank deficient linalg.qr autodiff"),
+     "questions/op-complex-and-norms"),
+    (("svd-based pseudoinversion vs torch.linalg.pinv pinv rtol gradient different "
+      "truncated pseudo inverse backward different gradient behaviors during "
+      "backpropagation"),
+     "questions/op-complex-and-norms"),
+    (("Derivative for aten::linalg_pinv is not implemented linalg.pinv rcond tensor "
+      "pinv Tensor rcond gradcheck pinv atol rtol tensor backward"),
+     "questions/op-complex-and-norms"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
 PENDING: list[tuple[str, str | tuple[str, ...]]] = [
+    (("preserve_rng_state checkpoint dropout gradient checkpointing dropout different "
+      "mask bitwise accuracy checkpointed vs non-checkpointed dropout set "
+      "preserve_rng_state True if there is dropout activation checkpointing recompute "
+      "fresh dropout masks"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("preserve_rng_state torch.compile selective checkpointing checkpoint dropout "
+      "torch.compile gradient mismatch eager run_with_rng_state checkpointing recompute "
+      "RNG ops backward compile"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("dist.all_gather no gradient torch.distributed.nn.all_gather all_gather with "
+      "gradients gather_with_grad contrastive loss torch.distributed has no attribute "
+      "nn"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("wrong gradient torch.distributed.nn.all_gather _Reduce_Scatter backward "
+      "all_gather all_gather backward reduce_scatter all_gather gradient NCCL"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("gradient for collective apis torch.distributed.nn.all_reduce gradient scaled "
+      "autograd version of all_reduce dist.all_reduce vs "
+      "torch.distributed.nn.all_reduce"),
+     "questions/collectives-and-checkpoint-rng"),
 ]
