@@ -1264,6 +1264,19 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("__torch_function__ torch.autograd.backward tensor subclass backward override "
       "torch.autograd.backward tensor-subclasses handle_torch_function backward"),
      "questions/backward-gradient"),
+    (("pinv differentiable rank-preserving neighborhood gradcheck linalg.pinv low rank "
+      "pinv backward repeated singular values rank deficient pseudo-inverse gradient"),
+     "questions/op-complex-and-norms"),
+    (("ill-conditioned gradients QR torch.qr gradient not full rank QR decomposition "
+      "backward rank deficient linalg.qr autodiff"),
+     "questions/op-complex-and-norms"),
+    (("svd-based pseudoinversion vs torch.linalg.pinv pinv rtol gradient different "
+      "truncated pseudo inverse backward different gradient behaviors during "
+      "backpropagation"),
+     "questions/op-complex-and-norms"),
+    (("Derivative for aten::linalg_pinv is not implemented linalg.pinv rcond tensor "
+      "pinv Tensor rcond gradcheck pinv atol rtol tensor backward"),
+     "questions/op-complex-and-norms"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
@@ -1284,4 +1297,24 @@ PENDING: list[tuple[str, str | tuple[str, ...]]] = [
       "x=0 d/dx x log y"), "questions/op-selection-and-signal"),
     (("grad of sinc explodes at 0 torch.sinc gradient nan sinc derivative at zero "
       "derivatives.yaml sinc"), "questions/op-selection-and-signal"),
+    (("preserve_rng_state checkpoint dropout gradient checkpointing dropout different "
+      "mask bitwise accuracy checkpointed vs non-checkpointed dropout set "
+      "preserve_rng_state True if there is dropout activation checkpointing recompute "
+      "fresh dropout masks"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("preserve_rng_state torch.compile selective checkpointing checkpoint dropout "
+      "torch.compile gradient mismatch eager run_with_rng_state checkpointing recompute "
+      "RNG ops backward compile"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("dist.all_gather no gradient torch.distributed.nn.all_gather all_gather with "
+      "gradients gather_with_grad contrastive loss torch.distributed has no attribute "
+      "nn"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("wrong gradient torch.distributed.nn.all_gather _Reduce_Scatter backward "
+      "all_gather all_gather backward reduce_scatter all_gather gradient NCCL"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("gradient for collective apis torch.distributed.nn.all_reduce gradient scaled "
+      "autograd version of all_reduce dist.all_reduce vs "
+      "torch.distributed.nn.all_reduce"),
+     "questions/collectives-and-checkpoint-rng"),
 ]
