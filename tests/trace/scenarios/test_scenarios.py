@@ -204,6 +204,19 @@ XFAIL: dict[str, str] = {
     ),
     # round 21, held-out
     "r21_cosine_similarity_dim0_across_batch": "held-out: false",
+    # round 22 (branch s28-scen22), first run against main at 717e470
+    "r22_barlow_l2_normalized_embeddings": (
+        "false: 'ok'; missing Barlow Twins on L2-normalised rows (the trace bounded by 1)"
+    ),
+    "r22_radam_unstandardized_first_steps_sgd": (
+        "false: 'ok'; missing RAdam's un-adapted first steps on unscaled features"
+    ),
+    "r22_siren_default_init_exploding": (
+        "silent: the explosion named, not SIREN's default init with omega 30"
+    ),
+    # round 22, held-out
+    "r22_adam_eps_one_tiny_steps": "held-out: false",
+    "r22_multilabel_softmax_then_bce": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 

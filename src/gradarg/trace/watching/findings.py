@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .averages import no_forgetting
 from .badweights import eps_underflow
 from .bootstrap import bootstrapped_target
 from .closures import closure_sums
@@ -28,6 +29,7 @@ from .eventfindings import (
     scheduler_order,
 )
 from .finding import Finding, Options, shown
+from .frozenhead import frozen_head
 from .inputpasses import input_passes
 from .intcuts import few_rows, selection
 from .lossascent import loss_ascent
@@ -176,7 +178,8 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
-    pad_read, closure_sums, bootstrapped_target, seeded, row_select,
+    pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
+    no_forgetting,
 )
 
 

@@ -54,7 +54,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
              "weights-after-reduction": 8, "ascended": 9,
              "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
-             "heavy-smoothing": 13, "factor-of-reduced": 14}
+             "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -70,6 +70,15 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "sigmoid-squared":
+            return Finding("loss form", True, (
+                f"a squared error on sigmoid outputs: {s.other[0]} of {s.shape[0]} predictions "
+                f"are saturated on the wrong side (p (1 - p) at most {s.value:.2g} while "
+                f"|target - p| > 0.5; observed: the values saved by the loss's graph): the "
+                f"squared loss's gradient carries the sigmoid's derivative p (1 - p), so these "
+                f"wrong predictions barely move (a vanishing gradient); fit probabilities with "
+                f"binary_cross_entropy_with_logits on the logits (its gradient is p - target, "
+                f"never flat), or start from small logits"))
         if s.kind == "factor-of-reduced":
             how = "mean" if s.other == (1,) else "sum"
             return Finding("loss form", True, (

@@ -5,8 +5,8 @@ optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
 :mod:`.classweights`, :mod:`.columnscale`, :mod:`.nansource`, :mod:`.ratioone`,
-:mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.signedterms`,
-:mod:`.smoothing` and :mod:`.wherepairs` only.
+:mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.sigmoidsquare`,
+:mod:`.signedterms`, :mod:`.smoothing` and :mod:`.wherepairs` only.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .ratioone import RATIOS, ratio_of_equals
 from .reducedfactor import factor_of_reduced
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
+from .sigmoidsquare import SQUARES, saturated_square
 from .signedterms import ascended
 from .smoothing import heavy_smoothing
 from .wherepairs import constant_in_both
@@ -195,7 +196,9 @@ class Slip(NamedTuple):
     gradient: :mod:`.ratioone`) or ``"heavy-smoothing"`` (``label_smoothing`` ``value`` over
     ``shape[0]`` classes, targets ``low`` / ``high``: :mod:`.smoothing`) or
     ``"factor-of-reduced"`` (``exp(-L)``, ``value``, of loss ``op`` reduced over ``shape[0]``
-    elements by its mean, ``other`` (1,), or sum, (2,): :mod:`.reducedfactor`); ``op``:
+    elements by its mean, ``other`` (1,), or sum, (2,): :mod:`.reducedfactor`) or
+    ``"sigmoid-squared"`` (``other[0]`` of ``shape[0]`` sigmoid outputs flat and wrong under
+    a squared error, ``value`` their largest ``p (1 - p)``: :mod:`.sigmoidsquare`); ``op``:
     otherwise the node's name."""
 
     kind: str
@@ -244,6 +247,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
     found = []
     for n in walked:
         name = type(n).__name__
+        if name in SQUARES and (q := saturated_square(n)) is not None:
+            found.append(Slip("sigmoid-squared", name, (q.total,), (q.wrong,), value=q.slope))
         if name in _BROADCASTING:
             for c, _ in n.next_functions:
                 sizes = _saved(c, "_saved_self_sym_sizes") if c is not None else None
@@ -419,7 +424,8 @@ def zero_why(walked: list[Any]) -> str:
     """What the saved values of ``walked``, the first nodes of a loss (:func:`~gradarg.trace.graph.nodes.first_nodes`), show
     makes its gradient zero: a ``nll_loss`` (``cross_entropy``) whose total target weight is 0
     (every target equals ``ignore_index`` or has weight 0), a product with a factor of one
-    entry that is 0 and needs no gradient (a loss weight of 0); ``""``: none of these.  Read
+    entry that is 0 and needs no gradient (a loss weight of 0), a softmax or log_softmax over
+    a dimension of size 1 (constant: zero derivative); ``""``: none of these.  Read
     before the backward frees them (``_saved_*``: the node attributes of
     https://pytorch.org/docs/stable/notes/autograd.html#saved-tensors)."""
     for n in walked:
@@ -432,6 +438,15 @@ def zero_why(walked: list[Any]) -> str:
                         f"equals ignore_index={ignore} or has weight 0), so the loss is a "
                         f"mean over no targets (0/0: NaN) or a sum of none (0), with a zero "
                         f"gradient")
+        if name in _SOFTMAX and isinstance(out := _saved(n, "_saved_result"), torch.Tensor):
+            dim = _saved(n, "_saved_dim")
+            if isinstance(dim, int) and out.dim() and out.shape[dim] == 1 and out.numel():
+                fn = "log_softmax" if name == "LogSoftmaxBackward0" else "softmax"
+                return (f"{name}: {fn} over dimension {dim % out.dim()} of size 1 (shape "
+                        f"{tuple(out.shape)}) is constant ({0 if fn == 'log_softmax' else 1} "
+                        f"everywhere), so its derivative is exactly zero: a cross-entropy over "
+                        f"a single class or column is exactly 0 (one logit per row; with "
+                        f"in-batch negatives, a batch of one pair has no negatives)")
         if name == "MulBackward0":
             for attr in ("_saved_other", "_saved_self"):
                 f = _saved(n, attr)
