@@ -211,9 +211,6 @@ XFAIL: dict[str, str] = {
     "r22_radam_unstandardized_first_steps_sgd": (
         "false: 'ok'; missing RAdam's un-adapted first steps on unscaled features"
     ),
-    "r22_siren_default_init_exploding": (
-        "silent: the explosion named, not SIREN's default init with omega 30"
-    ),
     # round 22, held-out
     "r22_adam_eps_one_tiny_steps": "held-out: false",
     "r22_multilabel_softmax_then_bce": "held-out: false",

@@ -7,6 +7,9 @@ or ``None``; the latest finding of each is kept by the reader's name (:attr:`Los
 The nodes are the first :data:`FIRST` reached from the loss (``graph.nodes.first_nodes``),
 read before the backward frees what they saved.
 
+The whole graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
+(:mod:`.sines`).
+
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
 """
 
@@ -15,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..graph.nodes import first_nodes
+from ..graph.nodes import Graph, first_nodes
 from ..graph.values import tensors as _tensors
-from . import clampedparams, ctcblank, patches, selfmatch
+from . import clampedparams, ctcblank, patches, selfmatch, sines
 
-__all__ = ["FIRST", "READERS", "LossNodes"]
+__all__ = ["DEEP", "FIRST", "READERS", "LossNodes"]
 
 FIRST = 24
 """Nodes read from the loss down (a reduction, a division and the loss function's own; a
@@ -31,12 +34,17 @@ READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "clamped": (clampedparams.NODE, clampedparams.read)}
 """Readers of the loss's first nodes, by name: ``{name: (node type, read(node))}``."""
 
+DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor}
+"""Readers of the whole graph, once, at the block's first ``backward()``: ``{name: read(graph)}``
+(what the architecture does, the same at every step)."""
+
 
 class LossNodes:
     """What the readers found at the last ``backward()`` that they found something in."""
 
-    def __init__(self, readers: Mapping[str, tuple[str, Callable[[Any], Any]]] = READERS):
-        self._readers = dict(readers)
+    def __init__(self, readers: Mapping[str, tuple[str, Callable[[Any], Any]]] = READERS,
+                 deep: Mapping[str, Callable[[Graph], Any]] = DEEP):
+        self._readers, self._deep = dict(readers), dict(deep)
         self.found: dict[str, Any] = {}
         self._handles: list[Any] = []
 
@@ -49,6 +57,11 @@ class LossNodes:
 
     def _called(self, tensors: Any) -> None:
         roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]
+        if self._deep and roots:  # once: the block's first backward
+            graph, deep, self._deep = Graph(*roots), self._deep, {}
+            for name, read in deep.items():
+                if (seen := read(graph)) is not None:
+                    self.found[name] = seen
         for n in first_nodes(roots, FIRST):
             kind = type(n).__name__
             for name, (wanted, read) in self._readers.items():

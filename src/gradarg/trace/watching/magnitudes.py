@@ -99,7 +99,7 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
         return Finding("vanishing/exploding", True,
                        f"exploding gradient: {orders(ratio)} orders of magnitude larger "
                        f"at {first} than at {last}{_between(span)}"
-                       f"{_sharpest(ratio, span)}")
+                       f"{_sharpest(ratio, span)}{_sines(w)}")
     return Finding("vanishing/exploding", True)
 
 
@@ -125,6 +125,20 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
                            f"{c.dead_units[1]} units ({c.unit_axis}) at 0 for every example "
                            f"and position of the batch{support}")
     return Finding("dead units", True)
+
+
+def _sines(w: GradWatch) -> str:
+    """What the graph showed of periodic activations of a scaled input (:mod:`.sines`)."""
+    s = w.lossnodes.found.get("sines")
+    if s is None:
+        return ""
+    return (f"; the forward applies sin or cos to an input multiplied by {s.factor:g} "
+            f"({s.times} time(s); observed: the graph of the block's first backward): each "
+            f"multiplies the gradient by up to {s.factor:g} (the derivative of "
+            f"sin({s.factor:g} x) is {s.factor:g} cos({s.factor:g} x)), so unless the weights "
+            f"after the first layer are scaled down by about {s.factor:g} (SIREN's init: "
+            f"uniform(+-sqrt(6 / fan_in) / {s.factor:g})) the gradient grows from layer to "
+            f"layer")
 
 
 def _sharpest(ratio: float, span: list[ModuleRecord]) -> str:
