@@ -1381,3 +1381,37 @@ QUERIES_ROUND27: dict[str, list[tuple[str, str]]] = {
         ("issues", "increment_version in-place custom function"),
     ],
 }
+
+# Round 28: fixed before any of them is run (2026-12-02, twenty-first session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison); each run once, in
+# the corpus named.
+QUERIES_ROUND28: dict[str, list[tuple[str, str]]] = {
+    "round28-c35a": [
+        ("pages", "gradients different between train and eval mode"),
+        ("pages", "jacobian of softmax explicit matrix"),
+        ("pages", "custom loss returns tensor without grad_fn"),
+        ("pages", "multiply gradient by a constant during backward"),
+        ("pages", "channels_last memory format backward"),
+        ("pages", "layer_norm gradient small variance"),
+        ("issues", "logcumsumexp backward"),
+        ("issues", "take_along_dim backward"),
+        ("issues", "diag_embed diagonal backward"),
+        ("issues", "kron backward"),
+        ("issues", "tensordot backward"),
+        ("issues", "baddbmm backward beta"),
+    ],
+    "round28-c35b": [
+        ("pages", "group_norm instance_norm gradient batch size one"),
+        ("pages", "adaptive_max_pool backward indices"),
+        ("pages", "max_unpool gradient"),
+        ("pages", "affine_grid spatial transformer gradient"),
+        ("pages", "pdist gradient identical rows"),
+        ("pages", "gelu mish silu gradient"),
+        ("issues", "multi_margin_loss backward"),
+        ("issues", "poisson_nll_loss gradient log_input"),
+        ("issues", "gaussian_nll_loss var gradient"),
+        ("issues", "local_response_norm backward"),
+        ("issues", "rrelu backward training"),
+        ("issues", "glu backward dimension"),
+    ],
+}
