@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = [
-    "Graph", "accumulator", "check_not_freed", "children", "constant_exponent",
+    "RESHAPES", "Graph", "accumulator", "check_not_freed", "children", "constant_exponent",
     "constant_operands", "edges_into", "first_nodes",
     "graph_freed", "in_place_edits", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place",
     "node_class", "op_name", "opaque_nodes", "saved", "saved_tensors", "saved_value",
-    "saved_values", "walk",
+    "saved_values", "through_reshapes", "walk",
 ]
 
 # -- what a node is ---------------------------------------------------------------------------
@@ -191,6 +191,19 @@ def constant_operands(node: Any, slot: int) -> Iterator[Any]:
             if err is not None:
                 return
             yield value
+
+
+RESHAPES = frozenset({"ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0",
+                      "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"})
+"""Nodes that only reshape their one input (its entries unchanged, in order)."""
+
+
+def through_reshapes(node: Any) -> Any:
+    """The first node at or below ``node`` that is not one of :data:`RESHAPES`, following
+    each reshape's one input (``None`` at the end of the chain)."""
+    while node is not None and node_class(node) in RESHAPES:
+        node = node.next_functions[0][0] if node.next_functions else None
+    return node
 
 
 def constant_exponent(node: Any) -> Any:

@@ -18,15 +18,13 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import saved_value
+from ..graph.nodes import saved_value, through_reshapes
 
 __all__ = ["FLAT", "SHARE", "SQUARES", "SaturatedSquare", "saturated_square"]
 
 SQUARES = ("MseLossBackward0", "PowBackward0")  # the nodes read
 FLAT = 0.01  # p (1 - p) below this: |logit| above about 4.6
 SHARE = 0.25  # named when at least this share of the predictions is flat and wrong
-_VIEWS = ("SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0", "ViewBackward0",
-          "ReshapeAliasBackward0", "UnsafeViewBackward0")
 
 
 class SaturatedSquare(NamedTuple):
@@ -41,8 +39,7 @@ class SaturatedSquare(NamedTuple):
 def _sigmoid_below(node: Any) -> torch.Tensor | None:
     """The saved output of the ``SigmoidBackward0`` that ``node`` is, or that its one live
     edge reaches through views; ``None``: none."""
-    while node is not None and type(node).__name__ in _VIEWS:
-        node = node.next_functions[0][0] if node.next_functions else None
+    node = through_reshapes(node)
     if type(node).__name__ != "SigmoidBackward0":
         return None
     p = saved_value(node, "_saved_result", hooked=False)

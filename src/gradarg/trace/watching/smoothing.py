@@ -18,13 +18,12 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import saved_value
+from ..graph.nodes import saved_value, through_reshapes
 
 __all__ = ["HEAVY", "Smoothing", "heavy_smoothing"]
 
 HEAVY = 0.5  # a label_smoothing at least this takes half the label's mass or more
 _NLL = ("NllLossBackward0", "NllLoss2DBackward0")
-_VIEWS = ("ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0")
 
 
 class Smoothing(NamedTuple):
@@ -58,9 +57,8 @@ def heavy_smoothing(node: Any) -> Smoothing | None:
     nll = m1.next_functions[0][0]
     if type(nll).__name__ not in _NLL:
         return None
-    soft: Any = next((c for c, _ in nll.next_functions if c is not None), None)
-    while type(soft).__name__ in _VIEWS:  # nll_loss over (N, C, d...) views it first
-        soft = soft.next_functions[0][0] if soft.next_functions else None
+    # nll_loss over (N, C, d...) views its input first
+    soft = through_reshapes(next((c for c, _ in nll.next_functions if c is not None), None))
     if type(soft).__name__ != "LogSoftmaxBackward0":
         return None
     out = saved_value(soft, "_saved_result", hooked=False)
