@@ -1313,6 +1313,23 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "autograd version of all_reduce dist.all_reduce vs "
       "torch.distributed.nn.all_reduce"),
      "questions/collectives-and-checkpoint-rng"),
+    (("BatchNorm backpropagation model.train() model.eval() gradients different "
+      "between train and eval mode gradient of the layer before BatchNorm is "
+      "different same output same loss different gradients"),
+     "questions/losses-norms-activations"),
+    (("accuracy grad_fn None why does the nll has grad_fn while accuracy doesn't "
+      "argmax no grad_fn accuracy not differentiable"),
+     "questions/losses-norms-activations"),
+    (("MultiMarginLoss has no attribute 'backward' loss module backward "
+      "AttributeError nn.Module backward method 'MultiMarginLoss' object has no "
+      "attribute 'backward'"),
+     "questions/losses-norms-activations"),
+    (("poisson_nll_loss log_input=False nan PoissonNLLLoss nan loss input zero log of "
+      "zero poisson nll loss negative input silent NaN"),
+     "questions/losses-norms-activations"),
+    (("rrelu backward fail training=True upper=True Subtraction, the `-` operator, "
+      "with a bool tensor is not supported RreluWithNoiseBackward0 rrelu upper bool"),
+     "questions/losses-norms-activations"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
