@@ -142,10 +142,6 @@ XFAIL: dict[str, str] = {
     "r14_plateau_mode_max_on_loss": (
         "false: 'ok'; missing ReduceLROnPlateau(mode='max') on a falling loss, lr cut to 1e-4"
     ),
-    "r14_residual_mlp_unscaled_init_explodes": (
-        "silent: named the exploding gradient across 20 Linear; missing the residual blocks'"
-        " unscaled initialisation"
-    ),
     # round 14, held-out
     "r14_attention_unscaled_scores_saturate": "held-out: false",
     # round 15 (branch s24-scen15), first run against main at e3c5989

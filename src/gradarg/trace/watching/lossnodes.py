@@ -8,7 +8,7 @@ The nodes are the first :data:`FIRST` reached from the loss (``graph.nodes.first
 read before the backward frees what they saved.
 
 The whole graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
-(:mod:`.sines`).
+(:mod:`.sines`, :mod:`.residuals`).
 
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..graph.nodes import Graph, first_nodes
 from ..graph.values import tensors as _tensors
-from . import clampedparams, ctcblank, patches, selfmatch, sines
+from . import clampedparams, ctcblank, patches, residuals, selfmatch, sines
 
 __all__ = ["DEEP", "FIRST", "READERS", "LossNodes"]
 
@@ -34,7 +34,8 @@ READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "clamped": (clampedparams.NODE, clampedparams.read)}
 """Readers of the loss's first nodes, by name: ``{name: (node type, read(node))}``."""
 
-DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor}
+DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
+                                              "residuals": residuals.residual_adds}
 """Readers of the whole graph, once, at the block's first ``backward()``: ``{name: read(graph)}``
 (what the architecture does, the same at every step)."""
 

@@ -128,11 +128,18 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
 
 
 def _sines(w: GradWatch) -> str:
-    """What the graph showed of periodic activations of a scaled input (:mod:`.sines`)."""
-    s = w.lossnodes.found.get("sines")
+    """What the graph showed of periodic activations of a scaled input (:mod:`.sines`) and
+    of residual branches without normalisation (:mod:`.residuals`)."""
+    s, r = w.lossnodes.found.get("sines"), w.lossnodes.found.get("residuals")
+    res = "" if r is None else (
+        f"; the forward adds {r.adds} residual branches to a stream, x + f(x), with no "
+        f"normalisation in the graph (observed: the graph of the block's first backward): "
+        f"each block's Jacobian is I + J_f, so with the branches at their usual initial "
+        f"scale the stream and its gradient grow with every block; scale each branch's last "
+        f"layer down at init (by about 1 / sqrt(number of blocks), or to zero) or normalise")
     if s is None:
-        return ""
-    return (f"; the forward applies sin or cos to an input multiplied by {s.factor:g} "
+        return res
+    return res + (f"; the forward applies sin or cos to an input multiplied by {s.factor:g} "
             f"({s.times} time(s); observed: the graph of the block's first backward): each "
             f"multiplies the gradient by up to {s.factor:g} (the derivative of "
             f"sin({s.factor:g} x) is {s.factor:g} cos({s.factor:g} x)), so unless the weights "
