@@ -256,7 +256,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21 and 22, round(len / 3) for rounds 5
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22 and 23, round(len / 3) for rounds 5
     # and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
@@ -545,6 +545,18 @@ PAIRS = [
     ("r22_sigmoid_output_targets_in_thousands", "r22_sigmoid_output_scaled_targets_bce"),
     ("r22_siren_default_init_exploding", "r22_siren_paper_init"),
     ("r22_bitfit_head_weight_frozen", "r22_bitfit_bias_and_head"),
+    # round 23
+    ("r23_tv_loss_unnormalized_sum_dominates", "r23_tv_loss_normalized_small_weight"),
+    ("r23_mlm_loss_on_every_position", "r23_mlm_labels_minus_100_unmasked"),
+    ("r23_cls_token_concatenated_after_encoder", "r23_cls_token_prepended_before_encoder"),
+    ("r23_embedding_sqrt_dmodel_default_init_saturated", "r23_embedding_sqrt_dmodel_scaled_init"),
+    ("r23_head_requires_grad_set_on_module", "r23_partial_checkpoint_new_head_trains"),
+    ("r23_centering_detached_mean_bias_drifts", "r23_batchnorm_linear_without_bias"),
+    ("r23_albert_shared_layer_params_listed_per_layer", "r23_albert_shared_layer_params_once"),
+    ("r23_pi_model_no_perturbation_zero_consistency", "r23_pi_model_dropout_and_noise"),
+    ("r23_mean_loss_backward_scaled_by_batch_again", "r23_per_sample_backward_scaled_mean"),
+    ("r23_onecycle_scalar_max_lr_trains_frozen_group", "r23_onecycle_max_lr_per_group"),
+    ("r23_sobel_edge_loss_kernel_trainable", "r23_sobel_edge_loss_kernel_buffer"),
 ]
 
 
