@@ -72,6 +72,11 @@ def accumulated(w: GradWatch, o: Options) -> Finding:
         found.append(f".grad already held a gradient for {k} parameter(s) before this backward, "
                      f"although the parameters changed since its previous pass (observed: an "
                      f"optimizer step, or their values edited in place): zero_grad() is missing")
+    if cut := by_kind.get("cut"):
+        notes.append(f".grad of {_who(len(cut), total)} holds the sum of more than "
+                     f"{max(a.passes for _, a in cut)} backward passes in this with block; the "
+                     f"earliest were not kept (at most {events.KEPT} notes per parameter), so "
+                     f"whether .grad was empty before the first could not be checked")
     if "held" in by_kind:
         k = len(by_kind["held"])
         found.append(f".grad already held a gradient for {k} parameter(s) before the first "
@@ -362,28 +367,6 @@ def edited_after_step(w: GradWatch, o: Options) -> Finding:
                    f"gradients changed after the optimizer step: .grad of {who} is "
                    f"{_f(f0)} times what the step read (observed: the step's reading and the "
                    f"end of the with block, no backward in between): {cause}")
-
-
-def scheduler_order(w: GradWatch, o: Options) -> Finding:
-    """A learning-rate scheduler whose first ``step()`` came before its optimizer's first
-    (observed: both calls, in order; :mod:`.schedules`): the optimizer skips the schedule's
-    first value, its first update already using the next one."""
-    early = list(w.grads.schedules.early.values())
-    if not early:
-        return Finding("scheduler order", True)
-    e = early[0]
-    then = ""
-    if e.lr_before is not None and e.lr_used is not None and e.lr_used != e.lr_before:
-        then = (f", so the first update used lr {e.lr_used:g} where the schedule starts at "
-                f"{e.lr_before:g}")
-    elif e.lr_used is None:
-        then = "; no step of that optimizer followed in the block"
-    return Finding("scheduler order", True, (
-        f"lr_scheduler.step() ({e.scheduler}) ran before optimizer.step() ({e.optimizer}): "
-        f"the scheduler's first step came before its optimizer's first step (observed: both "
-        f"calls, in order){then}; the optimizer skips the schedule's first value: call "
-        f"optimizer.step() first, then scheduler.step() (torch warns \"Detected call of "
-        f"`lr_scheduler.step()` before `optimizer.step()`\")"))
 
 
 def edit_discarded(w: GradWatch, o: Options) -> Finding:

@@ -46,8 +46,9 @@ class Note(NamedTuple):
     kind : str
         ``"pass"`` (a backward pass accumulated into ``.grad``), ``"unscale"`` (a
         ``GradScaler``'s ``unscale_`` of an optimizer holding the parameter divided ``.grad``
-        by the scale), ``"step"`` (an optimizer step holding the parameter began) or ``"end"``
-        (the ``with`` block ended).
+        by the scale), ``"step"`` (an optimizer step holding the parameter began), ``"end"``
+        (the ``with`` block ended) or ``"cut"`` (first of a list cut to the latest
+        :data:`KEPT`: earlier observations were not kept).
     grad : float or None
         ``"pass"``: norm of the gradient the pass computed for the parameter.
     held : float or None
@@ -208,7 +209,9 @@ class Accumulation(NamedTuple):
     optimizer step, or a change of the parameters, came between two of them: a missing
     ``zero_grad``), ``"same-forward"`` (several passes, no forward of the model between them),
     ``"micro-batches"`` (each pass after its own forward, the parameters unchanged in between,
-    ``.grad`` empty before the first) or ``"mixed"`` (own forwards and shared ones);
+    ``.grad`` empty before the first), ``"mixed"`` (own forwards and shared ones) or ``"cut"``
+    (the first pass kept found ``.grad`` holding a gradient, and earlier notes were not kept:
+    more passes than :data:`KEPT` notes, not known to be from before the block);
     ``same``: every pass computed the same gradient (equal norms, and the sum's norm is their
     sum: parallel vectors of equal length); ``first_held``: what the first pass found.
     """
@@ -238,7 +241,10 @@ def accumulation(notes: Sequence[Note], moved: dict[int, float] | None = None,
             and max(grads) <= min(grads) * (1 + _REL)  # type: ignore[type-var,operator]
             and c[-1].after is not None and math.isclose(
                 c[-1].after, len(c) * float(grads[0]), rel_tol=1e-4))  # type: ignore[arg-type]
-    if not _empty(first.held):
+    cut = notes[0].kind == "cut" and first is next(n for n in notes if n.kind == "pass")
+    if not _empty(first.held) and cut:
+        kind = "cut"  # passes before the first kept one: whether .grad was empty is not known
+    elif not _empty(first.held):
         kind = "held"
     elif len(c) == 1:
         kind = "one"
@@ -369,7 +375,10 @@ def read_log(log: Sequence[Any]) -> dict[Any, list[Note]]:
         elif isinstance(e, EndEntry):  # the end
             for p in notes:
                 add(p, Note("end", None, e.final.get(p), None, e.forward, steps.get(p, 0)))
-    return {p: n[-KEPT:] for p, n in notes.items()}
+    # a list cut to the latest KEPT starts with a "cut" note: its first pass is not the block's
+    return {p: n if len(n) <= KEPT else [Note("cut", None, None, None, n[-KEPT + 1].forward,
+                                              n[-KEPT + 1].step), *n[-KEPT + 1:]]
+            for p, n in notes.items()}
 
 
 class ScaleRead(NamedTuple):

@@ -26,7 +26,6 @@ from .eventfindings import (
     grad_leaked,
     modes_mixed,
     recreated,
-    scheduler_order,
 )
 from .finding import Finding, Options, shown
 from .frozenhead import frozen_head
@@ -51,6 +50,7 @@ from .reads import (
 from .rowselect import row_select
 from .sampling import sampling
 from .scales import loss_scale
+from .schedules import scheduler_order
 from .seeding import seeded
 from .selfmatch import self_match
 from .stepsums import mean_parts, uneven_steps
@@ -58,6 +58,7 @@ from .tied import tied_trainable
 from .tokenshift import token_shift
 from .trainmode import eval_mode, frozen_norm, small_batch_norm, stats_again
 from .unused import output_unused
+from .upstream import upstream_scaled
 from .zerocauses import all_zero, hooks
 
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
-    no_forgetting,
+    no_forgetting, upstream_scaled,
 )
 
 

@@ -54,7 +54,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
              "weights-after-reduction": 8, "ascended": 9,
              "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
-             "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15}
+             "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
+             "equal-sides": 16}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -70,6 +71,14 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "equal-sides":
+            return Finding("loss form", True, (
+                f"{_FUNCTION.get(s.op, s.op)} compares two tensors {_shape(s.shape)} that are "
+                f"equal in every entry, both carrying gradient (observed: the input and target "
+                f"saved by its graph): the term is exactly 0 and so is its gradient, "
+                f"2 (x - y) (dx - dy); two evaluations of one network on one input agree "
+                f"unless something random differs between them: a consistency loss (Pi-model, "
+                f"mean teacher) needs its noise, augmentation or dropout in train mode"))
         if s.kind == "sigmoid-squared":
             return Finding("loss form", True, (
                 f"a squared error on sigmoid outputs: {s.other[0]} of {s.shape[0]} predictions "

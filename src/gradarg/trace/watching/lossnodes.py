@@ -7,7 +7,8 @@ or ``None``; the latest finding of each is kept by the reader's name (:attr:`Los
 The nodes are the first :data:`FIRST` reached from the loss (``graph.nodes.first_nodes``),
 read before the backward frees what they saved.
 
-The whole graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
+The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`).  The whole
+graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
 (:mod:`.sines`, :mod:`.residuals`).
 
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
@@ -20,7 +21,7 @@ from typing import Any
 
 from ..graph.nodes import Graph, first_nodes
 from ..graph.values import tensors as _tensors
-from . import clampedparams, ctcblank, patches, residuals, selfmatch, sines
+from . import clampedparams, ctcblank, patches, residuals, selfmatch, sines, upstream
 
 __all__ = ["DEEP", "FIRST", "READERS", "LossNodes"]
 
@@ -50,11 +51,17 @@ class LossNodes:
         self._handles: list[Any] = []
 
     def attach(self) -> None:
-        self._handles = [patches.register_backward_call_hook(self._called, outer=True)]
+        self._handles = [patches.register_backward_call_hook(self._called, outer=True),
+                         patches.register_backward_gradient_hook(self._gradient, outer=True)]
 
     def detach(self) -> list[Any]:
         handles, self._handles = self._handles, []
         return handles
+
+    def _gradient(self, tensors: Any, grads: Any) -> None:
+        """The upstream gradient given with the losses (:mod:`.upstream`), the latest kept."""
+        if (seen := upstream.read(tensors, grads)) is not None:
+            self.found["upstream"] = seen
 
     def _called(self, tensors: Any) -> None:
         roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]

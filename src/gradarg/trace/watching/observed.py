@@ -198,8 +198,9 @@ class Slip(NamedTuple):
     ``"factor-of-reduced"`` (``exp(-L)``, ``value``, of loss ``op`` reduced over ``shape[0]``
     elements by its mean, ``other`` (1,), or sum, (2,): :mod:`.reducedfactor`) or
     ``"sigmoid-squared"`` (``other[0]`` of ``shape[0]`` sigmoid outputs flat and wrong under
-    a squared error, ``value`` their largest ``p (1 - p)``: :mod:`.sigmoidsquare`); ``op``:
-    otherwise the node's name."""
+    a squared error, ``value`` their largest ``p (1 - p)``: :mod:`.sigmoidsquare`) or
+    ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
+    carry gradient: :func:`_equal_sides`); ``op``: otherwise the node's name."""
 
     kind: str
     op: str
@@ -257,6 +258,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
                         and tuple(sizes or ()) != tuple(big.shape)):
                     found.append(Slip("broadcast", name, tuple(sizes or ()), tuple(big.shape)))
                     break
+            if (same := _equal_sides(n)) is not None:
+                found.append(same)
             slip = _huber_slope(n) if name == "HuberLossBackward0" else None
             if slip is not None:
                 found.append(slip)
@@ -342,6 +345,19 @@ def _huber_slope(n: Any) -> Slip | None:
         return None
     return Slip("huber-slope", type(n).__name__, tuple(x.shape), low=low,
                 high=float(error.max()), value=delta)
+
+
+def _equal_sides(n: Any) -> Slip | None:
+    """A regression loss whose input and target are equal in every entry (at least two) while
+    both carry gradient (two live edges): the term and its gradient ``2 (x - y) (dx - dy)``
+    are exactly 0 (two evaluations of one network on one input, nothing random between them).
+    A :class:`Slip` ``"equal-sides"``."""
+    x, t = _saved(n, "_saved_self"), _saved(n, "_saved_target")
+    live = [c for c, _ in n.next_functions if c is not None]
+    if (len(live) == 2 and isinstance(x, torch.Tensor) and isinstance(t, torch.Tensor)
+            and x.numel() > 1 and x.shape == t.shape and torch.equal(x, t)):
+        return Slip("equal-sides", type(n).__name__, tuple(x.shape))
+    return None
 
 
 def _kl_on_probabilities(n: Any) -> Slip | None:

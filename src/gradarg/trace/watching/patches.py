@@ -20,7 +20,8 @@ from typing import Any
 import torch
 
 __all__ = ["backward_depth", "eager_unless_traced", "given_closure", "module_hook", "register_backward_call_hook", "register_backward_done_hook",
-           "register_backward_error_hook", "register_backward_inputs_hook",
+           "register_backward_error_hook", "register_backward_gradient_hook",
+           "register_backward_inputs_hook",
            "register_distribution_hooks",
            "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
@@ -109,6 +110,9 @@ def _wrap_backward(original: Any, listeners: list[Callable[..., None]]) -> Any:
         _DEPTH[0] += 1
         try:
             _tell(listeners, "call", tensors)
+            grads = kwargs.get("grad_tensors", args[1] if len(args) > 1 else None)
+            if grads is not None:
+                _tell(listeners, "gradient", (tensors, grads))
             inputs = kwargs.get("inputs", args[5] if len(args) > 5 else None)
             if inputs is not None:
                 _tell(listeners, "inputs", inputs)
@@ -300,6 +304,20 @@ def register_backward_inputs_hook(fn: Callable[[Any], None]) -> _Handle:
     def on(kind: str, payload: Any) -> None:
         if kind == "inputs":
             fn(payload)
+
+    return _BACKWARD.add(on)
+
+
+def register_backward_gradient_hook(fn: Callable[[Any, Any], None], *, outer: bool = False
+                                    ) -> _Handle:
+    """Call ``fn(tensors, grad_tensors)`` when ``torch.autograd.backward`` is given
+    ``grad_tensors`` (``Tensor.backward(gradient)``: the upstream gradient of each loss), after
+    the call hooks and before it runs; ``outer`` as for :func:`register_backward_call_hook`;
+    until the handle's ``remove()``."""
+
+    def on(kind: str, payload: Any) -> None:
+        if kind == "gradient" and (not outer or _DEPTH[0] == 1):
+            fn(*payload)
 
     return _BACKWARD.add(on)
 

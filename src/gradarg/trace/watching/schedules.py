@@ -11,17 +11,23 @@ calling it (``ReduceLROnPlateau``, ``CosineAnnealingWarmRestarts``) are not seen
 "has not stepped" when no step of it was seen in the block and its state holds no ``step``
 count (plain SGD keeps no state: a step of it before the block cannot be told).
 
-Imports nothing of the trace room but :mod:`.patches`.
+:func:`scheduler_order` says it (a finding listed in :data:`.findings.FINDINGS`).
+
+Imports nothing of the trace room but :mod:`.patches` and :mod:`.finding`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import patches
+from .finding import Finding, Options
 
-__all__ = ["EarlyScheduler", "ScheduleOrder", "zero_lr_cause"]
+if TYPE_CHECKING:
+    from .watch import GradWatch
+
+__all__ = ["EarlyScheduler", "ScheduleOrder", "scheduler_order", "zero_lr_cause"]
 
 
 @dataclass
@@ -131,3 +137,25 @@ def zero_lr_cause(order: ScheduleOrder) -> str:
             f"counts its step() calls, so one meant in epochs but stepped after every batch "
             f"reaches its end after that many batches: step it once per epoch, or give the "
             f"length in batches")
+
+
+def scheduler_order(w: GradWatch, o: Options) -> Finding:
+    """A learning-rate scheduler whose first ``step()`` came before its optimizer's first
+    (observed: both calls, in order; :mod:`.schedules`): the optimizer skips the schedule's
+    first value, its first update already using the next one."""
+    early = list(w.grads.schedules.early.values())
+    if not early:
+        return Finding("scheduler order", True)
+    e = early[0]
+    then = ""
+    if e.lr_before is not None and e.lr_used is not None and e.lr_used != e.lr_before:
+        then = (f", so the first update used lr {e.lr_used:g} where the schedule starts at "
+                f"{e.lr_before:g}")
+    elif e.lr_used is None:
+        then = "; no step of that optimizer followed in the block"
+    return Finding("scheduler order", True, (
+        f"lr_scheduler.step() ({e.scheduler}) ran before optimizer.step() ({e.optimizer}): "
+        f"the scheduler's first step came before its optimizer's first step (observed: both "
+        f"calls, in order){then}; the optimizer skips the schedule's first value: call "
+        f"optimizer.step() first, then scheduler.step() (torch warns \"Detected call of "
+        f"`lr_scheduler.step()` before `optimizer.step()`\")"))

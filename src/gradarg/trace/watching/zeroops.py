@@ -10,7 +10,8 @@ Both gradients are observed (the norms the module hooks recorded); the operation
 two outputs are the nodes reached from the outer call's outputs, and from the inputs of the
 other calls inside it (``fc2(round(fc1(x)))``), without passing the inner call's output
 (:func:`gradarg.trace.watching.operations.call_operations`), so the zero was made by one of
-them.  Those known to have a zero derivative over a range are described (:data:`FLAT`).
+them.  Those known to have a zero derivative over a range, or to route the gradient to some
+entries only (a selection of a concatenation), are described (:data:`FLAT`).
 
 Imports :mod:`.operations` and ``trace.graph.values`` only.
 """
@@ -42,6 +43,11 @@ FLAT = {
     "RoundBackward0": "round: zero derivative everywhere",
     "FloorBackward0": "floor: zero derivative everywhere",
     "CeilBackward0": "ceil: zero derivative everywhere",
+    # routing, not flat: they send each entry's gradient to one place, nothing to the rest
+    "SelectBackward0": "select, x[:, i]: zero gradient to every entry not selected",
+    "SliceBackward0": "slice, x[:, a:b]: zero gradient to every entry outside the slice",
+    "CatBackward0": "torch.cat: each input gets only the part of the gradient at its own "
+                    "positions (a selection of another input's positions sends it nothing)",
 }
 
 
