@@ -48,7 +48,7 @@ class Note(NamedTuple):
         ``GradScaler``'s ``unscale_`` of an optimizer holding the parameter divided ``.grad``
         by the scale), ``"step"`` (an optimizer step holding the parameter began), ``"end"``
         (the ``with`` block ended) or ``"cut"`` (first of a list cut to the latest
-        :data:`KEPT`: earlier observations were not kept).
+        ``events.KEPT``: earlier observations were not kept).
     grad : float or None
         ``"pass"``: norm of the gradient the pass computed for the parameter.
     held : float or None
@@ -211,7 +211,7 @@ class Accumulation(NamedTuple):
     ``"micro-batches"`` (each pass after its own forward, the parameters unchanged in between,
     ``.grad`` empty before the first), ``"mixed"`` (own forwards and shared ones) or ``"cut"``
     (the first pass kept found ``.grad`` holding a gradient, and earlier notes were not kept:
-    more passes than :data:`KEPT` notes, not known to be from before the block);
+    more passes than ``events.KEPT`` notes, not known to be from before the block);
     ``same``: every pass computed the same gradient (equal norms, and the sum's norm is their
     sum: parallel vectors of equal length); ``first_held``: what the first pass found.
     """
@@ -338,7 +338,7 @@ def after_backward(notes: Sequence[Note]) -> AfterBackward:
 def read_log(log: Sequence[Any]) -> dict[Any, list[Note]]:
     """A watch's log of ``.grad`` events (:class:`PassEntry`, :class:`UnscaleEntry`,
     :class:`StepEntry`, :class:`EndEntry`, in order) as :class:`Note` lists, one per parameter
-    (the latest :data:`KEPT`)."""
+    (the latest ``events.KEPT``)."""
     notes: dict[Any, list[Note]] = {}
     steps: dict[Any, int] = {}
     nan = float("nan")
