@@ -99,7 +99,7 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
         return Finding("vanishing/exploding", True,
                        f"exploding gradient: {orders(ratio)} orders of magnitude larger "
                        f"at {first} than at {last}{_between(span)}"
-                       f"{_sharpest(ratio, span)}{_sines(w)}")
+                       f"{_sharpest(ratio, span)}{_explosion_causes(w)}")
     return Finding("vanishing/exploding", True)
 
 
@@ -127,7 +127,7 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
     return Finding("dead units", True)
 
 
-def _sines(w: GradWatch) -> str:
+def _explosion_causes(w: GradWatch) -> str:
     """What the graph showed of periodic activations of a scaled input (:mod:`.sines`) and
     of residual branches without normalisation (:mod:`.residuals`)."""
     s, r = w.lossnodes.found.get("sines"), w.lossnodes.found.get("residuals")

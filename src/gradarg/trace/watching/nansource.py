@@ -4,7 +4,7 @@ autograd nodes at the ``backward()`` call: a node whose input is outside its fun
 or took a zero (``exp`` to inf, ``log(0)``), or a saved operand without autograd history that
 already held NaN/Inf (returns normalised by a zero standard deviation, a target, the data).
 
-Imports ``trace.graph``'s ``saved`` and ``saved_value`` only.
+Imports ``trace.graph``'s ``saved``, ``saved_value`` and ``finite`` only.
 """
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ from typing import Any
 import torch
 
 from ..graph.nodes import saved, saved_value
+from ..graph.values import finite
 
 __all__ = ["nan_source"]
 
 
 def _saved(node: Any, attr: str) -> Any:
     return saved_value(node, attr, hooked=False)  # no unpack hook run (see observed._saved)
-
-
-def _finite(t: torch.Tensor) -> bool:
-    return bool(torch.isfinite(t).all())
 
 
 # nodes whose value is NaN outside their input's domain while their derivative is finite
@@ -77,7 +74,7 @@ def _nonfinite_operand(walked: list[Any]) -> str:
         for attr, x, err in saved(n, hooked=False):
             if (err is None and not attr.startswith("_saved_result")
                     and isinstance(x, torch.Tensor) and not x.requires_grad
-                    and x.is_floating_point() and x.numel() <= 1 << 20 and not _finite(x)):
+                    and x.is_floating_point() and x.numel() <= 1 << 20 and not finite(x)):
                 found.append(x)
         if found:
             x = max(found, key=lambda t: t.numel())

@@ -22,7 +22,7 @@ import torch
 
 from ..graph.nodes import saved_value
 
-__all__ = ["LOSSES", "ReducedFactor", "factor_of_reduced"]
+__all__ = ["LOSSES", "ReducedFactor", "factor_of_reduced", "reduced_terms"]
 
 LOSSES = {"BinaryCrossEntropyWithLogitsBackward0": "binary_cross_entropy_with_logits",
           "BinaryCrossEntropyBackward0": "binary_cross_entropy",
@@ -42,6 +42,21 @@ class ReducedFactor(NamedTuple):
     pt: float
 
 
+def reduced_terms(loss: Any) -> tuple[str, int] | None:
+    """``("mean" | "sum", terms)`` for a loss node that saved a ``reduction`` of mean or sum:
+    the terms reduced are its target's entries (one per example for ``cross_entropy``), else
+    its input's; ``None``: no such reduction, or nothing saved to count."""
+    reduction = saved_value(loss, "_saved_reduction", hooked=False)
+    how = _REDUCTIONS.get(reduction) if isinstance(reduction, int) else None
+    if how is None:
+        return None
+    for attr in ("_saved_target", "_saved_self"):
+        x = saved_value(loss, attr, hooked=False)
+        if isinstance(x, torch.Tensor):
+            return how, x.numel()
+    return None
+
+
 def factor_of_reduced(node: Any) -> ReducedFactor | None:
     """For an ``ExpBackward0`` of one entry computing ``exp(-L)`` of a loss ``L`` of
     :data:`LOSSES` reduced (mean or sum) over more than one element, :class:`ReducedFactor`;
@@ -53,15 +68,9 @@ def factor_of_reduced(node: Any) -> ReducedFactor | None:
         return None
     loss = neg.next_functions[0][0]
     name = LOSSES.get(type(loss).__name__)
-    reduction = saved_value(loss, "_saved_reduction", hooked=False) if name else None
-    how = _REDUCTIONS.get(reduction) if isinstance(reduction, int) else None
-    x = None  # what the reduction ran over: the target's entries (one per example for
-    if how is not None:  # cross_entropy), else the input's
-        x = saved_value(loss, "_saved_target", hooked=False)
-        if not isinstance(x, torch.Tensor):
-            x = saved_value(loss, "_saved_self", hooked=False)
+    reduced = reduced_terms(loss) if name else None
     out = saved_value(node, "_saved_result", hooked=False)
-    if not (isinstance(x, torch.Tensor) and x.numel() > 1 and isinstance(out, torch.Tensor)
+    if not (reduced is not None and reduced[1] > 1 and isinstance(out, torch.Tensor)
             and out.numel() == 1):
         return None
-    return ReducedFactor(name or "", how or "", x.numel(), float(out.detach()))
+    return ReducedFactor(name or "", reduced[0], reduced[1], float(out.detach()))

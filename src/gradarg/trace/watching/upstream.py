@@ -9,7 +9,7 @@ losses added over ``N`` calls, too small by ``N`` for a mean.
 Read at each outermost ``backward()`` by :class:`.lossnodes.LossNodes` (the loss's root node
 and the upstream gradient given); said by :func:`upstream_scaled`.
 
-Imports :mod:`.finding` and ``trace.graph.nodes`` only.
+Imports :mod:`.finding`, :mod:`.reducedfactor` and ``trace.graph.nodes`` only.
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ import torch
 
 from ..graph.nodes import node_class, saved_value
 from .finding import Finding, Options
+from .reducedfactor import reduced_terms
 
 if TYPE_CHECKING:
     from .watch import GradWatch
 
 __all__ = ["Upstream", "read", "upstream_scaled"]
-
-_MEAN = 1  # ATen's Reduction::Mean
 
 
 class Upstream(NamedTuple):
@@ -44,15 +43,10 @@ def _mean_terms(node: Any) -> int | None:
     if kind == "MeanBackward0":
         n = saved_value(node, "_saved_self_sym_numel", hooked=False)
         return int(n) if isinstance(n, int) else None
-    if saved_value(node, "_saved_reduction", hooked=False) != _MEAN:
-        return None
     if saved_value(node, "_saved_weight", hooked=False) is not None:
         return None  # a weighted mean divides by the weights' sum
-    for attr in ("_saved_target", "_saved_self"):  # cross_entropy: one target per term
-        t = saved_value(node, attr, hooked=False)
-        if isinstance(t, torch.Tensor):
-            return t.numel()
-    return None
+    reduced = reduced_terms(node)
+    return reduced[1] if reduced is not None and reduced[0] == "mean" else None
 
 
 def read(tensors: Any, grads: Any) -> Upstream | None:
