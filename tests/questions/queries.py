@@ -1415,3 +1415,38 @@ QUERIES_ROUND28: dict[str, list[tuple[str, str]]] = {
         ("issues", "glu backward dimension"),
     ],
 }
+
+# Round 29: fixed before any of them is run (2026-12-02, twenty-second session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison), near-repeats of
+# earlier questions left out by reading the closest earlier query; each run once, in the corpus
+# named.
+QUERIES_ROUND29: dict[str, list[tuple[str, str]]] = {
+    "round29-c36a": [
+        ("pages", "how are gradients combined when tensor used twice"),
+        ("pages", "gradient of output wrt previous timestep rnn"),
+        ("pages", "detect which parameters did not receive gradient"),
+        ("pages", "grad of mean over empty tensor"),
+        ("pages", "weight gradient computed manually differs from autograd"),
+        ("pages", "backward through while loop variable number of iterations"),
+        ("issues", "allow_mutation_on_saved_tensors"),
+        ("issues", "checkpoint context_fn"),
+        ("issues", "selective activation checkpoint policy"),
+        ("issues", "torch.cond backward"),
+        ("issues", "while_loop higher order op autograd"),
+        ("issues", "segment_reduce backward"),
+    ],
+    "round29-c36b": [
+        ("pages", "how to get only the diagonal of the jacobian"),
+        ("pages", "gradient with respect to input and weights in one backward"),
+        ("pages", "gradient through integer casting long tensor"),
+        ("pages", "autograd for complex valued loss real part"),
+        ("pages", "gradient of weight shared across time steps"),
+        ("pages", "gradient with respect to target labels"),
+        ("issues", "std_mean var_mean backward"),
+        ("issues", "cov corrcoef gradient"),
+        ("issues", "logaddexp backward inf"),
+        ("issues", "float_power backward"),
+        ("issues", "nanquantile backward"),
+        ("issues", "heaviside backward"),
+    ],
+}
