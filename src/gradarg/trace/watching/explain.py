@@ -20,7 +20,7 @@ from . import (
     eventfindings,
     events,
     findings,
-    reads,
+    holds,
     scales,
     sourceuse,
     unused,
@@ -57,7 +57,7 @@ def _frozen(a: Asked) -> str | None:
 
 
 def _gone(a: Asked) -> str | None:
-    if a.name in a.w.grads.replaced or a.name not in reads.gone(a.w):
+    if a.name in a.w.grads.replaced or a.name not in holds.gone(a.w):
         return None
     now = dict(a.w.model.named_parameters()).get(a.name)
     got = (" (the model's tensor under that name now is a new one, which the record did not "
@@ -443,7 +443,7 @@ def _setting_text(w: GradWatch, r: ParamRecord) -> str:
     if change is not None:
         text += (f" (after a hook registered on it, Tensor.register_hook: backward computed a "
                  f"gradient of norm {_f(change[0])})")
-    twice = reads.stepped_twice(w)
+    twice = holds.stepped_twice(w)
     if twice is not None and r.name in twice[0]:
         text += (f"; the steps of {len(twice[1])} optimizers ({', '.join(twice[1])}) read "
                  f"this .grad with no backward in between: it was updated {twice[2]} times "

@@ -29,6 +29,7 @@ from .eventfindings import (
 )
 from .finding import Finding, Options, shown
 from .frozenhead import frozen_head
+from .holds import optimizer_holds
 from .inputpasses import input_passes
 from .intcuts import few_rows, selection
 from .lossascent import loss_ascent
@@ -41,7 +42,6 @@ from .reads import (
     block_ended,
     checked,
     not_registered,
-    optimizer_holds,
     optimizer_read,
     scaler_skipped,
     step_raised,

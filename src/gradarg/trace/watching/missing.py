@@ -4,7 +4,7 @@ or a module the forward skips), custom ``autograd.Function`` nodes whose ``backw
 None on every path to them (:mod:`.noneback`), and what ``DistributedDataParallel`` does with
 them.
 
-Imports :mod:`.finding` and :mod:`.reads` of the trace room.
+Imports :mod:`.finding` and :mod:`.holds` of the trace room.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .finding import Finding, Options, shown
-from .reads import gone
+from .holds import gone
 
 if TYPE_CHECKING:
     from .watch import GradWatch

@@ -2,11 +2,9 @@
 
 "ok" is a claim about the ``.grad`` an optimizer reads, so it is checked where it is read: at
 each optimizer step (a step pre-hook reads the norm of every ``.grad`` the step holds) and at
-the end of the ``with`` block.  The findings here report what stands between the record and
-that claim: the exception that ended the block (:func:`block_ended`), tensors that require grad
-and feed the forward without being registered parameters (:func:`not_registered`), an
-optimizer that holds tensors the model no longer has (a module replaced after the optimizer
-was built) and frozen parameters an optimizer step still moved (:func:`optimizer_holds`), and
+the end of the ``with`` block (what the optimizers hold: :mod:`.holds`).  The findings here
+report what stands between the record and that claim: the exception that ended the block (:func:`block_ended`), tensors that require grad
+and feed the forward without being registered parameters (:func:`not_registered`), and
 non-finite ``.grad`` read by a step (:func:`optimizer_read`).  :func:`checked` says, for the
 "ok" line, what was checked, or why nothing could be.
 """
@@ -19,7 +17,6 @@ from typing import TYPE_CHECKING
 import torch
 
 from .finding import Finding, Options, shown
-from .masters import master_copies
 from .ranks import first_nonfinite
 from .scales import ddp_unsynced
 from .schedules import zero_lr_cause
@@ -31,22 +28,12 @@ if TYPE_CHECKING:
 __all__ = [
     "block_ended",
     "checked",
-    "gone",
     "not_registered",
-    "optimizer_holds",
     "optimizer_read",
     "scaler_skipped",
     "step_unmoved",
-    "stepped_twice",
 ]
 
-
-
-def gone(w: GradWatch) -> list[str]:
-    """Parameters the watch began with that the model no longer holds (read now): their
-    module was replaced, or the attribute re-assigned, while the watch ran."""
-    now = {id(p) for p in w.model.parameters()}
-    return [name for p, (name, _) in w.watched.owner.items() if id(p) not in now]
 
 
 def block_ended(w: GradWatch, o: Options) -> Finding:
@@ -134,152 +121,6 @@ def not_registered(w: GradWatch, o: Options) -> Finding:
     return Finding("unregistered tensors", True,
                    f"{what}, so {who}: they get .grad but are never updated (observed: "
                    f"reached from the model's output in the graph)")
-
-
-def optimizer_holds(w: GradWatch, o: Options) -> Finding:
-    """What the optimizers whose step ran hold: tensors that are not parameters of the model
-    (with parameters no optimizer holds: a module replaced after the optimizer was built, or
-    float32 master copies, :mod:`.masters`; an optimizer holding only such tensors is seen by
-    its step or ``zero_grad`` too); frozen parameters a step moved; parameters that got a
-    gradient no optimizer that stepped holds (a problem), or none (a note)."""
-    opts = w.grads.seen_optimizers
-    left_model = [n for n in gone(w) if n not in w.grads.replaced]
-    if left_model:
-        modules = list(dict.fromkeys(w.parameters[n].module for n in left_model))
-        new = [u for u in w.graph.unregistered() if u.later]
-        held_old = any(w.watched.owner[p][0] in left_model for h in opts for p in h.held)
-        text = (f"module {shown([repr(m) for m in modules], 3)} was replaced while the watch ran "
-                f"(observed: the model no longer holds {shown(left_model, 3)}, the parameters "
-                f"it had when the watch began)")
-        if held_old:
-            text += (": the optimizer holds the old module's tensors, so the new module never"
-                     " moves; build the optimizer after replacing it (or add the new parameters)")
-        elif new:
-            text += ": an optimizer built before the replacement does not hold the new one"
-        replaced = [text]
-    else:
-        replaced = []
-    strays = w.grads.stray_optimizers
-    if not opts and not strays and not w.grads.stray_steps_seen:
-        if replaced:
-            return Finding("what the optimizer holds", True, replaced[0])
-        return Finding("what the optimizer holds", False,
-                       why_not="no optimizer step or zero_grad was seen")
-    stepped = w.grads.steps_seen or w.grads.stray_steps_seen
-    # with a step seen, "held" means held by an optimizer whose step ran in the block
-    held = {p for h in (w.grads.optimizers if stepped else opts) for p in h.held}
-    owner = w.watched.owner
-    gone_now = set(left_model)
-    left = [name for p, (name, _) in owner.items()
-            if p.requires_grad and p not in held and name not in gone_now]
-    # an optimizer that holds no parameter of the model matters only when some of the
-    # model's parameters are left without one (else it is another model's: a GAN's other half)
-    # (and its tensors have the shapes of some of them: else another model's optimizer)
-    shapes_left = {tuple(w.parameters[n].shape) for n in left}
-    strays = [h for h in strays if any(tuple(f.shape) in shapes_left for f in h.foreign)]
-    foreign = [f for h in (*opts, *strays) for f in h.foreign]
-    unapplied = [n for n in left if w.parameters[n].grad is not None] if stepped else []
-    found, note = replaced, ""
-    if foreign:
-        shapes = [tuple(f.shape) for f in foreign]
-        if left and (copies := master_copies(w, foreign, left)):
-            note, left, unapplied = copies, [], []  # not a replaced module: masters.py
-        elif left:
-            same = [n for n in left if tuple(w.parameters[n].shape) in shapes]
-            modules = list(dict.fromkeys(w.parameters[n].module for n in left))
-            how = (f"of the same shapes as {shown(same, 6)}" if len(same) == len(left) else
-                   f"shapes {shown([str(s) for s in shapes], 6)}")
-            found.append(
-                f"the optimizer holds {len(foreign)} tensor(s) that are not parameters of the "
-                f"model ({how}) and no optimizer{' that stepped' if stepped else ''} holds "
-                f"{shown(left, 6)}: module {shown([repr(m) for m in modules], 3)} was replaced "
-                f"after the optimizer was built, so the optimizer updates the old module's "
-                f"tensors and the new module never moves; build the optimizer after replacing "
-                f"it (or add the new parameters to it)")
-            left = unapplied = []
-        else:
-            found.append(
-                f"the optimizer holds {len(foreign)} tensor(s) that require grad and are not "
-                f"parameters of the model (shapes {shown([str(s) for s in shapes], 3)}): a "
-                f"module replaced after the optimizer was built, or tensors outside the model")
-    if unapplied:
-        found.append(
-            f"{len(unapplied)} parameter(s) of the model got a gradient in this step but no "
-            f"optimizer whose step ran holds them: {shown(unapplied, 6)} (observed: their "
-            f"gradients arrived; the optimizer steps held other tensors), so their .grad is "
-            f"computed and never applied; add them to the optimizer, or freeze them with "
-            f"requires_grad_(False) if that is meant")
-        left = [n for n in left if n not in unapplied]
-    moved = list(w.grads.frozen_moved.values())
-    if moved:
-        m = moved[0]
-        found.append(
-            f"{len(moved)} frozen parameter(s) (requires_grad=False) still moved at the "
-            f"optimizer step: {shown([x.name for x in moved], 3)} (observed: the parameter "
-            f"before and after {m.optimizer}.step()); .grad was a tensor, not None, so the "
-            f"step still applied {m.why}; set .grad = None when freezing (zero_grad() with "
-            f"set_to_none=True), or leave them out of the optimizer")
-    masked = list(w.grads.mask_moved.values())
-    if masked:
-        k = masked[0]
-        found.append(
-            f"a hook on {k.name} set {k.masked} entries of its gradient to zero (observed: "
-            f"nonzero before the hook, zero after it) and {k.optimizer}.step() still moved "
-            f"{k.moved} of them (observed: those entries before and after the step): the "
-            f"step applies {k.why}, which moves an entry whose gradient is zero, so masking "
-            f"the gradient does not freeze the entries (pruned weights come back); apply the "
-            f"mask to the weight after each step (torch.nn.utils.prune does), or reset the "
-            f"optimizer's state for them"
-            + (f"; also {shown([x.name for x in masked[1:]], 3)}" if len(masked) > 1 else ""))
-    twice = stepped_twice(w)
-    if twice is not None:
-        names, kinds, steps, passes = twice
-        times = "twice" if steps == 2 else f"{steps} times"
-        found.append(
-            f"{len(names)} parameter(s) are held by {len(kinds)} optimizers ({', '.join(kinds)}) "
-            f"whose steps read the same .grad, with no backward in between: {shown(names, 6)} "
-            f"(observed: {steps} optimizer steps holding them after their last backward "
-            f"pass), so each was updated {times} in this step, each time with .grad holding "
-            f"the gradient of every loss accumulated into it ({passes} backward pass(es)); "
-            f"give each parameter to one optimizer, or run each optimizer's step right after "
-            f"the backward of its own loss, with zero_grad() in between")
-    if left:
-        note = (f"{len(left)} parameter(s) of the model that require grad are held by no "
-                f"optimizer whose step ran: {shown(left, 3)}; " + (
-                    "they got no gradient in this step either" if all(
-                        w.parameters[n].grad is None for n in left) else
-                    "they get .grad but are not updated (a freeze by optimizer subset, or "
-                    "forgotten)"))
-    return Finding("what the optimizer holds", True, "; ".join(found) or None, note=note)
-
-
-def stepped_twice(w: GradWatch) -> tuple[list[str], list[str], int, int] | None:
-    """The parameters whose ``.grad`` the steps of several optimizers read with no backward
-    pass in between (observed: the step notes of each parameter, by optimizer), the
-    optimizers' class names, how many steps read it and how many passes that ``.grad``
-    summed; ``None``: none.  The latest such run of steps per parameter; a step that found
-    ``.grad`` None or zero (a ``zero_grad`` between them) read nothing of it."""
-    names: list[str] = []
-    seen: dict[int, None] = {}  # the optimizers, in order
-    steps = passes = 0
-    kinds = {id(h.optimizer): type(h.optimizer).__name__ for h in w.grads.optimizers}
-    for r in w.parameters.values():
-        run: list[int] = []  # the optimizers whose steps read .grad since the last pass
-        found: list[int] = []
-        for n in (*r.events, None):
-            if n is None or n.kind == "pass":
-                if len(set(run)) > 1:
-                    found = run
-                run = []
-            elif n.kind == "step" and n.held is not None and n.held != 0.0:
-                run.append(n.by)
-        if found:
-            names.append(r.name)
-            seen.update(dict.fromkeys(found))
-            steps, passes = max(steps, len(found)), max(passes, r.passes)
-    if not names:
-        return None
-    return names, [kinds.get(b, "optimizer") for b in seen], steps, passes
 
 
 def scaler_skipped(w: GradWatch, o: Options) -> Finding:
