@@ -8,8 +8,11 @@ input itself (an autoencoder), the model's own output on other data (detached, u
 ``torch.no_grad()``, or not detached), or the output of another model (not watched).  The
 ground truth comes from torch alone: whether the target, as passed, has a gradient with
 respect to the watched model's parameters (``torch.autograd.grad(..., allow_unused=True)``).
-The invariant: the summary names the loss's target exactly when it does (and is not "ok"
-then); a target that does not is never named.
+The invariant: the summary names the loss's target as a problem exactly when it does and is
+made otherwise than the input (a bootstrapped target: here the output on other data scaled
+by 0.9); a target made the same way as the input (the same network's output, a symmetric
+consistency term: ``test_watch_symmetric_target``) is stated as a note; a target that does
+not lead to the parameters is never named.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ LOSSES = {
     "binary_cross_entropy_with_logits": lambda a, b: F.binary_cross_entropy_with_logits(
         a, b.sigmoid()),
 }
-TARGETS = ["constant", "input", "own detached", "own no_grad", "own", "other model"]
+TARGETS = ["constant", "input", "own detached", "own no_grad", "own", "own scaled",
+           "other model"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,6 +59,8 @@ def test_a_target_that_carries_gradient_into_the_model_is_named(loss, target, wi
                 t = net(x2)
         elif target == "own":
             t = net(x2)
+        elif target == "own scaled":
+            t = 0.9 * net(x2)
         else:
             t = other(x2)
         # the ground truth, from torch: does the target lead to the model's parameters?
@@ -63,8 +69,13 @@ def test_a_target_that_carries_gradient_into_the_model_is_named(loss, target, wi
         LOSSES[loss](out, t).backward()
         opt.step()
     s = w.summary(checks=False)
-    if leads:
+    # the same way: the same network's output on both sides (binary_cross_entropy_with_logits
+    # is given the target's sigmoid here: one more operation on that side)
+    if leads and target == "own" and loss != "binary_cross_entropy_with_logits":
+        assert "the target of" not in s and "compares two outputs made the same way" in s, s
+        assert "detach one side" in s, s
+    elif leads:
         assert not s.startswith("ok"), s
         assert f"the target of {loss}" in s and "detach" in s, s
     else:
-        assert "the target of" not in s, s
+        assert "the target of" not in s and "made the same way" not in s, s

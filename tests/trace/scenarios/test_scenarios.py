@@ -220,10 +220,6 @@ XFAIL: dict[str, str] = {
     "r23_mlm_loss_on_every_position": (
         "false: 'ok'; missing the masked-token loss taken at every position"
     ),
-    "r23_pi_model_dropout_and_noise": (
-        "silent: the target carrying gradient named as a problem on a Pi-model control"
-    ),
-    "r23_proxy_anchor_proxies_own_lr": ("silent: the proxies named as tensors outside the model"),
     "r23_sobel_edge_loss_kernel_trainable": (
         "false: 'ok'; missing the fixed Sobel kernel trained as a parameter"
     ),

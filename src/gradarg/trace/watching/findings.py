@@ -90,6 +90,13 @@ def target_grad(w: GradWatch, o: Options) -> Finding:
     if not w.targets:
         return Finding("loss targets", True)
     t = w.targets[0]
+    if t.same_way:
+        return Finding("loss targets", True, note=(
+            f"{t.loss} compares two outputs made the same way (the same operations down to "
+            f"{len(t.names)} parameter(s): {shown(list(t.names), 3)}; observed in the last "
+            f"backward's graph): a symmetric term, both sides get its gradient, as a "
+            f"Pi-model's consistency loss between two perturbed passes does; detach one side "
+            f"if it is meant to be a fixed target"))
     both = "; its input leads to them too" if t.input_too else ""
     return Finding("loss targets", True, (
         f"the target of {t.loss} (its second argument) carries gradient into "

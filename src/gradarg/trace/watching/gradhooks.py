@@ -358,7 +358,7 @@ class GradEvents:
         the norms of what it reads (of the smallest parameter's alone when unchanged since its
         pass), the sums of frozen parameters it holds with a ``.grad``."""
         self._order.stepped(optimizer)
-        cached = self._holding(optimizer)
+        cached = observed.fed(self._holding(optimizer))  # foreign tensors with a .grad noted
         held = cached.held
         if not held:
             if cached.foreign:

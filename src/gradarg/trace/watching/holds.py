@@ -10,7 +10,7 @@ Imports :mod:`.finding` and :mod:`.masters` only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .finding import Finding, Options, shown
 from .masters import master_copies
@@ -18,7 +18,7 @@ from .masters import master_copies
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["gone", "optimizer_holds", "stepped_twice"]
+__all__ = ["gone", "optimizer_holds", "outside", "stepped_twice"]
 
 
 def gone(w: GradWatch) -> list[str]:
@@ -90,10 +90,7 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
                 f"it (or add the new parameters to it)")
             left = unapplied = []
         else:
-            found.append(
-                f"the optimizer holds {len(foreign)} tensor(s) that require grad and are not "
-                f"parameters of the model (shapes {shown([str(s) for s in shapes], 3)}): a "
-                f"module replaced after the optimizer was built, or tensors outside the model")
+            found, note = outside(w, [*opts, *strays], found)
     if unapplied:
         found.append(
             f"{len(unapplied)} parameter(s) of the model got a gradient in this step but no "
@@ -143,6 +140,28 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
                     "they get .grad but are not updated (a freeze by optimizer subset, or "
                     "forgotten)"))
     return Finding("what the optimizer holds", True, "; ".join(found) or None, note=note)
+
+
+def outside(w: GradWatch, holdings: list[Any], found: list[str]) -> tuple[list[str], str]:
+    """The optimizers' tensors outside the model, no parameter of the model left without an
+    optimizer: a note when each had a ``.grad`` at one of the steps (observed: a criterion's
+    own parameters, proxies or a learned temperature), with ``found``; a problem added to
+    ``found`` for those that had none (a module replaced after the optimizer was built)."""
+    stale = [f for h in holdings for f in h.foreign if id(f) not in h.fed]
+    every = [f for h in holdings for f in h.foreign]
+    shapes = shown([str(tuple(f.shape)) for f in (stale or every)], 3)
+    if not stale:
+        return found, (
+            f"the optimizer also steps {len(every)} tensor(s) that are not parameters of the "
+            f"model (shapes {shapes}): each had a .grad at the step (observed), so the loss "
+            f"trains them (a criterion's own parameters: proxies, centres, a temperature); "
+            f"model.state_dict() does not save them")
+    when = "at any step" if w.grads.steps_seen else "(no step seen)"
+    return [*found, (
+        f"the optimizer holds {len(stale)} tensor(s) that require grad and are not parameters "
+        f"of the model and had no .grad {when} (shapes {shapes}): a module replaced after the "
+        f"optimizer was built, or tensors outside the model the loss does not use; they are "
+        f"never updated")], ""
 
 
 def stepped_twice(w: GradWatch) -> tuple[list[str], list[str], int, int] | None:

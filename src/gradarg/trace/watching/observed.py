@@ -34,7 +34,7 @@ from .signedterms import ascended
 from .smoothing import heavy_smoothing
 from .wherepairs import constant_in_both
 
-__all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "holding",
+__all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "fed", "holding",
            "losses_of", "message", "slips", "user_site", "users_file", "what_moves", "where",
            "zero_why"]
 
@@ -82,14 +82,16 @@ class FrozenMoved(NamedTuple):
 
 class Holding(NamedTuple):
     """What one optimizer holds: the watched parameters (``held``), the number of tensors in
-    its groups (``size``), whether it holds the probe, and the tensors it holds that require
-    grad and are not parameters of the watched model (``foreign``)."""
+    its groups (``size``), whether it holds the probe, the tensors it holds that require
+    grad and are not parameters of the watched model (``foreign``) and the ids of those that
+    had a ``.grad`` at one of its steps (``fed``, by :func:`fed`)."""
 
     optimizer: Any
     size: int
     held: list[torch.Tensor]
     has_probe: bool
     foreign: list[torch.Tensor]
+    fed: set[int]
 
 
 def holding(optimizer: Any, cache: dict[int, Holding], owner: Any, probe: Any) -> Holding:
@@ -107,7 +109,16 @@ def holding(optimizer: Any, cache: dict[int, Holding], owner: Any, probe: Any) -
         has_probe = any(p is probe for p in held)
         foreign = [p for p in every
                    if id(p) not in owned and isinstance(p, torch.Tensor) and p.requires_grad]
-        cache[id(optimizer)] = cached = Holding(optimizer, size, held, has_probe, foreign)
+        cache[id(optimizer)] = cached = Holding(optimizer, size, held, has_probe, foreign,
+                                                set())
+    return cached
+
+
+def fed(cached: Holding) -> Holding:
+    """At a step of ``cached.optimizer``: notes which of its ``foreign`` tensors have a
+    ``.grad`` now (a criterion's own parameters do; a replaced module's do not); returns
+    ``cached``."""
+    cached.fed.update(id(f) for f in cached.foreign if f.grad is not None)
     return cached
 
 

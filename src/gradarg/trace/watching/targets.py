@@ -9,7 +9,10 @@ torch's regression and binary losses name their second argument the *target*: ``
 operations and are not read).  When that edge leads to a parameter of the watched model, the
 parameters also get the gradient of the target: right for a loss between two outputs meant to
 move together, wrong for a target meant to be fixed (a bootstrapped Q-learning target, a
-teacher's output), which is detached or computed under ``torch.no_grad()``.
+teacher's output), which is detached or computed under ``torch.no_grad()``.  A target made
+the same way as the input (the same operations down to the parameters: a second forward of
+the model, as a Pi-model's consistency term compares two perturbed passes) is a symmetric
+term, both sides meant to move (``same_way``).
 
 Imports nothing of the trace room.
 """
@@ -20,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..graph.nodes import Graph, accumulator, children, node_class
+from ..graph.nodes import Graph, accumulator, children, is_leaf, node_class
 
-__all__ = ["LOSSES", "TargetGrad", "find"]
+__all__ = ["LOSSES", "TargetGrad", "find", "path"]
 
 LOSSES = {
     "MseLossBackward0": "mse_loss",
@@ -36,11 +39,25 @@ LOSSES = {
 @dataclass(frozen=True)
 class TargetGrad:
     """A loss (``loss``: the torch function) whose target leads to the parameters ``names``
-    of the model in the graph; ``input_too``: its input leads to parameters as well."""
+    of the model in the graph; ``input_too``: its input leads to parameters as well;
+    ``same_way``: the target is made by the same operations as the input (:func:`path`)."""
 
     loss: str
     names: tuple[str, ...]
     input_too: bool
+    same_way: bool = False
+
+
+def path(node: Any, depth: int = 12) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The operations from ``node`` down: each node's class with its inputs' classes, along
+    the first input that is an operation (not a leaf) at each node, ``depth`` nodes at most."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    while node is not None and len(out) < depth:
+        edges = [e for e, _ in children(node)]
+        out.append((node_class(node), tuple(node_class(e) if e is not None else "-"
+                                            for e in edges)))
+        node = next((e for e in edges if e is not None and not is_leaf(e)), None)
+    return tuple(out)
 
 
 def find(graph: Graph | None, owner: Mapping[Any, Any]) -> list[TargetGrad]:
@@ -70,6 +87,8 @@ def find(graph: Graph | None, owner: Mapping[Any, Any]) -> list[TargetGrad]:
         names = reached(edges[1][0])
         if names:
             first = edges[0][0]
-            found.append(TargetGrad(kind, tuple(names),
-                                    bool(first is not None and reached(first))))
+            both = bool(first is not None and reached(first))
+            same = both and first is not edges[1][0] and reached(first) == names \
+                and path(first) == path(edges[1][0])
+            found.append(TargetGrad(kind, tuple(names), both, same))
     return found
