@@ -139,9 +139,6 @@ XFAIL: dict[str, str] = {
     "r14_load_state_dict_module_prefix_strict_false": (
         "false: 'ok'; missing load_state_dict(strict=False) that loaded nothing ('module.' keys)"
     ),
-    "r14_plateau_mode_max_on_loss": (
-        "false: 'ok'; missing ReduceLROnPlateau(mode='max') on a falling loss, lr cut to 1e-4"
-    ),
     # round 14, held-out
     "r14_attention_unscaled_scores_saturate": "held-out: false",
     # round 15 (branch s24-scen15), first run against main at e3c5989

@@ -38,6 +38,7 @@ from .lossshapes import loss_broadcast
 from .magnitudes import dead_units, nonfinite, orders, vanishing_or_exploding
 from .missing import no_gradient
 from .padreads import pad_read
+from .plateau import plateau_cuts
 from .reads import (
     block_ended,
     checked,
@@ -183,7 +184,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, input_passes, uneven_steps, mean_parts, loss_scale, edited_after_backward, edit_discarded,
     edited_after_step, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
-    scheduler_order, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
+    scheduler_order, plateau_cuts, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,

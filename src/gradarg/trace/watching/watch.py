@@ -38,6 +38,7 @@ from .lossshapes import LossShapes
 from .model import Watched
 from .noneback import NoneReturned
 from .padreads import PadReads
+from .plateau import Plateaus
 from .recorder import Recorder
 from .records import ModuleRecord, ParamRecord, assemble
 from .rowselect import RowSelect
@@ -104,11 +105,11 @@ class GradWatch:
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
         self.boot, self.seeds = Bootstrap(model, self.calls, watched.names), SeedCalls(model, self.calls)
         self.lossnodes = LossNodes({**READERS, "bootstrap": (BOOTSTRAP_NODE, self.boot.read)})
-        self.pads, self.closures = PadReads(model), ClosureSteps()
+        self.pads, self.closures, self.plateaus = PadReads(model), ClosureSteps(), Plateaus(self.grads)
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds, self.plateaus)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
