@@ -270,8 +270,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22 and 23, round(len / 3) for rounds 5
-    # and 6 (the same number for round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23 and 24, round(len / 3) for
+    # rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -571,6 +571,19 @@ PAIRS = [
     ("r23_mean_loss_backward_scaled_by_batch_again", "r23_per_sample_backward_scaled_mean"),
     ("r23_onecycle_scalar_max_lr_trains_frozen_group", "r23_onecycle_max_lr_per_group"),
     ("r23_sobel_edge_loss_kernel_trainable", "r23_sobel_edge_loss_kernel_buffer"),
+    # round 24
+    ("r24_drop_path_wraps_residual_sum", "r24_drop_path_on_branch_only"),
+    ("r24_sac_tanh_log_prob_no_epsilon", "r24_sac_tanh_log_prob_epsilon"),
+    ("r24_sac_alpha_loss_log_prob_not_detached", "r24_sac_alpha_loss_log_prob_detached"),
+    ("r24_max_norm_data_edit_before_backward", "r24_max_norm_after_step"),
+    ("r24_ce_sequence_logits_viewed_not_permuted", "r24_ce_sequence_logits_permuted"),
+    ("r24_flow_warp_grid_not_normalized", "r24_flow_warp_grid_normalized"),
+    ("r24_batchnorm1d_channels_last_raises", "r24_batchnorm1d_channels_first"),
+    ("r24_silog_lambda_one_bias_no_gradient", "r24_silog_lambda_half"),
+    ("r24_rmsnorm_fp16_eps_underflow_nan", "r24_rmsnorm_fp32_upcast"),
+    ("r24_edl_relu_evidence_dead_zone", "r24_edl_softplus_evidence"),
+    ("r24_sinkhorn_plain_domain_small_eps_nan", "r24_sinkhorn_log_domain"),
+    ("r24_bnn_latent_weights_unclipped_stuck", "r24_bnn_latent_weights_clipped"),
 ]
 
 
