@@ -224,6 +224,32 @@ XFAIL: dict[str, str] = {
     "r23_albert_shared_layer_params_listed_per_layer": "held-out: false",
     "r23_onecycle_scalar_max_lr_trains_frozen_group": "held-out: false",
     "r23_tv_loss_unnormalized_sum_dominates": "held-out: false",
+    # round 24 (branch s29-scen24), first run against main at 9f666d3
+    "r24_bnn_latent_weights_unclipped_stuck": (
+        "false: 'ok'; missing latent weights beyond [-1, 1] that the straight-through estimator gives zero gradient"
+    ),
+    "r24_drop_path_wraps_residual_sum": (
+        "silent: the all-zero gradient named without the drop path that multiplied the whole residual sum by zero"
+    ),
+    "r24_edl_relu_evidence_dead_zone": (
+        "false: 'ok'; missing the ReLU evidence zero for negative logits"
+    ),
+    "r24_flow_warp_grid_not_normalized": (
+        "false: 'ok'; missing a grid_sample grid in pixels, most samples outside [-1, 1]"
+    ),
+    "r24_max_norm_data_edit_before_backward": (
+        "false: 'ok'; missing the weight rescaled through .data between the forward and the backward"
+    ),
+    "r24_sac_alpha_loss_log_prob_not_detached": (
+        "false: 'ok'; missing log_pi not detached in the temperature loss"
+    ),
+    "r24_silog_lambda_one_bias_no_gradient": (
+        "false: 'ok'; missing the scale-invariant loss at lambda 1 cancelling the output bias"
+    ),
+    # round 24, held-out
+    "r24_ce_sequence_logits_viewed_not_permuted": "held-out: false",
+    "r24_drop_path_on_branch_only": "held-out: silent",
+    "r24_rmsnorm_fp32_upcast": "held-out: silent",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 
