@@ -225,9 +225,6 @@ XFAIL: dict[str, str] = {
     "r23_onecycle_scalar_max_lr_trains_frozen_group": "held-out: false",
     "r23_tv_loss_unnormalized_sum_dominates": "held-out: false",
     # round 24 (branch s29-scen24), first run against main at 9f666d3
-    "r24_bnn_latent_weights_unclipped_stuck": (
-        "false: 'ok'; missing latent weights beyond [-1, 1] that the straight-through estimator gives zero gradient"
-    ),
     "r24_drop_path_wraps_residual_sum": (
         "silent: the all-zero gradient named without the drop path that multiplied the whole residual sum by zero"
     ),

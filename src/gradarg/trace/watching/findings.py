@@ -36,6 +36,7 @@ from .lossascent import loss_ascent
 from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .magnitudes import dead_units, nonfinite, orders, vanishing_or_exploding
+from .magwindow import magnitude_window
 from .missing import no_gradient
 from .padreads import pad_read
 from .plateau import plateau_cuts
@@ -188,7 +189,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
-    no_forgetting, upstream_scaled,
+    no_forgetting, upstream_scaled, magnitude_window,
 )
 
 
