@@ -231,9 +231,6 @@ XFAIL: dict[str, str] = {
     "r24_edl_relu_evidence_dead_zone": (
         "false: 'ok'; missing the ReLU evidence zero for negative logits"
     ),
-    "r24_flow_warp_grid_not_normalized": (
-        "false: 'ok'; missing a grid_sample grid in pixels, most samples outside [-1, 1]"
-    ),
     "r24_max_norm_data_edit_before_backward": (
         "false: 'ok'; missing the weight rescaled through .data between the forward and the backward"
     ),

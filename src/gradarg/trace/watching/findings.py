@@ -29,6 +29,7 @@ from .eventfindings import (
 )
 from .finding import Finding, Options, shown
 from .frozenhead import frozen_head
+from .gridsample import grid_sampled
 from .holds import optimizer_holds
 from .inputpasses import input_passes
 from .intcuts import few_rows, selection
@@ -189,7 +190,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
-    no_forgetting, upstream_scaled, magnitude_window,
+    no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
 )
 
 
