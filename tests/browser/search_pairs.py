@@ -1334,4 +1334,33 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
 
 # Pages being written; each pair is checked once its page is in the build.
 PENDING: list[tuple[str, str | tuple[str, ...]]] = [
+    (("gradient from each use of a tensor separately x.grad sum of gradients from all "
+      "branches concatenate gradients instead of accumulating only gradient from last "
+      "edge d = c + x"),
+     "questions/gradients-by-hand"),
+    (("why sum derivatives over time steps rnn shared weights across time steps "
+      "gradient backpropagation through time weight sharing recurrent weight gradient "
+      "sum"),
+     "questions/gradients-by-hand"),
+    (("pytorch autograd not matching computed derivatives tanh derivative by hand "
+      "dy2/dw_h different from W_h.grad chain rule shared weight two steps"),
+     "questions/gradients-by-hand"),
+    (("verify my implementation of backpropagation manual gradient w1 differs from "
+      "pytorch backward relu derivative missing in backprop formula mse gradient two "
+      "layer network by hand"),
+     "questions/gradients-by-hand"),
+    (("parameter combinations zero gradients relu network all gradients zero dead relu "
+      "hidden unit gradient zero MSE gradient w1 w2 b1 b2"),
+     "questions/gradients-by-hand"),
+    (("gradient of loss with respect to weights target constant is the target dropped "
+      "in the gradient absolute error gradient depends on target target value in "
+      "gradient descent"),
+     "questions/gradients-by-hand"),
+    (("gradient with respect to data label gradient of loss wrt labels is None labels "
+      "requires_grad cross entropy y.grad_fn None label"),
+     "questions/gradients-by-hand"),
+    (("different results when manually optimizing parameters autograd.grad p.data -= lr "
+      "* g vs optimizer.step manual SGD vs torch.optim.SGD reproduce optimizer step by "
+      "hand"),
+     "questions/gradients-by-hand"),
 ]
