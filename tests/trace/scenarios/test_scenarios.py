@@ -225,9 +225,6 @@ XFAIL: dict[str, str] = {
     "r23_onecycle_scalar_max_lr_trains_frozen_group": "held-out: false",
     "r23_tv_loss_unnormalized_sum_dominates": "held-out: false",
     # round 24 (branch s29-scen24), first run against main at 9f666d3
-    "r24_drop_path_wraps_residual_sum": (
-        "silent: the all-zero gradient named without the drop path that multiplied the whole residual sum by zero"
-    ),
     "r24_edl_relu_evidence_dead_zone": (
         "false: 'ok'; missing the ReLU evidence zero for negative logits"
     ),
@@ -242,7 +239,6 @@ XFAIL: dict[str, str] = {
     ),
     # round 24, held-out
     "r24_ce_sequence_logits_viewed_not_permuted": "held-out: false",
-    "r24_drop_path_on_branch_only": "held-out: silent",
     "r24_rmsnorm_fp32_upcast": "held-out: silent",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 

@@ -11,7 +11,8 @@ two outputs are the nodes reached from the outer call's outputs, and from the in
 other calls inside it (``fc2(round(fc1(x)))``), without passing the inner call's output
 (:func:`gradarg.trace.watching.operations.call_operations`), so the zero was made by one of
 them.  Those known to have a zero derivative over a range, or to route the gradient to some
-entries only (a selection of a concatenation), are described (:data:`FLAT`).
+entries only (a selection of a concatenation), or to be zero where a factor is (a mask), are
+described (:data:`FLAT`).
 
 Imports :mod:`.operations` and ``trace.graph.values`` only.
 """
@@ -43,6 +44,8 @@ FLAT = {
     "RoundBackward0": "round: zero derivative everywhere",
     "FloorBackward0": "floor: zero derivative everywhere",
     "CeilBackward0": "ceil: zero derivative everywhere",
+    "MulBackward0": "mul: zero gradient where the other factor is zero (a mask: a drop path "
+                    "or dropout that dropped the whole sample, residual branch and identity)",
     # routing, not flat: they send each entry's gradient to one place, nothing to the rest
     "SelectBackward0": "select, x[:, i]: zero gradient to every entry not selected",
     "SliceBackward0": "slice, x[:, a:b]: zero gradient to every entry outside the slice",
