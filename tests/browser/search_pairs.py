@@ -1330,6 +1330,14 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("rrelu backward fail training=True upper=True Subtraction, the `-` operator, "
       "with a bool tensor is not supported RreluWithNoiseBackward0 rrelu upper bool"),
      "questions/losses-norms-activations"),
+    (("checkpoint context_fn custom context manager for checkpoint context_fn returns "
+      "two context managers Passing `context_fn` or `debug` is only supported when "
+      "use_reentrant=False"),
+     "questions/collectives-and-checkpoint-rng"),
+    (("checkpoint debug=True with context_fn debug=True is incompatible with "
+      "non-default context_fn debug mode selective activation checkpointing checkpoint "
+      "debug trace of recomputed ops"),
+     "questions/collectives-and-checkpoint-rng"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
@@ -1363,4 +1371,28 @@ PENDING: list[tuple[str, str | tuple[str, ...]]] = [
       "* g vs optimizer.step manual SGD vs torch.optim.SGD reproduce optimizer step by "
       "hand"),
      "questions/gradients-by-hand"),
+    (("while_loop autograd torch.while_loop backward backward through while loop "
+      "variable number of iterations higher order op while_loop gradient torch.compile"),
+     "questions/control-flow-and-reductions"),
+    (("torch.cond backward cond higher order op autograd gradient through data "
+      "dependent branch torch.compile When merging two branches' output in torch.cond"),
+     "questions/control-flow-and-reductions"),
+    (("out_dtype autograd Autograd not implemented for out_dtype higher order operator "
+      "inputs require grad error autograd_not_implemented delayed error"),
+     "questions/control-flow-and-reductions"),
+    (("segment_reduce backward segment reduce gradient SegmentReduceBackward0 "
+      "derivative for aten::_segment_reduce_backward is not implemented"),
+     "questions/control-flow-and-reductions"),
+    (("segment_reduce empty segment nan segment_reduce mean zero length segment segment "
+      "reduce initial value empty row mean nan gradient"),
+     "questions/control-flow-and-reductions"),
+    (("var_mean backward std_mean gradient VarMeanBackward0 compute var and mean at the "
+      "same time autograd"),
+     "questions/control-flow-and-reductions"),
+    (("logsumexp infinities nan backward logsumexp inf gradient nan logaddexp inf "
+      "gradient robust logsumexp infinite inputs"),
+     "questions/control-flow-and-reductions"),
+    (("logaddexp second derivative nan logaddexp double backward nan higher order "
+      "gradient logaddexp2 nan torch.func grad of grad logaddexp nan"),
+     "questions/control-flow-and-reductions"),
 ]
