@@ -1338,10 +1338,6 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "non-default context_fn debug mode selective activation checkpointing checkpoint "
       "debug trace of recomputed ops"),
      "questions/collectives-and-checkpoint-rng"),
-]
-
-# Pages being written; each pair is checked once its page is in the build.
-PENDING: list[tuple[str, str | tuple[str, ...]]] = [
     (("gradient from each use of a tensor separately x.grad sum of gradients from all "
       "branches concatenate gradients instead of accumulating only gradient from last "
       "edge d = c + x"),
@@ -1395,4 +1391,8 @@ PENDING: list[tuple[str, str | tuple[str, ...]]] = [
     (("logaddexp second derivative nan logaddexp double backward nan higher order "
       "gradient logaddexp2 nan torch.func grad of grad logaddexp nan"),
      "questions/control-flow-and-reductions"),
+]
+
+# Pages being written; each pair is checked once its page is in the build.
+PENDING: list[tuple[str, str | tuple[str, ...]]] = [
 ]
