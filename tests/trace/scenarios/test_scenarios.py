@@ -225,9 +225,6 @@ XFAIL: dict[str, str] = {
     "r23_onecycle_scalar_max_lr_trains_frozen_group": "held-out: false",
     "r23_tv_loss_unnormalized_sum_dominates": "held-out: false",
     # round 24 (branch s29-scen24), first run against main at 9f666d3
-    "r24_edl_relu_evidence_dead_zone": (
-        "false: 'ok'; missing the ReLU evidence zero for negative logits"
-    ),
     "r24_max_norm_data_edit_before_backward": (
         "false: 'ok'; missing the weight rescaled through .data between the forward and the backward"
     ),

@@ -39,6 +39,7 @@ from .lossshapes import loss_broadcast
 from .magnitudes import dead_units, nonfinite, orders, vanishing_or_exploding
 from .magwindow import magnitude_window
 from .missing import no_gradient
+from .outputrelu import output_relu
 from .padreads import pad_read
 from .plateau import plateau_cuts
 from .reads import (
@@ -191,6 +192,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
+    output_relu,
 )
 
 

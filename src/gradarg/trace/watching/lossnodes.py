@@ -9,7 +9,7 @@ read before the backward frees what they saved.
 
 The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`).  The whole
 graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
-(:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`).
+(:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`).
 
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
 """
@@ -21,7 +21,17 @@ from typing import Any
 
 from ..graph.nodes import Graph, first_nodes
 from ..graph.values import tensors as _tensors
-from . import clampedparams, ctcblank, gridsample, patches, residuals, selfmatch, sines, upstream
+from . import (
+    clampedparams,
+    ctcblank,
+    gridsample,
+    outputrelu,
+    patches,
+    residuals,
+    selfmatch,
+    sines,
+    upstream,
+)
 
 __all__ = ["DEEP", "FIRST", "READERS", "LossNodes"]
 
@@ -37,7 +47,8 @@ READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
 
 DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
                                               "residuals": residuals.residual_adds,
-                                              "grid": gridsample.grid_outside}
+                                              "grid": gridsample.grid_outside,
+                                              "outrelu": outputrelu.relu_of_output}
 """Readers of the whole graph, once, at the block's first ``backward()``: ``{name: read(graph)}``
 (what the architecture does, the same at every step)."""
 
