@@ -1391,6 +1391,12 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("logaddexp second derivative nan logaddexp double backward nan higher order "
       "gradient logaddexp2 nan torch.func grad of grad logaddexp nan"),
      "questions/control-flow-and-reductions"),
+    (("only the diagonal of the jacobian derivative without calculating the full jacobian "
+      "torch.diag(jacobian(f, x)) slow elementwise function derivative autograd"),
+     "questions/vjp-jvp"),
+    (("selective activation checkpointing policy checkpoint every other layer save matmul "
+      "recompute the rest create_selective_checkpoint_contexts CheckpointPolicy"),
+     "questions/collectives-and-checkpoint-rng"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
