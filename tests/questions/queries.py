@@ -1450,3 +1450,38 @@ QUERIES_ROUND29: dict[str, list[tuple[str, str]]] = {
         ("issues", "heaviside backward"),
     ],
 }
+
+# Round 30: fixed before any of them is run (2026-12-02, twenty-second session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison), near-repeats of
+# earlier questions left out by reading the closest earlier query; each run once, in the corpus
+# named.
+QUERIES_ROUND30: dict[str, list[tuple[str, str]]] = {
+    "round30-c37a": [
+        ("pages", "gradient of loss wrt batchnorm running mean"),
+        ("pages", "why does my gradient depend on batch size"),
+        ("pages", "finite difference epsilon choice gradient check"),
+        ("pages", "copy gradients from one model to another"),
+        ("pages", "average gradients of two models"),
+        ("pages", "backprop through embedding lookup indices"),
+        ("issues", "register_forward_hook with_kwargs backward"),
+        ("issues", "parametrize right_inverse gradient"),
+        ("issues", "scaled_dot_product_attention enable_gqa backward"),
+        ("issues", "i0e backward"),
+        ("issues", "cumprod zeros backward"),
+        ("issues", "householder_product backward"),
+    ],
+    "round30-c37b": [
+        ("pages", "freeze embedding rows except new tokens"),
+        ("pages", "zero gradient for certain output classes"),
+        ("pages", "compute gradient without updating weights"),
+        ("pages", "backward on two outputs sharing a graph"),
+        ("pages", "gradient of output with respect to hidden state lstm"),
+        ("issues", "polygamma backward"),
+        ("issues", "ldexp frexp gradient"),
+        ("issues", "narrow_copy backward"),
+        ("issues", "nan_to_num backward"),
+        ("issues", "aminmax backward"),
+        ("issues", "fmod remainder backward"),
+        ("issues", "clamp tensor min max backward"),
+    ],
+}
