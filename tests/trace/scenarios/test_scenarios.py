@@ -283,7 +283,7 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23 and 24, round(len / 3) for
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24 and 25, round(len / 3) for
     # rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
@@ -597,6 +597,18 @@ PAIRS = [
     ("r24_edl_relu_evidence_dead_zone", "r24_edl_softplus_evidence"),
     ("r24_sinkhorn_plain_domain_small_eps_nan", "r24_sinkhorn_log_domain"),
     ("r24_bnn_latent_weights_unclipped_stuck", "r24_bnn_latent_weights_clipped"),
+    # round 25
+    ("r25_mil_attention_softmax_singleton_dim", "r25_mil_attention_softmax_over_instances"),
+    ("r25_gaussian_nll_target_var_swapped", "r25_gaussian_nll_input_target_var"),
+    ("r25_lottery_rewind_into_pruned_weight_lost", "r25_lottery_rewind_weight_orig"),
+    ("r25_jacobian_penalty_ones_on_softmax_zero", "r25_jacobian_penalty_random_projection"),
+    ("r25_cosine_classifier_no_scale", "r25_cosine_classifier_scale_16"),
+    ("r25_coteaching_empty_selection_nan", "r25_coteaching_cross_update"),
+    ("r25_svdd_center_learnable", "r25_svdd_center_fixed_no_bias"),
+    ("r25_film_gamma_not_unsqueezed_broadcast", "r25_film_gamma_per_channel"),
+    ("r25_kd_soft_loss_without_t_squared", "r25_kd_soft_loss_t_squared"),
+    ("r25_ema_bn_buffers_not_copied", "r25_ema_state_dict_with_buffers"),
+    ("r25_capsule_routing_softmax_over_inputs", "r25_capsule_routing_softmax_over_outputs"),
 ]
 
 
