@@ -237,6 +237,35 @@ XFAIL: dict[str, str] = {
     # round 24, held-out
     "r24_ce_sequence_logits_viewed_not_permuted": "held-out: false",
     "r24_rmsnorm_fp32_upcast": "held-out: silent",
+    # round 25 (branch s29-scen25), first run against main at a7f4186
+    "r25_capsule_routing_softmax_over_inputs": (
+        "false: 'ok'; missing the routing softmax over the input capsules"
+    ),
+    "r25_coteaching_empty_selection_nan": (
+        "silent: the NaN loss named without the empty selection (int(0.8) = 0 examples kept)"
+    ),
+    "r25_film_gamma_not_unsqueezed_broadcast": (
+        "false: 'ok'; missing FiLM's (N, C) gamma broadcast over the spatial dimensions"
+    ),
+    "r25_gaussian_nll_target_var_swapped": (
+        "false: 'ok'; missing GaussianNLLLoss called as (mean, var, target)"
+    ),
+    "r25_jacobian_penalty_ones_on_softmax_zero": (
+        "false: 'ok'; missing a Jacobian penalty by a ones VJP of probabilities that sum to one"
+    ),
+    "r25_kd_soft_loss_without_t_squared": (
+        "false: 'ok'; missing the distillation soft loss not multiplied by T squared"
+    ),
+    "r25_mil_attention_softmax_singleton_dim": (
+        "silent: the zero located, the softmax over a dimension of size 1 not named"
+    ),
+    "r25_svdd_center_learnable": (
+        "false: 'ok'; missing the Deep SVDD centre trained as a parameter"
+    ),
+    # round 25, held-out
+    "r25_cosine_classifier_no_scale": "held-out: false",
+    "r25_ema_bn_buffers_not_copied": "held-out: false",
+    "r25_lottery_rewind_into_pruned_weight_lost": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 
