@@ -256,9 +256,6 @@ XFAIL: dict[str, str] = {
     "r25_kd_soft_loss_without_t_squared": (
         "false: 'ok'; missing the distillation soft loss not multiplied by T squared"
     ),
-    "r25_mil_attention_softmax_singleton_dim": (
-        "silent: the zero located, the softmax over a dimension of size 1 not named"
-    ),
     "r25_svdd_center_learnable": (
         "false: 'ok'; missing the Deep SVDD centre trained as a parameter"
     ),

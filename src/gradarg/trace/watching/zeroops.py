@@ -46,6 +46,10 @@ FLAT = {
     "CeilBackward0": "ceil: zero derivative everywhere",
     "MulBackward0": "mul: zero gradient where the other factor is zero (a mask: a drop path "
                     "or dropout that dropped the whole sample, residual branch and identity)",
+    "SoftmaxBackward0": "softmax: zero gradient when taken over a dimension of size 1 (every "
+                        "output is 1) or saturated to one-hot",
+    "LogSoftmaxBackward0": "log_softmax: zero gradient when taken over a dimension of size 1 "
+                           "(every output is 0)",
     # routing, not flat: they send each entry's gradient to one place, nothing to the rest
     "SelectBackward0": "select, x[:, i]: zero gradient to every entry not selected",
     "SliceBackward0": "slice, x[:, a:b]: zero gradient to every entry outside the slice",
