@@ -1397,8 +1397,26 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("selective activation checkpointing policy checkpoint every other layer save matmul "
       "recompute the rest create_selective_checkpoint_contexts CheckpointPolicy"),
      "questions/collectives-and-checkpoint-rng"),
+    (("gradient checking smaller epsilon worse finite difference epsilon choice can I blame "
+      "float precision two-sided difference error gradcheck float32 Jacobian mismatch"),
+     "questions/gradients-by-hand"),
+    (("module hooks ignore kwargs register_forward_hook with_kwargs hook only collects "
+      "positional arguments forward pre hook modify kwargs full backward hook keyword argument "
+      "grad_input"),
+     "questions/module-hooks"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
 PENDING: list[tuple[str, str | tuple[str, ...]]] = [
+    (("where are gradients copied to param.grad torch.compile compiled backward graph outputs "
+      "gradients runtime wrapper copies parameters CompiledFunctionBackward AccumulateGrad cuda "
+      "graphs backward param.grad"),
+     "questions/parameter-gradients"),
+    (("weighted combination of models gradient gradient with respect to combination weight "
+      "a1 * M1.parameters() combine parameters of two models learn mixing weights of two models"),
+     "questions/parameter-gradients"),
+    (("parametrization requires_grad propagation register_parametrization frozen weight "
+      "right_inverse original requires_grad parametrizations.weight.original trainable "
+      "concatenated parametrizations requires_grad"),
+     "questions/parameter-gradients"),
 ]
