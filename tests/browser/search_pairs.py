@@ -1404,6 +1404,21 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "positional arguments forward pre hook modify kwargs full backward hook keyword argument "
       "grad_input"),
      "questions/module-hooks"),
+    (("zero gradient for unknown outputs loss function that ignores certain samples mask loss "
+      "for missing labels train only one output backprop nan target masked loss"),
+     "questions/losses-norms-activations"),
+    (("update single output neural network change one output keep the others unchanged MSE "
+      "loss only differing element gradient train only one output neuron"),
+     "questions/gradients-by-hand"),
+    (("one hot labels all zeros gradient cross entropy all zero target gradient descent labels "
+      "all zeros softmax minus target gradient"),
+     "questions/losses-norms-activations"),
+    (("clamp tensor min max backward gradient of clamp with respect to min clamp gradient at "
+      "boundary torch.clamp min greater than max gradient"),
+     "questions/operator-edge-cases"),
+    (("forward AD clamp tensor clamp jvp min max tensors jacfwd clamp forward mode clamp max "
+      "less than min"),
+     "questions/vjp-jvp"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
