@@ -1419,10 +1419,6 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("forward AD clamp tensor clamp jvp min max tensors jacfwd clamp forward mode clamp max "
       "less than min"),
      "questions/vjp-jvp"),
-]
-
-# Pages being written; each pair is checked once its page is in the build.
-PENDING: list[tuple[str, str | tuple[str, ...]]] = [
     (("where are gradients copied to param.grad torch.compile compiled backward graph outputs "
       "gradients runtime wrapper copies parameters CompiledFunctionBackward AccumulateGrad cuda "
       "graphs backward param.grad"),
@@ -1434,4 +1430,8 @@ PENDING: list[tuple[str, str | tuple[str, ...]]] = [
       "right_inverse original requires_grad parametrizations.weight.original trainable "
       "concatenated parametrizations requires_grad"),
      "questions/parameter-gradients"),
+]
+
+# Pages being written; each pair is checked once its page is in the build.
+PENDING: list[tuple[str, str | tuple[str, ...]]] = [
 ]
