@@ -247,9 +247,6 @@ XFAIL: dict[str, str] = {
     "r25_film_gamma_not_unsqueezed_broadcast": (
         "false: 'ok'; missing FiLM's (N, C) gamma broadcast over the spatial dimensions"
     ),
-    "r25_gaussian_nll_target_var_swapped": (
-        "false: 'ok'; missing GaussianNLLLoss called as (mean, var, target)"
-    ),
     "r25_jacobian_penalty_ones_on_softmax_zero": (
         "false: 'ok'; missing a Jacobian penalty by a ones VJP of probabilities that sum to one"
     ),

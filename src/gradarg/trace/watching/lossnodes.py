@@ -7,7 +7,8 @@ or ``None``; the latest finding of each is kept by the reader's name (:attr:`Los
 The nodes are the first :data:`FIRST` reached from the loss (``graph.nodes.first_nodes``),
 read before the backward frees what they saved.
 
-The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`).  The whole
+The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`), and the
+arguments of ``gaussian_nll_loss`` calls (:mod:`.gaussnll`).  The whole
 graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
 (:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`).
 
@@ -24,6 +25,7 @@ from ..graph.values import tensors as _tensors
 from . import (
     clampedparams,
     ctcblank,
+    gaussnll,
     gridsample,
     outputrelu,
     patches,
@@ -64,7 +66,8 @@ class LossNodes:
 
     def attach(self) -> None:
         self._handles = [patches.register_backward_call_hook(self._called, outer=True),
-                         patches.register_backward_gradient_hook(self._gradient, outer=True)]
+                         patches.register_backward_gradient_hook(self._gradient, outer=True),
+                         patches.register_gaussian_nll_hook(self._gaussian)]
 
     def detach(self) -> list[Any]:
         handles, self._handles = self._handles, []
@@ -74,6 +77,11 @@ class LossNodes:
         """The upstream gradient given with the losses (:mod:`.upstream`), the latest kept."""
         if (seen := upstream.read(tensors, grads)) is not None:
             self.found["upstream"] = seen
+
+    def _gaussian(self, args: Any, kwargs: Any) -> None:
+        """A ``gaussian_nll_loss`` call's arguments (:mod:`.gaussnll`), the latest kept."""
+        if (seen := gaussnll.read(args, kwargs)) is not None:
+            self.found["gaussnll"] = seen
 
     def _called(self, tensors: Any) -> None:
         roots = [t.grad_fn for t in _tensors(tensors) if t.grad_fn is not None]

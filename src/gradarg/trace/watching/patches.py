@@ -242,6 +242,23 @@ _DISTRIBUTIONS = [_Patch(c, m, _wrap_distribution(m))
 _GRAD = _Patch(torch.autograd, "grad", _wrap_grad)
 
 
+def _wrap_arguments(original: Any, listeners: list[Callable[..., None]]) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        _tell(listeners, args, kwargs)
+        return original(*args, **kwargs)
+
+    return call
+
+
+_GAUSSIAN_NLL = _Patch(torch.nn.functional, "gaussian_nll_loss", _wrap_arguments)
+
+
+def register_gaussian_nll_hook(fn: Callable[[Any, Any], None]) -> _Handle:
+    """Call ``fn(args, kwargs)`` before each ``torch.nn.functional.gaussian_nll_loss`` call
+    (``nn.GaussianNLLLoss`` makes one), until the handle's ``remove()``."""
+    return _GAUSSIAN_NLL.add(fn)
+
+
 def register_grad_call_hook(fn: Callable[[bool, Any], None]) -> _Handle:
     """Call ``fn(create_graph, result)`` after each ``torch.autograd.grad`` call that returns
     (``create_graph`` as given, ``False`` by default), until the handle's ``remove()``.  A
