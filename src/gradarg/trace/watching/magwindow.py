@@ -18,7 +18,7 @@ Imports :mod:`.finding` only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
@@ -34,12 +34,14 @@ LEAST = 8  # and the least number of them
 SLACK = 0.02  # the share of the others allowed past the window (moved by the step since)
 
 
-class Window:
+class Window(NamedTuple):
     """``zero`` of ``n`` entries got an exactly zero gradient, all with ``|w| >= above``;
     ``inside`` of the others have ``|w| < above``."""
 
-    def __init__(self, zero: int, n: int, above: float, inside: int) -> None:
-        self.zero, self.n, self.above, self.inside = zero, n, above, inside
+    zero: int
+    n: int
+    above: float
+    inside: int
 
 
 def window(p: torch.Tensor, g: torch.Tensor | None) -> Window | None:

@@ -19,6 +19,7 @@ Imports ``trace.graph.nodes`` and :mod:`.finding` only.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -65,9 +66,9 @@ def relu_of_output(graph: Graph) -> OutputRelu | None:
     # autoencoder's code, penalised in the loss too), not a map made for the loss
     feeds = {c for n in graph.nodes if not is_leaf(n) and _uses_parameter(n)
              for c, _ in children(n) if c is not None}
-    seen, todo = set(), [graph.nodes[0]]
+    seen, todo = set(), deque([graph.nodes[0]])
     while todo:
-        node = todo.pop(0)
+        node = todo.popleft()
         if node in seen or is_leaf(node):
             continue
         seen.add(node)

@@ -87,8 +87,8 @@ def find(graph: Graph | None, owner: Mapping[Any, Any]) -> list[TargetGrad]:
         names = reached(edges[1][0])
         if names:
             first = edges[0][0]
-            both = bool(first is not None and reached(first))
-            same = both and first is not edges[1][0] and reached(first) == names \
+            inputs = reached(first) if first is not None else []
+            same = bool(inputs) and first is not edges[1][0] and inputs == names \
                 and path(first) == path(edges[1][0])
-            found.append(TargetGrad(kind, tuple(names), both, same))
+            found.append(TargetGrad(kind, tuple(names), bool(inputs), same))
     return found
