@@ -33,7 +33,6 @@ __all__ = [
     "peak_bytes",
     "raises",
     "torchrun",
-    "two_ranks",
     "vjp_figure",
 ]
 
@@ -99,39 +98,6 @@ def torchrun(script: str, processes: int = 2) -> dict[int, str]:
             raise RuntimeError(f"{script} failed:\n{done.stderr[-4000:]}")
         return {rank: next(Path(logs).glob(f"**/{rank}/stdout.log")).read_text()
                 for rank in range(processes)}
-
-
-def two_ranks(script: str) -> str:
-    """Run the Python source ``script`` as ranks 0 and 1 of a gloo group, each a fresh process
-    (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` set as ``torchrun
-    --nproc-per-node 2`` would, one thread each); return what they printed, rank 0 first.
-
-    The group is destroyed before each process exits (gloo's threads left running at exit can
-    abort a rank: "terminate called without an active exception"); such an abort is retried
-    once, any other failure fails the build with both ranks' error output."""
-    import socket
-    import subprocess
-
-    ended = script + ("\nimport torch.distributed as _d\n"
-                      "_d.is_initialized() and _d.destroy_process_group()\n")
-    for attempt in range(2):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = str(sock.getsockname()[1])
-        procs = [subprocess.Popen(
-            [sys.executable, "-c", ended], text=True, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env={**os.environ, "RANK": str(rank), "WORLD_SIZE": "2",
-                                         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
-                                         "OMP_NUM_THREADS": "1"})
-            for rank in range(2)]
-        outs = [p.communicate(timeout=300) for p in procs]
-        if all(p.returncode == 0 for p in procs):
-            return "".join(out for out, _ in outs)
-        aborted = all(p.returncode == 0 or "terminate called without an active exception" in err
-                      for p, (_, err) in zip(procs, outs, strict=True))
-        if not aborted or attempt:
-            raise AssertionError(outs[0][1] + outs[1][1])
-    raise AssertionError("unreachable")
 
 
 # --------------------------------------------------------------------------- errors, docs
