@@ -1485,3 +1485,38 @@ QUERIES_ROUND30: dict[str, list[tuple[str, str]]] = {
         ("issues", "clamp tensor min max backward"),
     ],
 }
+
+# Round 31: fixed before any of them is run (2026-12-02, twenty-third session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison), near-repeats of
+# earlier questions left out by reading the closest earlier query; each run once, in the corpus
+# named.
+QUERIES_ROUND31: dict[str, list[tuple[str, str]]] = {
+    "round31-c38a": [
+        ("pages", "grad_fn CopySlices meaning"),
+        ("pages", "integrated gradients baseline path"),
+        ("pages", "loss.backward gets slower every iteration"),
+        ("pages", "gradients differ cpu vs gpu slightly"),
+        ("pages", "second derivative of relu is zero"),
+        ("pages", "sum of gradients over batch vs mean"),
+        ("issues", "nanmedian backward"),
+        ("issues", "copysign backward"),
+        ("issues", "tril triu backward"),
+        ("issues", "rot90 backward"),
+        ("issues", "addcdiv backward"),
+        ("issues", "vecdot backward"),
+    ],
+    "round31-c38b": [
+        ("pages", "gradient ascent maximize neuron activation"),
+        ("pages", "stop gradient for some samples in the batch"),
+        ("pages", "gradient of each logit wrt parameters"),
+        ("pages", "rsample vs sample gradient distribution"),
+        ("pages", "backpropagate through frozen network to its input"),
+        ("pages", "deterministic gradients reproducible backward"),
+        ("issues", "cosine_similarity backward"),
+        ("issues", "stft backward"),
+        ("issues", "cumulative_trapezoid backward"),
+        ("issues", "special zeta backward"),
+        ("issues", "max_unpool2d backward"),
+        ("issues", "pairwise_distance backward"),
+    ],
+}
