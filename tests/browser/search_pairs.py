@@ -1430,6 +1430,12 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "right_inverse original requires_grad parametrizations.weight.original trainable "
       "concatenated parametrizations requires_grad"),
      "questions/parameter-gradients"),
+    (("householder_product backward householder_product forward AD orgqr gradient "
+      "householder_product double backward geqrf derivative"),
+     "questions/linalg-fft-pooling"),
+    (("freeze part of embedding matrix update only new token embeddings train only out of "
+      "vocab rows freeze some rows of embedding weight requires_grad on slice of weight"),
+     "questions/hooks"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
