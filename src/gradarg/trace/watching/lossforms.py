@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .finding import Finding, Options
+from .nansource import EMPTY
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -257,6 +258,10 @@ def loss_nonfinite(w: GradWatch, o: Options) -> Finding:
     where = (f": {losses.nan_from}, read from the loss's graph (its derivative there is "
              f"finite)" if losses.nan_from else
              ": no operation outside its domain was found among the loss's first nodes")
+    if EMPTY in losses.nan_from:
+        return Finding("loss finite", True, (
+            f"the loss passed to backward() is NaN (its value, observed at the call) while "
+            f"every parameter's gradient is finite: {losses.nan_from}"))
     return Finding("loss finite", True, (
         f"the loss passed to backward() is NaN/Inf (its value, observed at the call) while "
         f"every parameter's gradient is finite{where}; the gradients follow the formula of "

@@ -2,7 +2,9 @@
 autograd nodes at the ``backward()`` call: a node whose input is outside its function's domain
 (``log`` of a negative number: NaN where the derivative ``1/x`` is finite), one that overflowed
 or took a zero (``exp`` to inf, ``log(0)``), or a saved operand without autograd history that
-already held NaN/Inf (returns normalised by a zero standard deviation, a target, the data).
+already held NaN/Inf (returns normalised by a zero standard deviation, a target, the data), or
+a mean over nothing: a reduction that averaged an empty tensor, or a division by a count that is
+0 (an empty batch, a selection that kept no example).
 
 Imports ``trace.graph``'s ``saved``, ``saved_value`` and ``finite`` only.
 """
@@ -16,7 +18,7 @@ import torch
 from ..graph.nodes import saved, saved_value
 from ..graph.values import finite
 
-__all__ = ["nan_source"]
+__all__ = ["EMPTY", "nan_source"]
 
 
 def _saved(node: Any, attr: str) -> Any:
@@ -48,13 +50,62 @@ _INFINITE: dict[str, tuple[str, Any, str]] = {
 }
 
 
+# the words every "mean over nothing" source states (read by the finding that words the fix)
+EMPTY = "a mean over 0 entries is 0 / 0 = NaN"
+_MEAN = 1  # the ``reduction`` a loss node saves for ``reduction="mean"``
+
+
+def _empty_mean(node: Any) -> str:
+    """``node`` averaged an empty tensor (a mean over 0 entries: 0 / 0) or divided by a
+    count without autograd history that holds 0: what it is, or ``""``."""
+    name = type(node).__name__
+    if name in ("MeanBackward0", "MeanBackward1"):
+        sizes = _saved(node, "_saved_self_sym_sizes")
+        dims = _saved(node, "_saved_dim") if name == "MeanBackward1" else None
+        if not isinstance(sizes, tuple) or not sizes:
+            return ""
+        read = (range(len(sizes)) if not dims else
+                [d % len(sizes) for d in dims if isinstance(d, int)])
+        shape = tuple(int(v) for v in sizes)
+        if not any(shape[d] == 0 for d in read):
+            return ""
+    elif _saved(node, "_saved_reduction") == _MEAN:
+        x = _saved(node, "_saved_self")
+        if not isinstance(x, torch.Tensor) or x.numel() != 0:
+            return ""
+        shape = tuple(x.shape)
+    elif name == "DivBackward0":
+        d = _saved(node, "_saved_other")
+        if (not isinstance(d, torch.Tensor) or d.requires_grad or d.is_complex()
+                or d.numel() > 1 << 20):
+            return ""
+        k = int((d == 0).sum())
+        if not k:
+            return ""
+        return (f"DivBackward0 divided by 0 in {k} of {d.numel()} entries (observed: the divisor "
+                f"it saved, without autograd history): 0 / 0 is NaN and x / 0 is ±inf, so "
+                f"{EMPTY} when the divisor counts selected examples (an all-False mask, an "
+                f"empty batch); skip the step when the count is 0, or divide by max(count, 1)")
+    else:
+        return ""
+    return (f"{name} averaged an empty tensor of shape {shape} (observed: the shape it saved): "
+            f"{EMPTY}, and with no entry to come from, every gradient through it is exactly "
+            f"zero; an empty batch or a selection that kept no example (a count such as "
+            f"int(0.8 * 1) = 0, an all-False mask): skip the step when nothing is selected, or "
+            f"keep at least one example")
+
+
 def nan_source(walked: list[Any]) -> str:
     """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`~gradarg.trace.graph.nodes.first_nodes`) whose saved input
     has entries outside its function's domain (``log`` of a negative number...), as
-    ``"log of 4 negative entries (LogBackward0)"``; ``""``: none found.  Such a node's value
+    ``"log of 4 negative entries (LogBackward0)"``, or that averaged an empty tensor or divided
+    by a zero count (:data:`EMPTY`); ``""``: none found.  Such a node's value
     is NaN where its derivative (``1/x`` for ``log``) is finite: a NaN loss, finite
     gradients."""
     for n in walked:
+        empty = _empty_mean(n)
+        if empty:
+            return empty
         for rule in (_DOMAIN.get(type(n).__name__), _INFINITE.get(type(n).__name__)):
             x = _saved(n, rule[0]) if rule is not None else None
             if rule is None or not isinstance(x, torch.Tensor) or not x.is_floating_point():

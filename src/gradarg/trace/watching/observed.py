@@ -460,7 +460,12 @@ def zero_why(walked: list[Any]) -> str:
         if name in NLL:
             total = _saved(n, "_saved_total_weight")
             if isinstance(total, torch.Tensor) and total.numel() == 1 and total.item() == 0:
-                ignore = _saved(n, "_saved_ignore_index")
+                ignore, x = _saved(n, "_saved_ignore_index"), _saved(n, "_saved_self")
+                if isinstance(x, torch.Tensor) and x.numel() == 0:
+                    return (f"{name}: no target counted: its input is empty (shape "
+                            f"{tuple(x.shape)}), no example was selected, so the loss is a "
+                            f"mean over no targets (0/0: NaN) or a sum of none (0), with a "
+                            f"zero gradient")
                 return (f"{name}: no target counted (total target weight 0: every target "
                         f"equals ignore_index={ignore} or has weight 0), so the loss is a "
                         f"mean over no targets (0/0: NaN) or a sum of none (0), with a zero "

@@ -156,6 +156,8 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
         if not r.requires_grad or r.grad is None:
             continue  # no gradient this step: named by the missing-gradient finding
         last = max((i for i, n in enumerate(r.events) if n.kind == "pass"), default=-1)
+        passed = r.events[last].grad if last >= 0 else None  # the pass the step read
+        passed = r.grad if passed is None else passed
         for n in r.events[last + 1:]:
             if n.kind != "step":
                 continue
@@ -163,7 +165,7 @@ def optimizer_read(w: GradWatch, o: Options) -> Finding:
                 none.append(r.name)
             elif n.measured and not math.isfinite(n.held):
                 bad.append(r.name)
-            elif n.measured and n.held == 0.0 and r.grad:
+            elif n.measured and n.held == 0.0 and passed:
                 zero.append(r.name)
             break  # the first step after the last pass: what it read of this pass
     early = stepped_before_backward(w)
