@@ -241,9 +241,6 @@ XFAIL: dict[str, str] = {
     "r25_capsule_routing_softmax_over_inputs": (
         "false: 'ok'; missing the routing softmax over the input capsules"
     ),
-    "r25_coteaching_empty_selection_nan": (
-        "silent: the NaN loss named without the empty selection (int(0.8) = 0 examples kept)"
-    ),
     "r25_film_gamma_not_unsqueezed_broadcast": (
         "false: 'ok'; missing FiLM's (N, C) gamma broadcast over the spatial dimensions"
     ),
