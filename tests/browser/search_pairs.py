@@ -1436,6 +1436,24 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("freeze part of embedding matrix update only new token embeddings train only out of "
       "vocab rows freeze some rows of embedding weight requires_grad on slice of weight"),
      "questions/hooks"),
+    (("grad_fn SliceBackward0 ViewBackward0 inverse operation grad_fn for a non-differentiable "
+      "function where is SliceBackward0 implemented"),
+     "questions/reading-gradients"),
+    (("AsStridedBackward0 CopySlices b[0] += a[0] autograd graph in-place slice grad_fn "
+      "CopySlices meaning"),
+     "questions/reading-gradients"),
+    (("manually calculating integrated gradient integrated gradients baseline captum "
+      "IntegratedGradients attribution integrate gradient alpha from 0 to 1"),
+     "questions/reading-gradients"),
+    (("copysign backward copysign gradient negative zero torch.copysign gradient other "
+      "copysign -0.0 gradient sign"),
+     "questions/op-complex-and-norms"),
+    (("difference between sample() and rsample() sample vs rsample rsample gradient "
+      "reparameterization trick pytorch backpropagate through sampling"),
+     "questions/discrete-sampling"),
+    (("backpropagation to update inputs not weights gradient on the input examples dJ/dx "
+      "instead of dJ/dW fine-tuning word embeddings gradient"),
+     "questions/reading-gradients"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
