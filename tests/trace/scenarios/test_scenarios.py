@@ -303,8 +303,8 @@ def test_held_out_names_are_cases():
     assert set(names) <= set(NAMES)
     assert len(set(names)) == len(names)
     # a third of each round, picked with the round's own seed (README): len // 3 for rounds 1-4,
-    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24 and 25, round(len / 3) for
-    # rounds 5 and 6 (the same number for round 6's 22)
+    # 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25 and 26,
+    # round(len / 3) for rounds 5 and 6 (the same number for round 6's 22)
     per_round = Counter(_round(n) for n in NAMES)
     held = Counter(_round(n) for n in names)
     assert set(held) == set(per_round)
@@ -629,6 +629,19 @@ PAIRS = [
     ("r25_kd_soft_loss_without_t_squared", "r25_kd_soft_loss_t_squared"),
     ("r25_ema_bn_buffers_not_copied", "r25_ema_state_dict_with_buffers"),
     ("r25_capsule_routing_softmax_over_inputs", "r25_capsule_routing_softmax_over_outputs"),
+    # round 26
+    ("r26_cfg_null_label_index_out_of_range", "r26_cfg_null_label_extra_embedding_row"),
+    ("r26_patchgan_bce_target_per_image_raises", "r26_patchgan_bce_target_ones_like"),
+    ("r26_sparsemax_output_log_nll_inf", "r26_sparsemax_fenchel_young_loss"),
+    ("r26_gat_scores_times_adjacency", "r26_gat_masked_fill_neighbours"),
+    ("r26_swish_beta_item_not_trained", "r26_swish_beta_exp_trainable"),
+    ("r26_highway_gate_bias_minus13_shallow", "r26_highway_gate_bias_minus1"),
+    ("r26_ewc_anchor_params_not_copied", "r26_ewc_anchor_params_cloned"),
+    ("r26_wavenet_same_padding_sees_future", "r26_wavenet_left_padding_causal"),
+    ("r26_stylegan_pl_mean_ema_not_detached", "r26_stylegan_pl_mean_ema_detached"),
+    ("r26_progan_fade_alpha_floor_division", "r26_progan_fade_alpha_true_division"),
+    ("r26_lwf_old_targets_recomputed_each_step", "r26_lwf_old_targets_recorded_once"),
+    ("r26_adain_std_no_eps_blank_content_nan", "r26_adain_var_eps_blank_content"),
 ]
 
 
