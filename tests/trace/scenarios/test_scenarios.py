@@ -257,6 +257,28 @@ XFAIL: dict[str, str] = {
     "r25_cosine_classifier_no_scale": "held-out: false",
     "r25_ema_bn_buffers_not_copied": "held-out: false",
     "r25_lottery_rewind_into_pruned_weight_lost": "held-out: false",
+    # round 26 (branch s30-scen26), first run against main at e28670a
+    "r26_ewc_anchor_params_not_copied": (
+        "false: 'ok'; missing the EWC anchor holding the parameters themselves (penalty always 0)"
+    ),
+    "r26_gat_scores_times_adjacency": (
+        "silent: attention scores times the adjacency before the softmax (non-edges get exp(0)) not named"
+    ),
+    "r26_highway_gate_bias_minus13_shallow": (
+        "false: 'ok'; missing the highway gate bias -13 (gates closed, 1e-6 gradients)"
+    ),
+    "r26_lwf_old_targets_recomputed_each_step": (
+        "false: 'ok'; missing LwF targets recomputed from the current model (distillation ~0)"
+    ),
+    "r26_progan_fade_alpha_floor_division": (
+        "silent: the zero located at a product, alpha = step // fade_steps = 0 not named"
+    ),
+    "r26_sparsemax_output_log_nll_inf": (
+        "false: an inf loss said as 'NaN/Inf'"
+    ),
+    "r26_wavenet_same_padding_sees_future": (
+        "false: 'ok'; missing the non-causal padding (the prediction reads t + 1 to t + 7)"
+    ),
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 
