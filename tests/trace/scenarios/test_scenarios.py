@@ -270,12 +270,6 @@ XFAIL: dict[str, str] = {
     "r26_lwf_old_targets_recomputed_each_step": (
         "false: 'ok'; missing LwF targets recomputed from the current model (distillation ~0)"
     ),
-    "r26_progan_fade_alpha_floor_division": (
-        "silent: the zero located at a product, alpha = step // fade_steps = 0 not named"
-    ),
-    "r26_sparsemax_output_log_nll_inf": (
-        "false: an inf loss said as 'NaN/Inf'"
-    ),
     "r26_wavenet_same_padding_sees_future": (
         "false: 'ok'; missing the non-causal padding (the prediction reads t + 1 to t + 7)"
     ),

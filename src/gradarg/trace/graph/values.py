@@ -14,6 +14,7 @@ import torch
 
 __all__ = [
     "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "nonfinite_entries",
+    "nonfinite_kinds",
     "norm", "state", "stored", "tensors",
 ]
 
@@ -69,8 +70,12 @@ def local_sum(t: torch.Tensor) -> float | None:
 
 
 def finite(t: torch.Tensor | None) -> bool:
-    """Whether every stored value of ``t`` is finite (``None`` and integer tensors are)."""
+    """Whether every stored value of ``t`` is finite (``None`` and integer tensors are): a
+    strided floating ``t`` whose sum is finite is (one reduction, where ``isfinite(t).all()``
+    is several operations), else every entry is checked."""
     if t is None or not (t.is_floating_point() or t.is_complex()):
+        return True
+    if t.layout == torch.strided and t.is_floating_point() and math.isfinite(t.sum().item()):
         return True
     return bool(torch.isfinite(dense_values(t)).all())
 
@@ -85,6 +90,16 @@ def nonfinite_entries(t: Any) -> str:
     counts = (("NaN", torch.isnan(d)), ("+inf", torch.isposinf(d)), ("-inf", torch.isneginf(d)))
     parts = [f"{what} in {k}" for what, mask in counts if (k := int(mask.sum()))]
     return f"{', '.join(parts)} of its {d.numel()} entries" if parts else ""
+
+
+def nonfinite_kinds(ts: Any) -> str:
+    """The kinds of non-finite value the floating tensors ``ts`` hold, as ``"NaN"``,
+    ``"+inf"``, ``"-inf"`` or several of them joined by ``" and "``; ``""``: none."""
+    tests = (("NaN", torch.isnan), ("+inf", torch.isposinf), ("-inf", torch.isneginf))
+    found = [what for what, test in tests
+             if any(bool(test(dense_values(t.detach())).any()) for t in ts
+                    if isinstance(t, torch.Tensor) and t.is_floating_point())]
+    return " and ".join(found)
 
 
 def norm(g: torch.Tensor) -> float:

@@ -260,13 +260,14 @@ def loss_nonfinite(w: GradWatch, o: Options) -> Finding:
              ": no operation outside its domain was found among the loss's first nodes")
     if EMPTY in losses.nan_from:
         return Finding("loss finite", True, (
-            f"the loss passed to backward() is NaN (its value, observed at the call) while "
-            f"every parameter's gradient is finite: {losses.nan_from}"))
+            f"the loss passed to backward() is {losses.nonfinite} (its value, observed at the "
+            f"call) while every parameter's gradient is finite: {losses.nan_from}"))
     return Finding("loss finite", True, (
-        f"the loss passed to backward() is NaN/Inf (its value, observed at the call) while "
-        f"every parameter's gradient is finite{where}; the gradients follow the formula of "
-        f"the derivative, not the loss's value: fix the loss (log of abs(x) or of a positive "
-        f"quantity, a clamp into the domain) so that what you minimise is what you log"))
+        f"the loss passed to backward() is {losses.nonfinite} (its value, observed at the "
+        f"call) while every parameter's gradient is finite{where}; the gradients follow the "
+        f"formula of the derivative, not the loss's value: fix the loss (log of abs(x) or of "
+        f"a positive quantity, a clamp into the domain) so that what you minimise is what you "
+        f"log"))
 
 
 def _smoothing(s: Any) -> Finding:

@@ -193,7 +193,8 @@ def _loss_made(w: GradWatch) -> str:
     finite = w.grads.losses.finite
     text = ""
     if finite is False:
-        text = " (the loss passed to backward() was itself NaN/Inf: observed at the call)"
+        text = (f" (the loss passed to backward() was itself {w.grads.losses.nonfinite}: "
+                f"observed at the call)")
         if w.grads.losses.nan_from:
             text += f"; {w.grads.losses.nan_from}"
     elif finite:

@@ -3,15 +3,14 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 (:class:`Ended`), what an optimizer holds (:class:`Holding`) and a frozen parameter an
 optimizer step moved (:class:`FrozenMoved`).
 
-Imports ``trace.graph.nodes`` (the saved values of a node), :mod:`.clamplog`,
+Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
 :mod:`.classweights`, :mod:`.columnscale`, :mod:`.nansource`, :mod:`.ratioone`,
 :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.sigmoidsquare`,
-:mod:`.signedterms`, :mod:`.smoothing` and :mod:`.wherepairs` only.
+:mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import traceback
@@ -21,6 +20,8 @@ from typing import Any, NamedTuple
 import torch
 
 from ..graph.nodes import first_nodes, saved_value
+from ..graph.values import finite as finite_values
+from ..graph.values import nonfinite_kinds
 from .clamplog import LOGS, clipped_before_log
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
@@ -33,6 +34,7 @@ from .sigmoidsquare import SQUARES, saturated_square
 from .signedterms import ascended
 from .smoothing import heavy_smoothing
 from .wherepairs import constant_in_both
+from .zeroops import zero_factors
 
 __all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "fed", "holding",
            "losses_of", "message", "slips", "user_site", "users_file", "what_moves", "where",
@@ -181,6 +183,8 @@ class Losses(NamedTuple):
     slips: tuple[Slip, ...] = ()
     nan_from: str = ""  # a NaN/Inf loss: the operation outside its domain, or the operand
     sampled: tuple[Sampled, ...] = ()  # sampling nodes (torch.normal) with inputs on the graph
+    nonfinite: str = "NaN/Inf"  # the kinds of non-finite value a non-finite loss held
+    zero_factors: tuple[Any, ...] = ()  # products by a constant 0 (zeroops.zero_factors)
 
 
 class Slip(NamedTuple):
@@ -230,14 +234,15 @@ def losses_of(tensors: Any) -> Losses:
     ts = [t for t in ts if isinstance(t, torch.Tensor)]
     nodes = [t.grad_fn for t in ts if t.grad_fn is not None]
     small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
-    finite = (all(_finite(t.detach()) for t in small)
+    finite = (all(finite_values(t.detach()) for t in small)
               if small and len(small) == len(ts) else None)
     value = (float(ts[0].detach().float()) if len(ts) == 1 and ts[0].numel() == 1
              and ts[0].is_floating_point() else None)
-    walked = first_nodes(nodes, 12)  # the first nodes, read once for both
+    walked, deep = first_nodes(nodes, 12), first_nodes(nodes, 256)  # each read once
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
-                  tuple(slips(walked, value)),
-                  nan_source(first_nodes(nodes, 256)) if finite is False else "", sampled(nodes))
+                  tuple(slips(walked, value)), nan_source(deep) if finite is False else "",
+                  sampled(nodes), (nonfinite_kinds(small) if finite is False else "")
+                  or "NaN/Inf", zero_factors(deep))
 
 
 _BROADCASTING = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")
@@ -486,11 +491,3 @@ def zero_why(walked: list[Any]) -> str:
                         and f.item() == 0):
                     return f"{name}: a product with a factor of 0 (a loss weight of 0)"
     return ""
-
-
-def _finite(t: torch.Tensor) -> bool:
-    """Whether every entry of floating ``t`` is finite: its sum is (one reduction, where
-    ``isfinite(t).all()`` is several operations), else every entry checked."""
-    if t.layout == torch.strided and math.isfinite(t.sum().item()):
-        return True
-    return bool(torch.isfinite(t).all())

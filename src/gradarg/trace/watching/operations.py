@@ -38,17 +38,20 @@ SINGULAR = {
 }
 
 
-def operations_between(start: Sequence[Any], stop: set[Any], limit: int = 12) -> list[str]:
+def operations_between(start: Sequence[Any], stop: set[Any], limit: int = 12,
+                       visited: list[Any] | None = None) -> list[str]:
     """The names of the autograd nodes reached from ``start`` without passing through a node
     of ``stop`` (breadth first, each name once, ``AccumulateGrad`` left out, at most
     ``limit``): the operations of a module call (from its outputs to its inputs), or of the
-    loss (from the loss to the model's outputs)."""
+    loss (from the loss to the model's outputs); ``visited`` (a list) gets the nodes read."""
     names: list[str] = []
     todo = [n for n in dict.fromkeys(start) if n is not None and n not in stop]
     seen = set(todo)
     while todo and len(seen) < _REACH_LIMIT and len(names) < limit:
         n = todo.pop(0)
         name = type(n).__name__
+        if visited is not None:
+            visited.append(n)
         if name != "AccumulateGrad" and name not in names:
             names.append(name)
         for c, _ in children(n):
@@ -59,12 +62,14 @@ def operations_between(start: Sequence[Any], stop: set[Any], limit: int = 12) ->
 
 
 def call_operations(rec: Any, index: int, inner: int | None = None,
-                    limit: int = 12, between: bool = False) -> list[str]:
+                    limit: int = 12, between: bool = False,
+                    visited: list[Any] | None = None) -> list[str]:
     """The operations of call ``index`` of ``rec`` (a :class:`~.recorder.Recorder`) itself:
     the nodes between its outputs and its inputs, not past the outputs of the calls made
     inside it (theirs), nor past those of ``inner`` (a call inside it) (read while the graph
     is held).  ``between``: also from the inputs of the calls made inside it other than
-    ``inner`` (the operations between two of them: ``fc2(round(fc1(x)))``'s ``round``)."""
+    ``inner`` (the operations between two of them: ``fc2(round(fc1(x)))``'s ``round``);
+    ``visited`` as for :func:`operations_between`."""
     by_slot = {slot: key[0] for key, slot in rec.slots.items() if key[1] >= 0}
     r = rec.raw[index]
     outs = [by_slot[s] for s in r.outs or [] if s in by_slot]
@@ -73,7 +78,7 @@ def call_operations(rec: Any, index: int, inner: int | None = None,
                  for s in q.ins if s in by_slot]
     inside = [q for k, q in enumerate(rec.raw) if q.parent == index or k == inner]
     ends = [*r.ins, *(s for q in inside for s in q.outs or [])]
-    return operations_between(outs, {by_slot[s] for s in ends if s in by_slot}, limit)
+    return operations_between(outs, {by_slot[s] for s in ends if s in by_slot}, limit, visited)
 
 
 def describe(ops: list[str], known: dict[str, str] = SINGULAR, k: int = 4) -> str:

@@ -87,7 +87,7 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
             where = (f" (observed: the gradient was nonzero at the output of {outer} and all "
                      f"zero at the output of '{made.inner}' inside it; between them, the "
                      f"operations of {outer}'s own forward made it zero: "
-                     f"{zeroops.describe(made.ops)})")
+                     f"{made.why or zeroops.describe(made.ops)})")
         padded = padding_text(w, rest) or clampedparams.said(w, rest)
         if padded:
             where = padded
@@ -137,7 +137,8 @@ def loss_made(w: GradWatch) -> str:
         text += f"; the operations between the model's output and the loss: {zeroops.describe(made.ops)}"
     finite = w.grads.losses.finite
     if finite is False:
-        text += "; the loss passed to backward() was NaN/Inf (observed at the call)"
+        text += (f"; the loss passed to backward() was {w.grads.losses.nonfinite} (observed at "
+                 f"the call)")
     return text + ")"
 
 

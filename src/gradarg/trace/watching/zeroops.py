@@ -14,13 +14,20 @@ them.  Those known to have a zero derivative over a range, or to route the gradi
 entries only (a selection of a concatenation), or to be zero where a factor is (a mask), are
 described (:data:`FLAT`).
 
-Imports :mod:`.operations` and ``trace.graph.values`` only.
+A product among them with a factor that is a number exactly 0 without history (a blend weight
+that came out as 0) is named, from the value it saved, read at the ``backward()`` call
+(:func:`zero_factors`).
+
+Imports :mod:`.operations` and ``trace.graph``'s ``nodes.saved_value`` and ``values`` only.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+import torch
+
+from ..graph.nodes import saved_value
 from ..graph.values import state
 from .operations import call_operations
 from .operations import describe as _describe
@@ -28,7 +35,7 @@ from .operations import describe as _describe
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["FLAT", "LOSS", "ZeroMade", "find"]
+__all__ = ["FLAT", "LOSS", "ZeroMade", "find", "zero_factor", "zero_factors"]
 
 LOSS = "(loss)"
 """:attr:`ZeroMade.outer` when the zero was made after the model, by the loss."""
@@ -84,16 +91,49 @@ def find(w: GradWatch) -> ZeroMade | None:
         outer = calls[c.parent]
         if state(outer.grad_out) != "ok":
             continue
+        nodes: list[Any] = []
         try:
-            ops = call_operations(w.calls, outer.index, c.index, 6, between=True)
+            ops = call_operations(w.calls, outer.index, c.index, 6, between=True,
+                                  visited=nodes)
         except Exception:  # noqa: BLE001 (a graph that cannot be walked: nothing said)
             return None
-        return ZeroMade(outer.name, c.name, ops) if ops else None
+        made = zero_factor(nodes, w.grads.losses.zero_factors)
+        return ZeroMade(outer.name, c.name, ops, made) if ops else None
     tops = [c for c in reached if c.parent is None]
     if not tops or any(state(c.grad_out) != "zero" for c in tops):
         return None
     return ZeroMade(LOSS, "(model)", w.graph.loss_operations, w.grads.losses.zero_why)
 
+
+
+def zero_factors(walked: list[Any]) -> tuple[Any, ...]:
+    """The products among ``walked`` (a loss's first nodes, read at the ``backward()`` call,
+    before the backward frees what they saved) with a factor that is a number exactly 0
+    without autograd history (a blend weight that came out as 0): every gradient through
+    them is exactly zero."""
+    found = []
+    for n in walked:
+        if type(n).__name__ == "MulBackward0":
+            for attr in ("_saved_other", "_saved_self"):
+                f = saved_value(n, attr, hooked=False)
+                if (isinstance(f, torch.Tensor) and f.dim() == 0 and not f.requires_grad
+                        and f.item() == 0):
+                    found.append(n)
+                    break
+    return tuple(found)
+
+
+def zero_factor(nodes: list[Any], factors: tuple[Any, ...]) -> str:
+    """What the first of ``nodes`` that is one of ``factors`` (:func:`zero_factors`) does, in
+    words; ``""``: none is."""
+    if not any(n in factors for n in nodes):
+        return ""
+    return ("MulBackward0 multiplied by a factor that is exactly 0 (a number without autograd "
+            "history, observed: the factor it saved at the backward() call), so every "
+            "gradient through it is exactly zero: a mask, weight or coefficient that came out "
+            "as 0, for example a drop path or dropout that dropped the whole sample (residual "
+            "branch and identity together), an integer division (step // n is 0 until step "
+            "reaches n) or a schedule that starts at 0")
 
 
 def describe(ops: list[str]) -> str:
