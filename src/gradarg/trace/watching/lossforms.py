@@ -9,7 +9,7 @@ output then depends on the other examples), ``kl_div`` given probabilities (a ne
 ``delta`` scales every gradient down.  Every gradient is finite and nonzero in these
 steps, so without this finding the summary would say "ok".
 
-Imports :mod:`.finding` only.
+Imports :mod:`.finding`, :mod:`.nansource`'s ``EMPTY`` and :mod:`.selfdiff` only.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from . import selfdiff
 from .finding import Finding, Options
 from .nansource import EMPTY
 
@@ -56,7 +57,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "weights-after-reduction": 8, "ascended": 9,
              "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
              "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
-             "equal-sides": 16}
+             "equal-sides": 16, "self-difference": 17}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -72,6 +73,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _clamp_log(s)
         if s.kind == "where-constant":
             return _where_constant(s)
+        if s.kind == "self-difference":
+            return _self_difference(w, s)
         if s.kind == "equal-sides":
             return Finding("loss form", True, (
                 f"{_FUNCTION.get(s.op, s.op)} compares two tensors {_shape(s.shape)} that are "
@@ -184,6 +187,23 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"(observed: the dimension saved by {s.op}){also}; normalise over the "
                 f"classes (dim=-1 or dim=1)"))
     return Finding("loss form", True)
+
+
+def _self_difference(w: GradWatch, s: Any) -> Finding:
+    """The finding of a :mod:`.selfdiff` term: what it takes twice and what to keep instead."""
+    terms = [t for t in w.grads.losses.slips if t.kind == "self-difference"]
+    ids = {i for t in terms for i in t.other}
+    names = [n for n, p in w.model.named_parameters() if id(p) in ids]
+    what = (f"parameter(s) {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
+            if names else "a tensor" + (f" of shape {_shape(s.shape)}" if s.shape else ""))
+    result = "1" if s.op == "DivBackward0" else "0"
+    return Finding("loss form", True, (
+        f"the loss {selfdiff.said(s.op)} in {len(terms)} term(s): both "
+        f"operands of {s.op} are one tensor ({what}; observed: its two inputs in the loss's "
+        f"graph are one node), so the result is exactly {result} whatever the values and "
+        f"those terms send no gradient back: an anchor, target or reference kept as the "
+        f"tensor itself, not a copy of its value (an EWC anchor, a teacher's weights, a "
+        f"target from an earlier step): store p.detach().clone()"))
 
 
 def _clamp_log(s: Any) -> Finding:

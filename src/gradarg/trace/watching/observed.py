@@ -5,7 +5,7 @@ optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
 :mod:`.classweights`, :mod:`.columnscale`, :mod:`.nansource`, :mod:`.ratioone`,
-:mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.sigmoidsquare`,
+:mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.selfdiff`, :mod:`.sigmoidsquare`,
 :mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
 """
 
@@ -30,6 +30,7 @@ from .ratioone import RATIOS, ratio_of_equals
 from .reducedfactor import factor_of_reduced
 from .reducedweights import weights_after_reduction
 from .sampling import Sampled, sampled
+from .selfdiff import self_differences
 from .sigmoidsquare import SQUARES, saturated_square
 from .signedterms import ascended
 from .smoothing import heavy_smoothing
@@ -214,7 +215,8 @@ class Slip(NamedTuple):
     elements by its mean, ``other`` (1,), or sum, (2,): :mod:`.reducedfactor`) or
     ``"sigmoid-squared"`` (``other[0]`` of ``shape[0]`` sigmoid outputs flat and wrong under
     a squared error, ``value`` their largest ``p (1 - p)``: :mod:`.sigmoidsquare`) or
-    ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
+    ``"self-difference"`` (``op`` takes one tensor twice: :mod:`.selfdiff`, ``other`` the
+    ``id`` of that leaf), ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
     carry gradient: :func:`_equal_sides`); ``op``: otherwise the node's name."""
 
     kind: str
@@ -240,7 +242,9 @@ def losses_of(tensors: Any) -> Losses:
              and ts[0].is_floating_point() else None)
     walked, deep = first_nodes(nodes, 12), first_nodes(nodes, 256)  # each read once
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
-                  tuple(slips(walked, value)), nan_source(deep) if finite is False else "",
+                  (*slips(walked, value), *(Slip("self-difference", op, shape, ids) for op,
+                                            shape, ids in self_differences(deep))),
+                  nan_source(deep) if finite is False else "",
                   sampled(nodes), (nonfinite_kinds(small) if finite is False else "")
                   or "NaN/Inf", zero_factors(deep))
 
