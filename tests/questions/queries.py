@@ -1520,3 +1520,38 @@ QUERIES_ROUND31: dict[str, list[tuple[str, str]]] = {
         ("issues", "pairwise_distance backward"),
     ],
 }
+
+# Round 32: fixed before any of them is run (2026-12-02, twenty-third session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison), near-repeats of
+# earlier questions left out by reading the closest earlier query; each run once, in the corpus
+# named.
+QUERIES_ROUND32: dict[str, list[tuple[str, str]]] = {
+    "round32-c39a": [
+        ("pages", "partial derivative with multiple inputs"),
+        ("pages", "gradient of output image wrt latent vector GAN"),
+        ("pages", "gradient checkpointing sequential segments"),
+        ("pages", "optimizer step changes requires_grad tensor in place error"),
+        ("pages", "negative gradient loss increasing"),
+        ("pages", "same gradient for every sample in batch"),
+        ("issues", "logsigmoid backward"),
+        ("issues", "hardswish backward"),
+        ("issues", "celu backward"),
+        ("issues", "softshrink hardshrink backward"),
+        ("issues", "channel_shuffle backward"),
+        ("issues", "pixel_unshuffle backward"),
+    ],
+    "round32-c39b": [
+        ("pages", "gradient of a norm of weights regularization"),
+        ("pages", "differentiable rendering soft rasterizer gradient"),
+        ("pages", "sum over dimension gradient broadcast back shape"),
+        ("pages", "enable_grad inside no_grad nested"),
+        ("pages", "backward through sorting network ranking loss"),
+        ("pages", "gradient flows through boolean mask indexing"),
+        ("issues", "alpha_dropout backward"),
+        ("issues", "rms_norm backward"),
+        ("issues", "triplet_margin_loss backward"),
+        ("issues", "margin_ranking_loss backward"),
+        ("issues", "fractional_max_pool backward"),
+        ("issues", "lp_pool backward"),
+    ],
+}
