@@ -258,9 +258,6 @@ XFAIL: dict[str, str] = {
     "r25_ema_bn_buffers_not_copied": "held-out: false",
     "r25_lottery_rewind_into_pruned_weight_lost": "held-out: false",
     # round 26 (branch s30-scen26), first run against main at e28670a
-    "r26_gat_scores_times_adjacency": (
-        "silent: attention scores times the adjacency before the softmax (non-edges get exp(0)) not named"
-    ),
     "r26_highway_gate_bias_minus13_shallow": (
         "false: 'ok'; missing the highway gate bias -13 (gates closed, 1e-6 gradients)"
     ),

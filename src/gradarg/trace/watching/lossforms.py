@@ -57,7 +57,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "weights-after-reduction": 8, "ascended": 9,
              "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
              "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
-             "equal-sides": 16, "self-difference": 17}
+             "equal-sides": 16, "self-difference": 17, "masked-softmax": 18}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -75,6 +75,16 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _where_constant(s)
         if s.kind == "self-difference":
             return _self_difference(w, s)
+        if s.kind == "masked-softmax":
+            masked, entries, dim = s.other
+            return Finding("loss form", True, (
+                f"a softmax over dim {dim} of {_shape(s.shape)} took scores multiplied by a 0/1 "
+                f"mask ({masked} of {entries} entries 0; observed: the mask MulBackward0 saved "
+                f"and the softmax's output): a masked score becomes 0, and exp(0) still gives "
+                f"it weight, so each row puts {s.value:.2g} of its weight on average on the "
+                f"positions the mask meant to hide (non-edges, padding, later tokens); give "
+                f"them the lowest score before the softmax instead: scores.masked_fill(mask == "
+                f"0, torch.finfo(scores.dtype).min)"))
         if s.kind == "equal-sides":
             return Finding("loss form", True, (
                 f"{_FUNCTION.get(s.op, s.op)} compares two tensors {_shape(s.shape)} that are "

@@ -5,7 +5,8 @@ optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
 :mod:`.classweights`, :mod:`.columnscale`, :mod:`.nansource`, :mod:`.ratioone`,
-:mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`, :mod:`.selfdiff`, :mod:`.sigmoidsquare`,
+:mod:`.maskedsoftmax`, :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`,
+:mod:`.selfdiff`, :mod:`.sigmoidsquare`, :mod:`.slip`,
 :mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
 """
 
@@ -25,6 +26,7 @@ from ..graph.values import nonfinite_kinds
 from .clamplog import LOGS, clipped_before_log
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
+from .maskedsoftmax import masked_softmax
 from .nansource import nan_source
 from .ratioone import RATIOS, ratio_of_equals
 from .reducedfactor import factor_of_reduced
@@ -33,13 +35,30 @@ from .sampling import Sampled, sampled
 from .selfdiff import self_differences
 from .sigmoidsquare import SQUARES, saturated_square
 from .signedterms import ascended
+from .slip import Slip
 from .smoothing import heavy_smoothing
 from .wherepairs import constant_in_both
 from .zeroops import zero_factors
 
-__all__ = ["Ended", "FrozenMoved", "Holding", "Losses", "Raised", "Slip", "fed", "holding",
-           "losses_of", "message", "slips", "user_site", "users_file", "what_moves", "where",
-           "zero_why"]
+__all__ = [
+    "Ended",
+    "FrozenMoved",
+    "Holding",
+    "Losses",
+    "Raised",
+    "Slip",
+    "deep_slips",
+    "fed",
+    "holding",
+    "losses_of",
+    "message",
+    "slips",
+    "user_site",
+    "users_file",
+    "what_moves",
+    "where",
+    "zero_why",
+]
 
 
 class Raised(NamedTuple):
@@ -188,46 +207,6 @@ class Losses(NamedTuple):
     zero_factors: tuple[Any, ...] = ()  # products by a constant 0 (zeroops.zero_factors)
 
 
-class Slip(NamedTuple):
-    """What the saved values of a loss's first nodes showed at the ``backward()`` call about
-    how it was computed: ``kind`` ``"broadcast"`` (a loss whose input and target shapes
-    differ: ``shape`` the input's, ``other`` what both were broadcast to), ``"not-log-probs"``
-    (``nll_loss`` given values whose logsumexp over the classes is not 0: ``low``, ``high``
-    its range over the rows read, ``value`` the loss), ``"softmax-dim-0"`` (a softmax over
-    dimension 0 of ``shape``), ``"kl-probs"``, ``"log-likelihood"`` or ``"huber-slope"``
-    (:func:`_huber_slope`), ``"clamp-log"`` (the log of a clamp that clipped ``other[0]`` of
-    the ``other[1]`` entries the log reads, ``low`` / ``high`` its bounds, NaN where none:
-    :mod:`.clamplog`), ``"where-constant"`` (``other[0]`` of the ``other[1]`` entries of a sum
-    of two ``where`` selections took a constant in both: :mod:`.wherepairs`),
-    ``"weights-after-reduction"`` (a loss reduced to one number, ``op``, by its mean,
-    ``other`` (1,), or sum, (2,), times a tensor of ``shape`` without history whose mean is
-    ``value``: :mod:`.reducedweights`), ``"ascended"`` (a loss term, ``op``, with factor
-    ``value`` < 0 alone reaches the parameters whose ``id`` are ``other``:
-    :mod:`.signedterms`) or ``"column-dominates"`` (output column ``shape[0]`` of ``shape[1]``
-    makes the share ``value`` of a regression loss, ``op``, its targets ``low`` times the
-    smallest column's scale: :mod:`.columnscale`) or ``"class-weight-batch"`` (a class
-    ``weight`` of ``shape[0]`` entries, the batch's length, weighting ``other[0]`` samples by
-    another entry than their row's, ``other[1]`` classes absent: :mod:`.classweights`) or
-    ``"ratio-one"`` (``op`` ``exp(a - b)`` or ``a / b`` exactly 1, both sides carrying
-    gradient: :mod:`.ratioone`) or ``"heavy-smoothing"`` (``label_smoothing`` ``value`` over
-    ``shape[0]`` classes, targets ``low`` / ``high``: :mod:`.smoothing`) or
-    ``"factor-of-reduced"`` (``exp(-L)``, ``value``, of loss ``op`` reduced over ``shape[0]``
-    elements by its mean, ``other`` (1,), or sum, (2,): :mod:`.reducedfactor`) or
-    ``"sigmoid-squared"`` (``other[0]`` of ``shape[0]`` sigmoid outputs flat and wrong under
-    a squared error, ``value`` their largest ``p (1 - p)``: :mod:`.sigmoidsquare`) or
-    ``"self-difference"`` (``op`` takes one tensor twice: :mod:`.selfdiff`, ``other`` the
-    ``id`` of that leaf), ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
-    carry gradient: :func:`_equal_sides`); ``op``: otherwise the node's name."""
-
-    kind: str
-    op: str
-    shape: tuple[int, ...]
-    other: tuple[int, ...] = ()
-    low: float = 0.0
-    high: float = 0.0
-    value: float | None = None
-
-
 def losses_of(tensors: Any) -> Losses:
     """The first argument of ``torch.autograd.backward`` (a tensor or a sequence of them: the
     losses): their autograd nodes, whether their values are finite (read only for floating
@@ -242,8 +221,7 @@ def losses_of(tensors: Any) -> Losses:
              and ts[0].is_floating_point() else None)
     walked, deep = first_nodes(nodes, 12), first_nodes(nodes, 256)  # each read once
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
-                  (*slips(walked, value), *(Slip("self-difference", op, shape, ids) for op,
-                                            shape, ids in self_differences(deep))),
+                  (*slips(walked, value), *deep_slips(deep)),
                   nan_source(deep) if finite is False else "",
                   sampled(nodes), (nonfinite_kinds(small) if finite is False else "")
                   or "NaN/Inf", zero_factors(deep))
@@ -254,6 +232,17 @@ _SOFTMAX = ("SoftmaxBackward0", "LogSoftmaxBackward0")
 _ROWS = 64  # rows of nll_loss's input read for their logsumexp
 _LOGPROB = 1e-2  # |logsumexp| of a row above which it is not log-probabilities (the log of
 # a softmax computed in bfloat16 is off by up to about 4e-3, in float16 by about 4e-4)
+
+
+def deep_slips(deep: list[Any]) -> list[Slip]:
+    """:class:`Slip` records read anywhere among ``deep``, a loss's first 256 nodes: a term
+    that takes one tensor twice (:mod:`.selfdiff`), a softmax of scores multiplied by a 0/1
+    mask (:mod:`.maskedsoftmax`)."""
+    found = [Slip("self-difference", op, shape, ids) for op, shape, ids in self_differences(deep)]
+    if (m := masked_softmax(deep)) is not None:
+        found.append(Slip("masked-softmax", "SoftmaxBackward0", m.shape,
+                          (m.masked, m.entries, m.dim), value=m.weight))
+    return found
 
 
 def slips(walked: list[Any], value: float | None) -> list[Slip]:
