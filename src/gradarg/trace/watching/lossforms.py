@@ -76,9 +76,9 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
         if s.kind == "self-difference":
             return _self_difference(w, s)
         if s.kind == "masked-softmax":
-            masked, entries, dim = s.other
+            masked, entries, axis = s.other
             return Finding("loss form", True, (
-                f"a softmax over dim {dim} of {_shape(s.shape)} took scores multiplied by a 0/1 "
+                f"a softmax over dim {axis} of {_shape(s.shape)} took scores multiplied by a 0/1 "
                 f"mask ({masked} of {entries} entries 0; observed: the mask MulBackward0 saved "
                 f"and the softmax's output): a masked score becomes 0, and exp(0) still gives "
                 f"it weight, so each row puts {s.value:.2g} of its weight on average on the "
