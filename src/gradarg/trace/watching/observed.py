@@ -31,7 +31,7 @@ from .nansource import nan_source
 from .ratioone import RATIOS, ratio_of_equals
 from .reducedfactor import factor_of_reduced
 from .reducedweights import weights_after_reduction
-from .sampling import Sampled, sampled
+from .sampling import MOST_NODES, Sampled, sampled
 from .selfdiff import self_differences
 from .sigmoidsquare import SQUARES, saturated_square
 from .signedterms import ascended
@@ -219,11 +219,11 @@ def losses_of(tensors: Any) -> Losses:
               if small and len(small) == len(ts) else None)
     value = (float(ts[0].detach().float()) if len(ts) == 1 and ts[0].numel() == 1
              and ts[0].is_floating_point() else None)
-    walked, deep = first_nodes(nodes, 12), first_nodes(nodes, 256)  # each read once
+    walked, deep = first_nodes(nodes, 12), first_nodes(nodes, MOST_NODES)  # each read once
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
                   (*slips(walked, value), *deep_slips(deep)),
                   nan_source(deep) if finite is False else "",
-                  sampled(nodes), (nonfinite_kinds(small) if finite is False else "")
+                  sampled(nodes, deep), (nonfinite_kinds(small) if finite is False else "")
                   or "NaN/Inf", zero_factors(deep))
 
 

@@ -43,11 +43,12 @@ class Sampled(NamedTuple):
     below: frozenset[int]
 
 
-def sampled(nodes: list[Any]) -> tuple[Sampled, ...]:
+def sampled(nodes: list[Any], walked: list[Any] | None = None) -> tuple[Sampled, ...]:
     """The sampling nodes among the first :data:`MOST_NODES` below ``nodes`` (the losses'
-    autograd nodes) with an input that carries gradient."""
+    autograd nodes; ``walked``: those nodes, when already read) with an input that carries
+    gradient."""
     found = []
-    for n in first_nodes(nodes, MOST_NODES):
+    for n in first_nodes(nodes, MOST_NODES) if walked is None else walked:
         name = type(n).__name__
         if name in _SAMPLING and any(c is not None for c, _ in n.next_functions):
             below = frozenset(id(a.variable) for a in first_nodes([n], MOST_NODES)
