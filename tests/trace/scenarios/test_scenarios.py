@@ -258,9 +258,6 @@ XFAIL: dict[str, str] = {
     "r25_ema_bn_buffers_not_copied": "held-out: false",
     "r25_lottery_rewind_into_pruned_weight_lost": "held-out: false",
     # round 26 (branch s30-scen26), first run against main at e28670a
-    "r26_highway_gate_bias_minus13_shallow": (
-        "false: 'ok'; missing the highway gate bias -13 (gates closed, 1e-6 gradients)"
-    ),
     "r26_lwf_old_targets_recomputed_each_step": (
         "false: 'ok'; missing LwF targets recomputed from the current model (distillation ~0)"
     ),

@@ -29,6 +29,7 @@ from .eventfindings import (
 )
 from .finding import Finding, Options, shown
 from .frozenhead import frozen_head
+from .gates import saturated_gate
 from .gaussnll import gaussian_args
 from .gridsample import grid_sampled
 from .holds import optimizer_holds
@@ -193,7 +194,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     loss_ascent, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
-    output_relu, gaussian_args,
+    output_relu, gaussian_args, saturated_gate,
 )
 
 

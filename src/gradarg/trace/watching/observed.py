@@ -4,7 +4,7 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
-:mod:`.classweights`, :mod:`.columnscale`, :mod:`.nansource`, :mod:`.ratioone`,
+:mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`, :mod:`.nansource`, :mod:`.ratioone`,
 :mod:`.maskedsoftmax`, :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`,
 :mod:`.selfdiff`, :mod:`.sigmoidsquare`, :mod:`.slip`,
 :mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
@@ -26,6 +26,7 @@ from ..graph.values import nonfinite_kinds
 from .clamplog import LOGS, clipped_before_log
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
+from .gates import Saturated, saturated
 from .maskedsoftmax import masked_softmax
 from .nansource import nan_source
 from .ratioone import RATIOS, ratio_of_equals
@@ -205,6 +206,7 @@ class Losses(NamedTuple):
     sampled: tuple[Sampled, ...] = ()  # sampling nodes (torch.normal) with inputs on the graph
     nonfinite: str = "NaN/Inf"  # the kinds of non-finite value a non-finite loss held
     zero_factors: tuple[Any, ...] = ()  # products by a constant 0 (zeroops.zero_factors)
+    gates: Saturated | None = None  # sigmoid gates saturated in every entry (gates.saturated)
 
 
 def losses_of(tensors: Any) -> Losses:
@@ -224,7 +226,7 @@ def losses_of(tensors: Any) -> Losses:
                   (*slips(walked, value), *deep_slips(deep)),
                   nan_source(deep) if finite is False else "",
                   sampled(nodes, deep), (nonfinite_kinds(small) if finite is False else "")
-                  or "NaN/Inf", zero_factors(deep))
+                  or "NaN/Inf", zero_factors(deep), saturated(deep))
 
 
 _BROADCASTING = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")
