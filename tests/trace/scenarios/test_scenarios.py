@@ -264,6 +264,23 @@ XFAIL: dict[str, str] = {
     "r26_wavenet_same_padding_sees_future": (
         "false: 'ok'; missing the non-causal padding (the prediction reads t + 1 to t + 7)"
     ),
+    # round 27 (branch s30-scen27), first run against main at f24573d
+    "r27_bc_gaussian_probability_not_log_underflow": (
+        "silent: the all-zero gradient located, the density exp(log_prob) underflowing to 0 not named"
+    ),
+    "r27_gae_advantages_appended_not_reversed": (
+        "false: 'ok'; missing GAE advantages appended in the backward loop and never reversed"
+    ),
+    "r27_hsm_branch_code_zero_one": (
+        "false: 'ok'; missing hierarchical-softmax codes {0, 1} used as signs (sigmoid(0) = 1/2, no gradient)"
+    ),
+    "r27_two_tower_batch_of_one_item": (
+        "silent: in-batch negatives identical to the positive (one item per batch) not named"
+    ),
+    # round 27, held-out
+    "r27_inpainting_mask_inverted_hole_visible": "held-out: false",
+    "r27_pointnet_max_over_channels": "held-out: false",
+    "r27_variational_dropout_mask_shared_across_batch": "held-out: false",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 
