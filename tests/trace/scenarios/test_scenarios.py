@@ -265,9 +265,6 @@ XFAIL: dict[str, str] = {
         "false: 'ok'; missing the non-causal padding (the prediction reads t + 1 to t + 7)"
     ),
     # round 27 (branch s30-scen27), first run against main at f24573d
-    "r27_bc_gaussian_probability_not_log_underflow": (
-        "silent: the all-zero gradient located, the density exp(log_prob) underflowing to 0 not named"
-    ),
     "r27_gae_advantages_appended_not_reversed": (
         "false: 'ok'; missing GAE advantages appended in the backward loop and never reversed"
     ),

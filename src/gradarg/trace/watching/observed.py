@@ -12,6 +12,7 @@ Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import traceback
@@ -479,6 +480,13 @@ def zero_why(walked: list[Any]) -> str:
                         f"everywhere), so its derivative is exactly zero: a cross-entropy over "
                         f"a single class or column is exactly 0 (one logit per row; with "
                         f"in-batch negatives, a batch of one pair has no negatives)")
+        if name == "ExpBackward0" and isinstance(r := _saved(n, "_saved_result"), torch.Tensor) \
+                and r.is_floating_point() and r.numel() and not bool(r.any()):
+            return (f"{name}: exp underflowed to 0 in all {r.numel()} entries (its inputs below "
+                    f"about {math.log(torch.finfo(r.dtype).tiny):.0f} in {str(r.dtype)[6:]}), "
+                    f"and its derivative exp(x) is 0 there too, so no gradient passes: a "
+                    f"probability or density taken as exp(log_prob) of values far in the tail; "
+                    f"optimise the log-probability itself (log_prob), not its exp")
         if name == "MulBackward0":
             for attr in ("_saved_other", "_saved_self"):
                 f = _saved(n, attr)

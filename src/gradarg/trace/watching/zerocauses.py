@@ -82,6 +82,10 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         made = w.zero_made
         if made is not None and made.outer == zeroops.LOSS:
             where = loss_made(w)
+        elif made is None and not first_zero and w.grads.losses.zero_why:
+            # no module output on the way with a recorded gradient (a Distribution returned)
+            where = (f" (observed in the loss's first operations at the backward() call: "
+                     f"{w.grads.losses.zero_why})")
         elif made is not None and not first_zero:  # made by operations outside any module
             outer = "the model" if made.outer == "(model)" else f"'{made.outer}'"
             where = (f" (observed: the gradient was nonzero at the output of {outer} and all "
