@@ -1454,6 +1454,25 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("backpropagation to update inputs not weights gradient on the input examples dJ/dx "
       "instead of dJ/dW fine-tuning word embeddings gradient"),
      "questions/reading-gradients"),
+    (("hardswish backward x equal to 3 hardswish gradient mismatch hardswish_backward "
+      "hardswish derivative at boundary"),
+     "questions/losses-norms-activations"),
+    (("L2 norm regularization negative weights gradient of L2 regularization dW += 2 * reg * W "
+      "add regularization loss to the gradient weight decay gradient"),
+     "questions/gradients-by-hand"),
+    (("gradient of weight normalization w = g v / ||v|| gradient with respect to v weight norm "
+      "reparameterization derivative grad_g L"),
+     "questions/parameter-gradients"),
+    (("gradient of a reduction operation sum along axis gradient replicated why not split the "
+      "gradient gradient of sum over dimension"),
+     "questions/control-flow-and-reductions"),
+    (("rms_norm only forward where is rms backward autograd.Function without backward "
+      "registered with dispatch key CUDA autograd still works an autograd kernel was not "
+      "registered to the Autograd key(s)"),
+     "questions/custom-ops"),
+    (("forward and backward about TopLeftPool why custom pooling needs backward why roipooling "
+      "need to backward custom autograd Function backward what does it update"),
+     "questions/custom-ops"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
