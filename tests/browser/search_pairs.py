@@ -1473,6 +1473,21 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("forward and backward about TopLeftPool why custom pooling needs backward why roipooling "
       "need to backward custom autograd Function backward what does it update"),
      "questions/custom-ops"),
+    (("what happens when loss are negative negative loss gradient descent loss below zero "
+      "maximization loss multiplied by the gradient"),
+     "questions/gradients-by-hand"),
+    (("optimize masking parameter threshold grad is None learnable threshold mask gradient "
+      "with respect to the mask soft mask sigmoid"),
+     "questions/discrete-sampling"),
+    (("gradient of classifier score with respect to z gradient ascent on noise vector "
+      "controllable image synthesis GAN change latent vector to get feature"),
+     "questions/gan-gradients"),
+    (("how is the generator in a GAN corrected backpropagate discriminator error to generator "
+      "error attributed to individual pixels error divided by number of pixels"),
+     "questions/gan-gradients"),
+    (("differentiability in generative adversarial networks why G differentiable wrt its "
+      "inputs D differentiable wrt input differentiable wrt parameters gradient descent"),
+     "questions/gan-gradients"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
