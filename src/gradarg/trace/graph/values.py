@@ -75,7 +75,7 @@ def finite(t: torch.Tensor | None) -> bool:
     is several operations), else every entry is checked."""
     if t is None or not (t.is_floating_point() or t.is_complex()):
         return True
-    if t.layout == torch.strided and t.is_floating_point() and math.isfinite(t.sum().item()):
+    if t.layout == torch.strided and t.is_floating_point() and math.isfinite(t.detach().sum().item()):
         return True
     return bool(torch.isfinite(dense_values(t)).all())
 
