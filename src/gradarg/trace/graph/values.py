@@ -80,6 +80,10 @@ def finite(t: torch.Tensor | None) -> bool:
     return bool(torch.isfinite(dense_values(t)).all())
 
 
+# the kinds of non-finite value, each with its test, in the order they are named
+_NONFINITE = (("NaN", torch.isnan), ("+inf", torch.isposinf), ("-inf", torch.isneginf))
+
+
 def nonfinite_entries(t: Any) -> str:
     """Which non-finite values ``t`` holds and how many, as ``"-inf in 40 of its 640
     entries"`` (NaN, +inf and -inf counted apart); ``""`` when it holds none, or is not a
@@ -87,16 +91,14 @@ def nonfinite_entries(t: Any) -> str:
     if not isinstance(t, torch.Tensor) or not t.is_floating_point():
         return ""
     d = dense_values(t.detach())
-    counts = (("NaN", torch.isnan(d)), ("+inf", torch.isposinf(d)), ("-inf", torch.isneginf(d)))
-    parts = [f"{what} in {k}" for what, mask in counts if (k := int(mask.sum()))]
+    parts = [f"{what} in {k}" for what, test in _NONFINITE if (k := int(test(d).sum()))]
     return f"{', '.join(parts)} of its {d.numel()} entries" if parts else ""
 
 
 def nonfinite_kinds(ts: Any) -> str:
     """The kinds of non-finite value the floating tensors ``ts`` hold, as ``"NaN"``,
     ``"+inf"``, ``"-inf"`` or several of them joined by ``" and "``; ``""``: none."""
-    tests = (("NaN", torch.isnan), ("+inf", torch.isposinf), ("-inf", torch.isneginf))
-    found = [what for what, test in tests
+    found = [what for what, test in _NONFINITE
              if any(bool(test(dense_values(t.detach())).any()) for t in ts
                     if isinstance(t, torch.Tensor) and t.is_floating_point())]
     return " and ".join(found)

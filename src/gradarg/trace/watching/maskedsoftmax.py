@@ -6,38 +6,27 @@ saved: a ``SoftmaxBackward0`` whose input is a ``MulBackward0`` with a factor wi
 history whose entries are all 0 or 1, some 0, and the softmax's own output (the weight the
 masked positions got).
 
-Imports ``trace.graph.nodes``' ``saved_value`` only.
+Imports ``trace.graph.nodes``' ``saved_value`` and :mod:`.slip` only.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
 from ..graph.nodes import saved_value
+from .slip import Slip
 
-__all__ = ["MaskedSoftmax", "masked_softmax"]
+__all__ = ["masked_softmax"]
 
 _MOST = 1 << 22  # entries of a mask read at most
 
 
-class MaskedSoftmax(NamedTuple):
-    """A softmax over ``dim`` of an output of ``shape`` whose scores were multiplied by a 0/1
-    mask with ``masked`` of its ``entries`` (broadcast to the scores) 0; ``weight``: the mean
-    over the rows of the softmax weight given to masked positions."""
-
-    shape: tuple[int, ...]
-    dim: int
-    masked: int
-    entries: int
-    weight: float
-
-
-def masked_softmax(walked: list[Any]) -> MaskedSoftmax | None:
+def masked_softmax(walked: list[Any]) -> Slip | None:
     """The first softmax of ``walked`` (a loss's first autograd nodes) whose input was
-    multiplied by a 0/1 mask that hides some positions while the softmax gave them weight;
-    ``None``: none."""
+    multiplied by a 0/1 mask that hides some positions while the softmax gave them weight, as
+    a :class:`~.slip.Slip` ``"masked-softmax"``; ``None``: none."""
     for n in walked:
         if type(n).__name__ != "SoftmaxBackward0":
             continue
@@ -54,9 +43,11 @@ def masked_softmax(walked: list[Any]) -> MaskedSoftmax | None:
     return None
 
 
-def _read(mask: Any, out: torch.Tensor, dim: int) -> MaskedSoftmax | None:
-    """``mask`` as a :class:`MaskedSoftmax` of ``out`` when it is a 0/1 tensor without
-    history, broadcastable to ``out``, with some 0 where ``out`` gave weight."""
+def _read(mask: Any, out: torch.Tensor, dim: int) -> Slip | None:
+    """``mask`` as a ``"masked-softmax"`` slip of ``out`` when it is a 0/1 tensor without
+    history, broadcastable to ``out``, with some 0 where ``out`` gave weight: ``other`` the
+    masked entries (broadcast to the scores), all entries and the softmax's dimension,
+    ``value`` the mean over the rows of the weight given to masked positions."""
     if (not isinstance(mask, torch.Tensor) or mask.requires_grad or mask.dim() == 0
             or mask.is_complex() or out.numel() > _MOST):
         return None
@@ -69,5 +60,5 @@ def _read(mask: Any, out: torch.Tensor, dim: int) -> MaskedSoftmax | None:
     weight = (out.float() * hidden).sum(dim).mean().item()
     if weight <= 0:
         return None
-    return MaskedSoftmax(tuple(out.shape), dim % out.dim(), int(hidden.sum()), out.numel(),
-                         weight)
+    return Slip("masked-softmax", "SoftmaxBackward0", tuple(out.shape),
+                (int(hidden.sum()), out.numel(), dim % out.dim()), value=weight)

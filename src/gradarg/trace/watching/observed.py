@@ -241,11 +241,8 @@ def deep_slips(deep: list[Any]) -> list[Slip]:
     """:class:`Slip` records read anywhere among ``deep``, a loss's first 256 nodes: a term
     that takes one tensor twice (:mod:`.selfdiff`), a softmax of scores multiplied by a 0/1
     mask (:mod:`.maskedsoftmax`)."""
-    found = [Slip("self-difference", op, shape, ids) for op, shape, ids in self_differences(deep)]
-    if (m := masked_softmax(deep)) is not None:
-        found.append(Slip("masked-softmax", "SoftmaxBackward0", m.shape,
-                          (m.masked, m.entries, m.dim), value=m.weight))
-    return found
+    masked = masked_softmax(deep)
+    return self_differences(deep) + ([masked] if masked is not None else [])
 
 
 def slips(walked: list[Any], value: float | None) -> list[Slip]:

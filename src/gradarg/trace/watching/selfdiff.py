@@ -6,7 +6,7 @@ a reference kept as the tensor itself rather than a copy of its value (an EWC an
 ``{n: p for n, p in model.named_parameters()}``).  ``x - x.detach()`` is not one: its second
 operand has no node.
 
-Imports ``trace.graph.nodes``' ``saved_value`` only.
+Imports ``trace.graph.nodes``' ``saved_value`` and :mod:`.slip` only.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph.nodes import saved_value
+from .slip import Slip
 
 __all__ = ["said", "self_differences"]
 
@@ -21,11 +22,12 @@ _OPS = {"SubBackward0": "subtracts a tensor from itself",
         "DivBackward0": "divides a tensor by itself"}
 
 
-def self_differences(walked: list[Any]) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
-    """``(node name, shape, ids)`` for each node of ``walked`` (a loss's first nodes) whose
-    two operands are one node: ``shape`` the operand's when it is a leaf (``()``: not known),
-    ``ids`` the ``id`` of that leaf (a parameter), empty for an intermediate tensor."""
-    found: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = []
+def self_differences(walked: list[Any]) -> list[Slip]:
+    """A :class:`~.slip.Slip` ``"self-difference"`` for each node of ``walked`` (a loss's first
+    nodes) whose two operands are one node: ``op`` its name, ``shape`` the operand's when it is
+    a leaf (``()``: not known), ``other`` the ``id`` of that leaf (a parameter), empty for an
+    intermediate tensor."""
+    found: list[Slip] = []
     for n in walked:
         name = type(n).__name__
         if name not in _OPS or len(n.next_functions) != 2:
@@ -37,9 +39,10 @@ def self_differences(walked: list[Any]) -> list[tuple[str, tuple[int, ...], tupl
             continue
         leaf = getattr(a, "variable", None)
         if leaf is None:
-            found.append((name, (), ()))
+            found.append(Slip("self-difference", name, ()))
         else:
-            found.append((name, tuple(int(d) for d in leaf.shape), (id(leaf),)))
+            found.append(Slip("self-difference", name, tuple(int(d) for d in leaf.shape),
+                              (id(leaf),)))
     return found
 
 
