@@ -1555,3 +1555,38 @@ QUERIES_ROUND32: dict[str, list[tuple[str, str]]] = {
         ("issues", "lp_pool backward"),
     ],
 }
+
+# Round 33: fixed before any of them is run (2026-12-02, twenty-fourth session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison), near-repeats of
+# earlier questions left out by reading the closest earlier query; each run once, in the corpus
+# named.
+QUERIES_ROUND33: dict[str, list[tuple[str, str]]] = {
+    "round33-c40a": [
+        ("pages", "differentiable interpolation 1d interp"),
+        ("pages", "soft ranking differentiable argsort"),
+        ("pages", "differentiable histogram"),
+        ("pages", "Lipschitz constant estimate input gradient norm"),
+        ("pages", "elementwise derivative batch without loop"),
+        ("pages", "torchviz make_dot graph"),
+        ("issues", "xlogy backward"),
+        ("issues", "sinc backward"),
+        ("issues", "mish backward"),
+        ("issues", "hinge_embedding_loss backward"),
+        ("issues", "nll_loss2d backward"),
+        ("issues", "replication_pad3d backward"),
+    ],
+    "round33-c40b": [
+        ("pages", "implicit differentiation root finding custom backward"),
+        ("pages", "Jacobian determinant change of variables density"),
+        ("pages", "fit polynomial coefficients with gradient descent"),
+        ("pages", "eigenvector sign ambiguity gradient"),
+        ("pages", "curvature of loss landscape top eigenvalue power iteration"),
+        ("pages", "gradient of a sum of squares by hand compared autograd"),
+        ("issues", "im2col col2im backward"),
+        ("issues", "igamma igammac gradient"),
+        ("issues", "logit backward eps"),
+        ("issues", "erfinv backward"),
+        ("issues", "vander backward"),
+        ("issues", "i0 bessel backward"),
+    ],
+}
