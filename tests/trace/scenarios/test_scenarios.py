@@ -271,9 +271,6 @@ XFAIL: dict[str, str] = {
     "r27_hsm_branch_code_zero_one": (
         "false: 'ok'; missing hierarchical-softmax codes {0, 1} used as signs (sigmoid(0) = 1/2, no gradient)"
     ),
-    "r27_two_tower_batch_of_one_item": (
-        "silent: in-batch negatives identical to the positive (one item per batch) not named"
-    ),
     # round 27, held-out
     "r27_inpainting_mask_inverted_hole_visible": "held-out: false",
     "r27_pointnet_max_over_channels": "held-out: false",

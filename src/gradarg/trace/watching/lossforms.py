@@ -57,7 +57,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "weights-after-reduction": 8, "ascended": 9,
              "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
              "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
-             "equal-sides": 16, "self-difference": 17, "masked-softmax": 18}
+             "equal-sides": 16, "self-difference": 17, "masked-softmax": 18,
+             "same-candidates": 19}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -85,6 +86,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"positions the mask meant to hide (non-edges, padding, later tokens); give "
                 f"them the lowest score before the softmax instead: scores.masked_fill(mask == "
                 f"0, torch.finfo(scores.dtype).min)"))
+        if s.kind == "same-candidates":
+            return _same_candidates(s)
         if s.kind == "equal-sides":
             return Finding("loss form", True, (
                 f"{_FUNCTION.get(s.op, s.op)} compares two tensors {_shape(s.shape)} that are "
@@ -310,3 +313,18 @@ def _smoothing(s: Any) -> Finding:
         f"class and spread over all C classes, not the mass the true class keeps, so the "
         f"labels barely pull the outputs apart; typical values are 0.05 to 0.2 (a target p "
         f"on the true class is label_smoothing = (1 - p) * C / (C - 1))"))
+
+
+def _same_candidates(s: Any) -> Finding:
+    """The words for a ``"same-candidates"`` slip (:mod:`.samecandidates`)."""
+    count, product = s.shape[s.other[0]], ("MmBackward0", "BmmBackward0")[s.other[1]]
+    return Finding("loss form", True, (
+        f"a softmax over {count} candidates that are all the same: the scores "
+        f"{_shape(s.shape)} come from a matrix product ({product}) whose {count} candidate "
+        f"columns are identical (observed: its saved operand, and each row of the softmax's "
+        f"output holds one value): the softmax is uniform, a cross-entropy over it is log "
+        f"{count} = {s.value:.4g} whatever the parameters, and its gradient cancels, "
+        f"sum_j (p_j - y_j) v = 0 for one candidate v, so the step has no signal (the "
+        f"gradients left are rounding); every in-batch negative is the positive itself: "
+        f"shuffle so that a batch holds distinct items, drop duplicates of the positive "
+        f"from the negatives, or check whether the embeddings collapsed to one point"))

@@ -6,7 +6,7 @@ optimizer step moved (:class:`FrozenMoved`).
 Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
 :mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`, :mod:`.nansource`, :mod:`.ratioone`,
 :mod:`.maskedsoftmax`, :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`,
-:mod:`.selfdiff`, :mod:`.sigmoidsquare`, :mod:`.slip`,
+:mod:`.samecandidates`, :mod:`.selfdiff`, :mod:`.sigmoidsquare`, :mod:`.slip`,
 :mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
 """
 
@@ -33,6 +33,7 @@ from .nansource import nan_source
 from .ratioone import RATIOS, ratio_of_equals
 from .reducedfactor import factor_of_reduced
 from .reducedweights import weights_after_reduction
+from .samecandidates import same_candidates
 from .sampling import MOST_NODES, Sampled, sampled
 from .selfdiff import self_differences
 from .sigmoidsquare import SQUARES, saturated_square
@@ -240,9 +241,9 @@ _LOGPROB = 1e-2  # |logsumexp| of a row above which it is not log-probabilities 
 def deep_slips(deep: list[Any]) -> list[Slip]:
     """:class:`Slip` records read anywhere among ``deep``, a loss's first 256 nodes: a term
     that takes one tensor twice (:mod:`.selfdiff`), a softmax of scores multiplied by a 0/1
-    mask (:mod:`.maskedsoftmax`)."""
-    masked = masked_softmax(deep)
-    return self_differences(deep) + ([masked] if masked is not None else [])
+    mask (:mod:`.maskedsoftmax`), a softmax over identical candidates (:mod:`.samecandidates`)."""
+    found = [s for s in (masked_softmax(deep), same_candidates(deep)) if s is not None]
+    return self_differences(deep) + found
 
 
 def slips(walked: list[Any], value: float | None) -> list[Slip]:

@@ -42,7 +42,9 @@ class Slip(NamedTuple):
     ``"self-difference"`` (``op`` takes one tensor twice: :mod:`.selfdiff`, ``other`` the
     ``id`` of that leaf) or ``"masked-softmax"`` (a softmax over ``other[2]`` of ``shape`` whose
     scores were multiplied by a 0/1 mask, ``other[0]`` of ``other[1]`` entries 0, ``value`` the
-    mean weight per row on them: :mod:`.maskedsoftmax`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
+    mean weight per row on them: :mod:`.maskedsoftmax`) or ``"same-candidates"`` (a softmax
+    ``op`` over dimension ``other[0]`` of scores ``shape`` from a product, ``other[1]`` 0 ``mm``
+    1 ``bmm``, with identical candidates, ``value`` ``log C``: :mod:`.samecandidates`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
     carry gradient: :func:`~.observed._equal_sides`); ``op``: otherwise the node's name."""
 
     kind: str
