@@ -113,3 +113,17 @@ def test_the_watch_does_not_change_the_step():
     assert plain[0] == watched[0]
     for n in plain[1]:
         assert torch.equal(plain[1][n], watched[1][n]), n
+
+
+def test_an_empty_batch_is_read_without_losing_the_other_findings():
+    """A batch of no rows: the reader skips the empty scores, and the empty mean (a NaN loss)
+    is still named, so no reading of the loss was lost to an error."""
+    torch.manual_seed(0)
+    model = Towers(5, 4)
+    with gradarg.watch(model) as w:
+        logits = model(torch.randn(0, 5), torch.randn(1, 5).expand(6, 5), False) / 0.1
+        loss = F.cross_entropy(logits, torch.arange(0))
+        loss.backward()
+    assert torch.isnan(loss)  # the truth: the mean of no terms
+    text = w.summary(checks=False)
+    assert SAID not in text and "empty" in text, text

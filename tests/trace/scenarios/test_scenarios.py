@@ -258,18 +258,12 @@ XFAIL: dict[str, str] = {
     "r25_ema_bn_buffers_not_copied": "held-out: false",
     "r25_lottery_rewind_into_pruned_weight_lost": "held-out: false",
     # round 26 (branch s30-scen26), first run against main at e28670a
-    "r26_lwf_old_targets_recomputed_each_step": (
-        "false: 'ok'; missing LwF targets recomputed from the current model (distillation ~0)"
-    ),
     "r26_wavenet_same_padding_sees_future": (
         "false: 'ok'; missing the non-causal padding (the prediction reads t + 1 to t + 7)"
     ),
     # round 27 (branch s30-scen27), first run against main at f24573d
     "r27_gae_advantages_appended_not_reversed": (
         "false: 'ok'; missing GAE advantages appended in the backward loop and never reversed"
-    ),
-    "r27_hsm_branch_code_zero_one": (
-        "false: 'ok'; missing hierarchical-softmax codes {0, 1} used as signs (sigmoid(0) = 1/2, no gradient)"
     ),
     # round 27, held-out
     "r27_inpainting_mask_inverted_hole_visible": "held-out: false",

@@ -9,7 +9,8 @@ output then depends on the other examples), ``kl_div`` given probabilities (a ne
 ``delta`` scales every gradient down.  Every gradient is finite and nonzero in these
 steps, so without this finding the summary would say "ok".
 
-Imports :mod:`.finding`, :mod:`.nansource`'s ``EMPTY`` and :mod:`.selfdiff` only.
+Imports :mod:`.finding`, :mod:`.maskedscores`' ``AT_ZERO``, :mod:`.nansource`'s ``EMPTY``
+and :mod:`.selfdiff` only.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import selfdiff
 from .finding import Finding, Options
+from .maskedscores import AT_ZERO
 from .nansource import EMPTY
 
 if TYPE_CHECKING:
@@ -58,7 +60,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
              "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
              "equal-sides": 16, "self-difference": 17, "masked-softmax": 18,
-             "same-candidates": 19}
+             "same-candidates": 19, "masked-scores": 20,
+             "self-targets": 21}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -88,6 +91,17 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"0, torch.finfo(scores.dtype).min)"))
         if s.kind == "same-candidates":
             return _same_candidates(s)
+        if s.kind == "masked-scores":
+            return _masked_scores(s)
+        if s.kind == "self-targets":
+            return Finding("loss form", True, (
+                f"the soft targets of a cross-entropy (or kl_div) over scores {_shape(s.shape)} "
+                f"are the model's own current probabilities, softmax of the very logits it "
+                f"scores (observed: the targets its graph saved equal exp of its log_softmax "
+                f"output, to {s.value:.1g}): a detached copy of the same computation, so the "
+                f"term's gradient softmax(z) - p is zero and it holds nothing in place; record "
+                f"the targets once, before training (Learning without Forgetting's old-task "
+                f"outputs), or compute them with a frozen copy of the model (a teacher)"))
         if s.kind == "equal-sides":
             return Finding("loss form", True, (
                 f"{_FUNCTION.get(s.op, s.op)} compares two tensors {_shape(s.shape)} that are "
@@ -328,3 +342,17 @@ def _same_candidates(s: Any) -> Finding:
         f"gradients left are rounding); every in-batch negative is the positive itself: "
         f"shuffle so that a batch holds distinct items, drop duplicates of the positive "
         f"from the negatives, or check whether the embeddings collapsed to one point"))
+
+
+def _masked_scores(s: Any) -> Finding:
+    """The words for a ``"masked-scores"`` slip (:mod:`.maskedscores`)."""
+    function, value = AT_ZERO[s.op]
+    zeros, entries = s.other
+    return Finding("loss form", True, (
+        f"{function} took scores multiplied by a 0/1 tensor ({zeros} of {entries} entries 0; "
+        f"observed: the factor its MulBackward0 saved): where the factor is 0 the score is 0 "
+        f"whatever the parameters and {function} still gives it {value} (sigmoid(0) = 1/2), "
+        f"so those entries add a constant to the loss and send no gradient back, they are "
+        f"not removed; if the 0/1 values are branch codes or labels meant as signs, map them "
+        f"to -1/+1 with 2 * b - 1; if they are a mask, multiply the per-entry loss by it "
+        f"after {function} (or pass weight=mask to the BCE)"))

@@ -5,8 +5,8 @@ optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
 :mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`, :mod:`.nansource`, :mod:`.ratioone`,
-:mod:`.maskedsoftmax`, :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`,
-:mod:`.samecandidates`, :mod:`.selfdiff`, :mod:`.sigmoidsquare`, :mod:`.slip`,
+:mod:`.maskedscores`, :mod:`.maskedsoftmax`, :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`,
+:mod:`.samecandidates`, :mod:`.selfdiff`, :mod:`.selftargets`, :mod:`.sigmoidsquare`, :mod:`.slip`,
 :mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
 """
 
@@ -28,6 +28,7 @@ from .clamplog import LOGS, clipped_before_log
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
 from .gates import Saturated, saturated
+from .maskedscores import masked_scores
 from .maskedsoftmax import masked_softmax
 from .nansource import nan_source
 from .ratioone import RATIOS, ratio_of_equals
@@ -36,6 +37,7 @@ from .reducedweights import weights_after_reduction
 from .samecandidates import same_candidates
 from .sampling import MOST_NODES, Sampled, sampled
 from .selfdiff import self_differences
+from .selftargets import self_targets
 from .sigmoidsquare import SQUARES, saturated_square
 from .signedterms import ascended
 from .slip import Slip
@@ -241,9 +243,11 @@ _LOGPROB = 1e-2  # |logsumexp| of a row above which it is not log-probabilities 
 def deep_slips(deep: list[Any]) -> list[Slip]:
     """:class:`Slip` records read anywhere among ``deep``, a loss's first 256 nodes: a term
     that takes one tensor twice (:mod:`.selfdiff`), a softmax of scores multiplied by a 0/1
-    mask (:mod:`.maskedsoftmax`), a softmax over identical candidates (:mod:`.samecandidates`)."""
-    found = [s for s in (masked_softmax(deep), same_candidates(deep)) if s is not None]
-    return self_differences(deep) + found
+    mask (:mod:`.maskedsoftmax`), a softmax over identical candidates (:mod:`.samecandidates`), scores multiplied by a
+    0/1 factor before a log-sigmoid (:mod:`.maskedscores`), soft targets equal to the
+    scores' own probabilities (:mod:`.selftargets`)."""
+    found = [masked_softmax(deep), same_candidates(deep), masked_scores(deep), self_targets(deep)]
+    return self_differences(deep) + [s for s in found if s is not None]
 
 
 def slips(walked: list[Any], value: float | None) -> list[Slip]:

@@ -44,7 +44,7 @@ def same_candidates(walked: list[Any]) -> Slip | None:
             continue
         out, dim = (saved_value(n, a, hooked=False) for a in ("_saved_result", "_saved_dim"))
         if (not isinstance(out, torch.Tensor) or not isinstance(dim, int) or out.dim() < 2
-                or out.numel() > _MOST or not out.is_floating_point()):
+                or not 0 < out.numel() <= _MOST or not out.is_floating_point()):
             continue
         dim %= out.dim()
         count = out.shape[dim]
@@ -79,7 +79,7 @@ def _constant_rows(out: torch.Tensor) -> bool:
 def _equal_columns(mat2: torch.Tensor) -> bool:
     """The columns (last dimension) of ``mat2``, the right operand of ``a @ mat2``, are equal,
     to rounding, and not all zero (zero candidates give constant scores by another cause)."""
-    if (mat2.dim() < 2 or mat2.shape[-1] < 2 or mat2.numel() > _MOST
+    if (mat2.dim() < 2 or mat2.shape[-1] < 2 or not 0 < mat2.numel() <= _MOST
             or not mat2.is_floating_point() or not bool(torch.isfinite(mat2).all())):
         return False
     if float(mat2.abs().max()) == 0.0:

@@ -44,7 +44,12 @@ class Slip(NamedTuple):
     scores were multiplied by a 0/1 mask, ``other[0]`` of ``other[1]`` entries 0, ``value`` the
     mean weight per row on them: :mod:`.maskedsoftmax`) or ``"same-candidates"`` (a softmax
     ``op`` over dimension ``other[0]`` of scores ``shape`` from a product, ``other[1]`` 0 ``mm``
-    1 ``bmm``, with identical candidates, ``value`` ``log C``: :mod:`.samecandidates`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
+    1 ``bmm``, with identical candidates, ``value`` ``log C``: :mod:`.samecandidates`) or ``"masked-scores"`` (scores
+    multiplied by a 0/1 factor of ``shape``, ``other[0]`` of ``other[1]`` entries 0, before
+    ``op``, a log-sigmoid, softplus or BCE with logits: :mod:`.maskedscores`) or ``"self-targets"``
+    (probability targets equal to the probabilities of the log-softmax over dimension
+    ``other[0]`` of scores ``shape`` they are multiplied with, ``value`` the largest
+    difference: :mod:`.selftargets`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
     carry gradient: :func:`~.observed._equal_sides`); ``op``: otherwise the node's name."""
 
     kind: str
