@@ -677,6 +677,32 @@ PAIRS = [
         "r27_protein_squared_distance_matrix_loss",
     ),
     ("r27_two_tower_batch_of_one_item", "r27_two_tower_shuffled_in_batch_negatives"),
+    # round 28
+    ("r28_fixmatch_confident_mean_no_confident_nan", "r28_fixmatch_unlabelled_mean_over_batch"),
+    ("r28_deq_solver_no_grad_fixed_point_used", "r28_deq_one_step_gradient_at_fixed_point"),
+    ("r28_diffpool_hard_argmax_assignment", "r28_diffpool_soft_assignment_aux_losses"),
+    (
+        "r28_crf_forward_algorithm_probability_space_overflow",
+        "r28_crf_log_space_forward_viterbi_decode",
+    ),
+    ("r28_fedavg_client_copy_optimizer_on_global", "r28_fedavg_client_optimizer_per_round"),
+    ("r28_hnn_time_derivatives_without_create_graph", "r28_hnn_create_graph_output_bias_no_grad"),
+    ("r28_lappe_eigh_in_forward_degenerate_nan", "r28_lappe_precomputed_random_sign_flip"),
+    ("r28_s4d_forward_euler_discretization_diverges", "r28_s4d_zero_order_hold_stable"),
+    ("r28_kan_raw_inputs_outside_spline_grid", "r28_kan_standardized_inputs_in_grid"),
+    ("r28_cnp_context_size_zero_mean_nan", "r28_cnp_context_at_least_three_points"),
+    ("r28_dkl_log_det_underflow", "r28_dkl_cholesky_log_det"),
+    ("r28_pixelcnn_first_layer_mask_b_sees_pixel", "r28_pixelcnn_masked_conv_a_then_b"),
+    ("r28_pixelcnn_mask_applied_once_at_init", "r28_pixelcnn_masked_conv_a_then_b"),
+    (
+        "r28_realnvp_binary_mask_registered_as_parameter",
+        "r28_realnvp_mask_buffer_tanh_scale",
+    ),
+    ("r28_dkt_predicts_answer_already_in_input", "r28_dkt_next_interaction_targets"),
+    (
+        "r28_wav2vec_diversity_from_hard_code_counts_nan",
+        "r28_wav2vec_diversity_from_softmax_average",
+    ),
 ]
 
 
