@@ -471,11 +471,14 @@ class GraphNotes:
         return self._stop
 
     def note_stop(self) -> None:
-        """Read while the graph is held, when some parameter that requires grad got none."""
+        """Read while the graph is held, when some parameter that requires grad got none and
+        a ``backward()`` of the block raised (a saved tensor modified in place after the
+        backward completed, by the optimizer's step on a graph kept by ``create_graph=True``
+        or ``retain_graph=True``, stopped nothing)."""
         watched = self.watched
         got = {e.param for e in self._grads.passes}
-        if not watched.backward_seen or all(p in got for p in watched.owner
-                                            if p.requires_grad):
+        if (not watched.backward_seen or self._grads.raised is None
+                or all(p in got for p in watched.owner if p.requires_grad)):
             return
         try:
             self._stop = stopped(roots(self._calls), watched.param_names(), got,
