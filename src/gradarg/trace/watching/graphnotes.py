@@ -472,9 +472,8 @@ class GraphNotes:
 
     def note_stop(self) -> None:
         """Read while the graph is held, when some parameter that requires grad got none and
-        a ``backward()`` of the block raised (a saved tensor modified in place after the
-        backward completed, by the optimizer's step on a graph kept by ``create_graph=True``
-        or ``retain_graph=True``, stopped nothing)."""
+        a ``backward()`` of the block raised (a saved tensor the optimizer's step modified
+        after a completed backward, on a kept graph, stopped nothing)."""
         watched = self.watched
         got = {e.param for e in self._grads.passes}
         if (not watched.backward_seen or self._grads.raised is None

@@ -9,7 +9,7 @@ output then depends on the other examples), ``kl_div`` given probabilities (a ne
 ``delta`` scales every gradient down.  Every gradient is finite and nonzero in these
 steps, so without this finding the summary would say "ok".
 
-Imports :mod:`.finding`, :mod:`.maskedscores`' ``AT_ZERO``, :mod:`.nansource`'s ``EMPTY``
+Imports :mod:`.finding`, :mod:`.maskedscores`' ``AT_ZERO``, :mod:`.nansource`'s ``EMPTY`` and ``GRAPHLESS``
 and :mod:`.selfdiff` only.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import selfdiff
 from .finding import Finding, Options
 from .maskedscores import AT_ZERO
-from .nansource import EMPTY
+from .nansource import EMPTY, GRAPHLESS
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -305,7 +305,7 @@ def loss_nonfinite(w: GradWatch, o: Options) -> Finding:
     where = (f": {losses.nan_from}, read from the loss's graph (its derivative there is "
              f"finite)" if losses.nan_from else
              ": no operation outside its domain was found among the loss's first nodes")
-    if EMPTY in losses.nan_from:
+    if EMPTY in losses.nan_from or GRAPHLESS in losses.nan_from:
         return Finding("loss finite", True, (
             f"the loss passed to backward() is {losses.nonfinite} (its value, observed at the "
             f"call) while every parameter's gradient is finite: {losses.nan_from}"))

@@ -18,7 +18,7 @@ import torch
 from ..graph.nodes import saved, saved_value
 from ..graph.values import finite
 
-__all__ = ["EMPTY", "nan_source"]
+__all__ = ["EMPTY", "GRAPHLESS", "nan_source"]
 
 
 def _saved(node: Any, attr: str) -> Any:
@@ -52,6 +52,9 @@ _INFINITE: dict[str, tuple[str, Any, str]] = {
 
 # the words every "mean over nothing" source states (read by the finding that words the fix)
 EMPTY = "a mean over 0 entries is 0 / 0 = NaN"
+GRAPHLESS = "one operand of the loss's sum"  # a term without autograd history (_graphless_term)
+_SUMS = ("AddBackward0", "SubBackward0")
+_SCALES = ("MulBackward0", "DivBackward0", "NegBackward0", "MeanBackward0", "SumBackward0")
 _MEAN = 1  # the ``reduction`` a loss node saves for ``reduction="mean"``
 
 
@@ -99,7 +102,9 @@ def nan_source(walked: list[Any]) -> str:
     """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`~gradarg.trace.graph.nodes.first_nodes`) whose saved input
     has entries outside its function's domain (``log`` of a negative number...), as
     ``"log of 4 negative entries (LogBackward0)"``, or that averaged an empty tensor or divided
-    by a zero count (:data:`EMPTY`); ``""``: none found.  Such a node's value
+    by a zero count (:data:`EMPTY`), or else a saved operand without history holding NaN/Inf,
+    or else a sum of the loss with a term that has no graph (:data:`GRAPHLESS`); ``""``: none
+    found.  Such a node's value
     is NaN where its derivative (``1/x`` for ``log``) is finite: a NaN loss, finite
     gradients."""
     for n in walked:
@@ -113,7 +118,7 @@ def nan_source(walked: list[Any]) -> str:
             k = int(rule[1](x.detach()).sum())
             if k:
                 return rule[2].format(k=k, n=x.numel()) + f" ({type(n).__name__})"
-    return _nonfinite_operand(walked)
+    return _nonfinite_operand(walked) or _graphless_term(walked[:1])
 
 
 def _nonfinite_operand(walked: list[Any]) -> str:
@@ -135,4 +140,25 @@ def _nonfinite_operand(walked: list[Any]) -> str:
                     f"(observed: the operand it saved): a value computed outside the graph, "
                     f"with no gradient, brought it in (returns or advantages normalised by "
                     f"their standard deviation are 0/0 when it is 0; a target; the data)")
+    return ""
+
+
+def _graphless_term(roots: list[Any]) -> str:
+    """The loss is a sum (``AddBackward0`` / ``SubBackward0``, through scalings and means,
+    from ``roots``) one of whose two operands has no graph (observed: an edge without a node):
+    a term computed outside the graph, with no gradient, whose NaN/Inf reaches the loss;
+    ``""``: none among the first sixteen such nodes."""
+    todo, seen = list(roots), 0
+    while todo and seen < 16:
+        n = todo.pop(0)
+        seen += 1
+        name, edges = type(n).__name__, [c for c, _ in n.next_functions]
+        if name in _SUMS and len(edges) == 2 and None in edges:
+            return (f"{GRAPHLESS} ({name}) has no autograd history (observed: an edge without a "
+                    f"node) and no operation outside its domain was found among its first "
+                    f"nodes: a term computed outside the graph (from argmax, integer counts, "
+                    f".detach() or .item()) adds its value to the loss, NaN/Inf included, and "
+                    f"sends no gradient; check that term's value")
+        if name in _SUMS or name in _SCALES:
+            todo.extend(c for c in edges if c is not None)
     return ""
