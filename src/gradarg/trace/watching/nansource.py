@@ -49,6 +49,16 @@ _INFINITE: dict[str, tuple[str, Any, str]] = {
         "stays in range, or keep the loss in log space")),
 }
 
+# nodes that read a value which overflowed before them: (saved input, test, what)
+_OVERFLOWED: dict[str, tuple[str, Any, str]] = {
+    "LogBackward0": ("_saved_self", lambda x: x == float("inf"), (
+        "log of {k} of {n} entries equal to +inf: its input overflowed, a product, sum or exp "
+        "of finite values beyond the dtype's largest value (a forward algorithm or partition "
+        "function multiplied out in probability space over many steps), so the loss is inf "
+        "(and what is computed from it inf or NaN); compute it in log space (logsumexp of "
+        "log-scores)")),
+}
+
 
 # the words every "mean over nothing" source states (read by the finding that words the fix)
 EMPTY = "a mean over 0 entries is 0 / 0 = NaN"
@@ -111,7 +121,8 @@ def nan_source(walked: list[Any]) -> str:
         empty = _empty_mean(n)
         if empty:
             return empty
-        for rule in (_DOMAIN.get(type(n).__name__), _INFINITE.get(type(n).__name__)):
+        name = type(n).__name__
+        for rule in (_DOMAIN.get(name), _INFINITE.get(name), _OVERFLOWED.get(name)):
             x = _saved(n, rule[0]) if rule is not None else None
             if rule is None or not isinstance(x, torch.Tensor) or not x.is_floating_point():
                 continue
