@@ -269,6 +269,27 @@ XFAIL: dict[str, str] = {
     "r27_inpainting_mask_inverted_hole_visible": "held-out: false",
     "r27_pointnet_max_over_channels": "held-out: false",
     "r27_variational_dropout_mask_shared_across_batch": "held-out: false",
+    # round 28 (branch s31-scen28), first run against main at e12421a (open 16 of 21 right,
+    # held-out 5 of 10); after this session's classes (ce12928): open 18 of 21, held-out 5 of 10
+    "r28_dkt_predicts_answer_already_in_input": (
+        "false: 'ok'; missing the label leak (the target at step t is already in the input at t)"
+    ),
+    "r28_hnn_create_graph_output_bias_no_grad": (
+        "false: no false error claim since 0ef8b44, but the why lists torch.no_grad() among "
+        "the cuts it cannot tell apart; the output bias no derivative of H sees is not named"
+    ),
+    "r28_pixelcnn_first_layer_mask_b_sees_pixel": (
+        "false: 'ok'; missing the mask-B first layer that lets a prediction read its own pixel"
+    ),
+    # round 28, held-out
+    "r28_fixmatch_confident_mean_no_confident_nan": "held-out: silent",
+    "r28_kan_raw_inputs_outside_spline_grid": "held-out: silent",
+    "r28_lappe_eigh_in_forward_degenerate_nan": "held-out: silent",
+    "r28_pixelcnn_mask_applied_once_at_init": "held-out: false",
+    "r28_realnvp_binary_mask_registered_as_parameter": "held-out: false",
+    # round 4, held-out: right until 0ef8b44 with a text that claimed a backward stopped
+    # where none raised (checked by type only); silent since
+    "r4_zero_grad_keep_zeros_adam_drift": "held-out: silent",
 }  # round 1: head_replaced_after_optimizer right since branch s9-watch
 
 
