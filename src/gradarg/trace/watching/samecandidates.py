@@ -48,13 +48,13 @@ def same_candidates(walked: list[Any]) -> Slip | None:
             continue
         dim %= out.dim()
         count = out.shape[dim]
-        if count < 2 or dim != out.dim() - 1 or not _constant_rows(out.detach()):
-            continue
-        product = _product_below(n)
+        # the graph's shape first, then the candidates (smaller than the scores), then the rows
+        product = _product_below(n) if count >= 2 and dim == out.dim() - 1 else None
         if product is None:
             continue
         operand = saved_value(product, "_saved_mat2", hooked=False)
-        if not isinstance(operand, torch.Tensor) or not _equal_columns(operand.detach()):
+        if (not isinstance(operand, torch.Tensor) or not _equal_columns(operand.detach())
+                or not _constant_rows(out.detach())):
             continue
         return Slip("same-candidates", name, tuple(out.shape),
                     (dim, _PRODUCTS.index(type(product).__name__)),
