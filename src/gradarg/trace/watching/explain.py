@@ -224,6 +224,17 @@ def _source_read(a: Asked) -> str | None:
 def _cannot_tell(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
+    p = next((q for q, (n, _) in a.w.watched.owner.items() if n == a.name), None)
+    unseen = [site for site, leaves in a.w.terms.derivative_leaves
+              if p is not None and leaves and id(p) not in leaves]
+    if unseen:
+        at = f" at {unseen[0]}" if unseen[0] else ""
+        return (f"no gradient reached {a.name}, although module '{a.r.module}' ran: the "
+                f"derivative taken with torch.autograd.grad(..., create_graph=True){at} has a "
+                f"graph that does not reach {a.name} (observed: its leaves), so no derivative "
+                f"of what was differentiated depends on it (a bias that adds a constant to an "
+                f"energy or potential, which no derivative sees); a loss built from those "
+                f"derivatives gives it no gradient, as expected")
     return (f"no gradient reached {a.name}, although module '{a.r.module}' ran: either "
             f"the module's forward does not use it, or its path to the loss was cut "
             f"(detach(), .data, torch.no_grad(), a NumPy round trip); the record cannot "

@@ -32,7 +32,9 @@ Also seen at those ``grad`` calls: the first that raised (its error and line, in
 :attr:`GraphlessTerms.grad_errors`: the error may have been caught inside the block); a
 derivative asked for with ``create_graph=True`` (to be differentiated again: a
 physics-informed residual, a curvature penalty) that is exactly zero everywhere
-(:class:`ZeroDerivative`), with the piecewise-linear operations (ReLU) of its graph.
+(:class:`ZeroDerivative`), with the piecewise-linear operations (ReLU) of its graph; and the
+leaf tensors each such derivative's graph reaches (:attr:`GraphlessTerms.derivative_leaves`):
+a parameter outside them shifts what was differentiated by a constant no derivative sees.
 
 Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push and pop),
 :mod:`.observed` (whose frames are the user's) and
@@ -97,6 +99,18 @@ def _piecewise_ops(t: torch.Tensor, limit: int = 2000) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for n in names if n in _PIECEWISE))
 
 
+def _leaves(result: Any, limit: int = 4096) -> frozenset[int] | None:
+    """The ``id`` of every leaf tensor (``AccumulateGrad``'s variable) the graph of
+    ``result`` (a ``create_graph=True`` derivative) reaches; ``None`` where the graph has more
+    than ``limit`` nodes (not walked to its end: nothing can be said of what it misses)."""
+    ts = result if isinstance(result, (list, tuple)) else (result,)
+    roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    nodes = first_nodes(roots, limit + 1)
+    if len(nodes) > limit:
+        return None
+    return frozenset(id(n.variable) for n in nodes if hasattr(n, "variable"))
+
+
 def _called_by_user() -> bool:
     """Whether the ``torch.autograd.grad`` call being reported was made by the user's code
     (not by torch or gradarg): the frame that called the wrapper in ``patches``."""
@@ -140,6 +154,9 @@ class GraphlessTerms:
         self.found: list[Term] = []
         self.leaf_losses: list[str] = []  # where backward() was given a leaf (no graph)
         self.zero_derivatives: list[ZeroDerivative] = []  # create_graph results all zero
+        # create_graph calls: (the user's line, ids of the leaves their result's graph reaches);
+        # only calls whose graph was walked to its end
+        self.derivative_leaves: list[tuple[str, frozenset[int]]] = []
         # the first grad call that raised: its error's kind and first line, and the user's line
         self.grad_errors: list[tuple[str, str, str]] = []
         self._derived = _Marks()   # tensor -> where grad was called
@@ -168,6 +185,8 @@ class GraphlessTerms:
         if create_graph:  # a derivative to differentiate again: is it zero everywhere?
             if not self.zero_derivatives:
                 self._zero(result, site)
+            if len(self.derivative_leaves) < 4 and (leaves := _leaves(result)) is not None:
+                self.derivative_leaves.append((site, leaves))
             return
         for t in result if isinstance(result, (list, tuple)) else (result,):
             if isinstance(t, torch.Tensor):
