@@ -109,10 +109,6 @@ XFAIL: dict[str, str] = {
     "r11_moco_key_encoder_trained": "held-out: false",
     "r11_multitask_raw_task_weights": "held-out: false",
     # round 12 (branch s23-scen12), first run against main at 41a7cf6 (tool at 14b7837)
-    "r12_chamfer_one_sided": (
-        "false: 'ok'; missing that 12 of the 24 predicted points (rows of 2.weight) get zero"
-        " gradient: a one-sided Chamfer min picks only the nearest predictions"
-    ),
     "r12_resume_without_optimizer_state": (
         "false: 'ok'; missing the resumed AdamW without its state (fresh moments, step 1)"
     ),
@@ -267,7 +263,6 @@ XFAIL: dict[str, str] = {
     ),
     # round 27, held-out
     "r27_inpainting_mask_inverted_hole_visible": "held-out: false",
-    "r27_pointnet_max_over_channels": "held-out: false",
     "r27_variational_dropout_mask_shared_across_batch": "held-out: false",
     # round 28 (branch s31-scen28), first run against main at e12421a (open 16 of 21 right,
     # held-out 5 of 10); after this session's classes (ce12928): open 18 of 21, held-out 5 of 10;

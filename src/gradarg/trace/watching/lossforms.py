@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from . import selfdiff
 from .finding import Finding, Options
 from .maskedscores import AT_ZERO
@@ -61,7 +63,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
              "equal-sides": 16, "self-difference": 17, "masked-softmax": 18,
              "same-candidates": 19, "masked-scores": 20,
-             "self-targets": 21}
+             "self-targets": 21, "picked-subset": 22}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -93,6 +95,8 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
             return _same_candidates(s)
         if s.kind == "masked-scores":
             return _masked_scores(s)
+        if s.kind == "picked-subset" and (said := _picked_subset(w, s)) is not None:
+            return said
         if s.kind == "self-targets":
             return Finding("loss form", True, (
                 f"the soft targets of a cross-entropy (or kl_div) over scores {_shape(s.shape)} "
@@ -356,3 +360,26 @@ def _masked_scores(s: Any) -> Finding:
         f"not removed; if the 0/1 values are branch codes or labels meant as signs, map them "
         f"to -1/+1 with 2 * b - 1; if they are a mask, multiply the per-entry loss by it "
         f"after {function} (or pass weight=mask to the BCE)"))
+
+
+def _picked_subset(w: GradWatch, s: Any) -> Finding | None:
+    """The words for a ``"picked-subset"`` slip (:mod:`.picked`), said only beside a watched
+    parameter whose ``.grad`` has rows that are exactly zero while others are not."""
+    dim, picked = s.other
+    for p, (name, _) in w.watched.owner.items():
+        g = p.grad
+        if not isinstance(g, torch.Tensor) or g.dim() < 2 or g.layout != torch.strided:
+            continue
+        zero = int((g.detach().reshape(g.shape[0], -1) == 0).all(1).sum())
+        if 0 < zero < g.shape[0]:
+            how = "min" if s.op.startswith("Min") else "max"
+            return Finding("loss form", True, (
+                f"the loss takes the {how} over dim {dim} of {_shape(s.shape)} ({s.op}): only "
+                f"{picked} of the {s.shape[dim]} entries along that dimension were picked by "
+                f"any row (observed: the indices it saved), and a {how}'s gradient reaches "
+                f"only what it picks, so the other {s.shape[dim] - picked} get none from it; "
+                f"{zero} of the {g.shape[0]} rows of {name}.grad are exactly zero (read from "
+                f".grad as the summary was made): a one-sided nearest-neighbour (Chamfer) or "
+                f"winner-take-all term trains only what it picks; add the other direction "
+                f"(the {how} over the other dimension) or a soft {how} (logsumexp)"))
+    return None

@@ -4,7 +4,7 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 optimizer step moved (:class:`FrozenMoved`).
 
 Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
-:mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`, :mod:`.nansource`, :mod:`.ratioone`,
+:mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`, :mod:`.nansource`, :mod:`.picked`, :mod:`.ratioone`,
 :mod:`.maskedscores`, :mod:`.maskedsoftmax`, :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`,
 :mod:`.samecandidates`, :mod:`.selfdiff`, :mod:`.selftargets`, :mod:`.sigmoidsquare`, :mod:`.slip`,
 :mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
@@ -31,6 +31,7 @@ from .gates import Saturated, saturated
 from .maskedscores import masked_scores
 from .maskedsoftmax import masked_softmax
 from .nansource import nan_source
+from .picked import picked_subset
 from .ratioone import RATIOS, ratio_of_equals
 from .reducedfactor import factor_of_reduced
 from .reducedweights import weights_after_reduction
@@ -245,8 +246,9 @@ def deep_slips(deep: list[Any]) -> list[Slip]:
     that takes one tensor twice (:mod:`.selfdiff`), a softmax of scores multiplied by a 0/1
     mask (:mod:`.maskedsoftmax`), a softmax over identical candidates (:mod:`.samecandidates`), scores multiplied by a
     0/1 factor before a log-sigmoid (:mod:`.maskedscores`), soft targets equal to the
-    scores' own probabilities (:mod:`.selftargets`)."""
-    found = [masked_softmax(deep), same_candidates(deep), masked_scores(deep), self_targets(deep)]
+    scores' own probabilities (:mod:`.selftargets`), a min / max picking a subset (:mod:`.picked`)."""
+    found = [masked_softmax(deep), same_candidates(deep), masked_scores(deep), self_targets(deep),
+             picked_subset(deep)]
     return self_differences(deep) + [s for s in found if s is not None]
 
 

@@ -49,7 +49,9 @@ class Slip(NamedTuple):
     ``op``, a log-sigmoid, softplus or BCE with logits: :mod:`.maskedscores`) or ``"self-targets"``
     (probability targets equal to the probabilities of the log-softmax over dimension
     ``other[0]`` of scores ``shape`` they are multiplied with, ``value`` the largest
-    difference: :mod:`.selftargets`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
+    difference: :mod:`.selftargets`) or ``"picked-subset"`` (a min or max ``op`` over
+    dimension ``other[0]`` of ``shape`` whose indices picked ``other[1]`` of its entries:
+    :mod:`.picked`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
     carry gradient: :func:`~.observed._equal_sides`); ``op``: otherwise the node's name."""
 
     kind: str
