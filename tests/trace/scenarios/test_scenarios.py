@@ -266,7 +266,7 @@ XFAIL: dict[str, str] = {
     "r27_variational_dropout_mask_shared_across_batch": "held-out: false",
     # round 28 (branch s31-scen28), first run against main at e12421a (open 16 of 21 right,
     # held-out 5 of 10); after this session's classes (ce12928): open 18 of 21, held-out 5 of 10;
-    # after the derivative-leaves why: open 19 of 21; after picked-subset (85db761): open 20 of 21
+    # after the derivative-leaves why (1955ae8): open 19 of 21
     "r28_dkt_predicts_answer_already_in_input": (
         "false: 'ok'; missing the label leak (the target at step t is already in the input at t)"
     ),
