@@ -8,7 +8,7 @@ one function here, placed in :data:`RULES`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
@@ -221,10 +221,15 @@ def _source_read(a: Asked) -> str | None:
             f"(read from the class's source, not from the run: {at}{more}): {why}")
 
 
+def _param(w: GradWatch, name: str) -> Any | None:
+    """The watched parameter whose full name is ``name``; ``None``: none."""
+    return next((q for q, (n, _) in w.watched.owner.items() if n == name), None)
+
+
 def _cannot_tell(a: Asked) -> str | None:
     if a.r.grad is not None:
         return None
-    p = next((q for q, (n, _) in a.w.watched.owner.items() if n == a.name), None)
+    p = _param(a.w, a.name)
     unseen = [site for site, leaves in a.w.terms.derivative_leaves
               if p is not None and leaves and id(p) not in leaves]
     if unseen:
@@ -407,7 +412,7 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
     if state == "ok":
         text = f"{name} received a gradient of norm {fmt(r.grad)} from backward"
         opts = w.grads.seen_optimizers
-        p = next((q for q, (n, _) in w.watched.owner.items() if n == name), None)
+        p = _param(w, name)
         if opts and p is not None and not any(q is p for h in opts for q in h.held):
             text += ("; no optimizer seen in the block (by its step or zero_grad) holds it, "
                      "so it is not updated (an optimizer built before its module was "
