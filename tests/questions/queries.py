@@ -1590,3 +1590,38 @@ QUERIES_ROUND33: dict[str, list[tuple[str, str]]] = {
         ("issues", "i0 bessel backward"),
     ],
 }
+
+# Round 34: fixed before any of them is run (2026-12-02, twenty-fifth session), in words whose
+# overlap with every earlier query is at most half (a word-set comparison), near-repeats of
+# earlier questions left out by reading the closest earlier query; each run once, in the corpus
+# named.
+QUERIES_ROUND34: dict[str, list[tuple[str, str]]] = {
+    "round34-c41a": [
+        ("pages", "ODE solver backprop memory"),
+        ("pages", "Sinkhorn iterations differentiable"),
+        ("pages", "receptive field via gradient"),
+        ("pages", "adjoint sensitivity manual backward pass"),
+        ("pages", "weight update magnitude ratio"),
+        ("pages", "symmetric matrix parameterization gradient"),
+        ("issues", "addmv backward"),
+        ("issues", "lobpcg backward"),
+        ("issues", "grid_sampler_3d backward"),
+        ("issues", "unique_consecutive backward"),
+        ("issues", "log_ndtr backward"),
+        ("issues", "xlog1py backward"),
+    ],
+    "round34-c41b": [
+        ("pages", "learnable scalar parameter stays constant"),
+        ("pages", "backprop through argmax straight through"),
+        ("pages", "clone versus copy keeps history"),
+        ("pages", "manual accumulation across timesteps recurrent"),
+        ("pages", "rounding operation kills gradient"),
+        ("pages", "tensor hook never fires"),
+        ("issues", "hardsigmoid backward"),
+        ("issues", "tanhshrink backward"),
+        ("issues", "addbmm backward"),
+        ("issues", "ldl_factor backward"),
+        ("issues", "nextafter backward"),
+        ("issues", "ldexp backward"),
+    ],
+}
