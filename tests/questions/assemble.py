@@ -84,6 +84,7 @@ ABOUT = (
     " Round 31 (part_id round31*): 7 questions from 24 new fixed queries (QUERIES_ROUND31, 12 forum and 12 GitHub-issue queries whose words overlap every earlier query's by at most half, committed before any result was read; 240 results, 42 in scope, 17 of those already collected and 9 near-duplicates of collected questions), collected by one helper who wrote nothing, every other in-scope result kept (16 addresses in 7 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit 42ba43d (grade_round31, with grader and site_commit): 1 ANSWERED, 5 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 3 of 7. Then entries were written for the 6 not ANSWERED by a writer who read them (entries on reading-gradients, discrete-sampling and op-complex-and-norms; error-messages' CopySlices description corrected: an in-place write into a view), and a reader who took no part graded all 7 again on the site at commit 2a81a27 (grade_round31_after: not blind for the writer): 6 ANSWERED, 1 PARTLY (higher-order/055, ANSWERED in the blind grade and not rewritten), 0 ABSENT, 0 WRONG; search top 3 for 6 of 7."
     " Round 32 (part_id round32*): 11 questions from 24 new fixed queries (QUERIES_ROUND32, 12 forum and 12 GitHub-issue queries whose words overlap every earlier query's by at most half, committed before any result was read; 239 results (1 more left off by the search and not seen), 29 in scope (19 distinct questions), 3 of those already collected and 3 near-duplicates of collected questions), collected by one helper who wrote nothing, every other in-scope result kept, each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit 2a81a27 (grade_round32, with grader and site_commit): 0 ANSWERED, 9 PARTLY, 2 ABSENT, 0 WRONG; search top 3 for 3 of 11. Then entries were written for all 11 by two writers who read them (new page questions/gan-gradients; entries on gradients-by-hand, discrete-sampling, losses-norms-activations, parameter-gradients, control-flow-and-reductions and custom-ops; operator-edge-cases' hardsigmoid gradient at ±3 corrected), and a reader who took no part graded all 11 again on the site at commit 54007d3 (grade_round32_after: not blind for the writers): 11 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 11 of 11."
     " Round 33 (part_id round33*): 8 questions from 24 new fixed queries (QUERIES_ROUND33, 12 forum and 12 GitHub-issue queries whose words overlap every earlier query's by at most half, committed before any result was read; 239 results, 24 in scope, 2 of those already collected and 7 near-duplicates of collected questions), collected by one helper who wrote nothing, every other in-scope result kept (14 addresses in 8 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit 86d99bb (grade_round33, with grader and site_commit): 0 ANSWERED, 7 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 3 of 8. Then entries were written for all 8 by a writer who read them (entries on losses-norms-activations, indexing-masking, linalg-fft-pooling, nan-inf, operator-edge-cases and op-selection-and-signal; no new page; the logit eps and scaled Bessel ive threads' wrong statements named), and a reader who took no part graded all 8 again on the site at commit f7bcc40 (grade_round33_after: not blind for the writer): 8 ANSWERED, 0 PARTLY, 0 ABSENT, 0 WRONG; search top 3 for 8 of 8."
+    " Round 34 (part_id round34*): 4 questions from 24 new fixed queries (QUERIES_ROUND34, 12 forum and 12 GitHub-issue queries whose words overlap every earlier query's by at most half, committed before any result was read; 240 results, 18 in scope, 9 of those already collected and 2 near-duplicates of collected questions; the twelve forum queries found no new question), collected by one helper who wrote nothing, every other in-scope result kept (7 addresses in 4 records), each answer checked on torch 2.13; all held out and graded once, blind, by that helper on the site built at commit e26c44b (grade_round34, with grader and site_commit): 0 ANSWERED, 3 PARTLY, 1 ABSENT, 0 WRONG; search top 3 for 2 of 4."
 )
 
 
@@ -225,7 +226,7 @@ def main(argv: list[str]) -> int:
                          "grade_round27_after", "grade_round28", "grade_round28_after",
                          "grade_round29", "grade_round29_after", "grade_round30",
                          "grade_round30_after", "grade_round31", "grade_round31_after", "grade_round32", "grade_round32_after",
-                         "grade_round33", "grade_round33_after"):
+                         "grade_round33", "grade_round33_after", "grade_round34", "grade_round34_after"):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
     fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
@@ -245,7 +246,7 @@ def main(argv: list[str]) -> int:
               "grade_round27", "grade_round27_after", "grade_round28", "grade_round28_after",
               "grade_round29", "grade_round29_after", "grade_round30",
               "grade_round30_after", "grade_round31", "grade_round31_after", "grade_round32", "grade_round32_after",
-                         "grade_round33", "grade_round33_after")
+                         "grade_round33", "grade_round33_after", "grade_round34", "grade_round34_after")
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
@@ -270,7 +271,7 @@ def main(argv: list[str]) -> int:
                       "grade_round28", "grade_round28_after", "grade_round29",
                       "grade_round29_after", "grade_round30",
                       "grade_round30_after", "grade_round31", "grade_round31_after", "grade_round32", "grade_round32_after",
-                         "grade_round33", "grade_round33_after"):  # held-out only
+                         "grade_round33", "grade_round33_after", "grade_round34", "grade_round34_after"):  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}

@@ -47,6 +47,7 @@ from queries import (
     QUERIES_ROUND31,
     QUERIES_ROUND32,
     QUERIES_ROUND33,
+    QUERIES_ROUND34,
 )
 
 DATA = json.loads((HERE / "corpus.json").read_text())
@@ -66,7 +67,7 @@ BLIND_QUERIES = {q for rounds in (QUERIES_ROUND7, QUERIES_ROUND8, QUERIES_ROUND9
                                   QUERIES_ROUND23, QUERIES_ROUND24, QUERIES_ROUND25,
                                   QUERIES_ROUND26, QUERIES_ROUND27, QUERIES_ROUND28,
                                   QUERIES_ROUND29, QUERIES_ROUND30, QUERIES_ROUND31,
-                                  QUERIES_ROUND32, QUERIES_ROUND33)
+                                  QUERIES_ROUND32, QUERIES_ROUND33, QUERIES_ROUND34)
                  for v in rounds.values()
                  for _, q in v}
 # every record held out and graded blind, once, on the site as it was (grade_<round>)
@@ -74,7 +75,7 @@ BLIND = ("round7", "round8", "round9", "round10", "round11", "round12", "round13
          "round14", "round15", "round16", "round17", "round18", "round19",
          "round20", "round21", "round22", "round23", "round24", "round25",
          "round26", "round27", "round28", "round29",
-         "round30", "round31", "round32", "round33")
+         "round30", "round31", "round32", "round33", "round34")
 ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES | BLIND_QUERIES
 DOCS = HERE.parents[1] / "docs"
 KINDS = {"forum", "stackoverflow", "github-issue"}
