@@ -221,9 +221,6 @@ XFAIL: dict[str, str] = {
     "r23_onecycle_scalar_max_lr_trains_frozen_group": "held-out: false",
     "r23_tv_loss_unnormalized_sum_dominates": "held-out: false",
     # round 24 (branch s29-scen24), first run against main at 9f666d3
-    "r24_max_norm_data_edit_before_backward": (
-        "false: 'ok'; missing the weight rescaled through .data between the forward and the backward"
-    ),
     "r24_sac_alpha_loss_log_prob_not_detached": (
         "false: 'ok'; missing log_pi not detached in the temperature loss"
     ),

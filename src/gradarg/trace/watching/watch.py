@@ -44,6 +44,7 @@ from .records import ModuleRecord, ParamRecord, assemble
 from .rowselect import RowSelect
 from .seeding import SeedCalls
 from .sentinel import Sentinel
+from .silentedits import SilentEdits
 from .stepleft import StepLeft
 from .tokenshift import TokenShift
 from .trainmode import ModeSeen
@@ -107,9 +108,10 @@ class GradWatch:
         self.lossnodes = LossNodes({**READERS, "bootstrap": (BOOTSTRAP_NODE, self.boot.read)})
         self.pads, self.closures, self.plateaus = PadReads(model), ClosureSteps(), Plateaus(self.grads)
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
+        self.silent = SilentEdits(model, watched.param_names(), self.detail)  # .data edits
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds, self.plateaus)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds, self.plateaus, self.silent)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
@@ -214,8 +216,7 @@ class GradWatch:
 
     def layers(self) -> list[ModuleRecord]:
         """The innermost module calls (no module ran inside them), in forward order."""
-        calls = self.modules
-        return [c for c in calls if not c.children] or calls[:1]
+        return [c for c in self.modules if not c.children] or self.modules[:1]
 
     # -- questions ----------------------------------------------------------------------------
     def first_nonfinite(self) -> ModuleRecord | None:
@@ -280,9 +281,8 @@ class GradWatch:
             ``param`` is not a parameter of the watched model.
         """
         if isinstance(param, torch.Tensor):
-            for p, (name, _) in self.watched.owner.items():
-                if p is param:
-                    return name
+            if (found := next((n for p, (n, _) in self.watched.owner.items() if p is param), "")):
+                return found
             raise KeyError("that tensor is not a parameter of the watched model")
         if param not in self.parameters:
             known = ", ".join(list(self.parameters)[:8])
