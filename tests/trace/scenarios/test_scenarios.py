@@ -240,9 +240,6 @@ XFAIL: dict[str, str] = {
     "r25_jacobian_penalty_ones_on_softmax_zero": (
         "false: 'ok'; missing a Jacobian penalty by a ones VJP of probabilities that sum to one"
     ),
-    "r25_kd_soft_loss_without_t_squared": (
-        "false: 'ok'; missing the distillation soft loss not multiplied by T squared"
-    ),
     "r25_svdd_center_learnable": (
         "false: 'ok'; missing the Deep SVDD centre trained as a parameter"
     ),

@@ -1,6 +1,6 @@
 """The loss's first nodes, read once at each outermost ``backward()`` call by the modules that
 judge a loss function's saved values (:data:`READERS`: :mod:`.selfmatch`, :mod:`.ctcblank`,
-:mod:`.clampedparams`; the watch adds :class:`.bootstrap.Bootstrap`'s, which reads its recorder).
+:mod:`.clampedparams`, :mod:`.kdscale`; the watch adds :class:`.bootstrap.Bootstrap`'s, which reads its recorder).
 
 Each reader is registered for one node type (``"NllLossBackward0"``) and returns what it found
 or ``None``; the latest finding of each is kept by the reader's name (:attr:`LossNodes.found`).
@@ -27,6 +27,7 @@ from . import (
     ctcblank,
     gaussnll,
     gridsample,
+    kdscale,
     outputrelu,
     patches,
     residuals,
@@ -44,7 +45,7 @@ symmetric contrastive loss reaches its logits' scale at about the fourteenth).""
 
 READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "selfmatch": (selfmatch.NODE, selfmatch.read), "ctc": (ctcblank.NODE, ctcblank.read),
-    "clamped": (clampedparams.NODE, clampedparams.read)}
+    "clamped": (clampedparams.NODE, clampedparams.read), "kd": (kdscale.NODE, kdscale.read)}
 """Readers of the loss's first nodes, by name: ``{name: (node type, read(node))}``."""
 
 DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
