@@ -710,6 +710,19 @@ PAIRS = [
         "r28_wav2vec_diversity_from_hard_code_counts_nan",
         "r28_wav2vec_diversity_from_softmax_average",
     ),
+    # round 29
+    ("r29_actnorm_data_init_every_forward", "r29_actnorm_data_init_once"),
+    ("r29_pointer_mask_updated_before_scoring", "r29_pointer_mask_after_selection"),
+    ("r29_ntm_memory_write_in_place", "r29_ntm_memory_write_out_of_place"),
+    ("r29_deepdream_octave_image_not_leaf", "r29_deepdream_octave_detached_frozen_net"),
+    ("r29_tabnet_sparsity_entropy_no_eps", "r29_tabnet_sparsity_entropy_eps"),
+    ("r29_slot_attention_slots_without_noise", "r29_slot_attention_noisy_init"),
+    ("r29_relaxed_topk_log_mask_unclamped", "r29_relaxed_topk_log_mask_clamped"),
+    ("r29_lambdarank_lambdas_as_forces_backward", "r29_lambdarank_weighted_ranknet_loss"),
+    ("r29_mae_norm_pix_target_no_eps", "r29_mae_random_masking_norm_pix_eps"),
+    ("r29_colbert_padding_zeroed_not_masked", "r29_colbert_padding_masked_neg_inf"),
+    ("r29_dpr_passages_from_no_grad_index", "r29_dpr_in_batch_negatives_both_encoders"),
+    ("r29_conformer_glu_default_last_dim", "r29_conformer_glu_channel_dim"),
 ]
 
 
