@@ -23,7 +23,7 @@ import torch
 from . import selfdiff
 from .finding import Finding, Options
 from .maskedscores import AT_ZERO
-from .nansource import EMPTY, GRAPHLESS
+from .nansource import EMPTY, GRAPHLESS, MASKED, ZERO_LOG
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -309,7 +309,7 @@ def loss_nonfinite(w: GradWatch, o: Options) -> Finding:
     where = (f": {losses.nan_from}, read from the loss's graph (its derivative there is "
              f"finite)" if losses.nan_from else
              ": no operation outside its domain was found among the loss's first nodes")
-    if EMPTY in losses.nan_from or GRAPHLESS in losses.nan_from:
+    if any(said in losses.nan_from for said in (EMPTY, GRAPHLESS, ZERO_LOG, MASKED)):
         return Finding("loss finite", True, (
             f"the loss passed to backward() is {losses.nonfinite} (its value, observed at the "
             f"call) while every parameter's gradient is finite: {losses.nan_from}"))

@@ -1,7 +1,8 @@
 """Where a loss that is NaN or infinite came from, read from the saved values of its first
 autograd nodes at the ``backward()`` call: a node whose input is outside its function's domain
 (``log`` of a negative number: NaN where the derivative ``1/x`` is finite), one that overflowed
-or took a zero (``exp`` to inf, ``log(0)``), or a saved operand without autograd history that
+or took a zero (``exp`` to inf, ``log(0)``, ``0 * log(0)`` in an entropy ``p * log(p)``, a cross-entropy over logits masked to -inf at
+the target or in a whole row), or a saved operand without autograd history that
 already held NaN/Inf (returns normalised by a zero standard deviation, a target, the data), or
 a mean over nothing: a reduction that averaged an empty tensor, or a division by a count that is
 0 (an empty batch, a selection that kept no example).
@@ -18,7 +19,7 @@ import torch
 from ..graph.nodes import saved, saved_value
 from ..graph.values import finite
 
-__all__ = ["EMPTY", "GRAPHLESS", "nan_source"]
+__all__ = ["EMPTY", "GRAPHLESS", "MASKED", "ZERO_LOG", "nan_source"]
 
 
 def _saved(node: Any, attr: str) -> Any:
@@ -62,6 +63,8 @@ _OVERFLOWED: dict[str, tuple[str, Any, str]] = {
 
 # the words every "mean over nothing" source states (read by the finding that words the fix)
 EMPTY = "a mean over 0 entries is 0 / 0 = NaN"
+MASKED = "cross_entropy read logits that are -inf"  # at targets or whole rows (_masked_logits)
+ZERO_LOG = "0 * log 0 = 0 * (-inf) = NaN"  # a product p * log(p) at p = 0 (_zero_times_log)
 GRAPHLESS = "one operand of the loss's sum"  # a term without autograd history (_graphless_term)
 _SUMS = ("AddBackward0", "SubBackward0")
 _SCALES = ("MulBackward0", "DivBackward0", "NegBackward0", "MeanBackward0", "SumBackward0")
@@ -108,6 +111,65 @@ def _empty_mean(node: Any) -> str:
             f"keep at least one example")
 
 
+def _zero_times_log(node: Any) -> str:
+    """``node`` multiplies ``log(x)`` by a factor that is 0 where ``x`` is 0 (``p * log(p)``):
+    ``0 * -inf`` is NaN there; what it is, or ``""``."""
+    if type(node).__name__ != "MulBackward0":
+        return ""
+    for i, (c, _) in enumerate(node.next_functions):
+        if c is None or type(c).__name__ != "LogBackward0":
+            continue
+        x = _saved(c, "_saved_self")
+        m = _saved(node, ("_saved_other", "_saved_self")[i])
+        if (not isinstance(x, torch.Tensor) or not isinstance(m, torch.Tensor)
+                or x.shape != m.shape or not x.is_floating_point()):
+            continue
+        zero = x.detach() == 0
+        k = int((zero & (m.detach() == 0)).sum())
+        if k:
+            return (f"{ZERO_LOG} in {k} of {x.numel()} entries: a product "
+                    f"p * log(p), an entropy or KL term, over values that are exactly 0 (observed: "
+                    f"the log's saved input and the factor, both 0 there); exact zeros come from "
+                    f"sparsemax or entmax, a ReLU, a mask or a clamp, not from an underflow; "
+                    f"the gradients stay finite only because nothing sends gradient to those zeros "
+                    f"(sparsemax's backward, for one, sends gradient only to its support); use torch.special.xlogy(p, p), 0 "
+                    f"where p is 0, or log(p + eps) (MulBackward0)")
+    return ""
+
+
+def _masked_logits(node: Any, walked: list[Any]) -> str:
+    """``node`` (``nll_loss`` of ``log_softmax``) read rows whose every logit is -inf (NaN) or
+    targets whose own logit is -inf: what it is, or ``""``."""
+    if type(node).__name__ != "NllLossBackward0" or not node.next_functions:
+        return ""
+    log = node.next_functions[0][0]
+    if log is None or type(log).__name__ != "LogSoftmaxBackward0":
+        return ""
+    out, target = _saved(log, "_saved_result"), _saved(node, "_saved_target")
+    ignore = _saved(node, "_saved_ignore_index")
+    if (not isinstance(out, torch.Tensor) or not isinstance(target, torch.Tensor)
+            or out.dim() != 2 or target.shape != out.shape[:1] or target.is_floating_point()):
+        return ""
+    out, target = out.detach(), target.detach()
+    keep = target != ignore if isinstance(ignore, int) else torch.ones_like(target, dtype=torch.bool)
+    rows = int(torch.isnan(out[keep]).all(1).sum())  # rows the loss reads, not ignored ones
+    picked = out[keep].gather(1, target[keep].clamp(0, out.shape[1] - 1)[:, None])
+    at = int((picked == float("-inf")).sum())
+    if not rows and not at:
+        return ""
+    seen = [(f"{rows} of {out.shape[0]} rows with every logit -inf (a softmax over nothing: "
+            f"NaN)")] if rows else []
+    seen += [(f"{at} of {out.shape[0]} targets whose own logit is -inf (log 0: the target "
+             f"itself is hidden)")] if at else []
+    fill = any(type(m).__name__ == "MaskedFillBackward0" for m in walked)
+    how = "a masked_fill with -inf in its graph" if fill else "-inf in the logits"
+    return (f"{MASKED}: {' and '.join(seen)} (observed: the log-probabilities and targets "
+            f"its nodes saved; {how}); a mask hides the position the step is trained to pick, "
+            f"or every position: hide only what is not allowed at that step (update a visited "
+            f"mask after the step's target is scored) and keep at least one position per row "
+            f"(NllLossBackward0)")
+
+
 def nan_source(walked: list[Any]) -> str:
     """The first node of ``walked`` (a NaN/Inf loss's nodes, :func:`~gradarg.trace.graph.nodes.first_nodes`) whose saved input
     has entries outside its function's domain (``log`` of a negative number...), as
@@ -118,7 +180,7 @@ def nan_source(walked: list[Any]) -> str:
     is NaN where its derivative (``1/x`` for ``log``) is finite: a NaN loss, finite
     gradients."""
     for n in walked:
-        empty = _empty_mean(n)
+        empty = _empty_mean(n) or _zero_times_log(n) or _masked_logits(n, walked)
         if empty:
             return empty
         name = type(n).__name__
