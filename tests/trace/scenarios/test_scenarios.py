@@ -237,9 +237,6 @@ XFAIL: dict[str, str] = {
     "r25_film_gamma_not_unsqueezed_broadcast": (
         "false: 'ok'; missing FiLM's (N, C) gamma broadcast over the spatial dimensions"
     ),
-    "r25_jacobian_penalty_ones_on_softmax_zero": (
-        "false: 'ok'; missing a Jacobian penalty by a ones VJP of probabilities that sum to one"
-    ),
     "r25_svdd_center_learnable": (
         "false: 'ok'; missing the Deep SVDD centre trained as a parameter"
     ),

@@ -42,6 +42,7 @@ from .lossshapes import loss_broadcast
 from .magnitudes import dead_units, nonfinite, orders, vanishing_or_exploding
 from .magwindow import magnitude_window
 from .missing import no_gradient
+from .onesvjp import ones_vjp
 from .outputrelu import output_relu
 from .padreads import pad_read
 from .plateau import plateau_cuts
@@ -193,7 +194,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     edited_after_step, silent_edit, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
     scheduler_order, plateau_cuts, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
-    loss_ascent, kd_unsquared, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
+    loss_ascent, kd_unsquared, ones_vjp, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
     output_relu, gaussian_args, saturated_gate,

@@ -7,7 +7,8 @@ or ``None``; the latest finding of each is kept by the reader's name (:attr:`Los
 The nodes are the first :data:`FIRST` reached from the loss (``graph.nodes.first_nodes``),
 read before the backward frees what they saved.
 
-The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`), and the
+The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`), with the
+``grad_outputs`` of ``torch.autograd.grad`` calls (:mod:`.onesvjp`), and the
 arguments of ``gaussian_nll_loss`` calls (:mod:`.gaussnll`).  The whole
 graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
 (:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`).
@@ -28,6 +29,7 @@ from . import (
     gaussnll,
     gridsample,
     kdscale,
+    onesvjp,
     outputrelu,
     patches,
     residuals,
@@ -68,7 +70,8 @@ class LossNodes:
     def attach(self) -> None:
         self._handles = [patches.register_backward_call_hook(self._called, outer=True),
                          patches.register_backward_gradient_hook(self._gradient, outer=True),
-                         patches.register_gaussian_nll_hook(self._gaussian)]
+                         patches.register_gaussian_nll_hook(self._gaussian),
+                         patches.register_grad_args_hook(self._grad_args)]
 
     def detach(self) -> list[Any]:
         handles, self._handles = self._handles, []
@@ -78,6 +81,15 @@ class LossNodes:
         """The upstream gradient given with the losses (:mod:`.upstream`), the latest kept."""
         if (seen := upstream.read(tensors, grads)) is not None:
             self.found["upstream"] = seen
+        if (zero := onesvjp.read(tensors, grads, "backward()")) is not None:
+            self.found["onesvjp"] = zero
+
+    def _grad_args(self, args: Any, kwargs: Any) -> None:
+        """A ``torch.autograd.grad`` call's outputs and grad_outputs (:mod:`.onesvjp`)."""
+        outputs = kwargs.get("outputs", args[0] if args else None)
+        given = kwargs.get("grad_outputs", args[2] if len(args) > 2 else None)
+        if (zero := onesvjp.read(outputs, given, "torch.autograd.grad")) is not None:
+            self.found["onesvjp"] = zero
 
     def _gaussian(self, args: Any, kwargs: Any) -> None:
         """A ``gaussian_nll_loss`` call's arguments (:mod:`.gaussnll`), the latest kept."""

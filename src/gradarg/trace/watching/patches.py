@@ -23,7 +23,7 @@ __all__ = ["backward_depth", "eager_unless_traced", "given_closure", "module_hoo
            "register_backward_error_hook", "register_backward_gradient_hook",
            "register_backward_inputs_hook",
            "register_distribution_hooks",
-           "register_grad_call_hook",
+           "register_grad_args_hook", "register_grad_call_hook",
            "register_hook_registration_hook", "register_scale_hook", "register_scaler_step_hook",
            "register_scheduler_step_hook", "register_seed_hook",
            "register_unscale_hook", "register_zero_grad_hook"]
@@ -136,10 +136,10 @@ def _wrap_grad(original: Any, listeners: list[Callable[..., None]]) -> Any:
         try:
             out = original(*args, **kwargs)
         except Exception as error:
-            _tell(listeners, "error", error)
+            _tell(listeners, "error", error, args, kwargs)
             raise
         create_graph = kwargs.get("create_graph", args[4] if len(args) > 4 else False)
-        _tell(listeners, bool(create_graph), out)
+        _tell(listeners, bool(create_graph), out, args, kwargs)
         return out
 
     return grad
@@ -264,9 +264,21 @@ def register_grad_call_hook(fn: Callable[[bool, Any], None]) -> _Handle:
     (``create_graph`` as given, ``False`` by default), until the handle's ``remove()``.  A
     ``grad`` imported by name before the first listener is added is not seen."""
 
-    def on(create_graph: Any, result: Any) -> None:
+    def on(create_graph: Any, result: Any, *_: Any) -> None:
         if create_graph != "error":
             fn(create_graph, result)
+
+    return _GRAD.add(on)
+
+
+def register_grad_args_hook(fn: Callable[[Any, Any], None]) -> _Handle:
+    """Call ``fn(args, kwargs)`` with the arguments of each ``torch.autograd.grad`` call that
+    returns (``outputs``, ``inputs``, ``grad_outputs``, ... as given), until the handle's
+    ``remove()``."""
+
+    def on(create_graph: Any, result: Any, args: Any, kwargs: Any) -> None:
+        if create_graph != "error":
+            fn(args, kwargs)
 
     return _GRAD.add(on)
 
@@ -275,7 +287,7 @@ def register_grad_error_hook(fn: Callable[[BaseException], None]) -> _Handle:
     """Call ``fn(error)`` when ``torch.autograd.grad`` raises, before the error goes on to the
     caller; until the handle's ``remove()``."""
 
-    def on(kind: Any, payload: Any) -> None:
+    def on(kind: Any, payload: Any, *_: Any) -> None:
         if kind == "error":
             fn(payload)
 
