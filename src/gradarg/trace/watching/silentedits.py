@@ -74,6 +74,8 @@ class SilentEdits:
         self.model, self.names, self.detail = model, names, detail
         self.found: SilentEdit | None = None
         self._read: list[_Reading] = []
+        self._then: torch.Tensor | None = None  # the readings, one tensor
+        self._params: list[torch.Tensor] | None = None
         self._idx: dict[int, torch.Tensor] = {}
         self._handles: list[Any] = []
 
@@ -95,28 +97,33 @@ class SilentEdits:
 
     def _readable(self, p: torch.Tensor) -> bool:
         return (p.layout == torch.strided and p.numel() > 0 and p.device.type == "cpu"
-                and type(p) in (torch.Tensor, torch.nn.Parameter) and stored(p))
+                and type(p) in (torch.Tensor, torch.nn.Parameter))
 
     def _returned(self, module: Any, args: Any, output: Any) -> None:
         if patches.backward_depth() or not self.detail.full or self.found is not None:
-            self._read = []
+            self._read, self._then = [], None
             return
+        if self._params is None:  # CPU tensors of their own: read once which they are
+            self._params = [p for p in self.names if p.requires_grad and self._readable(p)]
         with torch.no_grad():
             self._read = [_Reading(p, p.untyped_storage().data_ptr(), p._version,
-                                   self._sample(p))
-                          for p in self.names if p.requires_grad and self._readable(p)]
+                                   self._sample(p)) for p in self._params if stored(p)]
+            self._then = torch.cat([r.values for r in self._read]) if self._read else None
 
     def _backward(self, given: Any) -> None:
         read, self._read = self._read, []
-        if not read or self.found is not None:
+        if not read or self.found is not None or self._then is None:
             return
         edited = []
         with torch.no_grad():
-            for r in read:
+            now = [self._sample(r.param) for r in read]
+            if torch.equal(torch.cat(now), self._then):  # one comparison in the common case
+                return
+            for r, values in zip(read, now, strict=True):
                 p = r.param
                 if p.untyped_storage().data_ptr() != r.ptr or p._version != r.version:
                     continue  # a new storage, or an edit autograd saw (it raises if saved)
-                k = _differ(self._sample(p), r.values)
+                k = _differ(values, r.values)
                 if k:
                     edited.append((r, k))
         if not edited:
