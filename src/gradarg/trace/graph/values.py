@@ -15,7 +15,7 @@ import torch
 __all__ = [
     "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "nonfinite_entries",
     "nonfinite_kinds",
-    "norm", "state", "stored", "tensors",
+    "norm", "number", "state", "stored", "tensors",
 ]
 
 SHOWN_ENTRIES = 6
@@ -58,6 +58,17 @@ def stored(t: torch.Tensor) -> bool:
         return True
     reach = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
     return nbytes >= (reach + 1) * t.element_size()
+
+
+def number(v: Any) -> float | None:
+    """``v`` as a float when it is one number without autograd history (a Python int or
+    float, not a bool, or a one-entry tensor that does not require grad); else ``None``.  A
+    constant an autograd node saved (``8`` of ``8 * x``) reads this way."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, torch.Tensor) and v.numel() == 1 and not v.requires_grad:
+        return float(v)
+    return None
 
 
 def local_sum(t: torch.Tensor) -> float | None:

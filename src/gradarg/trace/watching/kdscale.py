@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import torch
 
 from ..graph.nodes import saved_value
+from ..graph.values import number
 from .finding import Finding, Options
 from .signedterms import loss_terms
 
@@ -52,12 +53,7 @@ class Unsquared(NamedTuple):
 
 
 def _number(node: Any, attr: str) -> float | None:
-    c = saved_value(node, attr, hooked=False)
-    if isinstance(c, (int, float)) and not isinstance(c, bool):
-        return float(c)
-    if isinstance(c, torch.Tensor) and c.numel() == 1 and not c.requires_grad:
-        return float(c)
-    return None
+    return number(saved_value(node, attr, hooked=False))
 
 
 def _temperature(log: Any) -> float | None:

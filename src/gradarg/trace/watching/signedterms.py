@@ -8,7 +8,7 @@ that are known loss functions (:data:`TERMS`); the parameters each term reaches 
 minimises its loss and only the features get the reversed gradient (a gradient reversal
 layer, Ganin and Lempitsky, 2015, https://arxiv.org/abs/1409.7495).
 
-Imports :func:`gradarg.trace.graph.nodes.saved_value` only.
+Imports :func:`gradarg.trace.graph.nodes.saved_value` and :func:`gradarg.trace.graph.values.number` only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..graph.nodes import saved_value
+from ..graph.values import number
 
 __all__ = ["TERMS", "Ascended", "ascended", "loss_terms"]
 
@@ -44,12 +45,7 @@ def _constant(node: Any, live: int) -> float | None:
     operand carries no gradient (``None``: not such a factor)."""
     attr = ("_saved_other", "_saved_self")[live] if type(node).__name__ == "MulBackward0" \
         else "_saved_other"
-    c = saved_value(node, attr, hooked=False)
-    if isinstance(c, (int, float)):
-        return float(c)
-    if isinstance(c, torch.Tensor) and c.numel() == 1 and not c.requires_grad:
-        return float(c)
-    return None
+    return number(saved_value(node, attr, hooked=False))
 
 
 def _terms(root: Any, known: bool = True) -> list[tuple[Any, float]]:

@@ -7,16 +7,15 @@ Periodic Activation Functions", with ``c = omega_0 = 30``) has the derivative
 with weights at their default scale it grows about ``c`` times per layer; SIREN's
 initialisation divides the weights after the first layer by ``c`` to keep it level.
 
-Imports ``trace.graph.nodes`` only.
+Imports ``trace.graph.nodes`` and ``trace.graph.values`` only.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-import torch
+from typing import NamedTuple
 
 from ..graph.nodes import Graph, node_class, saved_value
+from ..graph.values import number
 
 __all__ = ["SineFactor", "sine_factor"]
 
@@ -31,14 +30,6 @@ class SineFactor(NamedTuple):
     times: int
 
 
-def _constant(v: Any) -> float | None:
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return float(v)
-    if isinstance(v, torch.Tensor) and v.numel() == 1 and not v.requires_grad:
-        return float(v)
-    return None
-
-
 def sine_factor(graph: Graph) -> SineFactor | None:
     """The ``sin`` / ``cos`` nodes of ``graph`` whose input is a product with a constant of
     absolute value above 1 (a Python number or a one-entry tensor without gradient); ``None``:
@@ -51,7 +42,7 @@ def sine_factor(graph: Graph) -> SineFactor | None:
         if node_class(m) not in ("MulBackward0", "MulBackward1"):
             continue
         for attr in ("_saved_other", "_saved_self"):
-            c = _constant(saved_value(m, attr, hooked=False))
+            c = number(saved_value(m, attr, hooked=False))
             if c is not None and abs(c) > 1:
                 best, times = max(best, abs(c)), times + 1
                 break
