@@ -15,7 +15,7 @@ import torch
 __all__ = [
     "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "nonfinite_entries",
     "nonfinite_kinds",
-    "norm", "number", "state", "stored", "tensors",
+    "norm", "number", "plain", "state", "stored", "tensors",
 ]
 
 SHOWN_ENTRIES = 6
@@ -69,6 +69,14 @@ def number(v: Any) -> float | None:
     if isinstance(v, torch.Tensor) and v.numel() == 1 and not v.requires_grad:
         return float(v)
     return None
+
+
+def plain(t: Any) -> bool:
+    """Whether ``t`` is a plain strided tensor (``torch.Tensor`` or ``nn.Parameter``, not a
+    subclass such as DTensor) whose entries are in memory (:func:`stored`): safe to sample
+    with ``torch.take``."""
+    return (type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout is torch.strided
+            and stored(t))
 
 
 def local_sum(t: torch.Tensor) -> float | None:

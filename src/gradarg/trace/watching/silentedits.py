@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import torch
 
 from ..graph.nodes import saved_tensors, walk
-from ..graph.values import stored, tensors
+from ..graph.values import plain, tensors
 from . import patches
 from .finding import Finding, Options, shown
 
@@ -95,19 +95,16 @@ class SilentEdits:
             idx = self._idx[n] = _index(n)
         return torch.take(p.detach(), idx)
 
-    def _readable(self, p: torch.Tensor) -> bool:
-        return (p.layout == torch.strided and p.numel() > 0 and p.device.type == "cpu"
-                and type(p) in (torch.Tensor, torch.nn.Parameter))
-
     def _returned(self, module: Any, args: Any, output: Any) -> None:
         if patches.backward_depth() or not self.detail.full or self.found is not None:
             self._read, self._then = [], None
             return
-        if self._params is None:  # CPU tensors of their own: read once which they are
-            self._params = [p for p in self.names if p.requires_grad and self._readable(p)]
+        if self._params is None:  # trainable CPU tensors with entries, read once
+            self._params = [p for p in self.names
+                            if p.requires_grad and p.numel() and p.device.type == "cpu"]
         with torch.no_grad():
             self._read = [_Reading(p, p.untyped_storage().data_ptr(), p._version,
-                                   self._sample(p)) for p in self._params if stored(p)]
+                                   self._sample(p)) for p in self._params if plain(p)]
             self._then = torch.cat([r.values for r in self._read]) if self._read else None
 
     def _backward(self, given: Any) -> None:

@@ -15,7 +15,7 @@ place (a clamp, a renormalisation) keep the storage; those that put most entries
 changed back to their values before it undo the update (:attr:`StepMoves.reverted`: weights
 rounded back onto a quantisation grid after each step).
 
-Imports :func:`gradarg.trace.graph.values.stored` only.
+Imports :func:`gradarg.trace.graph.values.plain` only.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from ..graph.values import stored
+from ..graph.values import plain
 
 __all__ = ["SAMPLE", "Reverted", "StepMoves", "Swapped", "Unmoved"]
 
@@ -80,11 +80,6 @@ class Reverted:
     moved: int
 
 
-def _plain(t: Any) -> bool:  # a strided tensor whose entries are in memory
-    return type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout is torch.strided \
-        and stored(t)
-
-
 def _number(value: Any) -> float | None:
     try:
         return float(value)
@@ -137,7 +132,7 @@ class StepMoves:
                 lr, initial = _number(group.get("lr")), _number(group.get("initial_lr"))
                 for p in group["params"]:
                     g = p.grad if id(p) in kept else None
-                    if g is None or not (_plain(p) and _plain(g)) or not p.numel():
+                    if g is None or not (plain(p) and plain(g)) or not p.numel():
                         continue
                     idx = self._positions(p.numel(), p.device)
                     entries.append((p, names[p][0], lr, initial, idx))
