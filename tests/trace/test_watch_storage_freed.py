@@ -28,7 +28,7 @@ from gradarg.trace.graph.values import local_sum, stored
 # .grad_fn, .requires_grad, .data), views and hooks
 METADATA = {"__get__", "__set__", "__hash__", "view_as", "view", "detach", "size", "dim",
             "numel", "stride", "storage_offset", "untyped_storage", "data_ptr", "element_size",
-            "is_floating_point", "is_complex", "requires_grad_", "register_hook",
+            "is_floating_point", "is_complex", "is_contiguous", "requires_grad_", "register_hook",
             "register_post_accumulate_grad_hook"}
 
 

@@ -47,7 +47,7 @@ def stored(t: torch.Tensor) -> bool:
     reads freed memory (a segmentation fault, not an error).  Tensors read through methods of
     their own (DTensor, sparse, functorch's wrappers, which have no storage) are True.
     """
-    if t.device.type == "meta":
+    if t.is_meta:
         return False
     if not isinstance(t, torch.Tensor) or t.layout != torch.strided or not t.numel() \
             or _is_dtensor(t):
@@ -56,8 +56,12 @@ def stored(t: torch.Tensor) -> bool:
         nbytes = t.untyped_storage().nbytes()
     except (RuntimeError, NotImplementedError):  # no storage: a wrapper of another tensor
         return True
-    reach = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
-    return nbytes >= (reach + 1) * t.element_size()
+    if t.is_contiguous():  # the common case: the view ends at offset + numel
+        end = t.storage_offset() + t.numel()
+    else:
+        end = t.storage_offset() + 1 + sum((n - 1) * s
+                                           for n, s in zip(t.shape, t.stride(), strict=True))
+    return nbytes >= end * t.element_size()
 
 
 def number(v: Any) -> float | None:
