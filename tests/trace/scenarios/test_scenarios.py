@@ -207,9 +207,6 @@ XFAIL: dict[str, str] = {
     "r23_centering_detached_mean_bias_drifts": (
         "false: 'ok'; missing the bias moved by a gradient the centering cancels"
     ),
-    "r23_embedding_sqrt_dmodel_default_init_saturated": (
-        "false: 'ok'; missing attention rows nearly one-hot from sqrt(d_model) on N(0, 1) embeddings"
-    ),
     "r23_mlm_loss_on_every_position": (
         "false: 'ok'; missing the masked-token loss taken at every position"
     ),

@@ -17,7 +17,7 @@ became ``.grad`` by assignment, or is kept in a list): nothing is said about it.
 
 Not seen: an edit inside a compiled function, calls of a parameter sharded by FSDP2.
 
-Imports :mod:`.fnmodes`, :mod:`.patches`, :mod:`.model` and :mod:`.observed` (whose frames
+Imports :mod:`.fnmodes`, :mod:`.patches`, :mod:`.model` and :mod:`.sites` (whose frames
 are the user's) only (:mod:`.detail` for its type).
 """
 
@@ -32,7 +32,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from . import fnmodes, patches
 from .model import Watched
-from .observed import user_site
+from .sites import user_site
 
 if TYPE_CHECKING:
     from .detail import Detail

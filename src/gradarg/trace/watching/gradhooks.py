@@ -27,12 +27,12 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook as _pre_hook
 
 from ..graph.values import local_sum
 from ..graph.values import norm as _norm
-from . import context, events, observed, patches
+from . import context, events, observed, patches, sites
 from .events import KEPT, Entry, Note, PassEntry, StepEntry
 from .frozengrads import FrozenGrads
 from .maskmoves import MaskMoved, MaskMoves
 from .model import Watched
-from .observed import Ended, FrozenMoved, Holding, Raised, message, where
+from .observed import Ended, FrozenMoved, Holding, Raised, message
 from .registrations import Registrations
 from .schedules import ScheduleOrder
 from .stepmoves import StepMoves, Unmoved
@@ -483,7 +483,7 @@ class GradEvents:
     def ended_by(self, error: BaseException) -> None:
         """The ``with`` block ends with ``error`` (its ``__exit__`` saw it)."""
         by_backward = self._raised is not None and self._raised.message == message(error)
-        self._ended = Ended(type(error).__name__, message(error), where(error), by_backward,
+        self._ended = Ended(type(error).__name__, message(error), sites.where(error), by_backward,
                             self.watched.forwards)
         self._changes += 1
 

@@ -37,7 +37,7 @@ leaf tensors each such derivative's graph reaches (:attr:`GraphlessTerms.derivat
 a parameter outside them shifts what was differentiated by a constant no derivative sees.
 
 Imports :mod:`gradarg.trace.watching.patches`, :mod:`.fnmodes` (the mode's push and pop),
-:mod:`.observed` (whose frames are the user's) and
+:mod:`.sites` (whose frames are the user's) and
 :func:`gradarg.trace.graph.nodes.first_nodes` only.
 """
 
@@ -53,7 +53,7 @@ import torch
 
 from ..graph.nodes import first_nodes
 from . import fnmodes, patches
-from .observed import user_site, users_file
+from .sites import user_site, users_file
 
 __all__ = ["GraphlessTerms", "Term", "ZeroDerivative"]
 

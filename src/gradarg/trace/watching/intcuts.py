@@ -18,7 +18,7 @@ run: the window is not opened when a compiled frame is on the call stack), calls
 model's call (the loss), an integer result computed from a parameter itself (see
 :mod:`.sourceuse`).
 
-Imports :mod:`.fnmodes`, :mod:`.patches`, :mod:`.observed` (whose frames are the user's),
+Imports :mod:`.fnmodes`, :mod:`.patches`, :mod:`.sites` (whose frames are the user's),
 :mod:`.graphnotes` (``runs_inside``) and :func:`gradarg.trace.graph.nodes.saved_value` (saved
 indices read without running saved-tensor hooks) only (:mod:`.detail` and :mod:`.recorder` for
 their types).
@@ -38,7 +38,7 @@ import torch
 from ..graph.nodes import saved_value
 from . import fnmodes, patches
 from .graphnotes import runs_inside
-from .observed import user_site
+from .sites import user_site
 
 if TYPE_CHECKING:
     from .detail import Detail

@@ -9,8 +9,8 @@ output then depends on the other examples), ``kl_div`` given probabilities (a ne
 ``delta`` scales every gradient down.  Every gradient is finite and nonzero in these
 steps, so without this finding the summary would say "ok".
 
-Imports :mod:`.finding`, :mod:`.maskedscores`' ``AT_ZERO``, :mod:`.nansource`'s ``EMPTY`` and ``GRAPHLESS``
-and :mod:`.selfdiff` only.
+Imports :mod:`.finding`, :mod:`.maskedscores`' ``AT_ZERO``, :mod:`.nansource`'s ``EMPTY`` and ``GRAPHLESS``,
+:mod:`.peakedsoftmax`'s ``peaked_words`` and :mod:`.selfdiff` only.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from . import selfdiff
 from .finding import Finding, Options
 from .maskedscores import AT_ZERO
 from .nansource import EMPTY, GRAPHLESS, MASKED, ZERO_LOG
+from .peakedsoftmax import peaked_words
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -63,7 +64,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
              "equal-sides": 16, "self-difference": 17, "masked-softmax": 18,
              "same-candidates": 19, "masked-scores": 20,
-             "self-targets": 21, "picked-subset": 22}
+             "self-targets": 21, "picked-subset": 22, "peaked-softmax": 23}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -93,6 +94,9 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"0, torch.finfo(scores.dtype).min)"))
         if s.kind == "same-candidates":
             return _same_candidates(s)
+        if s.kind == "peaked-softmax":
+            problem, note = peaked_words(s)
+            return Finding("loss form", True, problem, note=note)
         if s.kind == "masked-scores":
             return _masked_scores(s)
         if s.kind == "picked-subset" and (said := _picked_subset(w, s)) is not None:

@@ -3,20 +3,18 @@ a ``backward()`` that raised (:class:`Raised`), the exception that ended the blo
 (:class:`Ended`), what an optimizer holds (:class:`Holding`) and a frozen parameter an
 optimizer step moved (:class:`FrozenMoved`).
 
-Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), :mod:`.clamplog`,
-:mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`, :mod:`.nansource`, :mod:`.picked`, :mod:`.ratioone`,
-:mod:`.maskedscores`, :mod:`.maskedsoftmax`, :mod:`.reducedfactor`, :mod:`.reducedweights`, :mod:`.sampling`,
-:mod:`.samecandidates`, :mod:`.selfdiff`, :mod:`.selftargets`, :mod:`.sigmoidsquare`, :mod:`.slip`,
-:mod:`.signedterms`, :mod:`.smoothing`, :mod:`.wherepairs` and :mod:`.zeroops` only.
+Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), and from this
+package :mod:`.clamplog`, :mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`,
+:mod:`.maskedscores`, :mod:`.maskedsoftmax`, :mod:`.nansource`, :mod:`.peakedsoftmax`,
+:mod:`.picked`, :mod:`.ratioone`, :mod:`.reducedfactor`, :mod:`.reducedweights`,
+:mod:`.sampling`, :mod:`.samecandidates`, :mod:`.selfdiff`, :mod:`.selftargets`,
+:mod:`.sigmoidsquare`, :mod:`.slip`, :mod:`.signedterms`, :mod:`.smoothing`,
+:mod:`.wherepairs` and :mod:`.zeroops` only.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
-import traceback
-from types import FrameType
 from typing import Any, NamedTuple
 
 import torch
@@ -31,6 +29,7 @@ from .gates import Saturated, saturated
 from .maskedscores import masked_scores
 from .maskedsoftmax import masked_softmax
 from .nansource import nan_source
+from .peakedsoftmax import peaked_softmax
 from .picked import picked_subset
 from .ratioone import RATIOS, ratio_of_equals
 from .reducedfactor import factor_of_reduced
@@ -59,10 +58,7 @@ __all__ = [
     "losses_of",
     "message",
     "slips",
-    "user_site",
-    "users_file",
     "what_moves",
-    "where",
     "zero_why",
 ]
 
@@ -150,40 +146,6 @@ def fed(cached: Holding) -> Holding:
     return cached
 
 
-_LIBRARIES = (os.path.dirname(torch.__file__),
-              os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-
-
-def users_file(filename: str) -> bool:
-    """Whether ``filename`` (a frame's) is outside torch and this package: the user's code."""
-    return not filename.startswith(_LIBRARIES)
-
-
-def user_site() -> str:
-    """``file:line`` of the innermost calling frame outside torch and gradarg (``"line N of
-    a cell"`` in a notebook or a string), or ``""``: where the user's code made the call."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if users_file(frame.f_code.co_filename):
-            name = frame.f_code.co_filename
-            if "ipykernel_" in name or name.startswith("<"):  # a notebook cell, a string
-                return f"line {frame.f_lineno} of a cell"
-            return f"{os.path.basename(name)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return ""
-
-
-def where(error: BaseException) -> str:
-    """``file:line in function`` of the innermost frame of ``error``'s traceback outside
-    torch and this package (the user's line that raised), or ``""``."""
-    frames = traceback.extract_tb(error.__traceback__)
-    for f in reversed(frames):
-        if users_file(f.filename):
-            line = f" ({f.line.strip()})" if f.line else ""
-            return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}{line}"
-    return ""
-
-
 def what_moves(optimizer: Any, p: torch.Tensor) -> str:
     """What in ``optimizer``'s state or ``p``'s group moves ``p`` at a step even with a zero
     gradient: its momentum buffer, its running averages, weight decay (else "its update
@@ -244,11 +206,12 @@ _LOGPROB = 1e-2  # |logsumexp| of a row above which it is not log-probabilities 
 def deep_slips(deep: list[Any]) -> list[Slip]:
     """:class:`Slip` records read anywhere among ``deep``, a loss's first 256 nodes: a term
     that takes one tensor twice (:mod:`.selfdiff`), a softmax of scores multiplied by a 0/1
-    mask (:mod:`.maskedsoftmax`), a softmax over identical candidates (:mod:`.samecandidates`), scores multiplied by a
-    0/1 factor before a log-sigmoid (:mod:`.maskedscores`), soft targets equal to the
-    scores' own probabilities (:mod:`.selftargets`), a min / max picking a subset (:mod:`.picked`)."""
+    mask (:mod:`.maskedsoftmax`), over identical candidates (:mod:`.samecandidates`) or nearly
+    one-hot (:mod:`.peakedsoftmax`), scores multiplied by a 0/1 factor before a log-sigmoid
+    (:mod:`.maskedscores`), soft targets equal to the scores' own probabilities
+    (:mod:`.selftargets`), a min / max picking a subset (:mod:`.picked`)."""
     found = [masked_softmax(deep), same_candidates(deep), masked_scores(deep), self_targets(deep),
-             picked_subset(deep)]
+             picked_subset(deep), peaked_softmax(deep)]
     return self_differences(deep) + [s for s in found if s is not None]
 
 
