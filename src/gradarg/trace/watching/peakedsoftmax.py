@@ -103,14 +103,14 @@ def _sdpa_weights(node: Any) -> torch.Tensor | None:
     scale = number(scale) if scale is not None else 1 / math.sqrt(q.shape[-1])
     if scale is None:
         return None
-    s = q.detach().double() @ k.detach().double().transpose(-2, -1) * scale
+    s = q.detach().float() @ k.detach().float().transpose(-2, -1) * scale
     if causal is True:
         s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), -math.inf)
     if isinstance(mask, torch.Tensor):
         s = (s.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool
-             else s + mask.detach().double())
-    weights = torch.exp(s - lse.detach().double().unsqueeze(-1))
-    return weights.float() if bool(torch.isfinite(weights).all()) else None
+             else s + mask.detach().float())
+    weights = torch.exp(s - lse.detach().float().unsqueeze(-1))
+    return weights if bool(torch.isfinite(weights).all()) else None
 
 
 def _embedding_scale(node: Any) -> tuple[float | None, str]:
