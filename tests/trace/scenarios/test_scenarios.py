@@ -727,6 +727,32 @@ PAIRS = [
     ("r29_colbert_padding_zeroed_not_masked", "r29_colbert_padding_masked_neg_inf"),
     ("r29_dpr_passages_from_no_grad_index", "r29_dpr_in_batch_negatives_both_encoders"),
     ("r29_conformer_glu_default_last_dim", "r29_conformer_glu_channel_dim"),
+    # round 30
+    ("r30_reptile_state_dict_not_copied", "r30_reptile_state_dict_deepcopy"),
+    ("r30_nerf_raw_density_far_delta_inf", "r30_nerf_softplus_density"),
+    ("r30_rnnt_loss_probability_space_underflow", "r30_rnnt_loss_log_space"),
+    (
+        "r30_pointnet_feature_transform_reg_sqrt_at_identity",
+        "r30_pointnet_feature_transform_reg_squared",
+    ),
+    ("r30_poincare_euclidean_sgd_leaves_ball", "r30_poincare_riemannian_sgd_projected"),
+    (
+        "r30_decision_transformer_action_from_action_token",
+        "r30_decision_transformer_action_from_state_token",
+    ),
+    ("r30_centernet_fractional_centres_no_positive", "r30_centernet_integer_centres"),
+    ("r30_mamba_dt_without_softplus", "r30_mamba_dt_softplus"),
+    ("r30_rwkv_channel_mix_all_zero_init", "r30_rwkv_channel_mix_r_w_zero_init"),
+    (
+        "r30_linear_attention_relu_feature_map_zero_denominator",
+        "r30_linear_attention_elu_plus_one",
+    ),
+    ("r30_alibi_bias_sign_flipped", "r30_alibi_bias_penalty"),
+    ("r30_t5_bias_table_per_layer_unused", "r30_t5_bias_table_first_layer_only"),
+    ("r30_sophia_hutchinson_negative_curvature", "r30_sophia_hutchinson_clamped"),
+    ("r30_hifigan_disc_step_fake_not_detached", "r30_hifigan_disc_step_detached"),
+    ("r30_beta_vae_capacity_without_abs", "r30_beta_vae_capacity_abs"),
+    ("r30_alphazero_policy_loss_neg_inf_mask", "r30_alphazero_policy_loss_finite_mask"),
 ]
 
 
