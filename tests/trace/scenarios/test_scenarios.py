@@ -281,9 +281,6 @@ XFAIL: dict[str, str] = {
     "r30_alibi_bias_sign_flipped": (
         "false: 'ok'; missing the ALiBi bias with its sign flipped (distant keys favoured)"
     ),
-    "r30_alphazero_policy_loss_neg_inf_mask": (
-        "silent: the NaN loss not traced to 0 * -inf of a target times a -inf-masked log_softmax"
-    ),
     "r30_beta_vae_capacity_without_abs": (
         "false: 'ok'; missing gamma * (KL - C) without abs: C has no effect"
     ),

@@ -65,6 +65,7 @@ _OVERFLOWED: dict[str, tuple[str, Any, str]] = {
 EMPTY = "a mean over 0 entries is 0 / 0 = NaN"
 MASKED = "cross_entropy read logits that are -inf"  # at targets or whole rows (_masked_logits)
 ZERO_LOG = "0 * log 0 = 0 * (-inf) = NaN"  # a product p * log(p) at p = 0 (_zero_times_log)
+MASKED_PRODUCT = "0 * -inf = NaN"  # a 0 target times a -inf-masked log_softmax (_zero_times_masked)
 GRAPHLESS = "one operand of the loss's sum"  # a term without autograd history (_graphless_term)
 _SUMS = ("AddBackward0", "SubBackward0")
 _SCALES = ("MulBackward0", "DivBackward0", "NegBackward0", "MeanBackward0", "SumBackward0")
@@ -117,6 +118,10 @@ def _zero_times_log(node: Any) -> str:
     if type(node).__name__ != "MulBackward0":
         return ""
     for i, (c, _) in enumerate(node.next_functions):
+        if c is not None and type(c).__name__ == "LogSoftmaxBackward0":
+            said = _zero_times_masked(c, _saved(node, ("_saved_other", "_saved_self")[i]))
+            if said:
+                return said
         if c is None or type(c).__name__ != "LogBackward0":
             continue
         x = _saved(c, "_saved_self")
@@ -135,6 +140,25 @@ def _zero_times_log(node: Any) -> str:
                     f"(sparsemax's backward, for one, sends gradient only to its support); use torch.special.xlogy(p, p), 0 "
                     f"where p is 0, or log(p + eps) (MulBackward0)")
     return ""
+
+
+def _zero_times_masked(log: Any, m: Any) -> str:
+    """A factor ``m`` that is 0 where ``log_softmax``'s output is -inf (logits masked to -inf:
+    illegal moves, padding), as in ``-(target * log_softmax(masked)).sum()``: what it is, or
+    ``""``."""
+    y = _saved(log, "_saved_result")
+    if (not isinstance(y, torch.Tensor) or not isinstance(m, torch.Tensor)
+            or y.shape != m.shape or not y.is_floating_point()):
+        return ""
+    k = int(((y.detach() == float("-inf")) & (m.detach() == 0)).sum())
+    if not k:
+        return ""
+    return (f"{MASKED_PRODUCT} in {k} of {y.numel()} entries: a product target * "
+            f"log_softmax(logits) whose logits were masked to -inf (illegal moves, padding) "
+            f"where the target is 0 (observed: the log_softmax's saved output, -inf there, and "
+            f"the factor, 0 there); mask with a large finite negative value "
+            f"(torch.finfo(logits.dtype).min) instead of -inf, or take the product with "
+            f"torch.where(target > 0, target * log_probs, 0) (MulBackward0)")
 
 
 def _masked_logits(node: Any, walked: list[Any]) -> str:
