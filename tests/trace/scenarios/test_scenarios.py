@@ -296,9 +296,6 @@ XFAIL: dict[str, str] = {
     "r30_reptile_state_dict_not_copied": (
         "false: 'ok'; missing weights_before = state_dict() aliasing the parameters"
     ),
-    "r30_rwkv_channel_mix_all_zero_init": (
-        "silent: zero gradients not traced to every matrix initialised to zero"
-    ),
     "r30_sophia_hutchinson_negative_curvature": (
         "false: 'ok'; missing a negative curvature estimate in Sophia's denominator"
     ),

@@ -271,8 +271,9 @@ def _zero_factor(a: Asked) -> str | None:
         then = (f"{fshown} {gets} a nonzero gradient, so a gradient reaches {a.name} once an "
                 f"optimizer step moves {it} ({when})")
     else:
-        then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: initialise "
-                f"one of the factors nonzero")
+        then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves, now or at "
+                f"any later step: all-zero factors of a product are a fixed point of gradient "
+                f"descent; initialise one of the factors nonzero")
     return (f"{a.name} received a gradient that is exactly zero: every path to it passes "
             f"through a product ({block.node}) with {fshown}, which "
             f"{'was' if len(block.factors) == 1 else 'were'} all zeros at this backward; {then}")

@@ -71,8 +71,9 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
                     f"{it} (if {it} {'is' if one else 'are'} initialised to zero on purpose, "
                     f"as a ReZero gate, this lasts one step)")
         else:
-            then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves: "
-                    f"initialise one of the factors nonzero")
+            then = (f"{fshown} {gets} an exactly zero gradient too, so nothing moves, now "
+                    f"or at any later step: all-zero factors of a product are a fixed point of "
+                    f"gradient descent; initialise one of the factors nonzero")
         parts.append(f"all-zero gradient for {len(explained)} parameter(s): "
                      f"{shown(explained, 2)}: {why}; {then}")
     if rest:
