@@ -119,6 +119,9 @@ EXAMPLES: dict[str, Example] = {
     "asin": Example(torch.asin, at=(ONE,)),
     "acos": Example(torch.acos, at=(ONE,)),
     "atanh": Example(torch.atanh, at=(ONE,)),
+    "acosh": Example(lambda x: torch.acosh(1 + x), at=(T([0.0, 0.5], dtype=D),),
+                     singular=torch.acosh),
+    "log1_p": Example(torch.log1p, at=(T([-1.0, 0.5], dtype=D),)),
     "linalg_slogdet": Example(lambda a: torch.linalg.slogdet(a)[1], ((3, 3),),
                               at=(torch.zeros(3, 3, dtype=D),)),
     "tanh": Example(torch.tanh, rule=lambda g, x: (g * (1 - x.tanh() ** 2),)),
@@ -269,6 +272,24 @@ def test_the_derivative_is_not_finite_in_the_stated_region(op):
     assert singular(out.grad_fn)
     grads = _grads(out, inputs)
     assert any(not bool(torch.isfinite(g).all()) for g in grads), (op, grads)
+
+
+def _condition(domain: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The row's domain text as a test on ``x``: the text itself is evaluated."""
+    code = (domain.replace("≥", ">=").replace("≤", "<=").replace("|x|", "x.abs()"))
+    assert re.fullmatch(r"x(\.abs\(\))? (>=|<=) -?\d+", code), domain
+    return lambda x: eval(code, {}, {"x": x})
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.domain))
+def test_the_stated_domain_is_where_the_value_is_a_number(op):
+    """The domain the watch prints ("x ≥ 1") holds: NaN exactly outside it, on a grid."""
+    ex = EXAMPLES[op]
+    fn = ex.singular or ex.forward  # the bare operation (acosh's example shifts its input)
+    x = torch.linspace(-3, 3, 601, dtype=D)
+    inside = _condition(row(op).domain or "")(x)
+    with torch.no_grad():
+        assert torch.equal(fn(x).isnan(), ~inside), op
 
 
 def test_a_constant_exponent_of_at_least_one_is_not_singular():

@@ -287,12 +287,6 @@ XFAIL: dict[str, str] = {
     "r30_decision_transformer_action_from_action_token": (
         "false: 'ok'; missing the action predicted from its own token (a leak)"
     ),
-    "r30_mamba_dt_without_softplus": (
-        "silent: the NaN not traced to a negative step size dt without softplus"
-    ),
-    "r30_poincare_euclidean_sgd_leaves_ball": (
-        "silent: the NaN not traced to embeddings leaving the unit ball (no projection)"
-    ),
     "r30_reptile_state_dict_not_copied": (
         "false: 'ok'; missing weights_before = state_dict() aliasing the parameters"
     ),

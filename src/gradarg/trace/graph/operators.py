@@ -16,9 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .nodes import constant_exponent, node_class, op_name
+import torch
 
-__all__ = ["OPERATORS", "Operator", "described", "factors", "row", "singular"]
+from .nodes import constant_exponent, node_class, op_name, saved_value
+
+__all__ = ["OPERATORS", "Operator", "described", "factors", "outside_domain", "row",
+           "singular"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,10 @@ class Operator:
         A step function: the derivative is zero almost everywhere.
     singular : str or None
         Where the derivative is infinite or undefined.
+    domain : str or None
+        Where its value is a number for a real input ``x`` (``"x ≥ 1"``): outside it the
+        forward gives NaN.  Written so that it reads as a condition on ``x`` (``|x|`` for
+        the absolute value); ``tests/trace/test_operators.py`` evaluates it against torch.
     regular_from_exponent : float or None
         With a constant exponent at least this, the derivative is finite everywhere (``pow``).
     gate : str or None
@@ -84,6 +91,7 @@ class Operator:
     rule: str | None = None
     zero_derivative: bool = False
     singular: str | None = None
+    domain: str | None = None
     regular_from_exponent: float | None = None
     gate: str | None = None
     dead_unit: bool = False
@@ -137,20 +145,22 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("cdist", singular=_NEAR_ZERO_P),
     # elementwise
     Operator("exp", rule="g × exp(x)"),
-    Operator("log", rule="g / x", singular="x = 0",
+    Operator("log", rule="g / x", singular="x = 0", domain="x ≥ 0",
              fix_in_product="for p * log(p) use torch.special.xlogy(p, p), which is 0 at p = 0",
              recompute=("log", "_saved_self")),
-    Operator("log2", singular="x = 0", recompute=("log2", "_saved_self")),
-    Operator("log10", singular="x = 0", recompute=("log10", "_saved_self")),
-    Operator("sqrt", rule="g / (2√x)", singular="x = 0"),
+    Operator("log2", singular="x = 0", domain="x ≥ 0", recompute=("log2", "_saved_self")),
+    Operator("log10", singular="x = 0", domain="x ≥ 0", recompute=("log10", "_saved_self")),
+    Operator("sqrt", rule="g / (2√x)", singular="x = 0", domain="x ≥ 0"),
+    Operator("log1_p", singular="x = -1", domain="x ≥ -1", recompute=("log1p", "_saved_self")),
     Operator("linalg_slogdet", singular="a singular matrix (det = 0: log|det| = -inf)",
              recompute=("linalg.slogdet", "_saved_A")),
-    Operator("rsqrt", singular="x = 0"),
+    Operator("rsqrt", singular="x = 0", domain="x ≥ 0"),
     Operator("sin", rule="g × cos(x)"),
     Operator("cos", rule="−g × sin(x)"),
-    Operator("asin", singular="x = ±1", recompute=("asin", "_saved_self")),
-    Operator("acos", singular="x = ±1", recompute=("acos", "_saved_self")),
-    Operator("atanh", singular="x = ±1", recompute=("atanh", "_saved_self")),
+    Operator("asin", singular="x = ±1", domain="|x| ≤ 1", recompute=("asin", "_saved_self")),
+    Operator("acos", singular="x = ±1", domain="|x| ≤ 1", recompute=("acos", "_saved_self")),
+    Operator("atanh", singular="x = ±1", domain="|x| ≤ 1", recompute=("atanh", "_saved_self")),
+    Operator("acosh", singular="x = 1", domain="x ≥ 1", recompute=("acosh", "_saved_self")),
     Operator("tanh", rule="g × (1 − tanh²(x))"),
     Operator("sigmoid", rule="g × σ(x)(1 − σ(x))"),
     # gates: they send exact zeros
@@ -224,9 +234,41 @@ def factors(op: str, slot: int) -> tuple[int, ...]:
 
 
 def described(node: Any) -> tuple[str, str]:
-    """``node``'s operation and class (``"log (LogBackward0)"``), and where its row says the
-    operation's value is infinite (``""``: not stated)."""
-    return f"{op_name(node)} ({node_class(node)})", row(op_name(node)).singular or ""
+    """``node``'s operation and class (``"log (LogBackward0)"``), and what its row and its
+    saved values say about where the value was made: the entries of its input outside its
+    domain (:func:`outside_domain`), else where its derivative is infinite (``""``: neither
+    stated)."""
+    op = row(op_name(node))
+    if op.domain and (k := outside_domain(node)) is not None:
+        where = (f"where {k[0]} of {k[1]} entries of its input lie outside its domain "
+                 f"{op.domain} (its value is NaN there)")
+    else:
+        where = f"whose derivative is infinite at {op.singular}" if op.singular else ""
+    return f"{op_name(node)} ({node_class(node)})", where
+
+
+def outside_domain(node: Any) -> tuple[int, int] | None:
+    """``(k, n)``: ``k`` of the ``n`` entries of ``node``'s forward output are NaN while its
+    input is not (its row's :attr:`Operator.domain`), read from its saved result or computed
+    again from its saved input (:attr:`Operator.recompute`); ``None`` when none is, or the
+    values cannot be read.  Reads no value saved through saved-tensor hooks."""
+    op = row(op_name(node))
+    if not op.domain:
+        return None
+    if op.recompute:
+        x = saved_value(node, op.recompute[1], hooked=False)
+        if not isinstance(x, torch.Tensor):
+            return None
+        with torch.no_grad():
+            out = getattr(torch, op.recompute[0])(x.detach())
+        bad = out.isnan() & ~x.isnan()
+    else:  # sqrt, rsqrt: their node keeps the result
+        out = saved_value(node, "_saved_result", hooked=False)
+        if not isinstance(out, torch.Tensor):
+            return None
+        bad = out.isnan()
+    k = int(bad.sum())
+    return (k, out.numel()) if k else None
 
 
 def singular(node: Any) -> bool:

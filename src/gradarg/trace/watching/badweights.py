@@ -16,6 +16,7 @@ Imports :mod:`.finding` only.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -39,10 +40,14 @@ def _bad(p: torch.Tensor) -> int:
 
 def nonfinite_params(w: GradWatch, module: str) -> list[tuple[str, int, int]]:
     """``(name, non-finite entries, entries)`` of the floating parameters module ``module``
-    holds itself that hold NaN/Inf now."""
+    holds itself that hold NaN/Inf now, but for those an optimizer step wrote after they got
+    a NaN/Inf gradient (the step made them NaN, not the forward that read them)."""
     out = []
     for p, (name, _) in w.watched.owner.items():
-        if (w.parameters[name].module == module and p.is_floating_point()
+        r = w.parameters[name]
+        stepped = any(n.kind == "step" and (r.state == "nonfinite" or (
+            n.measured and n.held is not None and not math.isfinite(n.held))) for n in r.events)
+        if (r.module == module and p.is_floating_point() and not stepped
                 and (k := _bad(p))):
             out.append((name, k, p.numel()))
     return out

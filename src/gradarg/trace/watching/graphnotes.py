@@ -7,8 +7,7 @@ with one of them (at the first exactly-zero gradient of a backward pass: the par
 then as the forward used them); whether a backward pass stopped at a saved tensor modified in
 place (when the step is read); which module call and operation first made a non-finite value
 in the forward (when the model's output is not finite); whether a call ran inside reentrant
-``torch.utils.checkpoint``.  The findings that use them: :mod:`.findings`, :mod:`.explain`.
-"""
+``torch.utils.checkpoint``.  Used by :mod:`.findings`, :mod:`.explain`."""
 
 from __future__ import annotations
 
@@ -23,12 +22,13 @@ import torch
 
 from ..graph.nodes import Graph, children, in_place_edits, is_leaf, leaf_tensor, node_class, op_name
 from ..graph.nodes import saved_value as _saved_value
-from ..graph.operators import described, row
+from ..graph.operators import row
 from ..graph.values import finite, nonfinite_entries
 from ..why.gradients import Zeros, all_zero, bad_data, edited, forward_origin
 from .forwardnotes import Unregistered, overflow, unregistered
 from .operations import call_operations, operations_between
 from .records import CallValues
+from .recurrence import described
 
 __all__ = [
     "GraphNotes", "Made", "Stop", "ZeroBlock", "call_of", "first_nonfinite_call", "forward_nan",
@@ -40,8 +40,8 @@ __all__ = [
 class Made(NamedTuple):
     """Where the forward's first NaN/Inf comes from: module call ``call``, ``how`` ``"made"``
     (by the call) or ``"input"`` (an input without history held it: ``held``, what it held,
-    :func:`~gradarg.trace.graph.values.nonfinite_entries`); ``op``: the operation that made
-    it (``"log (LogBackward0)"``), ``singular``: where its value is infinite."""
+    :func:`~gradarg.trace.graph.values.nonfinite_entries`); ``op``, ``singular``: the
+    operation that made it and what its values show (``described`` in ``graph.operators``)."""
 
     call: int
     how: str

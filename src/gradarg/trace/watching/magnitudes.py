@@ -57,8 +57,7 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
                 dtype = (f" (its parameter {own[0][0]} holds NaN/Inf in {own[0][1]} of "
                          f"{own[0][2]} entries, read at the block's end: its weights)")
             at = "" if made is None or not made.op else (
-                f", at its operation {made.op}" + (f", whose value is infinite at "
-                                                   f"{made.singular}" if made.singular else ""))
+                f", at its operation {made.op}" + (f", {made.singular}" if made.singular else ""))
             where = (f": the forward pass already made NaN/Inf in module '{c.name}' ({c.kind}), "
                      f"whose input is finite (checked) and whose output is not{at}{dtype}{then}")
         elif first is None:
