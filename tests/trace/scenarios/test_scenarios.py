@@ -287,9 +287,6 @@ XFAIL: dict[str, str] = {
     "r30_decision_transformer_action_from_action_token": (
         "false: 'ok'; missing the action predicted from its own token (a leak)"
     ),
-    "r30_reptile_state_dict_not_copied": (
-        "false: 'ok'; missing weights_before = state_dict() aliasing the parameters"
-    ),
     "r30_sophia_hutchinson_negative_curvature": (
         "false: 'ok'; missing a negative curvature estimate in Sophia's denominator"
     ),

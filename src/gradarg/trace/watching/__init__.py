@@ -19,7 +19,7 @@ no module reads another's private state.  Then ``events`` (each parameter's ``.g
 events, in order, and how they are read), ``records`` (module and parameter records and their
 assembly), ``finding`` / ``findings`` / ``eventfindings`` (one function per thing that can be
 wrong with a step; those read from observed ``.grad`` events in ``eventfindings``;
-``magnitudes``: NaN/Inf gradients, vanishing or exploding ones, dead units; ``unused``: module
+``magnitudes``: NaN/Inf gradients, vanishing or exploding ones, dead units (with ``recurrence``: a loop's state that grew until it overflowed); ``snapshots``: a ``state_dict()`` kept as a snapshot that is not a copy, a ``load_state_dict`` that changed nothing; ``unused``: module
 outputs with history that got no gradient; ``reads``:
 what the optimizer will read, the findings behind a checked "ok" and what was checked;
 ``scales``: what a step read against the losses' gradients, their scale and their average

@@ -62,6 +62,7 @@ from .schedules import scheduler_order
 from .seeding import seeded
 from .selfmatch import self_match
 from .silentedits import silent_edit
+from .snapshots import snapshot_aliases
 from .stepsums import mean_parts, uneven_steps
 from .tied import tied_trainable
 from .tokenshift import token_shift
@@ -197,7 +198,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     loss_ascent, kd_unsquared, ones_vjp, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
-    output_relu, gaussian_args, saturated_gate,
+    output_relu, gaussian_args, saturated_gate, snapshot_aliases,
 )
 
 

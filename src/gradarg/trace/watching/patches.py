@@ -432,9 +432,15 @@ class _ModuleHook:
         return (_made_inert, ())
 
 
-def module_hook(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` as a module hook that copies of the module do not carry (:class:`_ModuleHook`)."""
-    return _ModuleHook(fn)
+class _MarkedHook(_ModuleHook):
+    """A :class:`_ModuleHook` torch can set attributes on (``register_state_dict_post_hook``
+    marks its hook ``_from_public_api``)."""
+
+
+def module_hook(fn: Callable[..., Any], *, marked: bool = False) -> Callable[..., Any]:
+    """``fn`` as a module hook that copies of the module do not carry (:class:`_ModuleHook`);
+    ``marked``: one torch may set attributes on."""
+    return _MarkedHook(fn) if marked else _ModuleHook(fn)
 
 
 def eager_unless_traced(hook: Callable[..., Any]) -> Callable[..., Any]:

@@ -45,6 +45,7 @@ from .rowselect import RowSelect
 from .seeding import SeedCalls
 from .sentinel import Sentinel
 from .silentedits import SilentEdits
+from .snapshots import Snapshots
 from .stepleft import StepLeft
 from .tokenshift import TokenShift
 from .trainmode import ModeSeen
@@ -63,9 +64,8 @@ class GradWatch:
     Use it as a context manager (``with gradarg.watch(model) as w:``) or call :meth:`remove`;
     after a backward, ask :meth:`summary`, :meth:`table`, :meth:`plot`, :meth:`why_no_grad`, :meth:`draw`.
 
-    The record is made by three parts, each with read-only views for the findings: ``calls``
-    (the module calls), ``grads`` (each parameter's ``.grad`` events) and ``graph`` (the graph
-    and the values); ``watched`` is the state they share; smaller parts read one thing each.
+    Three parts make the record, with read-only views for the findings: ``calls`` (module
+    calls), ``grads`` (``.grad`` events), ``graph`` (graph, values); smaller parts one thing each.
 
     Attributes
     ----------
@@ -106,12 +106,12 @@ class GradWatch:
         self.tokens, self.cuts = TokenShift(model), IntCuts(model, self.calls, self.detail)
         self.boot, self.seeds = Bootstrap(model, self.calls, watched.names), SeedCalls(model, self.calls)
         self.lossnodes = LossNodes({**READERS, "bootstrap": (BOOTSTRAP_NODE, self.boot.read)})
-        self.pads, self.closures, self.plateaus = PadReads(model), ClosureSteps(), Plateaus(self.grads)
+        self.pads, self.closures, self.plateaus, self.snapshots = PadReads(model), ClosureSteps(), Plateaus(self.grads), Snapshots(model, self.grads)
         self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
         self.silent = SilentEdits(model, watched.param_names(), self.detail)  # .data edits
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds, self.plateaus, self.silent)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds, self.plateaus, self.silent, self.snapshots)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
