@@ -287,9 +287,6 @@ XFAIL: dict[str, str] = {
     "r30_decision_transformer_action_from_action_token": (
         "false: 'ok'; missing the action predicted from its own token (a leak)"
     ),
-    "r30_sophia_hutchinson_negative_curvature": (
-        "false: 'ok'; missing a negative curvature estimate in Sophia's denominator"
-    ),
     # round 30, held-out
     "r30_hifigan_disc_step_fake_not_detached": "held-out: false",
     "r30_linear_attention_relu_feature_map_zero_denominator": "held-out: silent",

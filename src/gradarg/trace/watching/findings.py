@@ -54,6 +54,7 @@ from .reads import (
     scaler_skipped,
     step_raised,
     step_unmoved,
+    step_uphill,
 )
 from .rowselect import row_select
 from .sampling import sampling
@@ -192,7 +193,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     block_ended, step_raised, backward_stopped, nonfinite, recreated, no_gradient,
     cut_from_the_graph, output_unused, not_registered, optimizer_holds, vanishing_or_exploding, dead_units,
     all_zero, hooks, accumulated, input_passes, uneven_steps, mean_parts, loss_scale, edited_after_backward, edit_discarded,
-    edited_after_step, silent_edit, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, values_swapped,
+    edited_after_step, silent_edit, optimizer_read, eps_underflow, scaler_skipped, step_unmoved, step_uphill, values_swapped,
     scheduler_order, plateau_cuts, target_grad, graphless_term, zero_derivative, index_selection, grad_leaked,
     modes_mixed, eval_mode, frozen_norm, small_batch_norm, stats_again, loss_form, loss_nonfinite, loss_broadcast,
     loss_ascent, kd_unsquared, ones_vjp, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,

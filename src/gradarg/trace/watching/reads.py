@@ -32,6 +32,7 @@ __all__ = [
     "optimizer_read",
     "scaler_skipped",
     "step_unmoved",
+    "step_uphill",
 ]
 
 
@@ -260,6 +261,30 @@ def _first_rank(w: GradWatch) -> str:
     return (f"; {who} {first.rank} saw it first: its own gradient of "
             f"{shown(first.nonfinite, 3)} held NaN/Inf before the processes averaged it{also} "
             f"(gathered from every process when the block ended)")
+
+
+UPHILL = 0.1  # share of a first step's sampled entries moved along .grad that is named
+
+
+def step_uphill(w: GradWatch, o: Options) -> Finding:
+    """A first optimizer step (no momentum held) that moved entries along the gradient it
+    read, not against it (observed: :mod:`.stepmoves` samples each parameter before and
+    after the step): a descent step from no history moves every entry against ``.grad``
+    (plus its L2 weight decay), so a share of at least :data:`UPHILL` moved along it is an
+    update whose sign is flipped there."""
+    del o
+    up = [u for u in w.grads.moves.uphill.values() if u.along >= max(2, UPHILL * u.read)]
+    if not up:
+        return Finding("optimizer step direction", True)
+    u = up[0]
+    return Finding("optimizer step direction", True, (
+        f"the optimizer step ({u.optimizer}) moved {u.along} of {u.read} sampled entries "
+        f"along the gradient it read, uphill (to first order the loss grows there: "
+        f"{shown(list(u.names), 3)}), at a step with no momentum to explain it (observed: a "
+        f"sample of each parameter before and after the step); a descent step moves against "
+        f".grad (SGD, Adam, RMSprop do), so its update's sign is flipped there: a "
+        f"preconditioner or curvature estimate that is negative where it lacks its floor "
+        f"(max(h, eps) or a clamp), or a sign error in a custom optimizer"))
 
 
 def step_unmoved(w: GradWatch, o: Options) -> Finding:

@@ -27,7 +27,7 @@ import torch
 
 from ..graph.values import plain
 
-__all__ = ["SAMPLE", "Reverted", "StepMoves", "Swapped", "Unmoved"]
+__all__ = ["SAMPLE", "Reverted", "StepMoves", "Swapped", "Unmoved", "Uphill"]
 
 SAMPLE = 32  # entries read per parameter and step, evenly spaced
 UNMOVED = 0.5  # a parameter with at least this fraction of its sample unchanged is named
@@ -80,6 +80,33 @@ class Reverted:
     moved: int
 
 
+@dataclass(frozen=True)
+class Uphill:
+    """The first step of ``optimizer`` (its state empty for these parameters: no momentum
+    yet) moved ``along`` of the ``read`` sampled entries in the direction of the gradient it
+    read (plus its group's L2 ``weight_decay`` times the weights; a decoupled decay's shrink,
+    AdamW's, taken out of the move), not against it; ``names``:
+    the parameters with such entries."""
+
+    optimizer: str
+    along: int
+    read: int
+    names: tuple[str, ...]
+
+
+# state keys of a first moment (momentum): with one, a step may move along the gradient
+_MOMENTS = ("exp_avg", "momentum_buffer", "momentum", "m", "buf", "mu", "exp_avg_m")
+
+
+def _fresh(state: Any, seen: int) -> bool:
+    """Whether a step from ``state`` (a parameter's, in its optimizer) has no past gradient to
+    follow: the state is empty, or it is the first step seen and no momentum is held (a
+    curvature estimate written before the first step, as Sophia's ``update_hessian``)."""
+    if not state:
+        return True
+    return not seen and isinstance(state, dict) and not any(k in state for k in _MOMENTS)
+
+
 def _number(value: Any) -> float | None:
     try:
         return float(value)
@@ -108,6 +135,10 @@ class StepMoves:
         self.swapped: dict[str, Swapped] = {}  # by name: storage replaced between steps
         self.reverted: dict[str, Reverted] = {}  # by name: the last update undone in place
         self.steps: dict[int, int] = {}  # id(optimizer) -> its steps that ended
+        # id(optimizer) -> (entry, .grad + L2 weight decay sampled, lr * decoupled decay) of
+        # its first step's parameters
+        self._fresh: dict[int, list[tuple[int, torch.Tensor, float]]] = {}
+        self.uphill: dict[int, Uphill] = {}  # id(optimizer) -> its first step, uphill
 
     def _positions(self, n: int, device: Any) -> torch.Tensor:
         """:data:`SAMPLE` positions spread over ``n`` entries (repeated when ``n`` is smaller:
@@ -126,10 +157,12 @@ class StepMoves:
         ``names[p]``: a parameter's ``(name, ...)``.  One ``torch.take`` per parameter."""
         self.unfinished[id(optimizer)] = type(optimizer).__name__
         kept = {id(p) for p in held}
-        entries, values, undo = [], [], []
+        entries, values, undo, fresh = [], [], [], []
+        state, seen = getattr(optimizer, "state", {}), self.steps.get(id(optimizer), 0)
         with torch.no_grad():
             for group in optimizer.param_groups:
                 lr, initial = _number(group.get("lr")), _number(group.get("initial_lr"))
+                decay = _number(group.get("weight_decay")) or 0.0
                 for p in group["params"]:
                     g = p.grad if id(p) in kept else None
                     if g is None or not (plain(p) and plain(g)) or not p.numel():
@@ -137,6 +170,13 @@ class StepMoves:
                     idx = self._positions(p.numel(), p.device)
                     entries.append((p, names[p][0], lr, initial, idx))
                     values.append(torch.take(p, idx))
+                    if not group.get("maximize") and _fresh(state.get(p), seen):
+                        # L2 decay joins the gradient; decoupled decay (AdamW) is a move of
+                        # its own, -lr * decay * p, taken out of the move before comparing
+                        apart = bool(group.get("decoupled_weight_decay"))
+                        fresh.append((len(entries) - 1, torch.take(g, idx) + (
+                            0.0 if apart else decay) * values[-1],
+                            (lr or 0.0) * decay if apart else 0.0))
                     left = self._left.get(id(p))
                     if left is not None and left[0] == p.data_ptr() and left[2] is idx:
                         undo.append((names[p][0], p, left, values[-1]))
@@ -150,6 +190,7 @@ class StepMoves:
                                 self.steps.get(id(optimizer), 0), differ, read)
             self._undone(optimizer, undo)
         self._read[id(optimizer)] = (entries, values)
+        self._fresh[id(optimizer)] = fresh
 
     def _undone(self, optimizer: Any, undo: list[tuple[str, Any, Any, torch.Tensor]]) -> None:
         """For each ``(name, p, left, now)``: whether most sampled entries the last step
@@ -172,6 +213,24 @@ class StepMoves:
                 else:
                     self.reverted.pop(name, None)
 
+    def _uphill(self, optimizer: Any, entries: list[tuple[Any, ...]],
+                values: list[torch.Tensor], now: list[torch.Tensor]) -> None:
+        """At ``optimizer``'s first step for some parameters: how many of their sampled
+        entries moved along the gradient read (:attr:`uphill`)."""
+        along = read = 0
+        names = []
+        for i, g, shrink in self._fresh.pop(id(optimizer), []):
+            p = entries[i][0]
+            first = self._first[p.numel(), p.device] & (g != 0) & torch.isfinite(g)
+            move = now[i] - values[i] * (1 - shrink)  # without a decoupled decay's shrink
+            up = int(((move * g > 0) & first).sum())
+            along, read = along + up, read + int(first.sum())
+            if up:
+                names.append(entries[i][1])
+        if read:
+            self.uphill[id(optimizer)] = Uphill(type(optimizer).__name__, along, read,
+                                                tuple(names))
+
     def after(self, optimizer: Any) -> None:
         """``optimizer``'s step ran: each parameter read before it is named in
         :attr:`unmoved` when at least half of its sampled entries whose ``.grad`` is not
@@ -188,6 +247,7 @@ class StepMoves:
             now = [torch.take(p, idx) for p, *_, idx in entries]
             for (p, *_, idx), t, was in zip(entries, now, values, strict=True):
                 self._left[id(p)] = (p.data_ptr(), t, idx, was)
+            self._uphill(optimizer, entries, values, now)
             groups: dict[Any, list[int]] = {}
             for i, t in enumerate(values):
                 groups.setdefault((t.dtype, t.device), []).append(i)
