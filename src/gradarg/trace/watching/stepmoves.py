@@ -99,12 +99,12 @@ _MOMENTS = ("exp_avg", "momentum_buffer", "momentum", "m", "buf", "mu", "exp_avg
 
 
 def _fresh(state: Any, seen: int) -> bool:
-    """Whether a step from ``state`` (a parameter's, in its optimizer) has no past gradient to
-    follow: the state is empty, or it is the first step seen and no momentum is held (a
-    curvature estimate written before the first step, as Sophia's ``update_hessian``)."""
-    if not state:
-        return True
-    return not seen and isinstance(state, dict) and not any(k in state for k in _MOMENTS)
+    """Whether the optimizer's first step seen (``seen == 0``) starts from ``state`` (a
+    parameter's) with no past gradient to follow: the state is empty, or holds no momentum (a
+    curvature estimate written before the first step, as Sophia's ``update_hessian``).  Read
+    at the first step only: one more sample per parameter, once per optimizer."""
+    return not seen and (not state or (isinstance(state, dict)
+                                       and not any(k in state for k in _MOMENTS)))
 
 
 def _number(value: Any) -> float | None:
