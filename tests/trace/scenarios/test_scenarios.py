@@ -218,9 +218,6 @@ XFAIL: dict[str, str] = {
     "r23_onecycle_scalar_max_lr_trains_frozen_group": "held-out: false",
     "r23_tv_loss_unnormalized_sum_dominates": "held-out: false",
     # round 24 (branch s29-scen24), first run against main at 9f666d3
-    "r24_sac_alpha_loss_log_prob_not_detached": (
-        "false: 'ok'; missing log_pi not detached in the temperature loss"
-    ),
     "r24_silog_lambda_one_bias_no_gradient": (
         "false: 'ok'; missing the scale-invariant loss at lambda 1 cancelling the output bias"
     ),

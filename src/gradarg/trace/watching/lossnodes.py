@@ -1,6 +1,6 @@
 """The loss's first nodes, read once at each outermost ``backward()`` call by the modules that
 judge a loss function's saved values (:data:`READERS`: :mod:`.selfmatch`, :mod:`.ctcblank`,
-:mod:`.clampedparams`, :mod:`.kdscale`; the watch adds :class:`.bootstrap.Bootstrap`'s, which reads its recorder).
+:mod:`.clampedparams`, :mod:`.kdscale`, :mod:`.crossterm`; the watch adds :class:`.bootstrap.Bootstrap`'s, which reads its recorder).
 
 Each reader is registered for one node type (``"NllLossBackward0"``) and returns what it found
 or ``None``; the latest finding of each is kept by the reader's name (:attr:`LossNodes.found`).
@@ -25,6 +25,7 @@ from ..graph.nodes import Graph, first_nodes
 from ..graph.values import tensors as _tensors
 from . import (
     clampedparams,
+    crossterm,
     ctcblank,
     gaussnll,
     gridsample,
@@ -47,7 +48,8 @@ symmetric contrastive loss reaches its logits' scale at about the fourteenth).""
 
 READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
     "selfmatch": (selfmatch.NODE, selfmatch.read), "ctc": (ctcblank.NODE, ctcblank.read),
-    "clamped": (clampedparams.NODE, clampedparams.read), "kd": (kdscale.NODE, kdscale.read)}
+    "clamped": (clampedparams.NODE, clampedparams.read), "kd": (kdscale.NODE, kdscale.read),
+    "cross": (crossterm.NODE, crossterm.read)}
 """Readers of the loss's first nodes, by name: ``{name: (node type, read(node))}``."""
 
 DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
