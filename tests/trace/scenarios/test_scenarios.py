@@ -228,9 +228,6 @@ XFAIL: dict[str, str] = {
     "r25_capsule_routing_softmax_over_inputs": (
         "false: 'ok'; missing the routing softmax over the input capsules"
     ),
-    "r25_film_gamma_not_unsqueezed_broadcast": (
-        "false: 'ok'; missing FiLM's (N, C) gamma broadcast over the spatial dimensions"
-    ),
     "r25_svdd_center_learnable": (
         "false: 'ok'; missing the Deep SVDD centre trained as a parameter"
     ),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .averages import no_forgetting
 from .badweights import eps_underflow
+from .batchmix import batch_mixed
 from .bootstrap import bootstrapped_target
 from .closures import closure_sums
 from .crossterm import cross_term
@@ -200,7 +201,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     loss_ascent, kd_unsquared, ones_vjp, tied_trainable, token_shift, sampling, sample_cut, self_match, blank_targets,
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
-    output_relu, gaussian_args, saturated_gate, snapshot_aliases, cross_term,
+    output_relu, gaussian_args, saturated_gate, snapshot_aliases, cross_term, batch_mixed,
 )
 
 

@@ -11,7 +11,8 @@ The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`), wi
 ``grad_outputs`` of ``torch.autograd.grad`` calls (:mod:`.onesvjp`), and the
 arguments of ``gaussian_nll_loss`` calls (:mod:`.gaussnll`).  The whole
 graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
-(:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`).
+(:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`,
+:mod:`.batchmix`).
 
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
 """
@@ -24,6 +25,7 @@ from typing import Any
 from ..graph.nodes import Graph, first_nodes
 from ..graph.values import tensors as _tensors
 from . import (
+    batchmix,
     clampedparams,
     crossterm,
     ctcblank,
@@ -55,7 +57,8 @@ READERS: Mapping[str, tuple[str, Callable[[Any], Any]]] = {
 DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
                                               "residuals": residuals.residual_adds,
                                               "grid": gridsample.grid_outside,
-                                              "outrelu": outputrelu.relu_of_output}
+                                              "outrelu": outputrelu.relu_of_output,
+                                              "batchmix": batchmix.misaligned}
 """Readers of the whole graph, once, at the block's first ``backward()``: ``{name: read(graph)}``
 (what the architecture does, the same at every step)."""
 
