@@ -762,6 +762,24 @@ PAIRS = [
     ("r30_hifigan_disc_step_fake_not_detached", "r30_hifigan_disc_step_detached"),
     ("r30_beta_vae_capacity_without_abs", "r30_beta_vae_capacity_abs"),
     ("r30_alphazero_policy_loss_neg_inf_mask", "r30_alphazero_policy_loss_finite_mask"),
+    # round 31
+    ("r31_retnet_decay_abs_distance", "r31_retnet_decay_causal"),
+    ("r31_grpo_advantage_normalised_over_prompts", "r31_grpo_advantage_normalised_within_group"),
+    ("r31_deepfm_separate_tables_zero_init", "r31_deepfm_shared_table_zero_init"),
+    ("r31_flow_matching_data_at_zero", "r31_flow_matching_noise_at_zero"),
+    ("r31_galore_per_layer_update_accumulated", "r31_galore_per_layer_update_full_batch"),
+    ("r31_medusa_heads_list_times_k", "r31_medusa_heads_built_in_loop"),
+    ("r31_muon_newton_schulz_unnormalised", "r31_muon_torch_optim"),
+    ("r31_hyena_fft_conv_length_l", "r31_hyena_fft_conv_padded_2l"),
+    ("r31_siglip_loss_eye_labels", "r31_siglip_loss_signed_labels"),
+    ("r31_nbeats_residual_subtracted_in_place", "r31_nbeats_residual_subtracted"),
+    ("r31_xlstm_exponential_gates_unstabilised", "r31_xlstm_exponential_gates_stabilised"),
+    ("r31_schnet_broadcast_sqrt_distance", "r31_schnet_neighbour_list_distance"),
+    ("r31_swin_shifted_windows_unmasked", "r31_swin_shifted_windows_masked"),
+    (
+        "r31_gaussian_splats_quaternions_zero_init",
+        "r31_gaussian_splats_quaternions_identity_init",
+    ),
 ]
 
 
