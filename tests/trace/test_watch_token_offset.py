@@ -1,9 +1,9 @@
 """Class: a language model's loss scored against the token two places ahead (labels shifted by
 hand and again inside the model).  The summary names it exactly when every scored target
 equals the token ids at offset 2 and not at offset 1, on at least ``MIN_POSITIONS`` positions,
-and no other loss of the backward is a next-token loss; a next-token loss (offset 1), an
-unshifted one (offset 0: a reconstruction, not judged) and a multi-token prediction head (an
-offset-2 loss beside an offset-1 one) are never named.
+and no other loss of the backward is scored at another offset; a next-token loss (offset 1),
+an unshifted one (offset 0: a reconstruction, not judged) and multi-token prediction heads (an
+offset-2 loss beside an offset-1 one, or beside an offset-3 one: Medusa's) are never named.
 
 The truth comes from the test's own construction of the targets: the offset it shifted them by
 (two shifts when it shifts by hand and the model shifts again, as Hugging Face's causal LMs
@@ -56,7 +56,8 @@ def _shift(ids: torch.Tensor, k: int) -> torch.Tensor:
 @given(b=st.integers(1, 4), t=st.integers(3, 12), vocab=st.sampled_from([2, 3, 50]),
        how=st.sampled_from(["model shifts, labels shifted by hand", "model shifts, labels=ids",
                             "own loss, logits[:, :-1] vs ids[:, 1:]", "own loss, unshifted",
-                            "own loss, shifted by two", "two heads, next and two ahead"]),
+                            "own loss, shifted by two", "two heads, next and two ahead",
+                            "two heads, two and three ahead"]),
        drop=st.floats(0.0, 0.6), keyword=st.booleans(),
        pattern=st.sampled_from(["random", "constant", "alternating"]), seed=st.integers(0, 2**16))
 def test_a_target_offset_other_than_the_next_token_is_named_exactly(b, t, vocab, how, drop,
@@ -74,7 +75,7 @@ def test_a_target_offset_other_than_the_next_token_is_named_exactly(b, t, vocab,
         lambda **kw: model(ids, **kw))
     also_next = False
     with gradarg.watch(model) as w:
-        if how.startswith("two heads"):  # multi-token prediction: t + 1 and t + 2, on purpose
+        if how.startswith("two heads, next"):  # multi-token prediction: t + 1 and t + 2
             logits = call()
             target = _shift(ids, 2)
             target[~keep] = -100
@@ -82,6 +83,18 @@ def test_a_target_offset_other_than_the_next_token_is_named_exactly(b, t, vocab,
             loss = (F.cross_entropy(logits.reshape(-1, vocab), target.reshape(-1))
                     + F.cross_entropy((logits * 2).reshape(-1, vocab), nxt.reshape(-1)))
             also_next = int((nxt != -100).sum()) >= MIN_POSITIONS
+        elif how.startswith("two heads, two and three"):  # Medusa's heads: t + 2 and t + 3
+            logits = call()
+            target = _shift(ids, 2)
+            target[~keep] = -100
+            third = _shift(ids, 3)
+            loss = (F.cross_entropy(logits.reshape(-1, vocab), target.reshape(-1))
+                    + F.cross_entropy((logits * 2).reshape(-1, vocab), third.reshape(-1)))
+            # the second head is seen at another offset when its targets are not all the
+            # token two ahead (a short or repetitive sequence cannot tell them apart)
+            on = third != -100
+            also_next = (int(on.sum()) >= MIN_POSITIONS
+                         and not bool((third[on] == _shift(ids, 2)[on]).all()))
         elif how.startswith("model shifts"):
             labels = _shift(ids, 1) if "by hand" in how else ids.clone()
             labels[~keep] = -100

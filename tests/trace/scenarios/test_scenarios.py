@@ -287,26 +287,14 @@ XFAIL: dict[str, str] = {
     "r30_pointnet_feature_transform_reg_sqrt_at_identity": "held-out: silent",
     # round 31 (branch s34-scen31), first run against main at 6449470 (open 10 of 19 right,
     # held-out 4 of 9)
-    "r31_gaussian_splats_quaternions_identity_init": (
-        "silent: a healthy step (quaternions at the identity) not said 'ok'"
-    ),
     "r31_grpo_advantage_normalised_over_prompts": (
         "false: 'ok'; missing advantages normalised across prompts, not within each group"
-    ),
-    "r31_medusa_heads_built_in_loop": (
-        "silent: a healthy step (frozen base, heads built in a loop) not said 'ok'"
     ),
     "r31_medusa_heads_list_times_k": (
         "silent: missing [head] * k: one module shared by every head"
     ),
     "r31_muon_newton_schulz_unnormalised": (
         "silent: the NaN not traced to Newton-Schulz run without normalising first"
-    ),
-    "r31_muon_torch_optim": (
-        "false: a healthy step said to have raised"
-    ),
-    "r31_nbeats_residual_subtracted_in_place": (
-        "false: names no_grad, which the step never ran"
     ),
     "r31_retnet_decay_abs_distance": (
         "false: 'ok'; missing the decay over |i - j| (later tokens leak)"

@@ -129,12 +129,10 @@ def zero_blocks(roots: Sequence[Any], names: Mapping[torch.Tensor, str]) -> dict
 
 
 class Stop(NamedTuple):
-    """A backward pass that stopped at a saved tensor modified in place.
-
-    ``node``: the node that needs it (``SigmoidBackward0``); ``what``: the tensor and its
-    edit, in words (see :func:`~gradarg.trace.why.gradients.edited`); ``fix``: what to do;
-    ``call``: the module call whose output that node is, or ``None``; ``below``: the
-    parameters below it that got no gradient."""
+    """A backward pass that stopped at a saved tensor modified in place: the ``node`` that
+    needs it (``SigmoidBackward0``); ``what``: the tensor and its edit, in words (see
+    :func:`~gradarg.trace.why.gradients.edited`); ``fix``; ``call``: the module call whose
+    output that node is, or ``None``; ``below``: parameters below it without a gradient."""
 
     node: str
     what: str
@@ -144,13 +142,12 @@ class Stop(NamedTuple):
 
 
 def stopped(roots: Sequence[Any], names: Mapping[torch.Tensor, str], got: set[torch.Tensor],
-            owner: Mapping[Any, int]) -> Stop | None:
+            owner: Mapping[Any, int], alive: Sequence[torch.Tensor] = ()) -> Stop | None:
     """Where a backward pass through the graph below ``roots`` stops: the first node (output
-    side first) whose saved tensor was modified in place after it was saved (torch's version
-    counter shows it), with parameters below it that got no gradient (``got`` holds those that
-    did); ``None`` when there is none.  ``owner`` maps a module's output node to its call.
-    Values saved through saved-tensor hooks are not read (that would recompute checkpointed
-    blocks)."""
+    side first) whose saved tensor was modified in place after it was saved (its version
+    counter shows it), with parameters below it that got no gradient (``got``: those that
+    did); else ``None``.  ``owner`` maps a module's output node to its call; ``alive``: module
+    calls' inputs still held.  Values saved through saved-tensor hooks are not read."""
     if not roots:
         return None
     graph = Graph(*roots)
@@ -159,7 +156,8 @@ def stopped(roots: Sequence[Any], names: Mapping[torch.Tensor, str], got: set[to
                  if (t := leaf_tensor(graph.nodes[b])) is not None and t in names
                  and t.requires_grad and t not in got]
         if below:
-            what, fix = edited(graph, {n: t for t, n in names.items()}, node, attr, message)
+            what, fix = edited(graph, {n: t for t, n in names.items()}, node, attr, message,
+                               alive)
             return Stop(node.name(), what, fix, owner.get(node), tuple(below))
     return None
 
@@ -480,8 +478,10 @@ class GraphNotes:
                 or all(p in got for p in watched.owner if p.requires_grad)):
             return
         try:
+            alive = [t for v in self._calls.values.values() for r in v.ins
+                     if (t := r()) is not None]
             self._stop = stopped(roots(self._calls), watched.param_names(), got,
-                                 self._calls.node_owner)
+                                 self._calls.node_owner, alive)
         except Exception:  # noqa: BLE001 (a saved tensor that cannot be read: nothing known)
             self._stop = None
         stop = self._stop

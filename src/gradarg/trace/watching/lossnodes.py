@@ -12,7 +12,7 @@ The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`), wi
 arguments of ``gaussian_nll_loss`` calls (:mod:`.gaussnll`).  The whole
 graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
 (:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`,
-:mod:`.batchmix`).
+:mod:`.batchmix`, :mod:`.magwindow`).
 
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
 """
@@ -32,6 +32,7 @@ from . import (
     gaussnll,
     gridsample,
     kdscale,
+    magwindow,
     onesvjp,
     outputrelu,
     patches,
@@ -58,7 +59,8 @@ DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
                                               "residuals": residuals.residual_adds,
                                               "grid": gridsample.grid_outside,
                                               "outrelu": outputrelu.relu_of_output,
-                                              "batchmix": batchmix.misaligned}
+                                              "batchmix": batchmix.misaligned,
+                                              "gated": magwindow.gated}
 """Readers of the whole graph, once, at the block's first ``backward()``: ``{name: read(graph)}``
 (what the architecture does, the same at every step)."""
 

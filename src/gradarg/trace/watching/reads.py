@@ -270,18 +270,25 @@ def step_uphill(w: GradWatch, o: Options) -> Finding:
     """A first optimizer step (no momentum held) that moved entries along the gradient it
     read, not against it (observed: :mod:`.stepmoves` samples each parameter before and
     after the step): a descent step from no history moves every entry against ``.grad``
-    (plus its L2 weight decay), so a share of at least :data:`UPHILL` moved along it is an
-    update whose sign is flipped there."""
+    (plus its L2 weight decay), so a share of at least :data:`UPHILL` moved along it, with
+    the move's first-order change of the loss (the sum of move times gradient over the
+    sample) positive, is an update whose sign is flipped there.  A step that mixes entries
+    (Muon orthogonalises the update matrix) can move some entries along their gradient while
+    it descends as a whole: not named."""
     del o
-    up = [u for u in w.grads.moves.uphill.values() if u.along >= max(2, UPHILL * u.read)]
+    up = [u for u in w.grads.moves.uphill.values()
+          if u.along >= max(2, UPHILL * u.read) and u.first_order > 0]
     if not up:
         return Finding("optimizer step direction", True)
     u = up[0]
     return Finding("optimizer step direction", True, (
         f"the optimizer step ({u.optimizer}) moved {u.along} of {u.read} sampled entries "
         f"along the gradient it read, uphill (to first order the loss grows there: "
-        f"{shown(list(u.names), 3)}), at a step with no momentum to explain it (observed: a "
-        f"sample of each parameter before and after the step); a descent step moves against "
+        f"{shown(list(u.names), 3)}), at a step with no momentum to explain it, and to "
+        f"first order the step as a whole raises the loss (observed: a sample of each "
+        f"parameter before and after the step: the sum of move times gradient over it is "
+        f"{u.first_order:+.2g}, against {-u.descent:.2g} had every entry moved the same "
+        f"amount against its gradient); a descent step moves against "
         f".grad (SGD, Adam, RMSprop do), so its update's sign is flipped there: a "
         f"preconditioner or curvature estimate that is negative where it lacks its floor "
         f"(max(h, eps) or a clamp), or a sign error in a custom optimizer"))

@@ -92,6 +92,8 @@ class Uphill:
     along: int
     read: int
     names: tuple[str, ...]
+    first_order: float = 0.0  # sum of move * grad over the sampled entries read
+    descent: float = 0.0  # sum of |move| * |grad| over them: -descent is the best descent
 
 
 # state keys of a first moment (momentum): with one, a step may move along the gradient
@@ -218,18 +220,21 @@ class StepMoves:
         """At ``optimizer``'s first step for some parameters: how many of their sampled
         entries moved along the gradient read (:attr:`uphill`)."""
         along = read = 0
+        dot = size = 0.0
         names = []
         for i, g, shrink in self._fresh.pop(id(optimizer), []):
             p = entries[i][0]
             first = self._first[p.numel(), p.device] & (g != 0) & torch.isfinite(g)
             move = now[i] - values[i] * (1 - shrink)  # without a decoupled decay's shrink
             up = int(((move * g > 0) & first).sum())
+            dot += float((move * g)[first].sum())
+            size += float((move * g).abs()[first].sum())
             along, read = along + up, read + int(first.sum())
             if up:
                 names.append(entries[i][1])
         if read:
             self.uphill[id(optimizer)] = Uphill(type(optimizer).__name__, along, read,
-                                                tuple(names))
+                                                tuple(names), dot, size)
 
     def after(self, optimizer: Any) -> None:
         """``optimizer``'s step ran: each parameter read before it is named in

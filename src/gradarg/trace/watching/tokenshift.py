@@ -13,8 +13,8 @@ outermost ``backward()``, the ``nll_loss`` nodes among the losses' first nodes
 targets, each read as ``(batch, L)`` with ``L`` at most the positions.  A target equal to the
 ids at offset 2 on every scored position (not ``ignore_index``), and not at offset 1, on at
 least :data:`MIN_POSITIONS` positions, is reported with its support, unless another of the
-losses is scored at offset 1 (a multi-token prediction head predicts ``t + 2`` on purpose,
-beside the next-token head).  Offset 0 is not judged: a model whose output at ``t`` sees
+losses is scored at another offset (a multi-token prediction head predicts ``t + 2`` on
+purpose, beside the next-token head or heads for ``t + 3``, ``t + 4``: Medusa's).  Offset 0 is not judged: a model whose output at ``t`` sees
 only token ``t`` (a tied-embedding autoencoder) is trained to reconstruct it on purpose.
 
 Next-token targets (offset 1 on every position whose next token is among the ids) are also
@@ -45,6 +45,9 @@ MIN_POSITIONS = 8
 
 MOST_IDS = 1 << 20
 """Token ids kept per call at most (a larger integer input is not read)."""
+
+MOST_AHEAD = 8
+"""Offsets read (a multi-token prediction's heads, Medusa's, score tokens 2, 3, 4... ahead)."""
 
 _NLL = ("NllLossBackward0", "NllLoss2DBackward0")
 _FIRST_NODES = 12
@@ -79,7 +82,7 @@ def _rows(target: torch.Tensor, ids: torch.Tensor) -> torch.Tensor | None:
 
 
 def _offset(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> Shifted | None:
-    """The offset, 1 or 2 (1 first), at which ``target`` (flat, ``batch * L`` entries)
+    """The least offset, 1 to :data:`MOST_AHEAD`, at which ``target`` (flat, ``batch * L`` entries)
     equals ``ids`` ``(batch, T)`` on every scored position, at least :data:`MIN_POSITIONS`."""
     tgt = _rows(target, ids)
     if tgt is None:
@@ -93,7 +96,7 @@ def _offset(target: torch.Tensor, ids: torch.Tensor, ignore: int) -> Shifted | N
         return (int(m.sum()) >= MIN_POSITIONS and not bool(scored[:, n:].any())
                 and bool((tgt[:, :n][m] == ids[:, k:k + n][m]).all()))
 
-    k = next((k for k in (1, 2) if agree(k)), None)
+    k = next((k for k in range(1, MOST_AHEAD + 1) if agree(k)), None)
     return None if k is None else Shifted("", k, int(scored.sum()), int((~scored).sum()))
 
 

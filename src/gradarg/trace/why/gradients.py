@@ -5,7 +5,7 @@ in the graph a cotangent became zero or NaN.  Read by the diagnosis rules of :mo
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -355,17 +355,36 @@ def through_views(node: Any) -> torch.Tensor | None:
     return None
 
 
+def _in_place_user(graph: Graph, made: tuple[Any, int], shape: str, now: int,
+                   alive: Sequence[torch.Tensor]) -> Any | None:
+    """The node that recorded an in-place edit of a saved tensor, the output ``made`` (``(node,
+    output number)``): a tensor of the same ``shape`` at the version the error states, among
+    the ``alive`` tensors (a module call's inputs, say) or readable from another node's saved
+    values, whose history now ends at a node that takes ``made`` (an in-place operation gives
+    the tensor it edits a new ``grad_fn`` and bumps its version; an out-of-place one makes a
+    new tensor at version 0, and one under ``torch.no_grad()`` records no node).  ``None``
+    when nothing shows it (values saved through hooks are not read)."""
+    dims = [int(d) for d in shape.split(", ") if d]
+    kept = (v for _, _, v in saved_values(graph.nodes, hooked=False))
+    for t in (*alive, *kept):
+        if (isinstance(t, torch.Tensor) and t.grad_fn is not None and t._version == now
+                and list(t.shape) == dims and made in children(t.grad_fn)):
+            return t.grad_fn
+    return None
+
+
 _VERSIONS = re.compile(r"\[(?:torch\.)?(\w+) \[([\d, ]*)\]\]"
                        r"(?:, which is output (\d+) of (\w+))?,? "
                        r"is at version (\d+); expected version (\d+)")
 
 
 def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str,
-           message: str) -> tuple[str, str]:
+           message: str, alive: Sequence[torch.Tensor] = ()) -> tuple[str, str]:
     """What torch's version-counter ``message`` (reading ``node``'s saved ``attr``) says was
     modified in place, in words, and the fix: a named leaf updated between forward and
     backward (an optimizer step), the output of a node and the operation of the graph that
-    wrote into it (``CopySlices`` for ``h[:, 0] = 0``), or data."""
+    wrote into it (``CopySlices`` for ``h[:, 0] = 0``), or data.  ``alive``: tensors the
+    caller still holds that the edited one may be among (the inputs of module calls)."""
     m = _VERSIONS.search(message)
     if m is None:
         return "", "write the operation out of place (h = h + 1 instead of h += 1) or clone first"
@@ -420,6 +439,18 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
         users = [] if source is None else [
             n for n in graph.nodes if n is not node
             and any(ch is source and i == int(nr) for ch, i in children(n))]
+        wrote = None if source is None else _in_place_user(graph, (source, int(nr)), shape,
+                                                           int(now), alive)
+        if wrote is not None:
+            unused = ("" if wrote in users else "; its result does not lead to the output (no "
+                      "operation of the graph reads it), but it edited the saved tensor")
+            what = (f"the output of {cls} (shape [{shape}]), {versions}: it was edited in place "
+                    f"by {op_name(wrote)} ({node_class(wrote)}) after the node saved it (the "
+                    f"in-place form of that operation: a method ending in _, or -=, +=, *=; "
+                    f"observed: a tensor of that shape still held, a module call's input or a "
+                    f"value another node saved, is at version {now} and its history now ends "
+                    f"at that {node_class(wrote)}){unused}")
+            return what, out_of_place
         if any(node_class(n) == "CopySlices" for n in users):
             how = ("; it was written into in place through CopySlices: an assignment into "
                    "part of it (h[:, 0] = 0, h[mask] = v), or index_put_/masked_fill_ on a view")
