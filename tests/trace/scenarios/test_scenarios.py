@@ -290,12 +290,6 @@ XFAIL: dict[str, str] = {
     "r31_grpo_advantage_normalised_over_prompts": (
         "false: 'ok'; missing advantages normalised across prompts, not within each group"
     ),
-    "r31_medusa_heads_list_times_k": (
-        "silent: missing [head] * k: one module shared by every head"
-    ),
-    "r31_muon_newton_schulz_unnormalised": (
-        "silent: the NaN not traced to Newton-Schulz run without normalising first"
-    ),
     "r31_retnet_decay_abs_distance": (
         "false: 'ok'; missing the decay over |i - j| (later tokens leak)"
     ),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from .finding import Finding, Options, shown
 from .masters import master_copies
 
@@ -26,6 +28,34 @@ def gone(w: GradWatch) -> list[str]:
     module was replaced, or the attribute re-assigned, while the watch ran."""
     now = {id(p) for p in w.model.parameters()}
     return [name for p, (name, _) in w.watched.owner.items() if id(p) not in now]
+
+
+def _by_hand(w: GradWatch, unapplied: list[str]) -> tuple[str, list[str]]:
+    """Parameters that got a gradient, that no optimizer whose step ran holds, and that were
+    modified in place after the forward used them (their version counter went up since:
+    an update written by hand, which the watch does not see as a step), in words, and their
+    names; ``""`` when none of ``unapplied`` was.  States how many entries hold NaN/Inf now.
+    An edit through ``.data`` leaves the version counter as it was: not seen."""
+    by_name = {name: p for p, (name, _) in w.watched.owner.items()}
+    ps = [by_name[n] for n in unapplied if n in by_name]
+    edited = {id(p) for p in w.calls.noted.changed_since_forward(ps)}
+    names = [n for n in unapplied if n in by_name and id(by_name[n]) in edited]
+    if not names:
+        return "", []
+    text = (f"{len(names)} parameter(s) of the model got a gradient and were then modified in "
+            f"place, updated outside any torch.optim optimizer: {shown(names, 6)} (observed: "
+            f"their gradients arrived, no torch.optim optimizer whose step ran holds them, and "
+            f"their version counters went up after the forward used them): a hand-written "
+            f"update, whose step the watch does not see, so what it applied is not checked")
+    bad = [(n, int((~torch.isfinite(by_name[n].detach())).sum()), by_name[n].numel())
+           for n in names if by_name[n].is_floating_point()]
+    bad = [b for b in bad if b[1]]
+    if bad:
+        n, k, total = bad[0]
+        text += (f"; that update wrote NaN/Inf into {len(bad)} of them ({n}: {k} of {total} "
+                 f"entries now, read at the block's end): check its arithmetic (an iteration "
+                 f"that diverges, a division by a norm near 0) before the next step")
+    return text, names
 
 
 def optimizer_holds(w: GradWatch, o: Options) -> Finding:
@@ -91,6 +121,11 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             left = unapplied = []
         else:
             found, note = outside(w, [*opts, *strays], found)
+    by_hand, hand_names = _by_hand(w, unapplied)
+    if by_hand:
+        found.append(by_hand)
+        left = [n for n in left if n not in hand_names]
+        unapplied = [n for n in unapplied if n not in hand_names]
     if unapplied:
         found.append(
             f"{len(unapplied)} parameter(s) of the model got a gradient in this step but no "
