@@ -8,7 +8,9 @@ the kind.
 The truth comes from torch alone: the logits at position t depend on the input at a later
 position s > t exactly when ``torch.autograd.grad`` of those logits with respect to the
 embeddings is nonzero at s.  Generated: the attention (hand-written softmax, SDPA,
-``TransformerEncoderLayer``), the mask, the targets, the widths and the seed.
+``TransformerEncoderLayer``, retention's scores times a decay matrix with no softmax, a
+softmax's weights times a constant dropout mask), the mask, the targets, the widths and the
+seed.
 """
 
 from __future__ import annotations
@@ -48,6 +50,19 @@ class LM(nn.Module):
             m = None if keep is None else torch.zeros(n, n).masked_fill(~keep, -math.inf)
             return self.out(self.layer(h, src_mask=m))
         q, k, v = self.qkv(h).chunk(3, -1)
+        if self.attention == "retention":  # no softmax: the decay matrix is the mask
+            d = torch.arange(n)[:, None] - torch.arange(n)[None, :]
+            decay = 0.9 ** d.abs().float()
+            if keep is not None:
+                decay = decay * keep
+            return self.out(h + ((q @ k.transpose(1, 2)) * decay) @ v)
+        if self.attention == "dropped":  # weights times a constant 0/2 mask after the softmax
+            s = (q @ k.transpose(1, 2)).masked_fill(~tril, -math.inf) if keep is not None \
+                else q @ k.transpose(1, 2)
+            if self.mask == "flipped":
+                s = (q @ k.transpose(1, 2)).masked_fill(tril.T.logical_not(), -math.inf)
+            drop = (torch.rand(n, n, generator=torch.Generator().manual_seed(n)) > 0.3) * 2.0
+            return self.out(h + (s.softmax(-1) * drop) @ v)
         if self.attention == "sdpa":
             if self.mask == "causal":
                 a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -65,7 +80,7 @@ class LM(nn.Module):
 
 
 @settings(max_examples=30, deadline=None)
-@given(attention=st.sampled_from(["softmax", "sdpa", "layer"]),
+@given(attention=st.sampled_from(["softmax", "sdpa", "layer", "retention", "dropped"]),
        mask=st.sampled_from(["none", "causal", "causal", "flipped"]),
        targets=st.sampled_from(["next", "next", "same", "random"]),
        dim=st.sampled_from([8, 16]), seed=st.integers(0, 2**16))

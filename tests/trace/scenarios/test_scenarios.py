@@ -290,12 +290,6 @@ XFAIL: dict[str, str] = {
     "r31_grpo_advantage_normalised_over_prompts": (
         "false: 'ok'; missing advantages normalised across prompts, not within each group"
     ),
-    "r31_retnet_decay_abs_distance": (
-        "false: 'ok'; missing the decay over |i - j| (later tokens leak)"
-    ),
-    "r31_swin_shifted_windows_unmasked": (
-        "false: 'ok'; missing the shifted windows without their mask (wrap-around)"
-    ),
     # round 31, held-out
     "r31_flow_matching_data_at_zero": "held-out: false",
     "r31_galore_per_layer_update_accumulated": "held-out: false",

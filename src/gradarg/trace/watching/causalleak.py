@@ -8,7 +8,9 @@ token ids one position ahead (:mod:`.tokenshift`): an attention softmax (``Softm
 over the last dimension) whose saved weights are square over the sequence, ``(..., T, T)``
 with ``T`` the model's token positions, and give weight above the diagonal (row ``t`` reading
 a column ``s > t``); or ``F.scaled_dot_product_attention`` over ``T`` positions with neither
-``is_causal`` nor a mask that hides every later position (its saved arguments).
+``is_causal`` nor a mask that hides every later position (its saved arguments); or scores
+multiplied by a constant ``(..., T, T)`` matrix nonzero above the diagonal (retention, which has
+no softmax: its decay matrix is the mask).
 
 Imports ``trace.graph.nodes`` only.
 """
@@ -38,6 +40,7 @@ class Leak(NamedTuple):
     op: str
     positions: int
     weight: float | None
+    how: str = ""  # where the leak was read, in words, when not from saved weights or SDPA
 
 
 def _upper(n: int) -> torch.Tensor:
@@ -72,6 +75,54 @@ def _sdpa_leak(node: Any, positions: int) -> Leak | None:
     return Leak(type(node).__name__, positions, None)
 
 
+_PASS = frozenset({"ViewBackward0", "UnsafeViewBackward0", "TransposeBackward0", "TBackward0",
+                   "PermuteBackward0", "ExpandBackward0", "CloneBackward0", "MulBackward0",
+                   "DivBackward0", "ReshapeAliasBackward0"})
+_MATMUL = frozenset({"BmmBackward0", "MmBackward0", "MatmulBackward0", "BaddbmmBackward0"})
+
+
+def _scores_below(node: Any) -> bool:
+    """Whether a product's input with history is scores straight from a matrix product
+    (``q @ k.T``, through views and scalings only): not weights a softmax or a mask already
+    shaped (a dropout mask on causal attention weights is not a leak)."""
+    todo = [(c, 0) for c, _ in node.next_functions if c is not None]
+    while todo:
+        n, depth = todo.pop()
+        name = type(n).__name__
+        if name in _MATMUL:
+            return True
+        if name in _PASS and depth < 4:
+            todo.extend((c, depth + 1) for c, _ in n.next_functions if c is not None)
+    return False
+
+
+def _product_leak(node: Any, positions: int) -> Leak | None:
+    """A product of scores with a constant ``(..., T, T)`` matrix that is nonzero above the
+    diagonal (retention's decay ``gamma ** |n - m|`` where RetNet's is ``gamma ** (n - m)``
+    for ``n >= m`` and 0 above): the matrix is the causal mask, and it lets row ``t`` read
+    columns after ``t``."""
+    for attr, other in (("_saved_other", "_saved_self"), ("_saved_self", "_saved_other")):
+        m = saved_value(node, attr, hooked=False)
+        if (not isinstance(m, torch.Tensor) or m.requires_grad or m.dim() < 2
+                or m.shape[-1] != positions or m.shape[-2] != positions
+                or not m.is_floating_point()):
+            continue
+        o = saved_value(node, other, hooked=False)
+        if isinstance(o, torch.Tensor) and not o.requires_grad:
+            continue  # two constants: not scores
+        if not _scores_below(node):
+            continue
+        sample = m.detach().reshape(-1, positions, positions)[:MATRICES].float()
+        rows = int((sample.abs() * _upper(positions)).sum(-1).gt(0).sum(-1).max())
+        if rows:
+            return Leak(type(node).__name__, positions, None, (
+                f"a constant {list(m.shape)} matrix multiplied into the scores, nonzero above "
+                f"the diagonal in {rows} of its {positions} rows: a decay or mask that must be "
+                f"0 above the diagonal (RetNet's gamma ** (n - m) for n >= m), not one that "
+                f"decays with the distance either way"))
+    return None
+
+
 def future_leak(roots: list[Any], positions: int) -> Leak | None:
     """The first attention among the nodes reached from ``roots`` (the losses' nodes, at most
     :data:`VISITS`) over ``positions`` positions that lets a position read a later one."""
@@ -80,7 +131,8 @@ def future_leak(roots: list[Any], positions: int) -> Leak | None:
         n = todo.pop(0)
         name = type(n).__name__
         leak = (_softmax_leak(n, positions) if name in _SOFTMAX else
-                _sdpa_leak(n, positions) if name == _SDPA else None)
+                _sdpa_leak(n, positions) if name == _SDPA else
+                _product_leak(n, positions) if name == "MulBackward0" else None)
         if leak is not None:
             return leak
         for c, _ in n.next_functions:

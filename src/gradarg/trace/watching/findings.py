@@ -65,6 +65,7 @@ from .schedules import scheduler_order
 from .seeding import seeded
 from .selfmatch import self_match
 from .sharedmodules import shared_module_calls
+from .shiftedwindows import shifted_unmasked
 from .silentedits import silent_edit
 from .snapshots import snapshot_aliases
 from .stepsums import mean_parts, uneven_steps
@@ -203,7 +204,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
     output_relu, gaussian_args, saturated_gate, snapshot_aliases, cross_term, batch_mixed,
-    shared_module_calls,
+    shared_module_calls, shifted_unmasked,
 )
 
 

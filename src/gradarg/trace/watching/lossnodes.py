@@ -12,7 +12,7 @@ The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`), wi
 arguments of ``gaussian_nll_loss`` calls (:mod:`.gaussnll`).  The whole
 graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
 (:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`,
-:mod:`.batchmix`, :mod:`.magwindow`).
+:mod:`.batchmix`, :mod:`.magwindow`, :mod:`.shiftedwindows`).
 
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
 """
@@ -38,6 +38,7 @@ from . import (
     patches,
     residuals,
     selfmatch,
+    shiftedwindows,
     sines,
     upstream,
 )
@@ -60,7 +61,8 @@ DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
                                               "grid": gridsample.grid_outside,
                                               "outrelu": outputrelu.relu_of_output,
                                               "batchmix": batchmix.misaligned,
-                                              "gated": magwindow.gated}
+                                              "gated": magwindow.gated,
+                                              "shifted": shiftedwindows.unmasked_shift}
 """Readers of the whole graph, once, at the block's first ``backward()``: ``{name: read(graph)}``
 (what the architecture does, the same at every step)."""
 

@@ -167,8 +167,8 @@ def token_shift(w: GradWatch, o: Options) -> Finding:
     if s is None and leak is not None:
         read = ("" if leak.weight is None else
                 f", a row giving {leak.weight:.3g} of its weight to later positions on average")
-        how = ("the weights it saved" if leak.weight is not None else
-               "its saved is_causal=False and mask, which hides no later position")
+        how = leak.how or ("the weights it saved" if leak.weight is not None else
+                           "its saved is_causal=False and mask, which hides no later position")
         return Finding("token targets", True, (
             f"each position is trained to predict the next token while its attention reads "
             f"later positions, the next token included: a future leak (observed: the targets "
