@@ -236,9 +236,6 @@ XFAIL: dict[str, str] = {
     "r25_ema_bn_buffers_not_copied": "held-out: false",
     "r25_lottery_rewind_into_pruned_weight_lost": "held-out: false",
     # round 26 (branch s30-scen26), first run against main at e28670a
-    "r26_wavenet_same_padding_sees_future": (
-        "false: 'ok'; missing the non-causal padding (the prediction reads t + 1 to t + 7)"
-    ),
     # round 27 (branch s30-scen27), first run against main at f24573d
     "r27_gae_advantages_appended_not_reversed": (
         "false: 'ok'; missing GAE advantages appended in the backward loop and never reversed"

@@ -23,7 +23,7 @@ import torch
 
 from ..graph.nodes import saved_value
 
-__all__ = ["Leak", "future_leak"]
+__all__ = ["Leak", "conv_leak", "future_leak"]
 
 VISITS = 4096  # graph nodes visited from the loss
 MATRICES, ROWS = 8, 64  # attention matrices and rows of each read (a long sequence's are large)
@@ -41,6 +41,7 @@ class Leak(NamedTuple):
     positions: int
     weight: float | None
     how: str = ""  # where the leak was read, in words, when not from saved weights or SDPA
+    conv: bool = False  # a convolution's padding, not an attention
 
 
 def _upper(n: int) -> torch.Tensor:
@@ -139,4 +140,27 @@ def future_leak(roots: list[Any], positions: int) -> Leak | None:
             if c is not None and c not in seen:
                 seen.add(c)
                 todo.append(c)
+    return None
+
+
+def conv_leak(model: torch.nn.Module, positions: int) -> Leak | None:
+    """The first ``nn.Conv1d`` of ``model`` padded on both sides so that its output is as long
+    as its input (``padding=d (k - 1) / 2``, or ``"same"``), kernel above 1: output ``t``
+    reads inputs up to ``t + right padding``.  A convolution padded by ``d (k - 1)`` on both
+    sides (the causal idiom that drops the last outputs) or not at all is not named."""
+    for name, m in model.named_modules():
+        if not isinstance(m, torch.nn.Conv1d) or m.padding_mode != "zeros":
+            continue
+        k, d = m.kernel_size[0], m.dilation[0]
+        total = d * (k - 1)
+        if m.padding == "same":
+            right = total - total // 2
+        elif isinstance(m.padding, tuple) and 2 * m.padding[0] == total:
+            right = m.padding[0]
+        else:
+            continue
+        if k > 1 and right > 0:
+            return Leak(f"module '{name}' (Conv1d)", positions, None, (
+                f"padding {right} on its right with kernel {k} and dilation {d}: its output at "
+                f"t reads inputs up to t + {right}, and the layers above add theirs"), True)
     return None

@@ -18,7 +18,10 @@ purpose, beside the next-token head or heads for ``t + 3``, ``t + 4``: Medusa's)
 only token ``t`` (a tied-embedding autoencoder) is trained to reconstruct it on purpose.
 
 Next-token targets (offset 1 on every position whose next token is among the ids) are also
-where :mod:`.causalleak` looks for attention that reads later positions (:attr:`TokenShift.leak`).
+where :mod:`.causalleak` looks for attention or a convolution that reads later positions
+(:attr:`TokenShift.leak`); so are the targets of a regression loss (``mse_loss``,
+``smooth_l1_loss``, ``huber_loss``) equal to the model's floating input one step ahead along its
+last dimension (a next-sample predictor: WaveNet, a TCN), the input kept by a weak reference.
 
 Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.finding`, :mod:`.patches` and
 ``trace.graph.nodes`` (a node's saved values).
@@ -26,13 +29,14 @@ Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.finding`, :mod:
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
 from ..graph.nodes import first_nodes, saved_value
 from . import patches
-from .causalleak import Leak, future_leak
+from .causalleak import Leak, conv_leak, future_leak
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -50,6 +54,8 @@ MOST_AHEAD = 8
 """Offsets read (a multi-token prediction's heads, Medusa's, score tokens 2, 3, 4... ahead)."""
 
 _NLL = ("NllLossBackward0", "NllLoss2DBackward0")
+# (``l1_loss`` is recorded as a mean of ``abs`` of a difference, which saves no target)
+_REGRESSION = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")
 _FIRST_NODES = 12
 
 
@@ -70,6 +76,27 @@ def _ids(args: Any, kwargs: Any) -> torch.Tensor | None:
                 and a.numel() <= MOST_IDS):
             return a.detach().clone()
     return None
+
+
+def _series(args: Any, kwargs: Any) -> torch.Tensor | None:
+    """The first floating tensor argument with positions along its last dimension (a
+    sequence of samples, ``(batch, channels, T)``); kept by a weak reference, not copied."""
+    for a in (*args, *(kwargs or {}).values()):
+        if (isinstance(a, torch.Tensor) and a.is_floating_point() and a.dim() >= 2
+                and a.shape[-1] >= 2 and a.numel() <= MOST_IDS):
+            return a
+    return None
+
+
+def next_step(target: torch.Tensor, series: torch.Tensor) -> bool:
+    """Whether a regression ``target`` is the model's input ``series`` one step ahead along
+    the last dimension (``x[..., 1:]``), exactly, on at least :data:`MIN_POSITIONS`
+    positions."""
+    n = target.shape[-1] if target.dim() else 0
+    if (target.dim() != series.dim() or target.shape[:-1] != series.shape[:-1]
+            or not 0 < n < series.shape[-1] or n < MIN_POSITIONS):
+        return False
+    return bool(torch.equal(target.detach(), series.detach()[..., 1:1 + n].to(target.dtype)))
 
 
 def _rows(target: torch.Tensor, ids: torch.Tensor) -> torch.Tensor | None:
@@ -123,6 +150,8 @@ class TokenShift:
         self.leak: Leak | None = None  # attention reading later positions, next-token targets
         self._looked = False  # for a leak, once per watch
         self._ids: torch.Tensor | None = None
+        self._series: tuple[Any, int] | None = None  # a float input (weakly), its version
+        self.steps = False  # the leak's targets are float samples one step ahead
         self._handles: list[Any] = []
 
     def attach(self) -> None:
@@ -132,19 +161,25 @@ class TokenShift:
             patches.register_backward_call_hook(self._backward, outer=True)]
 
     def detach(self) -> list[Any]:
-        handles, self._handles, self._ids = self._handles, [], None
+        handles, self._handles, self._ids, self._series = self._handles, [], None, None
         return handles
 
     def _called(self, module: Any, args: Any, kwargs: Any) -> None:
         if not patches.backward_depth():  # not a recomputation during a backward (checkpoint)
             self._ids = _ids(args, kwargs)
+            x = None if self._ids is not None else _series(args, kwargs)
+            self._series = None if x is None else (weakref.ref(x), x._version)
 
     def _backward(self, tensors: Any) -> None:
         ids = self._ids
-        if self.found is not None or ids is None:
-            return
         ts = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
         roots = [t.grad_fn for t in ts if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        if ids is None and self._series is not None and not self._looked:
+            series = self._series[0]()
+            if series is not None:
+                self._regression(roots, series, self._series[1])
+        if self.found is not None or ids is None:
+            return
         found = []
         for n in first_nodes(roots, _FIRST_NODES):
             if type(n).__name__ in _NLL:
@@ -156,14 +191,40 @@ class TokenShift:
                         found.append(hit._replace(node=type(n).__name__))
                     if not self._looked and next_token(target, ids, ignore):
                         self._looked = True
-                        self.leak = future_leak(roots, ids.shape[1])
+                        self.leak = (future_leak(roots, ids.shape[1])
+                                     or conv_leak(self.model, ids.shape[1]))
         if found and all(f.offset == 2 for f in found):  # none at the next token
             self.found = found[0]
+
+
+    def _regression(self, roots: list[Any], series: torch.Tensor, version: int) -> None:
+        """A regression loss whose target is the model's float input one step ahead: a
+        next-step predictor, where a layer reading later positions is a leak."""
+        if series._version != version:  # edited since the forward: not the input it read
+            return
+        for n in first_nodes(roots, _FIRST_NODES):
+            if type(n).__name__ in _REGRESSION:
+                target = saved_value(n, "_saved_target", hooked=False)
+                if isinstance(target, torch.Tensor) and next_step(target, series):
+                    self._looked, self.steps = True, True
+                    t = series.shape[-1]
+                    self.leak = future_leak(roots, t) or conv_leak(self.model, t)
+                    return
 
 
 def token_shift(w: GradWatch, o: Options) -> Finding:
     """The :class:`Shifted` targets of the block, in words."""
     s, leak = w.tokens.found, w.tokens.leak
+    if s is None and leak is not None and leak.conv:
+        targets = ("the model's input one step ahead along its last dimension" if w.tokens.steps
+                   else "the model's token ids one position ahead")
+        return Finding("token targets", True, (
+            f"each position is trained to predict the next step while its convolution reads "
+            f"later positions, the target included: a future leak, the convolution is not "
+            f"causal (observed: the targets are {targets}; {leak.op} has {leak.how}), so the "
+            f"loss falls by copying the target instead of predicting it; pad on the left only "
+            f"(F.pad(x, (dilation * (kernel - 1), 0)) and padding=0), or drop the last "
+            f"outputs of a convolution padded by dilation * (kernel - 1) on both sides"))
     if s is None and leak is not None:
         read = ("" if leak.weight is None else
                 f", a row giving {leak.weight:.3g} of its weight to later positions on average")
