@@ -207,9 +207,6 @@ XFAIL: dict[str, str] = {
     "r23_centering_detached_mean_bias_drifts": (
         "false: 'ok'; missing the bias moved by a gradient the centering cancels"
     ),
-    "r23_mlm_loss_on_every_position": (
-        "false: 'ok'; missing the masked-token loss taken at every position"
-    ),
     "r23_sobel_edge_loss_kernel_trainable": (
         "false: 'ok'; missing the fixed Sobel kernel trained as a parameter"
     ),

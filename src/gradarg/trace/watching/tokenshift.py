@@ -23,7 +23,8 @@ where :mod:`.causalleak` looks for attention or a convolution that reads later p
 ``smooth_l1_loss``, ``huber_loss``) equal to the model's floating input one step ahead along its
 last dimension (a next-sample predictor: WaveNet, a TCN), the input kept by a weak reference.
 
-Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.finding`, :mod:`.patches` and
+Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.maskedcopies`, :mod:`.finding`,
+:mod:`.patches` and
 ``trace.graph.nodes`` (a node's saved values).
 """
 
@@ -38,6 +39,7 @@ from ..graph.nodes import first_nodes, saved_value
 from . import patches
 from .causalleak import Leak, conv_leak, future_leak
 from .finding import Finding, Options
+from .maskedcopies import Copies, copies
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -69,13 +71,15 @@ class Shifted(NamedTuple):
     ignored: int
 
 
+def _int_inputs(args: Any, kwargs: Any) -> list[torch.Tensor]:
+    return [a for a in (*args, *(kwargs or {}).values())
+            if isinstance(a, torch.Tensor) and a.dim() == 2 and not a.is_floating_point()
+            and not a.is_complex() and a.dtype != torch.bool and a.shape[1] >= 2]
+
+
 def _ids(args: Any, kwargs: Any) -> torch.Tensor | None:
-    for a in (*args, *(kwargs or {}).values()):
-        if (isinstance(a, torch.Tensor) and a.dim() == 2 and not a.is_floating_point()
-                and not a.is_complex() and a.dtype != torch.bool and a.shape[1] >= 2
-                and a.numel() <= MOST_IDS):
-            return a.detach().clone()
-    return None
+    found = _int_inputs(args, kwargs)
+    return found[0].detach().clone() if found and found[0].numel() <= MOST_IDS else None
 
 
 def _series(args: Any, kwargs: Any) -> torch.Tensor | None:
@@ -152,6 +156,8 @@ class TokenShift:
         self._ids: torch.Tensor | None = None
         self._series: tuple[Any, int] | None = None  # a float input (weakly), its version
         self.steps = False  # the leak's targets are float samples one step ahead
+        self.copies: Copies | None = None  # a masked-token loss scored at visible positions
+        self._single = False  # the model was called with one integer tensor
         self._handles: list[Any] = []
 
     def attach(self) -> None:
@@ -167,6 +173,7 @@ class TokenShift:
     def _called(self, module: Any, args: Any, kwargs: Any) -> None:
         if not patches.backward_depth():  # not a recomputation during a backward (checkpoint)
             self._ids = _ids(args, kwargs)
+            self._single = len(_int_inputs(args, kwargs)) == 1
             x = None if self._ids is not None else _series(args, kwargs)
             self._series = None if x is None else (weakref.ref(x), x._version)
 
@@ -186,6 +193,8 @@ class TokenShift:
                 target = saved_value(n, "_saved_target", hooked=False)
                 ignore = saved_value(n, "_saved_ignore_index", hooked=False)
                 if isinstance(target, torch.Tensor) and isinstance(ignore, int):
+                    if self._single and self.copies is None:
+                        self.copies = copies(target, ids, ignore, MIN_POSITIONS)
                     hit = _offset(target, ids, ignore)
                     if hit is not None:
                         found.append(hit._replace(node=type(n).__name__))

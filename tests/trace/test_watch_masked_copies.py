@@ -1,0 +1,80 @@
+"""Class: a masked-token (BERT) loss taken at every position: the visible positions' targets are
+the input itself, and most of the loss trains the model to copy.  The watch said "ok".
+
+Invariant: named exactly when the labels score the unmasked positions of an encoder called
+with one integer tensor (most scored targets visible at the same position, the rest behind the
+mask id); never for labels at -100 outside the masked positions (with BERT's 80/10/10
+replacement too), an autoencoder scoring its unmasked input (no mask id), or a model called
+with a second integer tensor (a sequence-to-sequence reconstruction).  Truth from the test's own
+construction of the labels, checked with tensor comparisons.  Generated: the labels, the
+replacement scheme, the mask rate, the sizes, the seed.
+"""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+from torch.nn import functional as F
+
+import gradarg
+
+VOCAB, MASK = 12, 11
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, 8)
+        self.head = nn.Linear(8, VOCAB)
+
+    def forward(self, ids, decoder_ids=None):
+        h = torch.tanh(self.tok(ids)).cumsum(1)
+        if decoder_ids is not None:
+            h = h + self.tok(decoder_ids)
+        return self.head(h)
+
+
+@settings(max_examples=30, deadline=None)
+@given(labels=st.sampled_from(["every position", "masked only", "autoencoder"]),
+       scheme=st.sampled_from(["mask", "80/10/10"]), rate=st.floats(0.1, 0.3),
+       two_inputs=st.booleans(), b=st.integers(2, 6), t=st.integers(6, 12),
+       seed=st.integers(0, 2**16))
+def test_a_masked_token_loss_on_visible_positions_is_named(labels, scheme, rate, two_inputs,
+                                                          b, t, seed):
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    ids = torch.randint(0, MASK, (b, t), generator=g)
+    masked = torch.rand(b, t, generator=g) < rate
+    masked[0, 0] = True  # at least one
+    inputs = ids.clone()
+    if labels != "autoencoder":
+        roll = torch.rand(b, t, generator=g)
+        replace = masked & ((roll < 0.8) if scheme == "80/10/10" else torch.ones_like(masked))
+        inputs[replace] = MASK
+        if scheme == "80/10/10":
+            swap = masked & (roll >= 0.8) & (roll < 0.9)
+            inputs[swap] = torch.randint(0, MASK, (int(swap.sum()),), generator=g)
+    target = ids.clone()
+    if labels == "masked only":
+        target[~masked] = -100
+    model = Encoder()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradarg.watch(model) as w:
+        opt.zero_grad()
+        out = model(inputs, inputs.flip(1)) if two_inputs else model(inputs)
+        F.cross_entropy(out.reshape(-1, VOCAB), target.reshape(-1)).backward()
+        opt.step()
+    scored = target != -100
+    visible = int((scored & (target == inputs)).sum())
+    behind = scored & (inputs == MASK)
+    expect = (labels == "every position" and not two_inputs and visible * 2 >= int(scored.sum())
+              and int(scored.sum()) >= 8 and bool(behind.any())
+              and int(behind.sum()) >= 0.7 * int((scored & (target != inputs)).sum()))
+    text = w.summary(checks=False)
+    named = "the masked-token loss is taken at every position" in text
+    assert named == expect, (labels, scheme, two_inputs, text)
+    if named:
+        assert f"{visible} of its {int(scored.sum())} scored positions" in text, text
+        assert not text.startswith("ok"), text
