@@ -78,3 +78,45 @@ def test_a_masked_token_loss_on_visible_positions_is_named(labels, scheme, rate,
     if named:
         assert f"{visible} of its {int(scored.sum())} scored positions" in text, text
         assert not text.startswith("ok"), text
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.src, self.tgt = nn.Embedding(VOCAB, 8), nn.Embedding(VOCAB, 8)
+        self.rnn = nn.GRU(8, 8, batch_first=True)
+        self.head = nn.Linear(8, VOCAB)
+
+    def forward(self, src, dec_in):
+        h, _ = self.rnn(self.tgt(dec_in) + self.src(src).mean(1, keepdim=True))
+        return self.head(h)
+
+
+@settings(max_examples=30, deadline=None)
+@given(feed=st.sampled_from(["unshifted", "shifted", "shifted"]), pad=st.floats(0.0, 0.5),
+       b=st.integers(2, 6), t=st.integers(4, 10), seed=st.integers(0, 2**16))
+def test_a_decoder_fed_its_labels_unshifted_is_named(feed, pad, b, t, seed):
+    """Named exactly when the decoder's input is the labels themselves (the truth: the
+    construction, and position t's input equal to its target on the scored positions); the
+    labels shifted right (teacher forcing) never are, with padding at -100 or not."""
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    src = torch.randint(0, MASK, (b, t), generator=g)
+    full = torch.cat([torch.full((b, 1), MASK), src.flip(1)], 1)  # <bos> (id 11) + labels
+    labels = full[:, 1:].clone()
+    dec_in = labels.clone() if feed == "unshifted" else full[:, :-1]
+    labels[torch.rand(b, t, generator=g) < pad] = -100
+    model = Seq2Seq()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    with gradarg.watch(model) as w:
+        opt.zero_grad()
+        F.cross_entropy(model(src, dec_in).reshape(-1, VOCAB), labels.reshape(-1)).backward()
+        opt.step()
+    scored = labels != -100
+    same = int((scored & (labels == dec_in)).sum())
+    expect = int(scored.sum()) >= 8 and same >= 0.9 * int(scored.sum())
+    text = w.summary(checks=False)
+    named = "the decoder is fed the labels unshifted" in text
+    assert named == expect, (feed, text)
+    if named:
+        assert f"on {same} of their {int(scored.sum())} scored positions" in text, text

@@ -125,9 +125,6 @@ XFAIL: dict[str, str] = {
         "false: 'ok'; missing ignore_index=-100 while padding is 0 (padding trained, a class's"
         " smoothing column zeroed)"
     ),
-    "r13_seq2seq_decoder_input_not_shifted": (
-        "false: 'ok'; missing the decoder fed the unshifted labels (it learns to copy)"
-    ),
     # round 13, held-out
     "r13_contrastive_positive_is_anchor": "held-out: false",
     "r13_lora_merged_checkpoint_adapter_still_on": "held-out: false",

@@ -43,7 +43,7 @@ from .lossforms import loss_form, loss_nonfinite
 from .lossshapes import loss_broadcast
 from .magnitudes import dead_units, nonfinite, orders, vanishing_or_exploding
 from .magwindow import magnitude_window
-from .maskedcopies import masked_copies
+from .maskedcopies import decoder_unshifted, masked_copies
 from .missing import no_gradient
 from .onesvjp import ones_vjp
 from .outputrelu import output_relu
@@ -205,7 +205,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
     output_relu, gaussian_args, saturated_gate, snapshot_aliases, cross_term, batch_mixed,
-    shared_module_calls, shifted_unmasked, masked_copies,
+    shared_module_calls, shifted_unmasked, masked_copies, decoder_unshifted,
 )
 
 

@@ -39,7 +39,7 @@ from ..graph.nodes import first_nodes, saved_value
 from . import patches
 from .causalleak import Leak, conv_leak, future_leak
 from .finding import Finding, Options
-from .maskedcopies import Copies, copies
+from .maskedcopies import Copies, Unshifted, copies, unshifted
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -157,7 +157,8 @@ class TokenShift:
         self._series: tuple[Any, int] | None = None  # a float input (weakly), its version
         self.steps = False  # the leak's targets are float samples one step ahead
         self.copies: Copies | None = None  # a masked-token loss scored at visible positions
-        self._single = False  # the model was called with one integer tensor
+        self.unshifted: Unshifted | None = None  # a decoder fed its labels unshifted
+        self._inputs: list[torch.Tensor] = []  # the model's integer inputs, copied
         self._handles: list[Any] = []
 
     def attach(self) -> None:
@@ -168,12 +169,15 @@ class TokenShift:
 
     def detach(self) -> list[Any]:
         handles, self._handles, self._ids, self._series = self._handles, [], None, None
+        self._inputs = []
         return handles
 
     def _called(self, module: Any, args: Any, kwargs: Any) -> None:
         if not patches.backward_depth():  # not a recomputation during a backward (checkpoint)
             self._ids = _ids(args, kwargs)
-            self._single = len(_int_inputs(args, kwargs)) == 1
+            found = _int_inputs(args, kwargs)
+            self._inputs = ([t.detach().clone() for t in found]
+                            if sum(t.numel() for t in found) <= MOST_IDS else [])
             x = None if self._ids is not None else _series(args, kwargs)
             self._series = None if x is None else (weakref.ref(x), x._version)
 
@@ -193,8 +197,10 @@ class TokenShift:
                 target = saved_value(n, "_saved_target", hooked=False)
                 ignore = saved_value(n, "_saved_ignore_index", hooked=False)
                 if isinstance(target, torch.Tensor) and isinstance(ignore, int):
-                    if self._single and self.copies is None:
+                    if len(self._inputs) == 1 and self.copies is None:
                         self.copies = copies(target, ids, ignore, MIN_POSITIONS)
+                    if len(self._inputs) > 1 and self.unshifted is None:
+                        self.unshifted = unshifted(target, self._inputs, ignore, MIN_POSITIONS)
                     hit = _offset(target, ids, ignore)
                     if hit is not None:
                         found.append(hit._replace(node=type(n).__name__))
