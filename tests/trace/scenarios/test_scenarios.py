@@ -782,6 +782,24 @@ PAIRS = [
         "r31_gaussian_splats_quaternions_zero_init",
         "r31_gaussian_splats_quaternions_identity_init",
     ),
+    # round 32
+    ("r32_diff_attention_mask_on_first_map_only", "r32_diff_attention_mask_on_both_maps"),
+    ("r32_simpo_average_over_padding", "r32_simpo_average_over_response_tokens"),
+    ("r32_ngpt_normalize_default_dim", "r32_ngpt_normalize_last_dim"),
+    ("r32_fape_rotation_not_transposed", "r32_fape_inverse_frame_transposed"),
+    ("r32_controlnet_branch_is_base_encoder", "r32_controlnet_branch_deep_copied"),
+    ("r32_dit_adaln_zero_and_zero_out_proj", "r32_dit_adaln_zero"),
+    ("r32_fno_modes_above_coarse_grid", "r32_fno_modes_clipped_to_grid"),
+    ("r32_maskgit_masked_fill_result_dropped", "r32_maskgit_masked_fill_assigned"),
+    ("r32_eikonal_grad_of_mean", "r32_eikonal_grad_of_sum"),
+    ("r32_ltc_euler_step_over_long_gaps", "r32_ltc_fused_step_over_long_gaps"),
+    ("r32_sds_gradient_through_denoiser", "r32_sds_gradient_detached"),
+    ("r32_pcgrad_grads_not_cloned", "r32_pcgrad_grads_cloned"),
+    (
+        "r32_deeponet_stage_two_optimizer_on_trunk",
+        "r32_deeponet_stage_two_optimizer_on_branch",
+    ),
+    ("r32_raft_correlation_under_no_grad", "r32_raft_coords_detached_per_iteration"),
 ]
 
 
