@@ -106,3 +106,19 @@ def test_a_gradient_penalty_is_no_broadcast(n, hidden, seed):
         loss.backward()
         opt.step()
     assert "broadcast" not in w.summary(checks=False), w.summary(checks=False)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2, 8), seed=st.integers(0, 2**16))
+def test_all_pairs_made_by_an_explicit_unsqueeze_are_not_named(n, seed):
+    """A loss over every pair of rows made on purpose (FAPE's frames against atoms, a distance
+    matrix): ``x[None] - y[:, None]`` gives ``(N, N, 3)`` from ``(1, N, 3)``; the singleton
+    dimension is the user's own ``unsqueeze``, not a prediction's ``(N, 1)`` shape."""
+    torch.manual_seed(seed)
+    model = nn.Linear(4, 3)
+    with gradarg.watch(model) as w:
+        x = model(torch.randn(n, 4))
+        pairs = x[None, :, :] - x.detach()[:, None, :]
+        assert torch.broadcast_shapes((1, n, 3), (n, 1, 3)) == (n, n, 3)  # all pairs
+        pairs.pow(2).sum(-1).add(1e-6).sqrt().mean().backward()
+    assert "broadcast" not in w.summary(checks=False), w.summary(checks=False)

@@ -84,12 +84,18 @@ def plain(t: Any) -> bool:
 
 
 def local_sum(t: torch.Tensor) -> float | None:
-    """The sum of ``t``'s entries as a float (of this process's shard for a DTensor: no
-    collective), or ``None`` when they are not in memory (:func:`stored`): not read."""
+    """The sum of ``t``'s entries as a float (a complex one as real + pi * imaginary; of
+    this process's shard for a DTensor: no collective), or ``None`` when they are not in
+    memory (:func:`stored`): not read."""
     t = t.detach()
     if _is_dtensor(t) and hasattr(t, "to_local"):
         t = t.to_local()
-    return float(t.sum()) if stored(t) else None
+    if not stored(t):
+        return None
+    total = t.sum()
+    # a complex sum as one number: its real part plus pi times its imaginary part
+    return float(total.real) + math.pi * float(total.imag) if total.is_complex() \
+        else float(total)
 
 
 def finite(t: torch.Tensor | None) -> bool:

@@ -192,9 +192,12 @@ def edited_after_backward(w: GradWatch, o: Options) -> Finding:
             what = ("found .grad None and skipped them" if change == "reset" else
                     "used zero gradients")
             call = "zero_grad" if change == "reset" else "zero_grad(set_to_none=False)"
+            kept = ("" if change == "reset" else
+                    "; zeroing works in place, so a reference kept to .grad (g = p.grad, "
+                    "without .clone()) reads zeros from then on too")
             found.append(f".grad was {how} after backward and before the optimizer step for "
                          f"{_who(len(at_step), total)} ({call} between backward and step): "
-                         f"the step {what}")
+                         f"the step {what}{kept}")
     at_end = [r for r, a in seen if a.change in ("reset", "zeroed") and a.when == "end"]
     if at_end:
         still = [r for r in at_end if moved_since(w, last_forward(r)) is False]

@@ -30,6 +30,7 @@ from .eventfindings import (
     recreated,
 )
 from .finding import Finding, Options, shown
+from .forwarderror import forward_raised
 from .frozenhead import frozen_head
 from .gates import saturated_gate
 from .gaussnll import gaussian_args
@@ -217,7 +218,7 @@ def run(w: GradWatch, **kwargs: Any) -> list[Finding]:
             w.grads.ended is not None and w.grads.ended.by_backward)) else f"; {ended.problem}"
         return [Finding("backward", True,
                         "no backward pass reached the model" + raised(w) + leaf_loss(w)
-                        + cut_text(w) + then)]
+                        + forward_raised(w) + cut_text(w) + then)]
     options = Options(**kwargs)
     results = [finding(w, options) for finding in FINDINGS]
     if w.detail.full:

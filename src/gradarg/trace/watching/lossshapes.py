@@ -16,7 +16,9 @@ every-example-with-every-other tensor, when the output holds ``N`` where the mod
 has another size (see :func:`_spread`).  A node with another input of the output's shape (a
 row-wise ``x - x.max(1, keepdim=True)``) is a broadcast along a row, not across the batch, and
 a matrix product (``mm``, ``matmul``...: a gradient penalty's double backward holds
-``(N, 1) @ (1, D)``) contracts, it does not broadcast.
+``(N, 1) @ (1, D)``) contracts, it does not broadcast.  An input whose dimension of size 1 an
+explicit ``unsqueeze`` (``x[None]``) made just before is paired with every row on purpose (all
+pairs: FAPE's frames and atoms, a distance matrix): not named.
 
 Imports nothing of the trace room but :mod:`.finding` and :mod:`.patches`.
 """
@@ -154,11 +156,16 @@ class LossShapes:
         for node, big in shapes.items():
             if _CONTRACTION.search(type(node).__name__):
                 continue  # (N, 1) @ (1, N) is a product, not a broadcast
-            sizes = [s for c, _ in node.next_functions if c is not None
-                     for s in (shapes.get(c, outputs.get(c)),) if s is not None]
+            kids = [(c, s) for c, _ in node.next_functions if c is not None
+                    for s in (shapes.get(c, outputs.get(c)),) if s is not None]
+            sizes = [s for _, s in kids]
             if any(s == big for s in sizes):
                 continue  # another input of the output's shape: a broadcast along rows
-            small = next((s for s in sizes if _spread(s, big, n, out)), None)
+            # an input given its dimension of size 1 by an explicit unsqueeze (x[None]) is
+            # paired with every row on purpose (all pairs of frames and atoms, a distance
+            # matrix): not the (N, 1) against (N,) mistake
+            small = next((s for c, s in kids if _spread(s, big, n, out)
+                          and not type(c).__name__.startswith("UnsqueezeBackward")), None)
             if small is not None:
                 self.found = Broadcast(type(node).__name__, small, big, n)
                 return

@@ -226,9 +226,11 @@ class StepMoves:
             p = entries[i][0]
             first = self._first[p.numel(), p.device] & (g != 0) & torch.isfinite(g)
             move = now[i] - values[i] * (1 - shrink)  # without a decoupled decay's shrink
-            up = int(((move * g > 0) & first).sum())
-            dot += float((move * g)[first].sum())
-            size += float((move * g).abs()[first].sum())
+            # first-order change of a real loss: Re(conj(g) * move) for a complex entry
+            along_g = (move * g.conj()).real if move.is_complex() else move * g
+            up = int(((along_g > 0) & first).sum())
+            dot += float(along_g[first].sum())
+            size += float(along_g.abs()[first].sum())
             along, read = along + up, read + int(first.sum())
             if up:
                 names.append(entries[i][1])

@@ -7,9 +7,8 @@ which modules ran and hang a tensor hook (``torch.Tensor.register_hook``) on eac
 enters or leaves a module; a tensor hook on every parameter sees the gradient this backward pass
 computed for it, before it is added to ``.grad``. Each hook stores one norm (a float); the
 tables are assembled once, when asked for. Leaving the ``with`` block (or calling
-:meth:`GradWatch.remove`) removes every hook.
-
-When tensor hooks run: https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution.
+:meth:`GradWatch.remove`) removes every hook.  When tensor hooks run:
+https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from .bootstrap import NODE as BOOTSTRAP_NODE
 from .bootstrap import Bootstrap
 from .closures import ClosureSteps
 from .detail import Detail, check_full_steps
+from .forwarderror import ForwardErrors
 from .gradedits import GradEdits
 from .gradhooks import GradEvents
 from .graphless import GraphlessTerms
@@ -107,11 +107,11 @@ class GradWatch:
         self.boot, self.seeds = Bootstrap(model, self.calls, watched.names), SeedCalls(model, self.calls)
         self.lossnodes = LossNodes({**READERS, "bootstrap": (BOOTSTRAP_NODE, self.boot.read)})
         self.pads, self.closures, self.plateaus, self.snapshots = PadReads(model), ClosureSteps(), Plateaus(self.grads), Snapshots(model, self.grads)
-        self.inputs, self.factors = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched)
+        self.inputs, self.factors, self.failed = inputpasses.InputPasses(model, watched), stepsums.LossFactors(watched), ForwardErrors(model)
         self.silent = SilentEdits(model, watched.param_names(), self.detail)  # .data edits
         self.calls.attach(Sentinel(watched, self.detail, self.graph))
         self._parts = (self.terms, self.modes, self.nones, self.shapes, self.ascent, self.tokens,
-                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds, self.plateaus, self.silent, self.snapshots)
+                       self.cuts, self.inputs, self.factors, self.draws, self.lossnodes, self.pads, self.closures, self.left, self.seeds, self.plateaus, self.silent, self.snapshots, self.failed)
         for part in (self.edits, self.grads, *self._parts):
             part.attach()  # edits first: its window closes before the watch's reads at a step
         watched.active = True
