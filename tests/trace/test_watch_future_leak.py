@@ -107,3 +107,44 @@ def test_attention_reading_later_positions_is_named(attention, mask, targets, di
     assert said == (later and targets == "next"), text
     if said:
         assert not text.startswith("ok"), text
+
+
+@settings(max_examples=20, deadline=None)
+@given(dim=st.sampled_from([1, -1, 2]), targets=st.sampled_from(["next", "next", "random"]),
+       dim_model=st.sampled_from([8, 16]), seed=st.integers(0, 2**16))
+def test_a_norm_over_the_positions_is_named(dim, targets, dim_model, seed):
+    """``F.normalize(h)`` on ``(batch, positions, features)`` normalises over the positions
+    (its default ``dim=1``): with a causal attention, a position still reads the later ones
+    through the norm.  Named exactly when torch's gradient shows a later input read under
+    next-token targets; ``dim=-1`` (the features) never."""
+    torch.manual_seed(seed)
+    model = NormLM(dim_model, dim)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    seq = torch.randint(0, VOCAB, (8, T + 1))
+    x = seq[:, :-1]
+    y = seq[:, 1:] if targets == "next" else torch.randint(0, VOCAB, (8, T))
+    with gradarg.watch(model) as w:
+        opt.zero_grad()
+        F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1)).backward()
+        opt.step()
+    h = model.embed(x[:1]).detach().requires_grad_()
+    logits = model.body(F.normalize(h, dim=dim))
+    later = False
+    for t in range(T - 1):
+        (g,) = torch.autograd.grad(logits[0, t].sum(), h, retain_graph=True)
+        later = later or bool(g[0, t + 1:].abs().sum() > 0)
+    text = w.summary(checks=False)
+    said = "a normalisation reads later positions" in text
+    assert said == (later and targets == "next"), (dim, text)
+
+
+class NormLM(LM):
+    """A causal attention after ``F.normalize`` of the embeddings over ``dim``."""
+
+    def __init__(self, width, dim):
+        super().__init__(width, "softmax", "causal")
+        del self.layer  # unused by the hand-written attention
+        self.dim = dim
+
+    def forward(self, x):
+        return self.body(F.normalize(self.embed(x), dim=self.dim))

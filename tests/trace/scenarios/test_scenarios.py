@@ -298,9 +298,6 @@ XFAIL: dict[str, str] = {
     "r32_fape_rotation_not_transposed": (
         "false: 'ok'; missing the rotation applied untransposed (R, not R^T)"
     ),
-    "r32_ngpt_normalize_default_dim": (
-        "false: 'ok'; missing F.normalize's default dim=1 (over the positions)"
-    ),
     "r32_pcgrad_grads_cloned": (
         "silent: a healthy PCGrad step (.grad replaced on purpose) said edited"
     ),

@@ -10,7 +10,8 @@ with ``T`` the model's token positions, and give weight above the diagonal (row 
 a column ``s > t``); or ``F.scaled_dot_product_attention`` over ``T`` positions with neither
 ``is_causal`` nor a mask that hides every later position (its saved arguments); or scores
 multiplied by a constant ``(..., T, T)`` matrix nonzero above the diagonal (retention, which has
-no softmax: its decay matrix is the mask).
+no softmax: its decay matrix is the mask); or a vector norm over the positions of a
+``(batch, positions, features)`` tensor (``F.normalize``'s default ``dim=1``).
 
 Imports ``trace.graph.nodes`` only.
 """
@@ -42,6 +43,7 @@ class Leak(NamedTuple):
     weight: float | None
     how: str = ""  # where the leak was read, in words, when not from saved weights or SDPA
     conv: bool = False  # a convolution's padding, not an attention
+    fix: str = ""  # what to do, when not a causal mask on an attention
 
 
 def _upper(n: int) -> torch.Tensor:
@@ -124,6 +126,24 @@ def _product_leak(node: Any, positions: int) -> Leak | None:
     return None
 
 
+def _norm_leak(node: Any, positions: int) -> Leak | None:
+    """A vector norm over the positions of a ``(batch, positions, features)`` tensor (the
+    default ``dim=1`` of ``F.normalize`` on hidden states): every position is divided by a
+    norm that reads the positions after it."""
+    x = saved_value(node, "_saved_self", hooked=False)
+    dims = saved_value(node, "_saved_dim", hooked=False)
+    if not isinstance(x, torch.Tensor) or x.dim() != 3 or not isinstance(dims, tuple):
+        return None
+    dims = tuple(d % 3 for d in dims)
+    if 1 not in dims or x.shape[1] != positions or 2 in dims:
+        return None
+    return Leak(type(node).__name__, positions, None, (
+        f"a vector norm over dim 1 of a {list(x.shape)} tensor, the positions (F.normalize's "
+        f"default dim=1 on (batch, positions, features)): each position is divided by a norm "
+        f"over every position, the later ones included"), False,
+        "normalise each position over its features (F.normalize(x, dim=-1))")
+
+
 def future_leak(roots: list[Any], positions: int) -> Leak | None:
     """The first attention among the nodes reached from ``roots`` (the losses' nodes, at most
     :data:`VISITS`) over ``positions`` positions that lets a position read a later one."""
@@ -133,7 +153,8 @@ def future_leak(roots: list[Any], positions: int) -> Leak | None:
         name = type(n).__name__
         leak = (_softmax_leak(n, positions) if name in _SOFTMAX else
                 _sdpa_leak(n, positions) if name == _SDPA else
-                _product_leak(n, positions) if name == "MulBackward0" else None)
+                _product_leak(n, positions) if name == "MulBackward0" else
+                _norm_leak(n, positions) if name == "LinalgVectorNormBackward0" else None)
         if leak is not None:
             return leak
         for c, _ in n.next_functions:

@@ -245,13 +245,15 @@ def token_shift(w: GradWatch, o: Options) -> Finding:
                 f", a row giving {leak.weight:.3g} of its weight to later positions on average")
         how = leak.how or ("the weights it saved" if leak.weight is not None else
                            "its saved is_causal=False and mask, which hides no later position")
+        who = "a normalisation" if leak.fix else "its attention"
+        fix = leak.fix or ("mask every later position (is_causal=True, or a causal mask "
+                           "keeping the lower triangle, torch.tril)")
         return Finding("token targets", True, (
-            f"each position is trained to predict the next token while its attention reads "
+            f"each position is trained to predict the next token while {who} reads "
             f"later positions, the next token included: a future leak (observed: the targets "
             f"are the model's token ids one position ahead; {leak.op} over {leak.positions} "
             f"positions lets row t read columns after t{read}, from {how}), so the loss falls "
-            f"by copying the target instead of predicting it; mask every later position "
-            f"(is_causal=True, or a causal mask keeping the lower triangle, torch.tril)"))
+            f"by copying the target instead of predicting it; {fix}"))
     if s is None:
         return Finding("token targets", True)
     return Finding("token targets", True, (
