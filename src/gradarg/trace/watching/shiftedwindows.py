@@ -14,13 +14,16 @@ splits and the ``qkv`` projection only, from a ``RollBackward0`` with a nonzero 
 global attention after a roll (every token in one window, which needs no mask) is not told
 apart: the roll there has no purpose.
 
-Imports :mod:`.finding` only.
+Imports ``trace.graph.nodes`` (a node's saved values) and :mod:`.finding` only.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import torch
+
+from ..graph.nodes import saved_value
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -48,10 +51,6 @@ class Unmasked(NamedTuple):
     shifts: tuple[int, ...]
     dims: tuple[int, ...]
     window: int
-
-
-def _signed(v: int) -> int:
-    return v - (1 << 64) if v >= 1 << 63 else v
 
 
 def _scores_unmasked(softmax: Any) -> Any | None:
@@ -90,20 +89,19 @@ def unmasked_shift(graph: Graph) -> Unmasked | None:
     for node in graph.nodes:
         if type(node).__name__ not in _SOFTMAX:
             continue
-        try:
-            att, dim = node._saved_result, _signed(int(node._saved_dim))
-        except RuntimeError:  # freed by an earlier backward: nothing to read
-            continue
-        if att.dim() < 2 or dim not in (-1, att.dim() - 1):
+        # freed, or saved through hooks (reading those would recompute a checkpoint): None
+        att = saved_value(node, "_saved_result", hooked=False)
+        dim = saved_value(node, "_saved_dim", hooked=False)
+        if not isinstance(att, torch.Tensor) or att.dim() < 2 or dim not in (-1, att.dim() - 1):
             continue
         product = _scores_unmasked(node)
         roll = None if product is None else _roll_below(product)
         if roll is None:
             continue
-        shifts = tuple(_signed(int(s)) for s in roll._saved_shifts)
-        if any(shifts):
-            return Unmasked(shifts, tuple(_signed(int(d)) for d in roll._saved_dims),
-                            int(att.shape[-1]))
+        shifts = saved_value(roll, "_saved_shifts")  # ints, signed back by saved_value
+        dims = saved_value(roll, "_saved_dims")
+        if isinstance(shifts, tuple) and isinstance(dims, tuple) and any(shifts):
+            return Unmasked(shifts, dims, int(att.shape[-1]))
     return None
 
 

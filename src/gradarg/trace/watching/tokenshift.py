@@ -72,14 +72,10 @@ class Shifted(NamedTuple):
 
 
 def _int_inputs(args: Any, kwargs: Any) -> list[torch.Tensor]:
+    """The ``(batch, positions)`` integer tensors among a call's arguments, in order."""
     return [a for a in (*args, *(kwargs or {}).values())
             if isinstance(a, torch.Tensor) and a.dim() == 2 and not a.is_floating_point()
             and not a.is_complex() and a.dtype != torch.bool and a.shape[1] >= 2]
-
-
-def _ids(args: Any, kwargs: Any) -> torch.Tensor | None:
-    found = _int_inputs(args, kwargs)
-    return found[0].detach().clone() if found and found[0].numel() <= MOST_IDS else None
 
 
 def _series(args: Any, kwargs: Any) -> torch.Tensor | None:
@@ -159,6 +155,7 @@ class TokenShift:
         self.copies: Copies | None = None  # a masked-token loss scored at visible positions
         self.unshifted: Unshifted | None = None  # a decoder fed its labels unshifted
         self._inputs: list[torch.Tensor] = []  # the model's integer inputs, copied
+        self._count = 0  # how many integer inputs the model's last call took
         self._handles: list[Any] = []
 
     def attach(self) -> None:
@@ -174,10 +171,13 @@ class TokenShift:
 
     def _called(self, module: Any, args: Any, kwargs: Any) -> None:
         if not patches.backward_depth():  # not a recomputation during a backward (checkpoint)
-            self._ids = _ids(args, kwargs)
-            found = _int_inputs(args, kwargs)
-            self._inputs = ([t.detach().clone() for t in found]
-                            if sum(t.numel() for t in found) <= MOST_IDS else [])
+            found = _int_inputs(args, kwargs)  # read once, each copied once
+            self._count = len(found)
+            first = found[0] if found and found[0].numel() <= MOST_IDS else None
+            self._ids = None if first is None else first.detach().clone()
+            self._inputs = ([self._ids, *(t.detach().clone() for t in found[1:])]
+                            if self._ids is not None
+                            and sum(t.numel() for t in found) <= MOST_IDS else [])
             x = None if self._ids is not None else _series(args, kwargs)
             self._series = None if x is None else (weakref.ref(x), x._version)
 
@@ -197,7 +197,7 @@ class TokenShift:
                 target = saved_value(n, "_saved_target", hooked=False)
                 ignore = saved_value(n, "_saved_ignore_index", hooked=False)
                 if isinstance(target, torch.Tensor) and isinstance(ignore, int):
-                    if len(self._inputs) == 1 and self.copies is None:
+                    if self._count == 1 and self.copies is None:
                         self.copies = copies(target, ids, ignore, MIN_POSITIONS)
                     if len(self._inputs) > 1 and self.unshifted is None:
                         self.unshifted = unshifted(target, self._inputs, ignore, MIN_POSITIONS)
