@@ -15,7 +15,8 @@ Imports nothing of the trace room.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -24,10 +25,10 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = [
-    "RESHAPES", "Graph", "accumulator", "check_not_freed", "children", "constant_exponent",
+    "MOVES", "RESHAPES", "Graph", "accumulator", "check_not_freed", "children", "constant_exponent",
     "constant_operands", "edges_into", "first_nodes",
     "graph_freed", "in_place_edits", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place",
-    "node_class", "op_name", "opaque_nodes", "saved", "saved_tensors", "saved_value",
+    "node_class", "op_name", "opaque_nodes", "reach", "saved", "saved_tensors", "saved_value",
     "saved_values", "through_reshapes", "walk",
 ]
 
@@ -197,6 +198,12 @@ RESHAPES = frozenset({"ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackw
                       "SqueezeBackward0", "SqueezeBackward1", "UnsqueezeBackward0"})
 """Nodes that only reshape their one input (its entries unchanged, in order)."""
 
+MOVES = RESHAPES | {"TBackward0", "TransposeBackward0", "PermuteBackward0", "ExpandBackward0",
+                    "CloneBackward0", "ToCopyBackward0"}
+"""Nodes that only reshape, move, repeat or copy their one input's entries: no arithmetic on a
+value (the "moves and views" of :data:`~gradarg.trace.graph.operators.OPERATORS`, as node
+classes, with ``_to_copy``'s dtype cast)."""
+
 
 def through_reshapes(node: Any) -> Any:
     """The first node at or below ``node`` that is not one of :data:`RESHAPES`, following
@@ -286,15 +293,33 @@ def first_nodes(start: Sequence[Any], limit: int) -> list[Any]:
     """The first ``limit`` nodes reached from the nodes ``start`` (themselves first) through
     ``next_functions``, breadth first, each once: a loss's first operations."""
     out: list[Any] = []
-    todo, seen = list(start), set(start)
+    todo, seen = deque(start), set(start)
     while todo and len(out) < limit:
-        n = todo.pop(0)
+        n = todo.popleft()
         out.append(n)
         for c, _ in n.next_functions:
             if c is not None and c not in seen:
                 seen.add(c)
                 todo.append(c)
     return out
+
+
+def reach(node: Any, wanted: Collection[str], through: Collection[str], depth: int) -> Any:
+    """The first node of a class in ``wanted`` below ``node`` (its inputs, their inputs, ...),
+    following only nodes of a class in ``through`` and at most ``depth`` of them deep, or
+    ``None``: "the matrix product whose result reaches this softmax through views and scalings
+    only".  Depth first, in ``next_functions`` order from the last input."""
+    todo = [(c, 0) for c, _ in node.next_functions if c is not None]
+    least: dict[Any, int] = {}
+    while todo:
+        n, d = todo.pop()
+        name = type(n).__name__
+        if name in wanted:
+            return n
+        if name in through and d < depth and least.get(n, depth) > d:
+            least[n] = d
+            todo.extend((c, d + 1) for c, _ in n.next_functions if c is not None)
+    return None
 
 
 def edges_into(roots: Sequence[Any], ends: Any) -> dict[Any, list[tuple[int, Any]]]:

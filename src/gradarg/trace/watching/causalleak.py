@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import saved_value
+from ..graph.nodes import MOVES, reach, saved_value
 
 __all__ = ["Leak", "conv_leak", "future_leak"]
 
@@ -78,9 +78,7 @@ def _sdpa_leak(node: Any, positions: int) -> Leak | None:
     return Leak(type(node).__name__, positions, None)
 
 
-_PASS = frozenset({"ViewBackward0", "UnsafeViewBackward0", "TransposeBackward0", "TBackward0",
-                   "PermuteBackward0", "ExpandBackward0", "CloneBackward0", "MulBackward0",
-                   "DivBackward0", "ReshapeAliasBackward0"})
+_SCALED = MOVES | {"MulBackward0", "DivBackward0"}  # views and scalings of the scores
 _MATMUL = frozenset({"BmmBackward0", "MmBackward0", "MatmulBackward0", "BaddbmmBackward0"})
 
 
@@ -88,15 +86,7 @@ def _scores_below(node: Any) -> bool:
     """Whether a product's input with history is scores straight from a matrix product
     (``q @ k.T``, through views and scalings only): not weights a softmax or a mask already
     shaped (a dropout mask on causal attention weights is not a leak)."""
-    todo = [(c, 0) for c, _ in node.next_functions if c is not None]
-    while todo:
-        n, depth = todo.pop()
-        name = type(n).__name__
-        if name in _MATMUL:
-            return True
-        if name in _PASS and depth < 4:
-            todo.extend((c, depth + 1) for c, _ in n.next_functions if c is not None)
-    return False
+    return reach(node, _MATMUL, _SCALED, 4) is not None
 
 
 def _product_leak(node: Any, positions: int) -> Leak | None:

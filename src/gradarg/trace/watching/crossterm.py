@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import children, leaf_tensor
+from ..graph.nodes import children, first_nodes, leaf_tensor
 from .finding import Finding, Options, shown
 
 if TYPE_CHECKING:
@@ -55,16 +55,8 @@ def read(node: Any) -> Cross | None:
         p, other = leaves[i], kids[1 - i]
         if p is None or leaves[1 - i] is not None or not isinstance(p, torch.nn.Parameter):
             continue
-        reached, seen, todo = {}, {other}, [other]
-        while todo and len(seen) < _LIMIT:
-            n = todo.pop()
-            if (t := leaf_tensor(n)) is not None:
-                reached[id(t)] = t
-                continue
-            for c, _ in children(n):
-                if c is not None and c not in seen:
-                    seen.add(c)
-                    todo.append(c)
+        reached = {id(t): t for n in first_nodes([other], _LIMIT)
+                   if (t := leaf_tensor(n)) is not None}
         reached.pop(id(p), None)
         if reached:
             return Cross(p, tuple(reached.values()))
@@ -86,7 +78,7 @@ def cross_term(w: GradWatch, o: Options) -> Finding:
         return Finding("loss term across optimizers", True)
     names = w.watched.owner
     factor = names[found.factor][0] if found.factor in names else "a parameter"
-    reached = [names[t][0] for t in found.reached if t in names]
+    reached = [name for t, (name, _) in names.items() if id(t) in ids]  # the model's order
     return Finding("loss term across optimizers", True, (
         f"a term of the loss multiplies parameter '{factor}' (held by its own optimizer, "
         f"{type(mine[0].optimizer).__name__}) by a value computed from {len(reached)} "

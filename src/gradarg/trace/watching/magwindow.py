@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import Graph, children, is_custom, leaf_tensor, node_class, saved_value
+from ..graph.nodes import MOVES, Graph, children, is_custom, leaf_tensor, node_class, saved_value
 from .finding import Finding, Options, shown
 
 if TYPE_CHECKING:
@@ -55,9 +55,6 @@ _GATES = frozenset({
     "ClampBackward0", "ClampBackward1", "ClampMinBackward0", "ClampMinBackward1",
     "ClampMaxBackward0", "ClampMaxBackward1", "HardtanhBackward0", "ThresholdBackward0",
     "ThresholdBackward1", "WhereBackward0", "MaskedFillBackward0", "MaskedFillBackward1"})
-_VIEWS = frozenset({"TBackward0", "ViewBackward0", "PermuteBackward0", "TransposeBackward0",
-                    "ExpandBackward0", "UnsqueezeBackward0", "ReshapeAliasBackward0",
-                    "UnsafeViewBackward0", "ToCopyBackward0", "CloneBackward0"})
 
 
 def _gate(node: Any) -> bool:
@@ -84,7 +81,7 @@ def gated(graph: Graph) -> frozenset[int]:
             c, depth = todo.pop()
             if (t := leaf_tensor(c)) is not None:
                 found.add(id(t))
-            elif node_class(c) in _VIEWS and depth < 4:
+            elif node_class(c) in MOVES and depth < 4:
                 todo.extend((k, depth + 1) for k, _ in children(c) if k is not None)
     return frozenset(found)
 

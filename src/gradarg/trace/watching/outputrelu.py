@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import Graph, children, is_leaf, node_class, saved_value
+from ..graph.nodes import MOVES, Graph, children, is_leaf, node_class, saved_value
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["OutputRelu", "output_relu", "relu_of_output"]
 
 SHARE = 0.25  # the least share of entries the relu set to 0
-_VIEWS = {"TBackward0", "ViewBackward0", "PermuteBackward0", "TransposeBackward0",
-          "ExpandBackward0", "UnsqueezeBackward0", "ReshapeAliasBackward0"}
 
 
 class OutputRelu(NamedTuple):
@@ -52,7 +50,7 @@ def _uses_parameter(node: Any) -> bool:
     for child, _ in children(node):
         if child is None:
             continue
-        if is_leaf(child) or (node_class(child) in _VIEWS and any(
+        if is_leaf(child) or (node_class(child) in MOVES and any(
                 c is not None and is_leaf(c) for c, _ in children(child))):
             return True
     return False

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import saved_value
+from ..graph.nodes import MOVES, reach, saved_value
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -33,12 +33,10 @@ if TYPE_CHECKING:
 __all__ = ["Unmasked", "shifted_unmasked", "unmasked_shift"]
 
 _SOFTMAX = ("SoftmaxBackward0", "SafeSoftmaxBackward0")
-_SCALE = frozenset({"ViewBackward0", "UnsafeViewBackward0", "TransposeBackward0",
-                    "PermuteBackward0", "ExpandBackward0", "CloneBackward0", "MulBackward0",
-                    "DivBackward0", "ReshapeAliasBackward0"})
+_SCALED = MOVES | {"MulBackward0", "DivBackward0"}  # views and scalings of the scores
 _MATMUL = frozenset({"BmmBackward0", "MmBackward0", "MatmulBackward0"})
 # from the product's operands down to the feature map: reshapes, the qkv split and projection
-_TO_MAP = _SCALE | {"SelectBackward0", "SliceBackward0", "SplitBackward0", "UnbindBackward0",
+_TO_MAP = _SCALED | {"SelectBackward0", "SliceBackward0", "SplitBackward0", "UnbindBackward0",
                     "SplitWithSizesBackward0", "AddmmBackward0", "AddBackward0", "TBackward0",
                     "ConstantPadNdBackward0"}
 _DEPTH = 16
@@ -55,32 +53,13 @@ class Unmasked(NamedTuple):
 
 def _scores_unmasked(softmax: Any) -> Any | None:
     """The matrix product whose result reaches ``softmax`` through views and scalings only."""
-    todo = [(c, 0) for c, _ in softmax.next_functions if c is not None]
-    while todo:
-        n, depth = todo.pop()
-        name = type(n).__name__
-        if name in _MATMUL:
-            return n
-        if name in _SCALE and depth < 6:
-            todo.extend((c, depth + 1) for c, _ in n.next_functions if c is not None)
-    return None
+    return reach(softmax, _MATMUL, _SCALED, 6)
 
 
 def _roll_below(product: Any) -> Any | None:
     """A ``RollBackward0`` reached from the product's operands through reshapes, splits and a
     projection only (the ``AddmmBackward0`` of ``nn.Linear``: its input, not its weight)."""
-    seen, todo = set(), [(c, 0) for c, _ in product.next_functions if c is not None]
-    while todo:
-        n, depth = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        name = type(n).__name__
-        if name == "RollBackward0":
-            return n
-        if name in _TO_MAP and depth < _DEPTH:
-            todo.extend((c, depth + 1) for c, _ in n.next_functions if c is not None)
-    return None
+    return reach(product, {"RollBackward0"}, _TO_MAP, _DEPTH)
 
 
 def unmasked_shift(graph: Graph) -> Unmasked | None:

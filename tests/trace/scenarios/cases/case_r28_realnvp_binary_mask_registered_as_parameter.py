@@ -1,6 +1,6 @@
 """A RealNVP flow whose coupling layers hold their binary mask as ``nn.Parameter(mask)`` (without
 ``requires_grad=False``): the mask is among ``model.parameters()``, gets a gradient like any weight
-(the loss reads it through ``x * mask`` and ``1 - mask``) and the Adam step moves every entry off 0
+(the loss reads it through ``x * mask`` and ``1 - mask``) and the Adam step moves the masks off 0
 and 1 by about the learning rate.  The layer is no longer a coupling: the "unchanged" half is
 scaled, the Jacobian is no longer triangular and ``sum(s)`` is no longer its log-determinant.  Every
 gradient is finite; nothing raises.
@@ -104,6 +104,10 @@ def truth(run):
     for i in range(4):
         name = f"layers.{i}.mask"
         assert name in run.grads and bool(run.grads[name].abs().sum() > 0), name
-        assert not bool(((run.masks[i] == 0) | (run.masks[i] == 1)).any()), name
+        # moved off {0, 1}: not in every entry, since layers 0 and 2 hold one tensor (``even``,
+        # which ``nn.Parameter`` does not copy) and their two Adam updates of about 1e-3 can
+        # cancel to the last bit in an entry whose two gradients differ in sign (seen on an
+        # AVX-512 processor, not on another)
+        assert not bool(((run.masks[i] == 0) | (run.masks[i] == 1)).all()), name
     for n, g in run.grads.items():
         assert bool(torch.isfinite(g).all()), n
