@@ -185,6 +185,7 @@ def test_answer_holds_on_this_torch(record):
 # in a few groups, a fresh interpreter each: one group of all (about 80 s of CPU) would be
 # the last test of CI's two workers to finish
 ISOLATED_GROUPS = 4
+GLOO_EXIT = "terminate called without an active exception"
 
 
 @pytest.mark.parametrize("group", range(ISOLATED_GROUPS))
@@ -192,4 +193,11 @@ def test_isolated_answers_hold_on_this_torch(group):
     """The checks that compile or start a process group, in a fresh interpreter."""
     records = ISOLATED[group::ISOLATED_GROUPS]
     failed = {k: v for k, v in checks.run_isolated(records).items() if v is not None}
+    # gloo's worker threads can abort a rank's exit under load ("terminate called without
+    # an active exception", seen once in 55 process-group checks on a loaded runner): such
+    # a check runs once more, and must pass then; any other failure stands
+    again = [r for r in records if GLOO_EXIT in (failed.get(r["id"]) or "")]
+    for record_id, error in checks.run_isolated(again).items():
+        failed[record_id] = error
+    failed = {k: v for k, v in failed.items() if v is not None}
     assert failed == {}
