@@ -823,6 +823,11 @@ PAIRS = [
         "r32_deeponet_stage_two_optimizer_on_branch",
     ),
     ("r32_raft_correlation_under_no_grad", "r32_raft_coords_detached_per_iteration"),
+    # round 33
+    ("r33_flamingo_gate_plain_tensor", "r33_flamingo_gate_parameter"),
+    ("r33_swiglu_value_projection_unused", "r33_swiglu_two_projections"),
+    ("r33_rloo_kl_reward_not_detached", "r33_rloo_kl_reward_detached"),
+    ("r33_awr_exp_weights_unclipped", "r33_awr_exp_weights_clipped"),
 ]
 
 
