@@ -828,6 +828,13 @@ PAIRS = [
     ("r33_swiglu_value_projection_unused", "r33_swiglu_two_projections"),
     ("r33_rloo_kl_reward_not_detached", "r33_rloo_kl_reward_detached"),
     ("r33_awr_exp_weights_unclipped", "r33_awr_exp_weights_clipped"),
+    ("r33_rnd_obs_norm_without_eps", "r33_rnd_obs_norm_eps"),
+    ("r33_ciou_relu_box_sizes", "r33_ciou_exp_box_sizes"),
+    (
+        "r33_esrgan_generator_adversarial_on_detached_fake",
+        "r33_esrgan_generator_adversarial_through_fake",
+    ),
+    ("r33_dcn_cross_scalar_broadcast_over_batch", "r33_dcn_cross_scalar_unsqueezed"),
 ]
 
 
