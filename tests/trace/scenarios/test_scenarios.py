@@ -835,6 +835,9 @@ PAIRS = [
         "r33_esrgan_generator_adversarial_through_fake",
     ),
     ("r33_dcn_cross_scalar_broadcast_over_batch", "r33_dcn_cross_scalar_unsqueezed"),
+    ("r33_gem_projection_condition_flipped", "r33_gem_projection_on_conflict"),
+    ("r33_swav_sinkhorn_codes_with_grad", "r33_swav_sinkhorn_codes_no_grad"),
+    ("r33_roialign_boxes_not_scaled_to_features", "r33_roialign_spatial_scale_quarter"),
 ]
 
 
