@@ -838,6 +838,12 @@ PAIRS = [
     ("r33_gem_projection_condition_flipped", "r33_gem_projection_on_conflict"),
     ("r33_swav_sinkhorn_codes_with_grad", "r33_swav_sinkhorn_codes_no_grad"),
     ("r33_roialign_boxes_not_scaled_to_features", "r33_roialign_spatial_scale_quarter"),
+    ("r33_ip_adapter_frozen_after_attaching", "r33_ip_adapter_frozen_before_attaching"),
+    (
+        "r33_dreambooth_text_encoder_not_in_optimizer",
+        "r33_dreambooth_text_encoder_in_optimizer",
+    ),
+    ("r33_revnet_coupling_in_place_on_chunks", "r33_revnet_coupling_out_of_place"),
 ]
 
 
