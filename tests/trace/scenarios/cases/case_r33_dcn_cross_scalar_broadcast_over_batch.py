@@ -31,14 +31,19 @@ SOURCE = (
 DESCRIPTION = "DCN cross layer x0 * (xl @ w) with shape (B,): broadcast over features, B == d"
 ASK = []
 MUST = [
-    [r"broadcast\w*", r"unsqueeze", r"keepdim", r"\(batch,?\)|\(B,?\)|\(16,?\)", r"shape"],
+    [
+        r"broadcast\w*",
+        r"unsqueeze",
+        r"keepdim",
+        r"\(batch,?\)|\(B,?\)|\(16,?\)",
+        r"feature (axis|dimension)",
+    ],
     [
         r"across (the )?(batch|examples|samples)",
         r"other (examples|samples|rows)",
         r"batch (axis|dimension)",
         r"mix\w*",
         r"leak\w*",
-        r"cross",
     ],
 ]
 MUST_NOT = [FALSE_OK, CLAIMS_NONFINITE, r"\bdead\b"]

@@ -37,7 +37,6 @@ MUST_NOT = [
     r"not in (the |any )?optimi[sz]er",
     r"never (move|moved|moves|update|learn|train)",
     r"stuck|fixed point",
-    r"nn\.Parameter",
 ]
 
 

@@ -26,7 +26,12 @@ MUST = [
         r"(channel|class)[^\n]{0,60}(ground[- ]truth|k-th|gt) (class|mask)",
     ]
 ]
-MUST_NOT = [CLAIMS_NONFINITE, CLAIMS_ERROR, r"\bdead\b", r"spatial_scale"]
+MUST_NOT = [
+    CLAIMS_NONFINITE,
+    CLAIMS_ERROR,
+    r"\bdead\b",
+    r"spatial_scale[^\n]{0,40}(missing|default|not (set|passed))",
+]
 
 
 def step(watch):
