@@ -823,6 +823,27 @@ PAIRS = [
         "r32_deeponet_stage_two_optimizer_on_branch",
     ),
     ("r32_raft_correlation_under_no_grad", "r32_raft_coords_detached_per_iteration"),
+    # round 33
+    ("r33_flamingo_gate_plain_tensor", "r33_flamingo_gate_parameter"),
+    ("r33_swiglu_value_projection_unused", "r33_swiglu_two_projections"),
+    ("r33_rloo_kl_reward_not_detached", "r33_rloo_kl_reward_detached"),
+    ("r33_awr_exp_weights_unclipped", "r33_awr_exp_weights_clipped"),
+    ("r33_rnd_obs_norm_without_eps", "r33_rnd_obs_norm_eps"),
+    ("r33_ciou_relu_box_sizes", "r33_ciou_exp_box_sizes"),
+    (
+        "r33_esrgan_generator_adversarial_on_detached_fake",
+        "r33_esrgan_generator_adversarial_through_fake",
+    ),
+    ("r33_dcn_cross_scalar_broadcast_over_batch", "r33_dcn_cross_scalar_unsqueezed"),
+    ("r33_gem_projection_condition_flipped", "r33_gem_projection_on_conflict"),
+    ("r33_swav_sinkhorn_codes_with_grad", "r33_swav_sinkhorn_codes_no_grad"),
+    ("r33_roialign_boxes_not_scaled_to_features", "r33_roialign_spatial_scale_quarter"),
+    ("r33_ip_adapter_frozen_after_attaching", "r33_ip_adapter_frozen_before_attaching"),
+    (
+        "r33_dreambooth_text_encoder_not_in_optimizer",
+        "r33_dreambooth_text_encoder_in_optimizer",
+    ),
+    ("r33_revnet_coupling_in_place_on_chunks", "r33_revnet_coupling_out_of_place"),
 ]
 
 
