@@ -23,7 +23,8 @@ where :mod:`.causalleak` looks for attention or a convolution that reads later p
 ``smooth_l1_loss``, ``huber_loss``) equal to the model's floating input one step ahead along its
 last dimension (a next-sample predictor: WaveNet, a TCN), the input kept by a weak reference.
 
-Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.maskedcopies`, :mod:`.finding`,
+Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.maskedcopies`,
+:mod:`.ownvalue`, :mod:`.finding`,
 :mod:`.patches` and
 ``trace.graph.nodes`` (a node's saved values).
 """
@@ -40,6 +41,7 @@ from . import patches
 from .causalleak import Leak, conv_leak, future_leak
 from .finding import Finding, Options
 from .maskedcopies import Copies, Unshifted, copies, unshifted
+from .ownvalue import OwnValue, candidate
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -154,6 +156,8 @@ class TokenShift:
         self.steps = False  # the leak's targets are float samples one step ahead
         self.copies: Copies | None = None  # a masked-token loss scored at visible positions
         self.unshifted: Unshifted | None = None  # a decoder fed its labels unshifted
+        self.own: OwnValue | None = None  # a masked model reproducing its own input
+        self._own_looked = False
         self._inputs: list[torch.Tensor] = []  # the model's integer inputs, copied
         self._count = 0  # how many integer inputs the model's last call took
         self._handles: list[Any] = []
@@ -189,6 +193,11 @@ class TokenShift:
             series = self._series[0]()
             if series is not None:
                 self._regression(roots, series, self._series[1])
+        if ids is None and self._series is not None and not self._own_looked:
+            series = self._series[0]()
+            if series is not None and series._version == self._series[1]:
+                self._own_looked = True  # once per watch: a loop repeats its first step
+                self.own = candidate(roots, series)
         if self.found is not None or ids is None:
             return
         found = []
