@@ -1,25 +1,30 @@
-"""An autoregressive model that reads the value it predicts: a MADE or a PixelCNN trained to
-reproduce its own input, whose weights are multiplied by 0/1 masks so that each output reads
-only earlier positions, while the output at a position still reads the input at that same
-position (a first layer with PixelCNN's mask B where mask A belongs, or MADE's ``>=`` where its
-output layer needs ``>``: Germain et al. 2015, "MADE: Masked Autoencoder for Distribution
-Estimation").  Every gradient is finite and nonzero and nothing raises; the
-likelihood falls by copying each value instead of predicting it.
+"""An autoregressive model that reads the value it predicts: a model trained to reproduce one of
+its inputs, each output reading only earlier positions of it (an order), while the output at a
+position still reads the input at that same position.  A MADE or a PixelCNN masks its weights
+with 0/1 masks and one of them lets the position itself through (PixelCNN's mask B where mask A
+belongs, MADE's ``>=`` where its output layer needs ``>``: Germain et al. 2015, "MADE: Masked
+Autoencoder for Distribution Estimation"); a causal transformer reads its own token (a Decision
+Transformer predicting the action ``a_t`` from the output at ``a_t``'s own token instead of the
+state token ``s_t``: Chen et al. 2021).  Every gradient is finite and nonzero and nothing
+raises; the loss falls by copying each value instead of predicting it, a label leak.
 
-Seen here, at each outermost ``backward()`` (by :class:`.tokenshift.TokenShift`, which keeps
-the model's floating input): among the losses' first nodes, a reconstruction loss
-(``binary_cross_entropy_with_logits``, ``binary_cross_entropy``, ``mse_loss``) whose saved
-target equals that input, while the loss's graph multiplies a parameter by a constant tensor of
-0s and 1s (a mask).  The first :data:`EXAMPLES` examples are then copied.  When the finding is
-read, the dependence of every output position on every input position comes from the gradients
-of a copy of the model (``copy.deepcopy``: the watch's hooks are not copied; in eval mode;
-torch's random state restored) at those examples.  It is named only when the dependence
-between different positions is autoregressive, an order exists in which each output reads
-only earlier inputs (the directed graph of "output p reads input q", p != q, is acyclic:
-networkx) with at least one such edge per position, and some outputs read their own position.
-A plain autoencoder reads every position from every other (a cycle), and so does one with
-fixed random 0/1 masks.  A model that does not copy (one pruned by ``torch.nn.utils.prune``
-holds its ``weight`` as a non-leaf tensor, which ``deepcopy`` refuses) is not read.
+Seen here, at the first outermost ``backward()`` of the watch (by :class:`.tokenshift.TokenShift`,
+which holds the model's last call: its tensor arguments by weak references): among the losses'
+first nodes, a reconstruction loss (``binary_cross_entropy_with_logits``,
+``binary_cross_entropy``, ``mse_loss``) whose saved target equals one of the model's floating
+inputs, unchanged since the call.  The first :data:`EXAMPLES` examples of the call's arguments
+are then copied.  When the finding is read, the dependence of every output position on every
+position of that input comes from the gradients of a copy of the model (``copy.deepcopy``: the
+watch's hooks are not copied; in eval mode; torch's random state restored) at those examples, a
+position being a last entry of ``(batch, features)``, an entry after the channels of ``(batch,
+channels, *spatial)`` or a step of ``(batch, steps, *features)`` (each read in turn).  It is
+named only when the dependence between different positions is autoregressive, an order exists
+in which each output reads only earlier inputs (the directed graph of "output p reads input q",
+p != q, is acyclic: networkx) with at least one such edge per position, and some outputs read
+their own position.  A plain autoencoder reads every position from every other (a cycle, found
+after two backward passes), and so does one with fixed random 0/1 masks.  A model that does not
+copy (one pruned by ``torch.nn.utils.prune`` holds its ``weight`` as a non-leaf tensor, which
+``deepcopy`` refuses) is not read.
 
 Imports nothing of the trace room but :mod:`.finding` and ``trace.graph.nodes``.
 """
@@ -29,6 +34,7 @@ from __future__ import annotations
 import copy
 import inspect
 import math
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -39,7 +45,7 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["EXAMPLES", "OwnValue", "candidate", "own_value"]
+__all__ = ["EXAMPLES", "Call", "OwnValue", "candidate", "own_value"]
 
 EXAMPLES = 4
 """Examples of the input copied for the dependence."""
@@ -56,21 +62,56 @@ _RECON = ("BinaryCrossEntropyWithLogitsBackward0", "BinaryCrossEntropyBackward0"
           "MseLossBackward0")
 
 
-class OwnValue:
-    """A reconstruction loss (``loss``, its node's class) whose target is the model's input, in a
-    graph with ``masks`` constant 0/1 masks multiplied into parameters; ``examples``: the first
-    examples of that input, copied.  :meth:`read` gives the dependence, once."""
+class Call:
+    """A model's call: its arguments, tensors held by weak references with their versions (not
+    copied), anything else as given."""
 
-    def __init__(self, loss: str, masks: int, examples: torch.Tensor):
-        self.loss, self.masks, self.examples = loss, masks, examples
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]):
+        def hold(a: Any) -> Any:
+            return (weakref.ref(a), a._version) if isinstance(a, torch.Tensor) else (None, a)
+
+        self._args = [hold(a) for a in args]
+        self._kwargs = {k: hold(a) for k, a in kwargs.items()}
+
+    def resolve(self) -> tuple[list[Any], dict[str, Any]] | None:
+        """The arguments, or ``None`` when a tensor was freed or edited in place since."""
+        def get(held: tuple[Any, Any]) -> Any:
+            ref, value = held
+            if ref is None:
+                return value
+            t = ref()
+            if t is None or t._version != value:
+                raise LookupError
+            return t
+
+        try:
+            return [get(a) for a in self._args], {k: get(a) for k, a in self._kwargs.items()}
+        except LookupError:
+            return None
+
+
+class OwnValue:
+    """A reconstruction loss (``loss``, its node's class) whose target is the model's input
+    ``key`` (an argument's index or a keyword), in a graph with ``masks`` constant 0/1 masks
+    multiplied into parameters (0 or more); ``args`` and ``kwargs``: the call, its tensors' first
+    examples copied.  :meth:`read` gives the dependence, once."""
+
+    def __init__(self, loss: str, masks: int, args: list[Any], kwargs: dict[str, Any],
+                 key: int | str):
+        self.loss, self.masks, self.args, self.kwargs, self.key = loss, masks, args, kwargs, key
         self._read: tuple[int, int, int] | bool | None = False  # False: not read yet
+
+    @property
+    def examples(self) -> torch.Tensor:
+        """The input the target equals, its first examples."""
+        return self.kwargs[self.key] if isinstance(self.key, str) else self.args[self.key]
 
     def read(self, model: torch.nn.Module) -> tuple[int, int, int] | None:
         """``(positions, reading, edges)``: the positions, how many outputs read their own
         position, and how many (output, other input) pairs are read; ``None`` when the
         dependence is not autoregressive (or could not be read)."""
         if self._read is False:
-            self._read = _autoregressive(dependence(model, self.examples))
+            self._read = dependence(model, self)
         return self._read  # type: ignore[return-value]
 
 
@@ -92,60 +133,90 @@ def _masks(roots: list[Any]) -> int:
     return count
 
 
-def candidate(roots: list[Any], x: torch.Tensor) -> OwnValue | None:
+def candidate(roots: list[Any], call: Call) -> OwnValue | None:
     """An :class:`OwnValue` when a reconstruction loss among the first nodes from ``roots``
-    saved a target equal to ``x`` (the model's input) and the graph masks a parameter."""
+    saved a target equal to a floating input of the model's ``call``."""
+    got = call.resolve()
+    if got is None:
+        return None
+    args, kwargs = got
+    inputs: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
     for n in first_nodes(roots, _FIRST_NODES):
         if type(n).__name__ not in _RECON:
             continue
         t = saved_value(n, "_saved_target", hooked=False)
-        if (isinstance(t, torch.Tensor) and t.shape == x.shape and x.dim() >= 2
-                and bool(torch.equal(t.detach(), x.detach().to(t.dtype)))):
-            masks = _masks(roots)
-            if masks:
-                return OwnValue(type(n).__name__, masks, x.detach()[:EXAMPLES].clone())
+        if not isinstance(t, torch.Tensor):
+            continue
+        for key, x in inputs:
+            if (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2
+                    and t.shape == x.shape
+                    and bool(torch.equal(t.detach(), x.detach().to(t.dtype)))):
+                b = x.shape[0]
+
+                def first(a: Any, b: int = b) -> Any:
+                    if not isinstance(a, torch.Tensor):
+                        return a
+                    a = a.detach()
+                    return (a[:EXAMPLES] if a.dim() and a.shape[0] == b else a).clone()
+
+                return OwnValue(type(n).__name__, _masks(roots), [first(a) for a in args],
+                                {k: first(a) for k, a in kwargs.items()}, key)
     return None
 
 
-def dependence(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor | None:
-    """``D[p, q]``: whether output position ``p`` reads input position ``q`` (a nonzero
-    gradient at any of the examples ``x``, over every channel), from a copy of ``model``.  A
-    position is the last dimension of a ``(batch, features)`` input, or the entries after the
-    channels of ``(batch, channels, *spatial)``; the output must have the same positions.
-    ``None`` when the model cannot be copied or called, or its output has other positions."""
-    if (sum(p.numel() for p in model.parameters()) > MOST_ENTRIES
-            or math.prod(x.shape[1 if x.dim() == 2 else 2:]) > MOST_POSITIONS):
+def _groupings(x: torch.Tensor, out: torch.Tensor) -> list[tuple[Any, int]]:
+    """Ways to read positions: a function taking a ``(batch, *shape)`` tensor to ``(batch,
+    rest, positions)``, and the number of positions, for each that ``out`` shares with ``x``."""
+    if x.dim() == 2:
+        return [((lambda g: g.unsqueeze(1)), x.shape[1])] if out.shape == x.shape else []
+    ways = []
+    if out.dim() == x.dim() and out.shape[2:] == x.shape[2:]:  # (batch, channels, *spatial)
+        ways.append(((lambda g: g.flatten(2)), math.prod(x.shape[2:])))
+    if out.dim() >= 3 and out.shape[:2] == x.shape[:2]:  # (batch, steps, *features)
+        ways.append(((lambda g: g.flatten(2).transpose(1, 2)), x.shape[1]))
+    return [(f, n) for f, n in ways if 2 <= n <= MOST_POSITIONS]
+
+
+def dependence(model: torch.nn.Module, c: OwnValue) -> tuple[int, int, int] | None:
+    """From a copy of ``model`` called on ``c``'s examples: ``(positions, reading, edges)`` for
+    the first way of reading positions (see :func:`_groupings`) in which output position ``p``
+    reads input position ``q`` (a nonzero gradient at any example, over every channel) in an
+    autoregressive order; ``None`` when there is none, or the model cannot be copied or
+    called."""
+    if sum(p.numel() for p in model.parameters()) > MOST_ENTRIES:
         return None
     grad = inspect.unwrap(torch.autograd.grad)  # the watch's own listeners not told
     with torch.random.fork_rng(devices=[]), torch.enable_grad():
         try:
             twin = copy.deepcopy(model).eval()
-            xs = x.clone().requires_grad_(True)
-            out = twin(xs)
+            xs = c.examples.clone().requires_grad_(True)
+            args, kwargs = list(c.args), dict(c.kwargs)
+            if isinstance(c.key, str):
+                kwargs[c.key] = xs
+            else:
+                args[c.key] = xs
+            out = twin(*args, **kwargs)
         except Exception:  # noqa: BLE001  (a model that does not copy: nothing is said)
             return None
-        if not isinstance(out, torch.Tensor) or out.dim() != x.dim() or out.shape[0] != x.shape[0]:
+        if not isinstance(out, torch.Tensor) or out.shape[0] != xs.shape[0]:
             return None
-        if x.dim() == 2:
-            if out.shape != x.shape:
-                return None
-            outs, flat = out.unsqueeze(1), (lambda g: g.unsqueeze(1))
-        else:
-            if out.shape[2:] != x.shape[2:]:
-                return None
-            outs, flat = out.flatten(2), (lambda g: g.flatten(2))
-        positions = outs.shape[-1]
-        reads = torch.zeros(positions, positions, dtype=torch.bool)
-        for p in range(positions):
-            (g,) = grad(outs[:, :, p].sum(), xs, retain_graph=True, allow_unused=True)
-            if g is not None:
-                reads[p] = flat(g).abs().sum((0, 1)) > 0
-    return reads
+        for flat, positions in _groupings(xs, out):
+            outs = flat(out)
+            reads = torch.zeros(positions, positions, dtype=torch.bool)
+            for p in range(positions):
+                (g,) = grad(outs[:, :, p].sum(), xs, retain_graph=True, allow_unused=True)
+                if g is not None:
+                    reads[p] = flat(g).abs().sum((0, 1)) > 0
+                if bool((reads[:p, p] & reads[p, :p]).any()):  # p and q read each other
+                    break
+            else:
+                got = _autoregressive(reads)
+                if got is not None:
+                    return got
+    return None
 
 
-def _autoregressive(reads: torch.Tensor | None) -> tuple[int, int, int] | None:
-    if reads is None:
-        return None
+def _autoregressive(reads: torch.Tensor) -> tuple[int, int, int] | None:
     import networkx as nx  # only here: the dependence of a masked model is rare
 
     others = reads.clone()
@@ -162,7 +233,7 @@ def _autoregressive(reads: torch.Tensor | None) -> tuple[int, int, int] | None:
 
 
 def own_value(w: GradWatch, o: Options) -> Finding:
-    """A masked autoregressive model whose outputs read the input they reproduce (a problem)."""
+    """An autoregressive model whose outputs read the input they reproduce (a problem)."""
     del o
     c: OwnValue | None = w.tokens.own
     if c is None:
@@ -171,14 +242,22 @@ def own_value(w: GradWatch, o: Options) -> Finding:
     if got is None:
         return Finding("own value read", True)
     positions, reading, edges = got
+    which = (f"keyword argument {c.key!r}" if isinstance(c.key, str) else
+             "input" if len(c.args) + len(c.kwargs) == 1 else
+             f"positional argument {c.key} (from 0)")
+    masked = (f"; the graph multiplies {c.masks} parameter(s) by a constant 0/1 mask"
+              if c.masks else "")
+    fix = ("one masked layer must exclude the position itself: PixelCNN's first layer takes "
+           "mask A (the kernel's centre 0), the later ones mask B; MADE's output layer connects "
+           "output d to hidden unit k only if m(d) > m(k) (strictly), its hidden layers if "
+           "m(k) >= m(k')") if c.masks else (
+           "the prediction at a position must read only earlier positions of what it predicts: "
+           "read it from the output one position before (a Decision Transformer predicts a_t "
+           "from the state token s_t, not from a_t's own token), or mask the position itself")
     return Finding("own value read", True, (
-        f"the model is trained to reproduce its input while its output at a position reads "
-        f"the input at that same position, at {reading} of {positions} positions: it can copy "
-        f"each value instead of predicting it (observed: {c.loss}'s target equals the model's "
-        f"input; the graph multiplies {c.masks} parameter(s) by a constant 0/1 mask; between "
-        f"different positions the outputs read {edges} input positions in an autoregressive "
-        f"order, from the gradients of a copy of the model at {len(c.examples)} example(s)); "
-        f"one masked layer must exclude the position itself: PixelCNN's first layer takes "
-        f"mask A (the kernel's centre 0), the later ones mask B; MADE's output layer connects "
-        f"output d to hidden unit k only if m(d) > m(k) (strictly), its hidden layers if "
-        f"m(k) >= m(k')"))
+        f"the model is trained to reproduce its {which} while its output at a position reads "
+        f"the input at that same position, at {reading} of {positions} positions: a label "
+        f"leak, it can copy each value instead of predicting it (observed: {c.loss}'s target "
+        f"equals the model's {which}{masked}; between different positions the outputs read "
+        f"{edges} input positions in an autoregressive order, from the gradients of a copy of "
+        f"the model at {len(c.examples)} example(s)); {fix}"))
