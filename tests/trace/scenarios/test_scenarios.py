@@ -239,12 +239,9 @@ XFAIL: dict[str, str] = {
     "r27_variational_dropout_mask_shared_across_batch": "held-out: false",
     # round 28 (branch s31-scen28), first run against main at e12421a (open 16 of 21 right,
     # held-out 5 of 10); after this session's classes (ce12928): open 18 of 21, held-out 5 of 10;
-    # after the derivative-leaves why (1955ae8): open 19 of 21
+    # after the derivative-leaves why (1955ae8): open 19 of 21; after the own-value class: 20 of 21
     "r28_dkt_predicts_answer_already_in_input": (
         "false: 'ok'; missing the label leak (the target at step t is already in the input at t)"
-    ),
-    "r28_pixelcnn_first_layer_mask_b_sees_pixel": (
-        "false: 'ok'; missing the mask-B first layer that lets a prediction read its own pixel"
     ),
     # round 28, held-out
     "r28_fixmatch_confident_mean_no_confident_nan": "held-out: silent",

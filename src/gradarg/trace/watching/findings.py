@@ -48,6 +48,7 @@ from .maskedcopies import decoder_unshifted, masked_copies
 from .missing import no_gradient
 from .onesvjp import ones_vjp
 from .outputrelu import output_relu
+from .ownvalue import own_value
 from .padreads import pad_read
 from .plateau import plateau_cuts
 from .reads import (
@@ -206,7 +207,7 @@ FINDINGS: tuple[Callable[[Any, Options], Finding], ...] = (
     pad_read, closure_sums, bootstrapped_target, seeded, row_select, frozen_head,
     no_forgetting, upstream_scaled, magnitude_window, grid_sampled,
     output_relu, gaussian_args, saturated_gate, snapshot_aliases, cross_term, batch_mixed,
-    shared_module_calls, shifted_unmasked, masked_copies, decoder_unshifted,
+    shared_module_calls, shifted_unmasked, masked_copies, decoder_unshifted, own_value,
 )
 
 

@@ -23,7 +23,8 @@ where :mod:`.causalleak` looks for attention or a convolution that reads later p
 ``smooth_l1_loss``, ``huber_loss``) equal to the model's floating input one step ahead along its
 last dimension (a next-sample predictor: WaveNet, a TCN), the input kept by a weak reference.
 
-Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.maskedcopies`, :mod:`.finding`,
+Imports nothing of the trace room but :mod:`.causalleak`, :mod:`.maskedcopies`,
+:mod:`.ownvalue`, :mod:`.finding`,
 :mod:`.patches` and
 ``trace.graph.nodes`` (a node's saved values).
 """
@@ -40,6 +41,7 @@ from . import patches
 from .causalleak import Leak, conv_leak, future_leak
 from .finding import Finding, Options
 from .maskedcopies import Copies, Unshifted, copies, unshifted
+from .ownvalue import Call, OwnValue, candidate
 
 if TYPE_CHECKING:
     from .watch import GradWatch
@@ -154,6 +156,9 @@ class TokenShift:
         self.steps = False  # the leak's targets are float samples one step ahead
         self.copies: Copies | None = None  # a masked-token loss scored at visible positions
         self.unshifted: Unshifted | None = None  # a decoder fed its labels unshifted
+        self.own: OwnValue | None = None  # an autoregressive model reproducing its input
+        self._own_looked = False
+        self._call: Call | None = None  # the model's last call, for self.own
         self._inputs: list[torch.Tensor] = []  # the model's integer inputs, copied
         self._count = 0  # how many integer inputs the model's last call took
         self._handles: list[Any] = []
@@ -166,6 +171,7 @@ class TokenShift:
 
     def detach(self) -> list[Any]:
         handles, self._handles, self._ids, self._series = self._handles, [], None, None
+        self._call = None
         self._inputs = []
         return handles
 
@@ -180,6 +186,8 @@ class TokenShift:
                             and sum(t.numel() for t in found) <= MOST_IDS else [])
             x = None if self._ids is not None else _series(args, kwargs)
             self._series = None if x is None else (weakref.ref(x), x._version)
+            self._call = (None if self._ids is not None or self._own_looked
+                          else Call(args, kwargs or {}))
 
     def _backward(self, tensors: Any) -> None:
         ids = self._ids
@@ -189,6 +197,9 @@ class TokenShift:
             series = self._series[0]()
             if series is not None:
                 self._regression(roots, series, self._series[1])
+        if ids is None and self._call is not None and not self._own_looked:
+            self._own_looked = True  # once per watch: a loop repeats its first step
+            self.own = candidate(roots, self._call)
         if self.found is not None or ids is None:
             return
         found = []
