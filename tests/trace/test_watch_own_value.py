@@ -9,10 +9,11 @@ The truth comes from torch alone: the model is autoregressive by construction (i
 whether output ``p`` reads input ``p`` is read from ``torch.func.jacrev`` of the model at one
 example.  Look-alikes that must not be named: the same models with the right masks (the causal
 one fed its steps shifted by one, after a start token), attention with no mask (every step reads
-every other), a plain autoencoder, one whose weights are multiplied by fixed random 0/1 masks (no order) or by masks
-that keep each position to itself, one pruned
-by ``torch.nn.utils.prune`` (a copy of it fails: its ``weight`` is not a leaf),
-a denoising target (the clean input, the model fed a noisy one), and the buggy models trained
+every other), a plain autoencoder, one whose weights are multiplied by fixed 0/1 masks in no
+order (random, or output ``o`` reading inputs ``o`` and ``o + 1`` mod ``d``: a cycle with no
+2-cycle) or by masks that keep each position to itself (with at most one edge between
+positions), one pruned by ``torch.nn.utils.prune`` (a copy of it fails: its ``weight`` is not a
+leaf), a denoising target (the clean input, the model fed a noisy one), and the buggy models trained
 on another target.  The watch must not touch the model, its ``.grad`` or torch's random state.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import re
 import warnings
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -90,9 +92,16 @@ class AE(nn.Module):
         if kind == "sparse":  # a fixed random connectivity: 0/1 masks in no order
             self.enc = MaskedLinear(d, hidden, torch.rand(hidden, d, generator=gen) < 0.7)
             self.dec = MaskedLinear(hidden, d, torch.rand(d, hidden, generator=gen) < 0.7)
+        own = torch.arange(hidden)[:, None] % d == torch.arange(d)[None, :]
         if kind == "diagonal":  # each output reads its own input only: no order to keep
-            own = torch.arange(hidden)[:, None] % d == torch.arange(d)[None, :]
             self.enc, self.dec = MaskedLinear(d, hidden, own), MaskedLinear(hidden, d, own.T)
+        if kind == "cyclic":  # output o reads inputs o and o + 1 (mod d): a cycle, no order
+            self.enc = MaskedLinear(d, hidden, own)
+            self.dec = MaskedLinear(hidden, d, own.T | own.roll(-1, 1).T)
+        if kind == "near-diagonal":  # its own input, and output 1 reads input 0 too: one edge
+            near = own.T.clone()
+            near[1] |= own.T[0]
+            self.enc, self.dec = MaskedLinear(d, hidden, own), MaskedLinear(hidden, d, near)
         if kind == "pruned":
             prune.random_unstructured(self.enc, "weight", amount=0.3)
             prune.random_unstructured(self.dec, "weight", amount=0.3)
@@ -153,12 +162,26 @@ def reads_own(model, x):
 
 @settings(max_examples=50, deadline=None)
 @given(kind=st.sampled_from(["made", "made", "pixelcnn", "pixelcnn", "causal", "causal",
-                             "bidirectional", "plain", "pruned", "sparse", "sparse", "diagonal"]),
+                             "bidirectional", "plain", "pruned", "sparse", "sparse", "diagonal",
+                             "cyclic", "near-diagonal"]),
        right=st.booleans(), target=st.sampled_from(["input", "input", "noisy", "other"]),
        loss=st.sampled_from(["bce", "mse"]), d=st.sampled_from([6, 9]),
        call=st.sampled_from(["alone", "positional", "keyword"]), seed=st.integers(0, 2**16))
 def test_an_autoregressive_model_reading_its_own_value_is_named(kind, right, target, loss, d,
                                                                 call, seed):
+    check(kind, right, target, loss, d, call, seed)
+
+
+@pytest.mark.parametrize("kind", ["cyclic", "near-diagonal", "diagonal", "sparse", "plain"])
+@pytest.mark.parametrize("d", [6, 9])
+def test_a_model_reading_its_own_value_in_no_order_is_not_named(kind, d):
+    """Every look-alike with the target equal to the input, where the random draw above may
+    miss one: a cycle through all positions, a single edge, none."""
+    check(kind, False, "input", "bce", d, "alone", d)
+
+
+def check(kind, right, target, loss, d, call, seed):
+    """One step of training under the watch, against the truth from torch.func.jacrev."""
     model, x = build(kind, right, d, seed)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     feed = x + 0.3 * torch.randn_like(x) if target == "noisy" else x
@@ -195,3 +218,32 @@ def test_an_autoregressive_model_reading_its_own_value_is_named(kind, right, tar
         n = re.search(r"at (\d+) of (\d+) positions", text)
         positions = x.shape[1] if kind == "causal" else x[0, 0].numel() if x.dim() == 4 else d
         assert n is not None and 0 < int(n[1]) <= int(n[2]) == positions
+
+
+class Returning(nn.Module):
+    """A MADE with the bug whose call returns something other than the prediction: the loss
+    itself, a tuple or a dict."""
+
+    def __init__(self, returns):
+        super().__init__()
+        self.made, self.returns = MADE(6, 18, False, torch.Generator().manual_seed(0)), returns
+
+    def forward(self, x):
+        out = self.made(x)
+        if self.returns == "loss":
+            return F.binary_cross_entropy_with_logits(out, x)
+        return (out, x.sum()) if self.returns == "tuple" else {"logits": out}
+
+
+@pytest.mark.parametrize("returns", ["loss", "tuple", "dict"])
+def test_a_call_that_returns_no_prediction_is_not_read(returns):
+    """The dependence is read from the call's tensor output only; any other return passes
+    without a word from this check and without an error."""
+    model = Returning(returns)
+    x = torch.rand(16, 6).round()
+    with gradarg.watch(model) as w:
+        got = model(x)
+        out = got if returns == "loss" else got[0] if returns == "tuple" else got["logits"]
+        loss = out if returns == "loss" else F.binary_cross_entropy_with_logits(out, x)
+        loss.backward()
+    assert re.search(SAID, w.summary(checks=False)) is None

@@ -2,7 +2,8 @@
 tensors an optimizer steps that are not parameters of the model (a module replaced after the
 optimizer was built; float32 master copies, :mod:`.masters`; tensors outside the model that
 get a gradient, such as a criterion's own parameters), parameters of the model no optimizer
-that stepped holds, frozen parameters a step still moved, masked gradient entries a step
+that stepped holds, frozen parameters an optimizer built from a selection holds (never moved),
+frozen parameters a step still moved, masked gradient entries a step
 moved, and parameters stepped twice on one gradient (:func:`optimizer_holds`).
 
 Imports :mod:`.finding` and :mod:`.masters` only.
@@ -20,7 +21,7 @@ from .masters import master_copies
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["gone", "optimizer_holds", "outside", "stepped_twice"]
+__all__ = ["frozen_held", "gone", "optimizer_holds", "outside", "stepped_twice"]
 
 
 def gone(w: GradWatch) -> list[str]:
@@ -134,6 +135,16 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
             f"computed and never applied; add them to the optimizer, or freeze them with "
             f"requires_grad_(False) if that is meant")
         left = [n for n in left if n not in unapplied]
+    if stepped and (idle := frozen_held(w, held)):
+        found.append(
+            f"{len(idle)} parameter(s) the optimizer holds are frozen (requires_grad=False): "
+            f"{shown(idle, 6)} (observed: held by an optimizer whose step ran, which was built "
+            f"from a selection of the model's parameters; requires_grad=False and .grad None "
+            f"at the block's end), so backward gives them no gradient and the step never moves "
+            f"them; if a module's requires_grad_(False) froze them, it reached every parameter "
+            f"the module held at that moment, layers attached to it before included: freeze "
+            f"first, then attach the layers to train (or set requires_grad_(True) on them "
+            f"after the freeze)")
     moved = list(w.grads.frozen_moved.values())
     if moved:
         m = moved[0]
@@ -175,6 +186,19 @@ def optimizer_holds(w: GradWatch, o: Options) -> Finding:
                     "they get .grad but are not updated (a freeze by optimizer subset, or "
                     "forgotten)"))
     return Finding("what the optimizer holds", True, "; ".join(found) or None, note=note)
+
+
+def frozen_held(w: GradWatch, held: set[Any]) -> list[str]:
+    """Frozen parameters (``requires_grad=False`` when the watch began and now, ``.grad``
+    None) in ``held``, the parameters held by the optimizers whose step ran, when those do not
+    hold every parameter of the model (an optimizer built from a selection: a freeze by
+    ``requires_grad`` in an optimizer over all of them is the usual way to freeze)."""
+    owner = w.watched.owner
+    if all(p in held for p in owner):
+        return []
+    return [name for p, (name, _) in owner.items()
+            if p in held and not p.requires_grad and not w.parameters[name].requires_grad
+            and p.grad is None and name in w.parameters]
 
 
 def outside(w: GradWatch, holdings: list[Any], found: list[str]) -> tuple[list[str], str]:

@@ -198,13 +198,17 @@ def dependence(model: torch.nn.Module, c: OwnValue) -> tuple[int, int, int] | No
             out = twin(*args, **kwargs)
         except Exception:  # noqa: BLE001  (a model that does not copy: nothing is said)
             return None
-        if not isinstance(out, torch.Tensor) or out.shape[0] != xs.shape[0]:
-            return None
+        if (not isinstance(out, torch.Tensor) or not out.requires_grad or out.dim() < 2
+                or out.shape[0] != xs.shape[0] or not out.is_floating_point()):
+            return None  # a loss, a tuple, a detached or integer output: not read
         for flat, positions in _groupings(xs, out):
             outs = flat(out)
             reads = torch.zeros(positions, positions, dtype=torch.bool)
             for p in range(positions):
-                (g,) = grad(outs[:, :, p].sum(), xs, retain_graph=True, allow_unused=True)
+                try:
+                    (g,) = grad(outs[:, :, p].sum(), xs, retain_graph=True, allow_unused=True)
+                except RuntimeError:  # a backward that raises on the copy: nothing is said
+                    return None
                 if g is not None:
                     reads[p] = flat(g).abs().sum((0, 1)) > 0
                 if bool((reads[:p, p] & reads[p, :p]).any()):  # p and q read each other

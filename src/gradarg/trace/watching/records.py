@@ -16,7 +16,7 @@ from ..graph.values import combine, state
 from .events import Note, PassEntry, chain
 
 __all__ = ["CallInputs", "CallValues", "DeadUnits", "ModuleRecord", "OpenSum", "ParamRecord",
-           "RawCall", "assemble"]
+           "RawCall", "assemble", "full_name"]
 
 ROOT_NAME = "(model)"
 
@@ -279,3 +279,24 @@ def assemble(raw: list[RawCall], arrivals: list[tuple[int, float]], shapes: list
     for rec in calls:
         rec.param_norm = combine(own.get(rec.index, []))
     return calls, params, passes
+
+
+def full_name(names: list[str], name: str) -> str:
+    """The one of ``names`` (the model's parameter names) that ``name`` gives: itself, or the
+    one name that ends with ``"." + name`` (a name inside a submodule).
+
+    Raises
+    ------
+    KeyError
+        No name of ``names`` is or ends with it, or several end with it (listed).
+    """
+    if name in names:
+        return name
+    ends = [n for n in names if n.endswith("." + name)]
+    if len(ends) == 1:
+        return ends[0]
+    if ends:
+        raise KeyError(f"{name!r} names a parameter in {len(ends)} submodules of the watched "
+                       f"model: {', '.join(ends[:8])}; give the full name")
+    raise KeyError(f"no parameter named {name!r} in the watched model; known: "
+                   f"{', '.join(names[:8])}...")

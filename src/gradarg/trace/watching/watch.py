@@ -40,7 +40,7 @@ from .noneback import NoneReturned
 from .padreads import PadReads
 from .plateau import Plateaus
 from .recorder import Recorder
-from .records import ModuleRecord, ParamRecord, assemble
+from .records import ModuleRecord, ParamRecord, assemble, full_name
 from .rowselect import RowSelect
 from .seeding import SeedCalls
 from .sentinel import Sentinel
@@ -273,22 +273,21 @@ class GradWatch:
         return explain.why_no_grad(self, param)
 
     def param_name(self, param: str | torch.Tensor) -> str:
-        """The full name of ``param`` (a name or the tensor itself).
+        """The full name of ``param``: the tensor itself, its name in the watched model, or
+        its name in one of the model's submodules (``"blocks.0.weight"`` for the model's
+        ``"unet.blocks.0.weight"``) when exactly one parameter's name ends so.
 
         Raises
         ------
         KeyError
-            ``param`` is not a parameter of the watched model.
+            ``param`` is not a parameter of the watched model, or names the parameters of
+            several submodules (the candidates are listed).
         """
         if isinstance(param, torch.Tensor):
             if (found := next((n for p, (n, _) in self.watched.owner.items() if p is param), "")):
                 return found
             raise KeyError("that tensor is not a parameter of the watched model")
-        if param not in self.parameters:
-            known = ", ".join(list(self.parameters)[:8])
-            raise KeyError(f"no parameter named {param!r} in the watched model; known: "
-                           f"{known}...")
-        return param
+        return full_name(list(self.parameters), param)
 
     def problems(self, *, factor: float = 1e3, dead_fraction: float = 0.5) -> list[str]:
         """Each thing wrong with the recorded step, one phrase each (empty if none).
