@@ -64,7 +64,7 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
              "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
              "equal-sides": 16, "self-difference": 17, "masked-softmax": 18,
              "same-candidates": 19, "masked-scores": 20,
-             "self-targets": 21, "picked-subset": 22, "peaked-softmax": 23}
+             "self-targets": 21, "picked-subset": 22, "peaked-softmax": 23, "score-weight": 24}
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
     for s in sorted(slips, key=lambda s: order[s.kind]):
@@ -140,6 +140,18 @@ def loss_form(w: GradWatch, o: Options) -> Finding:
                 f"then reduce"))
         if s.kind == "heavy-smoothing":
             return _smoothing(s)
+        if s.kind == "score-weight":
+            return Finding("loss form", True, (
+                f"the loss multiplies log-probabilities by a weight (an advantage or reward) "
+                f"that carries gradient from the log-probabilities of other samples: "
+                f"{s.other[0]} of the other {s.shape[0] - 1} samples' log-probabilities move "
+                f"one entry of it (observed: the product's saved operands and the gradient of "
+                f"the weight's first entry with respect to the log_softmax's output), "
+                f"so backward also goes through the advantage, sum_i logp_i * dA_i, a term the "
+                f"policy gradient A_i * dlogp_i does not have (for example a KL penalty beta * "
+                f"(logp - logp_ref) folded into the reward, then a baseline or the batch's mean "
+                f"and std subtracted, all with the graph kept); detach the reward or the advantage "
+                f"(A.detach()), or compute it under torch.no_grad()"))
         if s.kind == "ratio-one":
             return Finding("loss form", True, (
                 f"the loss takes a ratio {s.op} that is exactly 1 in all {math.prod(s.shape)} "

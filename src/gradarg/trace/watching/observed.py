@@ -7,7 +7,7 @@ Imports ``trace.graph.nodes`` (saved values) and ``values`` (non-finite kinds), 
 package :mod:`.clamplog`, :mod:`.classweights`, :mod:`.columnscale`, :mod:`.gates`,
 :mod:`.maskedscores`, :mod:`.maskedsoftmax`, :mod:`.nansource`, :mod:`.peakedsoftmax`,
 :mod:`.picked`, :mod:`.ratioone`, :mod:`.reducedfactor`, :mod:`.reducedweights`,
-:mod:`.sampling`, :mod:`.samecandidates`, :mod:`.selfdiff`, :mod:`.selftargets`,
+:mod:`.sampling`, :mod:`.samecandidates`, :mod:`.scoreweight`, :mod:`.selfdiff`, :mod:`.selftargets`,
 :mod:`.sigmoidsquare`, :mod:`.slip`, :mod:`.signedterms`, :mod:`.smoothing`,
 :mod:`.wherepairs` and :mod:`.zeroops` only.
 """
@@ -36,6 +36,7 @@ from .reducedfactor import factor_of_reduced
 from .reducedweights import weights_after_reduction
 from .samecandidates import same_candidates
 from .sampling import MOST_NODES, Sampled, sampled
+from .scoreweight import score_weight
 from .selfdiff import self_differences
 from .selftargets import self_targets
 from .sigmoidsquare import SQUARES, saturated_square
@@ -294,6 +295,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
             nan = float("nan")
             found.append(Slip("clamp-log", c.clamp, c.shape, (c.clipped, c.read),
                               nan if c.low is None else c.low, nan if c.high is None else c.high))
+    if (sw := score_weight(walked)) is not None:
+        found.append(Slip("score-weight", "MulBackward0", (sw.samples,), (sw.reads,)))
     if walked and (a := ascended(walked[0])) is not None:
         found.append(Slip("ascended", a.term, (), tuple(sorted(a.params)), value=a.factor))
     if walked and value is not None and value <= 0:

@@ -51,7 +51,9 @@ class Slip(NamedTuple):
     ``other[0]`` of scores ``shape`` they are multiplied with, ``value`` the largest
     difference: :mod:`.selftargets`) or ``"picked-subset"`` (a min or max ``op`` over
     dimension ``other[0]`` of ``shape`` whose indices picked ``other[1]`` of its entries:
-    :mod:`.picked`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
+    :mod:`.picked`) or ``"score-weight"`` (log-probabilities times a weight of ``shape[0]``
+    entries, one per sample, whose first entry moves with ``other[0]`` other samples'
+    log-probabilities: :mod:`.scoreweight`) or ``"equal-sides"`` (a regression loss ``op`` of two equal tensors of ``shape`` that both
     carry gradient: :func:`~.observed._equal_sides`); ``op``: otherwise the node's name."""
 
     kind: str
