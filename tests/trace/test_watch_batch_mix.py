@@ -67,3 +67,49 @@ def test_examples_mixed_by_a_broadcast_are_named(setup, n, seed):
     if said:
         assert said[1] == f"{n}, {c}" and said[2] == f"{n}, {c}, {n}, {c}", text
         assert f"needs shape ({n}, {c}, 1, 1)" in text, text
+
+
+class Cross(nn.Module):
+    """A Deep & Cross Network's cross layer, ``x0 * (xl . w) + b + xl``: ``setup`` "cross" takes
+    ``xl @ w`` of shape ``(N,)`` against ``x0`` of shape ``(N, d)``; "cross-keepdim" unsqueezes it
+    to ``(N, 1)``; "gate" multiplies by a learned per-feature gate of shape ``(d,)``."""
+
+    def __init__(self, d, setup):
+        super().__init__()
+        self.setup = setup
+        self.embed = nn.Linear(3, d)
+        self.w = nn.Parameter(torch.randn(d) / d**0.5)
+        self.gate = nn.Parameter(torch.randn(d))
+        self.head = nn.Linear(d, 1)
+
+    def forward(self, x):
+        x0 = torch.tanh(self.embed(x))
+        s = x0 @ self.w
+        if self.setup == "gate":
+            h = x0 * torch.sigmoid(self.gate)
+        else:
+            h = x0 * (s.unsqueeze(-1) if self.setup == "cross-keepdim" else s) + x0
+        return self.head(h)
+
+
+@settings(max_examples=20, deadline=None)
+@given(setup=st.sampled_from(["cross", "cross-keepdim", "gate"]), n=st.integers(2, 6),
+       square=st.booleans(), seed=st.integers(0, 2**16))
+def test_a_per_example_scalar_broadcast_over_the_batch_is_named(setup, n, square, seed):
+    torch.manual_seed(seed)
+    d = n if square else n + 1  # the (N,) meets the feature axis only when d == N
+    model = Cross(d, setup)
+    x = torch.randn(n, 3)
+    if setup == "cross" and not square:
+        return  # (N,) against (N, N + 1) raises in torch: nothing to watch
+    with gradarg.watch(model) as w:
+        model(x).sum().backward()
+    jac = torch.autograd.functional.jacobian(lambda z: model(z)[0].sum(), x)
+    mixed = bool(jac[1:].abs().sum() > 0)
+    text = w.summary(checks=False)
+    said = re.search(r"a product broadcast an operand of shape \((.*?)\) against one of shape "
+                     r"\((.*?)\)", text)
+    assert (said is not None) == mixed, (setup, text)
+    if said:
+        assert said[1] == f"{n}," and said[2] == f"{n}, {d}", text
+        assert f"needs shape ({n}, 1)" in text, text

@@ -306,7 +306,6 @@ XFAIL: dict[str, str] = {
     "r32_sds_gradient_through_denoiser": "held-out: false",
     # round 33, first run against main at 30a65e7 (open 10 of 19 right,
     # held-out 6 of 9)
-    "r33_dcn_cross_scalar_broadcast_over_batch": "false: 'ok'; a (B,) scalar per example times (B, d) broadcast over the batch axis mixes examples, not seen",
     "r33_esrgan_generator_adversarial_on_detached_fake": "false: 'ok'; the generator's adversarial term reads a detached fake, so only the pixel loss trains it, not seen",
     "r33_flamingo_gate_parameter": "silent: names the vanishing gradient at the resampler but not that the tanh gate starts at zero (expected on the first step)",
     "r33_gem_projection_condition_flipped": "false: 'ok'; GEM's projection condition has the sign flipped (projects when the dot product is positive), not seen",

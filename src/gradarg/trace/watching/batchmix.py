@@ -10,12 +10,13 @@ per example and per channel need ``gamma[:, :, None, None]`` (shape ``(N, C, 1, 
 
 Seen here, once per block, from the graph of its first ``backward()`` (by
 :class:`.lossnodes.LossNodes`, while saved values are held): a ``MulBackward0`` whose two saved
-operands both have history, have different numbers of dimensions (at least 2 each) and the same
-first size ``N > 1``, where the shorter one's first dimension lands on a later dimension of the
-longer one (of size ``N`` too: that is how the broadcast succeeded).  An operand without
-history (a mask, a constant) or one computed from a single parameter by operations of one
-input (a learned bias, sliced) is not read: neither has a batch
-dimension of its own.  Not told apart: a ``(T, T)`` value with history (a bias computed from a
+operands both have history, have different numbers of dimensions and the same first size
+``N > 1``, where the shorter one's first dimension lands on a later dimension of the longer one
+(of size ``N`` too: that is how the broadcast succeeded); a Deep & Cross Network's ``x0 * (xl @
+w)`` with ``xl @ w`` of shape ``(N,)`` and ``x0`` of ``(N, d)``, ``d == N``, is one.  An operand
+without history (a mask, a constant) or one computed from a single parameter by operations of
+one input (a learned bias or gate, sliced) is not read: neither has a batch dimension of its
+own.  Not told apart: a ``(T, T)`` value with history (a bias computed from a
 table) multiplied into ``(B, T, T)`` scores when ``B == T``; the text says "if both first
 dimensions are the batch".
 
@@ -76,7 +77,7 @@ def misaligned(graph: Graph) -> Mixed | None:
             continue
         at = long.dim() - short.dim()
         n = short.shape[0]
-        if short.dim() >= 2 and n > 1 and long.shape[0] == n and long.shape[at] == n:
+        if n > 1 and long.shape[0] == n and long.shape[at] == n:
             return Mixed(tuple(short.shape), tuple(long.shape), n, at)
     return None
 
@@ -94,8 +95,8 @@ def batch_mixed(w: GradWatch, o: Options) -> Finding:
         f"broadcasting aligns shapes from the right, so the first dimension of the first "
         f"(size {m.n}) meets dimension {m.at} of the second, not the second's first "
         f"dimension (also {m.n}); if both first dimensions are the batch, each example is "
-        f"scaled by values of every example of the batch (observed: the graph's saved "
-        f"operands); a per-example scale (a FiLM "
-        f"conditioning's gamma or beta) needs shape {fixed}: x[{index}] or "
+        f"scaled by values of every example of the batch, so examples mix across the batch "
+        f"(observed: the graph's saved operands); a per-example scale (a FiLM "
+        f"conditioning's gamma or beta, a cross layer's x_l . w) needs shape {fixed}: x[{index}] or "
         f"x.view({', '.join(map(str, fixed))}), so that it broadcasts over the trailing "
         f"dimensions"))
