@@ -48,7 +48,7 @@ def run_one(record: dict) -> str | None:
 
 
 _BATCH = r"""
-import json, sys, traceback, types, warnings
+import json, os, sys, traceback, types, warnings
 import torch
 out = {}
 for n, record in enumerate(json.loads(sys.stdin.read())):
@@ -66,7 +66,11 @@ for n, record in enumerate(json.loads(sys.stdin.read())):
         out[record["id"]] = "".join(traceback.format_exc().splitlines(True)[-6:])
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
-print(json.dumps(out))
+print(json.dumps(out), flush=True)
+sys.stderr.flush()
+# no interpreter teardown: gloo's threads still joinable at exit can abort it ("terminate
+# called without an active exception"), after every result is printed
+os._exit(0)
 """
 
 

@@ -64,3 +64,39 @@ def test_an_input_holding_nan_or_inf_is_named_with_its_counts(nan, pos, neg, wid
     said = ", ".join(f"{what} in {k}" for what, k in counts if k)
     assert f"holding {said} of its {len(entries)} entries" in text, text
     assert ("log(0) is -inf" in text) == (counts[2][1] > 0), text
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 8), width=st.integers(3, 6), constant=st.sets(st.integers(0, 5)),
+       eps=st.booleans(), stray=st.integers(0, 2), row=st.booleans(), seed=st.integers(0, 2**16))
+def test_nan_in_whole_features_is_named_as_a_per_feature_operation(n, width, constant, eps,
+                                                                   stray, row, seed):
+    """Observations normalised per feature without an eps (RND's running normalisation): a
+    constant feature has std 0 and becomes 0 / 0 = NaN in every example.  Said exactly when
+    the non-finite entries are whole features (dimension 1) and nothing else: stray NaN
+    entries elsewhere, or a whole broken example (a row), are not that pattern."""
+    torch.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(width, 4), nn.Tanh(), nn.Linear(4, 2))
+    obs = torch.randn(n, width)
+    for j in constant:
+        if j < width:
+            obs[:, j] = 3.0
+    x = (obs - obs.mean(0)) / (obs.std(0) + (1e-8 if eps else 0.0))
+    flat = x.view(-1)
+    for i in torch.randperm(flat.numel())[:stray].tolist():
+        flat[i] = math.nan
+    if row:
+        x[n - 1] = math.nan
+    with gradarg.watch(model) as w:
+        model(x).pow(2).mean().backward()
+    text = w.summary()
+    # the truth, entry by entry: which features are non-finite in every example, and whether
+    # any non-finite entry lies outside them
+    bad = [[not math.isfinite(v) for v in r] for r in x.tolist()]
+    whole = [j for j in range(width) if all(r[j] for r in bad)]
+    outside = any(r[j] for r in bad for j in range(width) if j not in whole)
+    said = "features (dimension 1), in every one of" in text
+    assert said == bool(whole and not outside), text
+    if said:
+        assert f"all in {len(whole)} of its {width} features" in text, text
+        assert not text.startswith("ok"), text

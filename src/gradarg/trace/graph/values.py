@@ -15,7 +15,7 @@ import torch
 __all__ = [
     "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "nonfinite_entries",
     "nonfinite_kinds",
-    "norm", "number", "plain", "state", "stored", "tensors",
+    "norm", "number", "plain", "state", "stored", "tensors", "whole_features",
 ]
 
 SHOWN_ENTRIES = 6
@@ -121,7 +121,26 @@ def nonfinite_entries(t: Any) -> str:
         return ""
     d = dense_values(t.detach())
     parts = [f"{what} in {k}" for what, test in _NONFINITE if (k := int(test(d).sum()))]
-    return f"{', '.join(parts)} of its {d.numel()} entries" if parts else ""
+    if not parts:
+        return ""
+    return f"{', '.join(parts)} of its {d.numel()} entries" + whole_features(d)
+
+
+def whole_features(d: torch.Tensor) -> str:
+    """When the non-finite entries of ``d``, a ``(batch, features, ...)`` tensor of at least two
+    examples, fill some of its features (dimension 1) in every example and nothing else:
+    ``", all in N of its F features (dimension 1), in every one of its B examples"`` and what
+    makes such columns; else ``""``."""
+    if d.dim() < 2 or d.shape[0] < 2 or d.shape[1] < 2:
+        return ""
+    bad = ~torch.isfinite(d.transpose(0, 1).reshape(d.shape[1], d.shape[0], -1))
+    column = bad.all(2).all(1)  # a feature non-finite in every example (and every position)
+    if not bool(column.any()) or bool(bad[~column].any()):
+        return ""
+    return (f", all in {int(column.sum())} of its {d.shape[1]} features (dimension 1), in every "
+            f"one of its {d.shape[0]} examples: a per-feature operation gives that (a "
+            f"normalisation (x - mean) / std of a constant feature divides 0 by a std of 0, "
+            f"NaN: add an eps to the std)")
 
 
 def nonfinite_kinds(ts: Any) -> str:
