@@ -307,7 +307,6 @@ XFAIL: dict[str, str] = {
     # round 33, first run against main at 30a65e7 (open 10 of 19 right,
     # held-out 6 of 9)
     "r33_esrgan_generator_adversarial_on_detached_fake": "false: 'ok'; the generator's adversarial term reads a detached fake, so only the pixel loss trains it, not seen",
-    "r33_flamingo_gate_parameter": "silent: names the vanishing gradient at the resampler but not that the tanh gate starts at zero (expected on the first step)",
     "r33_gem_projection_condition_flipped": "false: 'ok'; GEM's projection condition has the sign flipped (projects when the dot product is positive), not seen",
     "r33_roialign_boxes_not_scaled_to_features": "silent: sees grid points outside the input but does not name the missing spatial_scale (boxes in image pixels)",
     "r33_swav_sinkhorn_codes_with_grad": "false: 'ok'; the Sinkhorn codes used as targets are computed with grad, not seen",

@@ -12,7 +12,7 @@ The upstream gradient given to ``backward()`` is read too (:mod:`.upstream`), wi
 arguments of ``gaussian_nll_loss`` calls (:mod:`.gaussnll`).  The whole
 graph is read once, at the block's first ``backward()``, by :data:`DEEP`'s readers
 (:mod:`.sines`, :mod:`.residuals`, :mod:`.gridsample`, :mod:`.outputrelu`,
-:mod:`.batchmix`, :mod:`.magwindow`, :mod:`.shiftedwindows`).
+:mod:`.batchmix`, :mod:`.magwindow`, :mod:`.shiftedwindows`, :mod:`.zerogates`).
 
 Imports :mod:`.patches`, its readers' modules and ``trace.graph`` only.
 """
@@ -41,6 +41,7 @@ from . import (
     shiftedwindows,
     sines,
     upstream,
+    zerogates,
 )
 
 __all__ = ["DEEP", "FIRST", "READERS", "LossNodes"]
@@ -62,7 +63,8 @@ DEEP: Mapping[str, Callable[[Graph], Any]] = {"sines": sines.sine_factor,
                                               "outrelu": outputrelu.relu_of_output,
                                               "batchmix": batchmix.misaligned,
                                               "gated": magwindow.gated,
-                                              "shifted": shiftedwindows.unmasked_shift}
+                                              "shifted": shiftedwindows.unmasked_shift,
+                                              "zerogates": zerogates.zero_gates}
 """Readers of the whole graph, once, at the block's first ``backward()``: ``{name: read(graph)}``
 (what the architecture does, the same at every step)."""
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .records import ModuleRecord
     from .watch import GradWatch
 
-__all__ = ["DEAD_SUPPORT", "dead_units", "nonfinite", "orders", "saturated_text",
+__all__ = ["DEAD_SUPPORT", "dead_units", "gate_text", "nonfinite", "orders", "saturated_text",
            "vanishing_or_exploding"]
 
 
@@ -93,7 +93,8 @@ def vanishing_or_exploding(w: GradWatch, o: Options) -> Finding:
         return Finding("vanishing/exploding", True,
                        f"vanishing gradient: {orders(ratio)} orders of magnitude smaller "
                        f"at {first} than at {last}{_between(span)}"
-                       f"{_sharpest(ratio, span)}{saturated_text(w, flow[0].index, flow[-1].index)}")
+                       f"{_sharpest(ratio, span)}{saturated_text(w, flow[0].index, flow[-1].index)}"
+                       f"{gate_text(w)}")
     if ratio >= o.factor:
         return Finding("vanishing/exploding", True,
                        f"exploding gradient: {orders(ratio)} orders of magnitude larger "
@@ -124,6 +125,28 @@ def dead_units(w: GradWatch, o: Options) -> Finding:
                            f"{c.dead_units[1]} units ({c.unit_axis}) at 0 for every example "
                            f"and position of the batch{support}")
     return Finding("dead units", True)
+
+
+def gate_text(w: GradWatch, *, zero: bool = False) -> str:
+    """A product by a gate that was small (``zero``: exactly 0) at the block's first backward
+    (:mod:`.zerogates`), in words, with the gate's parameter as it is now; ``""`` when the
+    graph held none."""
+    g = w.lossnodes.found.get("zerogates")
+    if g is None or (zero and g.largest != 0):
+        return ""
+    name = next((n for p, (n, _) in w.watched.owner.items() if p is g.param), None)
+    if name is None:
+        return ""
+    now = float(g.param.detach().abs().max())
+    how = f"{'('.join(g.ops)}({name}{')' * len(g.ops)}" if g.ops else name
+    more = f" (and {g.gates - 1} more such product(s))" if g.gates > 1 else ""
+    return (f"; the graph multiplies a branch by {how}{more}, a gate whose entries were at most "
+            f"{g.largest:.2g} in size at the block's first backward and are at most {now:.2g} "
+            f"now (observed: the product's saved operand; the parameter read at the block's "
+            f"end): a gate initialised at zero or near it (Flamingo's tanh gates, ReZero, "
+            f"LayerScale) scales the gradient of everything before it in that branch by its "
+            f"size, exactly 0 on the first step, so a small gradient there is expected until "
+            f"the gate grows")
 
 
 def _explosion_causes(w: GradWatch) -> str:

@@ -16,7 +16,7 @@ import torch
 from ..graph.values import fmt_norm as _f
 from . import clampedparams, zeroops
 from .finding import Finding, Options, shown
-from .magnitudes import saturated_text
+from .magnitudes import gate_text, saturated_text
 
 if TYPE_CHECKING:
     from .records import ModuleRecord, ParamRecord
@@ -101,7 +101,8 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
             where = (f" (a hook on a tensor of the forward, registered {hooked[0]}, replaced "
                      f"the gradient arriving there with zeros)")
         parts.append(f"all-zero gradient for {len(rest)} parameter(s): {shown(rest, 2)}{where}"
-                     f"{saturated_text(w, -1, len(w.modules))}{float16_underflow(w)}")
+                     f"{saturated_text(w, -1, len(w.modules))}{float16_underflow(w)}"
+                     f"{gate_text(w, zero=True)}")
     return Finding("all-zero", True, "; ".join(parts) or None)
 
 
