@@ -58,15 +58,22 @@ def test_examples_mixed_by_a_broadcast_are_named(setup, n, seed):
     with gradarg.watch(model) as w:
         model(images, cond).sum().backward()
     # the truth: does example 0's output depend on example 1's conditioning?
-    jac = torch.autograd.functional.jacobian(lambda z: model(images, z)[0].sum(), cond)
+    check(w, lambda z: model(images, z), cond, (f"{n}, {c}", f"{n}, {c}, {n}, {c}"),
+          f"({n}, {c}, 1, 1)")
+
+
+def check(w, f, x, shapes, fixed):
+    """Said exactly when example 0's output of ``f`` depends on another example of ``x``
+    (torch's Jacobian), with the operands' ``shapes`` and the ``fixed`` one."""
+    jac = torch.autograd.functional.jacobian(lambda z: f(z)[0].sum(), x)
     mixed = bool(jac[1:].abs().sum() > 0)
     text = w.summary(checks=False)
     said = re.search(r"a product broadcast an operand of shape \((.*?)\) against one of shape "
                      r"\((.*?)\)", text)
-    assert (said is not None) == mixed, (setup, text)
+    assert (said is not None) == mixed, text
     if said:
-        assert said[1] == f"{n}, {c}" and said[2] == f"{n}, {c}, {n}, {c}", text
-        assert f"needs shape ({n}, {c}, 1, 1)" in text, text
+        assert (said[1], said[2]) == shapes, text
+        assert f"needs shape {fixed}" in text, text
 
 
 class Cross(nn.Module):
@@ -104,12 +111,4 @@ def test_a_per_example_scalar_broadcast_over_the_batch_is_named(setup, n, square
         return  # (N,) against (N, N + 1) raises in torch: nothing to watch
     with gradarg.watch(model) as w:
         model(x).sum().backward()
-    jac = torch.autograd.functional.jacobian(lambda z: model(z)[0].sum(), x)
-    mixed = bool(jac[1:].abs().sum() > 0)
-    text = w.summary(checks=False)
-    said = re.search(r"a product broadcast an operand of shape \((.*?)\) against one of shape "
-                     r"\((.*?)\)", text)
-    assert (said is not None) == mixed, (setup, text)
-    if said:
-        assert said[1] == f"{n}," and said[2] == f"{n}, {d}", text
-        assert f"needs shape ({n}, 1)" in text, text
+    check(w, model, x, (f"{n},", f"{n}, {d}"), f"({n}, 1)")
