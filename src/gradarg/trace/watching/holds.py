@@ -197,8 +197,8 @@ def frozen_held(w: GradWatch, held: set[Any]) -> list[str]:
     if all(p in held for p in owner):
         return []
     return [name for p, (name, _) in owner.items()
-            if p in held and not p.requires_grad and not w.parameters[name].requires_grad
-            and p.grad is None and name in w.parameters]
+            if p in held and name in w.parameters and not p.requires_grad
+            and not w.parameters[name].requires_grad and p.grad is None]
 
 
 def outside(w: GradWatch, holdings: list[Any], found: list[str]) -> tuple[list[str], str]:
