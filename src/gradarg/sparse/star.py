@@ -78,23 +78,28 @@ class StarColourer:
                 self._adj = _pycolor.adjacency(self.ptr, self.ind)
         return self._adj
 
-    def __call__(self, sequence: np.ndarray, limit: int | None = None) -> np.ndarray | None:
+    def __call__(self, sequence: np.ndarray | list[int], limit: int | None = None
+                 ) -> np.ndarray | None:
         stop = -1 if limit is None else int(limit)
         if not self.compiled:
             with interpreted():
-                colors = _pycolor.star(self.adj, np.asarray(sequence).tolist(), stop)
+                seq = sequence if isinstance(sequence, list) else np.asarray(sequence).tolist()
+                colors = _pycolor.star(self.adj, seq, stop)
                 return None if colors is None else np.array(colors, dtype=np.int64)
         found = _star(self.ptr, self.ind, np.ascontiguousarray(sequence, dtype=np.int64), stop)
         return None if found.size == 0 and self.n > 0 else found
 
-    def smallest_last(self) -> np.ndarray:
-        """The smallest-last order (:func:`gradarg.sparse.greedy.order`'s, the same array),
-        from the lists already made when interpreted."""
+    def smallest_last(self) -> np.ndarray | list[int]:
+        """The smallest-last order (:func:`gradarg.sparse.greedy.order`'s, the same order):
+        an array when compiled; interpreted, a list from the lists already made, which
+        :meth:`__call__` takes as it is (no round trip through an array: about 0.3 ms of a
+        64 × 64 grid's 1.7 ms order)."""
         if self.compiled:
             return order(self.ptr, self.ind, "smallest_last")
         with interpreted():
-            removal = _pycolor.smallest_last_removal(self.adj, [len(a) for a in self.adj])
-            return np.array(removal[::-1], dtype=np.int64)
+            removal = _pycolor.smallest_last_removal(self.adj, np.diff(self.ptr).tolist())
+            removal.reverse()
+            return removal
 
 
 @lazy_njit

@@ -90,8 +90,10 @@ def search(indptr: np.ndarray, indices: np.ndarray, best: np.ndarray | None = No
             if name in skip:
                 continue
             limit = None if best is None else int(best.max()) + 1
+            sequence: np.ndarray | list[int]
             if name == "natural":
-                sequence = np.arange(len(indptr) - 1)
+                n = len(indptr) - 1
+                sequence = np.arange(n) if run.compiled else list(range(n))
             elif name == "smallest_last":
                 sequence = run.smallest_last()
             else:
