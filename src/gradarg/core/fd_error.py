@@ -9,8 +9,10 @@ the Jacobian (one input element, or one direction ``u``) is differentiated with 
 sequence of steps ``h_k = h_0 / 2**k``; consecutive central differences are combined by
 Richardson extrapolation, ``R_k = D_{k+1} + (D_{k+1} - D_k) / 3``, which cancels the ``h**2``
 term, and the error of ``R_{k+1}`` is estimated as ``|R_{k+1} - R_k|`` (the error of the
-coarser value, so an overestimate) plus the rounding bound ``C * eps * |f| / h_{k+2}``.  For
-each Jacobian entry the step with the smallest estimate is kept, together with its estimate.
+coarser value, so an overestimate) plus the rounding bound ``C * eps * |f| / h_{k+2}``, where
+``|f|`` is at least the size of the terms ``f`` adds up, ``sum_j |∂f/∂x_j| |x_j|`` (a row of
+``W @ x`` whose terms cancel rounds like its terms, not like its small value: :func:`row_terms`).
+For each Jacobian entry the step with the smallest estimate is kept, together with its estimate.
 This is Ridders' method (C. J. F. Ridders, *Accurate computation of F'(x) and F'(x) F''(x)*,
 Advances in Engineering Software 4(2), 1982; Press et al., *Numerical Recipes*, 3rd ed.,
 section 5.7, ``dfridr``), vectorised over entries.
@@ -172,6 +174,23 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
                           crossings=crossings)
 
 
+def row_terms(d: torch.Tensor, xs_: torch.Tensor) -> torch.Tensor:
+    """``sum_j |∂f_i/∂x_j| |x_j|`` over the columns of one table: the size of the terms an
+    output adds up, to first order, and so of its rounding (a dot product's error bound is
+    ``n eps sum_j |a_j b_j|``, not ``eps |sum_j a_j b_j|``: Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 2nd ed., section 3.1).  Where the terms cancel (a row of ``W @ x``
+    summing to 1e-3 from terms of order 1), ``eps |f_i|`` is far below the rounding that the
+    finer steps' differences show, and exact entries were left unresolved.  Each column's
+    derivative is the median of its central differences ``d`` over the steps (non-finite
+    ones as 0); ``xs_`` holds each column's ``|x_j|``; a term that is not finite (a NaN or
+    infinite ``x_j``) is left out.  Shape: one output's, ``d.shape[2:]``.
+    """
+    zero = torch.zeros((), dtype=d.real.dtype)
+    mag = torch.where(torch.isfinite(d), d.abs(), zero)
+    term = mag.median(0).values * xs_
+    return torch.where(torch.isfinite(term), term, zero).sum(0)  # a NaN or inf x_j: left out
+
+
 def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: float,
            finer: str):
     """The Richardson table of :func:`_ridders` over the evaluations ``rows[k] = (plus,
@@ -212,16 +231,23 @@ def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: floa
     geometric = on_grid[:-3] & on_grid[1:-2] & on_grid[2:-1] & on_grid[3:]  # (K - 3, n)
     for i, y in enumerate(f0):
         shape = (n,) + (1,) * y.dim()
-        scale = C_ROUND * eps * y.abs().unsqueeze(0)
         d = torch.stack(D[i])  # (K, n, *y)
         r = d[1:] + (d[1:] - d[:-1]) / 3  # R_0 .. R_{K-2}
+        scale = C_ROUND * eps * y.abs().unsqueeze(0)
         xs_ = xscale.reshape(shape).to(scale.dtype)
+        # the rounding of f between two steps: of its terms, not of |f| alone, where they
+        # cancel (columns along input elements only); an output that never moved keeps its
+        # own bound (``seen`` below: no sum changed there)
+        wobble = scale
+        if finer == "noise":
+            terms = C_ROUND * eps * row_terms(d, xs_).unsqueeze(0)
+            wobble = torch.where(torch.isfinite(terms), torch.maximum(scale, terms), scale)
         # f's rounding at the moved points, not only at x (a x at x ~ 1e-25 is ~1e-25 there)
         moved = C_ROUND * eps * torch.stack(sizes[i]).to(scale.dtype)
         # and at least the spacing of subnormals (y = a·b = 3e-313 rounds to 5e-324)
         sub = C_ROUND * eps * torch.finfo(scale.dtype).smallest_normal
         noise = torch.stack([
-            (torch.maximum(scale[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs() + sub)
+            (torch.maximum(wobble[0], moved[k]) + C_ROUND * eps * xs_ * r[k + 1].abs() + sub)
             / hs[k + 2].reshape(shape).to(scale.dtype)
             for k in range(steps - 3)])
         diff = (r[1:] - r[:-1]).abs()
