@@ -6,7 +6,7 @@ entries NaN): ``jacobian(method="finite-difference")`` judged each output's roun
 so the rounding of ``f_i(x ± h)`` (about ``eps * sum_j |W_ij x_j|``, the dot product's error
 bound: Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., section 3.1) was
 underestimated, the finer steps' estimates "disagreed beyond their bound", and exact entries
-of a linear map came back NaN with a warning.  ``gradarg.core.fd_error.row_terms`` now puts
+of a linear map came back NaN with a warning.  ``gradarg.core.fd_terms.row_terms`` now puts
 the size of the terms into the rounding bound.
 
 The invariant: for ``W @ x`` in float64, every entry is resolved and within the documented
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import gradarg
 from gradarg import fd_tolerance
-from gradarg.core.fd_error import row_terms
+from gradarg.core.fd_terms import row_terms
 
 
 def _cancelling(n: int, target: float | None, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

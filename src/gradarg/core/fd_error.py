@@ -78,6 +78,7 @@ from .fd_edge import past_nonfinite
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
 from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
+from .fd_terms import row_terms
 
 __all__ = ["DISAGREE", "MAX_STEPS", "MIN_STEPS", "UNRESOLVED", "Estimate", "base_outputs",
            "columns", "directional", "n_steps", "partials", "steps_for", "upcast"]
@@ -172,23 +173,6 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     return past_nonfinite(first, rows, evaluate, f0, h0, xscale, C_ROUND * eps,
                           lambda r, ev, h, xsc: _table(r, ev, f0, h, xsc, eps, finer),
                           crossings=crossings)
-
-
-def row_terms(d: torch.Tensor, xs_: torch.Tensor) -> torch.Tensor:
-    """``sum_j |∂f_i/∂x_j| |x_j|`` over the columns of one table: the size of the terms an
-    output adds up, to first order, and so of its rounding (a dot product's error bound is
-    ``n eps sum_j |a_j b_j|``, not ``eps |sum_j a_j b_j|``: Higham, *Accuracy and Stability of
-    Numerical Algorithms*, 2nd ed., section 3.1).  Where the terms cancel (a row of ``W @ x``
-    summing to 1e-3 from terms of order 1), ``eps |f_i|`` is far below the rounding that the
-    finer steps' differences show, and exact entries were left unresolved.  Each column's
-    derivative is the median of its central differences ``d`` over the steps (non-finite
-    ones as 0); ``xs_`` holds each column's ``|x_j|``; a term that is not finite (a NaN or
-    infinite ``x_j``) is left out.  Shape: one output's, ``d.shape[2:]``.
-    """
-    zero = torch.zeros((), dtype=d.real.dtype)
-    mag = torch.where(torch.isfinite(d), d.abs(), zero)
-    term = mag.median(0).values * xs_
-    return torch.where(torch.isfinite(term), term, zero).sum(0)  # a NaN or inf x_j: left out
 
 
 def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: float,

@@ -1,0 +1,25 @@
+"""The rounding of an output of the finite differences of :mod:`.fd_error` between two steps:
+the size of the terms it adds up, not of its value alone (a row of ``W @ x`` that cancels)."""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["row_terms"]
+
+
+def row_terms(d: torch.Tensor, xs_: torch.Tensor) -> torch.Tensor:
+    """``sum_j |∂f_i/∂x_j| |x_j|`` over the columns of one table: the size of the terms an
+    output adds up, to first order, and so of its rounding (a dot product's error bound is
+    ``n eps sum_j |a_j b_j|``, not ``eps |sum_j a_j b_j|``: Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 2nd ed., section 3.1).  Where the terms cancel (a row of ``W @ x``
+    summing to 1e-3 from terms of order 1), ``eps |f_i|`` is far below the rounding that the
+    finer steps' differences show, and exact entries were left unresolved.  Each column's
+    derivative is the median of its central differences ``d`` over the steps (non-finite
+    ones as 0); ``xs_`` holds each column's ``|x_j|``; a term that is not finite (a NaN or
+    infinite ``x_j``) is left out.  Shape: one output's, ``d.shape[2:]``.
+    """
+    zero = torch.zeros((), dtype=d.real.dtype)
+    mag = torch.where(torch.isfinite(d), d.abs(), zero)
+    term = mag.median(0).values * xs_
+    return torch.where(torch.isfinite(term), term, zero).sum(0)  # a NaN or inf x_j: left out
