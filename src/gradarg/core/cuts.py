@@ -148,10 +148,11 @@ class _Watch(TorchFunctionMode):
         return out
 
 
-def _signature(ts: Sequence[torch.Tensor]) -> tuple[Any, ...]:
+def _signature(ts: Sequence[torch.Tensor], tangents: Sequence[bool]) -> tuple[Any, ...]:
     """What a call's path through ``fn`` is keyed by: each input's shape, dtype and whether
-    it is differentiated (requires grad, or carries a tangent)."""
-    return tuple((tuple(t.shape), t.dtype, t.requires_grad, _tangent(t)) for t in ts)
+    it is differentiated (requires grad, or carries a tangent: ``tangents``, one per input)."""
+    return tuple((tuple(t.shape), t.dtype, t.requires_grad, d)
+                 for t, d in zip(ts, tangents, strict=True))
 
 
 @contextlib.contextmanager
@@ -163,14 +164,14 @@ def watching(xs: Sequence[Any], fn: Any = None) -> Iterator[None]:
     ``fn`` that cut is watched, and warned about, at every call.
     """
     ts = [x for x in xs if isinstance(x, torch.Tensor)]
-    if not (torch.is_grad_enabled() and any(x.requires_grad for x in ts)) and not any(
-            _tangent(x) for x in ts):
-        yield
-        return
     if isinstance(fn, types.BuiltinFunctionType):  # torch.sin: one op, no Python inside
         yield
         return
-    key = _signature(ts)
+    tangents = [_tangent(x) for x in ts]  # once: unpacking a dual costs a few us a tensor
+    if not (torch.is_grad_enabled() and any(x.requires_grad for x in ts)) and not any(tangents):
+        yield
+        return
+    key = _signature(ts, tangents)
     clean: set[tuple[Any, ...]] | None = None
     if fn is not None:
         try:
