@@ -75,6 +75,7 @@ import torch
 
 from .fd_alias import Chosen, off_grid
 from .fd_edge import past_nonfinite
+from .fd_finer import LOOSE, past_loose
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
 from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
@@ -170,9 +171,12 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     """
     rows = [evaluate(h0 / 2**k) for k in range(steps)]
     first = _table(rows, evaluate, f0, h0, xscale, eps, finer)
-    return past_nonfinite(first, rows, evaluate, f0, h0, xscale, C_ROUND * eps,
-                          lambda r, ev, h, xsc: _table(r, ev, f0, h, xsc, eps, finer),
-                          crossings=crossings)
+    def analyse(r, ev, h, xsc):
+        return _table(r, ev, f0, h, xsc, eps, finer)
+    out = past_nonfinite(first, rows, evaluate, f0, h0, xscale, C_ROUND * eps, analyse,
+                         crossings=crossings)  # loose entries: jacobian only, as crossings
+    return past_loose(out, rows, evaluate, f0, h0, xscale, C_ROUND * eps, analyse,
+                      LOOSE) if crossings else out
 
 
 def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: float,

@@ -4,7 +4,9 @@
 every column is differentiated over a geometric sequence of steps, from ``max(1, |x_j|)``
 down to ``min(1, |x_j|)`` (times ``eps ** (1/5)``), consecutive central differences are
 combined by Richardson extrapolation, and each entry keeps the step with the smallest
-estimated error (Ridders' method, the scheme numdifftools uses; see that module).  So a
+estimated error (Ridders' method, the scheme numdifftools uses; see that module); an entry
+whose estimate is still loose there (error above :data:`LOOSE`: ``sin(1/t)`` at ``t = 1e-3``,
+which varies on ``t²``) is estimated again on finer steps (``gradarg.core.fd_finer``).  So a
 function that curves on a fixed scale far from 0 (``sin`` at ``x = 10³`` in float32) is
 resolved, where a single step proportional to ``|x|`` sampled it over several periods and got
 the sign of the derivative wrong.  The function is evaluated on float64 copies when it accepts
@@ -40,16 +42,11 @@ from typing import Any
 import torch
 
 from . import fd_error
+from .fd_finer import LOOSE  # the loose-entry warning's threshold, and the refinement's
 from .functorch import VMAP_ERRORS, batched
 from .graph import call, copies
 
 __all__ = ["LOOSE", "fd_partials", "fd_step", "fd_tolerance", "warn_unresolved"]
-
-# An entry whose estimated error exceeds this (relative, plus the same absolute for entries
-# near 0), or fd_tolerance of a lower precision, is returned with a RuntimeWarning: fewer than
-# four significant digits (sin(1/t) at t = 1e-3: 8e-3).  Ten times tighter than gradcheck's
-# default rtol (1e-3), and above what a pole 1e-4 away (2.6e-6) or x = 1e8 (9e-6) leave.
-LOOSE = 1e-4
 
 
 def fd_step(x: torch.Tensor) -> torch.Tensor:
