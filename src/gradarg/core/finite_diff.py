@@ -5,7 +5,7 @@ every column is differentiated over a geometric sequence of steps, from ``max(1,
 down to ``min(1, |x_j|)`` (times ``eps ** (1/5)``), consecutive central differences are
 combined by Richardson extrapolation, and each entry keeps the step with the smallest
 estimated error (Ridders' method, the scheme numdifftools uses; see that module); an entry
-whose estimate is still loose there (error above :data:`LOOSE`: ``sin(1/t)`` at ``t = 1e-3``,
+whose estimate is still loose there (error above ``LOOSE``: ``sin(1/t)`` at ``t = 1e-3``,
 which varies on ``t²``) is estimated again on finer steps (``gradarg.core.fd_finer``).  So a
 function that curves on a fixed scale far from 0 (``sin`` at ``x = 10³`` in float32) is
 resolved, where a single step proportional to ``|x|`` sampled it over several periods and got
