@@ -29,7 +29,7 @@ __all__ = [
     "constant_operands", "edges_into", "first_nodes",
     "graph_freed", "in_place_edits", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place",
     "node_class", "op_name", "opaque_nodes", "reach", "saved", "saved_tensors", "saved_value",
-    "saved_values", "through_reshapes", "walk",
+    "saved_values", "single_input_chain", "through_reshapes", "walk",
 ]
 
 # -- what a node is ---------------------------------------------------------------------------
@@ -82,6 +82,23 @@ def is_leaf(node: Any) -> bool:
 def leaf_tensor(node: Any) -> torch.Tensor | None:
     """The leaf tensor an ``AccumulateGrad`` node fills, ``None`` for any other node."""
     return getattr(node, "variable", None)
+
+
+def single_input_chain(node: Any, depth: int) -> tuple[Any, list[Any]] | None:
+    """The leaf node (``AccumulateGrad``) that ``node``'s value is computed from alone, each
+    operation on the way taking one input with history (a slice, a view, ``tanh``), and those
+    operations, outermost first; ``None`` when one takes two or more, or when no leaf is met
+    within ``depth`` nodes."""
+    ops: list[Any] = []
+    for _ in range(depth):
+        if is_leaf(node):
+            return node, ops
+        kids = [c for c, _ in children(node) if c is not None]
+        if len(kids) != 1:
+            return None
+        ops.append(node)
+        node = kids[0]
+    return None
 
 
 def is_custom(node: Any) -> bool:

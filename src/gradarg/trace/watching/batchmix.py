@@ -25,11 +25,11 @@ Imports ``trace.graph.nodes`` and :mod:`.finding` only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from ..graph.nodes import Graph, children, is_leaf, node_class, saved_value
+from ..graph.nodes import Graph, node_class, saved_value, single_input_chain
 from .finding import Finding, Options
 
 if TYPE_CHECKING:
@@ -48,19 +48,6 @@ class Mixed(NamedTuple):
     at: int
 
 
-def _of_a_parameter(node: Any) -> bool:
-    """Whether ``node``'s value is computed from one parameter alone, each operation on the
-    way taking one input with history (a slice, a view, ``exp``)."""
-    for _ in range(16):
-        if is_leaf(node):
-            return True
-        kids = [c for c, _ in children(node) if c is not None]
-        if len(kids) != 1:
-            return False
-        node = kids[0]
-    return False
-
-
 def misaligned(graph: Graph) -> Mixed | None:
     """The first product of the graph that broadcasts a batch dimension onto another one."""
     for node in graph.nodes:
@@ -73,7 +60,7 @@ def misaligned(graph: Graph) -> Mixed | None:
         if a.grad_fn is None or b.grad_fn is None or a.dim() == b.dim():
             continue
         short, long = (a, b) if a.dim() < b.dim() else (b, a)
-        if _of_a_parameter(short.grad_fn):  # a parameter, sliced, viewed or transformed
+        if single_input_chain(short.grad_fn, 16) is not None:  # a parameter, sliced, viewed
             continue
         at = long.dim() - short.dim()
         n = short.shape[0]

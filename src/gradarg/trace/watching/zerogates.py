@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..graph.nodes import Graph, children, is_leaf, leaf_tensor, node_class, saved_value
+from ..graph.nodes import Graph, leaf_tensor, node_class, saved_value, single_input_chain
 
 __all__ = ["MOST", "SMALL", "ZeroGate", "zero_gates"]
 
@@ -48,20 +48,18 @@ class ZeroGate(NamedTuple):
 
 def _parameter_below(node: Any) -> tuple[torch.Tensor, tuple[str, ...]] | None:
     """The parameter ``node``'s value is computed from alone, through one-input operations,
-    and their names (outermost first); ``None`` when there is none."""
-    ops: list[str] = []
-    for _ in range(_CHAIN):
-        if is_leaf(node):
-            t = leaf_tensor(node)
-            return (t, tuple(ops)) if isinstance(t, torch.Tensor) else None
-        kids = [c for c, _ in children(node) if c is not None]
-        if len(kids) != 1:
-            return None
-        name = node_class(node).removesuffix("Backward0").removesuffix("Backward1").lower()
-        if name not in ("view", "expand", "unsqueeze", "reshapealias", "squeeze"):
-            ops.append(name)
-        node = kids[0]
-    return None
+    and their names (outermost first, views left out); ``None`` when there is none."""
+    chain = single_input_chain(node, _CHAIN)
+    if chain is None:
+        return None
+    leaf, ops = chain
+    t = leaf_tensor(leaf)
+    if not isinstance(t, torch.Tensor):
+        return None
+    names = (node_class(op).removesuffix("Backward0").removesuffix("Backward1").lower()
+             for op in ops)
+    return t, tuple(n for n in names
+                    if n not in ("view", "expand", "unsqueeze", "reshapealias", "squeeze"))
 
 
 def zero_gates(graph: Graph) -> ZeroGate | None:
