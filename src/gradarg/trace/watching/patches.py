@@ -418,18 +418,30 @@ class _ModuleHook:
     __slots__ = ("fn",)
 
     def __init__(self, fn: Callable[..., Any]):
+        _disable_module_hooks()
         self.fn = fn
 
-    # disabled for torch.compile: a hook reached while Dynamo traces runs eagerly (a graph
-    # break), and one called from eager code inside a compiled function is not compiled frame
-    # by frame (each compiled, then recompiled for each new argument up to Dynamo's limit);
-    # about a microsecond per call
-    @torch.compiler.disable
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
 
     def __reduce__(self) -> tuple[Any, ...]:  # copy.deepcopy and pickle alike
         return (_made_inert, ())
+
+
+_DISABLED: list[bool] = []
+
+
+def _disable_module_hooks() -> None:
+    """Disable :meth:`_ModuleHook.__call__` for torch.compile, once, when the first hook is
+    made (not at import: ``torch.compiler.disable`` imports Dynamo, 0.7-1 s, which a user of
+    the rest of the package does not need; a watch imports it when it starts anyway, in
+    :func:`_wrap_backward`).  Disabled, a hook reached while Dynamo traces runs eagerly (a
+    graph break), and one called from eager code inside a compiled function is not compiled
+    frame by frame (each compiled, then recompiled for each new argument up to Dynamo's
+    limit); about a microsecond per call."""
+    if not _DISABLED:
+        _ModuleHook.__call__ = torch.compiler.disable(_ModuleHook.__call__)  # type: ignore[method-assign]
+        _DISABLED.append(True)
 
 
 class _MarkedHook(_ModuleHook):
