@@ -175,7 +175,10 @@ class Case:
             self.jitted = self.ours.compile(self.f_t)
             self.result_jitted = self.jitted(self.x_t)
             self.compile_ours = self.jitted.compile_seconds
-        ours, jitted, theirs = [], [], []
+            # package=True: the remembered winner (just timed above) as an AOTInductor package
+            self.packaged = self.ours.compile(self.f_t, package=True)
+            self.result_packaged = self.packaged(self.x_t)
+        ours, jitted, packaged, theirs = [], [], [], []
         # each tool makes `repeats` calls in a row (the way a solver calls it), timed one by one
         for _ in range(repeats):
             start = time.perf_counter()
@@ -187,10 +190,15 @@ class Case:
             jitted.append(time.perf_counter() - start)
         for _ in range(repeats):
             start = time.perf_counter()
+            self.packaged(self.x_t)
+            packaged.append(time.perf_counter() - start)
+        for _ in range(repeats):
+            start = time.perf_counter()
             jax.block_until_ready(self.compiled(self.x_j))
             theirs.append(time.perf_counter() - start)
         self.times.setdefault("call_ours", []).append(statistics.median(ours))
         self.times.setdefault("call_jitted", []).append(statistics.median(jitted))
+        self.times.setdefault("call_packaged", []).append(statistics.median(packaged))
         self.times.setdefault("call_theirs", []).append(statistics.median(theirs))
 
     def median(self, key, skip_first=True):
@@ -212,10 +220,10 @@ def table(headers: list[str], body: list[list[str]]) -> None:
         print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)))
 
 
-def in_a_row(case: Case, calls: int = 300, turns: int = 2) -> tuple[float, float]:
-    """Seconds per compiled call, gradarg's and asdex's jitted one, each made ``calls`` times in
-    a row (a solver's loop), median of 7 such runs; the two tools alternate ``turns`` times and
-    each keeps its best turn."""
+def in_a_row(case: Case, calls: int = 300, turns: int = 2) -> tuple[float, float, float]:
+    """Seconds per compiled call, gradarg's (``compile()``, then ``compile(package=True)``)
+    and asdex's jitted one, each made ``calls`` times in a row (a solver's loop), median of 7
+    such runs; the tools alternate ``turns`` times and each keeps its best turn."""
     def per_call(call) -> float:
         call()
         runs = []
@@ -226,11 +234,12 @@ def in_a_row(case: Case, calls: int = 300, turns: int = 2) -> tuple[float, float
             runs.append((time.perf_counter() - start) / calls)
         return statistics.median(runs)
 
-    ours, theirs = [], []
+    ours, packaged, theirs = [], [], []
     for _ in range(turns):
         ours.append(per_call(lambda: case.jitted(case.x_t)))
+        packaged.append(per_call(lambda: case.packaged(case.x_t)))
         theirs.append(per_call(lambda: jax.block_until_ready(case.compiled(case.x_j))))
-    return min(ours), min(theirs)
+    return min(ours), min(theirs), min(packaged)
 
 
 # --------------------------------------------------------------------------- fresh processes
@@ -279,24 +288,58 @@ def child_compile(index: int) -> dict[str, float | str]:
     return {"startup": startup, "compile": compiled.compile_seconds, "mode": compiled.mode}
 
 
+def child_package(index: int, later: bool) -> dict[str, float | str | bool]:
+    """In a fresh process: ``compile(f, package=True)`` and its first call.  The first
+    process detects the pattern and keeps it (``pattern.pt`` in the cache folder), as a script
+    that keeps its pattern would; a later process reads it.  ``done``: the wall clock
+    (``time.time()``) at the first compiled result, which the parent compares with the time it
+    started the process (interpreter start and imports included)."""
+    _name, kind, build_f, x = PROBLEMS[index]
+    f = build_f(torch)
+    x_t = torch.from_numpy(np.array(x, dtype=np.float64))
+    hess = kind == "hessian"
+    path = os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"], "pattern.pt")
+    if later:
+        pattern = torch.load(path)
+    else:
+        pattern = (gradarg.hessian_sparsity if hess else gradarg.jacobian_sparsity)(f, x_t)
+        torch.save(pattern, path)
+    op = (gradarg.SparseHessian if hess else gradarg.SparseJacobian)(pattern, x_t.shape)
+    compiled = op.compile(f, package=True)
+    compiled(x_t)
+    return {"done": time.time(), "compile": compiled.compile_seconds,
+            "artifact": str(compiled.artifact), "choice": str(compiled.choice),
+            "dynamo": "torch._dynamo" in sys.modules}
+
+
 def _in_fresh_process(kind: str, index: int, env: dict[str, str]) -> dict:
+    started = time.time()
     out = subprocess.run([sys.executable, __file__, "--child", kind, str(index)],
                          capture_output=True, text=True, env={**os.environ, **env}, check=False)
     if out.returncode:
         raise RuntimeError(f"child {kind} {index} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if "done" in result:  # seconds from the process's start to its first compiled result
+        result["from start"] = result["done"] - started
+    return result
 
 
-def fresh_processes(cache: str) -> tuple[list[dict], list[dict], list[dict]]:
+def fresh_processes(cache: str) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
     """Per problem: the first call in a fresh process; the compile in a first and in a later
-    process sharing the inductor cache folder ``cache`` (empty before the first)."""
-    first, compile_first, compile_later = [], [], []
+    process sharing the inductor cache folder ``cache`` (empty before the first); then, in
+    another folder, ``compile(package=True)`` in a first and a later process (the later one's
+    time from its start)."""
+    first, compile_first, compile_later, package_later = [], [], [], []
     for index in range(len(PROBLEMS)):
         first.append(_in_fresh_process("first", index, {}))
         env = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, str(index))}
         compile_first.append(_in_fresh_process("compile", index, env))
         compile_later.append(_in_fresh_process("compile", index, env))
-    return first, compile_first, compile_later
+        env = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, f"package-{index}")}
+        os.makedirs(env["TORCHINDUCTOR_CACHE_DIR"], exist_ok=True)
+        _in_fresh_process("package", index, env)
+        package_later.append(_in_fresh_process("package-later", index, env))
+    return first, compile_first, compile_later, package_later
 
 
 # --------------------------------------------------------------------------- the report
@@ -310,13 +353,17 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.child:
         kind, index = args.child
-        result = (child_first if kind == "first" else child_compile)(int(index))
+        if kind.startswith("package"):
+            result = child_package(int(index), later=kind == "package-later")
+        else:
+            result = (child_first if kind == "first" else child_compile)(int(index))
         print(json.dumps(result))
         return 0
     cache = os.environ["TORCHINDUCTOR_CACHE_DIR"]
     print("Fresh processes: the first call, and the compile in a first and a later process ...",
           flush=True)
-    first, compile_first, compile_later = fresh_processes(os.path.join(cache, "fresh"))
+    first, compile_first, compile_later, package_later = fresh_processes(
+        os.path.join(cache, "fresh"))
     _load_jax()
     print(f"\ngradarg {gradarg.__version__} (torch {torch.__version__}) beside asdex "
           f"{_version('asdex')} (jax {jax.__version__}) | Python {platform.python_version()} | "
@@ -340,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             case.colour()
             case.call(args.calls)
     row = {c.name: in_a_row(c) for c in cases}
-    body, verdicts, cold = [], [], []
+    body, verdicts, cold, packaged, package_verdicts = [], [], [], [], []
     for i, c in enumerate(cases):
         ours_k = c.ours.passes
         theirs_k = int(c.theirs.num_colors)
@@ -358,8 +405,22 @@ def main(argv: list[str] | None = None) -> int:
                     _agreement(c.result_jitted, c.result_theirs, c.x_t.ndim, c.n))
         extra = first[i]["first"] - first[i]["warm"]
         later = float(compile_later[i]["compile"])
-        ours_row, theirs_row = row[c.name]
+        ours_row, theirs_row, packaged_row = row[c.name]
         row_ratio = ours_row / theirs_row
+        p_ratio = c.median("call_packaged") / c.median("call_theirs")
+        p_row_ratio = packaged_row / theirs_row
+        p_later = package_later[i]
+        p_agree = _agreement(c.result_packaged, c.result_theirs, c.x_t.ndim, c.n)
+        p_ok = (p_ratio <= 1.0 and p_row_ratio <= 1.0 and p_agree < 1e-9
+                and p_later["from start"] <= 1.0 and p_later["artifact"] == "package")
+        package_verdicts.append(p_ok)
+        packaged.append([
+            c.name, c.packaged.artifact or "-", _ms(c.median("call_packaged")),
+            _ms(c.median("call_theirs")), f"{p_ratio:.2f}",
+            f"{packaged_row * 1e6:.0f} / {theirs_row * 1e6:.0f}", f"{p_row_ratio:.2f}",
+            (f"{p_later['from start']:.2f} ({p_later['artifact']}, Dynamo "
+            f"{'imported' if p_later['dynamo'] else 'not imported'})"),
+            f"{p_agree:.1e}", "HOLDS" if p_ok else "FAILS"])
         ok = (c.same_pattern and ours_k <= theirs_k and ratio <= 2 and call_ratio <= 1.0
               and row_ratio <= 1.0 and agree < 1e-9 and extra <= 0.050 and later <= 1.0)
         verdicts.append(ok)
@@ -392,6 +453,16 @@ def main(argv: list[str] | None = None) -> int:
           "call ≤ 1.0× asdex's jitted call (interleaved and in a row), agree < 1e-9, first call "
           "≤ warm + 50 ms (fresh process: construction + one call), compile in a later process "
           "≤ 1 s")
+    print("\nWith compile(f, package=True) (an AOTInductor package of the winner; calls run "
+          "it): the call beside asdex's jitted one, interleaved (medians of the rounds) and in "
+          "a row, and a later process's first compiled result timed from its start "
+          "(interpreter, imports, the kept pattern read, construction, the call):")
+    table(["function", "artifact", "call ms packaged", "asdex (jit)", "ratio",
+           "in a row µs packaged / asdex", "ratio", "later process s from start", "agree",
+           "verdict"], packaged)
+    print(f"\nverdict (package=True): call ≤ 1.0× asdex's interleaved and in a row, agree < "
+          f"1e-9, later process ≤ 1 s from its start; {sum(package_verdicts)} of "
+          f"{len(package_verdicts)} hold")
     print(f"\nOne-off start-up, not counted above: torch.compile of a trivial function "
           f"{startup_torch:.2f} s in this process, jax.jit {startup_jax:.2f} s; inductor cache "
           f"{'fresh folders' if COLD else cache}.")

@@ -83,9 +83,14 @@ def built(tmp_path_factory):
     mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
     f, _, _ = make()
     sj = gradarg.SparseJacobian(gradarg.jacobian_sparsity(f, X), X.shape)
-    jit = sj.compile(f)
-    path = jit.package(X)
-    assert jit.artifact == "package"
+    jit = sj.compile(f, package=True)  # the first call chooses, then packages
+    assert jit.artifact is None
+    torch.testing.assert_close(jit(X).to_dense(), want(f), rtol=1e-12, atol=1e-12)
+    assert (jit.choice, jit.artifact) == ("timed", "package")
+    path = key(jit, f)
+    assert os.path.exists(path)
+    assert jit._ready[X.shape, X.dtype].compiled.path == path  # calls run the package
+    assert jit.package(X) == path  # already made: the same file, nothing rebuilt
     torch.testing.assert_close(jit(X).to_dense(), want(f), rtol=1e-12, atol=1e-12)
     yield sj, path
     mp.undo()
@@ -135,6 +140,18 @@ def test_a_change_of_code_invalidates(built):
 
 
 @SLOW
+def test_with_package_true_a_change_gets_a_package_of_its_own(built):
+    sj, path = built
+    f, set_c, _ = make()
+    jit = sj.compile(f, package=True)
+    jit(X)
+    assert jit.artifact == "package"
+    set_c(2.0)
+    torch.testing.assert_close(jit(X).to_dense(), want(f), rtol=1e-12, atol=1e-12)
+    assert jit.artifact == "package" and key(jit, f) != path and os.path.exists(key(jit, f))
+
+
+@SLOW
 def test_a_change_of_a_closure_value_invalidates(built):
     sj, path = built
     jit, f, set_c, _ = loaded(sj)
@@ -179,6 +196,20 @@ def test_what_cannot_be_keyed_is_not_packaged():
         sj.compile(f).package(X)
     with pytest.raises(ValueError, match="backend='inductor'"):
         sj.compile(torch.sin, backend="aot_eager").package(X)
+    # asked for at compile(): refused there, naming what
+    with pytest.raises(ValueError, match="list"):
+        sj.compile(f, package=True)
+    with pytest.raises(ValueError, match="needs inductor; the backend is 'aot_eager'"):
+        sj.compile(lambda u: u.sin(), backend="aot_eager", package=True)
+    with pytest.raises(ValueError, match="fullgraph=True"):
+        sj.compile(lambda u: u.sin(), fullgraph=False, package=True)
+    with pytest.raises(ValueError, match="no torch mode"):
+        sj.compile(lambda u: u.sin(), mode="max-autotune", package=True)
+    with pytest.raises(TypeError, match="package"):
+        sj.compile(lambda u: u.sin(), package="yes")
+    sh = gradarg.SparseHessian(torch.eye(N, dtype=torch.bool), X.shape)
+    with pytest.raises(ValueError, match="list"):
+        sh.compile(lambda u: (u * weights[0]).sum(), package=True)
 
 
 # ---------------------------------------------------------------- without compiling anything

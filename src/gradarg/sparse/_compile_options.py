@@ -37,7 +37,7 @@ import torch
 
 from .._validate import check_flag
 
-__all__ = ["TRANSPOSED", "VARIANTS", "cacheable", "check_compile_options", "compile_parameters", "resolve_backend",
+__all__ = ["TRANSPOSED", "VARIANTS", "cacheable", "check_compile_options", "compile_parameters", "known_variant", "raise_compile_error", "resolve_backend",
            "variant_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,7 +54,18 @@ _PARAMETERS = """\
             and graphs holding a ``torch.func.jvp`` miss the AOTAutograd cache).
         fullgraph : bool
             ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
-            what could not be captured; ``False`` lets torch run those parts eagerly."""
+            what could not be captured; ``False`` lets torch run those parts eagerly.
+        package : bool
+            ``False`` (default).  ``True``: the first call at each input shape and dtype
+            also writes the chosen compiled pass as an AOTInductor package
+            (:meth:`gradarg.sparse.CompiledSparse.package`), and calls run it: no Dynamo
+            guards or wrappers (23-273 µs per call where ``torch.compile``'s took 42-350 µs
+            on the seven functions of ``benchmarks/asdex_side_by_side.py``), and a later
+            process loads it without compiling or importing Dynamo.  The first call takes
+            an AOTInductor compile longer (5-7 s there).  Needs inductor (``backend``
+            ``"inductor"``, or ``"auto"`` finding a C++ compiler), no ``mode`` and
+            ``fullgraph=True``, and a ``fn`` whose changes the package's key can follow:
+            otherwise ``ValueError`` here, naming what."""
 
 # torch's forward-mode bookkeeping, called in the graph of a traced torch.func.jvp: pure torch
 # code that the AOTAutograd cache does not list as safe (it bypasses the cache for such a
@@ -125,9 +136,14 @@ def resolve_backend(backend: str) -> str:
 TORCH_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-def check_compile_options(backend: Any, mode: Any, fullgraph: Any) -> None:
+def check_compile_options(backend: Any, mode: Any, fullgraph: Any, package: Any = False) -> None:
     """The options of ``.compile()``, checked when it is called rather than at the first call
     of what it returns (``TypeError`` / ``ValueError`` naming the option)."""
+    check_flag("package", package)
+    if package and (mode is not None or fullgraph is not True):
+        raise ValueError(f"package=True needs no torch mode and fullgraph=True (only "
+                         f"inductor's options are packaged, from one graph), got mode={mode!r}, "
+                         f"fullgraph={fullgraph!r}")
     if isinstance(backend, str):
         # the common names without asking torch (its list imports dynamo: seconds, once)
         if backend not in ("auto", "inductor", "aot_eager", "eager") and (
@@ -142,3 +158,25 @@ def check_compile_options(backend: Any, mode: Any, fullgraph: Any) -> None:
         raise ValueError(f"mode must be None or one of torch.compile's modes "
                          f"{TORCH_COMPILE_MODES}, got {mode!r}")
     check_flag("fullgraph", fullgraph)
+
+
+def raise_compile_error(err: Exception, name: str, backend: str, fullgraph: bool) -> None:
+    """Raise torch.compile's error ``err`` on function ``name`` said in a ``RuntimeError``
+    (Dynamo's and inductor's errors have many types); return when it is not theirs."""
+    if not type(err).__module__.startswith(("torch._dynamo", "torch._inductor")):
+        return
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    first = " ".join(lines[:2]).rstrip(".")
+    raise RuntimeError(
+        f"torch.compile (backend={backend!r}, fullgraph={fullgraph}) failed on {name}: "
+        f"{type(err).__name__}: {first}. The eager call (without .compile) still runs it; "
+        f"with fullgraph=False torch runs what it cannot capture eagerly") from err
+
+
+def known_variant(variant: object, variants: list[str], inductor: bool) -> bool:
+    """Whether ``variant`` (a remembered choice) names options a compiled function with
+    ``variants`` (and inductor or not) can use."""
+    if not isinstance(variant, str):
+        return False
+    tails, _, transposed = variant.partition(" + ")
+    return tails in variants and (not transposed or (transposed == TRANSPOSED and inductor))

@@ -21,21 +21,21 @@ compiles only the winner: 0.18-0.57 s after torch.compile's own start-up (1.6-1.
 process), against 2.7-5.0 s in the first process (seven functions of
 ``benchmarks/asdex_side_by_side.py``, torch 2.13, one thread).
 
-**A later process without torch.compile.**  :meth:`CompiledSparse.package` writes the winner
-as an AOTInductor package, keyed by everything its graph depends on
-(:mod:`gradarg.sparse._aot`, where torch's other options are measured); a later ``compile``
-of the same function loads it instead of compiling, and never imports Dynamo or inductor.
-A call then runs the package's loader directly: no guard check, no wrappers.
+**A later process without torch.compile.**  :meth:`CompiledSparse.package` (or
+``compile(..., package=True)`` at the first call) writes the winner as an AOTInductor package,
+keyed by everything its graph depends on (:mod:`gradarg.sparse._aot`, where torch's other
+options are measured); a later ``compile`` of the same function loads it instead of
+compiling, never importing Dynamo or inductor.  Calls run the package's loader: no guards.
 
 **Inductor options**: :mod:`gradarg.sparse._compile_options`.
 
 **A call.**  ``torch.compile(..., dynamic=None)`` on a function made for one input shape and
-dtype (see :meth:`CompiledSparse._compile`); the grad mode switched off and back; the global
-random state saved and restored only when a call draws from it (checked at the first call);
-then the recovery and the owner's assembly.  What remains is torch's: Dynamo's guard check
-(several hundred guards, most on ``torch.func``'s own Python, 8-11 µs), its compiled-region
-wrapper (about 7 µs) and AOTAutograd's and inductor's wrappers (about 5 µs) around the
-kernels; the recovery's ``index_select`` (4-6 µs) and the sparse tensor (2 µs).
+dtype (:meth:`CompiledSparse._compile`); grad mode off; the global random state saved and
+restored only when a call draws from it (checked at the first call); the recovery and the
+owner's assembly.  What remains is torch's: Dynamo's guard check (several hundred guards,
+most on ``torch.func``'s own Python, 8-11 µs), its compiled-region wrapper (about 7 µs) and
+AOTAutograd's and inductor's (about 5 µs); the recovery's ``index_select`` (4-6 µs) and the
+sparse tensor (2 µs).  A package's call has none of the wrappers.
 
 It pays where a function is called many times at one input shape (Newton iterations).
 
@@ -65,6 +65,8 @@ from ._compile_options import (
     cacheable,
     check_compile_options,
     compile_parameters,
+    known_variant,
+    raise_compile_error,
     resolve_backend,
     variant_options,
 )
@@ -156,8 +158,9 @@ class CompiledSparse:
         backend: str,
         mode: str | None,
         fullgraph: bool,
+        package: bool = False,
     ) -> None:
-        check_compile_options(backend, mode, fullgraph)
+        check_compile_options(backend, mode, fullgraph, package)
         self._owner = owner
         self.fn = fn
         self.passes: int = owner.passes
@@ -185,6 +188,12 @@ class CompiledSparse:
         self._ready: dict[tuple[torch.Size, torch.dtype], _Ready] = {}
         self._packages = self._inductor and fullgraph  # packages may be used (see package())
         self.artifact: str | None = None
+        if package and not self._inductor:
+            why = " (backend='auto' found no C++ compiler)" if backend == "auto" else ""
+            raise ValueError(f"package=True needs inductor; the backend is {self.backend!r}{why}")
+        if package:
+            _aot.fingerprint(fn)  # Unpackable (a ValueError) names what a key cannot follow
+        self._package = package
 
     @classmethod
     def of_modes(
@@ -347,12 +356,15 @@ class CompiledSparse:
                     rng = not torch.equal(before, torch.get_rng_state())
         finally:
             torch.set_rng_state(state)
-        if self.compile_seconds is None:
-            self.compile_seconds = time.perf_counter() - start
         mode = self._modes[self.mode]
         ready = _Ready(y_shape, tuple(x.shape), compiled, mode.seeds(x.dtype), mode.recover,
                        rng)
         self._ready[x.shape, x.dtype] = ready
+        if self._package and compiled is not None and self.artifact != "package":
+            self.package(x)  # package=True: calls run the package from now
+            ready = self._ready[x.shape, x.dtype]
+        if self.compile_seconds is None:
+            self.compile_seconds = time.perf_counter() - start
         return out, ready
 
     def _choose(self, x: torch.Tensor,
@@ -367,7 +379,7 @@ class CompiledSparse:
             key = None
         got = None if key is None else _remember.recall(key)
         if (got is not None and got.get("mode") in self._modes
-                and self._known(got.get("variant"))
+                and known_variant(got.get("variant"), self._variants, self._inductor)
                 and got.get("route") in ("compiled", "eager")):
             self.choice = "remembered"
             self.mode, self.variant, self.route = got["mode"], got["variant"], got["route"]
@@ -436,14 +448,6 @@ class CompiledSparse:
         return torch.compile(own, backend=self.backend, mode=self._torch_mode,
                              fullgraph=self._fullgraph, options=options)
 
-    def _known(self, variant: object) -> bool:
-        """Whether ``variant`` names options this compiled function can use."""
-        if not isinstance(variant, str):
-            return False
-        tails, _, transposed = variant.partition(" + ")
-        return tails in self._variants and (
-            not transposed or (transposed == TRANSPOSED and self._inductor))
-
     def _fastest(self, compiled: dict[tuple[str, str], Callable[..., torch.Tensor]],
                  x: torch.Tensor) -> tuple[tuple[str, str], float]:
         """The fastest candidate and its seconds per call: after one warm-up call each (the
@@ -470,17 +474,9 @@ class CompiledSparse:
         errors said in a ``RuntimeError``."""
         try:
             return _call(compiled, mode, x)
-        except Exception as err:  # torch.compile's errors have many types
-            if type(err).__module__.startswith(("torch._dynamo", "torch._inductor")):
-                lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-                first = " ".join(lines[:2]).rstrip(".")
-                raise RuntimeError(
-                    f"torch.compile (backend={self.backend!r}, fullgraph="
-                    f"{self._fullgraph}) failed on {getattr(self.fn, '__name__', 'fn')}: "
-                    f"{type(err).__name__}: {first}. The eager call (without .compile) "
-                    f"still runs it; with fullgraph=False torch runs what it cannot "
-                    f"capture eagerly"
-                ) from err
+        except Exception as err:
+            raise_compile_error(err, getattr(self.fn, "__name__", "fn"), self.backend,
+                                self._fullgraph)
             raise
 
 

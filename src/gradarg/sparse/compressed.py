@@ -331,6 +331,7 @@ class SparseJacobian:
         backend: str = "auto",
         mode: str | None = None,
         fullgraph: bool = True,
+        package: bool = False,
     ) -> CompiledSparse:
         r"""``fn``'s compressed Jacobian as one compiled function of ``x``: compile once.
 
@@ -379,7 +380,7 @@ class SparseJacobian:
         # the modes that need as many passes as this one are all compiled; the faster is kept
         return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
                                        pattern=(self._rows, self._cols), backend=backend,
-                                       mode=mode, fullgraph=fullgraph)
+                                       mode=mode, fullgraph=fullgraph, package=package)
 
     def _certify(self, fn, x0, y, leaf, values, k, generator) -> None:
         co = self._coords

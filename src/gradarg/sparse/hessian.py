@@ -313,6 +313,7 @@ class SparseHessian:
         backend: str = "auto",
         mode: str | None = None,
         fullgraph: bool = True,
+        package: bool = False,
     ) -> CompiledSparse:
         r"""``f``'s sparse Hessian as one compiled function of ``x``: compile once.
 
@@ -364,4 +365,4 @@ class SparseHessian:
 
         return CompiledSparse.of_modes(self, f, [self._mode], prepare, assemble,
                                        pattern=(self._rows, self._cols), backend=backend,
-                                       mode=mode, fullgraph=fullgraph)
+                                       mode=mode, fullgraph=fullgraph, package=package)
