@@ -145,6 +145,56 @@ print(startup, jac.compile_seconds)
 """
 
 
+_PACKAGE_RUN = """\
+import time
+import torch
+import gradarg
+torch.set_num_threads(1)
+{source}
+x = torch.zeros({n}, dtype=torch.float64)
+pattern = torch.load({pattern!r}) if {later} else gradarg.jacobian_sparsity({name}, x)
+torch.save(pattern, {pattern!r})
+jac = gradarg.SparseJacobian(pattern).compile({name}, package=True)
+jac(x)
+import sys
+print(time.time(), jac.compile_seconds, jac.artifact, "torch._dynamo" in sys.modules)
+"""
+
+
+def package_in_new_processes(fn: Callable[..., Any], n: int) -> dict[str, Any]:
+    """``SparseJacobian.compile(fn, package=True)`` at ``n`` float64 unknowns in two fresh
+    Python processes sharing one new inductor cache folder: the first detects the pattern,
+    keeps it in a file and compiles (``first_s``: its ``compile_seconds``); the second, a
+    second run of a script that keeps its pattern, reads it and loads the package
+    (``later_s``: seconds from the moment it was started to its first Jacobian, Python's own
+    start and the imports included; ``artifact``; ``dynamo``: whether it imported Dynamo)."""
+    import inspect
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(fn))
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="inductor-page-") as cache:
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
+        pattern = os.path.join(cache, "pattern.pt")
+        for later in (False, True):
+            script = _PACKAGE_RUN.format(source=source, n=n, name=fn.__name__,
+                                         pattern=pattern, later=later)
+            started = time.time()
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                  text=True, env=env, check=True)
+            finished, seconds, artifact, dynamo = done.stdout.split()[-4:]
+            if later:
+                out.update(later_s=float(finished) - started, artifact=artifact,
+                           dynamo=dynamo == "True")
+            else:
+                out["first_s"] = float(seconds)
+    return out
+
+
 def compile_in_new_processes(fn: Callable[..., Any], n: int, runs: int = 2
                              ) -> list[tuple[float, float]]:
     """``(torch.compile's start-up, compile_seconds)`` of ``SparseJacobian.compile(fn)`` at
