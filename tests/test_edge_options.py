@@ -45,7 +45,9 @@ def _summary(**kw):
 
 
 def _sparse_jacobian_compile(**kw):
-    return gradarg.SparseJacobian(torch.eye(3, dtype=torch.bool)).compile(torch.sin, **kw)
+    # a Python function: package=True refuses a builtin (its code cannot be keyed)
+    return gradarg.SparseJacobian(torch.eye(3, dtype=torch.bool)).compile(
+        lambda t: torch.sin(t), **kw)
 
 
 def _sparse_hessian_compile(**kw):
@@ -65,6 +67,8 @@ OPTIONS = {
     ("GradWatch.summary", "checks"): (_summary, False),
     ("SparseJacobian.compile", "fullgraph"): (_sparse_jacobian_compile, False),
     ("SparseHessian.compile", "fullgraph"): (_sparse_hessian_compile, False),
+    ("SparseJacobian.compile", "package"): (_sparse_jacobian_compile, False),
+    ("SparseHessian.compile", "package"): (_sparse_hessian_compile, False),
 }
 # fields of result records (dataclasses the package fills in), not options of a call
 RECORDS = {"PairCheck", "VJPComparison", "ParamRecord", "TracedNode", "ExampleV"}

@@ -77,3 +77,12 @@ def test_unknown_name_raises_attribute_error():
 def test_a_room_is_an_attribute_after_import_gradarg(room):
     mods = _modules_after(f"import gradarg\nassert gradarg.{room}.__name__ == 'gradarg.{room}'")
     assert f"gradarg.{room}" in mods
+
+
+def test_jacobian_with_sparsity_after_import_gradarg():
+    # jacobian(sparsity=...) runs the route gradarg.sparse registers when it is imported
+    _modules_after(
+        "import torch, gradarg\n"
+        "x = torch.rand(4, dtype=torch.float64)\n"
+        "J = gradarg.jacobian(lambda t: t**2, x, sparsity=torch.eye(4, dtype=torch.bool))\n"
+        "assert torch.equal(J.to_dense(), torch.diag(2 * x))\n")

@@ -156,6 +156,8 @@ def __getattr__(name: str) -> object:
     if room is None:
         raise AttributeError(f"module 'gradarg' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{room}", __name__), name)
+    if name == "jacobian":  # its sparsity= route is registered by gradarg.sparse on import
+        importlib.import_module(".sparse", __name__)
     globals()[name] = value
     return value
 

@@ -205,6 +205,8 @@ def test_what_cannot_be_keyed_is_not_packaged():
         sj.compile(lambda u: u.sin(), fullgraph=False, package=True)
     with pytest.raises(ValueError, match="no torch mode"):
         sj.compile(lambda u: u.sin(), mode="max-autotune", package=True)
+    with pytest.raises(ValueError, match="only Python functions"):
+        sj.compile(torch.sin, package=True)
     with pytest.raises(TypeError, match="package"):
         sj.compile(lambda u: u.sin(), package="yes")
     sh = gradarg.SparseHessian(torch.eye(N, dtype=torch.bool), X.shape)

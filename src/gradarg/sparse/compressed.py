@@ -373,10 +373,9 @@ class SparseJacobian:
         True
         """
         check_callable("fn", fn)
-        co = self._coords
 
         def prepare(x: torch.Tensor) -> tuple[int, ...]:
-            return compiled_output_shape(fn, x, co)
+            return compiled_output_shape(fn, x, self._coords)
         # the modes that need as many passes as this one are all compiled; the faster is kept
         return CompiledSparse.of_modes(self, fn, self._modes, prepare, self._assemble,
                                        pattern=(self._rows, self._cols), backend=backend,
