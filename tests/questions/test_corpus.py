@@ -200,3 +200,17 @@ def test_isolated_answers_hold_on_this_torch(group):
     if again:  # no second interpreter when nothing died that way
         failed.update(checks.run_isolated(again))
     assert {k: v for k, v in failed.items() if v is not None} == {}
+
+
+def test_the_regrade_of_rounds_8_to_10_covers_them_with_valid_grades():
+    """regrade_rounds8_10.json: rounds 8-10's 138 held-out questions graded again, on a later
+    site, by a reader who took no part; every record once, a grade of GRADES, and a page for
+    every grade but ABSENT."""
+    regrade = json.loads((Path(__file__).parent / "regrade_rounds8_10.json").read_text())
+    rounds = {r["id"] for r in RECORDS
+              if any(f"grade_round{k}" in r and r[f"grade_round{k}"] for k in (8, 9, 10))}
+    ids = [g["id"] for g in regrade["grades"]]
+    assert sorted(ids) == sorted(rounds) and len(ids) == 138
+    for g in regrade["grades"]:
+        assert g["grade"] in GRADES, g["id"]
+        assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
