@@ -55,11 +55,14 @@ A strict ``torch.export`` of the pure pass fails inside ``torch.func``'s transfo
 access data pointer of Tensor that doesn't have storage"), and a non-strict one lifts
 functorch's wrapped tensors as constants that AOTInductor cannot read; ``make_fx`` traces
 through the transforms to plain ATen operations, which export and AOTInductor take.  So the
-floor of a later process is ``import torch`` itself (2.6 s quiet, more than the 1 s target on
-its own), then ``import gradarg`` and the user's own detection and colouring: the package adds
-0.02-0.04 s.  The first process pays the AOTInductor build once (60-95 s here under load,
-on top of the first ``torch.compile``), which is why :meth:`~gradarg.sparse.CompiledSparse.package`
-is asked for, not automatic.
+floor of a later process is ``import torch`` itself, then ``import gradarg`` (a few rooms of it:
+0.08 s for a sparse call, Dynamo never imported) and the user's own colouring: the package adds
+0.01-0.04 s.  On a quiet Intel Xeon (``nox -s bench-asdex``, one thread), with ``import
+torch`` at 0.78 s, a later process had its first compiled result 0.91-0.99 s after it was
+started on all seven functions.  The first process pays the AOTInductor build once (5-7 s
+there, 60-95 s under the load above, on top of the first ``torch.compile``), which is why a
+package is asked for (:meth:`~gradarg.sparse.CompiledSparse.package`, or ``compile(...,
+package=True)`` at the first call), not automatic.
 
 **The compiled call, before (``torch.compile``'s function) and after (the package's), same
 ``CompiledSparse``, same process** (µs per ``jit(x)``; interleaved: one call of each in
