@@ -339,7 +339,7 @@ def jacobian(
         if _SPARSE_ROUTE is None:
             raise RuntimeError(
                 "sparsity= needs gradarg.sparse, which registers the compressed route on import; "
-                "import gradarg (or gradarg.sparse) first"
+                "import gradarg.sparse first (gradarg.jacobian imports it)"
             )
         return _SPARSE_ROUTE(fn, x, sparsity, method=resolved, certify=certify)
     xs, in_tuple = as_input_tuple("x", x)

@@ -73,8 +73,9 @@ def past_loose(first: tuple, rows: list, evaluate: Callable, f0: Sequence[torch.
     if not bool(cols_mask.any()):
         return first
     cols = cols_mask.nonzero().reshape(-1)
-    h0c = h0.reshape(-1)[cols].double()
-    floor = floor_steps(xscale.reshape(-1)[cols], rounding)
+    h0_cols, xscale_cols = h0.reshape(-1)[cols], xscale.reshape(-1)[cols]
+    h0c = h0_cols.double()
+    floor = floor_steps(xscale_cols, rounding)
     width = MIN_STEPS + EXTRA
     store: dict[int, tuple] = {k: _take(rows[k], cols) for k in range(K)}
     out = tuple([t.clone() for t in field] for field in first)
@@ -91,11 +92,10 @@ def past_loose(first: tuple, rows: list, evaluate: Callable, f0: Sequence[torch.
         sub = cols[pos]
         for k in range(start, start + width):
             if k not in store:  # every column of cols at a new step (one batch)
-                store[k] = evaluate((h0.reshape(-1)[cols] / 2.0 ** k).to(h0.dtype), cols)
+                store[k] = evaluate((h0_cols / 2.0 ** k).to(h0.dtype), cols)
         window = [_take(store[k], pos) for k in range(start, start + width)]
-        h_sub = (h0.reshape(-1)[sub] / 2.0 ** start).to(h0.dtype)
-        again = analyse(window, lambda h, sub=sub: evaluate(h, sub), h_sub,
-                        xscale.reshape(-1)[sub])
+        h_sub = (h0_cols[pos] / 2.0 ** start).to(h0.dtype)
+        again = analyse(window, lambda h, sub=sub: evaluate(h, sub), h_sub, xscale_cols[pos])
         for i in range(len(f0)):
             cur_e = out[1][i][sub]
             new_e = again[1][i].to(cur_e.dtype)

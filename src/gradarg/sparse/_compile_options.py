@@ -139,11 +139,6 @@ TORCH_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotu
 def check_compile_options(backend: Any, mode: Any, fullgraph: Any, package: Any = False) -> None:
     """The options of ``.compile()``, checked when it is called rather than at the first call
     of what it returns (``TypeError`` / ``ValueError`` naming the option)."""
-    check_flag("package", package)
-    if package and (mode is not None or fullgraph is not True):
-        raise ValueError(f"package=True needs no torch mode and fullgraph=True (only "
-                         f"inductor's options are packaged, from one graph), got mode={mode!r}, "
-                         f"fullgraph={fullgraph!r}")
     if isinstance(backend, str):
         # the common names without asking torch (its list imports dynamo: seconds, once)
         if backend not in ("auto", "inductor", "aot_eager", "eager") and (
@@ -158,6 +153,11 @@ def check_compile_options(backend: Any, mode: Any, fullgraph: Any, package: Any 
         raise ValueError(f"mode must be None or one of torch.compile's modes "
                          f"{TORCH_COMPILE_MODES}, got {mode!r}")
     check_flag("fullgraph", fullgraph)
+    check_flag("package", package)
+    if package and (mode is not None or not fullgraph):
+        raise ValueError(f"package=True needs no torch mode and fullgraph=True (only "
+                         f"inductor's options are packaged, from one graph), got mode={mode!r}, "
+                         f"fullgraph={fullgraph!r}")
 
 
 def raise_compile_error(err: Exception, name: str, backend: str, fullgraph: bool) -> None:

@@ -193,7 +193,7 @@ class CompiledSparse:
             raise ValueError(f"package=True needs inductor; the backend is {self.backend!r}{why}")
         if package:
             _aot.fingerprint(fn)  # Unpackable (a ValueError) names what a key cannot follow
-        self._package = package
+        self._package_asked = package  # compile(..., package=True)
 
     @classmethod
     def of_modes(
@@ -360,7 +360,7 @@ class CompiledSparse:
         ready = _Ready(y_shape, tuple(x.shape), compiled, mode.seeds(x.dtype), mode.recover,
                        rng)
         self._ready[x.shape, x.dtype] = ready
-        if self._package and compiled is not None and self.artifact != "package":
+        if self._package_asked and compiled is not None and self.artifact != "package":
             self.package(x)  # package=True: calls run the package from now
             ready = self._ready[x.shape, x.dtype]
         if self.compile_seconds is None:
