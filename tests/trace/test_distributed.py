@@ -58,7 +58,7 @@ def close(a: float | None, b: float | None) -> bool:
 
 def test_ddp_records_this_process_gradient_and_says_so(steps):
     for rank, out in enumerate(run("ddp", steps)):
-        assert out["summary"].startswith("ok: every parameter got"), out["summary"]
+        assert out["summary"].startswith("gradients ok: every parameter got"), out["summary"]
         assert f"DDP, process {rank} of 2" in out["summary"]
         # the record is this process's gradient (an unwrapped copy on the same batch) ...
         assert out["records"].keys() == out["local"].keys()
@@ -96,7 +96,7 @@ def test_fsdp2_follows_the_unsharded_parameters_and_global_norms(steps):
     outs = run("fsdp2", steps)
     for rank, out in enumerate(outs):
         s = out["summary"]
-        assert s.startswith("ok: every parameter got"), s
+        assert s.startswith("gradients ok: every parameter got"), s
         assert "no gradient" not in s
         assert f"FSDP2, process {rank} of 2" in s and "are global" in s
         for name, (grad, final) in out["records"].items():
@@ -119,7 +119,7 @@ def test_ddp_judges_the_averaged_gradient_each_process_steps_with(steps):
     assert all(math.isfinite(v) for v in zero["local"].values())
     assert not any(math.isfinite(v) for v in zero["grad"].values())
     for out in (zero, one):
-        assert not out["summary"].startswith("ok"), out["summary"]
+        assert not out["summary"].startswith("gradients ok"), out["summary"]
         assert "an optimizer step read a .grad holding NaN/Inf" in out["summary"]
     assert "another process sent the NaN/Inf" in zero["summary"]
     assert "another process" not in one["summary"]  # its own batch made it

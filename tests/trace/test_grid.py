@@ -81,7 +81,7 @@ NEVER: dict[str, frozenset[str]] = {
 }
 
 HEALTHY_MUST = {
-    "summary": (r"^ok\b",),
+    "summary": (r"^gradients ok\b",),
     "watch": (r"⟨T⟩",),
     "watch_now": (r"⟨T⟩",),
     "before": (r"⟨T⟩",),  # names the parameter asked about (not the tool's own wording)
@@ -365,7 +365,7 @@ def violations(family: Family, kind: Kind, bug: bool, cell: Cell) -> list[str]:
             never = NEVER[view] - kind.allow
             extra = kind.never.get(view, ())
             if view == "summary" and not kind.ok_allowed:
-                extra = (*extra, r"^ok\b")
+                extra = (*extra, r"^(gradients )?ok\b")
         else:
             must = HEALTHY_MUST[view]
             allowed = set()

@@ -243,7 +243,7 @@ def test_vanishing_and_healthy():
     with gradarg.watch(good) as w:
         nn.functional.cross_entropy(good(torch.randn(32, 16)),
                                     torch.randint(0, 16, (32,))).backward()
-    assert w.summary().startswith("ok")
+    assert w.summary().startswith("gradients ok")
 
 
 def test_exploding():
@@ -321,7 +321,7 @@ def test_sparse_embedding():
     rec = w.parameters["emb.weight"]
     assert rec.sparse
     assert rec.grad == pytest.approx(m.emb.weight.grad.to_dense().norm().item(), rel=1e-6)
-    assert w.summary().startswith("ok")
+    assert w.summary().startswith("gradients ok")
     gradarg.draw_modules(w)
 
 
@@ -345,7 +345,7 @@ def test_real_models_match_grad(kind):
         loss_fn().backward()
     for name, p in net.named_parameters():
         assert w.parameters[name].grad == pytest.approx(p.grad.norm().item(), rel=1e-5), name
-    assert w.summary().startswith("ok")
+    assert w.summary().startswith("gradients ok")
     assert live_hook_closures() == 0
     if kind == "transformer":
         # MultiheadAttention uses out_proj's weights without calling out_proj: not "unused"
@@ -372,7 +372,7 @@ def test_reentrant_checkpoint_recomputation_is_recorded():
         assert w.parameters[name].grad == pytest.approx(p.grad.norm().item(), rel=1e-6)
     calls = [c.name for c in w.modules]
     assert calls.count("a.0") == 2  # the forward, and the recomputation during backward
-    assert w.summary().startswith("ok")
+    assert w.summary().startswith("gradients ok")
 
 
 def test_new_forward_after_backward_starts_a_new_record():

@@ -30,7 +30,7 @@ def test_a_gradscaler_that_skips_every_step_is_named_and_one_that_steps_is_not()
             scaler.update()
     assert torch.equal(before, net[0].weight)  # torch: no update ran
     s = w.summary(checks=False)
-    assert "GradScaler skipped the optimizer step 3 of 3" in s and not s.startswith("ok")
+    assert "GradScaler skipped the optimizer step 3 of 3" in s and not s.startswith("gradients ok")
     x = torch.randn(16, 4)
     with gradarg.watch(net) as w:
         opt.zero_grad()
@@ -51,14 +51,14 @@ def test_a_module_replaced_after_the_optimizer_is_named_even_without_a_step():
         F.cross_entropy(net(x), y).backward()
     assert not any(net[2].weight is p for g in opt.param_groups for p in g["params"])
     s = w.summary(checks=False)
-    assert not s.startswith("ok") and "module '2' was replaced after the optimizer" in s
+    assert not s.startswith("gradients ok") and "module '2' was replaced after the optimizer" in s
     # the control: the optimizer built after the replacement
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     with gradarg.watch(net) as w:
         opt.zero_grad()
         F.cross_entropy(net(x), y).backward()
         opt.step()
-    assert w.summary(checks=False).startswith("ok")
+    assert w.summary(checks=False).startswith("gradients ok")
 
 
 class Gains(nn.Module):
@@ -86,9 +86,9 @@ def test_a_gain_in_a_python_list_is_named_where_it_is_kept():
         held = any(net.gains[0] is p for g in opt.param_groups for p in g["params"])
         assert held == registered  # torch: only the ParameterList is optimised
         if registered:
-            assert s.startswith("ok"), s
+            assert s.startswith("gradients ok"), s
         else:
-            assert not s.startswith("ok")
+            assert not s.startswith("gradients ok")
             assert "'gains[0]' of module '(model)' (a Python list: use nn.ParameterList)" in s
 
 
@@ -98,7 +98,7 @@ def test_an_input_that_requires_grad_is_not_taken_for_an_unregistered_parameter(
     with gradarg.watch(net) as w:
         net(x).sum().backward()
     assert x.grad is not None
-    assert w.summary(checks=False).startswith("ok")
+    assert w.summary(checks=False).startswith("gradients ok")
 
 
 def test_embedding_max_norm_edit_inside_the_forward_is_not_called_an_optimizer_step():
@@ -181,7 +181,7 @@ def test_gan_discriminator_getting_the_generators_loss_is_not_a_missing_zero_gra
         return w.summary(checks=False)
 
     s = gan_step(d_steps_again=False)
-    assert s.startswith("ok") and "zero_grad() is missing" not in s
+    assert s.startswith("gradients ok") and "zero_grad() is missing" not in s
     assert "no optimizer step read that sum" in s
     # the neighbour: D's optimizer steps again without zero_grad: it reads the stale sum
     assert "zero_grad() is missing" in gan_step(d_steps_again=True)

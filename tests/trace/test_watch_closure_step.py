@@ -68,4 +68,4 @@ def test_a_closure_step_reads_the_closures_gradient(kind, iters, zero, parts, ke
     assert "found .grad None" not in text, text
     assert (SUMMED in text) == summed, (summed, text)
     if not summed:
-        assert text.startswith("ok:"), text
+        assert text.startswith("gradients ok:"), text

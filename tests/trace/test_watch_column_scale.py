@@ -61,4 +61,4 @@ def test_a_column_that_dominates_the_loss_is_named(loss, columns, big, bigs, sta
     if said:
         assert (int(said.group(1)), int(said.group(2))) == (columns, k), text
         assert abs(float(said.group(3)) - 100 * float(share[k])) < 0.01, text
-        assert not text.startswith("ok"), text
+        assert not text.startswith("gradients ok"), text

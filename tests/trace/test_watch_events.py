@@ -48,7 +48,7 @@ def test_two_losses_on_one_graph_are_a_note_not_a_problem():
         out.pow(2).mean().backward(retain_graph=True)
         out.abs().mean().backward()
     s = w.summary(checks=False)
-    assert s.startswith("ok") and "holds the sum of 2 backward passes" in s
+    assert s.startswith("gradients ok") and "holds the sum of 2 backward passes" in s
     assert "times one pass" not in s
 
 
@@ -89,7 +89,7 @@ def test_reset_with_no_update_before_the_block_ends_is_named():
         loss_of(net).backward()
         net.zero_grad()
     s = w.summary(checks=False)
-    assert not s.startswith("ok")
+    assert not s.startswith("gradients ok")
     assert ".grad was reset after backward and before the end of the with block" in s
 
 
@@ -115,7 +115,7 @@ def test_another_optimizers_step_between_micro_batches_is_not_a_missing_zero_gra
         first.step()
     assert w.parameters["0.weight"].passes == 2 and w.parameters["2.weight"].passes == 1
     s = w.summary(checks=False)
-    assert s.startswith("ok") and "zero_grad() is missing" not in s
+    assert s.startswith("gradients ok") and "zero_grad() is missing" not in s
 
 
 class Block(nn.Module):
@@ -149,7 +149,7 @@ def test_the_record_resets_after_a_checkpoint_recomputation_stopped_early():
         calls.append([c.name for c in w.modules])
     assert calls[1] == calls[0]  # the record of two steps holds the last one only
     assert w.backward_passes == 1 and w.parameters["block.a.weight"].passes == 1
-    assert w.summary(checks=False).startswith("ok")
+    assert w.summary(checks=False).startswith("gradients ok")
 
 
 class Rebuilds(nn.Module):

@@ -71,4 +71,4 @@ def test_a_factor_made_from_a_reduced_loss_is_named(kind, reduction, form, gamma
                                           "ce": "nll_loss", "mse": "mse_loss"}[kind])
         assert int(named.group(2)) == (16 if kind == "ce" else 16 * 3)  # terms reduced
         assert named.group(3) == reduction
-        assert not w.summary().startswith("ok")
+        assert not w.summary().startswith("gradients ok")

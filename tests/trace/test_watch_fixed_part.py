@@ -65,12 +65,12 @@ def test_a_part_kept_fixed_is_a_note_only_when_no_optimizer_holds_it(fixed, hold
     text = w.summary()
     if fixed and not any(id(p) in held for p in body):
         assert problems == [], problems
-        assert text.startswith("ok: every parameter but body."), text
+        assert text.startswith("gradients ok: every parameter but body."), text
         assert "no optimizer whose step ran holds them" in text
     elif fixed:
         assert any("no gradient for 4 parameter(s)" in p for p in problems), problems
     elif holds_body:
         assert problems == [], problems
-        assert text.startswith("ok: every parameter got"), text
+        assert text.startswith("gradients ok: every parameter got"), text
     else:  # trained by backward, applied by no optimizer: a problem, as before
         assert any("got a gradient in this step but no optimizer" in p for p in problems)

@@ -26,7 +26,7 @@ def test_a_removed_watch_leaves_no_cyclic_garbage():
             opt.zero_grad()
             net(x).pow(2).mean().backward()
             opt.step()
-        assert w.summary().startswith("ok")  # readable after the block
+        assert w.summary().startswith("gradients ok")  # readable after the block
         parts = [weakref.ref(p) for p in (w.calls, w.grads, w.graph)]
         del w
         assert [p() for p in parts] == [None, None, None]  # freed at once

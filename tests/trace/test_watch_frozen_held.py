@@ -119,7 +119,7 @@ def check(blocks, frozen, freeze_after, held, opt, stale, zero, seed):
         assert said is not None, text
         assert int(said[1]) == len(idle)
         assert said[2].split(", ") == idle, text
-        assert not text.startswith("ok"), text
+        assert not text.startswith("gradients ok"), text
     else:
         assert said is None, text
 

@@ -106,7 +106,7 @@ def test_attention_reading_later_positions_is_named(attention, mask, targets, di
     said = re.search(r"its attention reads later positions", text) is not None
     assert said == (later and targets == "next"), text
     if said:
-        assert not text.startswith("ok"), text
+        assert not text.startswith("gradients ok"), text
 
 
 @settings(max_examples=20, deadline=None)

@@ -91,7 +91,7 @@ def test_a_thrown_away_edit_of_grad_is_named(op, form, data, every, steps, adam,
     said = "thrown away" in text and f"{op}()" in text
     assert said == said_expected, (op, form, data, text)
     if said_expected:
-        assert not text.startswith("ok"), text
+        assert not text.startswith("gradients ok"), text
         # the parameter named is an edited one, and the count of the others is right
         assert ("0.weight and 3 more parameter(s)" in text) if every else (
             "the .grad of 2.bias made" in text), text

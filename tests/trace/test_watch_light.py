@@ -95,7 +95,7 @@ def test_light_steps_skip_the_module_record_and_their_summary_says_so():
                                   "was a light step: module calls are recorded in full on "
                                   "steps 1-2 and after a step where something was off)")
         assert "nothing recorded yet" not in repr(w)
-    assert text.startswith("ok: every parameter got a finite, nonzero gradient (checked: "
+    assert text.startswith("gradients ok: every parameter got a finite, nonzero gradient (checked: "
                            "the .grad of the 4 parameter(s) the optimizer holds, read at 5 ")
     ran, skipped = _lists(text)
     for check in MODULE_CHECKS:
@@ -121,7 +121,7 @@ def test_a_grad_reset_before_the_optimizer_step_is_still_seen_on_a_light_step():
         opt.step()
         assert not w.detail.full
     text = w.summary()
-    assert not text.startswith("ok")
+    assert not text.startswith("gradients ok")
     assert "2.weight" in text.split(" [checked: ")[0]
 
 
@@ -223,7 +223,7 @@ def test_a_tensor_outside_the_parameters_is_still_named_when_the_last_step_is_li
             _step(net, opt, x)
         assert not w.detail.full
     text = w.summary()
-    assert not text.startswith("ok")
+    assert not text.startswith("gradients ok")
     assert "'gains[0]' of module '(model)' (a Python list: use nn.ParameterList)" in text
     ran, _ = _lists(text)
     assert "unregistered tensors" in ran

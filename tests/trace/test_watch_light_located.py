@@ -206,7 +206,7 @@ def test_an_ok_after_light_steps_names_only_what_was_checked(steps):
     assert all(torch.isfinite(p.grad).all() and p.grad.abs().sum() > 0
                for p in net.parameters())
     text = w.summary()
-    assert text.startswith("ok: ")
+    assert text.startswith("gradients ok: ")
     tail = text[text.rindex("[checked: "):]
     ran, _, skipped = tail.partition("; not checked: ")
     for check in MODULE_CHECKS:  # the module calls were not recorded: never claimed

@@ -130,10 +130,10 @@ def test_ok_only_when_every_step_reads_the_losses_gradient(setup):
     right = all(f == 1.0 for fs in factors for f in fs)
     s = w.summary(checks=False)
     if right:
-        assert s.startswith("ok"), s
+        assert s.startswith("gradients ok"), s
         assert "times the loss's gradient" not in s and "times smaller" not in s
         return
-    assert not s.startswith("ok"), s
+    assert not s.startswith("gradients ok"), s
     bad = next(fs for fs in reversed(factors) if any(f != 1.0 for f in fs))
     text = f"{scale:.0f}"
     if len(set(bad)) > 1:
@@ -156,5 +156,5 @@ def test_a_scale_seen_after_the_block_ended_is_a_note_not_a_problem():
     with gradarg.watch(net) as w:
         scaler.scale(net(torch.randn(5, 3)).pow(2).mean()).backward()
     s = w.summary(checks=False)
-    assert s.startswith("ok") and "at 256 times the loss's gradient" in s, s
+    assert s.startswith("gradients ok") and "at 256 times the loss's gradient" in s, s
     assert "must come before an optimizer reads it" in s

@@ -7,12 +7,14 @@ gain kept outside the model (a plain list), an exception that ends the block.  W
 optimizer read is recorded by a step pre-hook of the test's own (plain torch, nothing of
 gradarg), and the invariant is checked against it:
 
-- the summary starts with "ok" only if every parameter the optimizer holds had a ``.grad``
+- the summary starts with "gradients ok" only if every parameter the optimizer holds had a ``.grad``
   that was present, finite and nonzero when each step read it (no step: ``.grad`` at the end
   of the block), no exception ended the block, and no tensor outside the model fed the
   forward; and it then says what it checked, or that no optimizer step was seen;
 - parameters of the model that no optimizer holds are named whenever "ok" is said;
-- when everything above holds, the summary does say "ok" (the check is not a blanket "no").
+- when everything above holds, the summary does say "ok" (the check is not a blanket "no");
+- an "ok" is "gradients ok" and says on the same line what a watch cannot see: whether the
+  loss computes what was meant (a formula bug leaves every gradient finite and nonzero).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 import gradarg
+
+UNSEEN = "not seen by a watch: whether the loss computes what you meant"
 
 
 class Net(nn.Module):
@@ -134,8 +138,11 @@ def test_ok_only_when_what_the_optimizer_reads_is_fine(setup):
     outside_ok = not net.gains or (read and any(
         any(g is q for q in params) for g in net.gains))
     truly_ok = held_ok and ended is None and outside_ok
-    if s.startswith("ok"):
+    if s.startswith("gradients ok"):
         assert truly_ok, (setup, s)
+        # scoped to what it checked: the line says what a watch cannot see, in both forms
+        for line in (s, w.summary()):
+            assert UNSEEN in line, line
         if read:
             assert f"read at {len(read)} optimizer step(s)" in w.summary()
             for name in unheld[:3]:
@@ -148,7 +155,7 @@ def test_ok_only_when_what_the_optimizer_reads_is_fine(setup):
     else:
         all_fine = all(fine(final[p]) for p in model_params)
     if truly_ok and all_fine and not unheld and setup["nan"] is None and not setup["detach"]:
-        assert s.startswith("ok"), (setup, s)
+        assert s.startswith("gradients ok"), (setup, s)
 
 
 def test_an_exception_that_ended_the_block_is_named_with_where_and_no_ok():
@@ -166,7 +173,7 @@ def test_an_exception_that_ended_the_block_is_named_with_where_and_no_ok():
         buggy()
     w = buggy.w
     s = w.summary(checks=False)
-    assert not s.startswith("ok")
+    assert not s.startswith("gradients ok")
     assert "ended with an exception: KeyError" in s
     assert "test_watch_ok_invariant.py" in s  # where: the user's line
 
@@ -177,7 +184,7 @@ def test_no_parameters_no_ok():
     with gradarg.watch(relu) as w:
         relu(x).sum().backward()
     s = w.summary(checks=False)
-    assert not s.startswith("ok"), s
+    assert not s.startswith("gradients ok"), s
     assert "no parameters" in s
 
 
@@ -193,7 +200,7 @@ def test_clip_after_the_step_is_named_and_its_factor_is_right():
         opt.step()
         nn.utils.clip_grad_norm_(net.parameters(), max_norm=0.1)
     s = w.summary(checks=False)
-    assert not s.startswith("ok")
+    assert not s.startswith("gradients ok")
     assert "clip_grad_norm_ after optimizer.step()" in s
     factor = float(s.split(" times what the step read")[0].rsplit(" ", 1)[1])
     assert abs(factor - 0.1 / (before + 1e-6)) <= 5e-3 * factor
@@ -212,7 +219,7 @@ def test_a_frozen_layer_an_optimizer_still_moves_is_named():
         net(x).pow(2).mean().backward()
         opt.step()
     s = w.summary(checks=False)
-    assert not s.startswith("ok")
+    assert not s.startswith("gradients ok")
     assert "still moved" in s and "0.weight" in s and "momentum" in s
     # the control: set_to_none (the default) leaves the frozen weight alone
     w0 = net[0].weight.detach().clone()

@@ -79,4 +79,4 @@ def test_an_average_that_never_forgets_is_named(kind, momentum, dampening, alpha
     if named:
         assert named.group(1) == kind and named.group(2) == "0"
         assert named.group(3) == bad[0]
-        assert not w.summary().startswith("ok")
+        assert not w.summary().startswith("gradients ok")

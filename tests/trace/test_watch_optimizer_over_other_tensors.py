@@ -59,4 +59,4 @@ def test_parameters_no_stepping_optimizer_holds_are_named(over, adam, width, ste
     said = "no optimizer whose step ran holds them" in text
     assert said == bool(left), (over, text)
     if left:
-        assert all(n in text for n in left[:3]) and not text.startswith("ok"), text
+        assert all(n in text for n in left[:3]) and not text.startswith("gradients ok"), text

@@ -72,7 +72,7 @@ def test_tensors_outside_the_model_are_a_problem_only_without_gradient(use, own_
     named = re.search(r"not parameters of the model", problems)
     assert bool(named) == (not trained), (use, own_group, zero_after, problems)
     if trained:
-        assert s.startswith("ok"), s
+        assert s.startswith("gradients ok"), s
         shape = str(tuple(extra.shape))
         assert re.search(r"also steps 1 tensor\(s\) that are not parameters of the model "
                          rf"\(shapes {re.escape(shape)}\)", s), s

@@ -22,7 +22,7 @@ import re
 
 import pytest
 import torch
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, event, example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
@@ -80,6 +80,7 @@ def truth(weights: torch.Tensor) -> tuple[int, int, float]:
        scale=st.sampled_from([0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0]),
        length=st.integers(2, 12), batch=st.integers(1, 4), heads=st.sampled_from([1, 2]),
        seed=st.integers(0, 2**16))
+@example(kind="bmm", causal=False, scale=12.0, length=8, batch=1, heads=1, seed=2672)
 def test_nearly_one_hot_attention_is_named_with_its_count(kind, causal, scale, length, batch,
                                                           heads, seed):
     torch.manual_seed(seed)
@@ -97,8 +98,11 @@ def test_nearly_one_hot_attention_is_named_with_its_count(kind, causal, scale, l
     assert (found is not None) == named, (peaked, rows, text)
     if named:
         assert (int(found.group(1)), int(found.group(2))) == (peaked, rows), text
-        # no embedding scaled up under these scores: what the batch shows, no cause, no problem
-        assert "too large" not in text and text.startswith("ok:"), text
+        # no embedding scaled up under these scores: what the batch shows, no cause; a
+        # saturated softmax may shrink the gradient reaching q and k by orders of magnitude,
+        # which is then the finding (the summary's own norms), else the step is ok
+        assert "too large" not in text, text
+        assert text.startswith(("gradients ok:", "vanishing gradient:")), text
 
 
 class Encoder(nn.Module):
@@ -139,7 +143,7 @@ def test_the_embedding_scale_is_named_where_it_made_the_scores(d, small_init, se
     # the cause only where the scale makes entries of standard deviation 2 or more
     assert (cause in text) == (named and math.sqrt(d) * std >= 2), text
     if cause in text:
-        assert f"standard deviation {std:.3g}" in text and not text.startswith("ok"), text
+        assert f"standard deviation {std:.3g}" in text and not text.startswith("gradients ok"), text
 
 
 def test_an_embedding_at_the_paper_scale_is_not_the_cause():
@@ -154,7 +158,7 @@ def test_an_embedding_at_the_paper_scale_is_not_the_cause():
     peaked, rows, _ = truth(model.weights)
     assert peaked >= SHARE * rows  # the truth: saturated
     text = w.summary(checks=False)
-    assert PHRASE.search(text) and "scaled by" not in text and text.startswith("ok:"), text
+    assert PHRASE.search(text) and "scaled by" not in text and text.startswith("gradients ok:"), text
 
 
 @pytest.mark.parametrize("case", ["classifier", "unit scale", "causal first rows"])

@@ -42,7 +42,7 @@ def test_no_error_no_claim_and_a_later_success_is_read_as_usual():
             torch.zeros(2, requires_grad=True).sum().backward(torch.ones(3))  # wrong shape
         net.zero_grad()
         net(torch.randn(2, 4)).sum().backward()
-    assert w.summary(checks=False).startswith("ok")
+    assert w.summary(checks=False).startswith("gradients ok")
 
 
 def test_the_wrapper_is_shared_by_nested_watches_and_removed_with_the_last():

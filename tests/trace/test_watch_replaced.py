@@ -155,10 +155,10 @@ def judge(setup):
     unheld, foreign, read_fine = truth(net, reads)
     fine = not unheld and foreign == 0 and read_fine
     if not reads:
-        assert not s.startswith("ok") or "no optimizer step" in s, s
+        assert not s.startswith("gradients ok") or "no optimizer step" in s, s
         return s, None
     if not fine:
-        assert not s.startswith("ok"), (setup, s)
+        assert not s.startswith("gradients ok"), (setup, s)
         for name in unheld:
             assert name in s, (name, s)
         if foreign:
@@ -166,7 +166,7 @@ def judge(setup):
             assert (where in s or "not parameters of the model" in s
                     or "no longer holds" in s), (setup, s)
     else:
-        assert s.startswith("ok"), (setup, s)
+        assert s.startswith("gradients ok"), (setup, s)
     return s, fine
 
 
@@ -221,7 +221,7 @@ def test_a_gradient_no_stepping_optimizer_holds_is_a_problem_not_a_note():
     with gradarg.watch(net) as w:
         one_step(net, [opt], [opt], x, y)
     s = w.summary()
-    assert not s.startswith("ok")
+    assert not s.startswith("gradients ok")
     assert "body.0.weight" in s and "heads.aux.weight" in s
     # the same step with the body frozen on purpose: ok, the freeze named
     net.body.requires_grad_(False)
@@ -229,7 +229,7 @@ def test_a_gradient_no_stepping_optimizer_holds_is_a_problem_not_a_note():
     with gradarg.watch(net) as w:
         one_step(net, [opt], [opt], x, y)
     s = w.summary()
-    assert s.startswith("ok") and "frozen" in s
+    assert s.startswith("gradients ok") and "frozen" in s
 
 
 def test_another_models_optimizer_is_not_a_replaced_module():
@@ -248,7 +248,7 @@ def test_another_models_optimizer_is_not_a_replaced_module():
         opt.step()
         opt_other.step()
     s = w.summary()
-    assert s.startswith("ok"), s
+    assert s.startswith("gradients ok"), s
     assert "replaced" not in s
 
 
@@ -267,6 +267,6 @@ def test_another_models_optimizer_is_not_taken_for_a_replaced_module():
         opt.step()
         opt_other.step()
     s = w.summary()
-    assert not s.startswith("ok")
+    assert not s.startswith("gradients ok")
     assert "head.weight" in s and "heads.aux.weight" in s
     assert "replaced" not in s

@@ -216,7 +216,7 @@ def frozen_by_mistake():
     s = w.summary()
     return Seen({"summary": s}, must={"summary": ("2 of 6 parameters are frozen", "0.weight",
                                                   "2.bias")},
-                never={"summary": ("every parameter got",)}, healthy=s.startswith("ok"))
+                never={"summary": ("every parameter got",)}, healthy=s.startswith("gradients ok"))
 
 
 @scenario
@@ -654,7 +654,7 @@ def test_scenario(name):
         for phrase in phrases:
             assert phrase not in seen.texts[key], (key, phrase, seen.texts[key])
     if "summary" in seen.texts:
-        assert seen.texts["summary"].startswith("ok:") == seen.healthy, seen.texts["summary"]
+        assert seen.texts["summary"].startswith("gradients ok:") == seen.healthy, seen.texts["summary"]
     if not seen.healthy:
         for key, text in seen.texts.items():
             assert concrete(text), f"vague ({key}): {text}"

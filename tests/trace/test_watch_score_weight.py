@@ -87,7 +87,7 @@ def test_a_weight_that_reads_other_samples_log_probabilities_is_named(form, deta
     said = re.search(SAID, text) is not None
     assert said == expected, text
     if said:
-        assert not text.startswith("ok"), text
+        assert not text.startswith("gradients ok"), text
         m = re.search(r"(\d+) of the other (\d+) samples", text)
         reads = int(others[0].sum())
         assert m is not None and int(m[2]) == n - 1 and int(m[1]) == reads, text

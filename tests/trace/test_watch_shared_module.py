@@ -72,4 +72,4 @@ def test_one_module_called_on_one_input_is_named(setup, k, width, seed):
     assert named == expect, (setup, text)
     if named:
         assert "module 'heads.0'" in text and f"called it {k} times on the same input" in text
-        assert not text.startswith("ok"), text
+        assert not text.startswith("gradients ok"), text

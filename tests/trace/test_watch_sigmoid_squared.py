@@ -69,4 +69,4 @@ def test_a_squared_error_on_saturated_wrong_sigmoids_is_named(form, scale, right
     assert bool(named) == expected, (form, scale, right, wrong, problems)
     if named:
         assert (int(named.group(1)), int(named.group(2))) == (wrong, 24)
-        assert not w.summary().startswith("ok")
+        assert not w.summary().startswith("gradients ok")

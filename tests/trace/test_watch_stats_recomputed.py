@@ -73,4 +73,4 @@ def test_statistics_updated_again_in_the_backward_are_named(norm, track, ckpt, i
     said = "ran again during the backward" in text
     assert said == truth, (norm, track, ckpt, inside, train, before, after, text)
     if truth:
-        assert f"{norm} 'norm'" in text and not text.startswith("ok"), text
+        assert f"{norm} 'norm'" in text and not text.startswith("gradients ok"), text

@@ -60,4 +60,4 @@ def test_a_step_that_raised_inside_the_block_is_named(kind, width, steps, seed):
     text = w.summary(checks=False)
     said = "optimizer step raised" in text and type(opt).__name__ in text
     assert said == truth, (kind, text)
-    assert text.startswith("ok") == (not truth), text
+    assert text.startswith("gradients ok") == (not truth), text

@@ -28,7 +28,7 @@ def test_a_healthy_step_is_ok_and_lists_its_checks():
     with gradarg.watch(net) as w:
         step(net).backward()
     s = w.summary()
-    assert s.startswith("ok: every parameter got")
+    assert s.startswith("gradients ok: every parameter got")
     ran, _, skipped = s.partition("; not checked: ")
     assert "[checked:" in ran and "edited after backward" in ran
     # no optimizer step in the block: what an optimizer holds and reads is said unchecked
@@ -40,7 +40,7 @@ def test_a_healthy_step_is_ok_and_lists_its_checks():
         step(net).backward()
         opt.step()
     s = w.summary()
-    assert s.startswith("ok: every parameter got") and "not checked" not in s
+    assert s.startswith("gradients ok: every parameter got") and "not checked" not in s
     assert "read at 1 optimizer step(s)" in s
 
 
@@ -70,7 +70,7 @@ def test_clipping_inside_the_block_is_reported_with_its_factor():
         step(net).backward()
         total = torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-5)
     s = w.summary()
-    assert not s.startswith("ok")
+    assert not s.startswith("gradients ok")
     factor = float(re.search(r"is (\S+) times what backward computed", s).group(1))
     # clip_grad_norm_ scales by max_norm / (total norm + 1e-6), computed here independently
     assert abs(factor - 1e-5 / (float(total) + 1e-6)) <= 5e-3 * factor  # printed to 3 digits
@@ -86,7 +86,7 @@ def test_zero_grad_inside_the_block_is_not_mistaken_for_an_edit():
         opt.step()
         opt.zero_grad()
     s = w.summary()
-    assert s.startswith("ok")
+    assert s.startswith("gradients ok")
     # the optimizer step saw .grad as backward left it: the comparison ran there
     assert "not checked" not in s and "edited after backward," in s
     # an update by hand (no optimizer step to observe), then zero_grad: nothing to compare
@@ -97,7 +97,7 @@ def test_zero_grad_inside_the_block_is_not_mistaken_for_an_edit():
                 p -= 0.1 * p.grad
         net.zero_grad()
     s = w.summary()
-    assert s.startswith("ok")
+    assert s.startswith("gradients ok")
     assert "edited after backward (.grad was cleared" in s.partition("; not checked: ")[2]
 
 

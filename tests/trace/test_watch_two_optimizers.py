@@ -134,9 +134,9 @@ def test_parameters_stepped_by_several_optimizers_on_one_grad_are_named(setup):
     if not twice:
         assert claim is None, s
         if setup["schedule"] == "joint" and not shared:
-            assert s.startswith("ok"), s
+            assert s.startswith("gradients ok"), s
         return
-    assert not s.startswith("ok"), s
+    assert not s.startswith("gradients ok"), s
     assert claim is not None, s
     assert 2 <= int(claim[1]) <= len(setup["optimizers"])
     assert set(claim[3].split(", ")) == twice, (claim[3], twice)

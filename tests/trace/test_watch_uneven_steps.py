@@ -76,6 +76,6 @@ def test_unequal_sums_at_the_steps_are_named(groups, how, zero, seed):
         larger = how == "fixed" and max(sums) > fixed
         assert (PROBLEM in text) == (how == "fixed"), text
         assert (UNREAD in text) == (how == "unread"), text
-        assert text.startswith("ok") == (not larger), text
+        assert text.startswith("gradients ok") == (not larger), text
     else:
         assert found is None, text

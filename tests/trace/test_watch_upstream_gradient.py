@@ -68,4 +68,4 @@ def test_the_upstream_gradient_is_stated_and_a_double_mean_named(kind, batch, v,
     assert bool(twice) == (mean and halved and terms > 1), (kind, batch, v, text)
     if twice:
         assert int(twice.group(1)) == terms
-        assert not w.summary().startswith("ok")
+        assert not w.summary().startswith("gradients ok")

@@ -79,4 +79,4 @@ def test_weights_times_a_reduced_loss_are_named(kind, how, apply, width, seed):
                      r"\((\d+),\) weights", text)
     assert bool(said) == (apply == "after"), text
     if said:
-        assert int(said.group(1)) == BATCH and not text.startswith("ok"), text
+        assert int(said.group(1)) == BATCH and not text.startswith("gradients ok"), text

@@ -42,16 +42,22 @@ def main(argv: list[str]) -> int:
         except Exception as error:  # noqa: BLE001  (the tool (or the watched step) failed)
             verdict, missing, found, text = "error", [], [repr(error)], ""
         counts[part][verdict] += 1
+        if verdict == "false" and found == [ts.scenario_kit.FALSE_OK] \
+                and text.startswith("summary: gradients ok"):
+            # the only false claim is a "gradients ok" (scoped: it says what a watch cannot
+            # see); still counted false, since the step it vouches for has a bug
+            counts[part]["scoped ok"] += 1
         print(f"{part:8} {verdict:6} {name}")
         if part == "open" and "--open-details" in argv and verdict != "right":
             print(f"         missing {missing}\n         false {found}")
             print("         " + text.replace("\n", "\n         "))
     for part, c in counts.items():
-        total = sum(c.values())
+        total = sum(c.values()) - c["scoped ok"]
         print(
             f"{part}: {total} scenarios: right {c['right']}, false {c['false']}, "
             f"silent {c['silent']}, error {c['error']}"
             + (f", not here {c['not here']}" if c["not here"] else "")
+            + f" (false only by a 'gradients ok': {c['scoped ok']})"
         )
     return 0
 

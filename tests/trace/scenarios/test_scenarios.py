@@ -875,7 +875,8 @@ class _Said:
 
 
 def test_phrases_catch_a_false_ok_and_an_empty_answer():
-    blanket_ok = _Said("ok: every parameter got a finite, nonzero gradient", "{name} is fine")
+    blanket_ok = _Said("gradients ok: every parameter got a finite, nonzero gradient",
+                       "{name} is fine")
     empty = _Said("", "")
     for name in NAMES:
         case = load(name)

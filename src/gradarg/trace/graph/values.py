@@ -13,9 +13,9 @@ from typing import Any
 import torch
 
 __all__ = [
-    "SHOWN_ENTRIES", "combine", "dense_values", "finite", "fmt_norm", "local_sum", "nonfinite_entries",
-    "nonfinite_kinds",
-    "norm", "number", "plain", "state", "stored", "tensors", "whole_features",
+    "SHOWN_ENTRIES", "combine", "dense_values", "fingerprint", "finite", "fmt_norm", "local_sum",
+    "nonfinite_entries", "nonfinite_kinds", "norm", "number", "plain", "same_print", "state",
+    "stored", "tensors", "whole_features",
 ]
 
 SHOWN_ENTRIES = 6
@@ -96,6 +96,27 @@ def local_sum(t: torch.Tensor) -> float | None:
     # a complex sum as one number: its real part plus pi times its imaginary part
     return float(total.real) + math.pi * float(total.imag) if total.is_complex() \
         else float(total)
+
+
+def fingerprint(t: torch.Tensor) -> tuple[float, float] | None:
+    """``(sum, 2-norm)`` of ``t``'s entries (this process's shard for a DTensor), or ``None``
+    when they are not in memory: what an update that changes any entry almost surely
+    changes.  The sum alone stays equal under an update whose entries cancel: an Adam step
+    whose moments hold one gradient moves every entry by the same amount up or down
+    (``m̂ / sqrt(v̂) = ±1``, Kingma and Ba 2015, with ``.grad`` zero or equal to that one), and a
+    weight with as many entries moved up as down keeps its sum."""
+    total = local_sum(t)
+    if total is None:
+        return None
+    t = t.detach()
+    if _is_dtensor(t) and hasattr(t, "to_local"):
+        t = t.to_local()
+    return total, float(torch.linalg.vector_norm(t))
+
+
+def same_print(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two :func:`fingerprint` values are equal (NaN equal to NaN)."""
+    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b, strict=True))
 
 
 def finite(t: torch.Tensor | None) -> bool:

@@ -9,6 +9,9 @@ wrong ones) are pinned at ``-log(eps)`` and do not train.  ``F.cross_entropy`` o
 
 Only the entries the log reads are counted: the picks between the clamp and the log
 (``p[rows, targets]``, ``gather``, ``select``, a slice) are applied to the clamp's saved input.
+Where every use of the log's output is a product with a saved tensor (``t * log(p)``, the
+weights of a binary cross-entropy written by hand), only the entries some weight keeps
+(nonzero) are counted: a clipped entry whose weight is 0 sends no gradient either way.
 
 Imports :func:`gradarg.trace.graph.nodes.saved_value` only.
 """
@@ -21,7 +24,7 @@ import torch
 
 from ..graph.nodes import saved_value
 
-__all__ = ["Clipped", "clipped_before_log"]
+__all__ = ["Clipped", "clipped_before_log", "weights_of"]
 
 LOGS = ("LogBackward0", "Log2Backward0", "Log10Backward0")
 CLAMPS = ("ClampBackward0", "ClampBackward1", "ClampMinBackward0", "ClampMaxBackward0")
@@ -84,11 +87,31 @@ def _pick(mask: torch.Tensor, node: Any) -> torch.Tensor | None:
     return mask[(slice(None),) * (dim % mask.dim()) + (slice(start, end, step),)]
 
 
-def clipped_before_log(node: Any) -> Clipped | None:
+def weights_of(node: Any, parents: list[Any]) -> torch.Tensor | None:
+    """Where the log ``node``'s output is kept: ``True`` where some product in ``parents`` (the
+    nodes that take the log's output) multiplies it by a nonzero saved weight; ``None`` unless
+    every parent is such a product (``MulBackward0`` with the other factor saved, a tensor)."""
+    kept = None
+    for parent in parents:
+        if type(parent).__name__ != "MulBackward0":
+            return None
+        slots = [i for i, (c, _) in enumerate(parent.next_functions) if c is node]
+        if len(slots) != 1:
+            return None
+        weight = _saved(parent, "_saved_self" if slots[0] == 1 else "_saved_other")
+        if not isinstance(weight, torch.Tensor):
+            return None
+        nonzero = weight.detach() != 0
+        kept = nonzero if kept is None else kept | nonzero
+    return kept
+
+
+def clipped_before_log(node: Any, kept: torch.Tensor | None = None) -> Clipped | None:
     """For a log node (:data:`LOGS`) whose input was a clamp (:data:`CLAMPS`) reached through at
     most :data:`STEPS` views and picks, the entries the log read that the clamp clipped;
     ``None`` when ``node`` is no such log, nothing read was clipped, or the saved values
-    cannot be read (saved-tensor hooks are not run)."""
+    cannot be read (saved-tensor hooks are not run).  ``kept`` (:func:`weights_of`), where
+    given and broadcastable to the log's output: only the entries it keeps are counted."""
     if type(node).__name__ not in LOGS:
         return None
     picks, n = [], node.next_functions[0][0] if node.next_functions else None
@@ -120,11 +143,19 @@ def clipped_before_log(node: Any) -> Clipped | None:
             if picked is None:
                 return None
             mask = picked
+        if kept is not None:
+            keep = torch.broadcast_to(kept, mask.shape)
+            return _clipped(n, node, mask[keep], low, high, tuple(mask.shape))
     except (IndexError, RuntimeError, TypeError):
         return None
+    return _clipped(n, node, mask, low, high, tuple(mask.shape))
+
+
+def _clipped(n: Any, node: Any, mask: torch.Tensor, low: Any, high: Any,
+             shape: tuple[int, ...]) -> Clipped | None:
     clipped = int(mask.sum())
     if not clipped:
         return None
     return Clipped(type(n).__name__, type(node).__name__, clipped, mask.numel(),
                    None if isinstance(low, torch.Tensor) else low,
-                   None if isinstance(high, torch.Tensor) else high, tuple(mask.shape))
+                   None if isinstance(high, torch.Tensor) else high, shape)

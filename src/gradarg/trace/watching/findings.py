@@ -260,6 +260,12 @@ def problems(w: GradWatch, **kwargs: Any) -> list[str]:
     return [f.problem for f in run(w, **kwargs) if f.problem is not None]
 
 
+# what a "gradients ok" line cannot vouch for, said on the line itself: a loss that computes the
+# wrong thing (a target branch left attached, a flipped sign, a mask over the wrong entries)
+# gives finite, nonzero gradients that the optimizer reads as it should
+UNSEEN = "; not seen by a watch: whether the loss computes what you meant"
+
+
 def summary(w: GradWatch, *, checks: bool = True, **kwargs: Any) -> str:
     """One line: what is wrong with the recorded step's gradient flow, or that nothing is;
     then which checks ran and which could not (and why), and any frozen parameters."""
@@ -279,8 +285,9 @@ def summary(w: GradWatch, *, checks: bool = True, **kwargs: Any) -> str:
         but = f" but {shown(expected, 3)}" if expected else ""
         claim, scope, short = checked(w)
         if claim:
-            line = f"ok: every {which}{but} got a finite, nonzero gradient{spread}"
+            line = f"gradients ok: every {which}{but} got a finite, nonzero gradient{spread}"
             line += f" ({scope})" if checks else short
+            line += UNSEEN
         else:
             line = scope
     for f in results:

@@ -25,7 +25,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook as _post_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook as _pre_hook
 
-from ..graph.values import local_sum
+from ..graph.values import fingerprint, local_sum, same_print
 from ..graph.values import norm as _norm
 from . import context, events, observed, patches, sites
 from .events import KEPT, Entry, Note, PassEntry, StepEntry
@@ -70,7 +70,7 @@ class GradEvents:
         self._held_by: dict[int, Holding] = {}  # per optimizer
         self._stepped: dict[int, Holding] = {}  # optimizers whose step held a watched param
         self._closing: dict[int, tuple[Holding, int]] = {}  # closure steps, read at their end
-        self._frozen_before: dict[Any, float] = {}  # frozen param -> its sum at the step
+        self._frozen_before: dict[Any, tuple[float, float]] = {}  # param -> fingerprint at the step
         self._frozen = FrozenGrads()  # whether a frozen parameter's .grad is stale at a step
         self._frozen_moved: dict[str, FrozenMoved] = {}
         self._hook_moved: dict[str, FrozenMoved] = {}  # .grad zeroed by a hook, moved by a step
@@ -396,13 +396,13 @@ class GradEvents:
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
         for p, g in zip(held, grads, strict=True):  # sums as the post-step hook reads them
             if g is not None and not p.requires_grad and self._frozen.stale(p) \
-                    and (total := local_sum(p)) is not None:
+                    and (total := fingerprint(p)) is not None:
                 self._frozen_before[p] = total
         self._frozen.read(held)
         zeroed = self._params.zeroed
         if zeroed:  # a zero gradient from a hook: does the step still move it?
             for p in held:
-                if id(p) in zeroed and p.grad is not None and (total := local_sum(p)) is not None:
+                if id(p) in zeroed and p.grad is not None and (total := fingerprint(p)) is not None:
                     self._frozen_before[p] = total
         if cached.has_probe:
             self._probe_after = None  # compared once: a later step has nothing to compare with
@@ -420,8 +420,8 @@ class GradEvents:
             return
         before, self._frozen_before = self._frozen_before, {}
         for p, total in before.items():
-            now = local_sum(p)
-            if now is None or now == total or (math.isnan(now) and math.isnan(total)):
+            now = fingerprint(p)
+            if now is None or same_print(now, total):
                 continue
             name = self.watched.owner[p][0]
             moved = self._frozen_moved if not p.requires_grad else self._hook_moved

@@ -260,9 +260,10 @@ def _clamp_log(s: Any) -> Finding:
                        if not math.isnan(b)) or "tensor bounds"
     pinned = (f", their loss pinned at -log({s.low:g}) = {-math.log(s.low):.3g}"
               if not math.isnan(s.low) and s.low > 0 else "")
+    weighted = " with a nonzero weight" if read < math.prod(s.shape) else ""
     return Finding("loss form", True, (
         f"the loss takes the log of a clamp ({s.op}, {bounds}): {k} of the {read} entries "
-        f"the log reads are outside its bounds (observed: the clamp's input saved by the "
+        f"the log reads{weighted} are outside its bounds (observed: the clamp's input saved by the "
         f"loss's graph), where clamp's derivative is 0, so they send exactly zero gradient "
         f"back: the examples they belong to (with probabilities: the most confidently wrong "
         f"ones) do not train{pinned}; compute the loss from the raw outputs (F.cross_entropy, "

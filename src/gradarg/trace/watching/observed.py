@@ -22,7 +22,7 @@ import torch
 from ..graph.nodes import first_nodes, saved_value
 from ..graph.values import finite as finite_values
 from ..graph.values import nonfinite_kinds
-from .clamplog import LOGS, clipped_before_log
+from .clamplog import LOGS, clipped_before_log, weights_of
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
 from .gates import Saturated, saturated
@@ -291,7 +291,8 @@ def slips(walked: list[Any], value: float | None) -> list[Slip]:
         elif name == "MulBackward0" and (r := weights_after_reduction(n)) is not None:
             found.append(Slip("weights-after-reduction", r.loss, r.shape, value=r.mean,
                               other=(1,) if r.how == "mean" else (2,)))
-        elif name in LOGS and (c := clipped_before_log(n)) is not None:
+        elif name in LOGS and (c := clipped_before_log(n, weights_of(n, [
+                m for m in walked if any(f is n for f, _ in m.next_functions)]))) is not None:
             nan = float("nan")
             found.append(Slip("clamp-log", c.clamp, c.shape, (c.clipped, c.read),
                               nan if c.low is None else c.low, nan if c.high is None else c.high))

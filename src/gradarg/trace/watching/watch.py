@@ -320,14 +320,14 @@ class GradWatch:
     def summary(self, *, checks: bool = True, **kwargs: Any) -> str:
         """One line: what is wrong with the recorded step's gradient flow, or that nothing is.
 
-        "ok" only when every check that ran passed and something was checked: the ``.grad``
-        each optimizer step read (or, with no step seen, ``.grad`` at the end of the block,
-        which the line then says); a model without parameters gets no "ok".  Frozen
-        parameters are named (they get no gradient on purpose, or by mistake); with
-        ``checks`` (default) the line ends with the checks that ran and those that could not,
-        and why (the comparison with the final ``.grad`` needs the ``with`` block to have
-        ended; what an optimizer holds needs its step or its ``zero_grad`` in the block), and
-        an "ok" says what it checked.  Keyword arguments go to :meth:`problems`.
+        "gradients ok" only when every check that ran passed and something was checked (then
+        with what a watch cannot see: whether the loss computes what you meant, a missing
+        ``.detach()`` passes every check): the ``.grad`` each optimizer step read (with no
+        step seen, ``.grad`` at the end of the block, which the line then says).  Frozen
+        parameters are named (no gradient, on purpose or by mistake); with ``checks``
+        (default) the line ends with the checks that ran and those that could not, and why
+        (the comparison with the final ``.grad`` needs the block to have ended; what an
+        optimizer holds needs its step or its ``zero_grad`` in it).  Keywords: :meth:`problems`.
         """
         checks = check_flag("checks", checks, "GradWatch.summary")
         return findings.summary(self, checks=checks, **kwargs)
@@ -492,7 +492,7 @@ def watch(model: torch.nn.Module, *, full_steps: int | None = 3) -> GradWatch:
     >>> [r["module"] for r in w.rows()]
     ['0', '1', '2']
     >>> w.summary()
-    'ok: every parameter got a finite, nonzero gradient, norms ...'
+    'gradients ok: every parameter got a finite, nonzero gradient, norms ...'
     >>> net._forward_hooks or net[0].weight._backward_hooks  # nothing left behind
     OrderedDict()
     """
