@@ -19,8 +19,11 @@ settings.load_profile("gradarg")
 # GRADARG_HYPOTHESIS=long: the same property tests with many more examples, run by hand
 # (e.g. GRADARG_HYPOTHESIS=long pytest tests/check/test_fd_reliability.py -n 0).
 settings.register_profile("gradarg-long", settings.get_profile("gradarg"), max_examples=1000)
-if os.environ.get("GRADARG_HYPOTHESIS") == "long":
-    settings.load_profile("gradarg-long")
+# GRADARG_HYPOTHESIS=random: new examples at every run (not derandomized), to look for what the
+# fixed ones miss; a failure prints its example, which then becomes an @example of its test.
+settings.register_profile("gradarg-random", settings.get_profile("gradarg"), derandomize=False)
+if os.environ.get("GRADARG_HYPOTHESIS") in ("long", "random"):
+    settings.load_profile(f"gradarg-{os.environ['GRADARG_HYPOTHESIS']}")
 
 
 @pytest.fixture(autouse=True)
