@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
@@ -52,6 +52,7 @@ KINDS = ["cross_entropy", "nll_loss", "mse_loss", "smooth_l1_loss", "l1_loss",
 @given(kind=st.sampled_from(KINDS), batch=st.integers(1, 9), kept=st.integers(0, 3),
        width=st.integers(3, 12), before=st.integers(0, 2), direct=st.booleans(),
        seed=st.integers(0, 2**16))
+@example(kind="masked_count", batch=1, kept=0, width=3, before=1, direct=True, seed=0)
 def test_a_mean_over_nothing_is_named(kind, batch, kept, width, before, direct, seed):
     torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(5, width), nn.Tanh(), nn.Linear(width, 3))
@@ -104,3 +105,30 @@ def test_a_step_reading_zero_after_a_nonzero_pass_is_still_named():
             opt.step()
     assert all(bool((p.grad == 0).all()) for p in model.parameters())
     assert "whose gradient was not zero" in w.summary(checks=False)
+
+
+@settings(max_examples=20, deadline=None)
+@given(calls=st.integers(2, 4), bad=st.integers(0, 3), width=st.integers(2, 6),
+       seed=st.integers(0, 2**16))
+def test_a_nan_parameter_gradient_is_not_blamed_on_a_call_that_received_a_finite_one(
+        calls, bad, width, seed):
+    """A layer called several times in one record, one call's output feeding 0 / 0: its
+    parameters' gradient (the sum over the calls) is NaN, the call whose arriving gradient was
+    finite did not make it, and no module is named as the one that first sent it."""
+    torch.manual_seed(seed)
+    bad = min(bad, calls - 1)
+    model = nn.Sequential(nn.Linear(3, width), nn.Tanh(), nn.Linear(width, 2))
+    with gradarg.watch(model) as w:
+        total = torch.zeros(())
+        for i in range(calls):
+            out = model[2](model[1](model[0](torch.randn(4, 3))))  # the layers, one by one
+            zero = out.sum() * 0
+            total = total + (zero / zero if i == bad else out.pow(2).mean())
+        total.backward()
+    # the truth, from torch: every parameter's gradient is NaN, and the gradient that arrived
+    # at the bad call's output is NaN
+    assert all(bool(torch.isnan(p.grad).any()) for p in model.parameters())
+    text = w.summary(checks=False)
+    assert "first sent by" not in text, text
+    assert w.first_nonfinite() is None
+    assert "already NaN/Inf where it arrives at the output of" in text, text

@@ -62,8 +62,11 @@ def nonfinite(w: GradWatch, o: Options) -> Finding:
                      f"whose input is finite (checked) and whose output is not{at}{dtype}{then}")
         elif first is None:
             # already NaN/Inf where it reached the model: made outside it (the loss)
-            outer = [c for c in w.modules if c.parent is None and c.index not in w.calls.late
-                     and c.grad_out is not None and not math.isfinite(c.grad_out)]
+            outer = [c for c in w.modules if c.parent is None and c.grad_out is not None
+                     and not math.isfinite(c.grad_out)]
+            # a call after a backward (the layers called one by one over several iterations:
+            # one record) only where no earlier call shows it
+            outer = [c for c in outer if c.index not in w.calls.late] or outer
             if outer:
                 c = outer[0]
                 where = (f": already NaN/Inf where it arrives at the output of '{c.name}' "

@@ -1,14 +1,12 @@
 """Record the user's own training step: the gradient through every module and parameter.
 
 :func:`watch` puts light hooks on a model while the user runs an ordinary forward and backward
-pass (``loss.backward()``, an optimizer, anything): forward pre-hooks and hooks on every module
-(``torch.nn.Module.register_forward_pre_hook`` / ``register_forward_hook``) note the order in
-which modules ran and hang a tensor hook (``torch.Tensor.register_hook``) on each tensor that
-enters or leaves a module; a tensor hook on every parameter sees the gradient this backward pass
-computed for it, before it is added to ``.grad``. Each hook stores one norm (a float); the
-tables are assembled once, when asked for. Leaving the ``with`` block (or calling
-:meth:`GradWatch.remove`) removes every hook.  When tensor hooks run:
-https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution.
+pass: forward pre-hooks and hooks on every module note the order in which modules ran and hang
+a tensor hook (``torch.Tensor.register_hook``) on each tensor that enters or leaves a module; a
+tensor hook on every parameter sees the gradient each backward pass computed for it, before it
+is added to ``.grad``. Each hook stores one norm (a float); tables are assembled when asked
+for; leaving the ``with`` block (or :meth:`GradWatch.remove`) removes every hook.  When tensor
+hooks run: https://pytorch.org/docs/stable/notes/autograd.html#backward-hooks-execution.
 """
 
 from __future__ import annotations
@@ -221,7 +219,8 @@ class GradWatch:
     # -- questions ----------------------------------------------------------------------------
     def first_nonfinite(self) -> ModuleRecord | None:
         """The first module, in backward order, that received a finite gradient but sent NaN/Inf
-        (to its inputs, its own parameters or a call inside it); ``None`` if there is none."""
+        (to its inputs, its own parameters or a call inside it); ``None`` if there is none.
+        Parameter gradients (summed over a module's calls) count where no call received NaN."""
         return self._first("nonfinite")
 
     def first_zero(self) -> ModuleRecord | None:
@@ -231,7 +230,9 @@ class GradWatch:
     def _first(self, state: str) -> ModuleRecord | None:
         ran = [c for c in self.modules if c.backward_rank is not None]
         ran = sorted(ran, key=lambda c: (c.backward_rank, -c.depth))
-        sent = [lambda c: [c.grad_in] + ([c.param_norm] if state == "nonfinite" else []),
+        fed = {c.name for c in self.modules if _state(c.grad_out) == "nonfinite"}  # see below
+        sent = [lambda c: [c.grad_in] + ([c.param_norm] if state == "nonfinite"
+                                         and c.name not in fed else []),
                 lambda c: [self.modules[k].grad_out for k in c.children]]  # its own operations
         for of in sent[:2 if state == "nonfinite" else 1]:  # a call inside it: none sent it
             for c in ran:
