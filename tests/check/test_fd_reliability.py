@@ -603,3 +603,32 @@ def test_a_singularity_closer_than_the_steps_still_catches_a_factor():
     x = torch.tensor([-0.999], dtype=torch.float32, requires_grad=True)
     r = gradarg.check_backward(Twice.apply, x)
     assert r.status == "wrong", r.summary
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("at", [-100.0, -700.0, -80.0])
+def test_subnormal_values_are_judged_to_the_smallest_normal_number(at, dtype):
+    """exp(-100) in float32 is 3.8e-44, 27 steps of the smallest subnormal: five significant
+    bits, so a correct backward there differs from the reference by percents.  The check
+    says so and does not call it wrong; a backward three times too large where the values are
+    normal is still wrong."""
+    x = torch.tensor([at], dtype=dtype, requires_grad=True)
+    tiny = torch.finfo(dtype).tiny
+    subnormal = 0.0 < float(torch.exp(torch.tensor(at, dtype=dtype))) < tiny  # in dtype
+    r = gradarg.check_backward(torch.exp, x)
+    assert r.status != "wrong", r.summary
+    assert any("smallest normal number" in n for n in r.notes) == subnormal, r.notes
+
+    class Triple(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t.exp()
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return 3 * g * t.exp()
+
+    both = torch.tensor([at, 0.5], dtype=dtype, requires_grad=True)
+    assert gradarg.check_backward(Triple.apply, both).status == "wrong"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -26,6 +26,7 @@ import gradarg
 @given(max_norm=st.sampled_from([0.05, 0.5, 5.0]),
        how=st.sampled_from(["each", "each", "total", "value", "none"]),
        width=st.integers(3, 10), scale=st.sampled_from([1.0, 30.0]), seed=st.integers(0, 2**16))
+@example(max_norm=5.0, how="each", width=6, scale=30.0, seed=0)  # the smallest not clipped
 def test_clipping_each_tensor_alone_is_named(max_norm, how, width, scale, seed):
     torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(5, width), nn.Tanh(), nn.Linear(width, 2))

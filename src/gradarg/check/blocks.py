@@ -102,7 +102,7 @@ def compare(bwd: BackwardUnderTest, ref: Reference, k: int, j: int,
         exp = ref.rows(k, idx)[j]
         if cols is not None:
             got, exp = got[:, cols], exp[:, cols]
-        tol = unchecked_columns(entry_tolerance(exp, 0.0, bwd.rtol), bwd.s.xs[j], cols)
+        tol = unchecked_columns(entry_tolerance(exp, 0.0, bwd.rtol, bwd.floor), bwd.s.xs[j], cols)
         tol = unchecked_nan_columns(unchecked_rows(tol, bwd.outs[k], rows), got)
         return Block(got, exp, tol, rows, cols)
     idx = torch.arange(bwd.s.xs[j].numel()) if cols is None else cols
@@ -111,6 +111,6 @@ def compare(bwd: BackwardUnderTest, ref: Reference, k: int, j: int,
     exp, err = vals[k], errs[k]
     if r is not None:
         exp, err = exp[r], err[r]
-    tol = unchecked_columns(entry_tolerance(exp, err, bwd.rtol), bwd.s.xs[j], cols)
+    tol = unchecked_columns(entry_tolerance(exp, err, bwd.rtol, bwd.floor), bwd.s.xs[j], cols)
     tol = unchecked_nan_columns(unchecked_rows(tol, bwd.outs[k], r), got)
     return Block(got, exp, tol, r, cols)

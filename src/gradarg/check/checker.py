@@ -93,6 +93,8 @@ class Checker:
                                  example=None, notes=tuple(self.notes.items), **result)
         affine = self.offset_check()
         probes = random_probes(bwd, ref, self.n_probes)
+        if any(0.0 < abs(p.expected) < bwd.floor for p in probes):
+            self.notes.subnormal(bwd.floor)
         if self.n_probes > 0:
             probes += linearity_probes(bwd, probes, affine)
         mode = comparison(self.localize, m, sum(ns), isinstance(ref, FiniteDifferences),
@@ -207,7 +209,7 @@ class Checker:
             for j, x in enumerate(bwd.s.xs):
                 got = rows[k][j].detach().double().reshape(y.numel(), x.numel())
                 exp = ref[k][j]
-                tol = unchecked_columns(entry_tolerance(exp, kinks[k][j], self.rtol), x, None)
+                tol = unchecked_columns(entry_tolerance(exp, kinks[k][j], self.rtol, bwd.floor), x, None)
                 tol = unchecked_nan_columns(unchecked_rows(tol, y, None), got)
                 block = Block(got, exp, tol, None, None)
                 block = self.within_rounding(k, j, block)

@@ -262,7 +262,7 @@ class Confirm:
                     vals, errs = self.ref.columns(j, swapped)
                     ref_t = vals[k] if rows is None else vals[k][rows]
                     err_t = errs[k] if rows is None else errs[k][rows]
-                    tol_t = entry_tolerance(ref_t, err_t, self.bwd.rtol)
+                    tol_t = entry_tolerance(ref_t, err_t, self.bwd.rtol, self.bwd.floor)
                     if bool(((got - ref_t).abs() <= torch.maximum(tol, tol_t)).all()):
                         return Pattern("transposed", (
                             f"transposed: the backward gives ∂{yname}/∂{xname} with its input "

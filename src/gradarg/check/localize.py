@@ -229,7 +229,7 @@ class Localizer:
         except (RuntimeError, ValueError, TypeError, IndexError):
             return None
         exp, err = vals[k][ridx], errs[k][ridx]
-        tol = (entry_tolerance(exp, err, backward_rtol(torch.float64))
+        tol = (entry_tolerance(exp, err, backward_rtol(torch.float64), bwd.floor)
                + LOOSE * (got - got64).abs()
                + C_PRECISION * bwd.forward_rounding * exp.abs())
         return Block(got, exp, tol, rows, cols)

@@ -60,7 +60,7 @@ def random_probes(bwd: BackwardUnderTest, ref: Reference, n: int) -> list[ProbeC
                     e = want[j].double()
                     expected = float((e * u).sum())
                     scale = float((g * u).abs().sum()) + float((e * u).abs().sum())
-                    tol = probe_tolerance(0.0, bwd.rtol * scale)
+                    tol = probe_tolerance(0.0, bwd.rtol * scale, bwd.floor * float(u.abs().sum()))
                 else:
                     jv, je = ref_vals[p * nin + j][k], ref_errs[p * nin + j][k]
                     expected = float((v64 * jv).sum())
@@ -72,7 +72,7 @@ def random_probes(bwd: BackwardUnderTest, ref: Reference, n: int) -> list[ProbeC
                     else:
                         scale = float((g * u).abs().sum()) + float((v64 * jv).abs().sum())
                         rounding = bwd.rtol * scale
-                    tol = probe_tolerance(err, rounding)
+                    tol = probe_tolerance(err, rounding, bwd.floor * float(u.abs().sum()))
                 if not (bool(torch.isfinite(xs[j]).all())
                         and bool(torch.isfinite(bwd.outs[k]).all())):
                     tol = math.inf  # NaN/inf in or out: blocks.unchecked_columns, _rows

@@ -106,7 +106,7 @@ SAFETY = 2.0  # margin on the finite-difference error estimate (itself an overes
 
 
 def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
-                    rtol: float) -> torch.Tensor:
+                    rtol: float, floor: float = 0.0) -> torch.Tensor:
     """Per entry of a Jacobian block, how far the backward's entry may be from the reference's:
     ``SAFETY · e + rtol · (|reference| + max |reference|)``, with ``e`` the reference's
     estimated error (zero for forward mode and an intended backward).  The ``max`` term lets
@@ -116,7 +116,12 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
 
     An entry the reference could not resolve (an infinite ``e``, see
     :mod:`gradarg.check.fd_error`) or whose value is not finite gets an infinite tolerance: it
-    is not checked, and the verdict says so instead of calling it right or wrong."""
+    is not checked, and the verdict says so instead of calling it right or wrong.
+
+    ``floor``: the least tolerance, the smallest normal number of the backward's dtype
+    (``torch.finfo(dtype).tiny``, as :func:`vjp_atol` allows): below it values are subnormal
+    and keep fewer significant bits than ``eps`` says (``exp(-100)`` in float32, 3.8e-44, is
+    27 steps of the smallest subnormal), so a difference smaller than it is rounding."""
     finite = torch.isfinite(reference)
     # the scale from entries the reference resolved: an unresolved entry's value is no
     # derivative (its best estimate can be any size) and must not loosen the others
@@ -131,16 +136,17 @@ def entry_tolerance(reference: torch.Tensor, error: torch.Tensor | float,
         scale = torch.maximum(size.amax(1, keepdim=True), size.amax(0, keepdim=True))
     else:
         scale = size.max() if size.numel() else size.new_zeros(())
-    tol = SAFETY * error + rtol * (reference.abs() + scale) + 1e-300
+    tol = (SAFETY * error + rtol * (reference.abs() + scale)).clamp_min(floor) + 1e-300
     return torch.where(finite, tol, torch.full_like(reference, float("inf")))
 
 
-def probe_tolerance(error: float, rounding: float) -> float:
+def probe_tolerance(error: float, rounding: float, floor: float = 0.0) -> float:
     """How far a random probe ``vᵀJu`` of a correct backward may be from the reference's:
     ``SAFETY · e + rounding``, with ``e`` the reference's estimated error of the probe (zero
     for forward mode and an intended backward) and ``rounding`` the backward's allowance
-    (:func:`probe_rounding`, or ``rtol · (|g·u| + |reference·u|)`` summed entrywise)."""
-    return SAFETY * error + rounding + 1e-300
+    (:func:`probe_rounding`, or ``rtol · (|g·u| + |reference·u|)`` summed entrywise); at least
+    ``floor`` (the entries' least tolerance, :func:`entry_tolerance`, times ``Σ|u|``)."""
+    return max(SAFETY * error + rounding, floor) + 1e-300
 
 
 # a backward in float32 (or lower) may lose this many times the forward's relative rounding

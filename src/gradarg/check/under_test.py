@@ -54,6 +54,9 @@ class BackwardUnderTest:
         The CPU random state before the forward pass; every later evaluation replays it.
     forward_rounding : float
         The forward's relative rounding measured on the twin (at least the dtype's eps), else 0.
+    floor : float
+        The smallest normal number of the least precise floating dtype among the inputs and
+        outputs: the least a tolerance is (:func:`~.tolerance.entry_tolerance`).
     """
 
     def __init__(self, setup: Setup, gen: torch.Generator, rtol: float, *, twin: bool) -> None:
@@ -73,6 +76,11 @@ class BackwardUnderTest:
             raise TypeError("fn returned no floating-point tensor: nothing to differentiate")
         self.s = setup.outputs(floating)
         self.leaves, self.outs = leaves, tuple(raw[k] for k in floating)
+        # the smallest normal number of the least precise dtype met: below it a value is
+        # subnormal, with fewer significant bits than eps says (exp(-100) in float32 holds
+        # five), so differences smaller than it are rounding, never a verdict
+        self.floor = max(torch.finfo(t.dtype).tiny for t in (*leaves, *self.outs)
+                         if t.is_floating_point() or t.is_complex())
         self.out_names = [names[k] for k in floating]
         self.dtype = setup.xs[0].dtype
         self.forward_rounding = 0.0

@@ -30,6 +30,7 @@ from ..graph.values import norm as _norm
 from . import context, events, observed, patches, sites
 from .events import KEPT, Entry, Note, PassEntry, StepEntry
 from .frozengrads import FrozenGrads
+from .gradprobes import GradProbes
 from .maskmoves import MaskMoved, MaskMoves
 from .model import Watched
 from .observed import Ended, FrozenMoved, Holding, Raised, message
@@ -64,7 +65,7 @@ class GradEvents:
         # end (a change: an update ran), its .grad's norm at each step (a change: an edit)
         trainable = [p for p in owner if p.requires_grad and p.numel()]
         self._probe = min(trainable, key=lambda q: q.numel()) if trainable else None
-        self._probe_after: float | None = None
+        self._probes = GradProbes(self._probe)  # .grad norms a step compares with its passes
         self._moved: dict[int, float] = {}
         self._moved_end: float | None = None
         self._held_by: dict[int, Holding] = {}  # per optimizer
@@ -338,8 +339,7 @@ class GradEvents:
                 after = _norm(grad) if self.watched.exact else None
             entry.after, entry.accumulated = after, True
             self._changes += 1
-            if p is self._probe:
-                self._probe_after = after
+            self._probes.accumulated(p, after)
         return hook
 
     def _log_entry(self, entry: Entry) -> None:
@@ -380,17 +380,9 @@ class GradEvents:
         held = cached.held
         grads = [p.grad for p in held]
         norms = None
-        probe = self._probe
-        if self.watched.exact and probe is not None and self._probe_after \
-                and probe.grad is not None and cached.has_probe:
-            # the smallest parameter's norm, against what its pass left: unchanged, the
-            # others are as their passes left them (a clip, an unscale_, an edit of every
-            # .grad changes it too; a reset is seen by None-ness); changed, all are read
-            n, a = _norm(probe.grad), self._probe_after
-            norms = {probe: n}
-            if not (n == a or abs(n / a - 1) <= 1e-5):
-                norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
-        elif self.watched.exact or self.watched.engine == "DDP":
+        if self.watched.exact:  # the probes' norms against their passes (gradprobes)
+            norms = self._probes.read(held, grads, cached.has_probe)
+        if norms is None and (self.watched.exact or self.watched.engine == "DDP"):
             # under DDP .grad holds the processes' average (a plain tensor: its norm is
             # local); under FSDP2 a sharded DTensor (a norm is a collective): None-ness only
             norms = {p: _norm(g) for p, g in zip(held, grads, strict=True) if g is not None}
@@ -405,7 +397,7 @@ class GradEvents:
                 if id(p) in zeroed and p.grad is not None and (total := fingerprint(p)) is not None:
                     self._frozen_before[p] = total
         if cached.has_probe:
-            self._probe_after = None  # compared once: a later step has nothing to compare with
+            self._probes.compared()
         self._log_entry(StepEntry(held, [g is None for g in grads], norms,
                                   self.watched.forwards, type(optimizer).__name__,
                                   id(optimizer)))
@@ -477,8 +469,7 @@ class GradEvents:
             return
         factor = 1.0 / float(scaler.get_scale())
         self._log_entry(events.UnscaleEntry(cached.held, factor, self.watched.forwards))
-        if cached.has_probe and self._probe_after is not None:
-            self._probe_after *= factor
+        self._probes.unscaled(cached.held, cached.has_probe, factor)
 
     def ended_by(self, error: BaseException) -> None:
         """The ``with`` block ends with ``error`` (its ``__exit__`` saw it)."""
