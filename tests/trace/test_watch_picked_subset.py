@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
@@ -27,6 +27,7 @@ SAID = "were picked by any row (observed: the indices it saved)"
 @settings(max_examples=8, deadline=None)
 @given(points=st.integers(4, 24), targets=st.integers(2, 24), width=st.integers(4, 16),
        seed=st.integers(0, 2**16))
+@example(points=4, targets=6, width=9, seed=17436)  # max-pool: a dominant column said first
 def test_a_min_that_leaves_parameter_rows_untrained_is_named(how, points, targets, width, seed):
     torch.manual_seed(seed)
     model = nn.Sequential(nn.Linear(8, width), nn.Tanh(), nn.Linear(width, points * 3))

@@ -13,7 +13,7 @@ statistics while fine-tuning: the model itself in training mode).
 from __future__ import annotations
 
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -70,6 +70,7 @@ def test_eval_mode_is_said_exactly_when_every_call_trained_in_it(
 
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**16), batch=st.sampled_from([1, 4]))
+@example(seed=1073, batch=1)  # every unit of the ReLU off on the one example
 def test_eval_mode_on_batches_of_one_is_a_note(seed, batch):
     """Batch normalization raises in training mode on one example per channel (torch's own
     check, run here), so eval mode on batches of one is a note after "ok", and a problem on
@@ -92,4 +93,7 @@ def test_eval_mode_on_batches_of_one_is_a_note(seed, batch):
         opt.step()
     text = w.summary(checks=False)
     assert "eval mode" in text
-    assert text.startswith("gradients ok") == (batch == 1), text
+    # the truth, from torch: on one example every ReLU unit can be off (1 in 64), and then the
+    # layers below get all-zero gradients, which is said instead of "ok"
+    zero = any(not bool(p.grad.any()) for p in model.parameters())
+    assert text.startswith("gradients ok") == (batch == 1 and not zero), text

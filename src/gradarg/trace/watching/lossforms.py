@@ -16,6 +16,7 @@ Imports :mod:`.finding`, :mod:`.maskedscores`' ``AT_ZERO``, :mod:`.nansource`'s 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -50,24 +51,46 @@ def _shape(shape: tuple[int, ...]) -> str:
 
 
 def loss_form(w: GradWatch, o: Options) -> Finding:
-    """The first :class:`~.observed.Slip` of the last ``backward()``'s loss, in words, with
-    what to change (a softmax over dimension 0 only when that dimension's size is the batch
-    size of the model's last call: a sequence-first layout normalises there on purpose)."""
+    """The :class:`~.observed.Slip` records of the last ``backward()``'s loss, in words, with
+    what to change: the first two of different kinds that are problems (one can hide another:
+    a column that dominates the loss, and predictions no row picked), in :func:`_form`'s
+    order."""
+    every = w.grads.losses.slips
+    said: list[Finding] = []
+    for kind in sorted({s.kind for s in every}, key=ORDER.__getitem__):
+        f = _form(w, [s for s in every if s.kind == kind], every)
+        if f.problem is not None or f.note:
+            said.append(f)
+        if sum(f.problem is not None for f in said) == 2:
+            break
+    problems = [f.problem for f in said if f.problem is not None]
+    if not problems:
+        return said[0] if said else Finding("loss form", True)
+    notes = [f.note for f in said if f.note]
+    return Finding("loss form", True, "; ".join(problems), note=notes[0] if notes else "")
+
+
+ORDER = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
+         "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
+         "weights-after-reduction": 8, "ascended": 9,
+         "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
+         "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
+         "equal-sides": 16, "self-difference": 17, "masked-softmax": 18,
+         "same-candidates": 19, "masked-scores": 20,
+         "self-targets": 21, "picked-subset": 22, "peaked-softmax": 23, "score-weight": 24}
+
+
+def _form(w: GradWatch, slips: list[Any], every: Sequence[Any]) -> Finding:
+    """The first of ``slips`` (of one kind) that is a problem, in words, with what to change
+    (a softmax over dimension 0 only when that dimension's size is the batch size of the
+    model's last call: a sequence-first layout normalises there on purpose); ``every``: all
+    the loss's slips."""
     batch = w.modes.batch
-    slips = w.grads.losses.slips
     also = (" (which is also why the values the loss got are not log-probabilities over the "
-            "classes)" if any(s.kind == "not-log-probs" for s in slips) else "")
-    order = {"broadcast": 0, "softmax-dim-0": 1, "not-log-probs": 2, "kl-probs": 3,
-             "log-likelihood": 4, "huber-slope": 5, "clamp-log": 6, "where-constant": 7,
-             "weights-after-reduction": 8, "ascended": 9,
-             "column-dominates": 10, "class-weight-batch": 11, "ratio-one": 12,
-             "heavy-smoothing": 13, "factor-of-reduced": 14, "sigmoid-squared": 15,
-             "equal-sides": 16, "self-difference": 17, "masked-softmax": 18,
-             "same-candidates": 19, "masked-scores": 20,
-             "self-targets": 21, "picked-subset": 22, "peaked-softmax": 23, "score-weight": 24}
+            "classes)" if any(s.kind == "not-log-probs" for s in every) else "")
     ascent = any(g.get("maximize") for h in w.grads.optimizers
                  for g in h.optimizer.param_groups)  # an optimizer that maximises on purpose
-    for s in sorted(slips, key=lambda s: order[s.kind]):
+    for s in slips:
         if s.kind == "huber-slope" and s.value:
             return Finding("loss form", True, (
                 f"huber_loss (nn.HuberLoss) with delta={s.value:g}: every error |input - "
