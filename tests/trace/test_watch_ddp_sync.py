@@ -155,13 +155,21 @@ def _dynamo_before_fork():
           "adam": False, "seed": 0})  # the last micro-batch synchronises: ok
 @example({"widths": [2, 2], "micro": 2, "no_sync": {0, 1}, "backward_only": False,
           "adam": True, "seed": 47})  # Adam's first step: unsynced replicas still equal
+@example({"widths": [2, 2], "micro": 2, "no_sync": {1}, "backward_only": False,
+          "adam": False, "seed": 0})  # the first micro-batch averaged, the last not
 def test_a_step_on_gradients_ddp_did_not_average_is_not_ok(setup):
     ranks = two_processes(setup)
     last = setup["micro"] - 1
     unsynced = last in setup["no_sync"] and not setup["backward_only"]
-    # the ground truth, from torch: the step read this process's own gradient, or not
+    # the ground truth, from torch: the step read the gradient averaged over the processes
+    # (synchronised), or not; with every micro-batch inside no_sync(), this process's own
+    average = [[(a + b) / 2 for a, b in zip(ga, gb, strict=True)]
+               for ga, gb in zip(ranks[0]["own"], ranks[1]["own"], strict=True)]
+    alone = set(range(setup["micro"])) <= setup["no_sync"] and not setup["backward_only"]
     for r in ranks:
-        assert close(r["read"], r["own"]) == unsynced
+        assert close(r["read"], average) == (not unsynced)
+        if alone:
+            assert close(r["read"], r["own"])
     if not setup["adam"]:  # Adam's first step moves each weight by about lr * sign(.grad):
         # replicas whose own gradients agree in sign are still equal after it
         assert close(ranks[0]["params"], ranks[1]["params"], 1e-7) == (not unsynced)

@@ -77,6 +77,7 @@ class Cut:
     start: float
     now: float
     best: float
+    known: int  # the epochs its state speaks for: up to its last cut when it is at its floor
 
 
 def read(optimizers: Iterable[Any]) -> list[Cut]:
@@ -95,8 +96,12 @@ def read(optimizers: Iterable[Any]) -> list[Cut]:
             # at its floor (min_lr, or a cut smaller than eps) it counts on without cutting
             floor = now * (1 - s.factor) <= s.eps or now <= float(s.min_lrs[0]) + s.eps
             if cuts >= 2 and s.num_bad_epochs == bad and (cuts == top or (floor and cuts < top)):
+                # at its floor a bad epoch and an improvement both leave num_bad_epochs as it
+                # was after a cut: the epochs after the last cut are not known
+                known = s.last_epoch if cuts == top else (
+                    s.patience + 2 + (cuts - 1) * (s.cooldown + s.patience + 1))
                 out.append(Cut(type(opt).__name__, s.mode, s.patience, cuts, s.last_epoch,
-                               float(start), now, float(s.best)))
+                               float(start), now, float(s.best), known))
     return out
 
 
@@ -116,6 +121,15 @@ class Plateaus:
         return []
 
 
+def _until(c: Cut) -> str:
+    """Where the scheduler's state stops speaking (its learning rate at its floor)."""
+    if c.known >= c.epochs:
+        return ""
+    return (f" up to its last cut, at epoch {c.known} (its learning rate then at its floor, "
+            f"where a bad epoch and an improvement leave its state alike: the {c.epochs - c.known}"
+            f" epoch(s) after cannot tell)")
+
+
 def plateau_cuts(w: GradWatch, o: Options) -> Finding:
     """A ``ReduceLROnPlateau`` of an optimizer seen in the block that cut the learning rate as
     often as its ``patience`` allows: its metric never improved (a problem)."""
@@ -130,6 +144,7 @@ def plateau_cuts(w: GradWatch, o: Options) -> Finding:
         f"{c.optimizer} {c.cuts} times in {c.epochs} epochs, {c.start:g} -> {c.now:g} "
         f"(observed at the block's end: optimizer.defaults' lr against its group's now): as "
         f"often as its patience and cooldown allow, so its metric did not improve ({way} past "
-        f"its best, {c.best:.4g}) in any epoch it counted after the first; given {kind} as "
+        f"its best{'' if c.known < c.epochs else f', {c.best:.4g}'}) in any epoch it counted "
+        f"after the first{_until(c)}; given {kind} as "
         f"training works, mode='{c.mode}' counts every epoch as bad: pass mode='{other}' for it")
     )
