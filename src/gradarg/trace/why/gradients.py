@@ -317,8 +317,14 @@ def forward_origin(node: Any, index: Any, *, hooked: bool = True) -> Any | None:
     for n in order:
         for _, _, val in saved_values([n], hooked=hooked):
             if (isinstance(val, torch.Tensor) and (val.is_floating_point() or val.is_complex())
-                    and val.grad_fn in index and not finite(val)):
-                bad.add(val.grad_fn)
+                    and not finite(val)):
+                if val.grad_fn in index:
+                    bad.add(val.grad_fn)
+                elif val.grad_fn is None and not val.requires_grad:
+                    # non-finite data without history read by n (a NaN buffer): the values
+                    # above n inherit it, so none of them is where it began (its own
+                    # output may be freed, and nothing kept it)
+                    bad.add(n)
     for n in order:  # an output no node kept (log of a negative number), computed again
         if n not in bad and _recomputed_bad(n, hooked):
             bad.add(n)
