@@ -2160,7 +2160,7 @@ E("wng_output_str", T, "ga.why_no_grad('loss', torch.ones(2))", ("output",))
 
 # ---------------------------------------------------------------- watch, draw_modules
 T = "watch"
-P("w_doc", T, "watch_basic()", "r['rows'] == ['0', '1', '2'] and r['summary'].startswith('ok')",
+P("w_doc", T, "watch_basic()", "r['rows'] == ['0', '1', '2'] and r['summary'].startswith(('ok', 'gradients ok'))",
   "docstring example")
 P("w_no_hooks_left", T, "watch_basic()['left']", "r is False", "docstring: no hook left behind",
   group="side-effects")
@@ -2169,19 +2169,19 @@ P("w_layers", "GradWatch.layers", "watch_basic()['layers']", "r == ['Linear', 'R
 P("w_table", "GradWatch.table", "watch_basic()['table']", "isinstance(r, str) and 'Linear' in r",
   "aligned text")
 P("w_dead_relu", "GradWatch.problems", "watch_dead()",
-  "not r['summary'].startswith('ok') and any('dead' in p.lower() for p in r['problems'])",
+  "not r['summary'].startswith(('ok', 'gradients ok')) and any('dead' in p.lower() for p in r['problems'])",
   "bias -100: every ReLU unit dead")
 P("w_sqrt_nonfinite", "GradWatch.first_nonfinite", "watch_sqrt()",
-  "not r['summary'].startswith('ok') and r['first'] is not None and r['first'].kind == 'SqrtMod'",
+  "not r['summary'].startswith(('ok', 'gradients ok')) and r['first'] is not None and r['first'].kind == 'SqrtMod'",
   "sqrt at 0 receives a finite gradient and sends inf", group="values")
 P("w_unused", "GradWatch.why_no_grad", "watch_unused()", "'never called' in r", "docstring example")
 E("w_why_keyerror", "GradWatch.why_no_grad", "watch_keyerror()", ("nope",), allow=(KeyError,),
   oracle="KeyError naming the parameter")
-P("w_no_params", T, "watch_no_params()", "not r.startswith('ok')",
+P("w_no_params", T, "watch_no_params()", "not r.startswith(('ok', 'gradients ok'))",
   "docstring: a model without parameters gets no ok", group="misuse")
-P("w_zero_before_step", T, "watch_zero_before_step()", "not r.startswith('ok')",
+P("w_zero_before_step", T, "watch_zero_before_step()", "not r.startswith(('ok', 'gradients ok'))",
   "zero_grad between backward and step: the step read no gradient", group="misuse")
-P("w_twice_same_graph", T, "watch_twice_same_graph()", "not r.startswith('ok')",
+P("w_twice_same_graph", T, "watch_twice_same_graph()", "not r.startswith(('ok', 'gradients ok'))",
   "docstring: the same graph twice is a problem", group="misuse")
 P("w_frozen", T, "watch_frozen()", "'0.weight' in r", "docstring: frozen parameters are named",
   group="misuse")
