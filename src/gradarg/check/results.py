@@ -221,18 +221,19 @@ class Notes:
     def add(self, note: str) -> None:
         self.items.append(note)
 
-    def subnormal(self, floor: float) -> None:
-        """Say (once) that some compared values are subnormal: judged to ``floor`` only."""
-        note = (f"some compared values are below {floor:.3g}, the smallest normal number of "
-                f"the dtype: there a difference below it is rounding, so those are checked "
-                f"to {floor:.3g} in absolute terms, not relatively")
+    def once(self, note: str) -> None:
+        """Add ``note`` unless it is already there."""
         if note not in self.items:
             self.items.append(note)
 
+    def subnormal(self, floor: float) -> None:
+        """Say (once) that some compared values are subnormal: judged to ``floor`` only."""
+        self.once(f"some compared values are below {floor:.3g}, the smallest normal number of "
+                  f"the dtype: there a difference below it is rounding, so those are checked "
+                  f"to {floor:.3g} in absolute terms, not relatively")
+
     def uncertain(self, what: str) -> None:
         """Say (once) that finite differences are uncertain for ``what``."""
-        note = (f"the finite differences are uncertain for {what} (estimated error above 1% of "
-                f"the largest entry): fn may be discontinuous or random there, so agreement "
-                f"there says little")
-        if note not in self.items:
-            self.items.append(note)
+        self.once(f"the finite differences are uncertain for {what} (estimated error above 1% "
+                  f"of the largest entry): fn may be discontinuous or random there, so "
+                  f"agreement there says little")
