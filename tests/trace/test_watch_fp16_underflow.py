@@ -93,6 +93,8 @@ def run(setup):
           "tiny_layer": True, "seed": 3})  # the underflow inside the model
 @example({"widths": [8, 16, 4], "dtype": "float16", "weight_exp": -5, "scaler": True,
           "tiny_layer": False, "seed": 0})  # the same with a GradScaler: nothing underflows
+@example({"widths": [9, 9, 9], "dtype": "bfloat16", "weight_exp": -6, "scaler": False,
+          "tiny_layer": False, "seed": 68})  # 3 of 4 float32 parameters left as they were
 def test_float16_underflow_is_named_only_where_float16_was_on_the_path(setup):
     w, grads, fp32, out_dtype, kept = run(setup)
     assert out_dtype == (DTYPES[setup["dtype"]] or torch.float32)
