@@ -8,10 +8,13 @@ epochs follow each other; ``cooldown`` epochs after a cut are not counted.  From
 epoch on, a metric that never improves makes the first cut at epoch ``patience + 2`` and one
 more every ``cooldown + patience + 1`` epochs (PyTorch's ``ReduceLROnPlateau.step``).  A
 scheduler whose cuts (read from ``optimizer.defaults["lr"]`` against the first group's
-learning rate now) reach that count, two or more, with as many bad epochs counted since the
-last cut as there were counted epochs, saw no improvement in any epoch it counted (an
-improvement in a cooldown epoch changes no count; at its floor, ``min_lr`` or a cut smaller
-than ``eps``, it counts on without cutting): the usual cause is a
+learning rate now) reach that count, two or more, with its ``num_bad_epochs`` and
+``cooldown_counter`` what that schedule leaves (together they say how long ago the last cut
+was: an improvement delays a cut by one epoch or more), saw no improvement in any epoch it
+counted (an improvement in a cooldown epoch changes no count).  At its floor (``min_lr``, or
+a cut smaller than ``eps``) it counts on without cutting, and a bad epoch and an improvement
+leave its state alike: there the epochs past the fewest that make its cuts bound the
+improvements before its last cut, and the bound is what is stated.  The usual cause is a
 ``mode`` opposite to its metric (``mode='max'`` given a loss, which falls as training works).
 
 The schedulers are not seen stepping (their steps are usually outside the block): when the
@@ -53,15 +56,17 @@ def schedulers(optimizer: Any) -> list[ReduceLROnPlateau]:
     return [s for r in found if (s := r()) is not None]
 
 
-def most_cuts(epochs: int, patience: int, cooldown: int) -> tuple[int, int]:
+def most_cuts(epochs: int, patience: int, cooldown: int) -> tuple[int, int, int]:
     """The cuts a ``ReduceLROnPlateau`` makes in ``epochs`` steps when its metric never
-    improves after the first, and its count of bad epochs (``num_bad_epochs``) then."""
+    improves after the first, and its ``num_bad_epochs`` and ``cooldown_counter`` then: the
+    two together tell how many epochs ago the last cut was, so a cut delayed by an
+    improvement and still in time for the same count is told apart."""
     first = patience + 2
     if epochs < first:
-        return 0, epochs - 1
+        return 0, epochs - 1, 0
     cuts = 1 + (epochs - first) // (cooldown + patience + 1)
     since = epochs - first - (cuts - 1) * (cooldown + patience + 1)  # epochs after the last cut
-    return cuts, max(0, since - cooldown)
+    return cuts, max(0, since - cooldown), max(0, cooldown - since)
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,8 @@ class Cut:
     start: float
     now: float
     best: float
-    known: int  # the epochs its state speaks for: up to its last cut when it is at its floor
+    known: int  # the fewest epochs that make ``cuts`` cuts (all of them when cuts are most)
+    slack: int = 0  # at most this many counted epochs improved before its last cut
 
 
 def read(optimizers: Iterable[Any]) -> list[Cut]:
@@ -92,16 +98,22 @@ def read(optimizers: Iterable[Any]) -> list[Cut]:
             if not 0 < s.factor < 1 or s.mode not in ("min", "max"):
                 continue
             cuts = round(math.log(now / start) / math.log(s.factor))
-            top, bad = most_cuts(s.last_epoch, s.patience, s.cooldown)
+            top, bad, cooling = most_cuts(s.last_epoch, s.patience, s.cooldown)
             # at its floor (min_lr, or a cut smaller than eps) it counts on without cutting
             floor = now * (1 - s.factor) <= s.eps or now <= float(s.min_lrs[0]) + s.eps
-            if cuts >= 2 and s.num_bad_epochs == bad and (cuts == top or (floor and cuts < top)):
-                # at its floor a bad epoch and an improvement both leave num_bad_epochs as it
-                # was after a cut: the epochs after the last cut are not known
-                known = s.last_epoch if cuts == top else (
-                    s.patience + 2 + (cuts - 1) * (s.cooldown + s.patience + 1))
-                out.append(Cut(type(opt).__name__, s.mode, s.patience, cuts, s.last_epoch,
-                               float(start), now, float(s.best), known))
+            exact = s.num_bad_epochs == bad and s.cooldown_counter == cooling
+            if cuts < 2 or not ((cuts == top and exact)
+                                or (floor and cuts < top)):
+                continue
+            # the fewest epochs that make this many cuts: each improvement in a counted
+            # epoch delays the next cut by one epoch or more, so the epochs past that many
+            # bound the improvements before the last cut; at the floor, a bad epoch and an
+            # improvement both leave num_bad_epochs as after a cut: what came after is unknown
+            least = s.patience + 2 + (cuts - 1) * (s.cooldown + s.patience + 1)
+            known = s.last_epoch if cuts == top else least
+            out.append(Cut(type(opt).__name__, s.mode, s.patience, cuts, s.last_epoch,
+                           float(start), now, float(s.best), known,
+                           0 if cuts == top else s.last_epoch - least))
     return out
 
 
@@ -121,13 +133,16 @@ class Plateaus:
         return []
 
 
-def _until(c: Cut) -> str:
-    """Where the scheduler's state stops speaking (its learning rate at its floor)."""
-    if c.known >= c.epochs:
-        return ""
-    return (f" up to its last cut, at epoch {c.known} (its learning rate then at its floor, "
-            f"where a bad epoch and an improvement leave its state alike: the {c.epochs - c.known}"
-            f" epoch(s) after cannot tell)")
+def _improved(c: Cut) -> str:
+    """What the cuts say about the metric's improvements."""
+    if not c.slack:
+        return (f"as often as its patience and cooldown allow, so its metric did not improve "
+                f"({'rising' if c.mode == 'max' else 'falling'} past its best, {c.best:.4g}) "
+                f"in any epoch it counted after the first")
+    return (f"down to its floor (a cut below eps, or min_lr), where it cuts no more: a metric "
+            f"that never improves is cut that often by epoch {c.known}, so before its last "
+            f"cut the metric improved in at most {c.slack} of the epochs it counted (after "
+            f"it, a bad epoch and an improvement leave the scheduler's state alike)")
 
 
 def plateau_cuts(w: GradWatch, o: Options) -> Finding:
@@ -136,15 +151,12 @@ def plateau_cuts(w: GradWatch, o: Options) -> Finding:
     if not w.plateaus.found:
         return Finding("plateau scheduler", True)
     c = w.plateaus.found[0]
-    way = "rising" if c.mode == "max" else "falling"
     other = "min" if c.mode == "max" else "max"
     kind = "a loss, which falls" if c.mode == "max" else "an accuracy, which rises"
     return Finding("plateau scheduler", True, (
         f"ReduceLROnPlateau(mode='{c.mode}', patience={c.patience}) cut the learning rate of "
         f"{c.optimizer} {c.cuts} times in {c.epochs} epochs, {c.start:g} -> {c.now:g} "
-        f"(observed at the block's end: optimizer.defaults' lr against its group's now): as "
-        f"often as its patience and cooldown allow, so its metric did not improve ({way} past "
-        f"its best{'' if c.known < c.epochs else f', {c.best:.4g}'}) in any epoch it counted "
-        f"after the first{_until(c)}; given {kind} as "
-        f"training works, mode='{c.mode}' counts every epoch as bad: pass mode='{other}' for it")
+        f"(observed at the block's end: optimizer.defaults' lr against its group's now), "
+        f"{_improved(c)}; given {kind} as training works, mode='{c.mode}' counts every epoch "
+        f"as bad: pass mode='{other}' for it")
     )
