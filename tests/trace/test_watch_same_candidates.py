@@ -14,7 +14,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
@@ -50,6 +50,8 @@ def _step(model, users, items, tau, batched):
 @given(count=st.integers(2, 24), features=st.integers(2, 8), width=st.integers(2, 8),
        tau=st.sampled_from([0.05, 0.1, 1.0]), distinct=st.sampled_from([1, 2, "all"]),
        batched=st.booleans(), seed=st.integers(0, 2**16))
+@example(count=14, features=7, width=2, tau=0.05, distinct=1, batched=False,
+         seed=3710)  # gradients of 1e-5 from rounding, against 63 for distinct candidates
 def test_identical_candidates_are_named(count, features, width, tau, distinct, batched, seed):
     torch.manual_seed(seed)
     model = Towers(features, width)
@@ -61,9 +63,11 @@ def test_identical_candidates_are_named(count, features, width, tau, distinct, b
         loss, grads = _step(model, users, items, tau, batched)
     same = len(set(chosen.tolist())) == 1
     # the truth, from torch alone
-    if same:
+    if same:  # the loss is log C; the gradients rounding next to distinct candidates'
         assert abs(loss - math.log(count)) < 1e-5
-        assert all(float(g.abs().max()) < 1e-5 for g in grads.values())
+        _, control = _step(model, users, table[torch.arange(count)], tau, batched)
+        scale = max(float(g.abs().max()) for g in control.values())
+        assert all(float(g.abs().max()) < 1e-5 * scale for g in grads.values())
     text = w.summary(checks=False)
     assert (SAID in text) == same, (distinct, text)
     if same:
