@@ -121,9 +121,10 @@ class StepMoves:
     parameters the last step holding them left unchanged (:attr:`unmoved`, by name)."""
 
     def __init__(self) -> None:
-        # id(optimizer) -> the parameters read before its step: (p, name, lr, initial_lr, idx)
-        # and the values read, by dtype
-        self._read: dict[int, tuple[list[tuple[Any, ...]], list[torch.Tensor]]] = {}
+        # id(optimizer) -> the parameters read before its step: (p, name, lr, initial_lr, idx),
+        # the values read, and (id, data_ptr) of each
+        self._read: dict[int, tuple[list[tuple[Any, ...]], list[torch.Tensor],
+                                    tuple[Any, ...]]] = {}
         self._spaced: dict[tuple[int, Any], torch.Tensor] = {}  # (numel, device) -> positions
         self._first: dict[tuple[int, Any], torch.Tensor] = {}  # -> not a repeated position
         self.unmoved: dict[str, Unmoved] = {}
@@ -141,6 +142,12 @@ class StepMoves:
         # its first step's parameters
         self._fresh: dict[int, list[tuple[int, torch.Tensor, float]]] = {}
         self.uphill: dict[int, Uphill] = {}  # id(optimizer) -> its first step, uphill
+        # id(optimizer) -> ((id, data_ptr) of each parameter read, {(dtype, device): (rows,
+        # samples before, after, positions once each)}) of its last step
+        self._stacks: dict[int, tuple[tuple[Any, ...], dict[Any, Any]]] = {}
+        # id(optimizer) -> (entries, samples before, after, data_ptrs) of its last step, not
+        # yet written to _left (in the order the steps ended)
+        self._pending: dict[int, tuple[Any, ...]] = {}
 
     def _positions(self, n: int, device: Any) -> torch.Tensor:
         """:data:`SAMPLE` positions spread over ``n`` entries (repeated when ``n`` is smaller:
@@ -156,43 +163,93 @@ class StepMoves:
 
     def before(self, optimizer: Any, held: list[Any], names: Any) -> None:
         """``optimizer``'s step is about to run; ``held``: the watched parameters it holds,
-        ``names[p]``: a parameter's ``(name, ...)``.  One ``torch.take`` per parameter."""
-        self.unfinished[id(optimizer)] = type(optimizer).__name__
+        ``names[p]``: a parameter's ``(name, ...)``.  One ``torch.take`` per parameter.
+
+        When the parameters read are those the last step of this optimizer read, in the same
+        storage (``data_ptr``), what that step left is compared from its stacked samples
+        (:meth:`_undone_stacked`); otherwise parameter by parameter (:meth:`_undone`, and
+        :attr:`swapped` where the storage was replaced)."""
+        oid = id(optimizer)
+        self.unfinished[oid] = type(optimizer).__name__
         kept = {id(p) for p in held}
-        entries, values, undo, fresh = [], [], [], []
-        state, seen = getattr(optimizer, "state", {}), self.steps.get(id(optimizer), 0)
+        entries, values, fresh = [], [], []
+        seen = self.steps.get(oid, 0)
+        state = {} if seen else getattr(optimizer, "state", {})
         with torch.no_grad():
             for group in optimizer.param_groups:
                 lr, initial = _number(group.get("lr")), _number(group.get("initial_lr"))
                 decay = _number(group.get("weight_decay")) or 0.0
+                first_step = not seen and not group.get("maximize")
                 for p in group["params"]:
-                    g = p.grad if id(p) in kept else None
-                    if g is None or not (plain(p) and plain(g)) or not p.numel():
+                    if id(p) not in kept:
+                        continue
+                    g = p.grad
+                    if g is None or not p.numel() or not (plain(p) and plain(g)):
                         continue
                     idx = self._positions(p.numel(), p.device)
                     entries.append((p, names[p][0], lr, initial, idx))
                     values.append(torch.take(p, idx))
-                    if not group.get("maximize") and _fresh(state.get(p), seen):
+                    if first_step and _fresh(state.get(p), seen):
                         # L2 decay joins the gradient; decoupled decay (AdamW) is a move of
                         # its own, -lr * decay * p, taken out of the move before comparing
                         apart = bool(group.get("decoupled_weight_decay"))
                         fresh.append((len(entries) - 1, torch.take(g, idx) + (
                             0.0 if apart else decay) * values[-1],
                             (lr or 0.0) * decay if apart else 0.0))
-                    left = self._left.get(id(p))
-                    if left is not None and left[0] == p.data_ptr() and left[2] is idx:
-                        undo.append((names[p][0], p, left, values[-1]))
-                    if left is not None and left[0] != p.data_ptr() and left[2] is idx:
-                        first = self._first[p.numel(), p.device]  # positions once each
-                        differ = int(((left[1] != values[-1]) & first).sum())
-                        read = int(first.sum())
-                        if differ * 2 > read:
-                            self.swapped[names[p][0]] = Swapped(
-                                names[p][0], type(optimizer).__name__,
-                                self.steps.get(id(optimizer), 0), differ, read)
-            self._undone(optimizer, undo)
-        self._read[id(optimizer)] = (entries, values)
-        self._fresh[id(optimizer)] = fresh
+            sig = tuple((id(e[0]), e[0].data_ptr()) for e in entries)
+            last = self._stacks.get(oid)
+            if last is not None and last[0] == sig:
+                self._undone_stacked(optimizer, entries, values, last[1])
+            else:
+                self._each(optimizer, entries, values)
+        self._read[oid] = (entries, values, sig)
+        self._fresh[oid] = fresh
+
+    def _each(self, optimizer: Any, entries: list[tuple[Any, ...]],
+              values: list[torch.Tensor]) -> None:
+        """What the last step left, parameter by parameter: replaced storage
+        (:attr:`swapped`) and undone updates (:meth:`_undone`)."""
+        self._materialize()
+        undo = []
+        for (p, name, *_, idx), value in zip(entries, values, strict=True):
+            left = self._left.get(id(p))
+            if left is None or left[2] is not idx:
+                continue
+            if left[0] == p.data_ptr():
+                undo.append((name, p, left, value))
+                continue
+            first = self._first[p.numel(), p.device]  # positions once each
+            differ = int(((left[1] != value) & first).sum())
+            read = int(first.sum())
+            if differ * 2 > read:
+                self.swapped[name] = Swapped(name, type(optimizer).__name__,
+                                             self.steps.get(id(optimizer), 0), differ, read)
+        self._undone(optimizer, undo)
+
+    def _materialize(self) -> None:
+        """Each parameter's sample left by the last step that read it (:attr:`_left`), from
+        the stacked samples the steps since kept (written only when read)."""
+        for entries, values, now, ptrs in self._pending.values():
+            for (p, *_, idx), was, t, ptr in zip(entries, values, now, ptrs, strict=True):
+                self._left[id(p)] = (ptr, t, idx, was)
+        self._pending.clear()
+
+    def _undone_stacked(self, optimizer: Any, entries: list[tuple[Any, ...]],
+                        values: list[torch.Tensor], groups: dict[Any, tuple[Any, ...]]) -> None:
+        """:meth:`_undone` for the parameters the last step of ``optimizer`` read, in the same
+        storage: its samples before and after, stacked per dtype and device, against the
+        samples now."""
+        for rows, was, now, first in groups.values():
+            cur = torch.stack([values[i] for i in rows])
+            moved = (was != now) & first
+            ks, backs = moved.sum(1).tolist(), (moved & (cur == was)).sum(1).tolist()
+            for i, k, back in zip(rows, ks, backs, strict=True):
+                name = entries[i][1]
+                if k and back * 2 > k:
+                    self.reverted[name] = Reverted(name, type(optimizer).__name__,
+                                                   self.steps.get(id(optimizer), 0), back, k)
+                elif self.reverted:
+                    self.reverted.pop(name, None)
 
     def _undone(self, optimizer: Any, undo: list[tuple[str, Any, Any, torch.Tensor]]) -> None:
         """For each ``(name, p, left, now)``: whether most sampled entries the last step
@@ -214,6 +271,22 @@ class StepMoves:
                                                    self.steps.get(id(optimizer), 0), back, k)
                 else:
                     self.reverted.pop(name, None)
+
+    def _keep(self, oid: int, entries: list[tuple[Any, ...]], values: list[torch.Tensor],
+              now: list[torch.Tensor], ptrs: list[int], stacks: dict[Any, Any]) -> None:
+        """What ``oid``'s step left, for the next step: its stacks (for
+        :meth:`_undone_stacked`, dropped for the other optimizers that read one of these
+        parameters: their last samples are no longer what is there) and, for
+        :meth:`_materialize`, each parameter's samples (the latest step last)."""
+        sig = tuple(zip((id(p) for p, *_ in entries), ptrs, strict=True))
+        if len(self._stacks) > (oid in self._stacks):  # another optimizer's stacks
+            ids = {i for i, _ in sig}
+            for other in [o for o, kept in self._stacks.items()
+                          if o != oid and not ids.isdisjoint(i for i, _ in kept[0])]:
+                del self._stacks[other]
+        self._stacks[oid] = (sig, stacks)
+        self._pending.pop(oid, None)
+        self._pending[oid] = (entries, values, now, ptrs)
 
     def _uphill(self, optimizer: Any, entries: list[tuple[Any, ...]],
                 values: list[torch.Tensor], now: list[torch.Tensor]) -> None:
@@ -243,44 +316,52 @@ class StepMoves:
         :attr:`unmoved` when at least half of its sampled entries whose ``.grad`` is not
         negligible are unchanged, and dropped from it otherwise.  The samples are stacked
         and compared at once (per dtype); ``.grad`` is read only when some sample is at
-        least half unchanged."""
-        self.unfinished.pop(id(optimizer), None)
-        entries, values = self._read.pop(id(optimizer), ([], []))
+        least half unchanged.  The stacks are kept for the next step's :meth:`before`."""
+        oid = id(optimizer)
+        self.unfinished.pop(oid, None)
+        entries, values, sig = self._read.pop(oid, ([], [], ()))
         if not entries:
             return
         kind = type(optimizer).__name__
-        self.steps[id(optimizer)] = self.steps.get(id(optimizer), 0) + 1
+        self.steps[oid] = self.steps.get(oid, 0) + 1
         with torch.no_grad():
             now = [torch.take(p, idx) for p, *_, idx in entries]
-            for (p, *_, idx), t, was in zip(entries, now, values, strict=True):
-                self._left[id(p)] = (p.data_ptr(), t, idx, was)
+            ptrs = [p.data_ptr() for p, *_ in entries]
             self._uphill(optimizer, entries, values, now)
-            groups: dict[Any, list[int]] = {}
-            for i, t in enumerate(values):
-                groups.setdefault((t.dtype, t.device), []).append(i)
-            eqs = {k: torch.stack([values[i] for i in g]) == torch.stack([now[i] for i in g])
-                   for k, g in groups.items()}
+            last = self._stacks.get(oid)
+            if last is not None and last[0] == sig:  # the same parameters: the same groups
+                layout = {k: (rows, first) for k, (rows, _, _, first) in last[1].items()}
+            else:
+                by: dict[Any, list[int]] = {}
+                for i, t in enumerate(values):
+                    by.setdefault((t.dtype, t.device), []).append(i)
+                layout = {k: (rows, torch.stack([
+                    self._first[entries[i][0].numel(), entries[i][0].device] for i in rows]))
+                    for k, rows in by.items()}
+            stacks = {k: (rows, torch.stack([values[i] for i in rows]),
+                          torch.stack([now[i] for i in rows]), first)
+                      for k, (rows, first) in layout.items()}
+            self._keep(oid, entries, values, now, ptrs, stacks)
+            eqs = {k: was == cur for k, (_, was, cur, _) in stacks.items()}
             if max(int(e.sum(1).max()) for e in eqs.values()) * 2 < SAMPLE:
-                for _, name, *_ in entries:  # every parameter moved in most of its sample
-                    self.unmoved.pop(name, None)
-                self.last[id(optimizer)] = (0, len(entries))
+                if self.unmoved:  # every parameter moved in most of its sample
+                    for _, name, *_ in entries:
+                        self.unmoved.pop(name, None)
+                self.last[oid] = (0, len(entries))
                 return
             grads = {}
-            for k, g in groups.items():
-                gs = torch.stack([torch.take(entries[i][0].grad, entries[i][4]) for i in g])
-                gs = gs.abs().float()
-                grads[k] = torch.where(torch.isfinite(gs), gs, 0.0)
+            for k, (rows, *_) in stacks.items():
+                gs = torch.stack([torch.take(entries[i][0].grad, entries[i][4]) for i in rows])
+                grads[k] = gs.abs().float().nan_to_num_(nan=0.0, posinf=0.0)  # non-finite: 0
             top = max(float(g.max()) for g in grads.values())
             counts: dict[int, tuple[int, int, float]] = {}
-            for k, g in groups.items():
-                first = torch.stack([self._first[entries[i][0].numel(), entries[i][0].device]
-                                     for i in g])
+            for k, (rows, _, _, first) in stacks.items():
                 # entries whose gradient is not negligible: a gradient at rounding level next
                 # to the step's largest (a bias before a normalisation) is not the step's doing
                 mask = (grads[k] > NEGLIGIBLE * top) & first
-                rows = zip(mask.sum(1).tolist(), (eqs[k] & mask).sum(1).tolist(),
-                           grads[k].max(1).values.tolist(), strict=True)
-                counts.update(zip(g, rows, strict=True))
+                counted = zip(mask.sum(1).tolist(), (eqs[k] & mask).sum(1).tolist(),
+                              grads[k].max(1).values.tolist(), strict=True)
+                counts.update(zip(rows, counted, strict=True))
         stuck, read_any = 0, 0
         for i, (p, name, lr, initial, _) in enumerate(entries):
             read, same, largest = counts[i]
