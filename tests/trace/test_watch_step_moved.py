@@ -8,11 +8,11 @@ decayed it.  The ground truth comes from torch alone: every entry of each parame
 and after the step, over the entries whose ``.grad`` is finite and not negligible (above 1e-6
 times the largest).  The invariant: with bfloat16 / float16 weights, a parameter the step
 left entirely unchanged over those entries is named (the summary is not "ok": "unchanged",
-the dtype and the learning rate); with float32 weights, a step that left every parameter
-unchanged is named with its learning rate (and the scheduler that decayed it), while one that
-moved any of them names nothing; a learning rate of 0 is said (the step did nothing: no
-"ok"); a parameter the
-step changed everywhere is never named.
+the dtype and the learning rate); with float32 weights, a step that left most of the
+parameters it read unchanged is named with its learning rate (and the scheduler that decayed
+it, when it left all of them), while one that moved every parameter names nothing; a learning
+rate of 0 is said (the step did nothing: no "ok"); a parameter the step changed everywhere is
+never named.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def test_a_step_that_changed_nothing_is_named(setup):
         assert not s.startswith("gradients ok") and "did not move any parameter" in s, s
         assert "learning rate is 0" in s, s
         return
-    if (low and stuck) or (not low and read and len(stuck) == len(read)):
+    if (low and stuck) or (not low and read and len(stuck) * 2 > len(read)):
         assert not s.startswith("gradients ok") and "unchanged although" in s, s
         assert "learning rate" in s, s
         for n in stuck if low else []:
@@ -104,5 +104,40 @@ def test_a_step_that_changed_nothing_is_named(setup):
         assert "scheduler" in s, s
     for n in moved:  # a parameter the step changed is never said to be unchanged
         assert f" {n}," not in named and f" {n} " not in named and not named.endswith(n), (n, s)
-    if not low and moved:  # float32: a step that moved something is not named
+    if not low and read and len(moved) == len(read):  # float32: every parameter moved
         assert "unchanged although" not in s, s
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inputs=st.integers(4, 32), outputs=st.integers(1, 3), scale=st.integers(0, 6),
+       lr=st.sampled_from([1e-4, 1e-3, 1e-2]), seed=st.integers(0, 2**16))
+@example(inputs=16, outputs=1, scale=4, lr=1e-3, seed=0)  # the weight stuck, the bias moved
+def test_a_step_that_left_most_entries_unchanged_is_named(inputs, outputs, scale, lr, seed):
+    """float32 weights 10**scale times their usual size (their spacing grows with them) and a
+    bias near 0: the step can leave the weight, most of the entries, as it was while the bias
+    moves (one of two parameters: not most of them).  Truth from torch: the fraction of all
+    entries with a gradient that the step left as they were."""
+    torch.manual_seed(seed)
+    net = nn.Linear(inputs, outputs)
+    with torch.no_grad():
+        net.weight.mul_(10.0 ** scale)
+        net.bias.mul_(1e-3)
+    opt = torch.optim.SGD(net.parameters(), lr=lr)
+    x, y = torch.randn(8, inputs) / 10.0 ** scale, torch.randn(8, outputs)
+    with gradarg.watch(net) as w:
+        opt.zero_grad()
+        nn.functional.mse_loss(net(x), y).backward()
+        before = [p.detach().clone() for p in net.parameters()]
+        grads = [p.grad.clone() for p in net.parameters()]
+        opt.step()
+    after = [p.detach() for p in net.parameters()]
+    top = max(float(g.abs().max()) for g in grads)  # entries with a gradient not negligible
+    kept = torch.cat([(a == b)[g.abs() > 1e-6 * top]
+                      for a, b, g in zip(after, before, grads, strict=True)])
+    kept = float(kept.float().mean())
+    s = w.summary(checks=False)
+    if kept >= 0.9:  # the step did not train the model: said, with the parameters left
+        assert not s.startswith("gradients ok") and "unchanged although" in s, (kept, s)
+        assert "weight" in s.split("(observed:")[0], s
+    if kept <= 0.1:
+        assert "unchanged although" not in s, (kept, s)

@@ -177,7 +177,7 @@ class GradEvents:
         return MappingProxyType(self.moves.unmoved)
 
     @property
-    def step_moves(self) -> Mapping[int, tuple[int, int]]:  # id -> (left unchanged, read)
+    def step_moves(self) -> Mapping[int, tuple[int, int, int, int]]:  # StepMoves.last
         return MappingProxyType(self.moves.last)
 
     @property

@@ -302,8 +302,9 @@ def step_unmoved(w: GradWatch, o: Options) -> Finding:
     rate; one a scheduler decayed is named), a learning rate of exactly 0 too (a warm-up's
     first step: said, since the step did nothing, not "ok"); float32 weights of one layer
     left as they were among others that moved are a small gradient there, not the step's
-    doing, and are not named here, unless they are most of those the step read (then the
-    step did not train the model, whatever the cause)."""
+    doing, and are not named here, unless they are most of those the step read, or hold
+    most of the entries sampled (then the step did not train the model, whatever the
+    cause)."""
     unmoved = list(w.grads.unmoved.values())
     if not unmoved:
         return Finding("optimizer step applied", True)
@@ -314,7 +315,8 @@ def step_unmoved(w: GradWatch, o: Options) -> Finding:
             f"a sample of each before and after the step); {zero_lr_cause(w.grads.schedules)}"))
     unmoved = [x for x in unmoved if x.lr != 0.0]
     low = [x for x in unmoved if x.dtype in (torch.bfloat16, torch.float16)]
-    most = any(stuck and stuck * 2 > read for stuck, read in w.grads.step_moves.values())
+    most = any(stuck and (stuck * 2 > read or same * 2 > entries)
+               for stuck, read, same, entries in w.grads.step_moves.values())
     if not low and not most:
         return Finding("optimizer step applied", True)
     u = (low or unmoved)[0]

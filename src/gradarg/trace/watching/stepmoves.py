@@ -128,8 +128,10 @@ class StepMoves:
         self._spaced: dict[tuple[int, Any], torch.Tensor] = {}  # (numel, device) -> positions
         self._first: dict[tuple[int, Any], torch.Tensor] = {}  # -> not a repeated position
         self.unmoved: dict[str, Unmoved] = {}
-        # id(optimizer) -> (parameters left unchanged, parameters read) at its last step
-        self.last: dict[int, tuple[int, int]] = {}
+        # id(optimizer) -> (parameters left unchanged, parameters read, sampled entries left
+        # unchanged, sampled entries read) at its last step (entries: 0, 0 when every
+        # parameter moved in most of its sample, not counted)
+        self.last: dict[int, tuple[int, int, int, int]] = {}
         # id(optimizer) -> its class, from the start of its step to its end: left there when
         # the step raised (its post-hook never ran)
         self.unfinished: dict[int, str] = {}
@@ -347,7 +349,7 @@ class StepMoves:
                 if self.unmoved:  # every parameter moved in most of its sample
                     for _, name, *_ in entries:
                         self.unmoved.pop(name, None)
-                self.last[oid] = (0, len(entries))
+                self.last[oid] = (0, len(entries), 0, 0)
                 return
             grads = {}
             for k, (rows, *_) in stacks.items():
@@ -362,17 +364,17 @@ class StepMoves:
                 counted = zip(mask.sum(1).tolist(), (eqs[k] & mask).sum(1).tolist(),
                               grads[k].max(1).values.tolist(), strict=True)
                 counts.update(zip(rows, counted, strict=True))
-        stuck, read_any = 0, 0
+        stuck, read_any, same_all, read_all = 0, 0, 0, 0
         for i, (p, name, lr, initial, _) in enumerate(entries):
             read, same, largest = counts[i]
             if not read:
                 self.unmoved.pop(name, None)
                 continue
-            read_any += 1
+            read_any, same_all, read_all = read_any + 1, same_all + same, read_all + read
             if same >= UNMOVED * read:
                 self.unmoved[name] = Unmoved(name, kind, same, read, p.dtype, lr, initial,
                                              largest)
                 stuck += 1
             else:
                 self.unmoved.pop(name, None)
-        self.last[id(optimizer)] = (stuck, read_any)
+        self.last[id(optimizer)] = (stuck, read_any, same_all, read_all)
