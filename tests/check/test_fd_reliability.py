@@ -89,6 +89,7 @@ def points(draw, lo=-300.0, hi=6.0):
 
 @examples(12)
 @given(names, points(), dtypes)
+@example(["cube", "cube"], [-1e-06], torch.float32)  # 9e-48: below float32's subnormals
 def test_correct_backward_never_wrong(ops, vals, dtype):
     fn = compose(ops)
     x = torch.tensor(vals, dtype=dtype, requires_grad=True)
@@ -621,3 +622,21 @@ def test_subnormal_values_are_judged_to_the_smallest_normal_number(at, dtype):
     both = torch.tensor([at, 0.5], dtype=dtype, requires_grad=True)
     triple = gradarg.check_backward(lambda t: Autograd.apply(t, torch.exp, "scale"), both)
     assert triple.status == "wrong"
+
+
+@pytest.mark.parametrize("at", [-1e-6, -1e-3, 0.5])
+def test_compare_vjp_judges_values_below_the_smallest_normal_number_to_it(at):
+    """x^9 at -1e-6 is -1e-54: its derivative 9e-48 is below float32's smallest subnormal, so
+    a float32 backward gives 0 where the float64 finite differences give 9e-48.  compare_vjp
+    does not call that a disagreement, and says the values were judged only to the smallest
+    normal number; a backward three times too large where the values are normal (0.5)
+    disagrees."""
+    fn = compose(["cube", "cube"])
+    x = torch.tensor([at], dtype=torch.float32)
+    v = torch.ones(1)
+    c = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, None), x, v)
+    below = abs(9 * at**8) < torch.finfo(torch.float32).tiny  # the truth, by hand
+    assert c.status != "DISAGREE", str(c)
+    assert ("smallest normal number" in c.note) == below, c.note
+    wrong = gradarg.compare_vjp(lambda t: Autograd.apply(t, fn, "scale"), x, v)
+    assert (wrong.status == "DISAGREE") == (not below), str(wrong)

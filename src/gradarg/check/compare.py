@@ -151,8 +151,10 @@ def compare_vjp(
         everywhere.  With finite differences the defaults come from the reference's own error
         estimate (see :mod:`gradarg.check.fd_error`): ``rtol = backward_rtol(dtype)`` and, per
         element ``j`` of ``x``, ``atol_j = 2 * (estimated error of (vᵀJ)_j) +
-        backward_rtol(dtype) * (|v|ᵀ|J|)_j``, each element's own (``atol`` reports the
-        largest over the compared elements); for float32 and lower, an element whose
+        backward_rtol(dtype) * (|v|ᵀ|J|)_j``, each element's own and at least the smallest
+        normal number of the backward's dtype (below it ``x.grad`` holds fewer significant
+        bits: ``note`` says when some element is there), ``atol`` reporting the largest over
+        the compared elements; for float32 and lower, an element whose
         difference the same backward run in float64 does not show, and that is below what the
         dtype's rounding of ``y`` allows, is within rounding (``note`` says so, naming the
         dtype).  With other references ``torch.testing.assert_close``'s defaults for the
@@ -481,11 +483,21 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     # agree; beside an element of 2e12 an error of 1e-4 in an element of 1 went unseen)
     checked = ~torch.isinf(unresolved)
     scale = float(size[checked].max()) if bool(checked.any()) else 0.0
-    atol = vjp_atol(err, size, got_dtype, err.dtype)
+    # at least the smallest normal number of the backward's dtype: below it x.grad holds
+    # fewer significant bits (none below its smallest subnormal), so a difference there is
+    # its rounding (x^9 at -1e-6: 9e-48 in float64, 0 in float32)
+    low = got_dtype if torch.finfo(got_dtype).tiny > torch.finfo(err.dtype).tiny else err.dtype
+    atol = vjp_atol(err, size, got_dtype, low)
     note = ""
+    floor = torch.finfo(low).tiny
+    if bool((checked & (ref.abs() < floor) & (size > 0)).any()):
+        note = (f"some elements of vᵀJ are below {floor:.3g}, the smallest normal number of "
+                f"{str(low).removeprefix('torch.')}: there a difference below it is rounding, so "
+                f"they are checked to {floor:.3g} in absolute terms, not relatively")
     worst = float(err[checked].max()) if bool(checked.any()) else 0.0
     if uncertain(worst, scale):
-        note = (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
+        note = note + "; " if note else ""
+        note += (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
                 f"vᵀJ, against |v|ᵀ|J| up to {scale:.2g}): fn may be discontinuous or random "
                 f"at x, so an 'agree' says little; try reference='forward'")
     return "finite-difference", ref, (backward_rtol(got_dtype), atol), note, unresolved
