@@ -62,6 +62,7 @@ from torch.func import functional_call, grad, hessian, jacfwd, jacrev, vmap  # n
 import gradarg as ga
 
 REG = Registry(globals())
+CASES = REG.cases
 MOCK: dict[str, str] = {}
 
 
