@@ -82,8 +82,9 @@ class GradWatch:
     def __init__(self, model: torch.nn.Module, *, full_steps: int | None = 3):
         full_steps = check_full_steps(full_steps)
         if not isinstance(model, torch.nn.Module):
-            raise TypeError(f"watch() takes a torch.nn.Module, got {type(model).__name__}; wrap a "
-                            f"function in a module, or use gradarg.trace_backward(loss) for a bare graph")
+            raise TypeError(f"watch(): model must be a torch.nn.Module, got "
+                            f"{type(model).__name__}; wrap a function in a module, or use "
+                            f"gradarg.trace_backward(loss) for a bare graph")
         self.model = model
         self.watched = watched = Watched.of(model)
         self.grads = GradEvents(watched)
