@@ -484,12 +484,9 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     checked = ~torch.isinf(unresolved)
     scale = float(size[checked].max()) if bool(checked.any()) else 0.0
     # at least the smallest normal number of the backward's dtype: below it x.grad holds
-    # fewer significant bits (none below its smallest subnormal), so a difference there is
-    # its rounding (x^9 at -1e-6: 9e-48 in float64, 0 in float32)
+    # fewer bits, so a difference there is its rounding (x^9 at -1e-6: 9e-48, 0 in float32)
     low = got_dtype if torch.finfo(got_dtype).tiny > torch.finfo(err.dtype).tiny else err.dtype
-    atol = vjp_atol(err, size, got_dtype, low)
-    note = ""
-    floor = torch.finfo(low).tiny
+    atol, note, floor = vjp_atol(err, size, got_dtype, low), "", torch.finfo(low).tiny
     if bool((checked & (ref.abs() < floor) & (size > 0)).any()):
         note = (f"some elements of vᵀJ are below {floor:.3g}, the smallest normal number of "
                 f"{str(low).removeprefix('torch.')}: there a difference below it is rounding, so "

@@ -55,6 +55,7 @@ class WrongEntry:
 
     @property
     def error(self) -> float:
+        """``|got - expected|``, in the units of the Jacobian entry."""
         return abs(self.got - self.expected)
 
 

@@ -125,6 +125,8 @@ class ProbeCheck:
 
     @property
     def agree(self) -> bool:
+        """True when ``|got - expected| <= tolerance``, or when the probe was not
+        :attr:`checked` (it then says nothing either way: see :attr:`checked`)."""
         return not self.checked or abs(self.got - self.expected) <= self.tolerance
 
 
@@ -180,6 +182,8 @@ class BackwardCheck:
 
     @property
     def wrong_pairs(self) -> tuple[PairCheck, ...]:
+        """The (output, input) pairs whose probes disagree (:attr:`PairCheck.agree` false),
+        in the order of :attr:`pairs`; empty when the backward is right."""
         return tuple(p for p in self.pairs if not p.agree)
 
     def __str__(self) -> str:

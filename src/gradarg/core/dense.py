@@ -90,7 +90,8 @@ def jacobian(
         Called as ``fn(x)``, or ``fn(*x)`` when ``x`` is a tuple. Returns a tensor or a
         tuple of tensors, with floating or complex dtypes.
     x : torch.Tensor or tuple of torch.Tensor
-        Point of evaluation: any shape (0-d included), any strides, float32/float64/complex.
+        Point of evaluation: any shape (0-d included), any strides, float32/float64/complex
+        (float16 and bfloat16 too: the Jacobian comes back in ``x``'s dtype).
         Never modified: ``fn`` receives private copies.  An empty ``x`` (no elements) gives a
         Jacobian with no columns, of shape ``y.shape + x.shape``, as ``torch.func.jacrev``
         does.

@@ -81,11 +81,15 @@ class TracedNode:
 
     @property
     def shape(self) -> tuple[int, ...] | None:
+        """The shape of the cotangent that arrived (:attr:`arrived`), or ``None`` when
+        none did."""
         t = self.arrived
         return None if t is None else tuple(t.shape)
 
     @property
     def dtype(self) -> torch.dtype | None:
+        """The dtype of the cotangent that arrived (:attr:`arrived`), or ``None`` when
+        none did."""
         t = self.arrived
         return None if t is None else t.dtype
 

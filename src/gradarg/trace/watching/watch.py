@@ -82,9 +82,8 @@ class GradWatch:
     def __init__(self, model: torch.nn.Module, *, full_steps: int | None = 3):
         full_steps = check_full_steps(full_steps)
         if not isinstance(model, torch.nn.Module):
-            raise TypeError(f"watch(): model must be a torch.nn.Module, got "
-                            f"{type(model).__name__}; wrap a function in a module, or use "
-                            f"gradarg.trace_backward(loss) for a bare graph")
+            raise TypeError(f"watch(): model must be a torch.nn.Module, got {type(model).__name__}"
+                            f"; wrap a function in a module, or use gradarg.trace_backward(loss)")
         self.model = model
         self.watched = watched = Watched.of(model)
         self.grads = GradEvents(watched)
@@ -210,6 +209,7 @@ class GradWatch:
 
     @property
     def backward_passes(self) -> int:
+        """The backward passes of the recorded step (see the class docstring)."""
         self._finish()
         return self._passes
 
@@ -217,7 +217,6 @@ class GradWatch:
         """The innermost module calls (no module ran inside them), in forward order."""
         return [c for c in self.modules if not c.children] or self.modules[:1]
 
-    # -- questions ----------------------------------------------------------------------------
     def first_nonfinite(self) -> ModuleRecord | None:
         """The first module, in backward order, that received a finite gradient but sent NaN/Inf
         (to its inputs, its own parameters or a call inside it); ``None`` if there is none.
