@@ -74,3 +74,4 @@ def test_stacked_and_per_parameter_paths_agree(actions, shared, dtype, seed):
             elif action == "replace":  # new storage, other values (weights loaded)
                 p.data = torch.randn_like(p)
         assert state(fast) == state(each), action
+

@@ -147,8 +147,8 @@ class StepMoves:
         # id(optimizer) -> ((id, data_ptr) of each parameter read, {(dtype, device): (rows,
         # samples before, after, positions once each)}) of its last step
         self._stacks: dict[int, tuple[tuple[Any, ...], dict[Any, Any]]] = {}
-        # id(optimizer) -> (entries, samples before, after, data_ptrs) of its last step, not
-        # yet written to _left (in the order the steps ended)
+        # id(optimizer) -> (ids, samples before, after, data_ptrs, positions) of its last
+        # step's parameters, not yet written to _left (in the order the steps ended)
         self._pending: dict[int, tuple[Any, ...]] = {}
 
     def _positions(self, n: int, device: Any) -> torch.Tensor:
@@ -231,9 +231,9 @@ class StepMoves:
     def _materialize(self) -> None:
         """Each parameter's sample left by the last step that read it (:attr:`_left`), from
         the stacked samples the steps since kept (written only when read)."""
-        for entries, values, now, ptrs in self._pending.values():
-            for (p, *_, idx), was, t, ptr in zip(entries, values, now, ptrs, strict=True):
-                self._left[id(p)] = (ptr, t, idx, was)
+        for keys, values, now, ptrs, places in self._pending.values():
+            for key, was, t, ptr, idx in zip(keys, values, now, ptrs, places, strict=True):
+                self._left[key] = (ptr, t, idx, was)
         self._pending.clear()
 
     def _undone_stacked(self, optimizer: Any, entries: list[tuple[Any, ...]],
@@ -287,8 +287,8 @@ class StepMoves:
                           if o != oid and not ids.isdisjoint(i for i, _ in kept[0])]:
                 del self._stacks[other]
         self._stacks[oid] = (sig, stacks)
-        self._pending.pop(oid, None)
-        self._pending[oid] = (entries, values, now, ptrs)
+        self._pending.pop(oid, None)  # ids, not the parameters: the watch keeps none alive
+        self._pending[oid] = ([i for i, _ in sig], values, now, ptrs, [e[4] for e in entries])
 
     def _uphill(self, optimizer: Any, entries: list[tuple[Any, ...]],
                 values: list[torch.Tensor], now: list[torch.Tensor]) -> None:
