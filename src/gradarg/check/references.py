@@ -185,6 +185,8 @@ class FiniteDifferences(Reference):
                  for j in range(len(ns))] for k in range(len(ms))]
         kinks = [[est[j][0].error[k].double().reshape(ns[j], ms[k]).T
                   for j in range(len(ns))] for k in range(len(ms))]
+        self.at_kinks = sum(int(est[j][0].kink[k].sum()) for j in range(len(ns))
+                            for k in range(len(ms)))  # entries judged against a subgradient set
         return vals, errs, kinks
 
     def columns(self, j, cols):

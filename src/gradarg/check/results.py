@@ -236,6 +236,13 @@ class Notes:
                   f"the dtype: there a difference below it is rounding, so those are checked "
                   f"to {floor:.3g} in absolute terms, not relatively")
 
+    def kinks(self, count: int) -> None:
+        """Say (once) that ``count`` Jacobian entries sit at a kink of the forward."""
+        self.once(f"{count} Jacobian entr{'y sits' if count == 1 else 'ies sit'} at a kink of "
+                  f"the forward (its one-sided slopes differ: relu or abs at 0): there any "
+                  f"value between the two slopes agrees (a subgradient; torch's own choice is "
+                  f"one of them)")
+
     def uncertain(self, what: str) -> None:
         """Say (once) that finite differences are uncertain for ``what``."""
         self.once(f"the finite differences are uncertain for {what} (estimated error above 1% "

@@ -300,7 +300,7 @@ class GradWatch:
         them (an all-zero factor, a float16 underflow), a hook of the user's that replaced a
         gradient, several backward passes accumulated into ``.grad``, a step that read
         ``.grad`` at another scale than the loss's (a ``GradScaler`` used halfway), a
-        ``.grad`` reset, zeroed or rescaled between the backward and the optimizer step), in
+        ``.grad`` reset, zeroed or rescaled, a clip too, between the backward and the step), in
         that order.  Those after the all-zero gradients are read from events the hooks
         observed (see :func:`watch`), not from the final ``.grad`` alone.
 
@@ -325,10 +325,10 @@ class GradWatch:
         with what a watch cannot see: whether the loss computes what you meant, a missing
         ``.detach()`` passes every check): the ``.grad`` each optimizer step read (with no
         step seen, ``.grad`` at the end of the block, which the line then says).  Frozen
-        parameters are named (no gradient, on purpose or by mistake); with ``checks``
-        (default) the line ends with the checks that ran and those that could not, and why
-        (the comparison with the final ``.grad`` needs the block to have ended; what an
-        optimizer holds needs its step or its ``zero_grad`` in it).  Keywords: :meth:`problems`.
+        parameters are named after it (no gradient, on purpose or by mistake; "gradients ok"
+        then speaks of the trainable ones); with ``checks`` (default) the line ends with the
+        checks that ran and those that could not, and why (the final ``.grad`` needs the block
+        ended; what an optimizer holds, its step or ``zero_grad``).  Keywords: :meth:`problems`.
         """
         checks = check_flag("checks", checks, "GradWatch.summary")
         return findings.summary(self, checks=checks, **kwargs)
