@@ -203,8 +203,6 @@ class Checker:
                                                     max(float(ref[k][j].abs().max()), 1e-300))]
         if shaky:
             self.notes.uncertain(", ".join(f"∂{a}/∂{b}" for a, b in shaky))
-        if kinks_seen := getattr(self.ref, "at_kinks", 0):  # finite differences only
-            self.notes.kinks(kinks_seen)
         _, none = bwd.backward(bwd.random_vs())
         pairs = []
         for k, y in enumerate(bwd.outs):

@@ -30,6 +30,7 @@ from .tolerance import (
     LOOSE,
     assert_close_tolerance,
     backward_rtol,
+    below_normal,
     same_function,
     shifted_inputs,
     uncertain,
@@ -488,9 +489,7 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     low = got_dtype if torch.finfo(got_dtype).tiny > torch.finfo(err.dtype).tiny else err.dtype
     atol, note, floor = vjp_atol(err, size, got_dtype, low), "", torch.finfo(low).tiny
     if bool((checked & (ref.abs() < floor) & (size > 0)).any()):
-        note = (f"some elements of vᵀJ are below {floor:.3g}, the smallest normal number of "
-                f"{str(low).removeprefix('torch.')}: there a difference below it is rounding, so "
-                f"they are checked to {floor:.3g} in absolute terms, not relatively")
+        note = below_normal("some elements of vᵀJ", floor, str(low).removeprefix("torch."))
     worst = float(err[checked].max()) if bool(checked.any()) else 0.0
     if uncertain(worst, scale):
         note = note + "; " if note else ""

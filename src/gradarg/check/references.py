@@ -185,8 +185,9 @@ class FiniteDifferences(Reference):
                  for j in range(len(ns))] for k in range(len(ms))]
         kinks = [[est[j][0].error[k].double().reshape(ns[j], ms[k]).T
                   for j in range(len(ns))] for k in range(len(ms))]
-        self.at_kinks = sum(int(est[j][0].kink[k].sum()) for j in range(len(ns))
-                            for k in range(len(ms)))  # entries judged against a subgradient set
+        at_kinks = sum(int(est[j][0].kink[k].sum()) for j in range(len(ns)) for k in range(len(ms)))
+        if at_kinks:  # entries judged against a set of subgradients: said
+            self.notes.kinks(at_kinks)
         return vals, errs, kinks
 
     def columns(self, j, cols):

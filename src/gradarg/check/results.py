@@ -12,6 +12,7 @@ import torch
 
 from . import report
 from .localize import WrongEntry
+from .tolerance import below_normal
 
 __all__ = ["BackwardCheck", "ExampleV", "LocalizationCostWarning", "Notes", "PairCheck",
            "ProbeCheck"]
@@ -232,9 +233,7 @@ class Notes:
 
     def subnormal(self, floor: float) -> None:
         """Say (once) that some compared values are subnormal: judged to ``floor`` only."""
-        self.once(f"some compared values are below {floor:.3g}, the smallest normal number of "
-                  f"the dtype: there a difference below it is rounding, so those are checked "
-                  f"to {floor:.3g} in absolute terms, not relatively")
+        self.once(below_normal("some compared values", floor))
 
     def kinks(self, count: int) -> None:
         """Say (once) that ``count`` Jacobian entries sit at a kink of the forward."""

@@ -36,6 +36,7 @@ __all__ = [
     "SAFETY",
     "assert_close_tolerance",
     "backward_rtol",
+    "below_normal",
     "entry_tolerance",
     "linearity_tolerance",
     "loose_tolerance",
@@ -252,3 +253,12 @@ def vjp_atol(error: Any, size: Any, dtype: torch.dtype, tiny_dtype: torch.dtype)
         return atol.clamp_min(tiny)
     return atol if atol != 0.0 else tiny
 
+
+
+def below_normal(what: str, floor: float, dtype: str = "the dtype") -> str:
+    """The note for values judged only to ``floor``, the smallest normal number of ``dtype``
+    (below it a dtype holds fewer significant bits, none below its smallest subnormal):
+    ``what`` names them ("some compared values")."""
+    return (f"{what} are below {floor:.3g}, the smallest normal number of {dtype}: there a "
+            f"difference below it is rounding, so they are checked to {floor:.3g} in absolute "
+            f"terms, not relatively")

@@ -41,7 +41,7 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["Cut", "Plateaus", "most_cuts", "plateau_cuts", "read", "schedulers"]
+__all__ = ["Cut", "Plateaus", "cut_epoch", "most_cuts", "plateau_cuts", "read", "schedulers"]
 
 _FOUND: weakref.WeakKeyDictionary[Any, list[weakref.ref[Any]]] = weakref.WeakKeyDictionary()
 
@@ -56,6 +56,12 @@ def schedulers(optimizer: Any) -> list[ReduceLROnPlateau]:
     return [s for r in found if (s := r()) is not None]
 
 
+def cut_epoch(n: int, patience: int, cooldown: int) -> int:
+    """The epoch of the ``n``-th cut (from 1) of a metric that never improves after the
+    first: the fewest epochs that make ``n`` cuts."""
+    return patience + 2 + (n - 1) * (cooldown + patience + 1)
+
+
 def most_cuts(epochs: int, patience: int, cooldown: int) -> tuple[int, int, int]:
     """The cuts a ``ReduceLROnPlateau`` makes in ``epochs`` steps when its metric never
     improves after the first, and its ``num_bad_epochs`` and ``cooldown_counter`` then: the
@@ -65,7 +71,7 @@ def most_cuts(epochs: int, patience: int, cooldown: int) -> tuple[int, int, int]
     if epochs < first:
         return 0, epochs - 1, 0
     cuts = 1 + (epochs - first) // (cooldown + patience + 1)
-    since = epochs - first - (cuts - 1) * (cooldown + patience + 1)  # epochs after the last cut
+    since = epochs - cut_epoch(cuts, patience, cooldown)  # epochs after the last cut
     return cuts, max(0, since - cooldown), max(0, cooldown - since)
 
 
@@ -109,7 +115,7 @@ def read(optimizers: Iterable[Any]) -> list[Cut]:
             # epoch delays the next cut by one epoch or more, so the epochs past that many
             # bound the improvements before the last cut; at the floor, a bad epoch and an
             # improvement both leave num_bad_epochs as after a cut: what came after is unknown
-            least = s.patience + 2 + (cuts - 1) * (s.cooldown + s.patience + 1)
+            least = cut_epoch(cuts, s.patience, s.cooldown)
             known = s.last_epoch if cuts == top else least
             out.append(Cut(type(opt).__name__, s.mode, s.patience, cuts, s.last_epoch,
                            float(start), now, float(s.best), known,

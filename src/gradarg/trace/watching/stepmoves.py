@@ -122,9 +122,9 @@ class StepMoves:
 
     def __init__(self) -> None:
         # id(optimizer) -> the parameters read before its step: (p, name, lr, initial_lr, idx),
-        # the values read, and (id, data_ptr) of each
+        # the values read, (id, data_ptr) of each, the values stacked per dtype (if they were)
         self._read: dict[int, tuple[list[tuple[Any, ...]], list[torch.Tensor],
-                                    tuple[Any, ...]]] = {}
+                                    tuple[Any, ...], dict[Any, torch.Tensor]]] = {}
         self._spaced: dict[tuple[int, Any], torch.Tensor] = {}  # (numel, device) -> positions
         self._first: dict[tuple[int, Any], torch.Tensor] = {}  # -> not a repeated position
         self.unmoved: dict[str, Unmoved] = {}
@@ -199,12 +199,12 @@ class StepMoves:
                             0.0 if apart else decay) * values[-1],
                             (lr or 0.0) * decay if apart else 0.0))
             sig = tuple((id(e[0]), e[0].data_ptr()) for e in entries)
-            last = self._stacks.get(oid)
+            last, stacked = self._stacks.get(oid), {}
             if last is not None and last[0] == sig:
-                self._undone_stacked(optimizer, entries, values, last[1])
+                stacked = self._undone_stacked(optimizer, entries, values, last[1])
             else:
                 self._each(optimizer, entries, values)
-        self._read[oid] = (entries, values, sig)
+        self._read[oid] = (entries, values, sig, stacked)
         self._fresh[oid] = fresh
 
     def _each(self, optimizer: Any, entries: list[tuple[Any, ...]],
@@ -237,12 +237,14 @@ class StepMoves:
         self._pending.clear()
 
     def _undone_stacked(self, optimizer: Any, entries: list[tuple[Any, ...]],
-                        values: list[torch.Tensor], groups: dict[Any, tuple[Any, ...]]) -> None:
+                        values: list[torch.Tensor], groups: dict[Any, tuple[Any, ...]]
+                        ) -> dict[Any, torch.Tensor]:
         """:meth:`_undone` for the parameters the last step of ``optimizer`` read, in the same
         storage: its samples before and after, stacked per dtype and device, against the
-        samples now."""
-        for rows, was, now, first in groups.values():
-            cur = torch.stack([values[i] for i in rows])
+        samples now; returns those, stacked the same way (:meth:`after` compares them)."""
+        stacked = {}
+        for key, (rows, was, now, first) in groups.items():
+            stacked[key] = cur = torch.stack([values[i] for i in rows])
             moved = (was != now) & first
             ks, backs = moved.sum(1).tolist(), (moved & (cur == was)).sum(1).tolist()
             for i, k, back in zip(rows, ks, backs, strict=True):
@@ -252,6 +254,7 @@ class StepMoves:
                                                    self.steps.get(id(optimizer), 0), back, k)
                 elif self.reverted:
                     self.reverted.pop(name, None)
+        return stacked
 
     def _undone(self, optimizer: Any, undo: list[tuple[str, Any, Any, torch.Tensor]]) -> None:
         """For each ``(name, p, left, now)``: whether most sampled entries the last step
@@ -321,7 +324,7 @@ class StepMoves:
         least half unchanged.  The stacks are kept for the next step's :meth:`before`."""
         oid = id(optimizer)
         self.unfinished.pop(oid, None)
-        entries, values, sig = self._read.pop(oid, ([], [], ()))
+        entries, values, sig, stacked = self._read.pop(oid, ([], [], (), {}))
         if not entries:
             return
         kind = type(optimizer).__name__
@@ -340,7 +343,8 @@ class StepMoves:
                 layout = {k: (rows, torch.stack([
                     self._first[entries[i][0].numel(), entries[i][0].device] for i in rows]))
                     for k, rows in by.items()}
-            stacks = {k: (rows, torch.stack([values[i] for i in rows]),
+            stacks = {k: (rows, stacked[k] if k in stacked  # stacked by before(): same rows
+                          else torch.stack([values[i] for i in rows]),
                           torch.stack([now[i] for i in rows]), first)
                       for k, (rows, first) in layout.items()}
             self._keep(oid, entries, values, now, ptrs, stacks)
