@@ -14,7 +14,7 @@ Derivatives by hand; the saturating points generated per function.
 from __future__ import annotations
 
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gradarg
@@ -101,6 +101,7 @@ def test_saturating_backward_is_right_within_rounding_and_planted_bugs_found(cas
 
 @settings(max_examples=max(1, settings.default.max_examples), deadline=None)
 @given(cases(), st.sampled_from(["right", "factor", "dropped"]))
+@example(("sigmoid", [30.0, 30.0], torch.float32), "dropped")  # was "could not check"
 def test_saturating_compare_vjp_never_disagrees_when_right(case, variant):
     name, pts, dtype = case
     x = torch.tensor(pts, dtype=torch.float64).to(dtype)

@@ -71,7 +71,9 @@ class VJPComparison:
         could not resolve ``vᵀJ`` at some elements of ``x`` (its estimates over step sizes
         disagree beyond their error bound, or ``fn`` is not finite there, e.g. at NaN inputs);
         ``note`` names them, and the other elements agree.  A backward that disagrees on an
-        element the reference resolved is ``"DISAGREE"`` whatever the rest.
+        element the reference resolved is ``"DISAGREE"`` whatever the rest; so is one beyond
+        twice the bound the reference gives where it does not resolve an element because no
+        step moved an output (``sigmoid`` at 30: a backward of 1 for a derivative of 9e-14).
     """
 
     backward: torch.Tensor
@@ -263,11 +265,15 @@ def compare_vjp(
     # when x[0] is NaN, through 0 · cos(NaN))
     unresolved = torch.where(torch.isfinite(x.detach()) & torch.isfinite(ref),
                              unresolved.to(diff.real.dtype), math.inf)
-    seen = ~torch.isinf(unresolved)
+    # elements the reference did not resolve but bounds (|vᵀJ - ref| <= unresolved, finite):
+    # a backward beyond twice that bound plus the tolerance is wrong whatever vᵀJ is there
+    outside = (unresolved > 0) & torch.isfinite(unresolved) & (
+        diff > 2 * unresolved + atol + rtol * ref_abs)
+    seen = (unresolved == 0) | outside
     tiny = torch.finfo(diff.dtype).tiny
     max_abs = float(diff[seen].max()) if bool(seen.any()) else 0.0
     max_rel = float((diff / ref_abs.clamp_min(tiny))[seen].max()) if bool(seen.any()) else 0.0
-    ok = (diff <= atol + rtol * ref_abs) | torch.isinf(unresolved)
+    ok = ((diff <= atol + rtol * ref_abs) | (unresolved > 0)) & ~outside
     if (not bool(torch.all(ok)) and defaults and fn_ is not None
             and isinstance(reference, str) and reference == "finite-difference"
             and x.dtype in _LOW):
@@ -279,7 +285,9 @@ def compare_vjp(
             note = "; ".join(n for n in (note, _rounding_note(x, rounded, diff)) if n)
     agree = bool(torch.all(ok))
     status = "agree" if agree else "DISAGREE"
-    if agree and bool(torch.isinf(unresolved).any()):
+    if bool(outside.any()):
+        note = "; ".join(n for n in (note, _outside_note(x, outside, unresolved)) if n)
+    if agree and bool((unresolved > 0).any()):
         agree, status = False, "could not check"
         note = "; ".join(n for n in (note, _unresolved_note(x, unresolved)) if n)
     if isinstance(atol, torch.Tensor):  # per element (finite differences): the largest used
@@ -356,8 +364,8 @@ def _value(t: torch.Tensor) -> str:
 
 def _unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
     """Where the finite-difference reference could not give ``vᵀJ`` (``unresolved``: inf
-    there), as a sentence."""
-    idx = torch.isinf(unresolved).nonzero()
+    there, or the finite bound of an element it only bounds), as a sentence."""
+    idx = (unresolved > 0).nonzero()
     flat = x.detach()
     at = [f"x{list(i)} = {_value(flat[tuple(i)])}" for i in idx[:4].tolist()]
     more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
@@ -368,6 +376,19 @@ def _unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
             f"see a NaN), or an output is so large that no step along x moves it; "
             + ("no element could be compared" if idx.shape[0] == x.numel() else
                "the other elements are compared"))
+
+
+def _outside_note(x: torch.Tensor, outside: torch.Tensor, bound: torch.Tensor) -> str:
+    """The elements of ``vᵀJ`` the reference only bounds where the backward is beyond that
+    bound (``outside``), as a sentence."""
+    idx = outside.nonzero()
+    flat = x.detach()
+    at = [f"x{list(i)} = {_value(flat[tuple(i)])} (|vᵀJ - reference| <= "
+          f"{float(bound[tuple(i)]):.2g})" for i in idx[:4].tolist()]
+    more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
+    return (f"the finite differences do not resolve vᵀJ at {', '.join(at)}{more}, but they "
+            f"bound it (no step along x moved those outputs): the backward is beyond twice "
+            f"that bound there")
 
 
 def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tensor:
@@ -456,6 +477,15 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     parts = [(block(e.value[0]), block(e.error[0])) for e in est[0]]
     dx, ex = parts[0]
     dy, ey = parts[1] if len(parts) > 1 else (None, None)
+    # entries left unresolved with a finite bound on their size (core/fd_settle.py), inf
+    # where nothing bounds them, 0 where resolved
+    def gap(e: Any) -> torch.Tensor:
+        unknown = ~torch.isfinite(block(e.error[0]))
+        b = block(e.bound[0]) if e.bound is not None else torch.full_like(ex, math.inf)
+        bounded = unknown & torch.isfinite(b) & (b > 0)
+        return torch.where(bounded, b, torch.where(unknown, math.inf, 0.0)).to(ex.dtype)
+
+    gaps = [gap(e) for e in est[0]]
     ref_x = x.to(dx.dtype) if not x.is_complex() else x.to(torch.complex128)
     ref = vjp_from_partials(v, dx, dy, ref_x)
     va = v.abs().to(ex.dtype)
@@ -478,11 +508,21 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     if bool(rows.any()):
         off = off + torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(ex.dtype),
                                     dims=nd)
-    unresolved = torch.where(off > 0, math.inf, 0.0).to(ex.dtype)
+    # an element whose unresolved entries are all bounded: its |vᵀJ - ref| is at most the
+    # sum of |v_i| times those bounds (returned in place of inf: compare_vjp calls a backward
+    # outside it DISAGREE, and says it could not check one inside)
+    lift = va.reshape(va.shape + (1,) * x.dim()) > 0
+    reach = sum(torch.where(lift, g * va.reshape(lift.shape), 0.0).sum(tuple(range(nd)))
+                for g in gaps)
+    if bool(rows.any()):
+        reach = torch.where(torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(
+            ex.dtype), dims=nd) > 0, math.inf, reach)
+    unresolved = torch.where(off > 0, reach, 0.0).to(ex.dtype)
+    unresolved = torch.where((off > 0) & ~(unresolved > 0), math.inf, unresolved)
+    checked = unresolved == 0
     # each element's allowance from its own estimated error and its own |v|ᵀ|J| (never the
     # largest of them: at x = [0, 1e300] one element's error 1e289 made every element
     # agree; beside an element of 2e12 an error of 1e-4 in an element of 1 went unseen)
-    checked = ~torch.isinf(unresolved)
     scale = float(size[checked].max()) if bool(checked.any()) else 0.0
     # at least the smallest normal number of the backward's dtype: below it x.grad holds
     # fewer bits, so a difference there is its rounding (x^9 at -1e-6: 9e-48, 0 in float32)

@@ -113,6 +113,11 @@ class Estimate:
     #: is used when no derivative in the row or column moved at all
     still: list[torch.Tensor] | None = None
     alone: list[torch.Tensor] | None = None
+    #: set by :func:`settle`: the finite bound ``C·eps·|y|/h_0`` of each entry it marked
+    #: unresolved (its ``error`` made infinite), 0 elsewhere: the derivative there is not
+    #: known, but its size is at most that bound (a checker can still call a backward far
+    #: outside it wrong)
+    bound: list[torch.Tensor] | None = None
 
 
 def upcast(xs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:

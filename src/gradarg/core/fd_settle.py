@@ -10,7 +10,10 @@ column (every output along the same column).  Mixed magnitudes break it: ``3 * x
 ``x = [0, 1e300]`` is 3e300 for every step along ``x[0]``, whose derivative 3 lies far below
 the bound 1e289, and it was returned as 0 with no warning (issue 44).  Such an entry gets an
 infinite error: unresolved, so ``jacobian(method="finite-difference")`` returns NaN there
-with a warning and the checkers say they could not check it.
+with a warning and the checkers say they could not check it, unless the value under test
+lies outside the bound, which is kept (``Estimate.bound``): the derivative is not known
+there, but it is no larger than that (sigmoid at 30: 9.4e-14, where a backward that returns
+1 is wrong whatever the differences resolve).
 
 Only where nothing near the entry moved at all (no resolved derivative in its row or column)
 is the bound judged against ``|f| / max(1, |x|)``, as for a function flat between its jumps
@@ -69,6 +72,8 @@ def settle(ests: Sequence[Any]) -> None:
             m = moving(e, k).reshape(n, -1)
             if m.shape[1]:
                 col = torch.maximum(col, m.amax(1).double())
+        bound = list(e.bound) if e.bound is not None else [
+            torch.zeros_like(err) for err in e.error]
         for k in range(n_out):
             still = e.still[k]
             if not bool(still.any()):
@@ -80,5 +85,8 @@ def settle(ests: Sequence[Any]) -> None:
             if row is not None:
                 near = torch.maximum(near, row.unsqueeze(0).to(err.dtype))
             ok = torch.where(near > 0, err <= UNRESOLVED * near, e.alone[k])
-            e.error[k] = torch.where(still & ~ok, torch.full_like(err, math.inf), err)
+            marked = still & ~ok
+            e.error[k] = torch.where(marked, torch.full_like(err, math.inf), err)
+            bound[k] = torch.where(marked, err, bound[k])
         e.still = [torch.zeros_like(s) for s in e.still]  # settled: not settled again
+        e.bound = bound
