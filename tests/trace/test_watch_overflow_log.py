@@ -12,7 +12,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -47,6 +47,7 @@ class Chain(nn.Module):
 @settings(max_examples=8, deadline=None)
 @given(steps=st.integers(2, 40), states=st.integers(2, 5), scale=st.sampled_from([1.0, 8.0]),
        seed=st.integers(0, 2**16))
+@example(steps=31, states=3, scale=8.0, seed=8447)  # log Z 88.43 < 88.72, yet inf in float32
 def test_the_log_of_an_overflowed_value_is_named(space, steps, states, scale, seed):
     torch.manual_seed(seed)
     model = Chain(3, states)
@@ -59,6 +60,9 @@ def test_the_log_of_an_overflowed_value_is_named(space, steps, states, scale, se
         total = model.log_partition(x, "probability")
         exact = model.log_partition(x, "log")
     overflowed = space == "probability" and bool(torch.isinf(total).any())
-    assert overflowed == (space == "probability" and bool((exact > math.log(3.4e38)).any()))
+    # a log Z above float32's largest log overflows; one just below it may too, through a
+    # partial sum larger than the total (scores below 0 at later steps shrink it again)
+    if space == "probability" and bool((exact > math.log(3.4e38)).any()):
+        assert overflowed
     text = w.summary(checks=False)
     assert (SAID in text) == overflowed, text

@@ -1,0 +1,935 @@
+"""Blind cases, third set: gradarg on real models at ordinary sizes, written before any was run.
+
+Written from the public docstrings (``help()`` on ``gradarg.__all__``, ``gradarg.sparse.__all__``,
+``gradarg.plot`` and the methods of the objects they return), the pages under ``docs/`` and
+torch's own tools (``torch.func.jacrev`` / ``jacfwd`` / ``hessian`` / ``vmap``,
+``torch.autograd.functional.jacobian``, ``torch.autograd.gradcheck``), without reading
+``src/gradarg``, the earlier case files' bodies or any results.  No gradarg function was called
+while writing them; every torch-side oracle was run with torch alone.
+
+Unlike the first two sets (small edge inputs), these try gradarg as a practitioner would:
+``transformers`` models built offline from small configs (GPT-2, BERT), ``nn.TransformerEncoderLayer``,
+``nn.LSTM`` / ``nn.GRU``, a CNN with ``BatchNorm2d`` / ``MaxPool2d`` / ``Dropout``,
+``nn.Embedding`` (``padding_idx``, ``sparse=True``), ``nn.MultiheadAttention``, LayerNorm /
+GroupNorm; layers of 10^4-10^5 entries and Jacobians of a few hundred to a few thousand rows and
+columns; calls after the user's own ``backward()``; derivatives used under ``torch.func``;
+custom ``autograd.Function``s of real layers, right and with planted bugs (labelled by
+``torch.autograd.gradcheck`` in float64); real training steps watched; sparse Jacobians and
+Hessians of real-shaped functions.  Models are built lazily, inside the calls.
+
+The format is ``casekit``'s:
+
+* ``E(...)``: the oracle is a refusal, a ``TypeError`` / ``ValueError`` whose message names one
+  of ``keys`` (the argument's name, or the word the docstring uses).
+* ``P(...)``: the call returns ``r`` and ``pred`` must hold (``W``: the warnings the call
+  issued).  ``either=True``: a clear refusal is acceptable too (the documentation leaves the
+  input open).  Exceptions the docstrings name that are neither ``TypeError`` nor
+  ``ValueError`` (``KeyError``, ``RuntimeError``, ``CertificateError``) are caught by
+  ``catch`` and checked by a ``P`` predicate.
+
+``MOCK`` maps case names to a torch-only expression of what the documentation promises;
+evaluating ``pred`` with ``r`` set to it checked the predicate before any run.
+
+Tolerances follow the dtype: ``near(a, b, rtol)`` is the entry rule of ``check_backward``'s
+Notes, ``|a - b| <= rtol * (|b| + max |b|)``: float64 1e-10 (1e-12 where the computation is
+the same product), float32 1e-5, finite differences 1e-6.
+
+Groups (cases): models 23, sizes 17, after-backward 15, composition 19, checker 28, watch 29,
+sparse 19, misuse 12 (162).  Held-out names: ``held_out_blind3.txt`` (``random.Random(5519)``).
+
+Run by hand::
+
+    PYTHONPATH=src OMP_NUM_THREADS=1 python tests/fuzz/run.py --cases cases_blind3 \\
+        --out tests/fuzz/results_blind3.json
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import types
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import torch
+import torch.nn.functional as F
+from casekit import (  # noqa: F401  (the predicates use them)
+    D,
+    Registry,
+    S,
+    close,
+    covers,
+    dense,
+    jr,
+    same_pattern,
+    taj,
+    valid_coloring,
+    vjp_ref,
+)
+from torch import nn
+from torch.func import functional_call, grad, hessian, jacfwd, jacrev, jvp, vmap  # noqa: F401
+
+import gradarg as ga
+
+REG = Registry(globals())
+CASES = REG.cases
+E, P = REG.E, REG.P
+NS = types.SimpleNamespace
+
+
+# ----------------------------------------------------------------------------- small tools
+def gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(*shape, seed=0, dtype=D, scale=1.0):
+    return torch.randn(*shape, generator=gen(seed), dtype=dtype) * scale
+
+
+def rand(*shape, seed=0, dtype=D):
+    return torch.rand(*shape, generator=gen(seed), dtype=dtype)
+
+
+def catch(thunk):
+    """The value of ``thunk()``, or the exception it raised."""
+    try:
+        return thunk()
+    except Exception as e:  # noqa: BLE001
+        return e
+
+
+def near(a, b, rtol=1e-10):
+    """Same structure and shape; ``|a - b| <= rtol * (|b| + max |b|)`` entrywise (NaN fails)."""
+    if isinstance(b, dict):
+        return (isinstance(a, dict) and set(a) == set(b)
+                and all(near(a[k], b[k], rtol) for k in b))
+    if isinstance(b, (tuple, list)):
+        return (isinstance(a, (tuple, list)) and len(a) == len(b)
+                and all(near(x, y, rtol) for x, y in zip(a, b)))
+    if not isinstance(a, torch.Tensor):
+        return False
+    a, b = dense(a).detach(), dense(torch.as_tensor(b)).detach()
+    if tuple(a.shape) != tuple(b.shape):
+        return False
+    if a.is_complex() or b.is_complex():
+        a, b = a.to(torch.complex128), b.to(torch.complex128)
+    else:
+        a, b = a.to(D), b.to(D)
+    if b.numel() == 0:
+        return True
+    scale = b.abs().max()
+    return bool(((a - b).abs() <= rtol * (b.abs() + scale)).all())
+
+
+def rel(a, b, tol=1e-5):
+    """Two norms (floats) equal within ``tol`` relative; ``None`` only matches ``None``."""
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isfinite(a) and abs(a - b) <= tol * abs(b)
+
+
+def same(a, b):
+    """Exactly equal, recursively (tensors by value and dtype, ``None`` only with ``None``)."""
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(same(x, y) for x, y in zip(a, b)))
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+    return a == b
+
+
+def seeded(seed, thunk):
+    torch.manual_seed(seed)
+    return thunk()
+
+
+def jf(f, x):
+    return jacfwd(f)(x)
+
+
+def offdiag_zero(J, n_out_dims, batch=0):
+    """Sample ``batch`` of the output does not depend on any other sample of the input."""
+    J = dense(J)
+    other = [i for i in range(J.shape[0]) if i != batch]
+    idx = (batch,) + (slice(None),) * (n_out_dims - 1)
+    blk = J[idx]
+    return bool((blk[other] == 0).all()) if other else True
+
+
+def cross_nonzero(J, n_out_dims):
+    """Sample 0 of the output depends on sample 1 of the input (batch statistics)."""
+    J = dense(J)
+    idx = (0,) + (slice(None),) * (n_out_dims - 1)
+    return bool((J[idx][1] != 0).any())
+
+
+def causal(J, T):
+    """Position i of the output depends on positions j <= i of the input only (and on each)."""
+    for i in range(T):
+        for j in range(T):
+            nz = bool((J[0, i, :, 0, j, :] != 0).any())
+            if nz != (j <= i):
+                return False
+    return True
+
+
+def ce_grad(logits, y):
+    """d mean-cross-entropy / d logits = (softmax - onehot) / N, by hand."""
+    logits = logits.detach()
+    return (torch.softmax(logits, -1) - F.one_hot(y, logits.shape[-1]).to(logits.dtype)) / len(y)
+
+
+def wrong_sizes(r):
+    """The sizes (n_entries) of the wrong (output, input) blocks of a BackwardCheck, sorted."""
+    return sorted(p.n_entries for p in r.wrong_pairs)
+
+
+# ----------------------------------------------------------------------------- models
+def _hf():
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+def gpt2(seed=0, dtype=S, attn="eager", train=False, drop=0.0):
+    """A 2-layer GPT-2 (n_embd 64, 4 heads, vocabulary 100) from a config, offline."""
+    tf = _hf()
+    cfg = tf.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=100, n_positions=32,
+                        bos_token_id=0, eos_token_id=0, resid_pdrop=drop, embd_pdrop=drop,
+                        attn_pdrop=drop)
+    if attn is not None:  # None: the default (sdpa, which has no forward-mode derivative on CPU)
+        cfg._attn_implementation = attn
+    torch.manual_seed(seed)
+    return tf.GPT2LMHeadModel(cfg).to(dtype).train(train)
+
+
+def gpt2_hidden(dtype=S, attn="eager"):
+    m = gpt2(dtype=dtype, attn=attn)
+    return lambda t: m.transformer(inputs_embeds=t).last_hidden_state
+
+
+def gpt2_next_logits(dtype=S, attn="eager"):
+    m = gpt2(dtype=dtype, attn=attn)
+    return lambda t: m(inputs_embeds=t).logits[0, -1]
+
+
+def gpt2_logits(dtype=S, attn="eager"):
+    m = gpt2(dtype=dtype, attn=attn)
+    return lambda t: m(inputs_embeds=t).logits
+
+
+def emb(t, dtype=S, seed=1, d=64):
+    return randn(1, t, d, seed=seed, dtype=dtype)
+
+
+def ids(b, t, seed=3, vocab=100):
+    return torch.randint(0, vocab, (b, t), generator=gen(seed))
+
+
+def bert(seed=0, dtype=D, attn=None, train=False):
+    """A 2-layer BERT (hidden 32, 4 heads, intermediate 64, vocabulary 100), offline."""
+    tf = _hf()
+    cfg = tf.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=64, max_position_embeddings=32,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    if attn is not None:
+        cfg._attn_implementation = attn
+    torch.manual_seed(seed)
+    return tf.BertModel(cfg).to(dtype).train(train)
+
+
+BERT_MASK = torch.tensor([[1, 1, 1, 1, 0, 0]])
+
+
+def bert_pooler(dtype=D, attn=None):
+    b = bert(dtype=dtype, attn=attn)
+    return lambda t: b(inputs_embeds=t).pooler_output
+
+
+def bert_masked(dtype=D):
+    b = bert(dtype=dtype)
+    return lambda t: b(inputs_embeds=t, attention_mask=BERT_MASK).last_hidden_state[:, :4]
+
+
+def bert_layer(dtype=D):
+    return bert(dtype=dtype).encoder.layer[0]
+
+
+def enc_layer(dtype=D, d=32, ff=64, seed=0):
+    torch.manual_seed(seed)
+    return nn.TransformerEncoderLayer(d, 4, ff, dropout=0.0, batch_first=True).to(dtype).eval()
+
+
+ENC_PAD = torch.tensor([[False, False, False, True, True], [False] * 5])
+
+
+def enc_padded():
+    layer = enc_layer()
+    return lambda t: layer(t, src_key_padding_mask=ENC_PAD)
+
+
+def lstm2(dtype=D):
+    torch.manual_seed(0)
+    return nn.LSTM(8, 16, num_layers=2, batch_first=True).to(dtype)
+
+
+def lstm_last(dtype=D):
+    lstm = lstm2(dtype)
+    return lambda t: lstm(t)[0][:, -1]
+
+
+def gru_last_one_sample():
+    """One unbatched sample (T, 6) -> the GRU's last output (10,)."""
+    torch.manual_seed(0)
+    gru = nn.GRU(6, 10).double()
+    return lambda s: gru(s)[0][-1]
+
+
+def loop_jac(f, X):
+    return torch.stack([jacrev(f)(X[i]) for i in range(X.shape[0])])
+
+
+def cnn(seed=0, dtype=D, train=False, p=0.0):
+    """Conv-BN-ReLU-MaxPool-Conv-ReLU-MaxPool-Flatten-Dropout-Linear on (N, 3, 8, 8); the batch
+    norm's running statistics warmed on other data first."""
+    torch.manual_seed(seed)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(p), nn.Linear(64, 10))
+    net = net.to(dtype)
+    with torch.no_grad():
+        net.train()
+        net(randn(16, 3, 8, 8, seed=99, dtype=dtype))
+    return net.train(train)
+
+
+def drop_net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(20, 30), nn.ReLU(), nn.Dropout(0.5),
+                         nn.Linear(30, 5)).double().train()
+
+
+def rows_by_backward(f, x):
+    """The Jacobian of f at x from one forward pass and one backward per output (plain torch)."""
+    xl = x.detach().clone().requires_grad_()
+    y = f(xl)
+    rows = [torch.autograd.grad(y.reshape(-1)[i], xl, retain_graph=True)[0]
+            for i in range(y.numel())]
+    return torch.stack(rows).reshape(*y.shape, *x.shape)
+
+
+IDS = torch.tensor([[0, 3, 5, 0, 7], [2, 0, 9, 9, 1]])  # 0 is the padding index
+W_EMB = randn(12, 4, seed=11)
+V_EMB = randn(2, 5, 4, seed=12)
+
+
+def embed_pad(W):
+    return F.embedding(IDS, W, padding_idx=0)
+
+
+def embed_sparse(W):
+    return F.embedding(IDS, W, sparse=True)
+
+
+def embed_dense(W):
+    return F.embedding(IDS, W)
+
+
+def mha(dtype=D):
+    torch.manual_seed(0)
+    return nn.MultiheadAttention(16, 4, batch_first=True).to(dtype)
+
+
+def mha_self():
+    m = mha()
+    return lambda t: m(t, t, t, need_weights=False)[0]
+
+
+def mha_both():
+    m = mha()
+    return lambda t: m(t, t, t)
+
+
+def groupnorm():
+    torch.manual_seed(0)
+    g = nn.GroupNorm(4, 8).double()
+    with torch.no_grad():
+        g.weight.copy_(randn(8, seed=21))
+        g.bias.copy_(randn(8, seed=22))
+    return g
+
+
+def layernorm_fn(x, w, b):
+    return F.layer_norm(x, (16,), w, b)
+
+
+LN_IN = (randn(3, 16, seed=23), 1 + randn(16, seed=24, scale=0.1), randn(16, seed=25))
+
+
+def mlp(sizes=(16, 32, 32, 4), dtype=S, seed=0, act=nn.ReLU):
+    torch.manual_seed(seed)
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(act())
+    return nn.Sequential(*layers).to(dtype)
+
+
+def tanh_mlp(sizes, seed=0, dtype=D):
+    return mlp(sizes, dtype=dtype, seed=seed, act=nn.Tanh)
+
+
+# ============================================================================= models
+G = "models"
+
+P("mo_gpt2_hidden_jacobian", "jacobian",
+  "ga.jacobian(gpt2_hidden(), emb(6))",
+  "near(r, jr(gpt2_hidden(), emb(6)), 1e-5)",
+  "torch.func.jacrev of the same GPT-2 (eager attention) hidden states w.r.t. inputs_embeds, "
+  "(1, 6, 64, 1, 6, 64), float32 within 1e-5 of the largest entry", group=G)
+P("mo_gpt2_hidden_causal", "jacobian",
+  "ga.jacobian(gpt2_hidden(), emb(6))",
+  "causal(r, 6)",
+  "causal attention: position i depends on embeddings j <= i only; the blocks j > i are exact "
+  "zeros (masked scores give exact 0 weights; checked on jacrev), the others nonzero", group=G)
+P("mo_gpt2_next_token_logits", "jacobian",
+  "ga.jacobian(gpt2_next_logits(), emb(8))",
+  "r.shape == (100, 1, 8, 64) and near(r, jr(gpt2_next_logits(), emb(8)), 1e-5)",
+  "the 100 next-token logits against the 512 embedding entries, = jacrev (float32 1e-5)",
+  group=G)
+P("mo_gpt2_sdpa_logits_auto", "jacobian",
+  "ga.jacobian(gpt2_logits(attn=None), emb(4))",
+  "near(r, jr(gpt2_logits(attn=None), emb(4)), 1e-5)",
+  "default (sdpa) GPT-2: 400 logits > 256 inputs, so 'auto' leans to forward columns, but "
+  "torch has neither a forward-mode derivative nor a double backward for CPU flash attention "
+  "(checked); the Jacobian is jacrev's, or a clear refusal", group=G, either=True)
+P("mo_gpt2_forward_method", "jacobian",
+  "ga.jacobian(gpt2_hidden(), emb(5), method='forward')",
+  "near(r, jf(gpt2_hidden(), emb(5)), 1e-5)",
+  "forward mode on the eager-attention GPT-2 = torch.func.jacfwd (float32 1e-5)", group=G)
+P("mo_gpt2_float64", "jacobian",
+  "ga.jacobian(gpt2_hidden(dtype=D), emb(5, dtype=D))",
+  "r.dtype == D and near(r, jr(gpt2_hidden(dtype=D), emb(5, dtype=D)), 1e-10)",
+  "GPT-2 cast to float64: the Jacobian in float64 = jacrev within 1e-10", group=G)
+P("mo_bert_pooler", "jacobian",
+  "ga.jacobian(bert_pooler(), emb(6, dtype=D, d=32))",
+  "r.shape == (1, 32, 1, 6, 32) and near(r, jr(bert_pooler(), emb(6, dtype=D, d=32)), 1e-10)",
+  "BERT (default sdpa attention, float64) pooler output against inputs_embeds = jacrev",
+  group=G)
+P("mo_bert_attention_mask", "jacobian",
+  "ga.jacobian(bert_masked(), emb(6, dtype=D, d=32))",
+  "near(r, jr(bert_masked(), emb(6, dtype=D, d=32)), 1e-10) and bool((r[..., 4:, :] == 0).all())",
+  "attention_mask hides positions 4, 5: the unmasked outputs do not depend on them "
+  "(exact zeros in jacrev), = jacrev elsewhere", group=G)
+P("mo_encoder_layer_batch", "jacobian",
+  "ga.jacobian(enc_layer(), randn(2, 5, 32, seed=2))",
+  "near(r, jr(enc_layer(), randn(2, 5, 32, seed=2)), 1e-10) and offdiag_zero(r, 3)",
+  "nn.TransformerEncoderLayer (eval, float64), 320 -> 320 = jacrev; samples independent",
+  group=G)
+P("mo_encoder_layer_padding", "jacobian",
+  "ga.jacobian(enc_padded(), randn(2, 5, 32, seed=2))",
+  "near(r, jr(enc_padded(), randn(2, 5, 32, seed=2)), 1e-10) "
+  "and bool((r[0, :3, :, 0, 3:, :] == 0).all())",
+  "src_key_padding_mask hides positions 3, 4 of sample 0: its unpadded outputs do not depend "
+  "on them (exact zeros), = jacrev", group=G)
+P("mo_lstm_last_step", "jacobian",
+  "ga.jacobian(lstm_last(), randn(3, 10, 8, seed=4))",
+  "r.shape == (3, 16, 3, 10, 8) and near(r, jr(lstm_last(), randn(3, 10, 8, seed=4)), 1e-10) "
+  "and offdiag_zero(r, 2)",
+  "2-layer nn.LSTM, last hidden state against the whole sequence = jacrev (float64)", group=G)
+P("mo_gru_batch_dim", "jacobian",
+  "ga.jacobian(gru_last_one_sample(), randn(5, 7, 6, seed=5), batch_dim=0)",
+  "r.shape == (5, 10, 7, 6) and near(r, loop_jac(gru_last_one_sample(), randn(5, 7, 6, seed=5)), 1e-10)",
+  "per-sample Jacobians of an unbatched nn.GRU: vmap(jacrev) cannot batch it (checked), so "
+  "the oracle is a loop of jacrev per sample; the docs say gradarg loops there too", group=G)
+P("mo_lstm_compare_vjp", "compare_vjp",
+  "ga.compare_vjp(lstm_last(), randn(3, 10, 8, seed=4), randn(3, 16, seed=6))",
+  "r.agree and r.status == 'agree' and near(r.backward, "
+  "vjp_ref(lstm_last(), randn(3, 10, 8, seed=4), randn(3, 16, seed=6)), 1e-10)",
+  "the LSTM's backward is torch's: it agrees with central differences; backward = v^T J",
+  group=G)
+P("mo_cnn_eval", "jacobian",
+  "ga.jacobian(cnn(), randn(2, 3, 8, 8, seed=7))",
+  "near(r, jr(cnn(), randn(2, 3, 8, 8, seed=7)), 1e-10) and offdiag_zero(r, 2)",
+  "Conv/BatchNorm(eval)/ReLU/MaxPool/Linear net, float64 = jacrev; samples independent",
+  group=G)
+P("mo_cnn_train_bn_couples", "jacobian",
+  "ga.jacobian(cnn(train=True), randn(4, 3, 8, 8, seed=7))",
+  "near(r, jr(cnn(train=True), randn(4, 3, 8, 8, seed=7)), 1e-10) and cross_nonzero(r, 2)",
+  "batch norm in training normalises with batch statistics: = jacrev of an identical model, "
+  "and sample 0's logits depend on sample 1 (the running statistics do not enter)", group=G)
+P("mo_dropout_train_reverse", "jacobian",
+  "seeded(3, lambda: ga.jacobian(drop_net(), randn(4, 20, seed=8), method='reverse'))",
+  "near(r, seeded(3, lambda: rows_by_backward(drop_net(), randn(4, 20, seed=8))), 1e-12)",
+  "dropout in training: reverse mode evaluates fn once (docs), so the Jacobian is the one at "
+  "the mask that call draws: one forward under the same seed, rows by backward", group=G)
+P("mo_embedding_padding_reverse", "jacobian",
+  "ga.jacobian(embed_pad, W_EMB, method='reverse')",
+  "close(r, jr(embed_pad, W_EMB), 0, 0) and float(r[0, 0].abs().sum()) == 0.0",
+  "padding_idx=0: the embedding's backward gives the padding row no gradient, so the rows of "
+  "padding tokens are zero (jacrev, exactly)", group=G)
+P("mo_embedding_padding_forward", "jacobian",
+  "ga.jacobian(embed_pad, W_EMB, method='forward')",
+  "close(r, jf(embed_pad, W_EMB), 0, 0) and float(r[0, 0].abs().sum()) == 4.0",
+  "method='forward' uses forward-mode formulas ('never' differentiates the backward, docs): "
+  "torch's forward rule of embedding ignores padding_idx (jacfwd differs from jacrev: checked)",
+  group=G)
+P("mo_embedding_sparse_jacobian", "jacobian",
+  "ga.jacobian(embed_sparse, W_EMB)",
+  "near(dense(r), jr(embed_dense, W_EMB), 0)",
+  "nn.Embedding(sparse=True) gives sparse gradients (jacrev and torch.autograd.functional."
+  "jacobian fail on them: checked); the Jacobian is that of the dense embedding, or a clear "
+  "refusal", group=G, either=True)
+P("mo_embedding_sparse_backward_vjp", "backward_vjp",
+  "ga.backward_vjp(embed_sparse, W_EMB, V_EMB)",
+  "tuple(r.shape) == (12, 4) and near(dense(r), vjp_ref(embed_dense, W_EMB, V_EMB), 1e-12)",
+  "x.grad after the backward: the (sparse) gradient of the embedding, = the dense VJP",
+  group=G)
+P("mo_mha_self_attention", "jacobian",
+  "ga.jacobian(mha_self(), randn(1, 6, 16, seed=9))",
+  "near(r, jr(mha_self(), randn(1, 6, 16, seed=9)), 1e-10)",
+  "nn.MultiheadAttention self-attention, float64 = jacrev", group=G)
+P("mo_mha_tuple_outputs", "jacobian",
+  "ga.jacobian(mha_both(), randn(1, 6, 16, seed=9))",
+  "isinstance(r, tuple) and len(r) == 2 and near(r, taj(mha_both(), randn(1, 6, 16, seed=9)), 1e-10)",
+  "two outputs (attention output, averaged weights): a tuple of two blocks, as "
+  "torch.autograd.functional.jacobian", group=G)
+P("mo_groupnorm", "jacobian",
+  "ga.jacobian(groupnorm(), randn(2, 8, 3, 3, seed=10))",
+  "near(r, jr(groupnorm(), randn(2, 8, 3, 3, seed=10)), 1e-10) and offdiag_zero(r, 4)",
+  "nn.GroupNorm(4, 8) with a random affine = jacrev; samples independent", group=G)
+P("mo_layernorm_tuple_inputs", "jacobian",
+  "ga.jacobian(layernorm_fn, LN_IN)",
+  "isinstance(r, tuple) and len(r) == 3 and near(r, taj(layernorm_fn, LN_IN), 1e-10)",
+  "F.layer_norm w.r.t. (x, weight, bias): three blocks, as torch.autograd.functional.jacobian",
+  group=G)
+
+
+# ============================================================================= sizes
+G = "sizes"
+
+
+def lin256():
+    torch.manual_seed(0)
+    lin = nn.Linear(256, 256).double()
+    return lambda t: torch.tanh(lin(t))
+
+
+X_W = randn(2, 256, seed=31)
+
+
+def act_of_weight(W):  # 128 x 256 = 32768 inputs, 256 outputs
+    return torch.tanh(X_W @ W.T)
+
+
+def conv16_32():
+    torch.manual_seed(0)
+    conv = nn.Conv2d(16, 32, 3, padding=1)
+    return lambda t: torch.tanh(conv(t))
+
+
+X_CONV = randn(1, 16, 6, 6, seed=32)
+
+
+def conv_of_weight(w):  # 32 x 16 x 3 x 3 = 4608 inputs, 512 outputs
+    return torch.tanh(F.conv2d(X_CONV, w))
+
+
+def mlp3000():
+    net = mlp((3000, 64, 200), dtype=S, act=nn.Tanh)
+    return net
+
+
+def outer_wide(x):  # 48 inputs -> 2304 outputs
+    return torch.outer(torch.sin(x), x).flatten()
+
+
+A500 = randn(500, 500, seed=33, scale=500 ** -0.5)
+
+
+def field500(x):
+    return torch.tanh(A500 @ x) * x
+
+
+def conv1d_300():
+    torch.manual_seed(0)
+    conv = nn.Conv1d(3, 3, 7, padding=3).double()
+    return lambda t: torch.sigmoid(conv(t))
+
+
+def layernorm512():
+    torch.manual_seed(0)
+    ln = nn.LayerNorm(512).double()
+    with torch.no_grad():
+        ln.weight.copy_(1 + randn(512, seed=34, scale=0.1))
+        ln.bias.copy_(randn(512, seed=35, scale=0.1))
+    return ln
+
+
+def softmax_rows(t):
+    return torch.softmax(t, -1)
+
+
+def softmax_by_hand(x):
+    """J[b, i, b', j] = [b = b'] (s_i [i = j] - s_i s_j)."""
+    s = torch.softmax(x, -1)
+    B, n = x.shape
+    blocks = torch.diag_embed(s) - s[:, :, None] * s[:, None, :]
+    J = torch.zeros(B, n, B, n, dtype=x.dtype)
+    for b in range(B):
+        J[b, :, b, :] = blocks[b]
+    return J
+
+
+K_ATT, V_ATT = randn(1, 2, 16, 16, seed=36), randn(1, 2, 16, 16, seed=37)
+
+
+def attend(q):
+    return F.scaled_dot_product_attention(q, K_ATT, V_ATT)
+
+
+def loss300():
+    net = tanh_mlp((300, 40, 1))
+    return lambda t: net(t).pow(2).sum()
+
+
+def lstm_cell_step():
+    torch.manual_seed(0)
+    cell = nn.LSTMCell(16, 32).double()
+    return lambda x, h, c: cell(x, (h, c))
+
+
+CELL_IN = (randn(4, 16, seed=38), randn(4, 32, seed=39), randn(4, 32, seed=40))
+Z64 = torch.complex(randn(64, seed=41), randn(64, seed=42))
+
+
+def conv_transpose():
+    torch.manual_seed(0)
+    up = nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1).double()
+    return lambda t: torch.tanh(up(t))
+
+
+P("sz_linear256_input", "jacobian",
+  "ga.jacobian(lin256(), randn(4, 256, seed=30))",
+  "r.shape == (4, 256, 4, 256) and near(r, jr(lin256(), randn(4, 256, seed=30)), 1e-12)",
+  "tanh(Linear(256, 256)) on 4 rows: a 1024 x 1024 Jacobian = jacrev (float64)", group=G)
+P("sz_linear_weight_32k", "jacobian",
+  "ga.jacobian(act_of_weight, randn(128, 256, seed=43, scale=0.06))",
+  "r.shape == (2, 128, 128, 256) and near(r, jr(act_of_weight, randn(128, 256, seed=43, scale=0.06)), 1e-12) "
+  "and bool((r[:, 0, 1:] == 0).all())",
+  "w.r.t. a 128 x 256 weight (32768 inputs): = jacrev; output unit 0 depends on weight row 0 "
+  "only (exact zeros)", group=G)
+P("sz_conv16_32_float32", "jacobian",
+  "ga.jacobian(conv16_32(), randn(1, 16, 8, 8, seed=44, dtype=S))",
+  "r.dtype == S and near(r, jr(conv16_32(), randn(1, 16, 8, 8, seed=44, dtype=S)), 1e-5)",
+  "Conv2d(16, 32, 3) on 8 x 8: 1024 inputs -> 2048 outputs ('auto' may pick forward), "
+  "float32 = jacrev within 1e-5", group=G)
+P("sz_conv_weight", "jacobian",
+  "ga.jacobian(conv_of_weight, randn(32, 16, 3, 3, seed=45, scale=0.1))",
+  "near(r, jr(conv_of_weight, randn(32, 16, 3, 3, seed=45, scale=0.1)), 1e-12) "
+  "and bool((r[0, 0, :, :, 1:] == 0).all())",
+  "w.r.t. the 4608 weights of Conv2d(16, 32, 3): = jacrev; output channel 0 depends on "
+  "filter 0 only", group=G)
+P("sz_mlp3000_float32", "jacobian",
+  "ga.jacobian(mlp3000(), randn(3000, seed=46, dtype=S))",
+  "r.shape == (200, 3000) and near(r, jr(mlp3000(), randn(3000, seed=46, dtype=S)), 1e-5)",
+  "3000 -> 64 -> 200 tanh MLP, float32: = jacrev within 1e-5", group=G)
+P("sz_wide_output", "jacobian",
+  "ga.jacobian(outer_wide, randn(48, seed=47))",
+  "r.shape == (2304, 48) and near(r, jf(outer_wide, randn(48, seed=47)), 1e-12)",
+  "48 inputs -> 2304 outputs (outer product): = jacfwd", group=G)
+P("sz_forward_and_reverse_500", "jacobian",
+  "(ga.jacobian(field500, randn(500, seed=48), method='forward'), "
+  "ga.jacobian(field500, randn(500, seed=48), method='reverse'))",
+  "near(r[0], jf(field500, randn(500, seed=48)), 1e-12) and near(r[1], jr(field500, randn(500, seed=48)), 1e-12)",
+  "a 500 x 500 Jacobian by columns (= jacfwd) and by rows (= jacrev)", group=G)
+P("sz_finite_difference_mlp", "jacobian",
+  "ga.jacobian(tanh_mlp((200, 64, 50)), randn(200, seed=49), method='finite-difference')",
+  "r.shape == (50, 200) and near(r, jr(tanh_mlp((200, 64, 50)), randn(200, seed=49)), 1e-6)",
+  "central differences on a smooth 200 -> 50 MLP in float64: within 1e-6 of jacrev "
+  "(the differences' error is about eps^(2/3))", group=G)
+P("sz_vectorize_false", "jacobian",
+  "ga.jacobian(conv1d_300(), randn(1, 3, 100, seed=50), vectorize=False)",
+  "near(r, jr(conv1d_300(), randn(1, 3, 100, seed=50)), 1e-12)",
+  "vectorize=False loops over single products: the same 300 x 300 Jacobian as jacrev", group=G)
+P("sz_layernorm512", "jacobian",
+  "ga.jacobian(layernorm512(), randn(4, 512, seed=51))",
+  "near(r, jr(layernorm512(), randn(4, 512, seed=51)), 1e-10) and offdiag_zero(r, 2)",
+  "nn.LayerNorm(512) on 4 rows: a 2048 x 2048 Jacobian = jacrev, rows independent", group=G)
+P("sz_softmax_by_hand", "jacobian",
+  "ga.jacobian(softmax_rows, randn(8, 256, seed=52))",
+  "near(r, softmax_by_hand(randn(8, 256, seed=52)), 1e-12)",
+  "row softmax of (8, 256): diag(s) - s s^T per row, by hand", group=G)
+P("sz_attention_query", "jacobian",
+  "ga.jacobian(attend, randn(1, 2, 16, 16, seed=53))",
+  "near(r, jr(attend, randn(1, 2, 16, 16, seed=53)), 1e-10)",
+  "scaled_dot_product_attention w.r.t. the 512 query entries = jacrev (float64)", group=G)
+P("sz_batch_dim_128", "jacobian",
+  "ga.jacobian(tanh_mlp((64, 48, 32)), randn(128, 64, seed=54), batch_dim=0)",
+  "r.shape == (128, 32, 64) and near(r, vmap(jacrev(tanh_mlp((64, 48, 32))))(randn(128, 64, seed=54)), 1e-12)",
+  "per-sample Jacobians of 128 samples = vmap(jacrev)", group=G)
+P("sz_batch_dim_1", "jacobian",
+  "ga.jacobian(tanh_mlp((16, 24, 10)), randn(16, 8, seed=55), batch_dim=1)",
+  "r.shape == (8, 10, 16) and near(r, vmap(jacrev(tanh_mlp((16, 24, 10))), in_dims=1)(randn(16, 8, seed=55)), 1e-12)",
+  "samples along dimension 1: (B, y_sample, x_sample) = vmap(jacrev, in_dims=1)", group=G)
+P("sz_hessian_by_create_graph", "jacobian",
+  "ga.jacobian(lambda t: ga.jacobian(loss300(), t, create_graph=True), randn(300, seed=56))",
+  "near(r, hessian(loss300())(randn(300, seed=56)), 1e-10)",
+  "the Jacobian of a create_graph gradient (docs' own recipe) = torch.func.hessian, 300 x 300",
+  group=G)
+P("sz_lstm_cell_tuples", "jacobian",
+  "ga.jacobian(lstm_cell_step(), CELL_IN)",
+  "near(r, taj(lstm_cell_step(), CELL_IN), 1e-10)",
+  "nn.LSTMCell: inputs (x, h, c), outputs (h', c'): the nested 2 x 3 tuple of blocks of "
+  "torch.autograd.functional.jacobian", group=G)
+P("sz_fft_complex", "jacobian",
+  "ga.jacobian(torch.fft.fft, Z64)",
+  "near(r, taj(torch.fft.fft, Z64, vectorize=True), 1e-10)",
+  "complex fft of 64 points: conjugate Wirtinger entries, as torch.autograd.functional."
+  "jacobian(vectorize=True) (docs)", group=G)
+P("sz_conv_transpose", "jacobian",
+  "ga.jacobian(conv_transpose(), randn(1, 8, 6, 6, seed=57))",
+  "near(r, jr(conv_transpose(), randn(1, 8, 6, 6, seed=57)), 1e-12)",
+  "ConvTranspose2d upsampling, 288 inputs -> 576 outputs = jacrev", group=G)
+
+
+# ============================================================================= after-backward
+G = "after-backward"
+
+
+def n_hooks(model):
+    """Hooks on the model's modules and parameters (torch's own dictionaries, read only)."""
+    n = 0
+    for m in model.modules():
+        n += (len(m._forward_hooks) + len(m._forward_pre_hooks) + len(m._backward_hooks)
+              + len(m._backward_pre_hooks))
+    for p in model.parameters():
+        n += len(p._backward_hooks or {}) + len(getattr(p, "_post_accumulate_grad_hooks", None) or {})
+    return n
+
+
+def state(model, *tensors):
+    return NS(grads=[None if p.grad is None else p.grad.clone() for p in model.parameters()],
+              params=[p.detach().clone() for p in model.parameters()],
+              buffers=[b.clone() for b in model.buffers()],
+              rng=torch.get_rng_state(), hooks=n_hooks(model),
+              tensors=[(t.detach().clone(), None if t.grad is None else t.grad.clone(),
+                        t.requires_grad) for t in tensors])
+
+
+def unchanged(res, *what):
+    return all(same(getattr(res.before, k), getattr(res.after, k)) for k in what)
+
+
+def after_backward(build, op):
+    """Build a model, run the user's own loss.backward(), then op(s); the state around op."""
+    s = build()
+    s.out = s.loss()
+    s.out.backward()  # the user's own backward: .grad populated
+    before = state(s.model, *s.tensors)
+    r = op(s)
+    after = state(s.model, *s.tensors)
+    return NS(r=r, s=s, before=before, after=after)
+
+
+def ab_cnn():
+    net = cnn()  # eval mode, float64
+    x = randn(2, 3, 8, 8, seed=60).requires_grad_()
+    y = torch.tensor([1, 7])
+    return NS(model=net, x=x, y=y, loss=lambda: F.cross_entropy(net(x), y), tensors=[x])
+
+
+def ab_mlp(train=False, p=0.0, bn=False):
+    torch.manual_seed(0)
+    layers = [nn.Linear(12, 24)] + ([nn.BatchNorm1d(24)] if bn else [])
+    layers += [nn.Tanh(), nn.Dropout(p), nn.Linear(24, 3)]
+    net = nn.Sequential(*layers).double().train(train)
+    x = randn(8, 12, seed=61).requires_grad_()
+    y = torch.arange(8) % 3
+    return NS(model=net, x=x, y=y, loss=lambda: F.cross_entropy(net(x), y), tensors=[x])
+
+
+def ab_dropout():
+    return ab_mlp(train=True, p=0.3)
+
+
+def ab_bn():
+    return ab_mlp(train=True, bn=True)
+
+
+def two_more_forwards(s):
+    """The buffers after two more forward passes of the model on s.x (on a copy)."""
+    m = copy.deepcopy(s.model)
+    with torch.no_grad():
+        m(s.x)
+        m(s.x)
+    return [b.clone() for b in m.buffers()]
+
+
+def rng_kept(thunk):
+    before = torch.get_rng_state()
+    r = thunk()
+    return NS(r=r, kept=torch.equal(before, torch.get_rng_state()))
+
+
+def no_grad_call(thunk):
+    with torch.no_grad():
+        r = thunk()
+        still_off = not torch.is_grad_enabled()
+    return NS(r=r, still_off=still_off)
+
+
+def inference_x():
+    with torch.inference_mode():
+        return randn(2, 3, 8, 8, seed=62) * 1.0
+
+
+V_AB = randn(8, 3, seed=63)
+
+
+class Counting:
+    def __init__(self):
+        self.forward = 0
+        self.grad = 0
+
+
+def hooked_scn():
+    """An MLP training step; the user's own forward hook and parameter hook on it."""
+    net = mlp((16, 32, 4))
+    c = Counting()
+    net[0].register_forward_hook(lambda m, i, o: setattr(c, "forward", c.forward + 1))
+    net[2].weight.register_hook(lambda g: setattr(c, "grad", c.grad + 1))
+    x, y = randn(8, 16, seed=64, dtype=S), torch.arange(8) % 4
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(net(x), y).backward()
+        opt.step()
+
+    return NS(model=net, step=step, c=c)
+
+
+def hooks_survive_watch():
+    s = hooked_scn()
+    before = n_hooks(s.model)
+    with ga.watch(s.model):
+        s.step()
+    after = n_hooks(s.model)
+    seen = (s.c.forward, s.c.grad)
+    s.step()  # after the block: the user's hooks still run, once each
+    return NS(before=before, after=after, seen=seen, again=(s.c.forward, s.c.grad))
+
+
+def watched_vs_plain(build, steps=2):
+    a, b = build(), build()
+    with ga.watch(a.model):
+        for _ in range(steps):
+            a.step()
+    for _ in range(steps):
+        b.step()
+    return NS(pa=[p.detach().clone() for p in a.model.parameters()],
+              pb=[p.detach().clone() for p in b.model.parameters()],
+              ga_=[p.grad for p in a.model.parameters()], gb=[p.grad for p in b.model.parameters()])
+
+
+def band_conv(t):  # (200,) -> (200,), a 5-wide band
+    k = torch.tensor([0.5, -1.0, 2.0, -1.0, 0.5], dtype=t.dtype)
+    return torch.tanh(F.conv1d(t[None, None], k[None, None], padding=2)[0, 0])
+
+
+def band(n, w):
+    i = torch.arange(n)
+    return (i[:, None] - i[None, :]).abs() <= w
+
+
+P("ab_jacobian_x_untouched", "jacobian",
+  "after_backward(ab_cnn, lambda s: ga.jacobian(s.model, s.x))",
+  "unchanged(r, 'tensors') and near(r.r, jr(r.s.model, r.s.x.detach()), 1e-10)",
+  "x (requires_grad, .grad filled by the user's backward) is never modified: values, .grad, "
+  "requires_grad as before; J = jacrev", group=G)
+P("ab_jacobian_param_grads_kept", "jacobian",
+  "after_backward(ab_cnn, lambda s: ga.jacobian(s.model, s.x.detach()))",
+  "unchanged(r, 'grads', 'params', 'buffers')",
+  "the model's .grad from the user's backward stays as it was (inferred: a drop-in for "
+  "torch.autograd.functional.jacobian, whose rows come from torch.autograd.grad); eval-mode "
+  "model, so no buffer moves", group=G)
+P("ab_backward_vjp_x_untouched", "backward_vjp",
+  "after_backward(ab_mlp, lambda s: ga.backward_vjp(s.model, s.x, V_AB))",
+  "unchanged(r, 'tensors') and near(r.r, vjp_ref(r.s.model, r.s.x.detach(), V_AB), 1e-12)",
+  "x left untouched (.grad, requires_grad, values: docs); the result is v^T J", group=G)
+P("ab_compare_vjp_output_tensor", "compare_vjp",
+  "after_backward(ab_mlp, lambda s: ga.compare_vjp(s.model(s.x), s.x, V_AB, "
+  "reference=jr(s.model, s.x.detach())))",
+  "unchanged(r, 'tensors') and r.r.agree",
+  "an output tensor already computed: x's .grad (filled by the user's backward) is restored "
+  "after the comparison (docs); the model's backward agrees with its Jacobian", group=G)
+P("ab_compare_vjp_fn", "compare_vjp",
+  "after_backward(ab_mlp, lambda s: ga.compare_vjp(s.model, s.x, V_AB))",
+  "unchanged(r, 'tensors') and r.r.agree and near(r.r.backward, vjp_ref(r.s.model, r.s.x.detach(), V_AB), 1e-12)",
+  "x never modified; the backward agrees with central differences", group=G)
+P("ab_why_no_grad_after_backward", "why_no_grad",
+  "after_backward(ab_mlp, lambda s: ga.why_no_grad(s.out, s.model[0].weight))",
+  "r.r.case == 'ok' and unchanged(r, 'grads', 'hooks')",
+  "after the user's backward, a parameter that got its one-pass gradient: 'ok'; nothing is "
+  "changed (docs: no .grad accumulated, hooks removed)", group=G)
+P("ab_why_no_grad_callable_dropout", "why_no_grad",
+  "after_backward(ab_dropout, lambda s: ga.why_no_grad(s.loss, s.model[0].weight))",
+  "r.r.case == 'random-forward' and unchanged(r, 'rng', 'grads')",
+  "a recomputing function over a model with dropout in training: the two calls differ, so "
+  "'random-forward'; the random state is left as it was (fork_rng) and .grad untouched",
+  group=G)
+P("ab_why_no_grad_callable_bn_moves", "why_no_grad",
+  "after_backward(ab_bn, lambda s: (two_more_forwards(s), ga.why_no_grad(s.loss, s.model[0].weight)))",
+  "same(r.after.buffers, r.r[0])",
+  "each of the two calls is an ordinary forward (docs): the batch norm's running statistics "
+  "move exactly as after two forward passes", group=G)
+P("ab_trace_use_grad_untouched", "trace_backward",
+  "after_backward(ab_mlp, lambda s: ga.trace_backward(s.loss(), use_grad=True, "
+  "names=dict(s.model.named_parameters())))",
+  "unchanged(r, 'grads', 'hooks') and near(r.r.leaves['0.weight'], r.before.grads[0], 1e-12)",
+  "use_grad=True: no .grad is touched, no hook left; the recorded gradient of 0.weight is "
+  "one pass's, = the user's .grad", group=G)
+P("ab_trace_accumulates_as_backward", "trace_backward",
+  "after_backward(ab_mlp, lambda s: ga.trace_backward(s.loss(), names=dict(s.model.named_parameters())))",
+  "all(near(a, 2 * b, 1e-12) for a, b in zip(r.after.grads, r.before.grads)) and unchanged(r, 'hooks')",
+  "without use_grad the caller's tensors end as after a plain backward: the same loss twice "
+  "gives twice the .grad; no hooks left (docs)", group=G)
+P("ab_check_backward_rng", "check_backward",
+  "rng_kept(lambda: ga.check_backward(LinGelu.apply, *lg_in()))",
+  "r.kept and r.r.status == 'agree'",
+  "the random probes use their own seed: the caller's generator is not touched (docs); the "
+  "right fused linear+gelu agrees", group=G)
+P("ab_watch_user_hooks_survive", "watch",
+  "hooks_survive_watch()",
+  "r.before == r.after == 2 and r.seen == (1, 1) and r.again == (2, 2)",
+  "the user's forward hook and parameter hook: each ran once in the watched step, are still "
+  "there after the block (no hook of the watch left behind, docs) and run once more after",
+  group=G)
+P("ab_watch_transparent_gpt2", "watch",
+  "watched_vs_plain(scn_gpt2)",
+  "near(r.pa, r.pb, 1e-6) and near(r.ga_, r.gb, 1e-6)",
+  "two watched AdamW steps of GPT-2 leave the same parameters and .grad as two plain steps "
+  "(the watch records; it does not change the step)", group=G)
+P("ab_sparsity_pattern_rng", "sparsity_pattern",
+  "rng_kept(lambda: ga.sparsity_pattern(band_conv, randn(200, seed=65)))",
+  "r.kept and same_pattern(r.r, band(200, 2))",
+  "the global generator is never advanced (docs); the band of a 5-tap convolution", group=G)
+P("ab_sparse_certify_rng", "SparseJacobian",
+  "rng_kept(lambda: ga.SparseJacobian(band(200, 2))(band_conv, randn(200, seed=65), certify=2))",
+  "r.kept and near(r.r, jr(band_conv, randn(200, seed=65)), 1e-12)",
+  "certify's random vectors come from a fresh seed: the global generator is never advanced",
+  group=G)
+P("ab_jacobian_under_no_grad", "jacobian",
+  "no_grad_call(lambda: ga.jacobian(cnn(), randn(2, 3, 8, 8, seed=7)))",
+  "r.still_off and near(r.r, jr(cnn(), randn(2, 3, 8, 8, seed=7)), 1e-10)",
+  "under torch.no_grad() the Jacobian is still computed (docs) and grad mode stays off", group=G)
+P("ab_jacobian_inference_tensor", "jacobian",
+  "ga.jacobian(cnn(), inference_x())",
+  "near(r, jr(cnn(), inference_x().clone()), 1e-10)",
+  "x created under inference_mode is copied (docs): the Jacobian of the eval-mode CNN", group=G)
