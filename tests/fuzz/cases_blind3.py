@@ -933,3 +933,874 @@ P("ab_jacobian_inference_tensor", "jacobian",
   "ga.jacobian(cnn(), inference_x())",
   "near(r, jr(cnn(), inference_x().clone()), 1e-10)",
   "x created under inference_mode is copied (docs): the Jacobian of the eval-mode CNN", group=G)
+
+
+# ============================================================================= checker
+G = "checker"
+
+
+def _gelu_grad(z):
+    cdf = 0.5 * (1.0 + torch.erf(z / math.sqrt(2.0)))
+    pdf = torch.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    return cdf + z * pdf
+
+class LinGelu(torch.autograd.Function):
+    """y = gelu(x @ w.T + b), the fused layer of a transformer MLP; w square (d, d)."""
+    @staticmethod
+    def forward(ctx, x, w, b):
+        z = x @ w.T + b
+        ctx.save_for_backward(x, w, z)
+        return F.gelu(z)
+    @staticmethod
+    def backward(ctx, g):
+        x, w, z = ctx.saved_tensors
+        gz = g * _gelu_grad(z)
+        return gz @ w, gz.T @ x, gz.sum(0)
+
+class LinGeluT(LinGelu):      # bug: w transposed in the input gradient
+    @staticmethod
+    def backward(ctx, g):
+        x, w, z = ctx.saved_tensors
+        gz = g * _gelu_grad(z)
+        return gz @ w.T, gz.T @ x, gz.sum(0)
+
+class LinGeluCdf(LinGelu):    # bug: gelu'(z) taken as Phi(z), the z*phi(z) term missing
+    @staticmethod
+    def backward(ctx, g):
+        x, w, z = ctx.saved_tensors
+        gz = g * 0.5 * (1.0 + torch.erf(z / math.sqrt(2.0)))
+        return gz @ w, gz.T @ x, gz.sum(0)
+
+class LinGeluMean(LinGelu):   # bug: bias gradient averaged over the batch
+    @staticmethod
+    def backward(ctx, g):
+        x, w, z = ctx.saved_tensors
+        gz = g * _gelu_grad(z)
+        return gz @ w, gz.T @ x, gz.mean(0)
+
+class LinGeluJvp(torch.autograd.Function):
+    """LinGelu with a jvp (forward mode), setup_context style."""
+    @staticmethod
+    def forward(x, w, b):
+        return F.gelu(x @ w.T + b)
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, w, b = inputs
+        z = x @ w.T + b
+        ctx.save_for_backward(x, w, z)
+        ctx.fwd = (x, w, z)
+    @staticmethod
+    def backward(ctx, g):
+        x, w, z = ctx.saved_tensors
+        gz = g * _gelu_grad(z)
+        return gz @ w, gz.T @ x, gz.sum(0)
+    @staticmethod
+    def jvp(ctx, dx, dw, db):
+        x, w, z = ctx.fwd
+        dz = torch.zeros_like(z)
+        if dx is not None: dz = dz + dx @ w.T
+        if dw is not None: dz = dz + x @ dw.T
+        if db is not None: dz = dz + db
+        return dz * _gelu_grad(z)
+
+class LayerNormFn(torch.autograd.Function):
+    """Layer norm over the last dimension: (x - mean) / sqrt(var + eps) * gamma + beta."""
+    @staticmethod
+    def forward(ctx, x, gamma, beta):
+        mu = x.mean(-1, keepdim=True)
+        var = x.var(-1, unbiased=False, keepdim=True)
+        rstd = torch.rsqrt(var + 1e-5)
+        xhat = (x - mu) * rstd
+        ctx.save_for_backward(xhat, rstd, gamma)
+        return xhat * gamma + beta
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, gamma = ctx.saved_tensors
+        dxhat = g * gamma
+        dx = rstd * (dxhat - dxhat.mean(-1, keepdim=True)
+                     - xhat * (dxhat * xhat).mean(-1, keepdim=True))
+        return dx, (g * xhat).sum(0), g.sum(0)
+
+class LayerNormNoMean(LayerNormFn):   # bug: the mean-subtraction term of dx missing
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, gamma = ctx.saved_tensors
+        dxhat = g * gamma
+        dx = rstd * (dxhat - xhat * (dxhat * xhat).mean(-1, keepdim=True))
+        return dx, (g * xhat).sum(0), g.sum(0)
+
+class LayerNormGammaAxis(LayerNormFn):  # bug: gamma's gradient summed over the wrong axis
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, gamma = ctx.saved_tensors
+        dxhat = g * gamma
+        dx = rstd * (dxhat - dxhat.mean(-1, keepdim=True)
+                     - xhat * (dxhat * xhat).mean(-1, keepdim=True))
+        return dx, (g * xhat).sum(1), g.sum(0)
+
+class SoftmaxCE(torch.autograd.Function):
+    """Mean cross-entropy of logits (N, C) against integer targets (N,)."""
+    @staticmethod
+    def forward(ctx, logits, target):
+        logp = torch.log_softmax(logits, -1)
+        ctx.save_for_backward(logp, target)
+        return -logp.gather(1, target[:, None]).mean()
+    @staticmethod
+    def backward(ctx, g):
+        logp, target = ctx.saved_tensors
+        onehot = F.one_hot(target, logp.shape[1]).to(logp.dtype)
+        return g * (logp.exp() - onehot) / logp.shape[0], None
+
+class SoftmaxCESum(SoftmaxCE):   # bug: the mean's 1/N forgotten (sum reduction)
+    @staticmethod
+    def backward(ctx, g):
+        logp, target = ctx.saved_tensors
+        onehot = F.one_hot(target, logp.shape[1]).to(logp.dtype)
+        return g * (logp.exp() - onehot), None
+
+class SoftmaxCENoSoftmax(SoftmaxCE):   # bug: the softmax term dropped
+    @staticmethod
+    def backward(ctx, g):
+        logp, target = ctx.saved_tensors
+        onehot = F.one_hot(target, logp.shape[1]).to(logp.dtype)
+        return -g * onehot / logp.shape[0], None
+
+class SignSTE(torch.autograd.Function):
+    """sign(x) forward; hardtanh's derivative backward (a straight-through estimator)."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sign(x)
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (x.abs() <= 1).to(g.dtype)
+
+class RoundSTE(torch.autograd.Function):
+    """4-level quantiser round(4x)/4 with an identity backward."""
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(4 * x) / 4
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+class ReluInplace(torch.autograd.Function):
+    """relu_ on its input (ctx.mark_dirty), mask from the output."""
+    @staticmethod
+    def forward(ctx, x):
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * (y > 0).to(g.dtype)
+
+class ReluInplaceNoMask(ReluInplace):   # bug: the mask forgotten
+    @staticmethod
+    def backward(ctx, g):
+        return g.clone()
+
+
+class LinGeluJvpT(LinGeluJvp):  # bug in the backward only (the jvp is right)
+    @staticmethod
+    def backward(ctx, g):
+        x, w, z = ctx.saved_tensors
+        gz = g * _gelu_grad(z)
+        return gz @ w.T, gz.T @ x, gz.sum(0)
+
+
+class LayerNormF16(LayerNormFn):  # float32 layer norm whose backward rounds through float16
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd, gamma = ctx.saved_tensors
+        dxhat = (g * gamma).half().float()
+        dx = rstd * (dxhat - dxhat.mean(-1, keepdim=True)
+                     - xhat * (dxhat * xhat).mean(-1, keepdim=True))
+        return dx, (g * xhat).sum(0), g.sum(0)
+
+
+def lg_in(n=5, d=6, dtype=D, seed=70):
+    """(x, w, b) of the fused layer, all requiring grad; w square."""
+    x = randn(n, d, seed=seed, dtype=dtype)
+    w = randn(d, d, seed=seed + 1, dtype=dtype, scale=d ** -0.5)
+    b = randn(d, seed=seed + 2, dtype=dtype, scale=0.1)
+    return tuple(t.requires_grad_() for t in (x, w, b))
+
+
+def lg_plain(w, b):
+    return lambda t: F.gelu(t @ w.detach().T + b.detach())
+
+
+def ln_in(n=8, d=8, dtype=D, seed=80):
+    x = randn(n, d, seed=seed, dtype=dtype)
+    gamma = 1 + randn(d, seed=seed + 1, dtype=dtype, scale=0.2)
+    beta = randn(d, seed=seed + 2, dtype=dtype, scale=0.1)
+    return tuple(t.requires_grad_() for t in (x, gamma, beta))
+
+
+def ce_in(n=6, c=5, dtype=D, seed=90):
+    logits = randn(n, c, seed=seed, dtype=dtype).requires_grad_()
+    target = torch.randint(0, c, (n,), generator=gen(seed + 1))
+    return logits, target
+
+
+X_STE = torch.linspace(-1.9, 1.9, 20, dtype=D).requires_grad_()
+X_ROUND = (torch.arange(12, dtype=D) / 6 - 1 + 1 / 12).requires_grad_()  # 4x off the .5 edges
+X_RELU = randn(12, seed=95).requires_grad_()
+
+
+def lg_apply(fn, n=5, d=6, dtype=D):
+    x, w, b = lg_in(n, d, dtype)
+    return lambda t: fn.apply(t, w.detach(), b.detach())
+
+
+def ln_module():
+    torch.manual_seed(0)
+    ln = nn.LayerNorm(16).double()
+    with torch.no_grad():
+        ln.weight.copy_(1 + randn(16, seed=96, scale=0.2))
+        ln.bias.copy_(randn(16, seed=97, scale=0.1))
+    return ln
+
+
+def linear256_f32():
+    torch.manual_seed(0)
+    return nn.Linear(256, 256)
+
+
+# the fused linear + gelu of a transformer MLP (5 x 6 input, square 6 x 6 weight)
+P("ck_lingelu_right", "check_backward",
+  "ga.check_backward(LinGelu.apply, *lg_in())",
+  "bool(r) and r.status == 'agree' and r.wrong_pairs == ()",
+  "gradcheck (float64) accepts it: agree", group=G)
+P("ck_lingelu_transposed_weight", "check_backward",
+  "ga.check_backward(LinGeluT.apply, *lg_in())",
+  "not r and r.status == 'wrong' and wrong_sizes(r) == [30 * 30]",
+  "gradcheck rejects it; only the input gradient uses w.T for w: the (y, x) block "
+  "(30 x 30 entries) is wrong, w's and b's are right", group=G)
+P("ck_lingelu_missing_term", "check_backward",
+  "ga.check_backward(LinGeluCdf.apply, *lg_in())",
+  "not r and r.status == 'wrong' and wrong_sizes(r) == [30 * 6, 30 * 30, 30 * 36]",
+  "gelu'(z) taken as Phi(z) (the z phi(z) term missing) scales all three gradients: every "
+  "block wrong", group=G)
+P("ck_lingelu_mean_bias", "check_backward",
+  "ga.check_backward(LinGeluMean.apply, *lg_in())",
+  "not r and wrong_sizes(r) == [30 * 6] and r.wrong_pairs[0].pattern == 'factor'",
+  "the bias gradient averaged instead of summed over the batch of 5: only b's block, off by a "
+  "constant factor 1/5", group=G)
+P("ck_lingelu_right_f32_large", "check_backward",
+  "ga.check_backward(LinGelu.apply, *lg_in(64, 256, S))",
+  "bool(r) and r.status == 'agree'",
+  "float32 at a real size (64 x 256 input, 256 x 256 weight): the right backward agrees",
+  group=G)
+P("ck_lingelu_transposed_f32_large", "check_backward",
+  "ga.check_backward(LinGeluT.apply, *lg_in(64, 256, S))",
+  "not r and r.status == 'wrong' and wrong_sizes(r) == [(64 * 256) ** 2]",
+  "the transposed-weight bug at size in float32: wrong, only the (y, x) block", group=G)
+P("ck_lingelu_jvp_right", "check_backward",
+  "ga.check_backward(LinGeluJvp.apply, *lg_in())",
+  "bool(r) and 'forward' in r.reference.lower()",
+  "a Function with a jvp is checked against forward mode (docs: reference names it); agree",
+  group=G)
+P("ck_lingelu_jvp_buggy_backward", "check_backward",
+  "ga.check_backward(LinGeluJvpT.apply, *lg_in())",
+  "not r and wrong_sizes(r) == [30 * 30]",
+  "a right jvp and a backward with the transposed weight: the (y, x) block is wrong", group=G)
+P("ck_lingelu_compare_right", "compare_vjp",
+  "ga.compare_vjp(lg_apply(LinGelu), lg_in()[0].detach(), randn(5, 6, seed=73))",
+  "r.agree and r.status == 'agree'",
+  "v^T J through the right backward agrees with central differences", group=G)
+P("ck_lingelu_compare_transposed", "compare_vjp",
+  "ga.compare_vjp(lg_apply(LinGeluT), lg_in()[0].detach(), randn(5, 6, seed=73))",
+  "not r.agree and r.status == 'DISAGREE'",
+  "the transposed weight disagrees with central differences", group=G)
+P("ck_lingelu_compare_jacobian_reference", "compare_vjp",
+  "ga.compare_vjp(lg_apply(LinGeluT), lg_in()[0].detach(), randn(5, 6, seed=73), "
+  "reference=jr(lg_plain(*lg_in()[1:]), lg_in()[0].detach()))",
+  "not r.agree and near(r.reference, vjp_ref(lg_plain(*lg_in()[1:]), lg_in()[0].detach(), randn(5, 6, seed=73)), 1e-12)",
+  "against the Jacobian of the plain torch expression: disagree; the reference is v^T J", group=G)
+# layer norm
+P("ck_layernorm_right", "check_backward",
+  "ga.check_backward(LayerNormFn.apply, *ln_in())",
+  "bool(r) and r.status == 'agree'",
+  "the textbook layer-norm backward: gradcheck accepts it", group=G)
+P("ck_layernorm_missing_mean", "check_backward",
+  "ga.check_backward(LayerNormNoMean.apply, *ln_in())",
+  "not r and wrong_sizes(r) == [64 * 64]",
+  "the mean-subtraction term of dx missing: only the (y, x) block is wrong", group=G)
+P("ck_layernorm_gamma_axis", "check_backward",
+  "ga.check_backward(LayerNormGammaAxis.apply, *ln_in())",
+  "not r and wrong_sizes(r) == [64 * 8]",
+  "gamma's gradient summed over the feature axis instead of the batch (8 x 8 input, shapes "
+  "fit): only the (y, gamma) block is wrong", group=G)
+P("ck_layernorm_right_f32_large", "check_backward",
+  "ga.check_backward(LayerNormFn.apply, *ln_in(64, 512, S))",
+  "bool(r) and r.status == 'agree'",
+  "float32, 64 rows of 512 features: the right backward agrees", group=G)
+P("ck_layernorm_missing_mean_f32_large", "check_backward",
+  "ga.check_backward(LayerNormNoMean.apply, *ln_in(64, 512, S))",
+  "not r and r.status == 'wrong' and wrong_sizes(r) == [(64 * 512) ** 2]",
+  "the missing mean term at size in float32: the (y, x) block is wrong", group=G)
+P("ck_layernorm_half_backward", "check_backward",
+  "ga.check_backward(LayerNormF16.apply, *ln_in(64, 512, S))",
+  "not r",
+  "a float32 forward whose backward rounds the upstream gradient through float16: the docs "
+  "say such lost precision is caught (gradcheck in float64 is not the label here: the "
+  "relative error of the result, about 5e-4, is far above float32's)", group=G)
+P("ck_layernorm_module", "check_backward",
+  "ga.check_backward(ln_module(), randn(4, 16, seed=98))",
+  "bool(r) and len(r.pairs) == 3",
+  "nn.LayerNorm(16): input, weight and bias checked, all three blocks (6144 entries, under "
+  "16384: full comparison) agree", group=G)
+# softmax cross-entropy
+P("ck_softmax_ce_right", "check_backward",
+  "ga.check_backward(SoftmaxCE.apply, *ce_in())",
+  "bool(r) and len(r.skipped) == 1",
+  "right; the integer targets are passed through and reported in skipped", group=G)
+P("ck_softmax_ce_sum_reduction", "check_backward",
+  "ga.check_backward(SoftmaxCESum.apply, *ce_in())",
+  "not r and r.wrong_pairs[0].pattern == 'factor'",
+  "the mean's 1/N forgotten: the gradient is N = 6 times too large, a constant factor", group=G)
+P("ck_softmax_ce_no_softmax", "check_backward",
+  "ga.check_backward(SoftmaxCENoSoftmax.apply, *ce_in())",
+  "not r and r.status == 'wrong'",
+  "the softmax term dropped (only -onehot / N): wrong", group=G)
+P("ck_softmax_ce_compare_sum", "compare_vjp",
+  "ga.compare_vjp(lambda t: SoftmaxCESum.apply(t, ce_in()[1]), ce_in()[0].detach(), 1.0)",
+  "r.status == 'DISAGREE' and near(r.reference, ce_grad(ce_in()[0], ce_in()[1]), 1e-7)",
+  "disagrees; the finite-difference reference is (softmax - onehot) / N", group=G)
+P("ck_softmax_ce_f32_large", "check_backward",
+  "ga.check_backward(SoftmaxCE.apply, *ce_in(128, 1000, S))",
+  "bool(r)",
+  "a batch of 128 over 1000 classes in float32: right", group=G)
+# straight-through estimators
+P("ck_ste_sign_default", "check_backward",
+  "ga.check_backward(SignSTE.apply, X_STE)",
+  "not r and r.wrong_pairs[0].pattern == 'not-derivative'",
+  "sign forward, hardtanh' backward: against the derivative it is a gradient where the "
+  "forward is flat", group=G)
+P("ck_ste_sign_expected", "check_backward",
+  "ga.check_backward(SignSTE.apply, X_STE, expected=lambda g, x: g * (x.abs() <= 1))",
+  "bool(r)",
+  "checked against its intent, hardtanh's derivative: agree", group=G)
+P("ck_ste_sign_expected_identity", "check_backward",
+  "ga.check_backward(SignSTE.apply, X_STE, expected=lambda g, x: g)",
+  "not r and r.wrong_pairs[0].n_wrong == 10 and "
+  "all(abs(float(X_STE[e.input_index[0]])) > 1 for e in r.wrong_pairs[0].worst)",
+  "against the identity: wrong at the 10 elements with |x| > 1 (linspace(-1.9, 1.9, 20)), "
+  "and only there", group=G)
+P("ck_ste_round_expected", "check_backward",
+  "ga.check_backward(RoundSTE.apply, X_ROUND, expected=lambda g, x: g)",
+  "bool(r)",
+  "a 4-level quantiser with an identity backward, stated as intended: agree", group=G)
+# in-place relu (ctx.mark_dirty)
+P("ck_relu_inplace_right", "check_backward",
+  "ga.check_backward(lambda t: ReluInplace.apply(t.clone()), X_RELU)",
+  "bool(r)",
+  "relu_ on a clone, mask from the saved output: gradcheck accepts it", group=G)
+P("ck_relu_inplace_no_mask", "check_backward",
+  "ga.check_backward(lambda t: ReluInplaceNoMask.apply(t.clone()), X_RELU)",
+  "not r and all(float(X_RELU[e.input_index[0]]) < 0 for e in r.wrong_pairs[0].worst)",
+  "the mask forgotten: wrong exactly where x < 0", group=G)
+P("ck_linear256_module_f32", "check_backward",
+  "ga.check_backward(linear256_f32(), randn(8, 256, seed=99, dtype=S))",
+  "bool(r) and r.status == 'agree'",
+  "nn.Linear(256, 256) in float32 with its parameters: torch's backward agrees", group=G)
+
+
+# ============================================================================= watch
+G = "watch"
+
+
+def _ce_step(net, x, y, opt, loss=None):
+    loss = loss or (lambda: F.cross_entropy(net(x), y))
+
+    def step():
+        opt.zero_grad()
+        loss().backward()
+        opt.step()
+
+    return step, loss
+
+
+def scn_frozen():
+    """A 16-32-32-4 ReLU MLP whose first layer is frozen; SGD on the trainable ones."""
+    net = mlp((16, 32, 32, 4))
+    for p in net[0].parameters():
+        p.requires_grad_(False)
+    x, y = randn(32, 16, seed=100, dtype=S), torch.arange(32) % 4
+    opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1)
+    step, loss = _ce_step(net, x, y, opt)
+    return NS(model=net, step=step, loss=loss)
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU())
+        self.head = nn.Linear(32, 4)
+        self.aux = nn.Linear(32, 2)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.head(h), self.head(h)[:, :2]  # slip: aux never called
+
+
+def scn_unused():
+    torch.manual_seed(0)
+    net = TwoHeads()
+    x, y = randn(32, 16, seed=101, dtype=S), torch.arange(32) % 4
+
+    def loss():
+        a, b = net(x)
+        return F.cross_entropy(a, y) + F.cross_entropy(b, y % 2)
+
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    step, _ = _ce_step(net, x, y, opt, loss)
+    return NS(model=net, step=step, loss=loss)
+
+
+class Detached(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(16, 32), nn.Tanh())
+        self.head = nn.Linear(32, 4)
+        self.skip = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.head(self.body(x).detach()) + self.skip(x)  # body cut from the loss
+
+
+def scn_detached():
+    torch.manual_seed(0)
+    net = Detached()
+    x, y = randn(32, 16, seed=102, dtype=S), torch.arange(32) % 4
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    step, loss = _ce_step(net, x, y, opt)
+    return NS(model=net, step=step, loss=loss)
+
+
+def scn_nan_input():
+    net = mlp((16, 32, 4))
+    x, y = randn(32, 16, seed=103, dtype=S), torch.arange(32) % 4
+    x[3, 5] = float("nan")
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    step, loss = _ce_step(net, x, y, opt)
+    return NS(model=net, step=step, loss=loss)
+
+
+class Dist(nn.Module):
+    def forward(self, h):
+        return torch.sqrt((h ** 2).sum(-1))  # sqrt(0) for an all-zero row: 0 * inf = NaN
+
+
+class SqrtNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 8, bias=False)
+        self.dist = Dist()
+        self.head = nn.Linear(1, 1)
+
+    def forward(self, x):
+        return self.head(self.dist(self.fc(x))[:, None])
+
+
+def scn_sqrt():
+    torch.manual_seed(0)
+    net = SqrtNet()
+    x = randn(16, 16, seed=104, dtype=S)
+    x[0] = 0.0  # fc(0) = 0 exactly (no bias)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def loss():
+        return net(x).pow(2).mean()
+
+    step, _ = _ce_step(net, x, None, opt, loss)
+    return NS(model=net, step=step, loss=loss)
+
+
+class BodyHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU())
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def scn_opt(which):
+    torch.manual_seed(0)
+    net = BodyHead()
+    x, y = randn(32, 16, seed=105, dtype=S), torch.arange(32) % 4
+    params = net.head.parameters() if which == "head" else net.parameters()
+    opt = torch.optim.SGD(params, lr=0.1)
+    step, loss = _ce_step(net, x, y, opt)
+    return NS(model=net, step=step, loss=loss)
+
+
+def scn_opt_head_only():
+    return scn_opt("head")
+
+
+def scn_opt_all():
+    return scn_opt("all")
+
+
+def scn_dead():
+    net = mlp((16, 32, 4))
+    with torch.no_grad():
+        net[0].bias.fill_(-10.0)  # every unit of the ReLU below zero on inputs in [0, 1)
+    x, y = rand(32, 16, seed=106, dtype=S), torch.arange(32) % 4
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    step, loss = _ce_step(net, x, y, opt)
+    return NS(model=net, step=step, loss=loss)
+
+
+def scn_gpt2(frozen_wte=False):
+    m = gpt2(train=True)
+    if frozen_wte:
+        m.transformer.wte.weight.requires_grad_(False)  # tied with lm_head
+    tok = ids(4, 8, seed=107)
+    opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=1e-3)
+
+    def loss():
+        return m(tok, labels=tok).loss
+
+    step, _ = _ce_step(m, None, None, opt, loss)
+    return NS(model=m, step=step, loss=loss, tok=tok)
+
+
+def scn_gpt2_frozen():
+    return scn_gpt2(frozen_wte=True)
+
+
+def scn_bert():
+    b = bert(dtype=S, train=True)
+    tok = ids(2, 10, seed=108)
+    target = randn(2, 10, 32, seed=109, dtype=S)
+    opt = torch.optim.SGD(b.parameters(), lr=0.1)
+
+    def loss():  # a loss of the token states only: the pooler runs, its output is unused
+        return F.mse_loss(b(tok).last_hidden_state, target)
+
+    step, _ = _ce_step(b, None, None, opt, loss)
+    return NS(model=b, step=step, loss=loss)
+
+
+class LSTMClassifier(nn.Module):
+    def __init__(self, sparse=False):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16, sparse=sparse)
+        self.lstm = nn.LSTM(16, 32, batch_first=True)
+        self.out = nn.Linear(32, 3)
+
+    def forward(self, tok):
+        return self.out(self.lstm(self.emb(tok))[0][:, -1])
+
+
+def scn_lstm(sparse=False):
+    torch.manual_seed(0)
+    net = LSTMClassifier(sparse)
+    tok, y = ids(8, 12, seed=110, vocab=50), torch.arange(8) % 3
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    step, loss = _ce_step(net, tok, y, opt)
+    return NS(model=net, step=step, loss=loss)
+
+
+def scn_lstm_sparse():
+    return scn_lstm(sparse=True)
+
+
+def scn_mlp_loop():
+    net = mlp((16, 32, 32, 4))
+    x, y = randn(32, 16, seed=111, dtype=S), torch.arange(32) % 4
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    step, loss = _ce_step(net, x, y, opt)
+    return NS(model=net, step=step, loss=loss)
+
+
+def scn_accumulate():
+    """The user ran one backward (batch A) before the watch and forgot zero_grad; the watched
+    step is a backward on batch B."""
+    net = mlp((16, 32, 4))
+    xa, xb = randn(16, 16, seed=112, dtype=S), randn(16, 16, seed=113, dtype=S)
+    y = torch.arange(16) % 4
+    F.cross_entropy(net(xa), y).backward()
+
+    def step():
+        F.cross_entropy(net(xb), y).backward()
+
+    return NS(model=net, step=step, xa=xa, xb=xb, y=y)
+
+
+def accumulate_ref():
+    """(norm of batch A's gradient of 0.weight, norm of batch B's alone), plain torch."""
+    s = scn_accumulate()
+    ga_ = s.model[0].weight.grad.norm().item()
+    gb = torch.autograd.grad(F.cross_entropy(s.model(s.xb), s.y), s.model[0].weight)[0]
+    return ga_, gb.norm().item()
+
+
+def watched(build, steps=1, **kw):
+    """Run the scenario's step(s) inside ``with ga.watch(model)``; return the watch."""
+    s = build()
+    with ga.watch(s.model, **kw) as w:
+        for _ in range(steps):
+            s.step()
+    return w
+
+
+def grad_norm(p):
+    if p.grad is None:
+        return None
+    g = p.grad.coalesce().values() if p.grad.is_sparse else p.grad
+    return g.norm().item()
+
+
+def wref(build, steps=1):
+    """Each parameter's gradient norm after the same step(s) without a watch."""
+    s = build()
+    for _ in range(steps):
+        s.step()
+    return {n: grad_norm(p) for n, p in s.model.named_parameters()}
+
+
+def norms_match(w, ref, tol=1e-5):
+    return all(rel(w.parameters[n].grad, g, tol) for n, g in ref.items())
+
+
+def diagnose(build, pick, with_module=False):
+    """why_no_grad on the scenario's loss before any backward (the graph is there)."""
+    s = build()
+    if with_module:
+        return ga.why_no_grad(s.loss(), pick(s.model), module=s.model)
+    return ga.why_no_grad(s.loss(), pick(s.model))
+
+
+def traced(build, names=None, **kw):
+    s = build()
+    loss = s.loss()
+    t = ga.trace_backward(loss, names=names(s.model) if names else None, **kw)
+    return NS(t=t, s=s)
+
+
+def trace_cnn():
+    net = cnn(dtype=S, train=True)
+    x, y = randn(4, 3, 8, 8, seed=114, dtype=S), torch.tensor([0, 3, 9, 3])
+    logits = net(x)
+    t = ga.trace_backward(F.cross_entropy(logits, y),
+                          names={**dict(net.named_parameters()), "logits": logits})
+    return NS(t=t, net=net, logits=logits.detach(), y=y)
+
+
+def cnn_ref_grads():
+    net = cnn(dtype=S, train=True)
+    x, y = randn(4, 3, 8, 8, seed=114, dtype=S), torch.tensor([0, 3, 9, 3])
+    F.cross_entropy(net(x), y).backward()
+    return {n: p.grad for n, p in net.named_parameters()}
+
+
+def trace_inputs_only():
+    net = cnn(dtype=S, train=True)
+    x, y = randn(4, 3, 8, 8, seed=114, dtype=S), torch.tensor([0, 3, 9, 3])
+    t = ga.trace_backward(F.cross_entropy(net(x), y), inputs=[net[-1].weight])
+    return [n for n, p in net.named_parameters() if p.grad is not None]
+
+
+def gpt2_ref_grads():
+    s = scn_gpt2()
+    s.loss().backward()
+    return {n: p.grad for n, p in s.model.named_parameters()}
+
+
+def relu_out_named():
+    s = scn_dead()
+    h = s.model[1](s.model[0](rand(32, 16, seed=106, dtype=S)))
+    loss = F.cross_entropy(s.model[2](h), torch.arange(32) % 4)
+    return ga.trace_backward(loss, names={"h": h})
+
+
+# --- frozen first layer
+P("wa_frozen_record", "watch",
+  "watched(scn_frozen)",
+  "r.parameters['0.weight'].requires_grad is False and r.parameters['0.weight'].grad is None "
+  "and norms_match(r, wref(scn_frozen))",
+  "the frozen layer's parameters got no gradient and are recorded as not requiring grad; the "
+  "others' norms equal those of the same step unwatched", group=G)
+P("wa_frozen_summary", "GradWatch.summary",
+  "watched(scn_frozen).summary()",
+  "r.startswith('gradients ok') and '0.weight' in r",
+  "docs: frozen parameters are named after the verdict, and 'gradients ok' then speaks of "
+  "the trainable ones (every trainable one got a finite nonzero gradient, all held by SGD)",
+  group=G)
+P("wa_frozen_diagnosis", "why_no_grad",
+  "diagnose(scn_frozen, lambda m: m[0].weight)",
+  "r.case == 'requires-grad-false'",
+  "requires_grad=False", group=G)
+# --- a module never called
+P("wa_unused_record", "watch",
+  "watched(scn_unused)",
+  "r.parameters['aux.weight'].grad is None and r.parameters['aux.weight'].module_ran is False "
+  "and r.parameters['head.weight'].module_ran is True",
+  "aux was never called: no gradient, module_ran False; head ran (twice)", group=G)
+P("wa_unused_why", "GradWatch.why_no_grad",
+  "watched(scn_unused).why_no_grad('aux.weight')",
+  "'never called' in r",
+  "docs' example: \"no gradient reached 1.weight: module '1' (Linear) was never called ...\"",
+  group=G)
+P("wa_unused_summary", "GradWatch.summary",
+  "watched(scn_unused).summary()",
+  "not r.startswith('gradients ok') and 'aux' in r",
+  "a parameter without a gradient is a problem; the summary names it", group=G)
+P("wa_unused_diagnosis_module", "why_no_grad",
+  "diagnose(scn_unused, lambda m: m.aux.weight, with_module=True)",
+  "r.case == 'unused-parameter'",
+  "absent from the graph, and with module= given no parameter of aux is in the graph "
+  "either: 'unused-parameter' (docs)", group=G)
+# --- a detached branch
+P("wa_detached_record", "watch",
+  "watched(scn_detached)",
+  "r.parameters['body.0.weight'].grad is None and r.parameters['body.0.weight'].module_ran is True "
+  "and norms_match(r, wref(scn_detached))",
+  "body ran but its output was detached: no gradient; head and skip as unwatched", group=G)
+P("wa_detached_diagnosis", "why_no_grad",
+  "diagnose(scn_detached, lambda m: m.body[0].weight)",
+  "r.case == 'not-reachable'",
+  "cut by .detach(): not in the loss's graph", group=G)
+P("wa_detached_problems", "GradWatch.problems",
+  "watched(scn_detached).problems()",
+  "len(r) >= 1",
+  "missing gradients / a module cut from the graph are listed findings", group=G)
+# --- a NaN in the input
+P("wa_nan_input_state", "watch",
+  "watched(scn_nan_input)",
+  "r.parameters['0.weight'].state == 'nonfinite' and math.isnan(r.rows()[-1]['grad_out'])",
+  "one NaN input makes the loss and every gradient NaN: state 'nonfinite'; the gradient at "
+  "the last layer's output has a NaN norm", group=G)
+P("wa_nan_input_summary", "GradWatch.summary",
+  "watched(scn_nan_input).summary()",
+  "not r.startswith('gradients ok')",
+  "non-finite gradients are a problem", group=G)
+# --- NaN made in the backward (sqrt at 0)
+P("wa_sqrt_first_nonfinite", "GradWatch.first_nonfinite",
+  "watched(scn_sqrt).first_nonfinite()",
+  "r is not None and r.name == 'dist'",
+  "dist receives a finite gradient and sends NaN (0 * inf at sqrt(0)); head before it is "
+  "finite (checked with torch)", group=G)
+P("wa_sqrt_diagnosis", "why_no_grad",
+  "diagnose(scn_sqrt, lambda m: m.fc.weight)",
+  "r.case == 'nonfinite' and 'sqrt' in (r.node or '')",
+  "NaN/Inf first appears at the sqrt", group=G)
+P("wa_sqrt_trace", "trace_backward",
+  "traced(scn_sqrt, use_grad=True).t.first_nonfinite",
+  "r is not None and r.grad_fn == 'SqrtBackward0'",
+  "the first node that received finite cotangents and sent Inf", group=G)
+# --- an optimizer missing some parameters
+P("wa_optimizer_missing_params", "GradWatch.summary",
+  "(watched(scn_opt_head_only).summary(), watched(scn_opt_all).summary())",
+  "r[0] != r[1] and 'body' in r[0]",
+  "docs: the summary names parameters no optimizer seen holds (SGD holds only head's)",
+  group=G)
+# --- dead ReLU
+P("wa_dead_relu_first_zero", "GradWatch.first_zero",
+  "watched(scn_dead).first_zero()",
+  "r is not None and r.kind == 'ReLU'",
+  "bias -10: the ReLU receives a nonzero gradient and sends zeros", group=G)
+P("wa_dead_relu_units", "GradWatch.layers",
+  "watched(scn_dead).layers()",
+  "[c.kind for c in r] == ['Linear', 'ReLU', 'Linear'] and r[1].dead_units == (32, 32)",
+  "innermost calls in forward order; all 32 units of the ReLU dead for the whole batch", group=G)
+P("wa_dead_relu_diagnosis", "why_no_grad",
+  "diagnose(scn_dead, lambda m: m[0].weight)",
+  "r.case == 'zero'",
+  "reachable but exactly zero (a dead ReLU)", group=G)
+# --- GPT-2 training step
+P("wa_gpt2_norms", "watch",
+  "watched(scn_gpt2)",
+  "norms_match(r, wref(scn_gpt2))",
+  "every parameter's gradient norm (28 parameters, lm_head tied to wte) equals the unwatched "
+  "step's, float32 1e-5", group=G)
+P("wa_gpt2_summary_ok", "GradWatch.summary",
+  "watched(scn_gpt2).summary()",
+  "r.startswith('gradients ok')",
+  "a healthy AdamW step of a 2-layer GPT-2: every parameter got a finite nonzero gradient and "
+  "the optimizer holds all of them", group=G)
+P("wa_gpt2_rows_order", "GradWatch.rows",
+  "[row['module'] for row in watched(scn_gpt2).rows()]",
+  "r.index('transformer.h.0.attn.c_attn') < r.index('transformer.h.1.attn.c_attn') "
+  "< r.index('lm_head')",
+  "innermost module calls in forward order", group=G)
+P("wa_gpt2_frozen_embeddings", "watch",
+  "watched(scn_gpt2_frozen)",
+  "r.parameters['transformer.wte.weight'].grad is None and norms_match(r, wref(scn_gpt2_frozen))",
+  "wte frozen (and lm_head with it, tied): no gradient; the rest as unwatched", group=G)
+P("wa_gpt2_draw", "draw_modules",
+  "ga.draw_modules(watched(scn_gpt2)).svg.count('<rect class=\"ga-box\"')",
+  "r == 2",
+  "one box per direct submodule of the model (transformer, lm_head), as in the docs' example",
+  group=G)
+P("wa_gpt2_int_input", "why_no_grad",
+  "(lambda s: ga.why_no_grad(s.loss(), s.tok))(scn_gpt2())",
+  "r.case == 'integer-dtype'",
+  "the token ids are integers", group=G)
+# --- BERT: the pooler runs, its output is not in the loss
+P("wa_bert_pooler_unused", "watch",
+  "watched(scn_bert)",
+  "r.parameters['pooler.dense.weight'].grad is None and r.parameters['pooler.dense.weight'].module_ran is True "
+  "and norms_match(r, wref(scn_bert))",
+  "pooler ran but its output went unused: no gradient; the rest as unwatched", group=G)
+P("wa_bert_trace_unreached", "trace_backward",
+  "traced(scn_bert, names=lambda m: {'pooler': m.pooler.dense.weight, "
+  "'words': m.embeddings.word_embeddings.weight}).t.unreached",
+  "'pooler' in r and 'words' not in r",
+  "a named tensor not in the traced graph is listed in unreached", group=G)
+# --- LSTM classifier, dense and sparse embeddings
+P("wa_lstm_norms", "watch",
+  "watched(scn_lstm)",
+  "norms_match(r, wref(scn_lstm))",
+  "Embedding-LSTM-Linear step: norms as unwatched", group=G)
+P("wa_sparse_embedding", "watch",
+  "watched(scn_lstm_sparse)",
+  "r.parameters['emb.weight'].sparse is True and norms_match(r, wref(scn_lstm_sparse))",
+  "nn.Embedding(sparse=True): the gradient arrives sparse, its norm taken on the coalesced "
+  "values", group=G)
+# --- several steps, light recording
+P("wa_light_steps", "watch",
+  "watched(scn_mlp_loop, steps=6, full_steps=2)",
+  "norms_match(r, wref(scn_mlp_loop, steps=6)) and all(row['grad_out'] is None for row in r.rows())",
+  "after 2 full steps a healthy loop is recorded light: no gradient inside the model, the "
+  "parameters' still (the last step's norms)", group=G)
+P("wa_full_steps_none", "watch",
+  "watched(scn_mlp_loop, steps=6, full_steps=None)",
+  "norms_match(r, wref(scn_mlp_loop, steps=6)) and all(row['grad_out'] is not None for row in r.rows())",
+  "full_steps=None: every step in full, gradients at every module", group=G)
+P("wa_accumulated_held_before", "watch",
+  "watched(scn_accumulate).parameters['0.weight']",
+  "rel(r.held_before, accumulate_ref()[0]) and rel(r.grad, accumulate_ref()[1])",
+  ".grad already held batch A's gradient when batch B's arrived: held_before is its norm, "
+  "grad the norm of B's alone", group=G)
+# --- trace_backward on training steps
+P("wa_trace_cnn_logits", "trace_backward",
+  "trace_cnn()",
+  "near(r.t.cotangent('logits'), ce_grad(r.logits, r.y), 1e-5) and "
+  "all(torch.equal(r.t.leaves[n], p.grad) for n, p in r.net.named_parameters()) and "
+  "near([p.grad for p in r.net.parameters()], list(cnn_ref_grads().values()), 1e-5)",
+  "the logits receive (softmax - onehot) / N; each leaf's recorded gradient is its .grad, "
+  "which is a plain backward's", group=G)
+P("wa_trace_inputs_only", "trace_backward",
+  "trace_inputs_only()",
+  "r == ['9.weight']",
+  "inputs=[the last layer's weight]: only it accumulates", group=G)
+P("wa_trace_gpt2_leaves", "trace_backward",
+  "traced(scn_gpt2, names=lambda m: dict(m.named_parameters())).t.leaves",
+  "near([r[n] for n in gpt2_ref_grads()], list(gpt2_ref_grads().values()), 1e-5)",
+  "GPT-2's loss traced: every parameter's recorded gradient (the tied wte one summed over "
+  "both uses) = a plain backward's", group=G)
+P("wa_trace_dead_relu", "trace_backward",
+  "relu_out_named().node('h')",
+  "bool((r.grad_inputs[0] == 0).all()) and bool((r.arrived != 0).any())",
+  "the dead ReLU's node received a nonzero cotangent and sent zeros", group=G)

@@ -6,8 +6,8 @@ branches, or no explosion, nothing of the kind is said.
 
 The truth comes from torch alone: the number of residual additions built whose stream carries
 a gradient (the first block's input does not), and, unscaled over 16 blocks or more, that the
-gradient at the first block's output is more than 1000 times the gradient at the model's
-output.  Generated: the depth,
+gradient at the first block's output is more than 100 times the gradient at the model's
+output (often 1000 times; 900 at one seed a random sweep drew).  Generated: the depth,
 the branch's scale, a LayerNorm in the branches, and the seed.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -50,6 +50,7 @@ class Residual(nn.Module):
 @settings(max_examples=20, deadline=None)
 @given(depth=st.sampled_from([2, 4, 16, 20]), scale=st.sampled_from([1.0, 1.0, 0.05]),
        norm=st.booleans(), seed=st.integers(0, 2**16))
+@example(depth=16, scale=1.0, norm=False, seed=17514)  # 900 times, not 1000
 def test_residual_additions_are_named_with_an_explosion(depth, scale, norm, seed):
     torch.manual_seed(seed)
     model = Residual(depth, scale, norm)
@@ -60,7 +61,7 @@ def test_residual_additions_are_named_with_an_explosion(depth, scale, norm, seed
         out = model(x, kept)
         out.retain_grad()
         ((out - x) ** 2).mean().backward()
-        assert float(kept[0].grad.norm()) > 1000 * float(out.grad.norm())
+        assert float(kept[0].grad.norm()) > 100 * float(out.grad.norm())
         model.zero_grad()
     read = residual_adds(Graph(((model(x) - x) ** 2).mean().grad_fn))  # the graph alone
     assert (read is None) == (norm or depth - 1 < 2)
