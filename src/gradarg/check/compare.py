@@ -505,18 +505,22 @@ def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str
     # rows of outputs that are NaN/inf in fn's own dtype (exp(100.0) in float32), where the
     # reference on float64 copies is finite: the backward's inf or NaN there is not checked
     rows = ((~torch.isfinite(y.detach())) & (v != 0)).to(ex.dtype)
-    if bool(rows.any()):
-        off = off + torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(ex.dtype),
-                                    dims=nd)
+    row_off = torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(ex.dtype),
+                              dims=nd) if bool(rows.any()) else None
+    if row_off is not None:
+        off = off + row_off
     # an element whose unresolved entries are all bounded: its |vᵀJ - ref| is at most the
     # sum of |v_i| times those bounds (returned in place of inf: compare_vjp calls a backward
     # outside it DISAGREE, and says it could not check one inside)
-    lift = va.reshape(va.shape + (1,) * x.dim()) > 0
-    reach = sum(torch.where(lift, g * va.reshape(lift.shape), 0.0).sum(tuple(range(nd)))
-                for g in gaps)
-    if bool(rows.any()):
-        reach = torch.where(torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(
-            ex.dtype), dims=nd) > 0, math.inf, reach)
+    lift = va.reshape(va.shape + (1,) * x.dim())
+
+    def over_outputs(g: torch.Tensor) -> torch.Tensor:  # sum_i |v_i| g_ij, 0 where v_i = 0
+        g = torch.where(lift > 0, g * lift, 0.0)
+        return g.sum(tuple(range(nd))) if nd else g  # (sum over () would sum every dim)
+
+    reach = sum(over_outputs(g) for g in gaps)
+    if row_off is not None:
+        reach = torch.where(row_off > 0, math.inf, reach)
     unresolved = torch.where(off > 0, reach, 0.0).to(ex.dtype)
     unresolved = torch.where((off > 0) & ~(unresolved > 0), math.inf, unresolved)
     checked = unresolved == 0
