@@ -156,8 +156,10 @@ def jacobian(
         ``(B·m) × (B·n)`` Jacobian of the whole batch, zero off its diagonal blocks, is never
         formed).  One tensor ``x``; not with ``sparsity``, ``strict`` or ``create_graph``.
         Where ``fn`` cannot be batched over the samples (``.item()``, data-dependent control
-        flow) each sample's Jacobian is computed in a loop instead (``vectorize=True``
-        raises :class:`~gradarg.VectorizationError` there).
+        flow, an in-place write ``vmap`` cannot batch: an unbatched ``nn.GRU``, ``nn.LSTM``
+        or ``nn.RNN``) each sample's Jacobian is computed in a loop instead (``vectorize=True``
+        raises :class:`~gradarg.VectorizationError` there); an error ``fn`` raises on one
+        sample is raised as it is.
         ``jacobian`` itself also composes with ``torch.func.vmap`` (see Notes).
     certify : int
         With ``sparsity`` only: the number of random checks of the compressed Jacobian
@@ -415,13 +417,16 @@ def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
     token = BATCH.set(BATCH.get() * max(x.shape[batch_dim], 1))
     try:
         return per(samples)
-    except RuntimeError as err:
-        # fn cannot be batched over the samples (.item(), data-dependent control flow): one
-        # Jacobian per sample instead, unless vectorize=True asked for the batched call only
-        if "vmap" not in str(err) or isinstance(err, VectorizationError) or not x.shape[
-                batch_dim]:
+    except MemoryError:  # the Jacobians of all samples are too large: a loop is no smaller
+        raise
+    except (RuntimeError, ValueError, TypeError, NotImplementedError) as err:
+        # fn cannot be batched over the samples (.item(), data-dependent control flow, an
+        # in-place write that vmap cannot batch, whose message need not say vmap: an
+        # unbatched nn.GRU): one Jacobian per sample instead, where fn's own error (it fails
+        # on one sample) is raised as it is
+        if isinstance(err, VectorizationError) or not x.shape[batch_dim]:
             raise
-        if vectorize:
+        if vectorize:  # vectorize=True asked for the batched call only
             raise VectorizationError(
                 f"batch_dim={batch_dim}: fn could not be batched over the samples with "
                 f"torch.func.vmap: {err}") from err
