@@ -22,20 +22,16 @@ from ..core.dense import jacobian
 from ..core.finite_diff import vjp_from_partials
 from ..core.vjp import contract, run_backward_or_none
 from ..show.render import format_cells, html_table, markdown_table
-from . import fd_error
 from .options import check_finite_cotangent, check_tolerance
 from .tolerance import (
     C_PRECISION,
     C_SHIFT,
     LOOSE,
     assert_close_tolerance,
-    backward_rtol,
-    below_normal,
     same_function,
     shifted_inputs,
-    uncertain,
-    vjp_atol,
 )
+from .vjp_reference import fd_reference, outside_note, unresolved_note, value_text
 
 __all__ = ["VJPComparison", "compare_vjp"]
 
@@ -286,10 +282,10 @@ def compare_vjp(
     agree = bool(torch.all(ok))
     status = "agree" if agree else "DISAGREE"
     if bool(outside.any()):
-        note = "; ".join(n for n in (note, _outside_note(x, outside, unresolved)) if n)
+        note = "; ".join(n for n in (note, outside_note(x, outside, unresolved)) if n)
     if agree and bool((unresolved > 0).any()):
         agree, status = False, "could not check"
-        note = "; ".join(n for n in (note, _unresolved_note(x, unresolved)) if n)
+        note = "; ".join(n for n in (note, unresolved_note(x, unresolved)) if n)
     if isinstance(atol, torch.Tensor):  # per element (finite differences): the largest used
         atol = float(atol[seen].max()) if bool(seen.any()) else 0.0
     return VJPComparison(got, ref.to(got.dtype), name, max_abs, max_rel, rtol, atol, agree,
@@ -346,7 +342,7 @@ def _rounding_note(x: torch.Tensor, rounded: torch.Tensor, diff: torch.Tensor) -
     if not bool(rounded.any()):
         return ""
     idx = rounded.nonzero()
-    at = ", ".join(f"x{list(i)} = {_value(x.detach()[tuple(i)])}" for i in idx[:3].tolist())
+    at = ", ".join(f"x{list(i)} = {value_text(x.detach()[tuple(i)])}" for i in idx[:3].tolist())
     more = f" and {idx.shape[0] - 3} more" if idx.shape[0] > 3 else ""
     name = str(x.dtype).replace("torch.", "")
     one = idx.shape[0] == 1
@@ -356,39 +352,6 @@ def _rounding_note(x: torch.Tensor, rounded: torch.Tensor, diff: torch.Tensor) -
             f"{name} rounding: the same backward on float64 copies matches the reference, "
             f"and {name} values of y, x and what is computed from them cannot resolve the "
             f"difference; not counted as disagreeing")
-
-
-def _value(t: torch.Tensor) -> str:
-    return f"{complex(t):.4g}" if t.is_complex() else f"{float(t):.4g}"
-
-
-def _unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
-    """Where the finite-difference reference could not give ``vᵀJ`` (``unresolved``: inf
-    there, or the finite bound of an element it only bounds), as a sentence."""
-    idx = (unresolved > 0).nonzero()
-    flat = x.detach()
-    at = [f"x{list(i)} = {_value(flat[tuple(i)])}" for i in idx[:4].tolist()]
-    more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
-    return (f"could not check: the reference is unreliable or not finite at "
-            f"{', '.join(at)}{more} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
-            f"estimates over step sizes disagree beyond their error bound, or fn is not "
-            f"finite there (it may vary on a scale below the smallest step tried, jump, overflow or "
-            f"see a NaN), or an output is so large that no step along x moves it; "
-            + ("no element could be compared" if idx.shape[0] == x.numel() else
-               "the other elements are compared"))
-
-
-def _outside_note(x: torch.Tensor, outside: torch.Tensor, bound: torch.Tensor) -> str:
-    """The elements of ``vᵀJ`` the reference only bounds where the backward is beyond that
-    bound (``outside``), as a sentence."""
-    idx = outside.nonzero()
-    flat = x.detach()
-    at = [f"x{list(i)} = {_value(flat[tuple(i)])} (|vᵀJ - reference| <= "
-          f"{float(bound[tuple(i)]):.2g})" for i in idx[:4].tolist()]
-    more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
-    return (f"the finite differences do not resolve vᵀJ at {', '.join(at)}{more}, but they "
-            f"bound it (no step along x moved those outputs): the backward is beyond twice "
-            f"that bound there")
 
 
 def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tensor:
@@ -422,7 +385,7 @@ def _reference(
                 f"tensor pass a Jacobian (array or tensor) or a VJP function instead"
             )
         if reference == "finite-difference":
-            return _fd_reference(fn, x, y, v, got_dtype)
+            return fd_reference(fn, x, y, v, got_dtype)
         if reference in ("forward", "reverse"):
             try:
                 jac = jacobian(fn, x, method="forward" if reference == "forward" else "reverse")
@@ -458,86 +421,3 @@ def _reference(
         f"reference must be a string, an array/tensor Jacobian or a callable, "
         f"got {type(reference).__name__}"
     )
-
-
-def _fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str, torch.Tensor]:
-    """``vᵀJ`` from error-estimated central differences, and the tolerance that estimate gives.
-
-    ``atol_j = 2 * err_j + rtol_b * (|v|ᵀ|J|)_j`` per element ``j`` of ``x`` (a tensor), with ``err_j = sum_i |v_i| e_ij`` (``e_ij`` the estimated error of ``J_ij``) and
-    ``rtol_b = backward_rtol(dtype)``; the factor 2 is a safety margin on an estimate that is
-    itself an overestimate.  Elements that meet an unresolved entry (``e_ij`` infinite, with
-    ``v_i != 0``) are ``unresolved`` and never compared.
-    """
-    est = fd_error.partials(fn, (x.detach().clone(),))  # fn never sees the caller's x
-    shape = tuple(y.shape) + tuple(x.shape)
-
-    def block(t: torch.Tensor) -> torch.Tensor:
-        return t.movedim(0, -1).reshape(shape)
-
-    parts = [(block(e.value[0]), block(e.error[0])) for e in est[0]]
-    dx, ex = parts[0]
-    dy, ey = parts[1] if len(parts) > 1 else (None, None)
-    # entries left unresolved with a finite bound on their size (core/fd_settle.py), inf
-    # where nothing bounds them, 0 where resolved
-    def gap(e: Any) -> torch.Tensor:
-        unknown = ~torch.isfinite(block(e.error[0]))
-        b = block(e.bound[0]) if e.bound is not None else torch.full_like(ex, math.inf)
-        bounded = unknown & torch.isfinite(b) & (b > 0)
-        return torch.where(bounded, b, torch.where(unknown, math.inf, 0.0)).to(ex.dtype)
-
-    gaps = [gap(e) for e in est[0]]
-    ref_x = x.to(dx.dtype) if not x.is_complex() else x.to(torch.complex128)
-    ref = vjp_from_partials(v, dx, dy, ref_x)
-    va = v.abs().to(ex.dtype)
-    nd = v.dim()
-    hit = (va > 0).to(ex.dtype)
-
-    def finite(t: torch.Tensor) -> torch.Tensor:  # unresolved entries (inf) apart
-        return torch.where(torch.isfinite(t), t, torch.zeros_like(t))
-
-    err = torch.tensordot(va, finite(ex), dims=nd)
-    off = torch.tensordot(hit, (~torch.isfinite(ex)).to(ex.dtype), dims=nd)
-    size = torch.tensordot(va, finite(dx.abs().to(ex.dtype)), dims=nd)
-    if dy is not None and ey is not None:
-        err = err + torch.tensordot(va, finite(ey), dims=nd)
-        off = off + torch.tensordot(hit, (~torch.isfinite(ey)).to(ex.dtype), dims=nd)
-        size = size + torch.tensordot(va, finite(dy.abs().to(ex.dtype)), dims=nd)
-    # rows of outputs that are NaN/inf in fn's own dtype (exp(100.0) in float32), where the
-    # reference on float64 copies is finite: the backward's inf or NaN there is not checked
-    rows = ((~torch.isfinite(y.detach())) & (v != 0)).to(ex.dtype)
-    row_off = torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(ex.dtype),
-                              dims=nd) if bool(rows.any()) else None
-    if row_off is not None:
-        off = off + row_off
-    # an element whose unresolved entries are all bounded: its |vᵀJ - ref| is at most the
-    # sum of |v_i| times those bounds (returned in place of inf: compare_vjp calls a backward
-    # outside it DISAGREE, and says it could not check one inside)
-    lift = va.reshape(va.shape + (1,) * x.dim())
-
-    def over_outputs(g: torch.Tensor) -> torch.Tensor:  # sum_i |v_i| g_ij, 0 where v_i = 0
-        g = torch.where(lift > 0, g * lift, 0.0)
-        return g.sum(tuple(range(nd))) if nd else g  # (sum over () would sum every dim)
-
-    reach = sum(over_outputs(g) for g in gaps)
-    if row_off is not None:
-        reach = torch.where(row_off > 0, math.inf, reach)
-    unresolved = torch.where(off > 0, reach, 0.0).to(ex.dtype)
-    unresolved = torch.where((off > 0) & ~(unresolved > 0), math.inf, unresolved)
-    checked = unresolved == 0
-    # each element's allowance from its own estimated error and its own |v|ᵀ|J| (never the
-    # largest of them: at x = [0, 1e300] one element's error 1e289 made every element
-    # agree; beside an element of 2e12 an error of 1e-4 in an element of 1 went unseen)
-    scale = float(size[checked].max()) if bool(checked.any()) else 0.0
-    # at least the smallest normal number of the backward's dtype: below it x.grad holds
-    # fewer bits, so a difference there is its rounding (x^9 at -1e-6: 9e-48, 0 in float32)
-    low = got_dtype if torch.finfo(got_dtype).tiny > torch.finfo(err.dtype).tiny else err.dtype
-    atol, note, floor = vjp_atol(err, size, got_dtype, low), "", torch.finfo(low).tiny
-    if bool((checked & (ref.abs() < floor) & (size > 0)).any()):
-        note = below_normal("some elements of vᵀJ", floor, str(low).removeprefix("torch."))
-    worst = float(err[checked].max()) if bool(checked.any()) else 0.0
-    if uncertain(worst, scale):
-        note = note + "; " if note else ""
-        note += (f"the finite differences are uncertain here (estimated error {worst:.2g} of "
-                f"vᵀJ, against |v|ᵀ|J| up to {scale:.2g}): fn may be discontinuous or random "
-                f"at x, so an 'agree' says little; try reference='forward'")
-    return "finite-difference", ref, (backward_rtol(got_dtype), atol), note, unresolved

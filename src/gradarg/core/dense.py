@@ -117,10 +117,10 @@ def jacobian(
         one ``torch.autograd.grad(..., is_grads_batched=True)`` call, as
         :func:`torch.autograd.functional.jacobian` does); ``False`` always loops.
         Reverse mode evaluates ``fn`` once, unbatched, and batches only the backward passes (so
-        ``.item()`` or data-dependent control flow in ``fn`` is fine there); so does forward
-        mode when its JVPs are backward passes over one evaluation of ``fn`` (eagerly, without
-        a custom ``autograd.Function``); where they come from ``torch.func.jvp`` it batches
-        ``fn`` itself, and ``.item()`` in ``fn`` raises there.
+        ``.item()`` or data-dependent control flow in ``fn`` is fine there); ``"forward"``
+        batches ``fn`` itself over the tangents (the loop where it cannot, unless
+        ``vectorize=True``); ``"auto"`` may take its forward columns from backward passes over
+        one evaluation of ``fn`` (the double-VJP of ``method``), which batches only those.
     strategy : {"reverse-mode", "forward-mode"} or None
         :func:`torch.autograd.functional.jacobian`'s name for ``method="reverse"`` /
         ``method="forward"``, accepted so that replacing that import is enough; ``None``
@@ -156,10 +156,9 @@ def jacobian(
         ``(B·m) × (B·n)`` Jacobian of the whole batch, zero off its diagonal blocks, is never
         formed).  One tensor ``x``; not with ``sparsity``, ``strict`` or ``create_graph``.
         Where ``fn`` cannot be batched over the samples (``.item()``, data-dependent control
-        flow, an in-place write ``vmap`` cannot batch: an unbatched ``nn.GRU``, ``nn.LSTM``
-        or ``nn.RNN``) each sample's Jacobian is computed in a loop instead (``vectorize=True``
-        raises :class:`~gradarg.VectorizationError` there); an error ``fn`` raises on one
-        sample is raised as it is.
+        flow, an unbatched ``nn.GRU`` / ``nn.LSTM`` / ``nn.RNN``) each sample's Jacobian is
+        computed in a loop instead (``vectorize=True`` raises
+        :class:`~gradarg.VectorizationError` there).
         ``jacobian`` itself also composes with ``torch.func.vmap`` (see Notes).
     certify : int
         With ``sparsity`` only: the number of random checks of the compressed Jacobian
@@ -420,10 +419,8 @@ def _per_sample(fn: Callable[..., Any], x: Any, batch_dim: Any, method: Method,
     except MemoryError:  # the Jacobians of all samples are too large: a loop is no smaller
         raise
     except (RuntimeError, ValueError, TypeError, NotImplementedError) as err:
-        # fn cannot be batched over the samples (.item(), data-dependent control flow, an
-        # in-place write that vmap cannot batch, whose message need not say vmap: an
-        # unbatched nn.GRU): one Jacobian per sample instead, where fn's own error (it fails
-        # on one sample) is raised as it is
+        # fn cannot be batched over the samples (.item(), control flow, an unbatched nn.GRU,
+        # whose error need not say vmap): one per sample, where fn's own errors are raised
         if isinstance(err, VectorizationError) or not x.shape[batch_dim]:
             raise
         if vectorize:  # vectorize=True asked for the batched call only

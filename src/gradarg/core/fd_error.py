@@ -107,16 +107,11 @@ class Estimate:
     error: list[torch.Tensor]
     kink: list[torch.Tensor]
     #: entries whose output never moved at any step, with a nonzero bound ``C·eps·|y|/h_0``
-    #: that neither their column nor their own one-sided slopes show to be small: zero
-    #: within that bound only if the derivatives in their row or column are far larger
-    #: (:func:`settle`); ``alone[k]``: the bound is small against ``|f| / max(1, |x|)``, what
-    #: is used when no derivative in the row or column moved at all
+    #: neither their column nor their one-sided slopes show small: zero within it only if
+    #: their row's or column's derivatives are far larger (:func:`settle`); ``alone[k]``: the bound is small against ``|f| / max(1, |x|)``, used
+    #: when nothing in the row or column moved; ``bound``: of each entry settle marked, else 0
     still: list[torch.Tensor] | None = None
     alone: list[torch.Tensor] | None = None
-    #: set by :func:`settle`: the finite bound ``C·eps·|y|/h_0`` of each entry it marked
-    #: unresolved (its ``error`` made infinite), 0 elsewhere: the derivative there is not
-    #: known, but its size is at most that bound (a checker can still call a backward far
-    #: outside it wrong)
     bound: list[torch.Tensor] | None = None
 
 

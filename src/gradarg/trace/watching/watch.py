@@ -213,8 +213,7 @@ class GradWatch:
         self._finish()
         return self._passes
 
-    def layers(self) -> list[ModuleRecord]:
-        """The innermost module calls (no module ran inside them), in forward order."""
+    def layers(self) -> list[ModuleRecord]:  # the innermost calls, in forward order
         return [c for c in self.modules if not c.children] or self.modules[:1]
 
     def first_nonfinite(self) -> ModuleRecord | None:
@@ -224,7 +223,8 @@ class GradWatch:
         return self._first("nonfinite")
 
     def first_zero(self) -> ModuleRecord | None:
-        """The first module, in backward order, that received a nonzero gradient and sent zero."""
+        """The first module, in backward order, that received a nonzero gradient and sent zero
+        to its inputs (its parameters' gradients do not count here); ``None`` if none."""
         return self._first("zero")
 
     def _first(self, state: str) -> ModuleRecord | None:
