@@ -182,7 +182,8 @@ def compare_vjp(
     ``grad_output`` changes neither the caller's ``v`` nor the reference.  A backward that
     returns ``None`` for ``x`` although the output depends on ``x`` is compared as zeros (and
     says so in ``note``).  Works under ``torch.no_grad()``: the backward pass switches grad
-    mode on for itself.
+    mode on for itself.  Tensors ``fn`` captures (a module's parameters) get no gradient:
+    their ``.grad`` is left as it was, ``None`` or what your own ``backward()`` put there.
 
     Examples
     --------

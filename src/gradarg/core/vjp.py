@@ -61,7 +61,8 @@ def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v:
     ``clone()`` of ``x``, so the transforms differentiate and batch it in ``x``, in ``v`` and
     in tensors ``fn`` captures.  The same ``ValueError`` when ``fn``'s output does not depend on
     ``x``; ``fn`` obeys torch.func's rules there (an ``autograd.Function`` needs
-    ``setup_context``) and torch's errors propagate.
+    ``setup_context``) and torch's errors propagate.  Outside them, tensors ``fn`` captures
+    (a module's parameters) get no gradient: their ``.grad`` is left as it was.
 
     Examples
     --------
