@@ -68,6 +68,7 @@ import gradarg as ga
 
 REG = Registry(globals())
 E, P = REG.E, REG.P
+CASES = REG.cases  # what run.py reads
 
 
 # ----------------------------------------------------------------------------- helpers
