@@ -159,7 +159,7 @@ def jacobian(
         flow, an unbatched ``nn.GRU`` / ``nn.LSTM`` / ``nn.RNN``) each sample's Jacobian is
         computed in a loop instead (``vectorize=True`` raises
         :class:`~gradarg.VectorizationError` there).
-        ``jacobian`` itself also composes with ``torch.func.vmap`` (see Notes).
+        Composes with ``torch.func`` transforms; ``jacobian`` itself with ``vmap`` (see Notes).
     certify : int
         With ``sparsity`` only: the number of random checks of the compressed Jacobian
         (``certify=`` of :class:`~gradarg.SparseJacobian`, Freivalds' check): each is one more
@@ -192,7 +192,7 @@ def jacobian(
         ``torch.autograd.functional.jacobian`` refuse it: see Notes); ``certify`` negative, or
         given without ``sparsity``; ``sparsity``'s check failed (``CertificateError``).
         Unknown ``method`` or ``strategy``, a ``strategy`` that contradicts ``method``,
-        ``method="forward"`` with complex tensors or with both ``strict`` and ``create_graph``,
+        ``method="forward"`` with complex inputs or with both ``strict`` and ``create_graph``,
         ``create_graph``/``strict`` with ``method="finite-difference"``, or ``strict=True`` or
         ``sparsity`` inside a ``torch.func`` transform (the message names the transform).
     RuntimeError
