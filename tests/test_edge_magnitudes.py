@@ -19,7 +19,7 @@ import warnings
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gradarg
@@ -119,6 +119,8 @@ def test_mixed_magnitudes_compare_vjp_never_wrong_and_finds_a_planted_factor(cas
 
 @settings(max_examples=max(1, settings.default.max_examples // 3), deadline=None)
 @given(cases(), st.sampled_from([1.0, 2.0]))
+@example((torch.tensor([0.0, 0.0, 0.0, 1e300], dtype=F64),  # a random sweep: the probes'
+          torch.tensor([[0.0, 1.0, 1.0, 0.0]], dtype=F64), "atan"), 1.0)  # steps never reach
 def test_mixed_magnitudes_check_backward_never_wrong_and_finds_a_planted_factor(case,
                                                                                   factor):
     x, a, g = case

@@ -78,7 +78,7 @@ from .fd_edge import past_nonfinite
 from .fd_finer import LOOSE, past_loose
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
-from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, n_steps, steps_for
+from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, coarse_directions, n_steps, steps_for
 from .fd_terms import row_terms
 
 __all__ = ["DISAGREE", "MAX_STEPS", "MIN_STEPS", "UNRESOLVED", "Estimate", "base_outputs",
@@ -239,14 +239,12 @@ def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: floa
             / hs[k + 2].reshape(shape).to(scale.dtype)
             for k in range(steps - 3)])
         diff = (r[1:] - r[:-1]).abs()
-        # R_{k+1} is judged by its distance to both neighbours: one accidental agreement of
-        # two noisy values does not make a step look good.
+        # R_{k+1} is judged by its distance to both neighbours (one accidental agreement)
         err = torch.maximum(diff[:-1], diff[1:]) + noise  # for R_1 .. R_{K-3}
         ok = torch.isfinite(err) & torch.isfinite(r[1:-1])
         # R_{k+1} rests on D_k .. D_{k+3}: their actual steps (x + h rounds to the grid of x's
-        # dtype) must keep the ratio 2 that the extrapolation assumes, within 1%; where the
-        # spacing of x is coarse, consecutive steps round to the same one and their
-        # differences agree for no reason at all
+        # dtype) must keep the ratio 2 the extrapolation assumes, within 1%; where x's
+        # spacing is coarse, steps round to the same one and agree for no reason at all
         ok &= geometric[: steps - 3].reshape((steps - 3, *shape))
         err = torch.where(ok, err, torch.full_like(err, math.inf))
         # an entry whose output never moved is zero to within what the largest step can see:
@@ -495,6 +493,8 @@ def directional(
         # the finer steps within their whole error along directions (see _ridders)
         v, e, kk, lo, al = _ridders(evaluate, f0, h0, s_hi, steps, eps, finer="error")
     torch.set_rng_state(state)
+    coarse = coarse_directions(xs_eval, directions, h0, steps)  # unresolved: their error inf
+    e = [torch.where(coarse.reshape((-1,) + (1,) * (t.dim() - 1)), math.inf, t) for t in e]
     out = Estimate(v, e, kk, lo, al)
     settle([out])
     return out

@@ -6,13 +6,15 @@ element ``x_j`` (``max(1, |x_j|)`` down to ``min(1, |x_j|)``; the module docstri
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
 MAX_STEPS = 24
 MIN_STEPS = 5
 
-__all__ = ["MAX_STEPS", "MIN_STEPS", "n_steps", "steps_for"]
+__all__ = ["COARSE", "MAX_STEPS", "MIN_STEPS", "coarse_directions", "n_steps", "steps_for"]
 
 
 def n_steps(ratio: torch.Tensor) -> int:
@@ -49,3 +51,23 @@ def steps_for(x: torch.Tensor) -> int:
 
 def _root(eps: float) -> float:
     return eps ** 0.2  # the step that balances h**4 truncation against eps/h rounding
+
+
+COARSE = 0.01  # a component moved by more than this share of its scale at the finest step
+
+
+def coarse_directions(xs: Sequence[torch.Tensor], directions: Sequence[Sequence[Any]],
+                      h0: torch.Tensor, steps: int) -> torch.Tensor:
+    """Which directions the steps ``h0 / 2**k`` (``k < steps``) never resolve: one whose
+    components differ so much in scale that even the finest step moves some element ``x_i``
+    by more than :data:`COARSE` of ``max(1, |x_i|)`` (``u = [1, 1, 1]`` at ``x = [0, 0,
+    1e300]``: the steps start at 1e295 and stop near 1e288, where ``atan`` of the small
+    elements is flat: their derivative is read as 0, confidently).  A bool per direction."""
+    out = torch.zeros(len(directions), dtype=torch.bool)
+    for c, us in enumerate(directions):
+        finest = float(h0[c]) / 2 ** (steps - 1)
+        for x, u in zip(xs, us, strict=True):
+            if u is not None and u.numel() and bool(
+                    (finest * u.abs().double() > COARSE * x.abs().double().clamp_min(1.0)).any()):
+                out[c] = True
+    return out
