@@ -68,10 +68,13 @@ def cases(draw):
     return name, pts, dtype
 
 
-def _resolvable(name, variant, x, dtype):
+def _resolvable(name, variant, x, dtype, block=False):
     """Where the planted backward differs from the derivative by more than any rounding of
     ``dtype`` may explain: the difference (float64, by hand) above 1% of the derivative and
-    above 1e3·eps(dtype)·|y| and the dtype's rtol times the block's largest derivative."""
+    above 1e3·eps(dtype)·|y| and the dtype's rtol times the block's largest derivative.
+    ``block``: |y| is the block's largest (compare_vjp sums every output along an element:
+    sigmoid at [-80, 80], where the output 1 - 2e-35 never moves along x[0], bounds that
+    element's vᵀJ by its own rounding, 4e-14, far above the planted 1.8e-35)."""
     f, d, dropped = FUNCS[name]
     x64 = x.double()
     y = f(x64)
@@ -79,7 +82,8 @@ def _resolvable(name, variant, x, dtype):
     bad = 2 * true if variant == "factor" else dropped(x64, y)
     diff = (bad - true).abs()
     eps = torch.finfo(dtype).eps
-    return bool(((diff > 1e-2 * true.abs()) & (diff > 1e3 * eps * y.abs())
+    size = y.abs().max() if block else y.abs()
+    return bool(((diff > 1e-2 * true.abs()) & (diff > 1e3 * eps * size)
                  & (diff > 1e2 * gradarg.backward_rtol(dtype) * true.abs().max())).any())
 
 
@@ -102,6 +106,7 @@ def test_saturating_backward_is_right_within_rounding_and_planted_bugs_found(cas
 @settings(max_examples=max(1, settings.default.max_examples), deadline=None)
 @given(cases(), st.sampled_from(["right", "factor", "dropped"]))
 @example(("sigmoid", [30.0, 30.0], torch.float32), "dropped")  # was "could not check"
+@example(("sigmoid", [-80.0, 80.0], torch.float32), "factor")  # beyond any check: see above
 def test_saturating_compare_vjp_never_disagrees_when_right(case, variant):
     name, pts, dtype = case
     x = torch.tensor(pts, dtype=torch.float64).to(dtype)
@@ -111,7 +116,7 @@ def test_saturating_compare_vjp_never_disagrees_when_right(case, variant):
         assert c.status in ("agree", "could not check"), (name, pts, dtype, str(c))
         if "rounding" in c.note:
             assert str(dtype).replace("torch.", "") + " rounding" in c.note
-    elif _resolvable(name, variant, x, dtype):
+    elif _resolvable(name, variant, x, dtype, block=True):
         assert c.status == "DISAGREE", (name, pts, dtype, variant, str(c))
 
 
