@@ -73,7 +73,9 @@ def _oracle(a, g, x):
 
 @settings(max_examples=max(1, settings.default.max_examples), deadline=None)
 @given(cases())
-def test_mixed_magnitudes_jacobian_is_right_or_nan_with_a_warning(case):
+@example((torch.tensor([1e300, 0.0, 0.0, 1e300], dtype=F64),  # the long profile: y = -x0 +
+          torch.tensor([[-1.0, 0.0, 1.0, 1.0]], dtype=F64), "identity"))  # x2 + x3 = 0 by
+def test_mixed_magnitudes_jacobian_is_right_or_nan_with_a_warning(case):  # cancellation
     x, a, g = case
     fn = make(a, g, 1.0)
     want = _oracle(a, g, x)

@@ -79,7 +79,7 @@ from .fd_finer import LOOSE, past_loose
 from .fd_kink import kink_at_x, spacing
 from .fd_settle import UNRESOLVED, settle
 from .fd_steps import MAX_STEPS, MIN_STEPS, _root, _spans, coarse_directions, n_steps, steps_for
-from .fd_terms import row_terms
+from .fd_terms import row_terms, steady_terms
 
 __all__ = ["DISAGREE", "MAX_STEPS", "MIN_STEPS", "UNRESOLVED", "Estimate", "base_outputs",
            "columns", "directional", "n_steps", "partials", "steps_for", "upcast"]
@@ -170,9 +170,10 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
     asks for it, the checkers do not).
     """
     rows = [evaluate(h0 / 2**k) for k in range(steps)]
-    first = _table(rows, evaluate, f0, h0, xscale, eps, finer)
+    kept: dict[int, torch.Tensor] = {}  # each output's steady terms, from the whole table
+    first = _table(rows, evaluate, f0, h0, xscale, eps, finer, kept)
     def analyse(r, ev, h, xsc):
-        return _table(r, ev, f0, h, xsc, eps, finer)
+        return _table(r, ev, f0, h, xsc, eps, finer, kept)
     out = past_nonfinite(first, rows, evaluate, f0, h0, xscale, C_ROUND * eps, analyse,
                          crossings=crossings)  # loose entries: jacobian only, as crossings
     return past_loose(out, rows, evaluate, f0, h0, xscale, C_ROUND * eps, analyse,
@@ -180,10 +181,10 @@ def _ridders(evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, steps: int, e
 
 
 def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: float,
-           finer: str):
-    """The Richardson table of :func:`_ridders` over the evaluations ``rows[k] = (plus,
-    minus, h_plus, h_minus)`` at the nominal steps ``h0 / 2**k``: ``(value, error, kink,
-    still, alone)``, one tensor per output each."""
+           finer: str, kept: dict[int, torch.Tensor]):
+    """The Richardson table of :func:`_ridders` over ``rows[k] = (plus, minus, h_plus,
+    h_minus)`` at the steps ``h0 / 2**k``: ``(value, error, kink, still, alone)``, a tensor per
+    output; ``kept``: each output's steady terms from the first table (later ones see fewer)."""
     steps = len(rows)
     n = h0.shape[0]
     D: list[list[torch.Tensor]] = [[] for _ in f0]
@@ -239,19 +240,18 @@ def _table(rows, evaluate, f0, h0: torch.Tensor, xscale: torch.Tensor, eps: floa
             / hs[k + 2].reshape(shape).to(scale.dtype)
             for k in range(steps - 3)])
         diff = (r[1:] - r[:-1]).abs()
-        # R_{k+1} is judged by its distance to both neighbours (one accidental agreement)
-        err = torch.maximum(diff[:-1], diff[1:]) + noise  # for R_1 .. R_{K-3}
+        err = torch.maximum(diff[:-1], diff[1:]) + noise  # R_1 .. R_{K-3}: by both neighbours
         ok = torch.isfinite(err) & torch.isfinite(r[1:-1])
-        # R_{k+1} rests on D_k .. D_{k+3}: their actual steps (x + h rounds to the grid of x's
-        # dtype) must keep the ratio 2 the extrapolation assumes, within 1%; where x's
-        # spacing is coarse, steps round to the same one and agree for no reason at all
+        # R_{k+1} rests on D_k .. D_{k+3}: their actual steps (x + h rounds to x's grid) must
+        # keep the ratio 2 the extrapolation assumes, within 1% (a coarse grid: equal steps)
         ok &= geometric[: steps - 3].reshape((steps - 3, *shape))
         err = torch.where(ok, err, torch.full_like(err, math.inf))
-        # an entry whose output never moved is zero to within what the largest step can see:
-        # exactly zero where the output is 0 (a structural zero of J), else at most the
-        # rounding of f over that step (cos at x = 1e-15: sin(x)·h is below f's rounding)
+        # an entry whose output never moved is zero within the rounding of f (of its steady
+        # terms, fd_terms) over the largest step (cos at x = 1e-15: sin(x)·h is below it)
         still = (d == 0).all(0, keepdim=True)
-        seen = (scale / hs[0].reshape(shape).to(scale.dtype)).expand_as(err[:1])
+        steady = C_ROUND * eps * steady_terms(d, xs_).unsqueeze(0) if finer == "noise" else scale
+        steady = torch.maximum(scale, torch.maximum(kept.setdefault(i, steady), steady))
+        seen = (steady / hs[0].reshape(shape).to(scale.dtype)).expand_as(err[:1])
         err = torch.where(still, seen.expand_as(err), err)
         # every finer step must agree with the chosen estimate within both error bounds
         # (truncation only shrinks with the step; rounding is in the finer one's noise): a
