@@ -30,11 +30,8 @@ def unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
     """Where the finite-difference reference could not give ``vᵀJ`` (``unresolved``: inf
     there, or the finite bound of an element it only bounds), as a sentence."""
     idx = (unresolved > 0).nonzero()
-    flat = x.detach()
-    at = [f"x{list(i)} = {value_text(flat[tuple(i)])}" for i in idx[:4].tolist()]
-    more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
     return (f"could not check: the reference is unreliable or not finite at "
-            f"{', '.join(at)}{more} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
+            f"{_places(x, idx)} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
             f"estimates over step sizes disagree beyond their error bound, or fn is not "
             f"finite there (it may vary on a scale below the smallest step tried, jump, overflow or "
             f"see a NaN), or an output is so large that no step along x moves it; "
@@ -45,14 +42,20 @@ def unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
 def outside_note(x: torch.Tensor, outside: torch.Tensor, bound: torch.Tensor) -> str:
     """The elements of ``vᵀJ`` the reference only bounds where the backward is beyond that
     bound (``outside``), as a sentence."""
-    idx = outside.nonzero()
+    return (f"the finite differences do not resolve vᵀJ at {_places(x, outside.nonzero(), bound)}"
+            f", but they bound it (no step along x moved those outputs): the backward is "
+            f"beyond twice that bound there")
+
+
+def _places(x: torch.Tensor, idx: torch.Tensor, bound: torch.Tensor | None = None) -> str:
+    """The first four elements of ``x`` at ``idx`` with their values (and bounds), and how
+    many more."""
     flat = x.detach()
-    at = [f"x{list(i)} = {value_text(flat[tuple(i)])} (|vᵀJ - reference| <= "
-          f"{float(bound[tuple(i)]):.2g})" for i in idx[:4].tolist()]
+    at = [f"x{list(i)} = {value_text(flat[tuple(i)])}" + (
+        "" if bound is None else f" (|vᵀJ - reference| <= {float(bound[tuple(i)]):.2g})")
+        for i in idx[:4].tolist()]
     more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
-    return (f"the finite differences do not resolve vᵀJ at {', '.join(at)}{more}, but they "
-            f"bound it (no step along x moved those outputs): the backward is beyond twice "
-            f"that bound there")
+    return ", ".join(at) + more
 
 
 def fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str, torch.Tensor]:
@@ -85,39 +88,32 @@ def fd_reference(fn, x, y, v, got_dtype) -> tuple[str, torch.Tensor, tuple, str,
     ref = vjp_from_partials(v, dx, dy, ref_x)
     va = v.abs().to(ex.dtype)
     nd = v.dim()
-    hit = (va > 0).to(ex.dtype)
 
     def finite(t: torch.Tensor) -> torch.Tensor:  # unresolved entries (inf) apart
         return torch.where(torch.isfinite(t), t, torch.zeros_like(t))
 
     err = torch.tensordot(va, finite(ex), dims=nd)
-    off = torch.tensordot(hit, (~torch.isfinite(ex)).to(ex.dtype), dims=nd)
     size = torch.tensordot(va, finite(dx.abs().to(ex.dtype)), dims=nd)
     if dy is not None and ey is not None:
         err = err + torch.tensordot(va, finite(ey), dims=nd)
-        off = off + torch.tensordot(hit, (~torch.isfinite(ey)).to(ex.dtype), dims=nd)
         size = size + torch.tensordot(va, finite(dy.abs().to(ex.dtype)), dims=nd)
     # rows of outputs that are NaN/inf in fn's own dtype (exp(100.0) in float32), where the
     # reference on float64 copies is finite: the backward's inf or NaN there is not checked
     rows = ((~torch.isfinite(y.detach())) & (v != 0)).to(ex.dtype)
-    row_off = torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(ex.dtype),
-                              dims=nd) if bool(rows.any()) else None
-    if row_off is not None:
-        off = off + row_off
-    # an element whose unresolved entries are all bounded: its |vᵀJ - ref| is at most the
-    # sum of |v_i| times those bounds (returned in place of inf: compare_vjp calls a backward
-    # outside it DISAGREE, and says it could not check one inside)
+    # each element's unresolved entries (v_i != 0): |vᵀJ - ref| is at most the sum of |v_i|
+    # times their bounds, inf where one is unbounded, 0 where none is unresolved (returned as
+    # ``unresolved``: compare_vjp calls a backward beyond it DISAGREE, one inside unchecked)
     lift = va.reshape(va.shape + (1,) * x.dim())
 
     def over_outputs(g: torch.Tensor) -> torch.Tensor:  # sum_i |v_i| g_ij, 0 where v_i = 0
-        g = torch.where(lift > 0, g * lift, 0.0)
+        tiny = torch.finfo(g.dtype).tiny  # an unresolved entry never sums to 0 (underflow)
+        g = torch.where((lift > 0) & (g > 0), torch.clamp_min(g * lift, tiny), 0.0)
         return g.sum(tuple(range(nd))) if nd else g  # (sum over () would sum every dim)
 
-    reach = sum(over_outputs(g) for g in gaps)
-    if row_off is not None:
-        reach = torch.where(row_off > 0, math.inf, reach)
-    unresolved = torch.where(off > 0, reach, 0.0).to(ex.dtype)
-    unresolved = torch.where((off > 0) & ~(unresolved > 0), math.inf, unresolved)
+    unresolved = torch.stack([over_outputs(g) for g in gaps]).sum(0).to(ex.dtype)
+    if bool(rows.any()):
+        unresolved = torch.where(torch.tensordot(rows, ((dx != 0) | ~torch.isfinite(dx)).to(
+            ex.dtype), dims=nd) > 0, math.inf, unresolved)
     checked = unresolved == 0
     # each element's allowance from its own estimated error and its own |v|ᵀ|J| (never the
     # largest of them: at x = [0, 1e300] one element's error 1e289 made every element

@@ -22,13 +22,9 @@ def row_terms(d: torch.Tensor, xs_: torch.Tensor) -> torch.Tensor:
     holds each column's ``|x_j|``; a term that is not finite (a NaN or infinite ``x_j``) is
     left out.  Shape: one output's, ``d.shape[2:]``.
     """
-    zero = torch.zeros((), dtype=d.real.dtype)
-    mid = d.shape[0] // 2
-    a, b, c = (torch.where(torch.isfinite(s), s.abs(), zero)
-               for s in (d[max(mid - 1, 0)], d[mid], d[min(mid + 1, d.shape[0] - 1)]))
+    a, b, c = _middle(d)
     med = torch.maximum(torch.minimum(a, b), torch.minimum(torch.maximum(a, b), c))
-    term = med * xs_
-    return torch.where(torch.isfinite(term), term, zero).sum(0)  # a NaN or inf x_j: left out
+    return _summed(med * xs_)  # a NaN or inf x_j: left out
 
 
 def steady_terms(d: torch.Tensor, xs_: torch.Tensor) -> torch.Tensor:
@@ -37,10 +33,20 @@ def steady_terms(d: torch.Tensor, xs_: torch.Tensor) -> torch.Tensor:
     bound of an output that never moved along some column, where its terms cancel
     (``-x0 + x2 + x3`` at ``x = [1e300, 0, 0, 1e300]`` is 0 at every step along ``x2``, whose
     derivative 1 is far below the rounding of the terms, 1e285: not a structural zero)."""
+    a, b, c = _middle(d)
+    lo, hi = torch.minimum(torch.minimum(a, b), c), torch.maximum(torch.maximum(a, b), c)
+    return _summed(torch.where(hi <= 2 * lo, hi, torch.zeros_like(hi)) * xs_)
+
+
+def _middle(d: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``|d|`` at the three middle steps of the table (non-finite ones as 0)."""
     zero = torch.zeros((), dtype=d.real.dtype)
     mid = d.shape[0] // 2
     a, b, c = (torch.where(torch.isfinite(s), s.abs(), zero)
                for s in (d[max(mid - 1, 0)], d[mid], d[min(mid + 1, d.shape[0] - 1)]))
-    lo, hi = torch.minimum(torch.minimum(a, b), c), torch.maximum(torch.maximum(a, b), c)
-    term = torch.where(hi <= 2 * lo, hi, zero) * xs_
-    return torch.where(torch.isfinite(term), term, zero).sum(0)
+    return a, b, c
+
+
+def _summed(term: torch.Tensor) -> torch.Tensor:
+    """The terms summed over the columns, the non-finite ones (a NaN or inf x_j) left out."""
+    return torch.where(torch.isfinite(term), term, torch.zeros_like(term)).sum(0)
