@@ -29,18 +29,22 @@ __all__ = ["Block", "compare", "unchecked_columns", "unchecked_nan_columns", "un
 class Block:
     """Entries of block ``(k, j)``: ``got`` from the backward, ``expected`` from the reference,
     ``tolerance`` per entry, all ``r × c`` float64; ``rows`` and ``cols`` the flat indices of the
-    output and input elements compared (``None``: all of them)."""
+    output and input elements compared (``None``: all of them); ``overflow``: entries where the
+    backward is not finite in the inputs' dtype while the same backward on float64 copies
+    matches the reference (``None``: none; :meth:`.checker.Checker.overflowed`), not wrong."""
 
     got: torch.Tensor
     expected: torch.Tensor
     tolerance: torch.Tensor
     rows: torch.Tensor | None
     cols: torch.Tensor | None
+    overflow: torch.Tensor | None = None
 
     def wrong(self) -> torch.Tensor:
         """Where the backward is outside the tolerance (boolean, ``r × c``); a NaN on one
-        side only is wrong, NaN on both sides is not."""
-        return wrong_entries(self.got, self.expected, self.tolerance)
+        side only is wrong, NaN on both sides is not, nor an :attr:`overflow` entry."""
+        wrong = wrong_entries(self.got, self.expected, self.tolerance)
+        return wrong if self.overflow is None else wrong & ~self.overflow
 
 
 def wrong_entries(got: torch.Tensor, expected: torch.Tensor,

@@ -55,6 +55,7 @@ class Checker:
         self.gen = gen
         self.notes = Notes()
         self.rounded = 0  # entries not counted wrong: within the dtype's rounding
+        self.overflows = 0  # entries not counted wrong: not finite in the dtype only
         self.rtol = backward_rtol(setup.xs[0].dtype) if rtol is None else rtol
         # without a given rtol, the probes measure the rounding on a float64 twin
         self.bwd = BackwardUnderTest(setup, gen, self.rtol, twin=rtol is None)
@@ -110,11 +111,16 @@ class Checker:
         status, text = summary(pairs, probes, s.names, ref.by_rows, full_fits(cost_bytes),
                                unchecked=self.unchecked(probes, pairs),
                                finite_differences=isinstance(ref, FiniteDifferences))
+        name = str(bwd.dtype).replace("torch.", "")
         if status == "agree" and self.rounded:
-            name = str(bwd.dtype).replace("torch.", "")
             text = text.rstrip(".") + (f" ({self.rounded} entr"
                                        f"{'y' if self.rounded == 1 else 'ies'} within {name} "
                                        f"rounding: see the note).")
+        if status != "wrong" and self.overflows:
+            text = text.rstrip(".") + (f" ({self.overflows} entr"
+                                       f"{'y is' if self.overflows == 1 else 'ies are'} NaN or "
+                                       f"infinite in {name}, right on float64 copies: an "
+                                       f"overflow, see the note).")
         example = self.verdict.example(pairs) if status == "wrong" else None
         return BackwardCheck(status, text, probes=tuple(probes), pairs=pairs, example=example,
                              notes=tuple(self.notes.items), **result)
@@ -164,6 +170,9 @@ class Checker:
             more = f" and {cols.numel() - 4} more" if cols.numel() > 4 else ""
             parts.append(f"∂{p.output}/∂{p.input} at {', '.join(at)}{more} "
                          f"({int(inf.sum())} of {inf.numel()} compared entries)")
+        # a pair whose every entry was compared says more than its probes
+        seen.update((p.output, p.input) for p in pairs
+                    if p.got is not None and p.rows is None and p.columns is None)
         for pr in probes:
             if not pr.checked and (pr.output, pr.input) not in seen:
                 seen.add((pr.output, pr.input))
@@ -212,7 +221,7 @@ class Checker:
                 tol = unchecked_columns(entry_tolerance(exp, kinks[k][j], self.rtol, bwd.floor), x, None)
                 tol = unchecked_nan_columns(unchecked_rows(tol, y, None), got)
                 block = Block(got, exp, tol, None, None)
-                block = self.within_rounding(k, j, block)
+                block = self.overflowed(k, j, self.within_rounding(k, j, block))
                 how = "random"
                 if (bwd.out_names[k], bwd.s.names[j]) in bad and not bool(
                         block.wrong().any()):
@@ -279,6 +288,61 @@ class Checker:
         tol = torch.where(rounding, (got - exp).abs() + tol, tol)
         return dataclasses.replace(block, tolerance=tol)
 
+    def overflowed(self, k: int, j: int, block: Block) -> Block:
+        """Block ``(k, j)`` with the entries where the backward is NaN or infinite in the
+        inputs' dtype while the same backward on float64 copies is finite and within the
+        entry's tolerance of a finite reference no longer counted wrong
+        (:attr:`.blocks.Block.overflow`), and a note naming them.
+
+        ``exp(100.0)`` is ``inf`` in float32, so the backward of ``tanh(exp(x))`` there is
+        ``(1 - tanh(inf)²) · inf = 0 · inf = NaN`` (autograd's own chain rule gives the same),
+        where the derivative is 0 and float64 computes it.  The backward's formula is the
+        derivative; its float32 arithmetic overflows.  A backward not finite on float64 copies
+        too (a division by zero), or far from the reference there, is as wrong as before.
+        Only for inputs of a lower precision than float64 (float32, float16, bfloat16)."""
+        bwd = self.bwd
+        if bwd.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            return block
+        got, exp, tol = block.got, block.expected, block.tolerance
+        bad = block.wrong() & ~torch.isfinite(got) & torch.isfinite(exp)
+        if not bool(bad.any()):
+            return block
+        rows = torch.arange(bwd.outs[k].numel()) if block.rows is None else block.rows
+        try:
+            with torch.random.fork_rng(devices=[]):  # fn's draws as in the checked run
+                torch.set_rng_state(bwd.state)
+                bwd64, _ = self.at(tuple(x.detach().double() for x in bwd.s.xs))
+                got64 = bwd64.rows(k, j, rows, block.cols)
+        except (RuntimeError, TypeError, ValueError, IndexError):
+            return block
+        if got64.shape != got.shape:
+            return block
+        fine = bad & torch.isfinite(got64) & ((got64 - exp).abs() <= tol)
+        if not bool(fine.any()):
+            return block
+        x = bwd.s.xs[j]
+        flat = x.detach().reshape(-1)
+        at = []
+        for r, c in fine.nonzero()[:3].tolist():
+            col = c if block.cols is None else int(block.cols[c])
+            at.append(f"{bwd.s.names[j]}{ix(unravel(col, tuple(x.shape)))} = "
+                      f"{float(flat[col]):.4g} ({float(got[r, c])} where the reference is "
+                      f"{float(exp[r, c]):.4g} and float64 gives {float(got64[r, c]):.4g})")
+        n = int(fine.sum())
+        more = f" and {n - 3} more" if n > 3 else ""
+        name = str(bwd.dtype).replace("torch.", "")
+        self.notes.add(
+            f"∂{bwd.out_names[k]}/∂{bwd.s.names[j]}: the backward is NaN or infinite in "
+            f"{name} at {n} entr{'y' if n == 1 else 'ies'} ({'; '.join(at)}{more}), where the "
+            f"same backward on float64 copies matches the reference: {name} overflows inside "
+            f"the backward or in the forward values it uses (inf · 0 is NaN, as in autograd's "
+            f"own chain rule for tanh(exp(x)) at x = 100); not counted wrong, but a {name} "
+            f"training step there gets these gradients (compute in float64, or rewrite the "
+            f"formula so that no intermediate overflows)")
+        self.overflows += n
+        over = fine if block.overflow is None else block.overflow | fine
+        return dataclasses.replace(block, overflow=over)
+
     def _shift(self, k: int, j: int, got64: torch.Tensor) -> torch.Tensor:
         """How much block ``(k, j)`` of the backward run in float64 changes when every checked
         input moves by one rounding step of the inputs' dtype (:func:`.tolerance.shifted_inputs`):
@@ -314,6 +378,7 @@ class Checker:
                                            sampled="random probes only", n_checked=0))
                     continue
                 block, what, how = self.localizer.block(k, j)
+                block = self.overflowed(k, j, block)
                 pair = verdict.pair(k, j, block, none[j], affine[xname], sampled=what, how=how)
                 if pair.agree:  # the probes disagree, yet no compared entry is wrong
                     pair = verdict.unconfirmed(pair, linearity=(yname, xname) not in vju_bad)

@@ -280,8 +280,17 @@ def compare_vjp(
         if rounded is not None:
             ok = ok | rounded
             note = "; ".join(n for n in (note, _rounding_note(x, rounded, diff)) if n)
+            over = rounded & ~torch.isfinite(diff)
+            if bool(over.any()):  # the errors of the other elements
+                seen = seen & ~over
+                max_abs = float(diff[seen].max()) if bool(seen.any()) else 0.0
+                max_rel = float((diff / ref_abs.clamp_min(tiny))[seen].max()) if bool(
+                    seen.any()) else 0.0
     agree = bool(torch.all(ok))
     status = "agree" if agree else "DISAGREE"
+    if not agree:
+        note = "; ".join(n for n in (note, _non_finite_note(x, ~ok & ~torch.isfinite(got)
+                                                            & torch.isfinite(ref))) if n)
     if bool(outside.any()):
         note = "; ".join(n for n in (note, outside_note(x, outside, unresolved)) if n)
     if agree and bool((unresolved > 0).any()):
@@ -335,11 +344,55 @@ def _within_rounding(fn, x, v, y, got, ref, tol, ok) -> torch.Tensor | None:
         return None
     allow = torch.minimum(LOOSE * (got.double() - got64.detach()).abs(), cap)
     tol = tol.double()
-    return ~ok & ((got64.detach() - ref64).abs() <= tol) & (diff <= tol + allow)
+    near = (got64.detach() - ref64).abs() <= tol
+    # NaN or inf in the dtype only (tanh(exp(x)) at x = 100 in float32: 0 · inf), finite
+    # and right on float64 copies: an overflow, not a wrong formula (_rounding_note says it)
+    over = ~torch.isfinite(got) & torch.isfinite(ref64) & torch.isfinite(got64.detach())
+    return ~ok & near & ((diff <= tol + allow) | over)
 
 
 def _rounding_note(x: torch.Tensor, rounded: torch.Tensor, diff: torch.Tensor) -> str:
-    """The sentence for the elements :func:`_within_rounding` found ('' when none)."""
+    """The sentence for the elements :func:`_within_rounding` found ('' when none): those
+    within rounding, then those not finite in ``x``'s dtype only (:func:`_overflow_note`)."""
+    over = rounded & ~torch.isfinite(diff)
+    rounded = rounded & torch.isfinite(diff)
+    text = "; ".join(t for t in (_overflow_note(x, over), _rounded_note(x, rounded, diff)) if t)
+    return text
+
+
+def _overflow_note(x: torch.Tensor, over: torch.Tensor) -> str:
+    """The sentence for the elements of ``vᵀJ`` that are NaN or infinite in ``x``'s dtype and
+    right on float64 copies ('' when none)."""
+    if not bool(over.any()):
+        return ""
+    idx = over.nonzero()
+    at = ", ".join(f"x{list(i)} = {value_text(x.detach()[tuple(i)])}" for i in idx[:3].tolist())
+    more = f" and {idx.shape[0] - 3} more" if idx.shape[0] > 3 else ""
+    name = str(x.dtype).replace("torch.", "")
+    one = idx.shape[0] == 1
+    return (f"{idx.shape[0]} element{'' if one else 's'} of vᵀJ {'is' if one else 'are'} NaN "
+            f"or infinite in {name} (at {at}{more}), where the same backward on float64 copies "
+            f"matches the reference: {name} overflows inside the backward or in the forward "
+            f"values it uses (inf · 0 is NaN, as in autograd's chain rule for tanh(exp(x)) at "
+            f"x = 100); not counted as disagreeing, but a {name} step there gets these values "
+            f"(compute in float64, or rewrite the formula so that no intermediate overflows)")
+
+
+def _non_finite_note(x: torch.Tensor, bad: torch.Tensor) -> str:
+    """The sentence for the elements of ``vᵀJ`` the backward gives as NaN or inf where the
+    reference is finite ('' when none)."""
+    if not bool(bad.any()):
+        return ""
+    idx = bad.nonzero()
+    at = ", ".join(f"x{list(i)} = {value_text(x.detach()[tuple(i)])}" for i in idx[:3].tolist())
+    more = f" and {idx.shape[0] - 3} more" if idx.shape[0] > 3 else ""
+    return (f"the backward is NaN or infinite at {at}{more}, where the reference is finite: an "
+            f"intermediate that overflows (inf · 0 is NaN: tanh(exp(x)) at x = 1000, even in "
+            f"float64) or a formula undefined there")
+
+
+def _rounded_note(x: torch.Tensor, rounded: torch.Tensor, diff: torch.Tensor) -> str:
+    """The sentence for the elements within rounding ('' when none)."""
     if not bool(rounded.any()):
         return ""
     idx = rounded.nonzero()

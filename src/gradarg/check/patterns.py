@@ -1,5 +1,5 @@
-"""What kind of bug a wrong Jacobian block shows: a constant factor, a flipped sign, a transpose,
-zeros, an offset, a gradient where the derivative is zero, or rounding in a lower precision.
+"""What kind of bug a wrong Jacobian block shows: NaN or inf, a constant factor, a flipped sign,
+a transpose, zeros, an offset, a gradient where the derivative is zero, or rounding in a lower precision.
 
 :func:`classify` works on one block ``(output k, input j)`` flattened to a matrix: ``got`` (the
 Jacobian the backward implies, one row per one-hot upstream gradient), ``expected`` (the
@@ -25,7 +25,8 @@ __all__ = ["Pattern", "classify"]
 
 @dataclass(frozen=True)
 class Pattern:
-    """A recognised kind of bug: ``kind`` is one of ``"zero"``, ``"sign"``, ``"factor"``,
+    """A recognised kind of bug: ``kind`` is one of ``"non-finite"`` (NaN or inf where the
+    reference is finite), ``"zero"``, ``"sign"``, ``"factor"``,
     ``"transposed"``, ``"not-derivative"`` (a gradient where the forward is flat, as a
     straight-through estimator passes), ``"spurious"`` (a gradient where the Jacobian is zero
     and the forward is not flat; set by the verdict after :meth:`.confirm.Confirm.forward_flat`),
@@ -74,6 +75,11 @@ def classify(
     if not bool(wrong.any()):
         return None
     what = "the intended gradient" if intended else f"∂{y}/∂{x}"
+    if bool((~torch.isfinite(got[wrong]) & torch.isfinite(expected[wrong])).all()):
+        return Pattern("non-finite", (
+            f"the backward is NaN or infinite where {what} is finite: an intermediate "
+            f"that overflows (inf · 0 is NaN: tanh(exp(x)) at x = 1000, even in float64) "
+            f"or a formula undefined there"))
     if _close(got, torch.zeros_like(got), tol) or bool((got[wrong] == 0).all()):
         how = "returned None for" if dropped else "gives zeros for"
         true = what if intended else f"the true {what}"

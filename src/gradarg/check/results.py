@@ -38,7 +38,10 @@ class PairCheck:
     worst : tuple of WrongEntry
         The wrong entries with the largest error (output index, input index, expected, got).
     pattern : str or None
-        ``"zero"``, ``"sign"``, ``"factor"``, ``"transposed"``, ``"offset"``, ``"precision"``,
+        ``"non-finite"`` (NaN or inf where the reference is finite: an overflow the dtype's
+        float64 copies do not resolve, or a formula undefined there; one resolved on float64
+        copies is not wrong, see the notes), ``"zero"``, ``"sign"``, ``"factor"``,
+        ``"transposed"``, ``"offset"``, ``"precision"``,
         ``"not-derivative"`` (a gradient where the Jacobian is zero and the forward is flat,
         as under a straight-through estimator), ``"spurious"`` (a gradient where the Jacobian
         is zero and the forward is not flat: it does not depend on those elements, or only

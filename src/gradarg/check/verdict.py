@@ -53,6 +53,8 @@ class Verdict:
         out_shape, in_shape = tuple(bwd.outs[k].shape), tuple(bwd.s.xs[j].shape)
         total = bwd.outs[k].numel() * bwd.s.xs[j].numel()
         diff = (got - exp).abs()
+        if block.overflow is not None:  # not finite in the inputs' dtype only: not an error
+            diff = diff.masked_fill(block.overflow, 0.0)
         wrong = block.wrong()
         nw = int(wrong.sum())
         max_err = float(diff.nan_to_num(nan=math.inf).max()) if diff.numel() else 0.0
@@ -76,7 +78,10 @@ class Verdict:
                 where = where.replace(" elements)", " sampled elements)")
         sub = wrong_cols if where is not None else torch.ones_like(wrong_cols)
         full_block = rows is None and cols is None
-        pat = classify(got[:, sub], exp[:, sub], tol[:, sub], out_shape,
+        # entries not finite in the inputs' dtype only (Block.overflow) take no part in the
+        # pattern: as the reference there, since float64 matched it
+        seen = got if block.overflow is None else torch.where(block.overflow, exp, got)
+        pat = classify(seen[:, sub], exp[:, sub], tol[:, sub], out_shape,
                        in_shape if where is None and full_block else (int(sub.sum()),),
                        dropped=dropped and where is None,
                        dtype=bwd.dtype,
@@ -125,7 +130,8 @@ class Verdict:
         # no region stated: the wrong elements and their values, when a region was in view
         # (one side of a threshold) or when they are few
         few = int(wrong_cols.sum()) <= 6 and int(wrong_cols.sum()) < wrong_cols.numel()
-        if (where is None and (split is not None or (few and pat is None))
+        if (where is None and (split is not None or (few and (
+                pat is None or pat.kind == "non-finite")))
                 and (pat is None or pat.kind != "spurious")):
             sentence += self._listed(wrong_cols, cols, in_shape, xname, full_block)
         if how_many:
