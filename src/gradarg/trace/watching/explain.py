@@ -435,6 +435,9 @@ def _state_text(w: GradWatch, name: str, r: ParamRecord) -> str:
         return f"{name} received a gradient that is exactly zero{in_loss}"
     dead = [c for c in w.modules if c.dead_units and c.dead_units[0]]
     text = f"{name} received a gradient that is exactly zero{where}"
+    summed = zerocauses.cancelled(w, [name])
+    if summed:
+        return f"{name} received a gradient that is exactly zero{summed}"
     if not dead:
         text += zerocauses.float16_underflow(w)
     zeroed = [where for where, _, after in zerocauses.tensor_hooks(w) if after == 0.0]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .records import ModuleRecord, ParamRecord
     from .watch import GradWatch
 
-__all__ = ["all_zero", "float16_underflow", "hook_change", "hook_moved_text", "hooks", "loss_made",
+__all__ = ["all_zero", "cancelled", "float16_underflow", "hook_change", "hook_moved_text", "hooks", "loss_made",
            "padding_text",
            "scaled_step", "tensor_hooks"]
 
@@ -96,6 +96,8 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
         padded = padding_text(w, rest) or clampedparams.said(w, rest)
         if padded:
             where = padded
+        elif not where:
+            where = cancelled(w, rest)
         hooked = [at for at, _, after in tensor_hooks(w) if after == 0.0]
         if hooked:  # the module after the hooked tensor only received the hook's zeros
             where = (f" (a hook on a tensor of the forward, registered {hooked[0]}, replaced "
@@ -104,6 +106,37 @@ def all_zero(w: GradWatch, o: Options) -> Finding:
                      f"{saturated_text(w, -1, len(w.modules))}{float16_underflow(w)}"
                      f"{gate_text(w, zero=True)}")
     return Finding("all-zero", True, "; ".join(parts) or None)
+
+
+# modules whose bias gradient is the gradient arriving at their output summed over every
+# dimension but the features' (or channels'): torch's formulas for these layers
+_SUMMED_BIAS = frozenset({"Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+                          "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "GroupNorm",
+                          "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"})
+
+
+def cancelled(w: GradWatch, names: list[str]) -> str:
+    """``" (observed: ...)"`` for the first of ``names`` that is the ``bias`` of a layer whose
+    bias gradient is a sum (:data:`_SUMMED_BIAS`) while the gradient arriving at its output
+    was nonzero at every call: the terms of that sum cancelled exactly (a loss whose
+    per-example gradients are clamped to ±1, L1 or smooth L1 past its ``beta``, with as many
+    examples on each side); ``""`` when there is none."""
+    for n in names:
+        r = w.parameters.get(n)
+        if r is None or not n.endswith("bias"):
+            continue
+        calls = [c for c in w.modules if c.name == r.module]
+        if not calls or calls[0].kind not in _SUMMED_BIAS or not all(
+                c.grad_out is not None and c.grad_out > 0 for c in calls):
+            continue
+        c = calls[0]
+        return (f" (observed: the gradient arriving at module '{c.name}' ({c.kind}) was "
+                f"nonzero (norm {_f(c.grad_out)}), and {n}'s gradient is that gradient summed "
+                f"over the examples (and positions): its terms cancel exactly in this batch "
+                f"(per-example gradients clamped to ±1 by an L1 or smooth L1 loss past its "
+                f"beta do, with as many examples on each side); the gradient reaching the "
+                f"layer is not zero)")
+    return ""
 
 
 def padding_text(w: GradWatch, names: list[str]) -> str:
