@@ -10,16 +10,19 @@ with a zero gradient after one nonzero one.
 from __future__ import annotations
 
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gradarg.trace.graph.values import fingerprint, local_sum, same_print
+from gradarg.trace.graph.values import RESIDUES, fingerprint, local_sum, same_print
 
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 40).map(lambda k: 2 * k), seed=st.integers(0, 2**16),
        step=st.sampled_from([1e-3, 0.1, 0.5]), dtype=st.sampled_from([torch.float32,
                                                                         torch.float64]))
+# the 2-norm changes by 2 step Σ ±w_i + n step², which rounds to nothing in float32 here (the
+# random sweep): the partial sums still see it
+@example(n=50, seed=1829, step=1e-3, dtype=torch.float32)
 def test_an_update_that_cancels_in_the_sum_still_changes_the_fingerprint(n, seed, step, dtype):
     g = torch.Generator().manual_seed(seed)
     w = torch.randn(n, generator=g, dtype=dtype)
@@ -50,3 +53,21 @@ def test_nan_equals_nan_and_a_stored_nothing_is_none():
     a, b = fingerprint(t), fingerprint(t.clone())
     assert a is not None and b is not None and same_print(a, b)
     assert fingerprint(torch.empty(3, device="meta")) is None
+
+
+@given(n=st.integers(2, 200), seed=st.integers(0, 2**16),
+       dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_a_swap_of_two_entries_changes_the_fingerprint(n, seed, dtype):
+    """Two entries of different values swapped (a permutation keeps the sum and the 2-norm
+    exactly): the fingerprint changes when their flat positions differ modulo RESIDUES."""
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(n, generator=g, dtype=dtype)
+    i, j = torch.randperm(n, generator=g)[:2].tolist()
+    if (i - j) % RESIDUES == 0:
+        j = (i + 1) % n
+    swapped = w.clone()
+    swapped[i], swapped[j] = w[j], w[i]
+    before, after = fingerprint(w), fingerprint(swapped)
+    assert before is not None and after is not None
+    assert not same_print(before, after)
+    assert same_print(fingerprint(w.reshape(2, -1) if n % 2 == 0 else w), before)

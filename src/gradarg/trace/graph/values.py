@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 __all__ = [
-    "SHOWN_ENTRIES", "combine", "dense_values", "fingerprint", "finite", "fmt_norm", "local_sum",
+    "RESIDUES", "SHOWN_ENTRIES", "combine", "dense_values", "fingerprint", "finite", "fmt_norm", "local_sum",
     "nonfinite_entries", "nonfinite_kinds", "norm", "number", "plain", "same_print", "state",
     "stored", "tensors", "whole_features",
 ]
@@ -98,25 +98,46 @@ def local_sum(t: torch.Tensor) -> float | None:
         else float(total)
 
 
-def fingerprint(t: torch.Tensor) -> tuple[float, float] | None:
-    """``(sum, 2-norm)`` of ``t``'s entries (this process's shard for a DTensor), or ``None``
-    when they are not in memory: what an update that changes any entry almost surely
-    changes.  The sum alone stays equal under an update whose entries cancel: an Adam step
-    whose moments hold one gradient moves every entry by the same amount up or down
-    (``m̂ / sqrt(v̂) = ±1``, Kingma and Ba 2015, with ``.grad`` zero or equal to that one), and a
-    weight with as many entries moved up as down keeps its sum."""
+RESIDUES = 7  # partial sums of the entries at flat positions i with i % RESIDUES == r
+
+
+def fingerprint(t: torch.Tensor) -> tuple[float, ...] | None:
+    """``(sum, 2-norm, partial sums)`` of ``t``'s entries (this process's shard for a DTensor),
+    or ``None`` when they are not in memory: what an update that changes any entry almost
+    surely changes.  The sum alone stays equal under an update whose entries cancel: an Adam
+    step whose moments hold one gradient moves every entry by the same amount up or down
+    (``m̂ / sqrt(v̂) = ±1``, Kingma and Ba 2015, with ``.grad`` zero or equal to that one), and
+    a weight with as many entries moved up as down keeps its sum; the 2-norm then changes by
+    ``2 step Σ ±w_i + n step²``, which can round to nothing in float32 (a weight of 50
+    entries moved by 1e-3).  The partial sums over the flat positions of each residue modulo
+    :data:`RESIDUES` (one reduction of a ``(n // 7) × 7`` view, plus the rest) ask the
+    cancellation to happen in every class at once, and see a swap of two entries of
+    different classes, which keeps both the sum and the norm."""
     total = local_sum(t)
     if total is None:
         return None
     t = t.detach()
     if _is_dtensor(t) and hasattr(t, "to_local"):
         t = t.to_local()
-    return total, float(torch.linalg.vector_norm(t))
+    norm = float(torch.linalg.vector_norm(t))
+    if t.layout != torch.strided:
+        return (total, norm)
+    flat = t.reshape(-1)
+    n = flat.numel() // RESIDUES * RESIDUES
+    parts = flat[:n].view(-1, RESIDUES).sum(0) if n else flat.new_zeros(RESIDUES)
+    rest = flat[n:]
+    if rest.numel():
+        parts = parts.clone()
+        parts[: rest.numel()] += rest
+    if parts.is_complex():
+        parts = torch.view_as_real(parts).reshape(-1)
+    return (total, norm, *parts.tolist())
 
 
-def same_print(a: tuple[float, float], b: tuple[float, float]) -> bool:
+def same_print(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     """Whether two :func:`fingerprint` values are equal (NaN equal to NaN)."""
-    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b, strict=True))
+    return len(a) == len(b) and all(x == y or (math.isnan(x) and math.isnan(y))
+                                    for x, y in zip(a, b, strict=True))
 
 
 def finite(t: torch.Tensor | None) -> bool:

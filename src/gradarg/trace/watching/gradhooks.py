@@ -71,7 +71,7 @@ class GradEvents:
         self._held_by: dict[int, Holding] = {}  # per optimizer
         self._stepped: dict[int, Holding] = {}  # optimizers whose step held a watched param
         self._closing: dict[int, tuple[Holding, int]] = {}  # closure steps, read at their end
-        self._frozen_before: dict[Any, tuple[float, float]] = {}  # param -> fingerprint at the step
+        self._frozen_before: dict[Any, tuple[float, ...]] = {}  # param -> fingerprint at the step
         self._frozen = FrozenGrads()  # whether a frozen parameter's .grad is stale at a step
         self._frozen_moved: dict[str, FrozenMoved] = {}
         self._hook_moved: dict[str, FrozenMoved] = {}  # .grad zeroed by a hook, moved by a step
