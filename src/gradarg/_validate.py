@@ -128,11 +128,27 @@ def as_output_tuple(fn: Callable[..., Any], out: Any) -> tuple[tuple[torch.Tenso
             where = f"element {i} of the {type(out).__name__} returned by {name}" if is_tuple else (
                 f"the value returned by {name}"
             )
-            raise TypeError(
-                f"{where} is a {type(yi).__name__}, expected a torch.Tensor; "
-                f"return tensors (use torch operations, not .item() or float())"
-            )
+            raise TypeError(f"{where} is a {type(yi).__name__}, expected a torch.Tensor; "
+                            f"{_return_advice(yi)}")
     return outs, is_tuple
+
+
+def _return_advice(value: Any) -> str:
+    """What to return instead of ``value`` (not a tensor), for :func:`as_output_tuple`."""
+    if value is None:
+        return "fn returned nothing (a missing return statement?): return its output tensor"
+    if isinstance(value, dict):
+        return ("return a tensor or a tuple of tensors, not a dict: e.g. "
+                "tuple(out[k] for k in sorted(out)), or the one entry to differentiate")
+    if isinstance(value, (bool, int, float, complex)):
+        return ("a Python number has no derivative: keep the value a tensor (use torch "
+                "operations, not .item() or float())")
+    if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):
+        return ("an array leaves autograd (.numpy() or NumPy functions): compute it with "
+                "torch operations so that it stays a tensor")
+    if isinstance(value, (tuple, list)):
+        return "nested sequences are not read: return a flat tuple of tensors"
+    return "return a tensor or a tuple/list of tensors"
 
 
 def check_single_output(fn: Callable[..., Any], out: Any) -> torch.Tensor:
