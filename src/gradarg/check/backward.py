@@ -147,7 +147,12 @@ def check_backward(
     no ``rtol`` given), an entry beyond that is still within the dtype's rounding when the
     same backward run on float64 copies matches the reference there and the entry is off by at
     most ``16 · eps(dtype) · |y_i|`` (``tanh`` at ``x = -10`` in float32: ``1 - y²`` is 0 for
-    a derivative of 8.2e-9): not wrong, and a note and the summary name the dtype.  The backward runs twice with the same ``v``: results
+    a derivative of 8.2e-9): not wrong, and a note and the summary name the dtype.  So is an
+    entry that is NaN or infinite in that dtype where the float64 run is finite and matches a
+    finite reference: an overflow of the dtype (``tanh(exp(x))`` at ``x = 100`` in float32:
+    ``exp`` gives ``inf``, the chain rule ``0 · inf = NaN``, autograd's own too), said in the
+    summary and a note.  NaN or infinite in float64 too, it is wrong (pattern
+    ``"non-finite"``).  The backward runs twice with the same ``v``: results
     that differ by more than that tolerance make the verdict ``"non-deterministic"`` rather than
     ``"wrong"``; smaller differences (atomic adds) are noted.
 

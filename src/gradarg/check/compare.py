@@ -156,7 +156,10 @@ def compare_vjp(
         the compared elements; for float32 and lower, an element whose
         difference the same backward run in float64 does not show, and that is below what the
         dtype's rounding of ``y`` allows, is within rounding (``note`` says so, naming the
-        dtype).  With other references ``torch.testing.assert_close``'s defaults for the
+        dtype), and so is one NaN or infinite in the dtype where the float64 run is finite and
+        matches the reference (an overflow: ``tanh(exp(x))`` at ``x = 100`` in float32, where
+        the chain rule gives ``0 · inf``; ``note`` names the elements); one NaN or infinite
+        in float64 too disagrees, and ``note`` says so.  With other references ``torch.testing.assert_close``'s defaults for the
         dtype.
 
     Returns
