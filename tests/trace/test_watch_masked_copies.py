@@ -13,7 +13,7 @@ replacement scheme, the mask rate, the sizes, the seed.
 from __future__ import annotations
 
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 from torch.nn import functional as F
@@ -41,6 +41,11 @@ class Encoder(nn.Module):
        scheme=st.sampled_from(["mask", "80/10/10"]), rate=st.floats(0.1, 0.3),
        two_inputs=st.booleans(), b=st.integers(2, 6), t=st.integers(6, 12),
        seed=st.integers(0, 2**16))
+# BERT's 80/10/10 on 14 tokens: the one masked position that changed got a random token, 10,
+# which is also a visible target elsewhere; no mask id is in the input: not named (the random
+# sweep: the watch took the random token for the mask)
+@example(labels="every position", scheme="80/10/10", rate=0.1875, two_inputs=False, b=2, t=7,
+         seed=591)
 def test_a_masked_token_loss_on_visible_positions_is_named(labels, scheme, rate, two_inputs,
                                                           b, t, seed):
     g = torch.Generator().manual_seed(seed)

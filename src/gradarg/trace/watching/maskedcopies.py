@@ -12,8 +12,8 @@ Seen here, at each outermost ``backward()`` (by :class:`.tokenshift.TokenShift`,
 model's token ids): an ``nll_loss`` target that equals the ids at the same position on at least
 half of its scored positions (:data:`.tokenshift.MIN_POSITIONS` at least), while most of the
 other scored positions (:data:`MASKED` of them at least) hold one id in the input that is never
-their target (the mask token).  Only a model called with one integer tensor is read: a
-sequence-to-sequence model (BART) reconstructs its corrupted input on purpose.
+a target at any scored position (the mask token).  Only a model called with one integer tensor
+is read: a sequence-to-sequence model (BART) reconstructs its corrupted input on purpose.
 
 A sequence-to-sequence model is fed, with teacher forcing, the labels shifted right (``<bos>``
 then ``labels[:-1]``), so that position ``t`` predicts the token after the ones it reads.  Fed
@@ -100,7 +100,9 @@ def copies(target: torch.Tensor, ids: torch.Tensor, ignore: int, least: int) -> 
     seen = ids[other]
     mask = int(seen.mode().values)
     held = int((seen == mask).sum())
-    if held < MASKED * int(other.sum()) or bool((tgt[other] == mask).any()):
+    # the mask token is no target anywhere: an id that is also a scored target (a visible
+    # token, or a random replacement of BERT's 10 %) is not the mask, however often it is seen
+    if held < MASKED * int(other.sum()) or bool((tgt[scored] == mask).any()):
         return None
     return Copies(n, k, held, mask)
 
