@@ -31,7 +31,7 @@ from .tolerance import (
     same_function,
     shifted_inputs,
 )
-from .vjp_reference import fd_reference, outside_note, unresolved_note, value_text
+from .vjp_reference import fd_reference, outside_note, places, unresolved_note
 
 __all__ = ["VJPComparison", "compare_vjp"]
 
@@ -369,12 +369,11 @@ def _overflow_note(x: torch.Tensor, over: torch.Tensor) -> str:
     if not bool(over.any()):
         return ""
     idx = over.nonzero()
-    at = ", ".join(f"x{list(i)} = {value_text(x.detach()[tuple(i)])}" for i in idx[:3].tolist())
-    more = f" and {idx.shape[0] - 3} more" if idx.shape[0] > 3 else ""
+    at = places(x, idx, first=3)
     name = str(x.dtype).replace("torch.", "")
     one = idx.shape[0] == 1
     return (f"{idx.shape[0]} element{'' if one else 's'} of vᵀJ {'is' if one else 'are'} NaN "
-            f"or infinite in {name} (at {at}{more}), where the same backward on float64 copies "
+            f"or infinite in {name} (at {at}), where the same backward on float64 copies "
             f"matches the reference: {name} overflows inside the backward or in the forward "
             f"values it uses (inf · 0 is NaN, as in autograd's chain rule for tanh(exp(x)) at "
             f"x = 100); not counted as disagreeing, but a {name} step there gets these values "
@@ -387,9 +386,8 @@ def _non_finite_note(x: torch.Tensor, bad: torch.Tensor) -> str:
     if not bool(bad.any()):
         return ""
     idx = bad.nonzero()
-    at = ", ".join(f"x{list(i)} = {value_text(x.detach()[tuple(i)])}" for i in idx[:3].tolist())
-    more = f" and {idx.shape[0] - 3} more" if idx.shape[0] > 3 else ""
-    return (f"the backward is NaN or infinite at {at}{more}, where the reference is finite: an "
+    at = places(x, idx, first=3)
+    return (f"the backward is NaN or infinite at {at}, where the reference is finite: an "
             f"intermediate that overflows (inf · 0 is NaN: tanh(exp(x)) at x = 1000, even in "
             f"float64) or a formula undefined there")
 
@@ -399,13 +397,12 @@ def _rounded_note(x: torch.Tensor, rounded: torch.Tensor, diff: torch.Tensor) ->
     if not bool(rounded.any()):
         return ""
     idx = rounded.nonzero()
-    at = ", ".join(f"x{list(i)} = {value_text(x.detach()[tuple(i)])}" for i in idx[:3].tolist())
-    more = f" and {idx.shape[0] - 3} more" if idx.shape[0] > 3 else ""
+    at = places(x, idx, first=3)
     name = str(x.dtype).replace("torch.", "")
     one = idx.shape[0] == 1
     return (f"{idx.shape[0]} element{'' if one else 's'} of vᵀJ differ{'s' if one else ''} "
             f"from the "
-            f"reference by up to {float(diff[rounded].max()):.2g} (at {at}{more}), within "
+            f"reference by up to {float(diff[rounded].max()):.2g} (at {at}), within "
             f"{name} rounding: the same backward on float64 copies matches the reference, "
             f"and {name} values of y, x and what is computed from them cannot resolve the "
             f"difference; not counted as disagreeing")

@@ -18,7 +18,7 @@ from ..core.finite_diff import vjp_from_partials
 from . import fd_error
 from .tolerance import backward_rtol, below_normal, uncertain, vjp_atol
 
-__all__ = ["fd_reference", "outside_note", "unresolved_note", "value_text"]
+__all__ = ["fd_reference", "outside_note", "places", "unresolved_note", "value_text"]
 
 
 def value_text(t: torch.Tensor) -> str:
@@ -31,7 +31,7 @@ def unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
     there, or the finite bound of an element it only bounds), as a sentence."""
     idx = (unresolved > 0).nonzero()
     return (f"could not check: the reference is unreliable or not finite at "
-            f"{_places(x, idx)} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
+            f"{places(x, idx)} ({idx.shape[0]} of {x.numel()} elements of vᵀJ): its "
             f"estimates over step sizes disagree beyond their error bound, or fn is not "
             f"finite there (it may vary on a scale below the smallest step tried, jump, overflow or "
             f"see a NaN), or an output is so large that no step along x moves it; "
@@ -42,19 +42,20 @@ def unresolved_note(x: torch.Tensor, unresolved: torch.Tensor) -> str:
 def outside_note(x: torch.Tensor, outside: torch.Tensor, bound: torch.Tensor) -> str:
     """The elements of ``vᵀJ`` the reference only bounds where the backward is beyond that
     bound (``outside``), as a sentence."""
-    return (f"the finite differences do not resolve vᵀJ at {_places(x, outside.nonzero(), bound)}"
+    return (f"the finite differences do not resolve vᵀJ at {places(x, outside.nonzero(), bound)}"
             f", but they bound it (no step along x moved those outputs): the backward is "
             f"beyond twice that bound there")
 
 
-def _places(x: torch.Tensor, idx: torch.Tensor, bound: torch.Tensor | None = None) -> str:
-    """The first four elements of ``x`` at ``idx`` with their values (and bounds), and how
-    many more."""
+def places(x: torch.Tensor, idx: torch.Tensor, bound: torch.Tensor | None = None,
+           first: int = 4) -> str:
+    """The first ``first`` elements of ``x`` at ``idx`` (``k × x.dim()`` indices) with their
+    values (and bounds), and how many more."""
     flat = x.detach()
     at = [f"x{list(i)} = {value_text(flat[tuple(i)])}" + (
         "" if bound is None else f" (|vᵀJ - reference| <= {float(bound[tuple(i)]):.2g})")
-        for i in idx[:4].tolist()]
-    more = f" and {idx.shape[0] - 4} more" if idx.shape[0] > 4 else ""
+        for i in idx[:first].tolist()]
+    more = f" and {idx.shape[0] - first} more" if idx.shape[0] > first else ""
     return ", ".join(at) + more
 
 

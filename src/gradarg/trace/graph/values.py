@@ -126,8 +126,7 @@ def fingerprint(t: torch.Tensor) -> tuple[float, ...] | None:
     n = flat.numel() // RESIDUES * RESIDUES
     parts = flat[:n].view(-1, RESIDUES).sum(0) if n else flat.new_zeros(RESIDUES)
     rest = flat[n:]
-    if rest.numel():
-        parts = parts.clone()
+    if rest.numel():  # parts is a new tensor (a sum, or zeros): added to in place
         parts[: rest.numel()] += rest
     if parts.is_complex():
         parts = torch.view_as_real(parts).reshape(-1)
