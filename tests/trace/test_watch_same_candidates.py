@@ -52,6 +52,8 @@ def _step(model, users, items, tau, batched):
        batched=st.booleans(), seed=st.integers(0, 2**16))
 @example(count=14, features=7, width=2, tau=0.05, distinct=1, batched=False,
          seed=3710)  # gradients of 1e-5 from rounding, against 63 for distinct candidates
+@example(count=3, features=3, width=2, tau=1.0, distinct=1, batched=False,
+         seed=737)  # rounding 2e-7 against 9e-3 for distinct candidates (width 2)
 def test_identical_candidates_are_named(count, features, width, tau, distinct, batched, seed):
     torch.manual_seed(seed)
     model = Towers(features, width)
@@ -67,7 +69,9 @@ def test_identical_candidates_are_named(count, features, width, tau, distinct, b
         assert abs(loss - math.log(count)) < 1e-5
         _, control = _step(model, users, table[torch.arange(count)], tau, batched)
         scale = max(float(g.abs().max()) for g in control.values())
-        assert all(float(g.abs().max()) < 1e-5 * scale for g in grads.values())
+        # float32 rounding: a few hundred eps of the unit-norm embeddings, at most 1e-4 of
+        # the control's largest entry (which can be 1e-2 at width 2)
+        assert all(float(g.abs().max()) < max(1e-4 * scale, 1e-6) for g in grads.values())
     text = w.summary(checks=False)
     assert (SAID in text) == same, (distinct, text)
     if same:
