@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 import torch
-from casekit import D, Registry, S, close, close_notnan, jr, taj, vjp_ref
+from casekit import D, Registry, S, close, close_notnan, jr, taj, vjp_ref  # noqa: F401  (close: in predicates)
 from torch import nn
 from torch.func import hessian, jacfwd, jacrev, vmap
 
@@ -226,7 +226,7 @@ class LinearFn(torch.autograd.Function):  # docs' LinearFunction with needs_inpu
 class LinearFnBadBias(LinearFn):  # bias grad as a mean instead of a sum
     @staticmethod
     def backward(ctx, g):
-        x, w, b = ctx.saved_tensors
+        x, w, b = ctx.saved_tensors  # noqa: RUF059  (as the source wrote it)
         return g.mm(w), g.t().mm(x), g.mean(0)
 
 
