@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import torch
 
-from ..graph.nodes import leaf_tensor, saved_tensors
+from ..graph.nodes import (
+    first_nodes,
+    is_leaf,
+    leaf_tensor,
+    node_class,
+    saved_tensors,
+    single_input_chain,
+)
 from .context import Answer, Cause, Context
 from .cuts import constants, cut, history_free, module_of, same_storage
 from .rules import undecided
@@ -163,6 +170,67 @@ def _cut_found(c: Context) -> Answer | None:
 CUT_FOUND = Cause(("not-reachable",), "", _cut_found, undecided, _outside)
 
 
+_HISTORY = 256  # nodes of the tensor's own history read for the leaves it comes from
+
+
+def _leaf_name(c: Context, leaf: torch.Tensor) -> str | None:
+    """The leaf's name in ``names`` or among the module's parameters, else ``None``."""
+    for name, t in c.names.items():
+        if t is leaf:
+            return name
+    if c.module is not None:
+        for name, p in c.module.named_parameters():
+            if p is leaf:
+                return name
+    return None
+
+
+def _made_beside(c: Context) -> Answer | None:
+    """A non-leaf outside the output's graph whose own history reaches leaves that are in
+    it: made from them beside or after the computation (``model.weight[0]``, ``w.t()``
+    taken to read a gradient, a second forward), not cut from it.  Read from the structure of
+    both graphs (so also once ``backward()`` freed the saved tensors)."""
+    tensor, xname, oname = c.tensor, c.xname, c.oname
+    if tensor.grad_fn is None:
+        return None
+    leaves = [leaf_tensor(n) for n in first_nodes([tensor.grad_fn], _HISTORY) if is_leaf(n)]
+    used = [t for t in leaves if t is not None and c.graph.key_of(t) is not None]
+    if not used:
+        return None
+    one = len(used) == 1
+    names = [_leaf_name(c, t) or f"the leaf of shape {tuple(t.shape)}" for t in used[:3]]
+    what = names[0] if one else ", ".join(names) + (
+        f" and {len(used) - 3} more" if len(used) > 3 else "")
+    chain = single_input_chain(tensor.grad_fn, 8) if one else None
+    how = (" by " + ", then ".join(node_class(n) for n in reversed(chain[1]))
+           if chain is not None else "")
+    read = ""
+    if chain is not None:
+        grad = f"{name}.grad" if (name := _leaf_name(c, used[0])) else "the leaf's .grad"
+        read = (f" Its gradient is the matching part of {grad} after backward() (the same "
+                f"indexing or view applied to the gradient: w.grad[0] for w[0]).")
+    return Answer("not-reachable", (
+        f"{xname} is not in {oname}'s graph, but {what}, which {xname} was computed "
+        f"from{how}, {'is' if one else 'are'} in it: {oname} reaches "
+        f"{'that leaf' if one else 'those leaves'} by a computation of its own, not through "
+        f"{xname}, so backward() fills {'its' if one else 'their'} .grad and never reaches "
+        f"{xname} ({xname} is a separate result: a second forward, or a slice or view such as "
+        f"weight[0] or w.t() taken after the forward to read a gradient).{read} If {oname} "
+        f"should depend on {xname}, compute it from {xname}"))
+
+
+def _made_beside_freed(c: Context) -> Answer | None:
+    answer = _made_beside(c)
+    if answer is None:
+        return None
+    return answer._replace(message=answer.message + (
+        f" (whether {c.xname} was also detached on a way into {c.oname} cannot be checked: "
+        f"backward() freed the saved tensors that would show it)"))
+
+
+MADE_BESIDE = Cause(("not-reachable",), "", _made_beside, _made_beside_freed, _outside)
+
+
 def _not_the_module_parameter(c: Context) -> Answer | None:
     """An ``nn.Parameter`` that is not one of ``module``'s parameters now: if it was taken
     from the module before (as an optimizer takes it), the module attribute was assigned a
@@ -182,10 +250,14 @@ def _not_the_module_parameter(c: Context) -> Answer | None:
     return Answer("not-reachable", (
         f"{xname} is an nn.Parameter, but not one of {module.__class__.__name__}'s parameters "
         f"now, and it is not in {c.oname}'s graph: if it was taken from the model before the "
-        f"forward (an optimizer built then holds it), the forward replaced it: assigning a "
-        f"new nn.Parameter in forward (self.w = nn.Parameter(...)) re-creates the parameter "
-        f"at every call, and the graph holds the new one{alike_text}; create the parameter "
-        f"once in __init__ and only use it in forward"))
+        f"forward (an optimizer built then holds it), the module's attribute was assigned "
+        f"another nn.Parameter since, and the graph holds the new one{alike_text}: either "
+        f"code outside the forward replaced it (model.layer.weight = nn.Parameter(...), or a "
+        f"layer swapped in after the optimizer was built: build the optimizer after the last "
+        f"replacement, or add the new parameters to it), or the forward assigns "
+        f"self.w = nn.Parameter(...), which re-creates the parameter at every call (create "
+        f"it once in __init__ and only use it in forward); which of the two the graph cannot "
+        f"show"))
 
 
 NOT_THE_MODULE_PARAMETER = Cause(("not-reachable",), "", _not_the_module_parameter,
@@ -258,23 +330,83 @@ UNREACHABLE = Cause(("not-reachable",), "", _unreachable, _unreachable_freed, _o
 
 
 # -- in the graph -----------------------------------------------------------------------------
+# operations that make a copy, a view or a constant rescaling of one tensor: a leaf that
+# requires grad followed only by these is an initialisation or a move done after
+# requires_grad=True (``torch.randn(..., requires_grad=True) * 0.01``, ``.to(device)``)
+_COPIES = {"ToCopyBackward0": ".to() / .double() / .float() / .cuda() (ToCopyBackward0: a "
+                              "copy in another dtype or on another device)",
+           "CloneBackward0": ".clone() (CloneBackward0)"}
+_RESCALES = {"MulBackward0": "a product with a tensor without history or a number "
+                             "(MulBackward0)",
+             "DivBackward0": "a division by a tensor without history or a number "
+                             "(DivBackward0)",
+             "AddBackward0": "an addition of a constant (AddBackward0)",
+             "SubBackward0": "a subtraction of a constant (SubBackward0)",
+             "NegBackward0": "a negation (NegBackward0)"}
+_VIEWS = {"ViewBackward0", "UnsafeViewBackward0", "UnsqueezeBackward0", "SqueezeBackward0",
+          "SqueezeBackward1", "TBackward0", "TransposeBackward0", "PermuteBackward0",
+          "ExpandBackward0"}
+_CHAIN = 4  # at most this many such operations between the leaf and the tensor
+
+
+def _made_from_leaf(tensor: torch.Tensor) -> tuple[torch.Tensor, list[str]] | None:
+    """The leaf that requires grad which ``tensor`` is a copy, view or constant rescaling of
+    (each operation on the way taking no other input with history), and those operations'
+    names, innermost first; ``None`` otherwise (``tanh(w)``, ``a * b``, a longer chain)."""
+    found = single_input_chain(tensor.grad_fn, _CHAIN + 1)
+    if found is None:
+        return None
+    leaf, ops = found
+    names = [node_class(n) for n in reversed(ops)]
+    var = leaf_tensor(leaf)
+    if not names or var is None or not all(
+            n in _COPIES or n in _RESCALES or n in _VIEWS for n in names):
+        return None
+    return var, names
+
+
 def _non_leaf(c: Context) -> Answer | None:
     tensor, xname = c.tensor, c.xname
     if tensor.grad_fn is None or tensor.retains_grad:
         return None
+    made = _made_from_leaf(tensor)
+    if made is not None:
+        leaf, names = made
+        ops = ", then ".join(_COPIES.get(n) or _RESCALES.get(n) or f"a view ({n})"
+                             for n in names)
+        of = (f"the leaf tensor of shape {tuple(leaf.shape)} ({leaf.dtype}, {leaf.device}) that "
+              f"requires grad")
+        if any(n in _COPIES for n in names):
+            make = ("create it with the dtype and device it needs and set requires_grad "
+                    "there (torch.randn(..., dtype=..., device=..., requires_grad=True)), "
+                    "or move first and call .requires_grad_() last")
+        else:
+            make = ("compute its value first and make that the leaf: "
+                    "(torch.randn(...) * 0.01).requires_grad_(), or nn.Parameter(...)")
+        return Answer("non-leaf", (
+            f"{xname} is not a leaf: it was made from {of} by {ops}, so backward() fills "
+            f"that leaf's .grad, not {xname}'s (.grad is filled only for leaf tensors). If "
+            f"{xname} itself is what should be trained (an initialisation or a move done "
+            f"after requires_grad=True), {make}; to read the gradient of {xname} as it is, "
+            f"call {xname}.retain_grad() before backward(), or use "
+            f"torch.autograd.grad({c.oname}, {xname})"), tensor.grad_fn.name())
     return Answer("non-leaf", (
         f"{xname} is not a leaf (made by {tensor.grad_fn.name()}), and backward() fills "
         f".grad only for leaf tensors: call {xname}.retain_grad() before backward(), or "
         f"use torch.autograd.grad({c.oname}, {xname})"), tensor.grad_fn.name())
 
 
-NON_LEAF = Cause(("non-leaf",), 'a non-leaf without ``retain_grad()`` (``"non-leaf"``)',
+NON_LEAF = Cause(("non-leaf",), 'a non-leaf without ``retain_grad()`` (``"non-leaf"``; a '
+                 'copy, view or constant rescaling of one leaf, as ``torch.randn(..., '
+                 'requires_grad=True) * 0.01`` or ``.to(device)`` after it, named with that '
+                 'leaf)',
                  _non_leaf)
 
 
 RULES: tuple[Cause, ...] = (
     INTEGER_DTYPE, INFERENCE_MODE, NO_GRAPH, NOT_TRACKED, OUTPUT_ITSELF,
-    HELD_ITSELF, CUT_FOUND, NOT_THE_MODULE_PARAMETER, UNUSED_MODULE, OPAQUE, UNREACHABLE,
+    HELD_ITSELF, CUT_FOUND, MADE_BESIDE, NOT_THE_MODULE_PARAMETER, UNUSED_MODULE, OPAQUE,
+    UNREACHABLE,
     NON_LEAF,
 )
 """The causes about tracking and reachability, in order."""
