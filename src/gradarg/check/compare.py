@@ -176,8 +176,12 @@ def compare_vjp(
     ValueError
         ``x`` empty (no elements); ``v.shape != y.shape``; a reference Jacobian whose shape is
         not ``y.shape + x.shape``; an output that does not require grad; a string reference
-        with an output tensor; called inside a ``torch.func`` transform (the message names it,
-        and :func:`gradarg.backward_vjp` / ``torch.func.vjp``, which compose).
+        with an output tensor (refused before any backward pass); called inside a
+        ``torch.func`` transform (the message names it, and :func:`gradarg.backward_vjp` /
+        ``torch.func.vjp``, which compose).
+    RuntimeError
+        An output tensor whose graph an earlier ``backward()`` freed (the message says what
+        to pass instead); errors ``fn`` or its backward raise.
 
     Notes
     -----
@@ -228,6 +232,8 @@ def compare_vjp(
         note = ""
         if isinstance(fn, torch.Tensor):
             y = fn
+            if isinstance(reference, str):  # refused before any backward pass runs
+                _reference(reference, None, x, y, None, y.dtype)
             got = _backward_on_output(y, x, v_bwd)
             fn_ = None
         elif callable(fn):
@@ -418,7 +424,16 @@ def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tenso
     saved = x.grad if x.is_leaf or x.retains_grad else None  # a non-leaf's .grad warns
     x.grad = None
     try:
-        y.backward(gradient=v_t, retain_graph=True, inputs=[x])
+        try:
+            y.backward(gradient=v_t, retain_graph=True, inputs=[x])
+        except RuntimeError as err:
+            if "backward through the graph a second time" not in str(err):
+                raise
+            raise RuntimeError(
+                "y's graph was freed by an earlier backward pass (your own y.backward() or "
+                "loss.backward() frees the saved tensors): pass the function instead, "
+                "compare_vjp(fn, x, v), or recompute y, or call that earlier backward with "
+                "retain_graph=True") from err
         if x.grad is None:
             raise ValueError("x is not part of y's graph: backward() left x.grad empty")
         return x.grad.detach().clone()
