@@ -56,6 +56,10 @@ class Operator:
     saturates : bool
         A clamp: its derivative is zero wherever the input lies outside its range, so a zero
         gradient through it is a saturated clamp.
+    limits : tuple of float
+        A smooth squashing function whose output rounds to exactly these values far from 0,
+        where its derivative (computed from the output) is then exactly 0 in floating point:
+        ``sigmoid`` (0, 1), ``tanh`` (−1, 1).
     masks_branch : bool
         Sends a zero cotangent into the branch it did not take (``torch.where``).
     product : bool
@@ -96,6 +100,7 @@ class Operator:
     gate: str | None = None
     dead_unit: bool = False
     saturates: bool = False
+    limits: tuple[float, ...] = ()
     masks_branch: bool = False
     product: bool = False
     fix_in_product: str | None = None
@@ -161,8 +166,8 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("acos", singular="x = ±1", domain="|x| ≤ 1", recompute=("acos", "_saved_self")),
     Operator("atanh", singular="x = ±1", domain="|x| ≤ 1", recompute=("atanh", "_saved_self")),
     Operator("acosh", singular="x = 1", domain="x ≥ 1", recompute=("acosh", "_saved_self")),
-    Operator("tanh", rule="g × (1 − tanh²(x))"),
-    Operator("sigmoid", rule="g × σ(x)(1 − σ(x))"),
+    Operator("tanh", rule="g × (1 − tanh²(x))", limits=(-1.0, 1.0)),
+    Operator("sigmoid", rule="g × σ(x)(1 − σ(x))", limits=(0.0, 1.0)),
     # gates: they send exact zeros
     Operator("relu", rule="g where x > 0, else 0", gate="x ≤ 0", dead_unit=True),
     Operator("threshold", gate="x ≤ the threshold", dead_unit=True),

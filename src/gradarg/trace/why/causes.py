@@ -16,7 +16,15 @@ import re
 
 import torch
 
-from ..graph.nodes import children, in_place_edits, is_custom, leaf_tensor, node_class, op_name
+from ..graph.nodes import (
+    children,
+    in_place_edits,
+    is_custom,
+    leaf_tensor,
+    node_class,
+    op_name,
+    saved_value,
+)
 from ..graph.operators import factors, row, singular
 from ..graph.values import dense_values, finite
 from . import reach
@@ -245,6 +253,33 @@ def _zero_product(c: Context, key: int) -> Zero | None:
     return None
 
 
+def _saturated(fn: object, arrived: torch.Tensor | None, op: str,
+               limits: tuple[float, ...]) -> str:
+    """Why a squashing function (``sigmoid``, ``tanh``) sent zeros: at every entry where a
+    nonzero cotangent arrived, the output it saved is exactly one of its ``limits``, where its
+    derivative computed from the output is 0; ``""`` when the saved output does not show it."""
+    out = saved_value(fn, "_saved_result")
+    if not isinstance(out, torch.Tensor) or arrived is None or out.shape != arrived.shape:
+        return ""
+    reached = dense_values(arrived) != 0
+    at = torch.zeros_like(out, dtype=torch.bool)
+    for limit in limits:
+        at |= out == limit
+    if not bool(reached.any()) or not bool(at[reached].all()):
+        return ""
+    ends = " or ".join(f"{v:g}" for v in limits)
+    fix = ("compute the loss from the logits instead (BCEWithLogitsLoss, F.logsigmoid), or "
+           "scale or normalise its inputs" if op == "sigmoid" else
+           "scale or normalise its inputs (a smaller initialisation, a normalisation layer "
+           "before it)")
+    count = int(reached.sum())
+    where = "at the one entry" if count == 1 else f"at each of the {count} entries"
+    return (f" (a saturated {op}: {where} the cotangent reached, its output is exactly "
+            f"{ends} in {str(out.dtype).removeprefix('torch.')}, "
+            f"where its derivative, computed from the output, is 0: its inputs lay so far "
+            f"from 0 that the output rounded to its limit; {fix})")
+
+
 def _zero(c: Context) -> Answer | None:
     if c.stats[2]:
         return None
@@ -268,6 +303,9 @@ def _zero(c: Context) -> Answer | None:
         elif operator.saturates:
             why = (f" (a saturated clamp: its derivative is 0 where {operator.gate}, and every "
                    f"entry the cotangent reached lay there)")
+        elif operator.limits and (sat := _saturated(c.nodes[node.key], node.arrived,
+                                                    node.op, operator.limits)):
+            why = sat
         else:
             why = ""
         detail = f"; the cotangent became zero at {where} ({op}){why}"
