@@ -280,6 +280,35 @@ def _saturated(fn: object, arrived: torch.Tensor | None, op: str,
             f"from 0 that the output rounded to its limit; {fix})")
 
 
+def _zeroed_between(c: Context) -> tuple[str, str | None]:
+    """Where no node sent zeros (:func:`zero_node`): the first node towards the tensor whose
+    incoming gradients are nonzero while what it received is all zero (a hook on that tensor
+    replaced it), or whose incoming gradients, nonzero each, sum to exactly zero (they
+    cancel: ``a - a``); ``("", None)`` when the pass shows neither."""
+    trace, target = c.trace, c.position
+    towards = c.graph.ancestors(target) | {target}
+    order = [n for n in trace.executed if n.key in towards and n.key != target]
+    for n in [*order, trace.nodes[target]]:  # the tensor's own node last (a leaf's never runs)
+        parts = [e.cotangent for e in trace.edges if e.dst == n.key and e.cotangent is not None]
+        if not parts:
+            continue
+        total = trace.incoming(n.key)
+        got = n.arrived if n.key != target or c.tensor.grad_fn is not None else c.pass_grad
+        nonzero = [bool((dense_values(p) != 0).any()) for p in parts]
+        if total is not None and bool((dense_values(total) != 0).any()):
+            if got is None or not bool((dense_values(got) != 0).any()):
+                what = (c.xname if n.key == target else f"the output of {n.label}")
+                return (f"; the gradients sent to {what} are nonzero, but what arrived is "
+                        f"all zero: a hook on that tensor (tensor.register_hook, or a "
+                        f"module's backward hook) replaced its gradient with zeros"), n.label
+        elif len(parts) >= 2 and sum(nonzero) >= 2:
+            what = c.xname if n.key == target else f"the output of {n.label}"
+            return (f"; the {len(parts)} gradients reaching {what}, nonzero each, sum to "
+                    f"exactly zero: its uses cancel (as in a - a, or x * 2 - x - x), so the "
+                    f"output does not depend on it there"), n.label
+    return "", None
+
+
 def _zero(c: Context) -> Answer | None:
     if c.stats[2]:
         return None
@@ -290,7 +319,10 @@ def _zero(c: Context) -> Answer | None:
     if node is not None:
         op = node.grad_fn
         operator = row(node.op)
-        if is_custom(c.nodes[node.key]):
+        if op == "BackwardHookFunctionBackward":  # torch's node for a module's hooks
+            why = (" (a module's full backward hook, register_full_backward_hook: it "
+                   "returned zeros for the module's input, replacing its gradient)")
+        elif is_custom(c.nodes[node.key]):
             none = any(t is None for t in node.grad_inputs)
             why = (f" (the custom Function {op}: its backward() "
                    + ("returns None for this input" if none else "returns zeros") + ")")
@@ -309,6 +341,8 @@ def _zero(c: Context) -> Answer | None:
         else:
             why = ""
         detail = f"; the cotangent became zero at {where} ({op}){why}"
+    else:
+        detail, where = _zeroed_between(c)
     return Answer("zero", (
         f"{c.xname} is reachable from {c.oname} but its gradient is exactly zero{detail}"),
         where, c.grad)
