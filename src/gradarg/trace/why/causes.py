@@ -23,9 +23,9 @@ from ..graph.nodes import (
     leaf_tensor,
     node_class,
     op_name,
-    saved_value,
 )
 from ..graph.operators import factors, row, singular
+from ..graph.singularpoints import at_singular
 from ..graph.values import dense_values, finite
 from . import reach
 from .context import Answer, Cause, Context
@@ -43,6 +43,7 @@ from .gradients import (
     zero_node,
 )
 from .rules import undecided
+from .zeroed import saturated, zeroed_between
 
 __all__ = ["RULES"]
 
@@ -165,6 +166,11 @@ def _nonfinite(c: Context) -> Answer | None:
             f"root of a negative number), and the backward of {first.label} ({first.grad_fn}), "
             f"the first to send NaN/Inf, multiplies by that value or one computed from it; keep "
             f"the input of {olabel} inside its domain (clamp(min=eps)){extra}"), olabel, grad)
+    if (point := at_singular(live)) is not None:
+        return Answer("nonfinite", (
+            f"{xname}'s gradient holds NaN or Inf; it first appears at {first.label} "
+            f"({first.grad_fn}): {point.text}"),
+            first.label, grad)
     return Answer("nonfinite", (
         f"{xname}'s gradient holds NaN or Inf; it first appears at {first.label} "
         f"({first.grad_fn}): a derivative is infinite there (sqrt at 0, log of 0, division by "
@@ -253,62 +259,6 @@ def _zero_product(c: Context, key: int) -> Zero | None:
     return None
 
 
-def _saturated(fn: object, arrived: torch.Tensor | None, op: str,
-               limits: tuple[float, ...]) -> str:
-    """Why a squashing function (``sigmoid``, ``tanh``) sent zeros: at every entry where a
-    nonzero cotangent arrived, the output it saved is exactly one of its ``limits``, where its
-    derivative computed from the output is 0; ``""`` when the saved output does not show it."""
-    out = saved_value(fn, "_saved_result")
-    if not isinstance(out, torch.Tensor) or arrived is None or out.shape != arrived.shape:
-        return ""
-    reached = dense_values(arrived) != 0
-    at = torch.zeros_like(out, dtype=torch.bool)
-    for limit in limits:
-        at |= out == limit
-    if not bool(reached.any()) or not bool(at[reached].all()):
-        return ""
-    ends = " or ".join(f"{v:g}" for v in limits)
-    fix = ("compute the loss from the logits instead (BCEWithLogitsLoss, F.logsigmoid), or "
-           "scale or normalise its inputs" if op == "sigmoid" else
-           "scale or normalise its inputs (a smaller initialisation, a normalisation layer "
-           "before it)")
-    count = int(reached.sum())
-    where = "at the one entry" if count == 1 else f"at each of the {count} entries"
-    return (f" (a saturated {op}: {where} the cotangent reached, its output is exactly "
-            f"{ends} in {str(out.dtype).removeprefix('torch.')}, "
-            f"where its derivative, computed from the output, is 0: its inputs lay so far "
-            f"from 0 that the output rounded to its limit; {fix})")
-
-
-def _zeroed_between(c: Context) -> tuple[str, str | None]:
-    """Where no node sent zeros (:func:`zero_node`): the first node towards the tensor whose
-    incoming gradients are nonzero while what it received is all zero (a hook on that tensor
-    replaced it), or whose incoming gradients, nonzero each, sum to exactly zero (they
-    cancel: ``a - a``); ``("", None)`` when the pass shows neither."""
-    trace, target = c.trace, c.position
-    towards = c.graph.ancestors(target) | {target}
-    order = [n for n in trace.executed if n.key in towards and n.key != target]
-    for n in [*order, trace.nodes[target]]:  # the tensor's own node last (a leaf's never runs)
-        parts = [e.cotangent for e in trace.edges if e.dst == n.key and e.cotangent is not None]
-        if not parts:
-            continue
-        total = trace.incoming(n.key)
-        got = n.arrived if n.key != target or c.tensor.grad_fn is not None else c.pass_grad
-        nonzero = [bool((dense_values(p) != 0).any()) for p in parts]
-        if total is not None and bool((dense_values(total) != 0).any()):
-            if got is None or not bool((dense_values(got) != 0).any()):
-                what = (c.xname if n.key == target else f"the output of {n.label}")
-                return (f"; the gradients sent to {what} are nonzero, but what arrived is "
-                        f"all zero: a hook on that tensor (tensor.register_hook, or a "
-                        f"module's backward hook) replaced its gradient with zeros"), n.label
-        elif len(parts) >= 2 and sum(nonzero) >= 2:
-            what = c.xname if n.key == target else f"the output of {n.label}"
-            return (f"; the {len(parts)} gradients reaching {what}, nonzero each, sum to "
-                    f"exactly zero: its uses cancel (as in a - a, or x * 2 - x - x), so the "
-                    f"output does not depend on it there"), n.label
-    return "", None
-
-
 def _zero(c: Context) -> Answer | None:
     if c.stats[2]:
         return None
@@ -335,14 +285,14 @@ def _zero(c: Context) -> Answer | None:
         elif operator.saturates:
             why = (f" (a saturated clamp: its derivative is 0 where {operator.gate}, and every "
                    f"entry the cotangent reached lay there)")
-        elif operator.limits and (sat := _saturated(c.nodes[node.key], node.arrived,
+        elif operator.limits and (sat := saturated(c.nodes[node.key], node.arrived,
                                                     node.op, operator.limits)):
             why = sat
         else:
             why = ""
         detail = f"; the cotangent became zero at {where} ({op}){why}"
     else:
-        detail, where = _zeroed_between(c)
+        detail, where = zeroed_between(c)
     return Answer("zero", (
         f"{c.xname} is reachable from {c.oname} but its gradient is exactly zero{detail}"),
         where, c.grad)
