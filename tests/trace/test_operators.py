@@ -158,6 +158,8 @@ EXAMPLES: dict[str, Example] = {
     "norm": Example(lambda x: torch._VF.norm(x, 0.01), ((2,),), at=NEAR_ZERO),
     "linalg_vector_norm": Example(lambda x: torch.linalg.vector_norm(x, 0.01), ((2,),),
                                   at=NEAR_ZERO),
+    "logsumexp": Example(lambda x: torch.logsumexp(x, 0),
+                         at=(T([float("-inf"), float("-inf")], dtype=D),)),
     "std": Example(torch.std, at=(T([1.0], dtype=D),)),
     "var": Example(torch.var, at=(T([1.0], dtype=D),)),
     # moves and views
@@ -290,6 +292,41 @@ def test_the_stated_domain_is_where_the_value_is_a_number(op):
     inside = _condition(row(op).domain or "")(x)
     with torch.no_grad():
         assert torch.equal(fn(x).isnan(), ~inside), op
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.limits))
+def test_a_squashing_function_at_its_limits_passes_nothing(op):
+    """Far from 0 the output is exactly one of the row's limits and the gradient exactly 0;
+    near 0 neither (float32 and float64)."""
+    for dtype in (torch.float32, torch.float64):
+        x = T([-1e4, 1e4, 0.1], dtype=dtype).requires_grad_()
+        out = EXAMPLES[op].forward(x)
+        (g,) = _grads(out, (x,))
+        limits = torch.tensor(row(op).limits, dtype=dtype)
+        at = torch.isin(out.detach(), limits)
+        assert at.tolist() == [True, True, False] and torch.equal(g == 0, at), (op, dtype)
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.zero_at_zero))
+def test_a_norm_at_an_all_zero_input_passes_zeros(op):
+    x = torch.zeros(3, dtype=D, requires_grad=True)
+    out = {"norm": lambda t: torch._VF.norm(t, 2),  # NormBackward1 (x.norm() is linalg's)
+           "linalg_vector_norm": torch.linalg.vector_norm}[op](x)
+    assert op_name(out.grad_fn) == op
+    (g,) = _grads(out, (x,))
+    assert bool((g == 0).all())
+
+
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.overflows))
+def test_the_stated_overflow_is_where_the_forward_is_infinite(op):
+    """"x above about A in float32, B in float64": finite at A - 0.1, infinite at B + 0.1."""
+    text = row(op).overflows or ""
+    found = re.fullmatch(r"x above about ([\d.]+) in float32, ([\d.]+) in float64", text)
+    assert found, text
+    for bound, dtype in zip(map(float, found.groups()), (torch.float32, torch.float64),
+                            strict=True):
+        y = EXAMPLES[op].forward(T([bound - 0.1, bound + 0.1], dtype=dtype))
+        assert bool(torch.isfinite(y[0])) and bool(torch.isinf(y[1])), (op, dtype, y)
 
 
 def test_a_constant_exponent_of_at_least_one_is_not_singular():

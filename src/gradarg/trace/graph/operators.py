@@ -60,6 +60,11 @@ class Operator:
         A smooth squashing function whose output rounds to exactly these values far from 0,
         where its derivative (computed from the output) is then exactly 0 in floating point:
         ``sigmoid`` (0, 1), ``tanh`` (−1, 1).
+    zero_at_zero : bool
+        Its gradient is exactly 0 at an all-zero input (torch's subgradient of a norm at 0).
+    overflows : str or None
+        Where its forward overflows to ``inf`` for finite inputs (``exp``): an infinite value
+        that a backward then multiplies by, or that ``torch.where`` masks, makes NaN.
     masks_branch : bool
         Sends a zero cotangent into the branch it did not take (``torch.where``).
     product : bool
@@ -101,6 +106,8 @@ class Operator:
     dead_unit: bool = False
     saturates: bool = False
     limits: tuple[float, ...] = ()
+    zero_at_zero: bool = False
+    overflows: str | None = None
     masks_branch: bool = False
     product: bool = False
     fix_in_product: str | None = None
@@ -149,7 +156,8 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("convolution", operands=("_saved_input", "_saved_weight", "")),
     Operator("cdist", singular=_NEAR_ZERO_P),
     # elementwise
-    Operator("exp", rule="g × exp(x)"),
+    Operator("exp", rule="g × exp(x)",
+             overflows="x above about 88.7 in float32, 709.8 in float64"),
     Operator("log", rule="g / x", singular="x = 0", domain="x ≥ 0",
              fix_in_product="for p * log(p) use torch.special.xlogy(p, p), which is 0 at p = 0",
              recompute=("log", "_saved_self")),
@@ -191,8 +199,9 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     # reductions
     Operator("sum", rule="g copied to every summed entry", keeps_zero=True),
     Operator("mean", rule="g / n copied to every averaged entry", keeps_zero=True),
-    Operator("norm", singular=_NEAR_ZERO_P),
-    Operator("linalg_vector_norm", singular=_NEAR_ZERO_P),
+    Operator("norm", singular=_NEAR_ZERO_P, zero_at_zero=True),
+    Operator("linalg_vector_norm", singular=_NEAR_ZERO_P, zero_at_zero=True),
+    Operator("logsumexp", singular="a row whose entries are all -inf (-inf - (-inf) is NaN)"),
     Operator("std", singular=_ONE_ELEMENT),
     Operator("var", singular=_ONE_ELEMENT),
     # moves and views

@@ -186,14 +186,22 @@ def _nonfinite_freed(c: Context) -> Answer | None:
         return None
     ops = {op_name(c.nodes[k]) for k in c.path}
     kinds = sorted({op_name(c.nodes[k]) for k in c.path if singular(c.nodes[k])})
+    over = sorted(o for o in ops if row(o).overflows)
+    overflow = "".join(f" ({o} overflows to inf for {row(o).overflows})" for o in over)
     hint = ""
-    if any(row(o).masks_branch for o in ops) and kinds:
-        hint = (f"; the path has torch.where above {', '.join(kinds)}: where sends 0 "
-                f"into the branch not taken and 0 · inf = NaN there; the fix is the double "
-                f"where (mask the input too: torch.where(cond, x, 1.0) before the op)")
-    elif kinds:
-        hint = (f"; the path passes through {', '.join(kinds)}, whose derivative is "
-                f"infinite at some inputs (sqrt at 0, log of 0, division by 0)")
+    if any(row(o).masks_branch for o in ops) and (kinds or over):
+        hint = (f"; the path has torch.where above {', '.join(kinds + over)}: where sends 0 "
+                f"into the branch not taken and 0 · inf = NaN there{overflow}; the fix is "
+                f"the double where (mask the input too: torch.where(cond, x, 1.0) before the "
+                f"op)")
+    elif kinds or over:
+        parts = []
+        if kinds:
+            where = "; ".join(f"{o}: {row(o).singular}" for o in kinds)
+            parts.append(f"{', '.join(kinds)}, whose derivative is infinite or undefined at "
+                         f"some inputs ({where})")
+        parts += [f"{o}, whose forward overflows to inf for {row(o).overflows}" for o in over]
+        hint = "; the path passes through " + "; and ".join(parts)
     return Answer("nonfinite", (
         f"{c.xname}.grad holds NaN or Inf in {bad} of {total} entries{hint}; {_recompute(c)}"),
         None, grad)
@@ -366,10 +374,20 @@ def _zero_freed(c: Context) -> Answer | None:
     moved = _moved_factor(c)
     if moved is not None:
         return moved
-    gates = sorted({o for o in (op_name(nodes[k]) for k in c.path) if row(o).gate})
-    hint = (f"; the path passes through {', '.join(gates)}, which can send zeros (a "
-            f"ReLU whose inputs were all ≤ 0, a mask, a multiplication by 0)" if gates
-            else "")
+    ops = sorted({op_name(nodes[k]) for k in c.path})
+    gates = [o for o in ops if row(o).gate]
+    found = []
+    if gates:
+        found.append(f"{', '.join(gates)}, which can send zeros (a ReLU whose inputs were all "
+                     f"≤ 0, a mask, a multiplication by 0)")
+    for o in ops:
+        if row(o).limits:
+            ends = " or ".join(f"{v:g}" for v in row(o).limits)
+            found.append(f"{o}, which sends exact zeros where it saturated (output exactly "
+                         f"{ends})")
+        if row(o).zero_at_zero:
+            found.append(f"{o}, whose gradient is exactly 0 at an all-zero input")
+    hint = "; the path passes through " + "; and ".join(found) if found else ""
     return Answer("zero", f"{xname}.grad is exactly zero{hint}; {_recompute(c)}")
 
 
