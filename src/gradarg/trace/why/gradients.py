@@ -395,7 +395,11 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
     if m is None:
         return "", "write the operation out of place (h = h + 1 instead of h += 1) or clone first"
     _, shape, nr, producer, now, then = m.groups()
-    versions = f"at version {now} now, saved at version {then}"
+    # torch names only the last operation recorded on the tensor: with several edits since
+    # it was saved, the earlier ones are not named, and the answer says how many there were
+    times = int(now) - int(then)
+    versions = f"at version {now} now, saved at version {then}" + (
+        f" (edited in place {times} times since the node saved it)" if times > 1 else "")
     # a leaf (or a view of one, W.T: torch names the view's AsStrided) saved as an operand
     operands = row(op_name(node)).operands
     kids = children(node)
@@ -429,17 +433,19 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
             edit = None if source is not None else next(
                 (n for n in graph.nodes if made.match(node_class(n))
                  and any(ch in kid_nodes for ch, _ in children(n))), None)
+        last, after = (("the last of these edits is", "") if times > 1
+                       else ("it was edited in place by", " after the node saved it"))
         if edit is not None:
-            what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "
-                    f"in place by {op_name(edit)} ({node_class(edit)}) after the node saved it "
-                    f"(the in-place form of that operation: a method ending in _, or +=)")
+            what = (f"a tensor of shape [{shape}] it took as input, {versions}: {last} "
+                    f"{op_name(edit)} ({node_class(edit)}){after} (the in-place form of that "
+                    f"operation: a method ending in _, or +=)")
             return what, out_of_place
         if source is None and attr != "_saved_result" and kid_nodes:
             # its history ends at an operation that is not the one that made it: an in-place
             # operation recorded on it since, whose result does not lead to the output
-            what = (f"a tensor of shape [{shape}] it took as input, {versions}: it was edited "
-                    f"in place by an operation torch names {producer} (its history now ends "
-                    f"there), whose result does not lead to the output")
+            what = (f"a tensor of shape [{shape}] it took as input, {versions}: {last} "
+                    f"an operation torch names {producer} (its history now ends there), whose "
+                    f"result does not lead to the output")
             return what, out_of_place
         cls = producer if source is None else f"{op_name(source)} ({node_class(source)})"
         users = [] if source is None else [
@@ -450,9 +456,8 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
         if wrote is not None:
             unused = ("" if wrote in users else "; its result does not lead to the output (no "
                       "operation of the graph reads it), but it edited the saved tensor")
-            what = (f"the output of {cls} (shape [{shape}]), {versions}: it was edited in place "
-                    f"by {op_name(wrote)} ({node_class(wrote)}) after the node saved it (the "
-                    f"in-place form of that operation: a method ending in _, or -=, +=, *=; "
+            what = (f"the output of {cls} (shape [{shape}]), {versions}: {last} "
+                    f"{op_name(wrote)} ({node_class(wrote)}){after} (the in-place form of that operation: a method ending in _, or -=, +=, *=; "
                     f"observed: a tensor of that shape still held, a module call's input or a "
                     f"value another node saved, is at version {now} and its history now ends "
                     f"at that {node_class(wrote)}){unused}")
