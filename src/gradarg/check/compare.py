@@ -232,8 +232,7 @@ def compare_vjp(
         note = ""
         if isinstance(fn, torch.Tensor):
             y = fn
-            if isinstance(reference, str):  # refused before any backward pass runs
-                _reference(reference, None, x, y, None, y.dtype)
+            _refuse_without_function(reference)  # before any backward pass runs
             got = _backward_on_output(y, x, v_bwd)
             fn_ = None
         elif callable(fn):
@@ -441,6 +440,15 @@ def _backward_on_output(y: torch.Tensor, x: torch.Tensor, v: Any) -> torch.Tenso
         x.grad = saved
 
 
+def _refuse_without_function(reference: Reference) -> None:
+    """A string reference differentiates a function: with an output tensor there is none."""
+    if isinstance(reference, str):  # a ValueError, as documented: the value, not its type
+        raise ValueError(  # noqa: TRY004
+            f"reference={reference!r} needs a function to differentiate; with an output "
+            f"tensor pass a Jacobian (array or tensor) or a VJP function instead"
+        )
+
+
 def _reference(
     reference: Reference, fn, x, y, v, got_dtype: torch.dtype
 ) -> tuple[str, torch.Tensor, tuple | None, str, torch.Tensor | None]:
@@ -449,10 +457,7 @@ def _reference(
     ``None`` for other references."""
     if isinstance(reference, str):
         if fn is None:
-            raise ValueError(
-                f"reference={reference!r} needs a function to differentiate; with an output "
-                f"tensor pass a Jacobian (array or tensor) or a VJP function instead"
-            )
+            _refuse_without_function(reference)
         if reference == "finite-difference":
             return fd_reference(fn, x, y, v, got_dtype)
         if reference in ("forward", "reverse"):

@@ -174,15 +174,8 @@ _HISTORY = 256  # nodes of the tensor's own history read for the leaves it comes
 
 
 def _leaf_name(c: Context, leaf: torch.Tensor) -> str | None:
-    """The leaf's name in ``names`` or among the module's parameters, else ``None``."""
-    for name, t in c.names.items():
-        if t is leaf:
-            return name
-    if c.module is not None:
-        for name, p in c.module.named_parameters():
-            if p is leaf:
-                return name
-    return None
+    """The leaf's name in ``names`` (which holds the module's parameters too), else ``None``."""
+    return next((name for name, t in c.names.items() if t is leaf), None)
 
 
 def _made_beside(c: Context) -> Answer | None:
@@ -198,7 +191,9 @@ def _made_beside(c: Context) -> Answer | None:
     if not used:
         return None
     one = len(used) == 1
-    names = [_leaf_name(c, t) or f"the leaf of shape {tuple(t.shape)}" for t in used[:3]]
+    first = _leaf_name(c, used[0])
+    names = [first or f"the leaf of shape {tuple(used[0].shape)}"] + [
+        _leaf_name(c, t) or f"the leaf of shape {tuple(t.shape)}" for t in used[1:3]]
     what = names[0] if one else ", ".join(names) + (
         f" and {len(used) - 3} more" if len(used) > 3 else "")
     chain = single_input_chain(tensor.grad_fn, 8) if one else None
@@ -206,7 +201,7 @@ def _made_beside(c: Context) -> Answer | None:
            if chain is not None else "")
     read = ""
     if chain is not None:
-        grad = f"{name}.grad" if (name := _leaf_name(c, used[0])) else "the leaf's .grad"
+        grad = f"{first}.grad" if first else "the leaf's .grad"
         read = (f" Its gradient is the matching part of {grad} after backward() (the same "
                 f"indexing or view applied to the gradient: w.grad[0] for w[0]).")
     return Answer("not-reachable", (

@@ -9,6 +9,9 @@ and :mod:`.context` only.
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 import torch
 
 from ..graph.nodes import saved_value
@@ -52,15 +55,19 @@ def zeroed_between(c: Context) -> tuple[str, str | None]:
     cancel: ``a - a``); ``("", None)`` when the pass shows neither."""
     trace, target = c.trace, c.position
     towards = c.graph.ancestors(target) | {target}
+    into: dict[int, list[torch.Tensor]] = {}  # node -> what its incoming edges carried
+    for e in trace.edges:
+        if e.dst in towards and e.cotangent is not None:
+            into.setdefault(e.dst, []).append(e.cotangent)
     order = [n for n in trace.executed if n.key in towards and n.key != target]
     for n in [*order, trace.nodes[target]]:  # the tensor's own node last (a leaf's never runs)
-        parts = [e.cotangent for e in trace.edges if e.dst == n.key and e.cotangent is not None]
+        parts = into.get(n.key)
         if not parts:
             continue
-        total = trace.incoming(n.key)
+        total = reduce(operator.add, parts)  # what trace.incoming(n.key) sums
         got = n.arrived if n.key != target or c.tensor.grad_fn is not None else c.pass_grad
         nonzero = [bool((dense_values(p) != 0).any()) for p in parts]
-        if total is not None and bool((dense_values(total) != 0).any()):
+        if bool((dense_values(total) != 0).any()):
             if got is None or not bool((dense_values(got) != 0).any()):
                 what = (c.xname if n.key == target else f"the output of {n.label}")
                 return (f"; the gradients sent to {what} are nonzero, but what arrived is "
