@@ -24,12 +24,6 @@ import check_situations_report as report
 HELD = report.held_out()
 # open situations not right when the set arrived (2026-12-05, session 39)
 KNOWN: dict[str, str] = {
-    "relu_forward_leaky_backward_detach": (
-        "'agree' on a wrong gradient: a plain function whose gradient is changed with "
-        ".detach() (y = leaky(x) + (relu(x) - leaky(x)).detach()); the 'auto' reference, "
-        "forward mode, differentiates the same graph, so it is not independent of the trick; "
-        "a class found and not fixed this session"),
-    "round_through_detach": "the same class: x + (x.round() - x).detach()",
     "two_tanh_none_for_second_input": (
         "missing by the pattern only: the report names the pair ∂y[1]/∂x2, which the "
         "situation's regex (∂\\w+/∂x2) does not match"),

@@ -76,7 +76,11 @@ def check_backward(
         grad, integer, bool, complex) are passed through and reported in ``skipped``.
     reference : {"auto", "forward", "finite-difference"}
         ``"auto"``: forward mode if ``fn`` supports it (a custom ``autograd.Function`` needs a
-        ``jvp``), else finite differences.  Finite differences run on float64 copies of the
+        ``jvp``) and its Jacobian–vector products along two random directions agree with
+        central differences of ``fn``'s values, else finite differences (a note says why:
+        forward mode follows ``fn``'s graph, so a gradient changed with ``.detach()``, as in
+        ``x + (x.round() - x).detach()``, or a ``jvp`` that is not the derivative would
+        move with the backward).  Finite differences run on float64 copies of the
         inputs (and of the module's parameters and buffers) when ``fn`` accepts them.
     parameters : bool
         With a module: also check the gradients of its parameters that require grad.

@@ -29,7 +29,7 @@ from ..core.dense import jacobian
 from ..core.graph import call
 from . import fd_error
 from .budget import chunk, directions_per_call
-from .tolerance import uncertain
+from .tolerance import backward_rtol, entry_tolerance, uncertain
 
 if TYPE_CHECKING:
     from .results import Notes
@@ -306,10 +306,60 @@ def choose(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor, notes: N
     us = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]
     try:
         torch.set_rng_state(state)
-        torch.func.jvp(s.flat, s.xs, tuple(us))
-        return ForwardMode(s, outs, state, notes)
+        t = torch.func.jvp(s.flat, s.xs, tuple(us))[1]
     except (RuntimeError, NotImplementedError) as err:
         if reference == "forward":
             raise ValueError(f"reference='forward': fn does not support forward mode: "
                              f"{str(err).splitlines()[0]}") from err
-    return FiniteDifferences(s, outs, state, notes)
+        return FiniteDifferences(s, outs, state, notes)
+    if reference == "auto":
+        away = _off_the_values(s, outs, state, notes, gen, us, t)
+        if away:
+            notes.add(away)
+            return FiniteDifferences(s, outs, state, notes)
+    return ForwardMode(s, outs, state, notes)
+
+
+def _off_the_values(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor, notes: Notes,
+                    gen: torch.Generator, us: list[torch.Tensor], t: Sequence[torch.Tensor]
+                    ) -> str:
+    """Why forward mode cannot be the reference, or ``""``: its Jacobian–vector product along
+    ``us`` (``t``) and along a second random direction differs from central differences of
+    ``fn``'s values beyond their estimated error, at entries they resolve away from kinks.
+    Forward mode follows the graph ``fn`` records, as the backward does: a gradient changed
+    with ``.detach()`` (``x + (x.round() - x).detach()``) or a custom ``jvp`` that is not the
+    derivative moves it with the backward, and only the values show the derivative."""
+    probe = FiniteDifferences(s, outs, state, type(notes)())
+    dirs = [us, [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]]
+    torch.set_rng_state(state)
+    t2 = torch.func.jvp(s.flat, s.xs, tuple(dirs[1]))[1]
+    fd, err = probe.directional(dirs)
+    worst, at = 0.0, ""
+    for c, tangents in enumerate((t, t2)):
+        off_here = 0.0
+        for k, tk in enumerate(tangents):
+            if k >= len(fd[c]) or not tk.dtype.is_floating_point:
+                continue
+            ref, e = fd[c][k].reshape(-1), err[c][k].reshape(-1)
+            got = tk.detach().double().reshape(-1)
+            if ref.shape != got.shape:
+                continue
+            # a generous relative allowance: what is sought is a derivative of another
+            # function (a slope of 0.1 where the values are flat), not rounding
+            tol = entry_tolerance(ref, e, max(100 * backward_rtol(tk.dtype), 1e-3))
+            off = ((got - ref).abs() / tol).nan_to_num(nan=0.0, posinf=0.0)
+            if off.numel() and float(off.max()) > off_here:
+                off_here = float(off.max())
+                i = int(off.argmax())
+                at = (f"{'' if len(tangents) == 1 else f'output {k}, '}entry {i}: "
+                      f"{float(got[i]):.4g} against {float(ref[i]):.4g}")
+        if off_here <= 1.0:
+            return ""  # one direction on the values: forward mode stays
+        worst = max(worst, off_here)
+    return (f"reference: finite differences, not forward mode: fn's forward-mode derivative "
+            f"(its graph's Jacobian–vector product) differs from central differences of its "
+            f"values along two random directions ({at}, beyond their estimated error), so fn's "
+            f"graph carries a gradient that is not the derivative of its values (a .detach() "
+            f"trick such as x + (x.round() - x).detach(), a no_grad part, a custom jvp); the "
+            f"backward is checked against the values' derivative: if that gradient is what "
+            f"you intend, pass it as expected=")
