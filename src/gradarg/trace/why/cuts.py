@@ -28,6 +28,13 @@ from ..graph.operators import row
 
 __all__ = ["constants", "cut", "history_free", "is_mask", "module_of", "same_storage"]
 
+# a run without a graph that looks like torch.no_grad() in the graph it leaves: torch's reentrant
+# checkpoint runs its block under no_grad and records it again in backward only when one of its
+# inputs requires grad (torch.utils.checkpoint's docs; it warns "None of the inputs have
+# requires_grad=True. Gradients will be None")
+REENTRANT = ("or inside torch.utils.checkpoint(use_reentrant=True) when none of its inputs "
+             "requires grad: use_reentrant=False records it")
+
 
 def same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether ``a`` and ``b`` share memory (a ``.detach()`` or ``.data`` alias)."""
@@ -111,14 +118,14 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
             return ""
         seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())
         return (f"; {oname}'s graph takes tensors without history only at {seen} (input "
-                f"data, or values computed under torch.no_grad() or detached): if {what} "
-                f"should reach {oname}, its path runs into one of these")
+                f"data, or values computed under torch.no_grad() {REENTRANT}, or detached): "
+                f"if {what} should reach {oname}, its path runs into one of these")
     shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
     one = len(found) == 1
     return (f"; {'a value' if one else 'values'} without history (computed under "
-            f"torch.no_grad(), detached, or made from NumPy) join{'s' if one else ''} "
-            f"{oname}'s graph at {shown}: if {what} should reach {oname}, its path was cut "
-            f"before {'there' if one else 'one of these'}")
+            f"torch.no_grad() {REENTRANT}, detached, or made from NumPy) "
+            f"join{'s' if one else ''} {oname}'s graph at {shown}: if {what} should reach "
+            f"{oname}, its path was cut before {'there' if one else 'one of these'}")
 
 
 def _junctions(graph: Graph, names: Mapping[str, Any]) -> list[str]:

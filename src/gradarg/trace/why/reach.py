@@ -270,7 +270,8 @@ def _unused_module(c: Context) -> Answer | None:
         f"{xname} is not in {oname}'s graph, and neither is any other parameter of module "
         f"{sub} ({type(mod).__name__}): {sub} did not take part in computing {oname} (its "
         f"forward was not called, or its output was cut before {oname} by .detach(), "
-        f".data, NumPy or torch.no_grad()){where}; if "
+        f".data, NumPy or torch.no_grad(), or it ran inside a reentrant checkpoint none of "
+        f"whose inputs requires grad){where}; if "
         f"it is meant to be unused, leave it out of the optimizer (DDP: "
         f"find_unused_parameters=True)"))
 
@@ -315,8 +316,9 @@ def _unreachable(c: Context) -> Answer | None:
 def _unreachable_freed(c: Context) -> Answer | None:
     return Answer("not-reachable", (
         f"{c.xname} is not in {c.oname}'s graph: the path from it was cut (.detach(), .data, "
-        f".item()/NumPy, torch.no_grad(), an integer cast, requires_grad_() after the "
-        f"forward) or it was not used; which node took it as a constant could not be "
+        f".item()/NumPy, torch.no_grad(), a reentrant checkpoint none of whose inputs "
+        f"requires grad, an integer cast, requires_grad_() after the forward) or it was not "
+        f"used; which node took it as a constant could not be "
         f"checked, because backward() freed the saved tensors: recompute {c.oname} and call "
         f"why_no_grad before backward()"))
 
