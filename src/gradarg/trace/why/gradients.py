@@ -379,8 +379,14 @@ def _in_place_user(graph: Graph, made: tuple[Any, int], shape: str, now: int,
     return None
 
 
+# what torch's CopySlices records: a write into part of a tensor, through indexing or a view
+PART_WRITE = ("a write into part of it, which torch records as CopySlices: an assignment "
+              "(h[0] = 0, h[:, 1:] = v) or an in-place method on a slice or view of "
+              "it (h[1:3].mul_(2), h.view(-1).add_(1), index_put_ or masked_fill_ on a view)")
+# torch names a node with its namespace when it has one ("output 0 of
+# torch::autograd::CopySlices" after h[0] = 0): the name is read without it, as node_class does
 _VERSIONS = re.compile(r"\[(?:torch\.)?(\w+) \[([\d, ]*)\]\]"
-                       r"(?:, which is output (\d+) of (\w+))?,? "
+                       r"(?:, which is output (\d+) of (?:\w+::)*(\w+))?,? "
                        r"is at version (\d+); expected version (\d+)")
 
 
@@ -443,9 +449,10 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
         if source is None and attr != "_saved_result" and kid_nodes:
             # its history ends at an operation that is not the one that made it: an in-place
             # operation recorded on it since, whose result does not lead to the output
+            named = (PART_WRITE if producer == "CopySlices" else
+                     f"an operation torch names {producer} (its history now ends there)")
             what = (f"a tensor of shape [{shape}] it took as input, {versions}: {last} "
-                    f"an operation torch names {producer} (its history now ends there), whose "
-                    f"result does not lead to the output")
+                    f"{named}, whose result does not lead to the output")
             return what, out_of_place
         cls = producer if source is None else f"{op_name(source)} ({node_class(source)})"
         users = [] if source is None else [
@@ -463,17 +470,18 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
                     f"at that {node_class(wrote)}){unused}")
             return what, out_of_place
         if any(node_class(n) == "CopySlices" for n in users):
-            how = ("; it was written into in place through CopySlices: an assignment into "
-                   "part of it (h[:, 0] = 0, h[mask] = v), or index_put_/masked_fill_ on a view")
+            how = f"; it was written into in place: {PART_WRITE}"
         elif users:
             shown = ", ".join(dict.fromkeys(node_class(n) for n in users))
             how = (f"; the graph takes it into {shown}: if one of these is an in-place call "
                    f"(a method ending in _, such as masked_fill_ or clamp_, or +=), that call "
                    f"is the edit; if none is, the edit does not lead to the output (made "
-                   f"under torch.no_grad(), or its result not used)")
+                   f"under torch.no_grad(), or its result not used: an in-place method, or a "
+                   f"write into part of it such as h[0] = 0 or h[1:].mul_(2))")
         else:
             how = ("; no operation of the graph wrote into it: the edit does not lead to the "
-                   "output (made under torch.no_grad(), or its result not used)")
+                   "output (made under torch.no_grad(), or its result not used: an in-place "
+                   "method, or a write into part of it such as h[0] = 0 or h[1:].mul_(2))")
         return f"the output of {cls} (shape [{shape}]), {versions}{how}", out_of_place
     what = (f"a tensor of shape [{shape}] without history (data or a constant), {versions}: "
             f"it was modified in place after the forward used it")
