@@ -26,7 +26,8 @@ from ..graph.nodes import (
 )
 from ..graph.operators import row
 
-__all__ = ["constants", "cut", "history_free", "is_mask", "module_of", "same_storage"]
+__all__ = ["constants", "copied_leaf", "cut", "history_free", "is_mask", "module_of",
+           "same_storage"]
 
 # a run without a graph that looks like torch.no_grad() in the graph it leaves: torch's reentrant
 # checkpoint runs its block under no_grad and records it again in backward only when one of its
@@ -44,11 +45,56 @@ def same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
         return False
 
 
+def copied_leaf(leaves: list[torch.Tensor], x: torch.Tensor, xname: str) -> str:
+    """A leaf of the graph that holds a copy of ``x``'s values, in words, or ``""``: all of
+    them (``torch.tensor(x.tolist())``, ``x.detach().clone().requires_grad_()``, a NumPy round
+    trip) or some of its entries (``torch.tensor([x[0].item(), x[1].item()])``).  Evidence:
+    every entry of the leaf equals an entry of ``x`` exactly, and at least one of them is not
+    a whole number (0 or 1 can match by chance; a computed non-integer float cannot)."""
+    if not (x.is_floating_point() and x.numel()):
+        return ""
+    flat = x.detach().reshape(-1).double()
+    for leaf in leaves:
+        if leaf is x or not leaf.is_floating_point() or not 0 < leaf.numel() <= flat.numel():
+            continue
+        vals = leaf.detach().reshape(-1).double()
+        if not bool((vals != vals.round()).any()):
+            continue
+        if not bool(torch.isin(vals, flat).all()):  # sorted search: no leaf × x table
+            continue
+        shape = tuple(leaf.shape)
+        if leaf.shape == x.shape and torch.equal(vals, flat):
+            held = f"exactly {xname}'s values"
+        else:
+            at = [int((flat == vals[i]).nonzero()[0]) for i in range(min(len(vals), 4))]
+            more = ", ..." if len(vals) > 4 else ""
+            held = (f"{len(vals)} of {xname}'s entries (flat positions "
+                    f"{', '.join(map(str, at))}{more})")
+        return (f"the graph's leaf of shape {shape} holds {held}: a copy made from its values "
+                f"(torch.tensor(x.tolist()), torch.tensor([x[0].item(), ...]), x.new_tensor(...), "
+                f"x.detach().clone(), a NumPy round trip), a new leaf, so backward() stops "
+                f"there and never reaches {xname}: compute with {xname} itself (indexing, "
+                f"torch.stack or torch.cat keep the path)")
+    return ""
+
+
 def constants(nodes: list[Any]) -> list[tuple[Any, str, Any]]:
     """``(node, attribute, value)`` for every saved input that does not require grad."""
     return [(node, attr, val) for node, attr, val in saved_values(nodes) if "result" not in attr
             and ((isinstance(val, torch.Tensor) and not val.requires_grad)
                  or (isinstance(val, (int, float)) and not isinstance(val, bool)))]
+
+
+def _cast_of(val: torch.Tensor, x: torch.Tensor) -> bool:
+    """Whether the integer tensor ``val`` holds ``x``'s values cast to its dtype (truncated,
+    rounded, floored or ceiled): an integer weight of ``x``'s size (``torch.arange(n)``)
+    that merely meets ``x`` in a product is no cast of it."""
+    if val.dtype == torch.bool or not x.is_floating_point():
+        return False
+    v = val.detach().reshape(-1)
+    xd = x.detach().reshape(-1)
+    return any(torch.equal(v, f(xd).to(v.dtype))
+               for f in (torch.trunc, torch.round, torch.floor, torch.ceil))
 
 
 def cut(nodes: list[Any], x: torch.Tensor, xname: str) -> tuple[str, str | None]:
@@ -62,7 +108,7 @@ def cut(nodes: list[Any], x: torch.Tensor, xname: str) -> tuple[str, str | None]
                     f"torch.from_numpy); use {xname} itself"), node.name())
     for node, _, val in consts:
         if (isinstance(val, torch.Tensor) and not (val.is_floating_point() or val.is_complex())
-                and val.numel() == x.numel() and val.numel() > 1):
+                and val.numel() == x.numel() and val.numel() > 1 and _cast_of(val, x)):
             return ((f"{node.name()} takes an integer tensor ({val.dtype}) with {xname}'s size: "
                     f"a cast to an integer dtype (.long(), .int(), .round().long()) cut the "
                     f"path; integer tensors carry no gradient"), node.name())

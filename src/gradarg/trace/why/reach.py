@@ -19,7 +19,7 @@ from ..graph.nodes import (
     single_input_chain,
 )
 from .context import Answer, Cause, Context
-from .cuts import constants, cut, history_free, module_of, same_storage
+from .cuts import constants, copied_leaf, cut, history_free, module_of, same_storage
 from .rules import undecided
 
 __all__ = ["RULES"]
@@ -307,6 +307,9 @@ def _leaves_hint(c: Context) -> str:
 
 
 def _unreachable(c: Context) -> Answer | None:
+    copied = copied_leaf(c.graph.leaves(), c.tensor, c.xname)
+    if copied:
+        return Answer("not-reachable", f"{c.xname} is not reachable from {c.oname}: {copied}")
     more = history_free(c.graph, c.xname, c.oname, c.names)
     return Answer("not-reachable", (
         f"{c.xname} is not reachable from {c.oname}: {cut(c.nodes, c.tensor, c.xname)[0]}"
