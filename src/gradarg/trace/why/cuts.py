@@ -9,9 +9,11 @@ the saved tensors are there (before ``backward()`` frees them).  Read by the dia
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import torch
 
 from ...show.render import fmt
@@ -27,7 +29,7 @@ from ..graph.nodes import (
 from ..graph.operators import row
 
 __all__ = ["constants", "copied_leaf", "cut", "history_free", "is_mask", "module_of",
-           "same_storage"]
+           "same_storage", "typed_like"]
 
 # a run without a graph that looks like torch.no_grad() in the graph it leaves: torch's reentrant
 # checkpoint runs its block under no_grad and records it again in backward only when one of its
@@ -58,7 +60,7 @@ def copied_leaf(leaves: list[torch.Tensor], x: torch.Tensor, xname: str) -> str:
         if leaf is x or not leaf.is_floating_point() or not 0 < leaf.numel() <= flat.numel():
             continue
         vals = leaf.detach().reshape(-1).double()
-        if not bool((vals != vals.round()).any()):
+        if typed_like(leaf):  # values one would type can match by chance
             continue
         if not bool(torch.isin(vals, flat).all()):  # sorted search: no leaf × x table
             continue
@@ -83,6 +85,23 @@ def constants(nodes: list[Any]) -> list[tuple[Any, str, Any]]:
     return [(node, attr, val) for node, attr, val in saved_values(nodes) if "result" not in attr
             and ((isinstance(val, torch.Tensor) and not val.requires_grad)
                  or (isinstance(val, (int, float)) and not isinstance(val, bool)))]
+
+
+def typed_like(t: torch.Tensor) -> bool:
+    """Whether every value of ``t`` is a number one would type (at most four significant
+    digits in the shortest form that reads back to it in ``t``'s dtype: 2, 0.5, 1e-3, 3.142):
+    a constant equal to such a value may be typed, not copied; a computed value (0.6961,
+    -1.4531) has more digits and matches another only when copied from it."""
+    if not t.is_floating_point():
+        return True
+    np_dtype = np.float32 if t.dtype in (torch.float32, torch.float16, torch.bfloat16) else np.float64
+    for v in t.detach().reshape(-1)[:64].double().tolist():
+        if not math.isfinite(v):
+            continue
+        digits = np.format_float_scientific(np_dtype(v), unique=True, trim="-").split("e")[0]
+        if len(digits.replace("-", "").replace(".", "").rstrip("0")) > 4:
+            return False
+    return True
 
 
 def _cast_of(val: torch.Tensor, x: torch.Tensor) -> bool:
@@ -112,9 +131,17 @@ def cut(nodes: list[Any], x: torch.Tensor, xname: str) -> tuple[str, str | None]
             return ((f"{node.name()} takes an integer tensor ({val.dtype}) with {xname}'s size: "
                     f"a cast to an integer dtype (.long(), .int(), .round().long()) cut the "
                     f"path; integer tensors carry no gradient"), node.name())
+    # values one would type (2, 0.5) can equal a constant by chance: then the answer says
+    # what it saw and both readings, never that a copy cut the path
+    typed = typed_like(x)
     for node, _, val in consts:
         if (isinstance(val, torch.Tensor) and val.shape == x.shape and val.numel() > 1
                 and val.dtype == x.dtype and torch.equal(val, x.detach())):
+            if typed:
+                return ((f"{node.name()} takes a tensor without graph equal to {xname}'s "
+                        f"values: if it was copied from {xname} (torch.tensor(x.tolist()), a "
+                        f"NumPy round trip, .detach().clone()), that cut the path; if it is a "
+                        f"constant of its own, {xname} is not used at all"), node.name())
             return ((f"{node.name()} takes a copy of {xname}'s values that has no graph "
                     f"(torch.tensor(x.tolist()), a NumPy round trip, .detach().clone()): "
                     f"compute with {xname} itself"), node.name())
@@ -123,6 +150,11 @@ def cut(nodes: list[Any], x: torch.Tensor, xname: str) -> tuple[str, str | None]
         for node, _, val in consts:
             num = val.item() if isinstance(val, torch.Tensor) and val.numel() == 1 else val
             if isinstance(num, (int, float)) and num == xv:
+                if typed:
+                    return ((f"{node.name()} uses the number {fmt(xv)}, which is also "
+                            f"{xname}'s value: if it came from {xname} (.item() or float()), "
+                            f"that cut the path, keep it a tensor; if it is a constant you "
+                            f"wrote, {xname} is not used at all"), node.name())
                 return ((f"{node.name()} uses {xname}'s value {fmt(xv)} as a plain number: "
                         f".item() or float() cut the path; keep it a tensor"), node.name())
     return ((f"nothing in the output's graph comes from {xname}: between them the path was cut "
