@@ -32,6 +32,7 @@ from .tolerance import (
     shifted_inputs,
 )
 from .vjp_reference import fd_reference, outside_note, places, unresolved_note
+from .vjp_relation import relation
 
 __all__ = ["VJPComparison", "compare_vjp"]
 
@@ -296,9 +297,10 @@ def compare_vjp(
                     seen.any()) else 0.0
     agree = bool(torch.all(ok))
     status = "agree" if agree else "DISAGREE"
-    if not agree:
+    if not agree:  # what the numbers show: NaN/inf, or a sign, factor or transpose
         note = "; ".join(n for n in (note, _non_finite_note(x, ~ok & ~torch.isfinite(got)
-                                                            & torch.isfinite(ref))) if n)
+                                                            & torch.isfinite(ref)), relation(
+            fn_, x, v_t, got, ref, atol + rtol * ref_abs, state)) if n)
     if bool(outside.any()):
         note = "; ".join(n for n in (note, outside_note(x, outside, unresolved)) if n)
     if agree and bool((unresolved > 0).any()):
