@@ -193,6 +193,12 @@ def compare_vjp(
     mode on for itself.  Tensors ``fn`` captures (a module's parameters) get no gradient:
     their ``.grad`` is left as it was, ``None`` or what your own ``backward()`` put there.
 
+    On a disagreement ``note`` says how the two differ where the numbers show it
+    (:mod:`gradarg.check.vjp_relation`): NaN or inf from the backward where the reference is
+    finite, all zeros on one side, a flipped sign, a constant factor, or a transpose (the
+    reference equals ``J v`` for ``x.grad``'s Jacobian ``J``: one side has the Jacobian
+    transposed); else the elements of ``x`` where they differ.  It never says which is wrong.
+
     Examples
     --------
     >>> import numpy as np, torch
@@ -298,9 +304,8 @@ def compare_vjp(
     agree = bool(torch.all(ok))
     status = "agree" if agree else "DISAGREE"
     if not agree:  # what the numbers show: NaN/inf, or a sign, factor or transpose
-        note = "; ".join(n for n in (note, _non_finite_note(x, ~ok & ~torch.isfinite(got)
-                                                            & torch.isfinite(ref)), relation(
-            fn_, x, v_t, got, ref, atol + rtol * ref_abs, state)) if n)
+        note = "; ".join(n for n in (note, relation(fn_, x, v_t, got, ref, ~ok,
+                                                     atol + rtol * ref_abs, state)) if n)
     if bool(outside.any()):
         note = "; ".join(n for n in (note, outside_note(x, outside, unresolved)) if n)
     if agree and bool((unresolved > 0).any()):
@@ -385,18 +390,6 @@ def _overflow_note(x: torch.Tensor, over: torch.Tensor) -> str:
             f"values it uses (inf · 0 is NaN, as in autograd's chain rule for tanh(exp(x)) at "
             f"x = 100); not counted as disagreeing, but a {name} step there gets these values "
             f"(compute in float64, or rewrite the formula so that no intermediate overflows)")
-
-
-def _non_finite_note(x: torch.Tensor, bad: torch.Tensor) -> str:
-    """The sentence for the elements of ``vᵀJ`` the backward gives as NaN or inf where the
-    reference is finite ('' when none)."""
-    if not bool(bad.any()):
-        return ""
-    idx = bad.nonzero()
-    at = places(x, idx, first=3)
-    return (f"the backward is NaN or infinite at {at}, where the reference is finite: an "
-            f"intermediate that overflows (inf · 0 is NaN: tanh(exp(x)) at x = 1000, even in "
-            f"float64) or a formula undefined there")
 
 
 def _rounded_note(x: torch.Tensor, rounded: torch.Tensor, diff: torch.Tensor) -> str:

@@ -8,7 +8,7 @@ belongs, or a backward that does).  Which side is wrong the two vectors cannot t
 sentences name the relation, not a culprit.  Otherwise the elements of ``x`` where they differ
 are listed.  Reads the backward's Jacobian (reverse mode: the same backward formulas as
 ``x.grad``) only for the transpose, and only when it has at most :data:`MAX_ENTRIES` entries.
-Imports ``gradarg.core`` and ``gradarg.show`` only.
+Imports ``gradarg.core``, ``gradarg.show`` and ``.vjp_reference`` only.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import torch
 
 from ..core.dense import jacobian
 from ..show.render import fmt
+from .vjp_reference import places
 
 __all__ = ["MAX_ENTRIES", "relation"]
 
@@ -45,7 +46,7 @@ def _places(x: torch.Tensor, where: torch.Tensor, most: int = 4) -> str:
 
 
 def relation(fn: Callable[..., Any] | None, x: torch.Tensor, v: torch.Tensor,
-             got: torch.Tensor, ref: torch.Tensor, tol: torch.Tensor,
+             got: torch.Tensor, ref: torch.Tensor, apart: torch.Tensor, tol: Any,
              state: torch.Tensor) -> str:
     """A sentence on how ``got`` (``x.grad``) and ``ref`` (the reference's ``vᵀJ``) differ,
     or ``""`` when they agree everywhere.
@@ -58,16 +59,26 @@ def relation(fn: Callable[..., Any] | None, x: torch.Tensor, v: torch.Tensor,
         The input and the upstream gradient (output's shape).
     got, ref : torch.Tensor
         ``x.grad`` and the reference, shape ``x.shape``, compared in float64 here.
-    tol : torch.Tensor
-        The comparison's tolerance per element (``atol + rtol·|ref|``), broadcastable.
+    apart : torch.Tensor
+        ``torch.bool``, shape ``x.shape``: the elements the comparison found apart.
+    tol : torch.Tensor or float
+        The comparison's tolerance per element (``atol + rtol·|ref|``): a relation holds
+        when every element is within it (scaled by a factor's size).
     state : torch.Tensor
         The CPU generator state every evaluation of ``fn`` replays.
     """
     g, r = got.detach().double(), ref.detach().double()
-    t = torch.as_tensor(tol, dtype=torch.float64).expand_as(r)
-    apart = ~((g - r).abs() <= t)
-    if not bool(apart.any()) or not bool(torch.isfinite(g).all() and torch.isfinite(r).all()):
+    if not bool(apart.any()):
         return ""
+    bad = apart & ~torch.isfinite(g) & torch.isfinite(r)
+    if bool(bad.any()):
+        return (f"the backward is NaN or infinite at {places(x, bad.nonzero(), first=3)}, "
+                f"where the reference is finite: an intermediate that overflows (inf · 0 is "
+                f"NaN: tanh(exp(x)) at x = 1000, even in float64) or a formula undefined "
+                f"there")
+    if not bool(torch.isfinite(g).all() and torch.isfinite(r).all()):
+        return ""
+    t = torch.as_tensor(tol, dtype=torch.float64).expand_as(r)
     n = x.numel()
     where = (f"they differ at {int(apart.sum())} of {n} element{'s' if n > 1 else ''} of x "
              f"({_places(x, apart)})")
