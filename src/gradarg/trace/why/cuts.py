@@ -189,9 +189,12 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
     if not found:
         # no cut value meets computed values: the graph's inputs without history are where
         # data enters (which is also where a value cut before the first parameter enters)
-        consts = [(n.name(), tuple(v.shape)) for n, _, v in saved_tensors(graph.nodes)
+        # (not a node's own auxiliary results, a layer norm's mean and rstd, nor a batch
+        # norm's running statistics: computed inside the operation, never a cut value)
+        consts = [(n.name(), tuple(v.shape)) for n, a, v in saved_tensors(graph.nodes)
                   if v.grad_fn is None and not v.requires_grad and v.is_floating_point()
-                  and v.dim() > 0 and not is_mask(v)]
+                  and v.dim() > 0 and not is_mask(v) and "result" not in a
+                  and "running" not in a]
         if not consts:
             return ""
         seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())

@@ -195,6 +195,13 @@ def why_no_grad(
                       xname=xname, oname=oname, random_forward=random_forward)
     rule, answer = rules.decide(RULES, context)
     assert answer.case in rule.cases, (answer.case, rule.cases)
+    # tied weights: named_parameters() gives one name per tensor; the others are said
+    tied = [] if module is None else [
+        k for k, p in module.named_parameters(remove_duplicate=False) if p is tensor]
+    if len(tied) > 1:
+        answer = answer._replace(message=(
+            f"{answer.message} ({' and '.join(tied)} are one tensor, tied weights: its .grad "
+            f"sums the gradients of every use)"))
     return GradDiagnosis(*answer)
 
 
