@@ -23,13 +23,18 @@ _REACH_LIMIT = 20000  # graph nodes visited when walking the step's graph to its
 class Unregistered(NamedTuple):
     """A leaf tensor that requires grad and fed the forward, not a parameter of the model:
     where the model holds it (``where``, in words; ``""``: not found among its attributes),
-    its ``shape``, whether an optimizer whose step ran holds it (``optimized``), and whether
-    it is a parameter of the model registered after the watch began (``later``)."""
+    its ``shape``, whether an optimizer whose step ran holds it (``optimized``), whether
+    it is a parameter of the model registered after the watch began (``later``), and whether
+    it is a module's output made to require grad inside the forward (``made_in_forward``)."""
 
     where: str
     shape: tuple[int, ...]
     optimized: bool
     later: bool = False
+    #: the output of a module call inside the forward, made to require grad there (a forward
+    #: hook or ``requires_grad_()`` on it: transformers' ``enable_input_require_grads`` for
+    #: gradient checkpointing does so): an activation, not a parameter; ``where`` names the call
+    made_in_forward: bool = False
 
 
 def held_where(model: torch.nn.Module, t: torch.Tensor) -> str:
@@ -87,6 +92,9 @@ def unregistered(rec: Any, outputs: Sequence[Any], watched: Any,
     :class:`~.gradhooks.Holding` of each optimizer whose step ran."""
     inputs = {id(t) for i, r in enumerate(rec.raw) if r.parent is None
               and i in rec.values for ref in rec.values[i].ins if (t := ref()) is not None}
+    # a module's output that is a leaf requiring grad was made so inside the forward
+    made = {id(t): i for i, vals in rec.values.items() for ref in vals.outs
+            if (t := ref()) is not None and t.grad_fn is None and t.requires_grad}
     found: list[Unregistered] = []
     todo = list(outputs)
     seen = set(todo)
@@ -96,6 +104,14 @@ def unregistered(rec: Any, outputs: Sequence[Any], watched: Any,
         t = leaf_tensor(n)
         if t is not None:
             if t not in owner and id(t) not in inputs and t.requires_grad:
+                if id(t) in made:
+                    mod = rec.raw[made[id(t)]].module
+                    label = next((f"'{k}' ({type(m).__name__})" for k, m in
+                                  watched.model.named_modules() if m is mod and k),
+                                 type(mod).__name__)
+                    found.append(Unregistered(f"the output of {label}", tuple(t.shape),
+                                              False, made_in_forward=True))
+                    continue
                 stepped = any(t is f for h in optimizers for f in h.foreign)
                 later = any(q is t for q in watched.model.parameters())
                 found.append(Unregistered(held_where(watched.model, t), tuple(t.shape),

@@ -100,9 +100,18 @@ def not_registered(w: GradWatch, o: Options) -> Finding:
         return Finding("unregistered tensors", False,
                        why_not="under FSDP2 the forward computes with unsharded copies of the "
                                "registered parameters, which are not registered themselves")
-    found = w.graph.unregistered()
+    every = w.graph.unregistered()
+    found = [u for u in every if not u.made_in_forward]
+    made = [u for u in every if u.made_in_forward]
+    made_note = "" if not made else (
+        f"{shown([f'{u.where} (shape {tuple(u.shape)})' for u in made], 3)} "
+        f"{'is a leaf that requires' if len(made) == 1 else 'are leaves that require'} grad, made so inside "
+        f"the forward (a forward hook or requires_grad_() on a module's output: transformers' "
+        f"enable_input_require_grads does this for gradient checkpointing): an activation, "
+        f"not a parameter; it gets a .grad each step that no optimizer reads")
     if not found:
-        return Finding("unregistered tensors", w.watched.backward_seen or not w.watched.active)
+        return Finding("unregistered tensors", w.watched.backward_seen or not w.watched.active,
+                       note=made_note)
     named = [f"{u.where or 'a tensor'} (shape {tuple(u.shape)})" for u in found]
     lost = [u for u in found if not u.optimized]
     if all(u.later for u in found):
@@ -112,16 +121,17 @@ def not_registered(w: GradWatch, o: Options) -> Finding:
         what = (f"{len(found)} tensor(s) that require grad feed the model's forward but are "
                 f"not registered parameters of the model: {shown(named, 3)}; "
                 f"model.parameters() does not list them")
+    also = f"; {made_note}" if made_note else ""
     if not lost:
         return Finding("unregistered tensors", True, note=(
             what + ", though an optimizer that stepped holds them (state_dict() does not "
-                   "save them)"))
+                   "save them)" + also))
     who = ("no optimizer that stepped holds them" if w.grads.steps_seen else
            "no optimizer seen holds them" if w.grads.seen_optimizers else
            "an optimizer built from model.parameters() never holds them")
     return Finding("unregistered tensors", True,
                    f"{what}, so {who}: they get .grad but are never updated (observed: "
-                   f"reached from the model's output in the graph)")
+                   f"reached from the model's output in the graph){also}")
 
 
 def scaler_skipped(w: GradWatch, o: Options) -> Finding:
