@@ -482,6 +482,13 @@ def edited(graph: Graph, names: Mapping[str, torch.Tensor], node: Any, attr: str
             how = ("; no operation of the graph wrote into it: the edit does not lead to the "
                    "output (made under torch.no_grad(), or its result not used: an in-place "
                    "method, or a write into part of it such as h[0] = 0 or h[1:].mul_(2))")
+        if source is not None and attr != "_saved_result" and not how.startswith("; it was"):
+            # torch names the last operation recorded on the tensor: the one that made it,
+            # or an in-place edit of the same name since (mul after a * 2: mul_, *=)
+            op = op_name(source)
+            how += (f" (torch names {producer}, which made it: the last edit was either "
+                    f"not recorded, or itself a {op} in place, {op}_, whose result does not "
+                    f"lead to the output)")
         return f"the output of {cls} (shape [{shape}]), {versions}{how}", out_of_place
     what = (f"a tensor of shape [{shape}] without history (data or a constant), {versions}: "
             f"it was modified in place after the forward used it")
