@@ -202,4 +202,4 @@ def test_batch_norm_with_running_statistics_in_training():
     w, b = bn.weight.detach(), bn.bias.detach()
     truth = dense_pattern(lambda t: F.batch_norm(t, None, None, w, b, training=True), (4, 3))
     assert torch.equal(found, truth)
-    assert int(bn.num_batches_tracked) == 1  # fn's own update happened once
+    assert int(bn.num_batches_tracked) == 0  # the caller's buffers are left as they were

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .._validate import check_callable
+from ..core.buffers import keeps_buffers
 from .checker import Checker
 from .options import check_count, check_flag, check_seed, check_tolerance
 from .results import (
@@ -31,6 +32,7 @@ __all__ = ["BackwardCheck", "ExampleV", "LocalizationCostWarning", "PairCheck", 
            "check_backward"]
 
 
+@keeps_buffers()
 def check_backward(
     fn: Callable[..., Any] | torch.nn.Module,
     *args: Any,
@@ -70,7 +72,8 @@ def check_backward(
     ----------
     fn : callable
         A function, ``MyFunction.apply`` or an ``nn.Module`` (whose parameters become inputs
-        too), called as ``fn(*args)``; returns a tensor or a tuple of tensors.
+        too), called as ``fn(*args)``; returns a tensor or a tuple of tensors.  The buffers of
+        the modules it reaches (BatchNorm's running statistics) are restored afterwards.
     *args
         Inputs.  Floating tensors with ``requires_grad=True`` are checked; other tensors (no
         grad, integer, bool, complex) are passed through and reported in ``skipped``.

@@ -17,6 +17,7 @@ from .._validate import (
     check_cotangent,
     check_requires_grad,
 )
+from ..core.buffers import keeps_buffers
 from ..core.compose import inside_transform, transform_name
 from ..core.dense import jacobian
 from ..core.finite_diff import vjp_from_partials
@@ -118,6 +119,7 @@ class VJPComparison:
         return html_table(self._rows(), ["quantity", "value"], digits=6)
 
 
+@keeps_buffers()
 def compare_vjp(
     fn: Callable[[torch.Tensor], torch.Tensor] | torch.Tensor,
     x: torch.Tensor,
@@ -137,7 +139,8 @@ def compare_vjp(
         Jacobian or a VJP function, since there is no function to differentiate).
     x : torch.Tensor
         Input, floating or complex, any shape. Never modified; with an output tensor, its
-        ``.grad`` is restored after the comparison.
+        ``.grad`` is restored after the comparison (and a module's buffers, BatchNorm's
+        running statistics, after every evaluation of ``fn``).
     v : torch.Tensor or number
         Upstream gradient (``grad_outputs``, cotangent) of shape ``y.shape``.
     reference : str, array, tensor or callable

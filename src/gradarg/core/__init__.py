@@ -22,6 +22,9 @@ Modules, from the public entry down:
   detached copies), which ``jacobian`` and ``backward_vjp`` take there.
 - ``graph``: evaluating ``fn`` and walking the graph it records; ``basis``: one-hot bases and
   the blocks ``J[k][j]`` they become.
+- ``buffers``: the buffers of the modules ``fn`` reaches (BatchNorm's running statistics),
+  restored after every helper that evaluates ``fn`` (``keeps_buffers``, used by every public
+  helper that takes a function, here and in ``check`` and ``sparse``).
 
 May import: torch, NumPy and ``gradarg._validate`` only.  Nothing else in gradarg: every other
 subpackage stands on this one.  ``jacobian(..., sparsity=P)`` reaches :mod:`gradarg.sparse`

@@ -18,14 +18,14 @@ from .._validate import (
     check_optional_flag,
 )
 from .basis import Blocks
+from .buffers import keeps_buffers
 from .choose import check_blocks_depend_on_inputs, compute
 from .compose import BATCH, composable_blocks, inside_transform, transform_name
 from .functorch import VectorizationError
 
 __all__ = ["METHODS", "jacobian", "register_sparse_route"]
 
-# jacobian(fn, x, sparsity=P) is answered by gradarg.sparse, which sits above this core and
-# registers itself here when it is imported: the core never imports the sparse package.
+# jacobian(fn, x, sparsity=P): gradarg.sparse registers itself here (the core never imports it)
 _SPARSE_ROUTE: Callable[..., Any] | None = None
 
 
@@ -69,6 +69,7 @@ def jacobian(
     batch_dim: int | None = ...,
     certify: int = ...,
 ) -> Any: ...
+@keeps_buffers()
 def jacobian(
     fn: Callable[..., Any],
     x: Inputs,
@@ -92,9 +93,9 @@ def jacobian(
     x : torch.Tensor or tuple of torch.Tensor
         Point of evaluation: any shape (0-d included), any strides, float32/float64/complex
         (float16 and bfloat16 too: the Jacobian comes back in ``x``'s dtype).
-        Never modified: ``fn`` receives private copies.  An empty ``x`` (no elements) gives a
-        Jacobian with no columns, of shape ``y.shape + x.shape``, as ``torch.func.jacrev``
-        does.
+        Never modified: ``fn`` receives private copies (and the buffers of the modules it
+        reaches, BatchNorm's running statistics, are restored: :mod:`gradarg.core.buffers`).
+        An empty ``x`` gives a Jacobian with no columns, ``y.shape + x.shape``, as jacrev does.
     create_graph : bool
         ``False`` (default): the Jacobian is a plain tensor without autograd history.
         ``True``: it is computed with differentiable operations (``create_graph=True`` in every

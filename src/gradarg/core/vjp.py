@@ -18,6 +18,7 @@ from .._validate import (
     check_tensor,
     fresh_leaves,
 )
+from .buffers import keeps_buffers
 from .compose import composable_vjp, inside_transform
 from .cuts import watching
 from .graph import walk_graph
@@ -25,6 +26,7 @@ from .graph import walk_graph
 __all__ = ["backward_vjp", "contract"]
 
 
+@keeps_buffers()
 def backward_vjp(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, v: Any) -> torch.Tensor:
     """Run ``fn(x).backward(gradient=v)`` on a private leaf copy of ``x`` and return its ``.grad``.
 

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .._validate import check_callable, check_count, check_generator
+from ..core.buffers import keeps_buffers
 from . import _seen
 from ._layouts import (
     assemble,
@@ -214,8 +215,7 @@ class SparseJacobian:
             f"column_colors={self.column_colors})"
         )
 
-    # ------------------------------------------------------------------ one call
-
+    @keeps_buffers(1, "fn")  # one call
     def __call__(
         self,
         fn: Callable[[torch.Tensor], torch.Tensor],
@@ -321,9 +321,7 @@ class SparseJacobian:
         self._modes, self._mode, self.mode = [rev], rev, rev.name
         self.passes, self.colors, self.row_colors = rev.passes, rev.colors, rev.passes
 
-    # ------------------------------------------------------------------ compiled call
-
-    @compile_parameters
+    @compile_parameters  # the compiled call
     def compile(
         self,
         fn: Callable[[torch.Tensor], torch.Tensor],

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .._validate import check_callable, check_count, check_generator, check_memory
+from ..core.buffers import keeps_buffers
 from ._layouts import assemble, check_layout, check_x, coo_indices, refuse_in_transform
 from .certificate import failed_entry
 from .compiled import CompiledSparse, compile_parameters
@@ -185,6 +186,7 @@ class SparseHessian:
             f"SparseHessian(shape={self.shape}, nnz={self.nnz}, passes={self.passes})"
         )
 
+    @keeps_buffers(1, "f")
     def __call__(
         self,
         f: Callable[[torch.Tensor], torch.Tensor],

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ...core.buffers import keeps_buffers
 from ...core.compose import inside_transform, transform_name
 from .mode import Tracer
 from .sets import empty, identity, sorted_unique
@@ -81,6 +82,7 @@ def _as_pattern(rows: np.ndarray, cols: np.ndarray, y_shape, x_shape, layout) ->
     )
 
 
+@keeps_buffers()
 def jacobian_sparsity(
     fn: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
@@ -207,6 +209,7 @@ def jacobian_sparsity(
     return _as_pattern(d.rows(), d.indices, tuple(y.shape), tuple(x.shape), layout)
 
 
+@keeps_buffers()
 def hessian_sparsity(
     f: Callable[[torch.Tensor], torch.Tensor],
     x: torch.Tensor,
