@@ -98,8 +98,9 @@ def jacobian_sparsity(
     undone: the buffers of the modules ``fn`` reaches are restored,
     :mod:`gradarg.core.buffers`).  For every element of every tensor computed from ``x`` the
     set of input elements it depends on is carried through each ATen operator by a rule
-    that looks at shapes and at the zeros of constant operands, never at the values of ``x`` — so the pattern holds for *every* input (a global pattern,
-    as SparseConnectivityTracer.jl's ``TracerSparsityDetector`` and JAX's ``asdex`` find) and
+    that looks at shapes and at the zeros of constant operands, never at the values of
+    ``x`` — so the pattern holds for *every* input (a global pattern, as
+    SparseConnectivityTracer.jl's ``TracerSparsityDetector`` and JAX's ``asdex`` find) and
     is conservative: ``True`` wherever ``∂y_i/∂x_j`` may be non-zero for some ``x``.  It can be
     larger than the Jacobian at a given point (``x * 0`` keeps its entries; ``torch.where``
     keeps both branches), never smaller, apart from Python control flow on the values of ``x``
