@@ -69,3 +69,29 @@ def test_the_relation_named_is_the_one_built(m, n, seed, built, as_function, c):
         assert (words in note) == (k == kind), (k, note)
     if built == "one-entry":  # no relation: the elements are listed (x[1] differs)
         assert "x[1]" in note and not any(w_ in note for w_ in WORDS.values()), note
+
+
+@given(n=st.integers(2, 5), seed=st.integers(0, 999), real_v=st.booleans(),
+       built=st.sampled_from(["hand", "factor", "right"]))
+def test_complex_relations_hold_when_named(n, seed, real_v, built):
+    """Complex inputs: PyTorch's x.grad is vᵀ conj(J) (conjugate Wirtinger); a hand Jacobian
+    J gives vᵀJ, its conjugate exactly when v is real.  The conjugate is named only when it
+    holds; no relation is named that does not."""
+    torch.manual_seed(seed)
+    c = torch.complex128
+    w = torch.randn(n, n, dtype=c)
+    x = torch.randn(n, dtype=c)
+    v = torch.randn(n, dtype=D).to(c) if real_v else torch.randn(n, dtype=c)
+    jac = {"hand": w, "factor": 2 * w.conj(), "right": w.conj()}[built]
+    result = compare_vjp(lambda t: w @ t, x, v, reference=jac)
+    truth_grad = v @ w.conj()  # torch's convention, from the math
+    torch.testing.assert_close(result.backward, truth_grad)
+    if built == "right":
+        assert result.status == "agree", str(result)
+        return
+    note = result.note
+    assert result.status == "DISAGREE" and "they differ at" in note, str(result)
+    conj = "complex conjugate" in note
+    assert conj == (built == "hand" and real_v), note
+    if built == "factor":
+        assert "0.5 × the reference" in note, note

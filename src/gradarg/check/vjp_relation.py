@@ -2,9 +2,10 @@
 
 A disagreement is stated in words only when the numbers show a simple relation, checked
 elementwise within the comparison's own tolerance: all zeros on one side, a flipped sign, a
-constant factor, or a transpose (the one side equals the other's Jacobian applied as ``J v``
-instead of ``vᵀJ``: a hand-written Jacobian or VJP that computes ``u @ W`` where ``W @ u``
-belongs, or a backward that does).  Which side is wrong the two vectors cannot tell, so the
+constant factor, a complex conjugate (PyTorch's conjugate Wirtinger convention against a
+hand derivation of ``∂L/∂z``), or a transpose (real inputs: the one side equals the other's
+Jacobian applied as ``J v`` instead of ``vᵀJ``: a hand-written Jacobian or VJP that computes
+``u @ W`` where ``W @ u`` belongs, or a backward that does).  Which side is wrong the two vectors cannot tell, so the
 sentences name the relation, not a culprit.  Otherwise the elements of ``x`` where they differ
 are listed.  Reads the backward's Jacobian (reverse mode: the same backward formulas as
 ``x.grad``) only for the transpose, and only when it has at most :data:`MAX_ENTRIES` entries.
@@ -67,7 +68,9 @@ def relation(fn: Callable[..., Any] | None, x: torch.Tensor, v: torch.Tensor,
     state : torch.Tensor
         The CPU generator state every evaluation of ``fn`` replays.
     """
-    g, r = got.detach().double(), ref.detach().double()
+    complex_ = got.is_complex() or ref.is_complex()
+    wide = torch.complex128 if complex_ else torch.float64
+    g, r = got.detach().to(wide), ref.detach().to(wide)
     if not bool(apart.any()):
         return ""
     bad = apart & ~torch.isfinite(g) & torch.isfinite(r)
@@ -78,7 +81,7 @@ def relation(fn: Callable[..., Any] | None, x: torch.Tensor, v: torch.Tensor,
                 f"there")
     if not bool(torch.isfinite(g).all() and torch.isfinite(r).all()):
         return ""
-    t = torch.as_tensor(tol, dtype=torch.float64).expand_as(r)
+    t = torch.as_tensor(tol).real.to(torch.float64).expand(r.shape)
     n = x.numel()
     where = (f"they differ at {int(apart.sum())} of {n} element{'s' if n > 1 else ''} of x "
              f"({_places(x, apart)})")
@@ -88,19 +91,27 @@ def relation(fn: Callable[..., Any] | None, x: torch.Tensor, v: torch.Tensor,
         return f"{where}: the reference is all zeros where x.grad is not"
     if _close(g, -r, t):
         return f"{where}: x.grad is the reference's vᵀJ with its sign flipped"
-    rr = float((r * r).sum())
-    c = float((g * r).sum()) / rr if rr > 0 else 0.0
+    if complex_ and _close(g, r.conj(), t):
+        return (f"{where}: x.grad is the complex conjugate of the reference's vᵀJ (PyTorch's "
+                f"gradient of a real loss is the conjugate Wirtinger derivative, conj(∂L/∂z): "
+                f"a reference derived by hand as ∂L/∂z differs by exactly this)")
+    rr = float(r.abs().square().sum())
+    c = complex((r.conj() * g).sum()) / rr if rr > 0 else 0.0
+    if abs(c.imag) <= 1e-12 * abs(c):
+        c = c.real
     if c != 0 and _close(g, c * r, t * max(1.0, abs(c))):
-        return (f"{where}: x.grad is {fmt(c, 6)} × the reference's vᵀJ, a constant factor "
+        shown = fmt(c, 6) if isinstance(c, float) else f"({c.real:.6g}{c.imag:+.6g}j)"
+        return (f"{where}: x.grad is {shown} × the reference's vᵀJ, a constant factor "
                 f"(a missing or extra scale, such as a mean's 1/n, a 2 from a square)")
-    if fn is not None and v.numel() == n and n > 1 and v.numel() * n <= MAX_ENTRIES:
+    if (fn is not None and not complex_ and v.numel() == n and n > 1
+            and v.numel() * n <= MAX_ENTRIES):
         try:
             with torch.random.fork_rng(devices=[]):  # the caller's generator is kept
                 torch.set_rng_state(state)
-                jb = jacobian(fn, x.detach(), method="reverse").detach().double()
+                jb = jacobian(fn, x.detach(), method="reverse").detach().to(wide)
         except (RuntimeError, TypeError, ValueError):
             return where
-        jv = jb.reshape(v.numel(), n) @ v.detach().double().reshape(-1)
+        jv = jb.reshape(v.numel(), n) @ v.detach().to(wide).reshape(-1)
         if _close(jv.reshape(r.shape), r, t):
             return (f"{where}: the reference equals J v with x.grad's Jacobian J (the "
                     f"Jacobian applied the other way, not vᵀJ): one side has the Jacobian "
