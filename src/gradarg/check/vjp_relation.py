@@ -7,8 +7,9 @@ hand derivation of ``∂L/∂z``), or a transpose (real inputs: the one side equ
 Jacobian applied as ``J v`` instead of ``vᵀJ``: a hand-written Jacobian or VJP that computes
 ``u @ W`` where ``W @ u`` belongs, or a backward that does).  Which side is wrong the two
 vectors cannot tell, so the sentences name the relation, not a culprit.  Otherwise the
-elements of ``x`` where they differ are listed.  Reads the backward's Jacobian (reverse mode: the same backward formulas as
-``x.grad``) only for the transpose, and only when it has at most :data:`MAX_ENTRIES` entries.
+elements of ``x`` where they differ are listed.  Reads the backward's Jacobian (reverse
+mode: the same backward formulas as ``x.grad``) only for the transpose, and only when it has
+at most :data:`MAX_ENTRIES` entries.
 Imports ``gradarg.core``, ``gradarg.show`` and ``.vjp_reference`` only.
 """
 
