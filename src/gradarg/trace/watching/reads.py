@@ -105,8 +105,8 @@ def not_registered(w: GradWatch, o: Options) -> Finding:
     made = [u for u in every if u.made_in_forward]
     made_note = "" if not made else (
         f"{shown([f'{u.where} (shape {tuple(u.shape)})' for u in made], 3)} "
-        f"{'is a leaf that requires' if len(made) == 1 else 'are leaves that require'} grad, made so inside "
-        f"the forward (a forward hook or requires_grad_() on a module's output: transformers' "
+        f"{'is a leaf that requires' if len(made) == 1 else 'are leaves that require'} grad, "
+        f"made so inside the forward (a forward hook or requires_grad_() on a module's output: transformers' "
         f"enable_input_require_grads does this for gradient checkpointing): an activation, "
         f"not a parameter; it gets a .grad each step that no optimizer reads")
     if not found:

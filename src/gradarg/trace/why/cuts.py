@@ -94,7 +94,8 @@ def typed_like(t: torch.Tensor) -> bool:
     -1.4531) has more digits and matches another only when copied from it."""
     if not t.is_floating_point():
         return True
-    np_dtype = np.float32 if t.dtype in (torch.float32, torch.float16, torch.bfloat16) else np.float64
+    low = t.dtype in (torch.float32, torch.float16, torch.bfloat16)
+    np_dtype = np.float32 if low else np.float64
     for v in t.detach().reshape(-1)[:64].double().tolist():
         if not math.isfinite(v):
             continue
