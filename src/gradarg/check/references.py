@@ -29,7 +29,7 @@ from ..core.dense import jacobian
 from ..core.graph import call
 from . import fd_error
 from .budget import chunk, directions_per_call
-from .tolerance import backward_rtol, entry_tolerance, uncertain
+from .tolerance import uncertain
 
 if TYPE_CHECKING:
     from .results import Notes
@@ -324,42 +324,68 @@ def _off_the_values(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor,
                     gen: torch.Generator, us: list[torch.Tensor], t: Sequence[torch.Tensor]
                     ) -> str:
     """Why forward mode cannot be the reference, or ``""``: its Jacobian–vector product along
-    ``us`` (``t``) and along a second random direction differs from central differences of
-    ``fn``'s values beyond their estimated error, at entries they resolve away from kinks.
+    ``us`` (``t``), and then along a second random direction, is far from two central
+    differences of ``fn``'s values that agree with each other (steps ``h`` and ``h/4``).
     Forward mode follows the graph ``fn`` records, as the backward does: a gradient changed
     with ``.detach()`` (``x + (x.round() - x).detach()``) or a custom ``jvp`` that is not the
-    derivative moves it with the backward, and only the values show the derivative."""
+    derivative moves it with the backward, and only the values show the derivative.  Four
+    evaluations of ``fn`` per direction (on float64 copies when it accepts them); the second
+    direction only when the first is off.  An entry at a kink or a jump inside the steps
+    gives two differences that disagree with each other, and is not counted."""
     probe = FiniteDifferences(s, outs, state, type(notes)())
-    dirs = [us, [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]]
+    at = _far_entry(s, probe, state, us, t)
+    if not at:
+        return ""
+    second = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]
     torch.set_rng_state(state)
-    t2 = torch.func.jvp(s.flat, s.xs, tuple(dirs[1]))[1]
-    fd, err = probe.directional(dirs)
-    worst, at = 0.0, ""
-    for c, tangents in enumerate((t, t2)):
-        off_here = 0.0
-        for k, tk in enumerate(tangents):
-            if k >= len(fd[c]) or not tk.dtype.is_floating_point:
-                continue
-            ref, e = fd[c][k].reshape(-1), err[c][k].reshape(-1)
-            got = tk.detach().double().reshape(-1)
-            if ref.shape != got.shape:
-                continue
-            # a generous relative allowance: what is sought is a derivative of another
-            # function (a slope of 0.1 where the values are flat), not rounding
-            tol = entry_tolerance(ref, e, max(100 * backward_rtol(tk.dtype), 1e-3))
-            off = ((got - ref).abs() / tol).nan_to_num(nan=0.0, posinf=0.0)
-            if off.numel() and float(off.max()) > off_here:
-                off_here = float(off.max())
-                i = int(off.argmax())
-                at = (f"{'' if len(tangents) == 1 else f'output {k}, '}entry {i}: "
-                      f"{float(got[i]):.4g} against {float(ref[i]):.4g}")
-        if off_here <= 1.0:
-            return ""  # one direction on the values: forward mode stays
-        worst = max(worst, off_here)
+    t2 = torch.func.jvp(s.flat, s.xs, tuple(second))[1]
+    if not _far_entry(s, probe, state, second, t2):
+        return ""
     return (f"reference: finite differences, not forward mode: fn's forward-mode derivative "
             f"(its graph's Jacobian–vector product) differs from central differences of its "
-            f"values along two random directions ({at}, beyond their estimated error), so fn's "
-            f"graph carries a gradient that is not the derivative of its values (a .detach() "
-            f"trick such as x + (x.round() - x).detach(), a no_grad part, a custom jvp); the "
-            f"backward is checked against the values' derivative: if that gradient is what "
-            f"you intend, pass it as expected=")
+            f"values along two random directions ({at}), so fn's graph carries a gradient "
+            f"that is not the derivative of its values (a .detach() trick such as x + "
+            f"(x.round() - x).detach(), a no_grad part, a custom jvp); the backward is checked "
+            f"against the values' derivative: if that gradient is what you intend, pass it as "
+            f"expected=")
+
+
+def _far_entry(s: Setup, probe: FiniteDifferences, state: torch.Tensor,
+               us: Sequence[torch.Tensor], t: Sequence[torch.Tensor]) -> str:
+    """An entry where the tangents ``t`` are far from the central differences along ``us``
+    (which agree with each other at two steps), in words; ``""`` when there is none."""
+    xs = probe.xs_eval
+    eps = max(torch.finfo(x.dtype).eps for x in xs if x.is_floating_point()) if any(
+        x.is_floating_point() for x in xs) else 2.0 ** -52
+    umax = max((float(u.abs().max()) for u in us if u.numel()), default=1.0) or 1.0
+    xmax = max((float(x.detach().abs().max()) for x in xs if x.numel()), default=1.0)
+    h = eps ** (1 / 3) * max(1.0, xmax) / umax
+    diffs = []
+    for step in (h, h / 4):
+        vals = []
+        for sign in (1.0, -1.0):
+            moved = tuple(x + sign * step * u.to(x.dtype) if x.is_floating_point() else x
+                          for x, u in zip(xs, us, strict=True))
+            torch.set_rng_state(state)
+            with torch.no_grad():
+                vals.append(call(s.flat, moved)[0])
+        diffs.append([(p.double() - m.double()) / (2 * step) for p, m in zip(*vals, strict=True)])
+        diffs[-1].append(max(float(p.double().abs().max()) if p.numel() else 0.0
+                             for p in vals[0]) * eps / step)  # rounding of the differences
+    for k, tk in enumerate(t):
+        if k >= len(diffs[1]) - 1 or not tk.dtype.is_floating_point:
+            continue
+        d1, d2 = diffs[0][k].reshape(-1), diffs[1][k].reshape(-1)
+        got = tk.detach().double().reshape(-1)
+        if got.shape != d2.shape or not got.numel():
+            continue
+        scale = float(d2.abs().max()) if d2.numel() else 0.0
+        # far: beyond 8 × what the two steps disagree by, the rounding, and 1e-3 of the scale
+        # (a derivative of another function, a slope of 0.1 where the values are flat)
+        allow = 8 * (d1 - d2).abs() + 4 * diffs[1][-1] + 1e-3 * (d2.abs() + scale) + 1e-12
+        far = ((got - d2).abs() > allow) & torch.isfinite(got) & torch.isfinite(d2)
+        if bool(far.any()):
+            i = int(far.nonzero()[0])
+            return (f"{'' if len(t) == 1 else f'output {k}, '}entry {i}: {float(got[i]):.4g} "
+                    f"against {float(d2[i]):.4g}")
+    return ""
