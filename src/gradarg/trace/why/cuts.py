@@ -108,9 +108,12 @@ def typed_like(t: torch.Tensor) -> bool:
 def _cast_of(val: torch.Tensor, x: torch.Tensor) -> bool:
     """Whether the integer tensor ``val`` holds ``x``'s values cast to its dtype (truncated,
     rounded, floored or ceiled): an integer weight of ``x``'s size (``torch.arange(n)``)
-    that merely meets ``x`` in a product is no cast of it."""
+    that merely meets ``x`` in a product is no cast of it; nor is a tensor of two entries or
+    of 0 and 1 only, which random values meet by chance too often to count."""
     if val.dtype == torch.bool or not x.is_floating_point():
         return False
+    if val.numel() < 3 or bool(((val == 0) | (val == 1)).all()):
+        return False  # two entries, or only 0 and 1 (a mask): too easily met by chance
     v = val.detach().reshape(-1)
     xd = x.detach().reshape(-1)
     return any(torch.equal(v, f(xd).to(v.dtype))

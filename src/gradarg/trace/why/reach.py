@@ -150,6 +150,8 @@ HELD_ITSELF = Cause(("not-reachable",), 'not in the output\'s graph (``"not-reac
 def _cut_found(c: Context) -> Answer | None:
     """Live only: which constant shows the cut (freed saved tensors show nothing)."""
     xname, oname = c.xname, c.oname
+    if copied_leaf(c.graph.leaves(), c.tensor, xname):
+        return None  # a leaf holding x's values is stronger evidence: UNREACHABLE says it
     text, node = cut(c.nodes, c.tensor, xname)
     if node is not None:
         return Answer("not-reachable", f"{xname} is not reachable from {oname}: {text}", node)
