@@ -197,7 +197,7 @@ def compare_vjp(
     their ``.grad`` is left as it was, ``None`` or what your own ``backward()`` put there.
 
     On a disagreement ``note`` says how the two differ where the numbers show it
-    (:mod:`gradarg.check.vjp_relation`): NaN or inf from the backward where the reference is
+    (``gradarg.check.vjp_relation``): NaN or inf from the backward where the reference is
     finite, all zeros on one side, a flipped sign, a constant factor, or a transpose (the
     reference equals ``J v`` for ``x.grad``'s Jacobian ``J``: one side has the Jacobian
     transposed); else the elements of ``x`` where they differ.  It never says which is wrong.

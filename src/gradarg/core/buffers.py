@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -69,12 +70,17 @@ def buffers_kept(fn: Callable[..., Any] | Any) -> Iterator[None]:
 
 def keeps_buffers(position: int = 0, name: str = "fn") -> Callable[[Callable[..., Any]], Any]:
     """Decorator: the wrapped helper runs inside :func:`buffers_kept` of its argument at
-    ``position`` (or keyword ``name``), the function it evaluates."""
+    ``position`` (or keyword ``name``), the function it evaluates.  The wrapper is made with
+    the helper's own globals, so that documentation tools resolve its annotations (type
+    aliases of the helper's module) as they would on the helper."""
+    keep = buffers_kept
+
     def wrap(helper: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(helper)
         def kept(*args: Any, **kwargs: Any) -> Any:
             fn = args[position] if len(args) > position else kwargs.get(name)
-            with buffers_kept(fn):
+            with keep(fn):
                 return helper(*args, **kwargs)
-        return kept
+        rebuilt = types.FunctionType(kept.__code__, helper.__globals__, helper.__name__,
+                                     None, kept.__closure__)
+        return functools.wraps(helper)(rebuilt)
     return wrap

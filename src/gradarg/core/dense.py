@@ -94,7 +94,7 @@ def jacobian(
         Point of evaluation: any shape (0-d included), any strides, float32/float64/complex
         (float16 and bfloat16 too: the Jacobian comes back in ``x``'s dtype).
         Never modified: ``fn`` receives private copies (and the buffers of the modules it
-        reaches, BatchNorm's running statistics, are restored: :mod:`gradarg.core.buffers`).
+        reaches, BatchNorm's running statistics, are restored: ``gradarg.core.buffers``).
         An empty ``x`` gives a Jacobian with no columns, ``y.shape + x.shape``, as jacrev does.
     create_graph : bool
         ``False`` (default): the Jacobian is a plain tensor without autograd history.

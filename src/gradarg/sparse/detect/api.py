@@ -96,7 +96,7 @@ def jacobian_sparsity(
     refuses ``fn``: in-place updates of tensors captured from outside ``fn``, such as batch
     norm's running statistics in training; those updates happen during the trace and are
     undone: the buffers of the modules ``fn`` reaches are restored,
-    :mod:`gradarg.core.buffers`).  For every element of every tensor computed from ``x`` the
+    ``gradarg.core.buffers``).  For every element of every tensor computed from ``x`` the
     set of input elements it depends on is carried through each ATen operator by a rule
     that looks at shapes and at the zeros of constant operands, never at the values of
     ``x`` — so the pattern holds for *every* input (a global pattern, as
