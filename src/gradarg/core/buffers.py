@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -47,11 +47,17 @@ def modules_of(fn: Callable[..., Any] | Any) -> list[torch.nn.Module]:
     return list(found.values())
 
 
-@contextlib.contextmanager
-def buffers_kept(fn: Callable[..., Any] | Any) -> Iterator[None]:
+def buffers_kept(fn: Callable[..., Any] | Any) -> contextlib.AbstractContextManager[None]:
     """Inside: ``fn`` may be evaluated any number of times; on leaving, every buffer of the
     modules :func:`modules_of` finds holds the values it held on entering (copied back in
-    place, so references to them stay valid)."""
+    place, so references to them stay valid).  With no buffer to keep (a plain function, a
+    module without buffers) a shared no-op context manager."""
+    saved = _snapshot(fn)
+    return _Restoring(saved) if saved else _NOTHING_KEPT
+
+
+def _snapshot(fn: Callable[..., Any] | Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``(buffer, copy of its values)`` for every buffer of the modules ``fn`` reaches."""
     seen: set[int] = set()
     saved: list[tuple[torch.Tensor, torch.Tensor]] = []
     for module in modules_of(fn):
@@ -59,11 +65,24 @@ def buffers_kept(fn: Callable[..., Any] | Any) -> Iterator[None]:
             if id(buf) not in seen and buf is not None:
                 seen.add(id(buf))
                 saved.append((buf, buf.detach().clone()))
-    try:
-        yield
-    finally:
+    return saved
+
+
+_NOTHING_KEPT: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+
+
+class _Restoring:
+    """Writes the saved values back on leaving, whatever ended the body."""
+
+    def __init__(self, saved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        self.saved = saved
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
         with torch.no_grad():
-            for buf, value in saved:
+            for buf, value in self.saved:
                 if buf.shape == value.shape and not torch.equal(buf, value):
                     buf.copy_(value)
 

@@ -31,7 +31,7 @@ import sys
 import types
 import warnings
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -155,22 +155,22 @@ def _signature(ts: Sequence[torch.Tensor], tangents: Sequence[bool]) -> tuple[An
                  for t, d in zip(ts, tangents, strict=True))
 
 
-@contextlib.contextmanager
-def watching(xs: Sequence[Any], fn: Any = None) -> Iterator[None]:
+def watching(xs: Sequence[Any], fn: Any = None) -> contextlib.AbstractContextManager[None]:
     """Run the body (a call of ``fn`` on ``xs``) watching for graph cuts (module docstring);
     a no-op unless an input requires grad (with grad mode on) or is a dual tensor.  A call is
     skipped only when the same function object was watched before on inputs of the same
     shapes, dtypes and differentiated set and cut nothing then (kept in a weak map): a
     ``fn`` that cut is watched, and warned about, at every call.
+
+    Returns a context manager (a shared no-op one when nothing is watched: the common case of
+    a loop of calls costs no generator and no mode).
     """
-    ts = [x for x in xs if isinstance(x, torch.Tensor)]
     if isinstance(fn, types.BuiltinFunctionType):  # torch.sin: one op, no Python inside
-        yield
-        return
+        return _UNWATCHED
+    ts = [x for x in xs if isinstance(x, torch.Tensor)]
     tangents = [_tangent(x) for x in ts]  # once: unpacking a dual costs a few us a tensor
     if not (torch.is_grad_enabled() and any(x.requires_grad for x in ts)) and not any(tangents):
-        yield
-        return
+        return _UNWATCHED
     key = _signature(ts, tangents)
     clean: set[tuple[Any, ...]] | None = None
     if fn is not None:
@@ -179,13 +179,29 @@ def watching(xs: Sequence[Any], fn: Any = None) -> Iterator[None]:
         except TypeError:  # not hashable or no weak reference: watched every time
             clean = None
         if clean is not None and key in clean:
-            yield
-            return
-    mode = _Watch(ts)
-    with mode:
-        yield
-    if clean is not None and not mode.said:
-        clean.add(key)
+            return _UNWATCHED
+    return _Watched(ts, clean, key)
+
+
+_UNWATCHED: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+
+
+class _Watched:
+    """The body runs under a :class:`_Watch` mode; a clean run marks ``key`` clean for ``fn``."""
+
+    def __init__(self, ts: list[torch.Tensor], clean: set[tuple[Any, ...]] | None,
+                 key: tuple[Any, ...]) -> None:
+        self.mode = _Watch(ts)
+        self.clean = clean
+        self.key = key
+
+    def __enter__(self) -> None:
+        self.mode.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.mode.__exit__(*exc)
+        if exc[0] is None and self.clean is not None and not self.mode.said:
+            self.clean.add(self.key)
 
 
 # functions watched already and found to cut nothing, with the input signatures they were

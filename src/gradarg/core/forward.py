@@ -20,7 +20,7 @@ import torch.autograd.forward_ad as fwAD
 from . import speeds
 from .basis import Blocks, eye_blocks, split_cols, unshared, zeros_like_grad
 from .functorch import VMAP_ERRORS, batched, jvp
-from .graph import call, custom_nodes, recorded_forward, walk_graph
+from .graph import call, custom_nodes, grad_on, recorded_forward, walk_graph
 
 __all__ = ["forward_by_double_vjp", "forward_legacy_batched", "forward_loop",
            "forward_vectorized", "plan_key"]
@@ -39,7 +39,7 @@ def _double_vjp_columns(
     n = sum(x.numel() for x in leaves)
     live = [k for k, y in enumerate(outs) if y.requires_grad]
     live_outs = [outs[k] for k in live]
-    with torch.enable_grad():
+    with grad_on():
         us = [torch.zeros_like(y, requires_grad=True) for y in live_outs]
         gs = torch.autograd.grad(live_outs, leaves, us, create_graph=True, allow_unused=True)
     used = [j for j, g in enumerate(gs) if g is not None]

@@ -8,6 +8,7 @@ the recorded graph without running a backward pass.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Container, Iterator, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from .._validate import as_output_tuple
 from . import speeds
 from .cuts import watching
 
-__all__ = ["call", "copies", "custom_nodes", "graph_names", "reachable_inputs", "recorded_forward",
+__all__ = ["call", "copies", "custom_nodes", "grad_on", "graph_names", "reachable_inputs", "recorded_forward",
            "refuse_complex_of_real", "refusing_complex_of_real", "reverse_graph", "walk_graph"]
 
 
@@ -45,6 +46,15 @@ def call(
     return outs, is_tuple
 
 
+def grad_on() -> contextlib.AbstractContextManager[Any]:
+    """``torch.enable_grad()``, or a shared no-op when grad mode is on already (the common
+    case: entering and leaving ``enable_grad`` costs a few microseconds per call)."""
+    return _NO_CHANGE if torch.is_grad_enabled() else torch.enable_grad()
+
+
+_NO_CHANGE: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+
+
 def copies(xs: Sequence[Any], keep: Sequence[int] = ()) -> list[Any]:
     """``xs`` with every tensor cloned, except the positions in ``keep`` (tensors made for this
     one call).  For evaluations repeated at points the caller set (finite differences): an
@@ -68,7 +78,7 @@ def reverse_graph(
     leaves = tuple(
         x if create_graph and x.requires_grad else x.detach().requires_grad_(True) for x in xs
     )
-    with torch.enable_grad():
+    with grad_on():
         outs, is_tuple = call(fn, leaves)
     return leaves, outs, is_tuple
 
@@ -136,7 +146,7 @@ def recorded_forward(
     if not all(x.is_floating_point() for x in xs):
         return None
     leaves = tuple(x.detach().requires_grad_(True) for x in xs)
-    with torch.enable_grad():
+    with grad_on():
         outs, is_tuple = call(fn, leaves)
     if any(y.is_complex() for y in outs) or not any(y.requires_grad for y in outs):
         return None

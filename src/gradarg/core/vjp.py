@@ -21,7 +21,7 @@ from .._validate import (
 from .buffers import keeps_buffers
 from .compose import composable_vjp, inside_transform
 from .cuts import watching
-from .graph import walk_graph
+from .graph import grad_on, walk_graph
 
 __all__ = ["backward_vjp", "contract"]
 
@@ -105,7 +105,7 @@ def run_backward_or_none(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Te
     mode is switched on for the pass, so this works under ``torch.no_grad()`` too.
     """
     (leaf,) = fresh_leaves((x,))
-    with torch.enable_grad():
+    with grad_on():
         with watching((leaf,), fn):  # a .item() of a tensor depending on x: say so
             out = fn(leaf)
         y = check_single_output(fn, out)
