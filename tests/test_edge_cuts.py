@@ -159,3 +159,23 @@ def test_a_cut_is_said_at_every_call_whatever_ran_before(case, routes, inputs):
                 continue
             said = [str(err)]
         assert bool(said) == on_input, (route, i, ops, pos, cut, on_input)
+
+
+@pytest.mark.parametrize("method", ["reverse", "auto"])
+def test_a_call_that_raised_never_marks_the_function_clean(method):
+    """A function is skipped by the watch only after a call that ran to its end without a cut:
+    a first call that raised before reaching its ``.item()`` proves nothing, so the next call,
+    which cuts, still warns (the clean mark is taken on a normal exit only)."""
+    calls = []
+
+    def fn(t):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("first call fails")
+        return t * t.sum().item()
+
+    x = torch.linspace(0.5, 1.5, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match="first call fails"):
+        gradarg.jacobian(fn, x, method=method)
+    with pytest.warns(GraphCutWarning, match=r"\.item\(\)"):
+        gradarg.jacobian(fn, x, method=method)
