@@ -1490,6 +1490,23 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/gan-gradients"),
 ]
 
+# Kinks, steps and domain edges of every elementwise operator (reference/kinks)
+PAIRS += [
+    ("gradient at a kink left or right derivative", "reference/kinks"),
+    ("hardswish gradient at 3", ("reference/kinks", "questions/losses-norms-activations",
+                                 "questions/operator-edge-cases")),
+    ("torch.maximum gradient when both inputs are equal", ("reference/kinks",
+                                                           "questions/operator-edge-cases",
+                                                           "questions/operator-gradients")),
+    ("hypot gradient nan at zero", "reference/kinks"),
+    ("one-sided derivative at a non-differentiable point", "reference/kinks"),
+    ("log of a negative number nan but the gradient is finite", "reference/kinks"),
+    ("clamp gradient at the boundary min equals x", ("reference/kinks",
+                                                     "questions/operator-edge-cases",
+                                                     "questions/operator-gradients")),
+    ("sqrt gradient at -0.0 negative zero", ("reference/kinks", "questions/operator-edge-cases")),
+]
+
 # Pages being written; each pair is checked once its page is in the build.
 PENDING: list[tuple[str, str | tuple[str, ...]]] = [
 ]
