@@ -229,12 +229,30 @@ def candidates(ops) -> list[tuple[str, object]]:
     return out
 
 
-def table(elementwise: list[tuple[str, object]]) -> list[Point]:
-    """The listed points of every ``(name, fn)`` of :func:`candidates`."""
+# Common calls with a threshold or bound of their own, which the database's op(x) form does
+# not take: (label, fn, the points where their kinks sit, tried beside POINTS).
+WITH_ARGUMENTS = [
+    ("clamp(x, 0, 1)", lambda t: torch.clamp(t, 0.0, 1.0), ()),
+    ("clamp(x, min=0)", lambda t: torch.clamp(t, min=0.0), ()),
+    ("F.threshold(x, 0.5, 0)", lambda t: torch.nn.functional.threshold(t, 0.5, 0.0), ()),
+    ("F.hardtanh(x, -2, 2)", lambda t: torch.nn.functional.hardtanh(t, -2.0, 2.0), ()),
+    ("F.leaky_relu(x, 0.2)", lambda t: torch.nn.functional.leaky_relu(t, 0.2), ()),
+    ("F.elu(x, alpha=2)", lambda t: torch.nn.functional.elu(t, alpha=2.0), ()),
+    ("F.softshrink(x, 1)", lambda t: torch.nn.functional.softshrink(t, 1.0), ()),
+    ("torch.logit(x, eps=1e-3)", lambda t: torch.logit(t, eps=1e-3), (1e-3, 1 - 1e-3)),
+]
+
+
+def table(elementwise: list[tuple[str, object]], extra: bool = False) -> list[Point]:
+    """The listed points of every ``(name, fn)`` of :func:`candidates`; with ``extra`` also
+    those of :data:`WITH_ARGUMENTS`, each at its own kink points too."""
     rows = []
-    for name, fn in elementwise:
+    todo = [(name, fn, POINTS) for name, fn in elementwise]
+    if extra:
+        todo += [(name, fn, tuple(sorted((*POINTS, *more)))) for name, fn, more in WITH_ARGUMENTS]
+    for name, fn, points in todo:
         try:
-            rows.extend(special(name, fn))
+            rows.extend(special(name, fn, points))
         except Exception:  # noqa: BLE001, S112  (a backward that raises: the operators table says)
             continue
     return rows

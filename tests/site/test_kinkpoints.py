@@ -129,3 +129,16 @@ def test_torch_maximum_splits_a_tie_and_smooth_sums_are_not_listed():
     assert r.grads == (0.5, 0.5) and r.verdicts == ("mean of the sides", "mean of the sides")
     assert kinkpoints.ties("add", torch.add) == []
     assert kinkpoints.ties("mul", torch.mul) == []
+
+
+def test_calls_with_their_own_bounds_are_tried_at_those_bounds():
+    """logit with eps=1e-3 has its kinks at 1e-3 and 1 - 1e-3, which POINTS does not hold:
+    the extra calls are tried there too, and clamp(x, 0, 1) shows both of its bounds."""
+    rows = kinkpoints.table([], extra=True)
+    logit = {r.x for r in rows if r.op == "torch.logit(x, eps=1e-3)"}
+    assert {1e-3, 1 - 1e-3} <= logit
+    clamp = [r for r in rows if r.op == "clamp(x, 0, 1)"]
+    assert {r.x for r in clamp} == {0.0, 1.0}
+    for r in clamp:  # slopes 0 outside [0, 1], 1 inside, by construction
+        inside, outside = (r.right, r.left) if r.x == 0 else (r.left, r.right)
+        assert abs(inside.value - 1) < 1e-6 and abs(outside.value) < 1e-6
