@@ -211,22 +211,40 @@ def _elementwise(fn) -> bool:
     return same and torch.allclose(y, single, equal_nan=True)
 
 
-def candidates(ops) -> list[tuple[str, object]]:
-    """``(name, fn)`` of the OpInfo entries callable as ``op(x)`` that act elementwise (each
-    name once: variants with arguments are left out)."""
+def _select(ops, acts_elementwise, keep) -> list[tuple[str, object]]:
+    """``(name, fn)`` of the OpInfo entries (each name once, variants with arguments left out)
+    that support autograd, pass ``acts_elementwise(fn)`` and ``keep(name)``."""
     out, seen = [], set()
     for op in ops:
         if op.variant_test_name or op.name in seen or not op.supports_autograd:
             continue
         fn = op.get_op()
         try:
-            ok = _elementwise(fn)
-        except Exception:  # noqa: BLE001, S112  (needs more arguments, refuses float64, ...)
+            ok = acts_elementwise(fn)
+        except Exception:  # noqa: BLE001, S112  (other arguments, refuses float64, ...)
             continue
-        if ok and op.name not in PLUMBING and "dropout" not in op.name:
+        if ok and "dropout" not in op.name and keep(op.name):
             seen.add(op.name)
             out.append((op.name, fn))
     return out
+
+
+def _rows(todo, probe) -> list:
+    """``probe(name, fn, ...)`` over ``todo``, skipping operators whose backward raises (the
+    operators table says which)."""
+    rows = []
+    for item in todo:
+        try:
+            rows.extend(probe(*item))
+        except Exception:  # noqa: BLE001, S112  (a backward that raises)
+            continue
+    return rows
+
+
+def candidates(ops) -> list[tuple[str, object]]:
+    """``(name, fn)`` of the OpInfo entries callable as ``op(x)`` that act elementwise (each
+    name once: variants with arguments are left out)."""
+    return _select(ops, _elementwise, lambda name: name not in PLUMBING)
 
 
 # Common calls with a threshold or bound of their own, which the database's op(x) form does
@@ -246,16 +264,10 @@ WITH_ARGUMENTS = [
 def table(elementwise: list[tuple[str, object]], extra: bool = False) -> list[Point]:
     """The listed points of every ``(name, fn)`` of :func:`candidates`; with ``extra`` also
     those of :data:`WITH_ARGUMENTS`, each at its own kink points too."""
-    rows = []
     todo = [(name, fn, POINTS) for name, fn in elementwise]
     if extra:
         todo += [(name, fn, tuple(sorted((*POINTS, *more)))) for name, fn, more in WITH_ARGUMENTS]
-    for name, fn, points in todo:
-        try:
-            rows.extend(special(name, fn, points))
-        except Exception:  # noqa: BLE001, S112  (a backward that raises: the operators table says)
-            continue
-    return rows
+    return _rows(todo, special)
 
 
 def outside(rows: list[Point]) -> list[Point]:
@@ -393,30 +405,13 @@ def _elementwise2(fn) -> bool:
 def candidates2(ops) -> list[tuple[str, object]]:
     """``(name, fn)`` of the OpInfo entries callable as ``op(x, y)`` on two tensors that act
     elementwise and depend on both (each name once)."""
-    out, seen = [], set()
-    for op in ops:
-        if op.variant_test_name or op.name in seen or not op.supports_autograd:
-            continue
-        fn = op.get_op()
-        try:
-            ok = _elementwise2(fn)
-        except Exception:  # noqa: BLE001, S112  (other arguments, integer-only, ...)
-            continue
-        # the reflected forms (__rpow__, rsub) repeat their operator with the inputs swapped
-        if ok and "dropout" not in op.name and not op.name.startswith(("__r", "rsub")):
-            seen.add(op.name)
-            out.append((op.name, fn))
-    return out
+    # the reflected forms (__rpow__, rsub) repeat their operator with the inputs swapped
+    return _select(ops, _elementwise2, lambda name: not name.startswith(("__r", "rsub")))
 
 
 def table2(pairs: list[tuple[str, object]]) -> list[Tie]:
-    rows = []
-    for name, fn in pairs:
-        try:
-            rows.extend(ties(name, fn))
-        except Exception:  # noqa: BLE001, S112  (a backward that raises: the operators table says)
-            continue
-    return rows
+    """The listed ties of every ``(name, fn)`` of :func:`candidates2`."""
+    return _rows(pairs, ties)
 
 
 def markdown2(rows: list[Tie]) -> str:
