@@ -24,6 +24,7 @@ from ..._validate import check_tensor
 from . import rules
 from .causes import RULES
 from .context import Context
+from .located import locate
 
 __all__ = ["GradDiagnosis", "why_no_grad"]
 
@@ -106,8 +107,14 @@ def why_no_grad(
         ``torch.random.fork_rng`` (your random state is left as it was): when the two
         results differ, the forward is random (dropout in training mode, random
         augmentation), and ``.grad`` from an earlier step is not compared with a pass of the
-        recomputed graph (``"random-forward"``).  Each call is an ordinary forward: it
-        updates what a forward updates (batch-norm running statistics in training mode).
+        recomputed graph (``"random-forward"``).  When the path from ``tensor`` is cut
+        (``"output-no-grad"``, ``"new-leaf"``, ``"not-reachable"``, ``"unused-parameter"``)
+        it is called a third time, watched, and the
+        message names the torch call that cut the path, the line of your code that made
+        it and, when grad mode was off there, the ``torch.no_grad()`` /
+        ``set_grad_enabled(False)`` / ``inference_mode`` (or decorator) that turned it off.
+        Each call is an ordinary forward: it updates what a forward updates (batch-norm
+        running statistics in training mode).
     tensor : torch.Tensor
         The tensor whose ``.grad`` is in question.
     gradient : torch.Tensor or number, optional
@@ -165,8 +172,9 @@ def why_no_grad(
     >>> why_no_grad(loss, x).case
     'new-leaf'
     """
-    random_forward = None
+    random_forward, recompute = None, None
     if callable(output) and not isinstance(output, torch.Tensor):
+        recompute = output
         with torch.random.fork_rng():
             first, second = output(), output()
         check_tensor("output()", first)
@@ -195,6 +203,8 @@ def why_no_grad(
                       xname=xname, oname=oname, random_forward=random_forward)
     rule, answer = rules.decide(RULES, context)
     assert answer.case in rule.cases, (answer.case, rule.cases)
+    if recompute is not None and answer.case in _CUT:
+        answer = _located(answer, recompute, tensor, xname, oname)
     # tied weights: named_parameters() gives one name per tensor; the others are said
     tied = [] if module is None else [
         k for k, p in module.named_parameters(remove_duplicate=False) if p is tensor]
@@ -203,6 +213,33 @@ def why_no_grad(
             f"{answer.message} ({' and '.join(tied)} are one tensor, tied weights: its .grad "
             f"sums the gradients of every use)"))
     return GradDiagnosis(*answer)
+
+
+# the cases where the path from the tensor to the output is cut: a recomputing function is
+# called once more, watched, to say where
+_CUT = ("output-no-grad", "new-leaf", "not-reachable", "unused-parameter")
+
+
+def _located(answer, recompute: Callable[[], Any], tensor: torch.Tensor, xname: str,
+             oname: str):
+    """``answer`` with the cut located by one more call of ``recompute``
+    (:func:`~gradarg.trace.why.located.locate`): for an output without a graph, or a module
+    whose parameters are all outside the graph, the located cut replaces the list of
+    possible ones; otherwise it is added."""
+    found = locate(recompute, tensor)
+    said = found.sentence(xname, oname) if found is not None else None
+    if said is None:
+        return answer
+    if answer.case == "output-no-grad" and answer.message.startswith(f"{oname} has no graph"):
+        return answer._replace(message=(
+            f"{oname} has no graph (requires_grad=False, no grad_fn), so no backward pass "
+            f"leads from it to {xname}: {said}"))
+    head, colon, _ = answer.message.partition(": ")
+    if answer.case == "unused-parameter" and found is not None and found.cuts and colon:
+        # "<x> is not in <output>'s graph, and neither is any other parameter of module m":
+        # the module did run; what cut its output is now known
+        return answer._replace(message=f"{head}: {said}")
+    return answer._replace(message=f"{answer.message}; {said}")
 
 
 if GradDiagnosis.__doc__ and why_no_grad.__doc__:  # docstrings are absent under python -OO
