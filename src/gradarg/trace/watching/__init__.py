@@ -36,7 +36,9 @@ step; ``fnmodes``: the function mode it, ``graphless`` and ``intcuts`` push and 
 ``intcuts``: integer results (``argmax``, a comparison) computed in a full step's forward from
 a module's output, the cut named for that output, and the calls that took values selected with
 such an index without a path back (a VQ-VAE without straight-through); ``cutcalls``: the finding "cut from the
-graph" (a trainable module's output without history, and the grad mode it ran in).
+graph" (a trainable module's output without history, and the grad mode it ran in; the calls
+noted by ``cutnotes``, with the line and the ``torch.no_grad()`` decorator or ``with`` block
+around a call that ran with recording off).
 ``graphless``: a loss term computed from ``torch.autograd.grad``'s result without ``create_graph`` (followed by
 a function mode), and a loss that is a leaf; ``trainmode``: the model's training mode at each
 call; ``zeroops``: an all-zero gradient made by a module's own operations between two recorded

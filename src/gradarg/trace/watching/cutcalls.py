@@ -20,13 +20,22 @@ if TYPE_CHECKING:
     from .records import ModuleRecord
     from .watch import GradWatch
 
-__all__ = ["CUT_CAUSE", "cut_calls", "cut_from_the_graph", "cut_text"]
+__all__ = ["CUT_CAUSE", "cut_calls", "cut_from_the_graph", "cut_text", "site_text"]
 
 
 def cut_calls(w: GradWatch) -> list[tuple[ModuleRecord, str]]:
     """The calls of trainable modules whose outputs had no autograd history, each with the
     grad mode it ran in (``"no_grad"``, ``"inference_mode"`` or ``"on"``)."""
-    return [(w.modules[i], mode) for i, mode in w.calls.cut if i < len(w.modules)]
+    return [(w.modules[i], mode) for i, mode in w.calls.cuts.calls if i < len(w.modules)]
+
+
+def site_text(w: GradWatch, index: int) -> str:
+    """``" (called at model.py:9 (in Encoder.embed) ..., inside @torch.no_grad() on
+    Encoder.embed)"``: where call ``index`` ran with recording off, as the stack showed it at
+    the call; ``""`` when not noted."""
+    site = w.calls.cuts.sites.get(index)
+    text = str(site) if site is not None else ""
+    return f" ({text})" if text else ""
 
 
 def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
@@ -45,7 +54,7 @@ def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
         return Finding("cut from the graph", True)
     c = outer[0]
     more = f" (and {len(outer) - 1} other call(s))" if len(outer) > 1 else ""
-    cause = CUT_CAUSE[grad_mode[c.index]]
+    cause = CUT_CAUSE[grad_mode[c.index]] + site_text(w, c.index)
     # grad mode on around it, off within it: the inner call's mode is the cause
     parents = [m.parent for m in w.modules]
     off = {d.index for d in calls
@@ -53,7 +62,8 @@ def cut_from_the_graph(w: GradWatch, o: Options) -> Finding:
     inner = [d for d in calls if d.index in off and d.parent not in off]  # outermost first
     if grad_mode[c.index] == "on" and inner:
         cause = (f"its submodule '{inner[0].name}' ({inner[0].kind}) ran without recording "
-                 f"a graph: {CUT_CAUSE[grad_mode[inner[0].index]]}")
+                 f"a graph: {CUT_CAUSE[grad_mode[inner[0].index]]}"
+                 f"{site_text(w, inner[0].index)}")
     text = (f"module '{c.name}' ({c.kind}) produced an output without autograd history "
             f"although its parameters require grad{more}: {cause}; no gradient flows back "
             f"through that call")

@@ -101,7 +101,8 @@ def _cut(a: Asked) -> str | None:
         return None
     c, mode = cut[0]
     return (f"no gradient reached {a.name}: module '{c.name}' ({c.kind}) produced an "
-            f"output without autograd history: {cutcalls.CUT_CAUSE[mode]}; "
+            f"output without autograd history: {cutcalls.CUT_CAUSE[mode]}"
+            f"{cutcalls.site_text(a.w, c.index)}; "
             f"gradarg.why_no_grad(loss, param, module=model) names where that output "
             f"rejoins the graph")
 

@@ -26,6 +26,7 @@ from . import graphnotes
 from .arrivals import leaf_arrived as _leaf_arrived
 from .arrivals import node_arrived as _node_arrived
 from .callnotes import CallNotes
+from .cutnotes import CutNotes
 from .deadunits import DYING, DyingOutputs
 from .detail import Detail, ModuleHooks
 from .gradhooks import GradEvents
@@ -77,6 +78,7 @@ class Recorder:
         self.evaluations = 0
         self.version = 0  # bumped at each call and step: part of the record's cache key
         self._notes, self._dying = CallNotes(watched.owner, watched.names), DyingOutputs()
+        self._cuts = CutNotes()
         self._reset()
 
     def listen(self, *, new_step: Callable[[], None],
@@ -113,10 +115,9 @@ class Recorder:
         return frozenset(self._late)
 
     @property
-    def cut(self) -> list[tuple[int, str]]:
-        """Calls of trainable modules whose outputs had no history, with the grad mode
-        (``'no_grad'``, ``'inference_mode'``, ``'on'`` or a checkpoint kind)."""
-        return list(self._cut)
+    def cuts(self) -> CutNotes:
+        """Calls of trainable modules whose outputs had no history (read-only views)."""
+        return self._cuts
 
     @property
     def detached(self) -> Mapping[int, int]:
@@ -181,8 +182,7 @@ class Recorder:
         self._node_owner: dict[Any, int] = {}
         self._arrivals: list[tuple[int, float]] = []  # (slot, norm) in backward order
         self._dying.reset()  # ReLU-like calls' outputs, their units read with the record
-        # calls of trainable modules whose outputs had no history, and whether grad mode was on
-        self._cut: list[tuple[int, str]] = []  # (call, 'no_grad' | 'inference_mode' | 'on')
+        self._cuts.reset()  # calls of trainable modules whose outputs had no history
         # calls that started after a backward pass reached the model and within the same step:
         # recomputations during backward (torch.utils.checkpoint), or forwards after backward
         self._late: set[int] = set()
@@ -481,11 +481,7 @@ class Recorder:
         if isinstance(module, DYING):
             self._dying.note(index, module, output, raw)
         if refs and not slots and module in self._trainable:
-            # trainable, yet no autograd history: torch.no_grad() around it, or detached
-            mode = ("inference_mode" if torch.is_inference_mode_enabled() else
-                    "on" if torch.is_grad_enabled() else
-                    graphnotes.reentrant_checkpoint() or "no_grad")
-            self._cut.append((index, mode))
+            self._cuts.note(index)  # trainable, yet no autograd history
 
     def _follow_swaps(self, module: Any) -> None:
         """Hook the parameters FSDP2 put on ``module`` for this forward (its pre-forward hook,

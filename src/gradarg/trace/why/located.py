@@ -26,10 +26,12 @@ May import torch and the standard library only.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import os
 import sys
+import textwrap
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,7 +40,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["Cut", "Located", "Locator", "locate"]
+__all__ = ["Cut", "Located", "Locator", "Site", "Switch", "Where", "call_site", "locate"]
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _GRADARG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) \
@@ -300,6 +302,99 @@ class Locator(TorchFunctionMode):
         finally:
             if profiled:
                 sys.setprofile(None)
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a call ran, read from the stack alone (no recomputation): the innermost line of
+    the caller's code, and the grad-mode switch around it that the stack or the source shows
+    (a ``torch.no_grad()`` / ``inference_mode()`` / ``set_grad_enabled(False)`` decorator on
+    a function being run, or a ``with`` block of one of them around a line being run)."""
+
+    where: Where | None
+    switch: Switch | None
+
+    def __str__(self) -> str:
+        parts = [f"called at {self.where}"] if self.where else []
+        if self.switch is not None:
+            parts.append(f"inside {self.switch}")
+        return ", ".join(parts)
+
+
+_OFF_CALLS = {"no_grad": "no_grad", "inference_mode": "inference_mode",
+              "set_grad_enabled": "set_grad_enabled(False)"}
+_BLOCKS: dict[Any, list[tuple[int, int, str]]] = {}  # code object -> its grad-off with blocks
+
+
+def _off_blocks(code: Any) -> list[tuple[int, int, str]]:
+    """The ``with`` blocks of ``code``'s function that turn recording off, as (first line,
+    last line, kind) in the file's numbering; read once per code object (``[]`` when its
+    source cannot be read)."""
+    got = _BLOCKS.get(code)
+    if got is not None:
+        return got
+    found: list[tuple[int, int, str]] = []
+    try:
+        lines, first = inspect.getsourcelines(code)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        tree, first = None, 0
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, (ast.With, ast.AsyncWith)):
+            continue
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call):
+                continue
+            f = call.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) \
+                else ""
+            off = name in ("no_grad", "inference_mode") and not (
+                call.args and isinstance(call.args[0], ast.Constant) and not call.args[0].value)
+            if name == "set_grad_enabled":
+                off = bool(call.args) and isinstance(call.args[0], ast.Constant) \
+                    and call.args[0].value is False
+            if off:
+                end = getattr(node, "end_lineno", None) or node.lineno
+                found.append((first + node.lineno - 1, first + end - 1, _OFF_CALLS[name]))
+    _BLOCKS[code] = found
+    if len(_BLOCKS) > 4096:  # code objects of functions defined again and again
+        _BLOCKS.pop(next(iter(_BLOCKS)))
+    return found
+
+
+def call_site(frame: Any) -> Site:
+    """The :class:`Site` of the call running at ``frame``: the innermost frame of the
+    caller's code above it, and the innermost switch that turns recording off found walking
+    up the stack (a decorator's wrapper frame, or a ``with`` block of the caller's code around
+    the line a frame is running)."""
+    where, switch = None, None
+    while frame is not None and switch is None:
+        code = frame.f_code
+        if _outside(code.co_filename):
+            if where is None:
+                where = _where(frame)
+            for start, end, kind in _off_blocks(code):
+                if start <= frame.f_lineno <= end:
+                    line = linecache.getline(code.co_filename, start).strip()
+                    name = getattr(code, "co_qualname", code.co_name)
+                    switch = Switch(kind, True, Where(code.co_filename, start, name, line))
+                    break
+        elif code.co_name == _DECORATED:
+            factory = frame.f_locals.get("ctx_factory")
+            ctx = getattr(factory, "__self__", factory)
+            kind = None
+            if isinstance(ctx, _MODES.no_grad) or ctx is _MODES.no_grad:
+                kind = "no_grad"
+            elif isinstance(ctx, _MODES.inference_mode) and getattr(ctx, "mode", True):
+                kind = "inference_mode"
+            elif isinstance(ctx, _MODES.set_grad_enabled) and not getattr(ctx, "mode", True):
+                kind = "set_grad_enabled(False)"
+            if kind is not None:
+                func = frame.f_locals.get("func")
+                switch = Switch(kind, True, None, getattr(func, "__qualname__", None))
+        frame = frame.f_back
+    return Site(where, switch)
 
 
 def locate(fn: Callable[[], Any], tensor: torch.Tensor) -> Located | None:
