@@ -1507,6 +1507,14 @@ PAIRS += [
     ("sqrt gradient at -0.0 negative zero", ("reference/kinks", "questions/operator-edge-cases")),
 ]
 
+# Where a path was cut: the line and the no_grad that turned recording off
+PAIRS += [
+    ("which line turned off gradients no_grad somewhere in my model",
+     ("questions/grad-mode", "guide/missing-gradients")),
+    ("find the torch.no_grad decorator that cut my model parameters get no gradient",
+     ("questions/grad-mode", "guide/missing-gradients")),
+]
+
 # Pages being written; each pair is checked once its page is in the build.
 PENDING: list[tuple[str, str | tuple[str, ...]]] = [
 ]
