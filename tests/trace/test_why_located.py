@@ -246,3 +246,53 @@ def test_a_switch_that_ended_is_not_named():
     with torch.no_grad():
         found = locate(logged_then_cut, w)
     assert found.cuts[-1].call == "Tensor.mul" and found.cuts[0].switch is None
+
+
+# -- the line that made the node where NaN/Inf first appears -----------------------------------
+def singular_sqrt(h):
+    d = h - h.detach()
+    return torch.sqrt((d * d).sum(-1, keepdim=True))  # its derivative at 0 is infinite
+
+
+def singular_acos(h):
+    return torch.acos(torch.tanh(h) * 0 + 1)  # at 1: infinite derivative
+
+
+def singular_norm(h):
+    return torch.linalg.norm((h - h.detach()) * 2, dim=-1, keepdim=True) ** 0.5
+
+
+SINGULAR = {"sqrt": (singular_sqrt, "SqrtBackward0"), "acos": (singular_acos, "AcosBackward0"),
+            "pow": (singular_norm, "PowBackward0")}
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(sorted(SINGULAR)), before=st.lists(st.integers(0, 3), max_size=2),
+       after=st.lists(st.integers(0, 3), max_size=2), seed=st.integers(0, 20))
+def test_the_node_where_nan_first_appears_is_made_at_a_named_line(kind, before, after, seed):
+    torch.manual_seed(seed)
+    lin, x = nn.Linear(3, 3), torch.randn(5, 3)
+    fn, node = SINGULAR[kind]
+
+    def loss():
+        h = lin(x)
+        for i in before:
+            h = SMOOTH[i](h)
+        h = fn(h)
+        for i in after:
+            h = SMOOTH[i](h)
+        return h.sum()
+
+    (g,) = torch.autograd.grad(loss(), lin.weight)  # plain torch: the gradient is not finite
+    assert not torch.isfinite(g).all()
+    d = gradarg.why_no_grad(loss, lin.weight, module=lin)
+    assert d.case == "nonfinite"
+    if node in d.message:  # the node the diagnosis names is made at the singular line
+        assert f"(in {fn.__name__})" in d.message.rsplit("running the function again", 1)[-1]
+    assert "running the function again located the forward call that made" in d.message, d
+
+
+def test_a_tensor_output_gets_no_line():
+    w = torch.zeros(3, requires_grad=True)
+    d = gradarg.why_no_grad(torch.sqrt(w).sum(), w)
+    assert d.case == "nonfinite" and "running the function again" not in d.message

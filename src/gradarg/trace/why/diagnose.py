@@ -13,6 +13,7 @@ lists of cases in the docstrings below are made from them.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from ..._validate import check_tensor
 from . import rules
 from .causes import RULES
 from .context import Context
-from .located import locate
+from .located import locate, made_at
 
 __all__ = ["GradDiagnosis", "why_no_grad"]
 
@@ -112,7 +113,9 @@ def why_no_grad(
         it is called a third time, watched, and the
         message names the torch call that cut the path, the line of your code that made
         it and, when grad mode was off there, the ``torch.no_grad()`` /
-        ``set_grad_enabled(False)`` / ``inference_mode`` (or decorator) that turned it off.
+        ``set_grad_enabled(False)`` / ``inference_mode`` (or decorator) that turned it off;
+        for a NaN/Inf or zero gradient (``"nonfinite"``, ``"zero"``) the third call names
+        the line that made the node where it first appears.
         Each call is an ordinary forward: it updates what a forward updates (batch-norm
         running statistics in training mode).
     tensor : torch.Tensor
@@ -205,6 +208,8 @@ def why_no_grad(
     assert answer.case in rule.cases, (answer.case, rule.cases)
     if recompute is not None and answer.case in _CUT:
         answer = _located(answer, recompute, tensor, xname, oname)
+    elif recompute is not None and answer.case in ("nonfinite", "zero"):
+        answer = _made(answer, recompute, tensor)
     # tied weights: named_parameters() gives one name per tensor; the others are said
     tied = [] if module is None else [
         k for k, p in module.named_parameters(remove_duplicate=False) if p is tensor]
@@ -240,6 +245,26 @@ def _located(answer, recompute: Callable[[], Any], tensor: torch.Tensor, xname: 
         # the module did run; what cut its output is now known
         return answer._replace(message=f"{head}: {said}")
     return answer._replace(message=f"{answer.message}; {said}")
+
+
+_NODE = re.compile(r"\(([A-Z]\w*Backward\d*)\)")
+
+
+def _made(answer, recompute: Callable[[], Any], tensor: torch.Tensor):
+    """``answer`` (NaN/Inf or a zero gradient first appearing at a node the message names,
+    ``(SqrtBackward0)``) with the line of the caller's code that made that node, found by one
+    more call of ``recompute`` (:func:`~gradarg.trace.why.located.made_at`)."""
+    found = _NODE.search(answer.message)
+    if found is None:
+        return answer
+    node = found.group(1)
+    lines = made_at(recompute, tensor, node)
+    if not lines:
+        return answer
+    said = (f"the forward call that made {node}: {lines[0]}" if len(lines) == 1 else
+            f"the {len(lines)} forward calls that made a {node} node (the one concerned "
+            f"among them): {'; '.join(lines)}")
+    return answer._replace(message=f"{answer.message}; running the function again located {said}")
 
 
 if GradDiagnosis.__doc__ and why_no_grad.__doc__:  # docstrings are absent under python -OO

@@ -40,7 +40,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["Cut", "Located", "Locator", "Site", "Switch", "Where", "call_site", "locate"]
+__all__ = ["Cut", "Located", "Locator", "Site", "Switch", "Where", "call_site", "locate",
+           "made_at"]
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _GRADARG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) \
@@ -210,9 +211,12 @@ def _where(frame: Any) -> Where | None:
 class Locator(TorchFunctionMode):
     """The two hooks of :func:`locate` (see the module's docstring) around one call."""
 
-    def __init__(self, tensor: torch.Tensor) -> None:
+    def __init__(self, tensor: torch.Tensor, nodes: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.path: dict[int, torch.Tensor] = {id(tensor): tensor}  # kept: ids stay unique
+        # node class name -> the calls on the path that made a node of it (for ``nodes``)
+        self.nodes = nodes
+        self.made: dict[str, list[tuple[str, Where | None]]] = {}
         self.marks: dict[int, tuple[torch.Tensor, frozenset[int]]] = {}  # cut-derived tensors
         self.cuts: list[Cut] = []
         # calls on the path whose results left torch, each with the cut before it (or None)
@@ -270,6 +274,9 @@ class Locator(TorchFunctionMode):
             for o in outs:
                 if o.grad_fn is not None:
                     self.path[id(o)] = o
+                    kind = type(o.grad_fn).__name__
+                    if kind in self.nodes and len(self.made.setdefault(kind, [])) < 8:
+                        self.made[kind].append((name, _where(inspect.currentframe())))
             # a new tensor shaped like one on the path (zeros_like, new_ones ...) takes none
             # of its values: not a cut
             if cut and not (short.endswith("_like") or short.startswith("new_")):
@@ -395,6 +402,31 @@ def call_site(frame: Any) -> Site:
                 switch = Switch(kind, True, None, getattr(func, "__qualname__", None))
         frame = frame.f_back
     return Site(where, switch)
+
+
+def made_at(fn: Callable[[], Any], tensor: torch.Tensor, node: str) -> list[str]:
+    """Call ``fn`` once more (watched as by :func:`locate`) and say which calls on the path
+    from ``tensor`` made an autograd node of class ``node`` (``"SqrtBackward0"``): up to three
+    distinct ``"torch.sqrt at model.py:8 (in dist) `...`"``; ``[]`` when none was seen or the
+    call raised.
+
+    >>> w = torch.ones(3, requires_grad=True)
+    >>> made_at(lambda: torch.sqrt(w * 0).sum(), w, "SqrtBackward0")[0].startswith("torch.sqrt")
+    True
+    """
+    locator = Locator(tensor, frozenset({node}))
+    try:
+        with torch.random.fork_rng(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            locator.run(fn)
+    except Exception:  # noqa: BLE001  (the diagnosis stands without it)
+        return []
+    out: list[str] = []
+    for name, where in locator.made.get(node, []):
+        text = f"{name} at {where}" if where is not None else name
+        if text not in out:
+            out.append(text)
+    return out[:3]
 
 
 def locate(fn: Callable[[], Any], tensor: torch.Tensor) -> Located | None:
