@@ -174,6 +174,18 @@ def why_no_grad(
     >>> loss = torch.tensor(y.item(), requires_grad=True)
     >>> why_no_grad(loss, x).case
     'new-leaf'
+
+    Given the forward as a function, the cut is located by running it again:
+
+    >>> lin = torch.nn.Linear(2, 1)
+    >>> def step():
+    ...     with torch.no_grad():
+    ...         h = lin(torch.ones(1, 2))
+    ...     return h.sum()
+    >>> print(why_no_grad(step, lin.weight).message)
+    output has no graph ...: running the function again located where the path from tensor to
+    output was cut: F.linear at ... (in step) `h = lin(torch.ones(1, 2))` ran with grad mode off,
+    turned off by torch.no_grad at ... (in step) `with torch.no_grad():`
     """
     random_forward, recompute = None, None
     if callable(output) and not isinstance(output, torch.Tensor):
