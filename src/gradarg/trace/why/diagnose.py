@@ -183,9 +183,10 @@ def why_no_grad(
     ...         h = lin(torch.ones(1, 2))
     ...     return h.sum()
     >>> print(why_no_grad(step, lin.weight).message)
-    output has no graph ...: running the function again located where the path from tensor to
-    output was cut: F.linear at ... (in step) `h = lin(torch.ones(1, 2))` ran with grad mode off,
-    turned off by torch.no_grad at ... (in step) `with torch.no_grad():`
+    output has no graph ...: running the function again located where the path
+    from tensor to output was cut: F.linear at ... (in step)
+    `h = lin(torch.ones(1, 2))` ran with grad mode off, turned off by
+    torch.no_grad at ... (in step) `with torch.no_grad():`
     """
     random_forward, recompute = None, None
     if callable(output) and not isinstance(output, torch.Tensor):

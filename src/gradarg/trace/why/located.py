@@ -411,7 +411,8 @@ def made_at(fn: Callable[[], Any], tensor: torch.Tensor, node: str) -> list[str]
     call raised.
 
     >>> w = torch.ones(3, requires_grad=True)
-    >>> made_at(lambda: torch.sqrt(w * 0).sum(), w, "SqrtBackward0")[0].startswith("torch.sqrt")
+    >>> lines = made_at(lambda: torch.sqrt(w * 0).sum(), w, "SqrtBackward0")
+    >>> lines[0].startswith("torch.sqrt")
     True
     """
     locator = Locator(tensor, frozenset({node}))
