@@ -37,11 +37,29 @@ DEFAULT_COST = 8.0
 
 
 def _execute(nb, cwd: str, timeout: int) -> tuple:
-    """In a worker: execute ``nb`` in ``cwd``; the executed notebook, seconds, error text."""
-    from jupyter_cache.executors.utils import single_nb_execution
+    """In a worker: execute ``nb`` in ``cwd``; the executed notebook, seconds, error text.
 
-    result = single_nb_execution(nb, cwd=cwd, allow_errors=False, timeout=timeout,
-                                 meta_override=True)
+    The kernel talks to this worker over Unix sockets in a fresh directory, not TCP ports.
+    Over TCP jupyter_client picks free ports, releases them and lets the kernel bind them:
+    the other worker's kernel (or a page's own gloo process group) could take one in
+    between, and the kernel died at start ("Address already in use" in ``init_sockets``,
+    "Invalid Signature" in its neighbour), which failed a CI run.
+    """
+    import shutil
+    import tempfile
+
+    from jupyter_cache.executors.utils import single_nb_execution
+    from jupyter_client.manager import AsyncKernelManager
+
+    sockets = tempfile.mkdtemp(prefix="gradarg-kernel-")
+    name = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    km = AsyncKernelManager(kernel_name=name, transport="ipc",
+                            ip=os.path.join(sockets, "k"))
+    try:
+        result = single_nb_execution(nb, cwd=cwd, allow_errors=False, timeout=timeout,
+                                     meta_override=True, km=km)
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     err = None if result.err is None else f"{type(result.err).__name__}: {result.exc_string}"
     return nb, result.time, err
 
