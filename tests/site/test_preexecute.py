@@ -36,12 +36,16 @@ print({code})
 
 
 def build(tmp_path: Path, codes: list[str]) -> subprocess.CompletedProcess:
+    return build_in(tmp_path, codes)
+
+
+def build_in(tmp_path: Path, codes: list[str], **extra: str) -> subprocess.CompletedProcess:
     (tmp_path / "conf.py").write_text(CONF)
     names = [f"p{n}" for n in range(len(codes))]
     (tmp_path / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(names) + "\n```\n")
     for n, code in enumerate(codes):
         (tmp_path / f"p{n}.md").write_text(PAGE.format(n=n, code=code))
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **extra}
     return subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-j", "2", "-v",
                            str(tmp_path), str(tmp_path / "_build" / "html")], cwd=tmp_path,
                           capture_output=True, text=True, env=env, timeout=300, check=False)
@@ -61,3 +65,18 @@ def test_a_failing_page_stops_the_build_with_its_traceback(tmp_path):
     out = build(tmp_path, ["1 / 0", "'fine'"])
     assert out.returncode != 0
     assert "executing p0 failed" in out.stderr and "ZeroDivisionError" in out.stderr
+
+
+def test_kernels_talk_over_unix_sockets_and_leave_none_behind(tmp_path):
+    # over TCP a kernel binds ports picked (and released) earlier: another kernel could take
+    # one in between and the kernel died at start (a CI run failed so); Unix sockets in a
+    # directory of its own cannot collide
+    info = ("__import__('ipykernel').get_connection_info(unpack=True)['{}']")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    out = build_in(tmp_path, [info.format("transport"), info.format("ip")], TMPDIR=str(tmpdir))
+    assert out.returncode == 0, out.stderr[-2000:]
+    html = [(tmp_path / "_build" / "html" / f"p{n}.html").read_text() for n in (0, 1)]
+    assert "ipc" in html[0]
+    assert str(tmpdir) in html[1]           # the sockets' directory, under the temp folder
+    assert not list(tmpdir.glob("gradarg-kernel-*"))   # removed after each page
