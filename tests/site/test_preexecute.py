@@ -35,11 +35,8 @@ print({code})
 """
 
 
-def build(tmp_path: Path, codes: list[str]) -> subprocess.CompletedProcess:
-    return build_in(tmp_path, codes)
-
-
-def build_in(tmp_path: Path, codes: list[str], **extra: str) -> subprocess.CompletedProcess:
+def build(tmp_path: Path, codes: list[str], **extra: str) -> subprocess.CompletedProcess:
+    """Build a site of one page per code in ``codes``; ``extra``: environment variables."""
     (tmp_path / "conf.py").write_text(CONF)
     names = [f"p{n}" for n in range(len(codes))]
     (tmp_path / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(names) + "\n```\n")
@@ -71,10 +68,10 @@ def test_kernels_talk_over_unix_sockets_and_leave_none_behind(tmp_path):
     # over TCP a kernel binds ports picked (and released) earlier: another kernel could take
     # one in between and the kernel died at start (a CI run failed so); Unix sockets in a
     # directory of its own cannot collide
-    info = ("__import__('ipykernel').get_connection_info(unpack=True)['{}']")
+    info = "__import__('ipykernel').get_connection_info(unpack=True)['{}']"
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    out = build_in(tmp_path, [info.format("transport"), info.format("ip")], TMPDIR=str(tmpdir))
+    out = build(tmp_path, [info.format("transport"), info.format("ip")], TMPDIR=str(tmpdir))
     assert out.returncode == 0, out.stderr[-2000:]
     html = [(tmp_path / "_build" / "html" / f"p{n}.html").read_text() for n in (0, 1)]
     assert "ipc" in html[0]
