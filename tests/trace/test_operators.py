@@ -175,6 +175,11 @@ EXAMPLES: dict[str, Example] = {
     "expand": Example(lambda a: a.expand(4, 3), ((1, 3),),
                       lambda g, a: (g.sum(0, keepdim=True),)),
     "clone": Example(torch.clone, rule=lambda g, a: (g,)),
+    # joins without arithmetic (routes): the backward cuts g into the inputs' parts
+    "cat": Example(lambda a, b: torch.cat([a, b]), ((2,), (3,)),
+                   lambda g, a, b: (g[:2], g[2:])),
+    "stack": Example(lambda a, b: torch.stack([a, b]), ((3,), (3,)),
+                     lambda g, a, b: (g[0], g[1])),
     # random forwards
     "native_dropout": Example(lambda x: torch.native_dropout(x, 0.5, True)[0], ((64,),)),
     "fused_dropout": Example(lambda x: torch._fused_dropout(x, 0.5)[0], ((64,),),
@@ -432,6 +437,22 @@ def test_the_forward_recomputed_from_the_saved_values_is_the_output(op):
                for a in outs)
 
 
+@pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.routes))
+def test_a_join_sends_zeros_only_where_zeros_arrived(op):
+    """A routing row makes no zeros: the part it sends an input is all zeros exactly when
+    the entries of g it takes are (g zero on one input's part, nonzero elsewhere)."""
+    inputs = EXAMPLES[op].make()
+    out = _output(op, inputs)
+    g = torch.rand_like(out) + 0.5  # no zero entries
+    part = torch.zeros(out.numel(), dtype=torch.bool)
+    part[: inputs[0].numel()] = True  # the first input's part comes first in both joins
+    for zero_there in (True, False):
+        gg = torch.where(part.view_as(out), 0.0, g) if zero_there else g
+        got = torch.autograd.grad(out, inputs, gg, retain_graph=True)
+        assert bool((got[0] == 0).all()) == zero_there
+        assert bool((got[1] != 0).all())
+
+
 @pytest.mark.parametrize("op", sorted(o for o, r in OPERATORS.items() if r.keeps_zero))
 def test_an_all_zero_input_gives_an_all_zero_output(op):
     inputs = EXAMPLES[op].make()
@@ -465,6 +486,8 @@ PROSE = {
     "unsafe_view": "g reshaped to the input's shape",
     "expand": "g summed over the expanded dimensions",
     "clone": "g passed on unchanged",
+    "cat": "g cut into the inputs' parts",
+    "stack": "g cut into the inputs' slices",
 }
 CONSTANTS = {"pow": {"n": 3.0}}  # the example's constant exponent: y = a ** 3
 _ORDINAL = {"the first operand": "_0", "the second": "_1"}

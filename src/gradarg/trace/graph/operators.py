@@ -86,6 +86,10 @@ class Operator:
         zeros to the others.
     keeps_zero : bool
         Its output is all zero when its (first) input is: a view, a copy, a negation, a sum.
+    routes : bool
+        Joins several inputs without arithmetic (``cat``, ``stack``): its backward only cuts
+        ``g`` into the inputs' parts, so a part it sends is all zeros exactly when those
+        entries of ``g`` arrived as zeros: it passes zeros on, another node made them.
     recompute : tuple of str
         How to compute its forward output again from what its node saved: the ``torch``
         function's name (dotted below ``torch``: ``"linalg.slogdet"``), then the saved
@@ -115,6 +119,7 @@ class Operator:
     view: bool = False
     operands: tuple[str, ...] = ()
     keeps_zero: bool = False
+    routes: bool = False
     recompute: tuple[str, ...] = ()
 
 
@@ -215,6 +220,8 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in (
     Operator("expand", rule="g summed over the expanded dimensions", view=True,
              keeps_zero=True),
     Operator("clone", rule="g passed on unchanged", keeps_zero=True),
+    Operator("cat", rule="g cut into the inputs' parts", routes=True),
+    Operator("stack", rule="g cut into the inputs' slices", routes=True),
     # random forwards
     Operator("native_dropout", random=True),
     Operator("fused_dropout", random=True),

@@ -210,7 +210,7 @@ def trace_backward(
                     grads_returned[by_id[id(t)]] = None if g is None else g.detach().clone()
         else:
             output.backward(gradient=v, inputs=input_seq, retain_graph=retain_graph)
-    except RuntimeError as err:
+    except Exception as err:  # torch's errors, and a custom backward's or a hook's own
         if ran and hasattr(err, "add_note"):
             err.add_note(f"gradarg.trace_backward: the pass failed in or after node "
                          f"'{labels[ran[-1]]}' ({order[ran[-1]].name()})")

@@ -2,7 +2,8 @@
 
 What it is for: ``diagnose`` (``why_no_grad`` and ``GradDiagnosis``) asks the ordered rules of
 ``reach`` (is the tensor tracked and in the graph?) and ``causes`` (what one pass and ``.grad``
-show), each with its live-graph and freed-graph handling, over one ``context``; ``cuts`` and
+show; ``raised``: the pass itself raises), each with its live-graph and freed-graph handling,
+over one ``context``; ``cuts`` and
 ``gradients`` read the evidence; ``located`` runs a recomputing function once more, watched,
 to say where a cut path was cut; ``rules`` is the rule engine (``watching.explain`` shares it).
 A new cause is one rule in ``reach`` or ``causes``, placed in that module's ``RULES``.

@@ -40,10 +40,10 @@ from .gradients import (
     random_nodes,
     stats,
     through_views,
-    zero_node,
 )
+from .raised import RAISES
 from .rules import undecided
-from .zeroed import saturated, zeroed_between
+from .zeroed import saturated, zero_node, zeroed_between
 
 __all__ = ["RULES"]
 
@@ -296,6 +296,9 @@ def _zero(c: Context) -> Answer | None:
         elif operator.limits and (sat := saturated(c.nodes[node.key], node.arrived,
                                                     node.op, operator.limits)):
             why = sat
+        elif operator.gate:
+            why = (f" (it sends 0 to {operator.gate}, and every entry on the way to "
+                   f"{c.xname} lay there)")
         else:
             why = ""
         detail = f"; the cotangent became zero at {where} ({op}){why}"
@@ -461,6 +464,6 @@ OK = Cause(("ok",), 'fine (``"ok"``)', _ok, _ok_freed)
 
 
 RULES: tuple[Cause, ...] = (
-    *reach.RULES, IN_PLACE, CUSTOM_NONE, NONFINITE, ZERO, NOT_RUN, DIFFERS, OK,
+    *reach.RULES, IN_PLACE, RAISES, CUSTOM_NONE, NONFINITE, ZERO, NOT_RUN, DIFFERS, OK,
 )
 """The causes, in the order :func:`gradarg.why_no_grad` checks them."""

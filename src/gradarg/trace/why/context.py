@@ -92,9 +92,12 @@ class Context:
 
     # -- one traced pass ----------------------------------------------------------------------
     @cached_property
-    def _pass(self) -> tuple[BackwardTrace | None, RuntimeError | None, bool]:
-        """``(trace, in-place error, freed)`` of one traced ``torch.autograd.grad`` pass to the
-        tensor (``retain_graph=True``: nothing accumulated, the graph kept)."""
+    def _pass(self) -> tuple[BackwardTrace | None, RuntimeError | None, bool, Exception | None]:
+        """``(trace, in-place error, freed, other error)`` of one traced ``torch.autograd.grad``
+        pass to the tensor (``retain_graph=True``: nothing accumulated, the graph kept).  The
+        other error is what the pass raised for any other reason (a derivative torch does not
+        implement, a custom Function's or a hook's backward raising or returning the wrong
+        shape): the user's ``backward()`` raises it too."""
         gradient = self.gradient
         if gradient is None:
             gradient = torch.ones_like(self.output)
@@ -103,11 +106,17 @@ class Context:
                                    use_grad=True, retain_graph=True)
         except RuntimeError as err:
             if "modified by an inplace operation" in str(err):
-                return None, err, False
-            if "freed" not in str(err):  # e.g. a custom Function's saved_tensors
+                return None, err, False, None
+            if "freed" in str(err):  # torch's, or a custom Function's saved_tensors
+                return None, None, True, None
+            if not _from_the_pass(err):
                 raise
-            return None, None, True
-        return trace, None, False
+            return None, None, False, err
+        except Exception as err:  # a custom backward or a hook raised it
+            if not _from_the_pass(err):
+                raise
+            return None, None, False, err
+        return trace, None, False, None
 
     @property
     def trace(self) -> BackwardTrace:
@@ -115,6 +124,11 @@ class Context:
         trace = self._pass[0]
         assert trace is not None
         return trace
+
+    @property
+    def failure(self) -> Exception | None:
+        """What the pass raised other than an in-place error or freed saved tensors."""
+        return self._pass[3]
 
     @property
     def inplace_error(self) -> RuntimeError | None:
@@ -140,6 +154,17 @@ class Context:
     def stats(self) -> tuple[int, int, int]:
         """``(entries, non-finite, nonzero)`` of :attr:`grad`."""
         return stats(self.grad)
+
+
+def _from_the_pass(err: BaseException) -> bool:
+    """Whether ``err`` came out of torch's backward engine (a node's backward, a custom
+    Function's or a hook raising), not from this package's own code around it."""
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_engine_run_backward":
+            return True
+        tb = tb.tb_next
+    return False
 
 
 Cause = Rule[Context, Answer]

@@ -1,12 +1,13 @@
 """What a gradient shows: its entries, how ``.grad`` differs from one backward pass, and where
-in the graph a cotangent became zero or NaN.  Read by the diagnosis rules of :mod:`.causes`.
+in the graph a cotangent became NaN (where it became zero: :mod:`.zeroed`).  Read by the
+diagnosis rules of :mod:`.causes`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
@@ -27,12 +28,9 @@ from ..graph.operators import factors, row
 from ..graph.values import dense_values, finite
 from .cuts import is_mask
 
-if TYPE_CHECKING:
-    from ..tape.traced import BackwardTrace, TracedNode
-
 __all__ = [
     "Zero", "Zeros", "bad_data", "compare", "custom_on_path", "edited", "forward_origin",
-    "random_nodes", "stats", "through_views", "zero_node",
+    "random_nodes", "stats", "through_views",
 ]
 
 
@@ -118,29 +116,6 @@ def custom_on_path(graph: Graph, key: int) -> str | None:
     custom = [graph.nodes[k].name() for k in sorted(graph.on_path(key))
               if is_custom(graph.nodes[k])]
     return custom[0] if custom else None
-
-
-def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> TracedNode | None:
-    """The node where the cotangent towards the target became zero: of the nodes on a path to
-    the target that received a nonzero cotangent and sent only zeros towards the target, the
-    first (execution order) whose zero edges alone cut every path to it (a model has many
-    paths: a zero on one of them, a LoRA adapter of a later layer, is not the cause); else the
-    first such node.  A node, not a label: labels repeat (many ``mul`` nodes)."""
-    towards = graph.ancestors(target_key) | {target_key}
-    found = []
-    for n in trace.executed:
-        if n.key not in towards or n.key == target_key:
-            continue
-        got = n.arrived
-        if got is None or not bool((dense_values(got) != 0).any()):
-            continue
-        outs = [e for e in trace.edges if e.src == n.key and e.dst in towards]
-        if outs and all(e.cotangent is None or not bool((dense_values(e.cotangent) != 0).any())
-                        for e in outs):
-            if target_key not in graph.reachable({(e.src, e.slot) for e in outs}):
-                return n
-            found.append(n)
-    return found[0] if found else None
 
 
 class Zero(NamedTuple):

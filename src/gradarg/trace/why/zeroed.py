@@ -1,24 +1,88 @@
-"""Why a gradient is exactly zero, where the traced pass shows more than the node that sent the
-zeros: a ``sigmoid`` / ``tanh`` saturated at its limits (:func:`saturated`), and, where no node
-sent zeros, a hook that replaced a tensor's gradient or uses that cancel (:func:`zeroed_between`).
-Used by :mod:`.causes` for its ``"zero"`` answers.
+"""Why a gradient is exactly zero, from the traced pass: the node where the cotangent towards
+the tensor became zero (:func:`zero_node`; a join that only passes zeros on is looked through to
+the node that made them, :func:`made_zeros`), a ``sigmoid`` / ``tanh`` saturated at its limits
+(:func:`saturated`), and, where no node sent zeros, a hook that replaced a tensor's gradient or
+uses that cancel (:func:`zeroed_between`).  Used by :mod:`.causes` for its ``"zero"`` answers.
 
-Imports :func:`gradarg.trace.graph.nodes.saved_value`, :func:`gradarg.trace.graph.values.dense_values`
-and :mod:`.context` only.
+Imports the graph's node helpers, :mod:`gradarg.trace.graph.operators`,
+:func:`gradarg.trace.graph.values.dense_values` and :mod:`.context` only.
 """
 
 from __future__ import annotations
 
 import operator
 from functools import reduce
+from typing import TYPE_CHECKING
 
 import torch
 
-from ..graph.nodes import saved_value
+from ..graph.nodes import Graph, saved_value
+from ..graph.operators import row
 from ..graph.values import dense_values
 from .context import Context
 
-__all__ = ["saturated", "zeroed_between"]
+if TYPE_CHECKING:
+    from ..tape.traced import BackwardTrace, TracedNode
+
+__all__ = ["made_zeros", "saturated", "zero_node", "zeroed_between"]
+
+
+def zero_node(trace: BackwardTrace, graph: Graph, target_key: int) -> TracedNode | None:
+    """The node where the cotangent towards the target became zero: of the nodes on a path to
+    the target that received a nonzero cotangent and sent only zeros towards the target, the
+    first (execution order) whose zero edges alone cut every path to it (a model has many
+    paths: a zero on one of them, a LoRA adapter of a later layer, is not the cause); else the
+    first such node.  A node, not a label: labels repeat (many ``mul`` nodes)."""
+    towards = graph.ancestors(target_key) | {target_key}
+    found = []
+    for n in trace.executed:
+        if n.key not in towards or n.key == target_key:
+            continue
+        got = n.arrived
+        if got is None or not bool((dense_values(got) != 0).any()):
+            continue
+        outs = [e for e in trace.edges if e.src == n.key and e.dst in towards]
+        if outs and all(e.cotangent is None or not bool((dense_values(e.cotangent) != 0).any())
+                        for e in outs):
+            if target_key not in graph.reachable({(e.src, e.slot) for e in outs}):
+                return made_zeros(trace, n)
+            found.append(n)
+    return made_zeros(trace, found[0]) if found else None
+
+
+def _zero_share(t: torch.Tensor | None) -> float:
+    if t is None or t.numel() == 0:
+        return 0.0
+    return float((dense_values(t) == 0).double().mean())
+
+
+def made_zeros(trace: BackwardTrace, n: TracedNode) -> TracedNode:
+    """The node that made the zeros ``n`` sends, ``n`` itself unless it only routes entries
+    (``cat``, ``stack``: :attr:`~gradarg.trace.graph.operators.Operator.routes`): then the zeros
+    arrived, and the node above it that sent a cotangent with a larger share of exact zeros
+    than it received made them (``max`` choosing entries of another input), looked for
+    above the nodes that only passed them on; ``n`` when none did (the zeros came with the
+    upstream gradient).
+    """
+    by_key = {m.key: m for m in trace.nodes}
+    cur, seen = n, set()
+    while row(cur.op).routes and cur.key not in seen:
+        seen.add(cur.key)
+        into = [e for e in trace.edges if e.dst == cur.key and e.cotangent is not None]
+        maker = None
+        for e in into:
+            up = by_key[e.src]
+            while (_zero_share(e.cotangent) <= _zero_share(up.arrived)
+                   and len(ups := [u for u in trace.edges if u.dst == up.key
+                                   and u.cotangent is not None]) == 1):
+                e, up = ups[0], by_key[ups[0].src]  # it passed the zeros on: look above
+            if up.arrived is not None and _zero_share(e.cotangent) > _zero_share(up.arrived):
+                maker = up
+                break
+        if maker is None:
+            return cur
+        cur = maker
+    return cur
 
 
 def saturated(fn: object, arrived: torch.Tensor | None, op: str,
