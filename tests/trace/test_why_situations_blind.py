@@ -23,13 +23,9 @@ import why_situations_report as report
 
 HELD = report.held_out()
 
-# open answers not right on 2026-12-04 (session 39), after this session's changes
+# open answers not right on 2026-12-04 (session 39), after this session's changes (the unused
+# layer's answer is right since 2026-12-05: the model's code shows it is never called)
 KNOWN: dict[tuple[str, bool], str] = {
-    ("layer_defined_but_not_used_in_forward", False): (
-        "false by the situation's 'never detach': the answer lists '.detach()' among the ways "
-        "a module's output can be cut (the graph cannot tell an uncalled forward from a "
-        "detached output that entered through an operation that saves nothing)"),
-    ("layer_defined_but_not_used_in_forward", True): "as before backward",
     ("round_has_zero_gradient", False): (
         "false by 'never detach': the straight-through fix it suggests is written with "
         ".detach()"),

@@ -10,6 +10,7 @@ the saved tensors are there (before ``backward()`` frees them).  Read by the dia
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -198,7 +199,7 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
         consts = [(n.name(), tuple(v.shape)) for n, a, v in saved_tensors(graph.nodes)
                   if v.grad_fn is None and not v.requires_grad and v.is_floating_point()
                   and v.dim() > 0 and not is_mask(v) and "result" not in a
-                  and "running" not in a]
+                  and "running" not in a and not _loss_input(n, a)]
         if not consts:
             return ""
         seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())
@@ -211,6 +212,18 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
             f"torch.no_grad() {REENTRANT}, detached, or made from NumPy) "
             f"join{'s' if one else ''} {oname}'s graph at {shown}: if {what} should reach "
             f"{oname}, its path was cut before {'there' if one else 'one of these'}")
+
+
+# a loss node (BinaryCrossEntropyBackward0, MseLossBackward0, ...) saves its target and class
+# weights as attributes of these names: labels and constants, not a value that was cut
+_LOSS_TARGET = re.compile(r"_saved_target$")
+_LOSS_INPUT = re.compile(r"_saved_(target|weight|pos_weight)$")
+
+
+def _loss_input(node: Any, attr: str) -> bool:
+    """Whether ``attr`` of ``node`` is a loss function's target or class weight."""
+    return bool(_LOSS_INPUT.search(attr)) and any(
+        _LOSS_TARGET.search(a) for _, a, _ in saved_tensors([node]))
 
 
 def _junctions(graph: Graph, names: Mapping[str, Any]) -> list[str]:
@@ -242,7 +255,13 @@ def _junctions(graph: Graph, names: Mapping[str, Any]) -> list[str]:
             continue
         if not any(carries[c] for c in g.successors(k)):
             continue  # the first layer on the input data
-        saved = [v for _, _, v in saved_tensors([n]) if not v.requires_grad]
+        named = [(a, v) for _, a, v in saved_tensors([n]) if not v.requires_grad]
+        if any(_LOSS_TARGET.search(a) for a, _ in named):
+            # a loss function's target (and its class weights): the labels, not a cut value
+            named = [(a, v) for a, v in named if not _LOSS_INPUT.search(a)]
+            if not any(v.dim() > 0 for _, v in named):
+                continue
+        saved = [v for _, v in named]
         if saved and all(v.dim() == 0 or is_mask(v) or not v.is_floating_point()
                          for v in saved):
             continue

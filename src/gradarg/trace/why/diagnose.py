@@ -221,6 +221,12 @@ def why_no_grad(
     assert answer.case in rule.cases, (answer.case, rule.cases)
     if recompute is not None and answer.case in _CUT:
         answer = _located(answer, recompute, tensor, xname, oname)
+    elif answer.case in _CUT and answer.node is None:
+        # the graph alone did not show which call cut the path: running the forward does
+        answer = answer._replace(message=(
+            f"{answer.message}; to have the call that cut the path named, pass the "
+            f"computation instead of its result: why_no_grad(lambda: <{oname} computed from "
+            f"the inputs>, {xname}) runs it once more, watched"))
     elif recompute is not None and answer.case in ("nonfinite", "zero"):
         answer = _made(answer, recompute, tensor)
     # tied weights: named_parameters() gives one name per tensor; the others are said

@@ -21,6 +21,7 @@ from ..graph.nodes import (
 from .context import Answer, Cause, Context
 from .cuts import constants, copied_leaf, cut, history_free, module_of, same_storage
 from .rules import undecided
+from .source import never_referred
 
 __all__ = ["RULES"]
 
@@ -267,6 +268,15 @@ def _unused_module(c: Context) -> Answer | None:
     sub, mod = module_of(xname, c.module)
     if mod is None or any(id(p) in leaf_ids for p in mod.parameters()) or c.opaque:
         return None
+    holder_name, _, attr = sub.rpartition(".")
+    holder = c.module.get_submodule(holder_name) if c.module is not None else None
+    unused = never_referred(holder, attr) if holder is not None else None
+    if unused is not None:
+        return Answer("unused-parameter", (
+            f"{xname} is not in {oname}'s graph, and neither is any other parameter of module "
+            f"{sub} ({type(mod).__name__}): {unused}; call it in forward if it should be "
+            f"trained, or leave it out of the model and the optimizer (DDP: "
+            f"find_unused_parameters=True)"), sub)
     where = history_free(c.graph, f"{sub}'s output", oname, c.names)
     return Answer("unused-parameter", (
         f"{xname} is not in {oname}'s graph, and neither is any other parameter of module "
