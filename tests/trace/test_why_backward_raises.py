@@ -133,3 +133,33 @@ def test_the_zeros_are_placed_where_they_were_made_not_at_the_join(n, join, gate
     node = {"max": "MaxBackward", "relu": "ReluBackward", "where": "WhereBackward"}[gate]
     assert f"became zero at {gate}" in d.message or node in d.message, d.message
     assert "CatBackward" not in d.message and "StackBackward" not in d.message, d.message
+
+
+@given(n=st.integers(1, 4), pre=st.sampled_from(sorted(PRE)),
+       dtype=st.sampled_from([torch.complex64, torch.complex128]))
+def test_a_complex_output_without_gradient_raises_and_is_said_to(n, pre, dtype):
+    """backward() on a complex output without gradient= raises (torch's message, checked
+    here); the answer says so rather than taking a gradient of ones that torch never would."""
+    x = torch.randn(n, requires_grad=True)
+    out = (PRE[pre](x) * torch.tensor(1j, dtype=dtype)).sum()
+    said = _torch_says(out)
+    assert "real scalar outputs" in said
+    d = why_no_grad(out, x, names={"x": x})
+    assert d.case == "backward-raises", d.message
+    assert "grad can be implicitly created only for real scalar outputs" in d.message
+    g = torch.ones((), dtype=out.dtype)
+    assert why_no_grad(out, x, gradient=g).case != "backward-raises"  # given: judged as usual
+
+
+@given(n=st.integers(2, 5), pre=st.sampled_from(sorted(PRE)))
+def test_a_non_scalar_output_says_which_gradient_the_answer_took(n, pre):
+    """A plain backward() of a non-scalar output raises; the answer, which takes ones, says
+    so and names the equivalent call; with gradient= given it says nothing of it."""
+    x = torch.randn(n, requires_grad=True)
+    out = PRE[pre](x) + 0.0
+    assert "only for scalar outputs" in _torch_says(out)
+    d = why_no_grad(out, x, names={"x": x})
+    assert "only for scalar outputs" in d.message, d.message
+    assert "torch.ones_like" in d.message, d.message
+    d = why_no_grad(out, x, gradient=torch.ones_like(out), names={"x": x})
+    assert "only for scalar outputs" not in d.message, d.message

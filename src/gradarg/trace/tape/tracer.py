@@ -11,8 +11,9 @@ returned :class:`BackwardTrace` keeps only detached tensors and strings, never t
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -30,7 +31,7 @@ from ..graph.nodes import (
 )
 from .traced import BackwardTrace, TracedEdge, TracedNode
 
-__all__ = ["trace_backward"]
+__all__ = ["kept_retained_grads", "trace_backward"]
 
 
 def _as_tensors(value: Any, what: str) -> tuple[torch.Tensor, ...] | None:
@@ -48,6 +49,21 @@ def _as_tensors(value: Any, what: str) -> tuple[torch.Tensor, ...] | None:
 
 def _detach(ts: Sequence[Any]) -> tuple[torch.Tensor | None, ...]:
     return tuple(None if t is None else t.detach() for t in ts)
+
+
+@contextlib.contextmanager
+def kept_retained_grads(tensors: Iterable[Any]) -> Iterator[None]:
+    """Put back, on leaving, the ``.grad`` of every non-leaf among ``tensors`` that retains its
+    gradient (``retain_grad()``): its hook runs in ``torch.autograd.grad`` as in ``backward``
+    and adds what arrived to ``.grad`` (torch's engine runs a node's retains-grad hooks in
+    every pass), which a pass meant to leave the caller's tensors as they were must undo."""
+    kept = {id(t): (t, t.grad) for t in tensors
+            if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.retains_grad}
+    try:
+        yield
+    finally:
+        for t, g in kept.values():
+            t.grad = g
 
 
 def trace_backward(
@@ -75,7 +91,10 @@ def trace_backward(
         ``c = 8 * b`` instead of ``MulBackward0``. Unnamed nodes show their operation.
     use_grad : bool
         Use ``torch.autograd.grad`` instead of ``backward``: no ``.grad`` is touched; each leaf's
-        gradient is still recorded.
+        gradient is still recorded.  (A non-leaf's ``retain_grad()`` hook runs in
+        ``torch.autograd.grad`` too and adds to its ``.grad``: that ``.grad`` is put back for
+        the tensors of ``inputs`` and ``names``; a retained tensor not given here keeps the
+        addition, as after any ``torch.autograd.grad`` call.)
     retain_graph : bool
         Keep the graph for another backward pass (as in ``backward``).
 
@@ -202,8 +221,9 @@ def trace_backward(
             handles.append(node.register_hook(post))
         if use_grad:
             targets = input_seq or tuple(leaves.values())
-            res = torch.autograd.grad(output, targets, grad_outputs=v,
-                                      retain_graph=retain_graph, allow_unused=True)
+            with kept_retained_grads((*(input_seq or ()), *(names or {}).values())):
+                res = torch.autograd.grad(output, targets, grad_outputs=v,
+                                          retain_graph=retain_graph, allow_unused=True)
             by_id = {id(t): k for k, t in leaves.items()}
             for t, g in zip(targets, res, strict=True):
                 if id(t) in by_id:

@@ -41,7 +41,7 @@ from .gradients import (
     stats,
     through_views,
 )
-from .raised import RAISES
+from .raised import COMPLEX_OUTPUT, RAISES
 from .rules import undecided
 from .zeroed import saturated, zero_node, zeroed_between
 
@@ -464,6 +464,6 @@ OK = Cause(("ok",), 'fine (``"ok"``)', _ok, _ok_freed)
 
 
 RULES: tuple[Cause, ...] = (
-    *reach.RULES, IN_PLACE, RAISES, CUSTOM_NONE, NONFINITE, ZERO, NOT_RUN, DIFFERS, OK,
+    *reach.RULES, COMPLEX_OUTPUT, IN_PLACE, RAISES, CUSTOM_NONE, NONFINITE, ZERO, NOT_RUN, DIFFERS, OK,
 )
 """The causes, in the order :func:`gradarg.why_no_grad` checks them."""

@@ -13,6 +13,7 @@ lists of cases in the docstrings below are made from them.
 
 from __future__ import annotations
 
+import gc
 import re
 import textwrap
 from collections.abc import Callable, Mapping
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 
 from ..._validate import check_tensor
+from ..tape.tracer import kept_retained_grads
 from . import rules
 from .causes import RULES
 from .context import Context
@@ -121,7 +123,9 @@ def why_no_grad(
     tensor : torch.Tensor
         The tensor whose ``.grad`` is in question.
     gradient : torch.Tensor or number, optional
-        The upstream gradient ``v``; default 1 for one-element outputs, ones otherwise.
+        The upstream gradient ``v``; default 1 for one-element outputs, ones otherwise (the
+        answer then says so: a plain ``output.backward()`` raises for those).  A complex
+        output without it answers ``"backward-raises"``, as ``backward()`` does.
     names : dict, optional
         Names used in the message (``{"w": w, "h": h}``).
     module : torch.nn.Module, optional
@@ -217,8 +221,17 @@ def why_no_grad(
 
     context = Context(output, tensor, gradient=gradient, names=names, module=module,
                       xname=xname, oname=oname, random_forward=random_forward)
-    rule, answer = rules.decide(RULES, context)
+    # no .grad changed: the passes below run the retain_grad() hooks of the graph's non-leaves
+    with kept_retained_grads((tensor, output, *names.values(), *_retained(context))):
+        rule, answer = rules.decide(RULES, context)
     assert answer.case in rule.cases, (answer.case, rule.cases)
+    if (gradient is None and output.numel() != 1 and output.grad_fn is not None
+            and answer.case not in (*_CUT, "backward-raises", "non-leaf", "integer-dtype")):
+        answer = answer._replace(message=(
+            f"{answer.message} ({oname} has {output.numel()} entries: this answer takes an "
+            f"upstream gradient of ones, as {oname}.backward(torch.ones_like({oname})) or "
+            f"{oname}.sum().backward(); a plain {oname}.backward() raises 'grad can be "
+            f"implicitly created only for scalar outputs': pass gradient= to both)"))
     if recompute is not None and answer.case in _CUT:
         answer = _located(answer, recompute, tensor, xname, oname)
     elif answer.case in _CUT and answer.node is None:
@@ -237,6 +250,22 @@ def why_no_grad(
             f"{answer.message} ({' and '.join(tied)} are one tensor, tied weights: its .grad "
             f"sums the gradients of every use)"))
     return GradDiagnosis(*answer)
+
+
+def _retained(context: Context) -> list[torch.Tensor]:
+    """The live non-leaf tensors of the output's graph that retain their gradient
+    (``retain_grad()``): torch's engine runs their hooks in ``torch.autograd.grad`` too, so
+    each pass of the diagnosis would add to their ``.grad``.  Found among the objects the
+    garbage collector tracks (torch keeps no public list of them); tens of milliseconds in a
+    process of 10⁵ objects, paid once per diagnosis."""
+    if context.output.grad_fn is None:
+        return []
+    # type(), not isinstance(): isinstance asks a weak proxy's referent (ReferenceError when
+    # it is gone) and a module's lazy attributes (deprecation warnings); a retained non-leaf
+    # is a plain tensor (subclasses, FakeTensor under torch.compile, are left alone)
+    found = [o for o in gc.get_objects() if type(o) is torch.Tensor]
+    return [t for t in found if t.grad_fn is not None and t.retains_grad
+            and context.graph.key_of(t) is not None]
 
 
 # the cases where the path from the tensor to the output is cut: a recomputing function is

@@ -7,7 +7,7 @@ in (:func:`gradarg.trace_backward` notes it on the error).  A derivative torch d
 (``torch.heaviside``, integer-valued operations), a custom ``torch.autograd.Function`` whose
 ``backward`` raises, returns the wrong number of gradients or a gradient of the wrong shape, and a
 tensor hook that raises all stop the user's ``backward()`` the same way, so ``.grad`` is never
-filled.  Imports only :mod:`.context`, :mod:`.rules` and the graph's node helpers.
+filled; so does ``backward()`` without ``gradient=`` on a complex output.  Imports only :mod:`.context`, :mod:`.rules` and the graph's node helpers.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from ..graph.nodes import is_custom, node_class
 from .context import Answer, Cause, Context
 
-__all__ = ["RAISES"]
+__all__ = ["COMPLEX_OUTPUT", "RAISES"]
 
 _AT = re.compile(r"failed in or after node '([^']*)' \(([^)]*)\)")
 _NOT_IMPLEMENTED = re.compile(r"derivative for (?:aten::)?([\w.]+) is not implemented")
@@ -55,6 +55,20 @@ def _raises(c: Context) -> Answer | None:
     return Answer("backward-raises", (
         f"{head}{where}: the error comes from the pass itself (a node's backward, or a "
         f"hook registered on a tensor or module along the path)"), name)
+
+
+def _complex_output(c: Context) -> Answer | None:
+    if c.gradient is not None or not c.output.is_complex():
+        return None
+    return Answer("backward-raises", (
+        f"{c.oname} is complex ({c.output.dtype}): {c.oname}.backward() without gradient= "
+        f"raises (RuntimeError: grad can be implicitly created only for real scalar "
+        f"outputs), so {c.xname}.grad is never filled; differentiate a real number made from "
+        f"it ({c.oname}.abs(), {c.oname}.real, a loss), or pass gradient= (then give it to "
+        f"why_no_grad too)"))
+
+
+COMPLEX_OUTPUT = Cause(("backward-raises",), "", _complex_output)
 
 
 RAISES = Cause(("backward-raises",),
