@@ -186,6 +186,15 @@ def check_cotangent(v: Any, y: torch.Tensor, name: str = "v") -> torch.Tensor:
             f"{name} is on the meta device, which holds shapes but no values; pass an upstream "
             f"gradient on {y.device}"
         )
+    if y.is_nested or v.is_nested:  # no single shape: the components' shapes must agree
+        parts = [tuple(p.shape) for p in y.unbind()] if y.is_nested else None
+        given = [tuple(p.shape) for p in v.unbind()] if v.is_nested else None
+        if parts != given:
+            raise ValueError(
+                f"{name} has component shapes {given if given is not None else tuple(v.shape)} "
+                f"but the output's are {parts if parts is not None else tuple(y.shape)}; the "
+                f"upstream gradient of a nested output is a nested tensor of the same components")
+        return v
     if v.layout != torch.strided:
         v = v.to_dense()
     if v.shape != y.shape:

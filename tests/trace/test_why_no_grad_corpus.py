@@ -287,7 +287,7 @@ def loss_rebuilt_from_numpy():
         loss_np = ((w * 2) ** 2).sum().detach().numpy()
         return torch.tensor(loss_np, requires_grad=True)  # "loss.backward() does nothing"
 
-    exp = Expect(("new-leaf",), ("new leaf", "cut from the computation"))
+    exp = Expect(("new-leaf",), ("new leaf", "values without history"))
     return Situation(make, w, exp, exp, names={"w": w}, forbid=("requires_grad=False",))
 
 

@@ -91,7 +91,11 @@ def label(node: Any, key: int, names: dict[int, str], index: dict[Any, int],
     if op == "leaf":
         leaf = leaf_tensor(node)
         assert leaf is not None  # an AccumulateGrad node holds its leaf
-        return name or f"leaf {tuple(leaf.shape)}"
+        if name:
+            return name
+        if leaf.is_nested:  # a nested tensor has no single shape
+            return f"nested leaf ({leaf.size(0)} tensors)"
+        return f"leaf {tuple(leaf.shape)}"
     args = []
     nexts = children(node)
     for slot, (child, _) in enumerate(nexts):

@@ -93,6 +93,9 @@ def at_singular(node: Any) -> Singular | None:
     if not isinstance(value, torch.Tensor) or value.is_complex() or not value.numel() \
             or value.layout != torch.strided:
         return None
+    if value.is_nested:  # the components' entries, one after the other
+        value = torch.cat([p.reshape(-1) for p in value.unbind()]) if value.size(0) else \
+            value.new_empty(0)
     with torch.no_grad():
         count = int(check.test(value.detach()).sum())
     if not count:

@@ -28,13 +28,29 @@ def dense_values(t: torch.Tensor) -> torch.Tensor:
 
     ``isfinite``, ``ne`` and ``any`` are not implemented for sparse COO tensors (the gradients
     of ``nn.Embedding(sparse=True)`` and ``nn.EmbeddingBag``); their ``coalesce().values()`` are.
-    Other sparse layouts (CSR, ...) are made dense.
+    Other sparse layouts (CSR, ...) are made dense; a nested tensor gives its components'
+    entries, flattened one after the other (``ne`` and ``isfinite`` do not take it).
     """
+    if t.is_nested:
+        parts = [p.reshape(-1) for p in t.unbind()]
+        return torch.cat(parts) if parts else t.new_empty(0)
     if t.layout == torch.sparse_coo:
         return t.coalesce().values()
     if t.layout != torch.strided:
         return t.to_dense()
     return t
+
+
+def shape_text(t: torch.Tensor) -> str:
+    """``t``'s shape as the messages write it: ``"(2, 3)"``, or for a nested tensor, which has
+    no single shape, its components': ``"nested (2,), (3,)"``.
+
+    >>> shape_text(torch.zeros(2, 3))
+    '(2, 3)'
+    """
+    if t.is_nested:
+        return "nested " + ", ".join(str(tuple(p.shape)) for p in t.unbind())
+    return str(tuple(t.shape))
 
 
 def stored(t: torch.Tensor) -> bool:
@@ -145,7 +161,8 @@ def finite(t: torch.Tensor | None) -> bool:
     is several operations), else every entry is checked."""
     if t is None or not (t.is_floating_point() or t.is_complex()):
         return True
-    if t.layout == torch.strided and t.is_floating_point() and math.isfinite(t.detach().sum().item()):
+    if (t.layout == torch.strided and not t.is_nested and t.is_floating_point()
+            and math.isfinite(t.detach().sum().item())):
         return True
     return bool(torch.isfinite(dense_values(t)).all())
 

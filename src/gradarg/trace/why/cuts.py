@@ -54,11 +54,12 @@ def copied_leaf(leaves: list[torch.Tensor], x: torch.Tensor, xname: str) -> str:
     trip) or some of its entries (``torch.tensor([x[0].item(), x[1].item()])``).  Evidence:
     every entry of the leaf equals an entry of ``x`` exactly, and at least one of them is not
     a whole number (0 or 1 can match by chance; a computed non-integer float cannot)."""
-    if not (x.is_floating_point() and x.numel()):
+    if not (x.is_floating_point() and x.numel()) or x.is_nested:  # nested: no flat values
         return ""
     flat = x.detach().reshape(-1).double()
     for leaf in leaves:
-        if leaf is x or not leaf.is_floating_point() or not 0 < leaf.numel() <= flat.numel():
+        if (leaf is x or leaf.is_nested or not leaf.is_floating_point()
+                or not 0 < leaf.numel() <= flat.numel()):
             continue
         vals = leaf.detach().reshape(-1).double()
         if typed_like(leaf):  # values one would type can match by chance
@@ -93,7 +94,7 @@ def typed_like(t: torch.Tensor) -> bool:
     digits in the shortest form that reads back to it in ``t``'s dtype: 2, 0.5, 1e-3, 3.142):
     a constant equal to such a value may be typed, not copied; a computed value (0.6961,
     -1.4531) has more digits and matches another only when copied from it."""
-    if not t.is_floating_point():
+    if not t.is_floating_point() or t.is_nested:
         return True
     low = t.dtype in (torch.float32, torch.float16, torch.bfloat16)
     np_dtype = np.float32 if low else np.float64
@@ -111,7 +112,7 @@ def _cast_of(val: torch.Tensor, x: torch.Tensor) -> bool:
     rounded, floored or ceiled): an integer weight of ``x``'s size (``torch.arange(n)``)
     that merely meets ``x`` in a product is no cast of it; nor is a tensor of two entries or
     of 0 and 1 only, which random values meet by chance too often to count."""
-    if val.dtype == torch.bool or not x.is_floating_point():
+    if val.dtype == torch.bool or not x.is_floating_point() or x.is_nested or val.is_nested:
         return False
     if val.numel() < 3 or bool(((val == 0) | (val == 1)).all()):
         return False  # two entries, or only 0 and 1 (a mask): too easily met by chance
@@ -140,7 +141,8 @@ def cut(nodes: list[Any], x: torch.Tensor, xname: str) -> tuple[str, str | None]
     # what it saw and both readings, never that a copy cut the path
     typed = typed_like(x)
     for node, _, val in consts:
-        if (isinstance(val, torch.Tensor) and val.shape == x.shape and val.numel() > 1
+        if (isinstance(val, torch.Tensor) and not (val.is_nested or x.is_nested)
+                and val.shape == x.shape and val.numel() > 1
                 and val.dtype == x.dtype and torch.equal(val, x.detach())):
             if typed:
                 return ((f"{node.name()} takes a tensor without graph equal to {xname}'s "

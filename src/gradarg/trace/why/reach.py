@@ -18,6 +18,7 @@ from ..graph.nodes import (
     saved_tensors,
     single_input_chain,
 )
+from ..graph.values import shape_text
 from .context import Answer, Cause, Context
 from .cuts import constants, copied_leaf, cut, history_free, module_of, same_storage
 from .rules import undecided
@@ -63,11 +64,14 @@ def _no_graph(c: Context) -> Answer | None:
             f"(torch.no_grad() or inference_mode belong to evaluation only)"))
     if output.requires_grad:
         return Answer("new-leaf", (
-            f"{oname} is a new leaf (requires_grad=True but no grad_fn): it was made from "
-            f"values (torch.tensor(...), torch.from_numpy, a float) cut from the computation "
-            f"that produced them, so backward() stops at {oname} and never reaches {xname}; "
-            f"compute it with torch operations on the tensors themselves (torch.stack or "
-            f"torch.cat to combine losses, not torch.tensor([...]))"))
+            f"{oname} is a new leaf (requires_grad=True but no grad_fn): it holds values "
+            f"without history, made while nothing was recorded (a forward under "
+            f"torch.no_grad(), .detach(), .item() or NumPy, torch.tensor([...]) of other "
+            f"tensors) and marked as requiring grad afterwards (.requires_grad_(), "
+            f"requires_grad=True, Variable(..., requires_grad=True)); marking it later gives "
+            f"it no history, so backward() stops at {oname} and never reaches {xname}: "
+            f"compute it with grad mode on, with torch operations on the tensors themselves "
+            f"(torch.stack or torch.cat to combine losses)"))
     facts = []
     if not torch.is_grad_enabled():
         facts.append("grad mode is off right now (inside torch.no_grad() or after "
@@ -386,7 +390,7 @@ def _non_leaf(c: Context) -> Answer | None:
         leaf, names = made
         ops = ", then ".join(_COPIES.get(n) or _RESCALES.get(n) or f"a view ({n})"
                              for n in names)
-        of = (f"the leaf tensor of shape {tuple(leaf.shape)} ({leaf.dtype}, {leaf.device}) that "
+        of = (f"the leaf tensor of shape {shape_text(leaf)} ({leaf.dtype}, {leaf.device}) that "
               f"requires grad")
         if any(n in _COPIES for n in names):
             make = ("create it with the dtype and device it needs and set requires_grad "
