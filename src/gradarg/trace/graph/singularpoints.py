@@ -19,7 +19,7 @@ import torch
 
 from .nodes import op_name, saved_value
 
-__all__ = ["Singular", "at_singular"]
+__all__ = ["Singular", "at_singular", "checked_value"]
 
 
 class Singular(NamedTuple):
@@ -82,14 +82,28 @@ _CHECKS: dict[str, _Check] = {
 }
 
 
-def at_singular(node: Any) -> Singular | None:
-    """The entries of ``node``'s saved value at a point where its derivative is infinite,
-    for the operations this module knows; ``None`` when there are none, the operation is not
-    one of them, or the value cannot be read."""
+def checked_value(node: Any) -> str | None:
+    """Which value of ``node`` its check reads (``"_saved_self"``: the first input,
+    ``"_saved_other"``: the second, ``"_saved_result"``: the output), or ``None`` when its
+    operation has no check here or the check does not apply (a power of 2)."""
     check = _CHECKS.get(op_name(node))
     if check is None or (check.applies is not None and not check.applies(node)):
         return None
-    value = saved_value(node, check.attr, hooked=False)
+    return check.attr
+
+
+def at_singular(node: Any, value: Any = None,
+                source: str = "read from the values it saved") -> Singular | None:
+    """The entries of ``node``'s saved value at a point where its derivative is infinite,
+    for the operations this module knows; ``None`` when there are none, the operation is not
+    one of them, or the value cannot be read.  ``value``: that value read elsewhere (a live
+    tensor equal to it, once ``backward()`` freed what the node saved), and ``source`` how the
+    text says it was read."""
+    check = _CHECKS.get(op_name(node))
+    if check is None or (check.applies is not None and not check.applies(node)):
+        return None
+    if value is None:
+        value = saved_value(node, check.attr, hooked=False)
     if not isinstance(value, torch.Tensor) or value.is_complex() or not value.numel() \
             or value.layout != torch.strided:
         return None
@@ -101,5 +115,5 @@ def at_singular(node: Any) -> Singular | None:
     if not count:
         return None
     return Singular(count, value.numel(), (
-        f"{check.what} at {count} of {value.numel()} entries (read from the values it "
-        f"saved), {check.why}; {check.fix}"))
+        f"{check.what} at {count} of {value.numel()} entries ({source}), {check.why}; "
+        f"{check.fix}"))

@@ -28,6 +28,7 @@ from ..graph.operators import factors, row, singular
 from ..graph.singularpoints import at_singular
 from ..graph.values import dense_values, finite
 from . import reach
+from .alive import describe, live_singular
 from .context import Answer, Cause, Context
 from .gradients import (
     Zero,
@@ -185,6 +186,17 @@ def _nonfinite_freed(c: Context) -> Answer | None:
     if not bad:
         return None
     ops = {op_name(c.nodes[k]) for k in c.path}
+    found = live_singular(c)
+    if found is not None:
+        trap = ""
+        if any(row(o).masks_branch for o in ops):
+            trap = (f"; the path has torch.where above {found.op}: where sends 0 into the "
+                    f"branch not taken and 0 · inf = NaN there even where that branch is not "
+                    f"used; the fix is the double where (mask the input too: "
+                    f"torch.where(cond, x, 1.0) before the op)")
+        return Answer("nonfinite", (
+            f"{c.xname}.grad holds NaN or Inf in {bad} of {total} entries; "
+            f"{describe(found)}{trap}"), found.op, grad)
     kinds = sorted({op_name(c.nodes[k]) for k in c.path if singular(c.nodes[k])})
     over = sorted(o for o in ops if row(o).overflows)
     overflow = "".join(f" ({o} overflows to inf for {row(o).overflows})" for o in over)
