@@ -55,3 +55,23 @@ def test_a_divisor_held_by_the_caller_is_read():
     got = why_no_grad(loss, w, names={"w": w, "d": d})
     assert got.case == "nonfinite" and "(DivBackward0)" in got.message
     assert "the divisor is exactly 0 at 1 of 3 entries" in got.message
+
+
+@given(rows=st.integers(1, 4), width=st.integers(1, 4), shift=st.sampled_from([50.0, 100.0]),
+       hold=st.sampled_from(["input", "output", "none"]))
+def test_a_dead_relu_after_backward_is_placed_from_a_held_value(rows, width, shift, hold):
+    """A ReLU on every path whose held input is ≤ 0 everywhere (or held output 0): the zero
+    gradient after backward is placed there; with neither held, no such claim."""
+    w = torch.randn(3, width, requires_grad=True)
+    h = torch.rand(rows, 3) @ w.abs() - shift  # ≤ 0 everywhere: far below zero
+    a = h.relu()
+    out = (a * 2).sum()
+    out.backward()
+    assert not bool(w.grad.ne(0).any())  # truth, by torch
+    names = {"w": w} | ({"h": h} if hold == "input" else {"a": a} if hold == "output" else {})
+    d = why_no_grad(out, w, names=names)
+    assert d.case == "zero", d.message
+    if hold == "none":
+        assert "dead ReLU sends" not in d.message, d.message
+    else:
+        assert "(ReluBackward0)" in d.message and f"at all {rows * width} entries" in d.message

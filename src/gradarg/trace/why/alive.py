@@ -18,7 +18,7 @@ from ..graph.nodes import children, node_class, op_name
 from ..graph.singularpoints import Singular, at_singular, checked_value
 from .context import Context
 
-__all__ = ["Found", "describe", "live_singular"]
+__all__ = ["Found", "dead_relu", "describe", "live_singular"]
 
 _SLOT = {"_saved_self": 0, "_saved_other": 1}
 # operations whose node saves its output, an elementwise function of the one input
@@ -94,3 +94,31 @@ def live_singular(c: Context) -> Found | None:
 def describe(found: Any) -> str:
     """``found`` in words, for an answer."""
     return f"it starts at {found.op} ({found.node}): {found.singular.text}"
+
+
+def dead_relu(c: Context) -> str | None:
+    """A ReLU that every path from the output to the tensor passes through, whose input is a
+    tensor the caller holds with no entry above 0: it sent only zeros (a dead ReLU), in words;
+    ``None`` when the held values do not show one."""
+    held = _held(c)
+    for k in sorted(c.path):
+        node = c.nodes[k]
+        if op_name(node) != "relu" or not c.graph.cut_by(c.position, {k}):
+            continue
+        kids = children(node)
+        into = (held.get((c.graph.index[kids[0][0]], kids[0][1]))
+                if kids and kids[0][0] is not None else None)
+        # its input ≤ 0 everywhere, or its output (which it saved) 0 everywhere
+        for found, role in ((into, "input"), (held.get((k, 0)), "output")):
+            if found is None:
+                continue
+            name, value = found
+            dead = value.detach() > 0
+            if value.numel() and not bool(dead.any()):
+                said = "≤ 0" if role == "input" else "0"
+                return (f"every path from {c.oname} to {c.xname} passes through relu "
+                        f"({node_class(node)}), whose {role} {name} (which the caller still "
+                        f"holds) is {said} at all {value.numel()} entries: a dead ReLU sends "
+                        f"only zeros back (check the initialisation and the input scale, or "
+                        f"use LeakyReLU)")
+    return None

@@ -28,7 +28,7 @@ from ..graph.operators import factors, row, singular
 from ..graph.singularpoints import at_singular
 from ..graph.values import dense_values, finite
 from . import reach
-from .alive import describe, live_singular
+from .alive import dead_relu, describe, live_singular
 from .context import Answer, Cause, Context
 from .gradients import (
     Zero,
@@ -389,6 +389,9 @@ def _zero_freed(c: Context) -> Answer | None:
     moved = _moved_factor(c)
     if moved is not None:
         return moved
+    dead = dead_relu(c)
+    if dead is not None:
+        return Answer("zero", f"{xname}.grad is exactly zero: {dead}", "relu")
     ops = sorted({op_name(nodes[k]) for k in c.path})
     gates = [o for o in ops if row(o).gate]
     found = []
