@@ -242,6 +242,15 @@ def why_no_grad(
             f"the inputs>, {xname}) runs it once more, watched"))
     elif recompute is not None and answer.case in ("nonfinite", "zero"):
         answer = _made(answer, recompute, tensor)
+    if (module is not None and tensor.grad_fn is None and tensor.requires_grad
+            and answer.case in ("ok", "not-run", "differs", "accumulated", "zero", "nonfinite")
+            and not any(p is tensor for p in module.parameters())):
+        answer = answer._replace(message=(
+            f"{answer.message}; note: {xname} is not among the parameters of the module you "
+            f"passed ({type(module).__name__}.parameters() does not list it: a layer kept in a "
+            f"plain list or dict instead of nn.ModuleList / nn.ModuleDict, or a tensor "
+            f"attribute that is not an nn.Parameter), so an optimizer built from "
+            f"model.parameters() never updates it"))
     # tied weights: named_parameters() gives one name per tensor; the others are said
     tied = [] if module is None else [
         k for k, p in module.named_parameters(remove_duplicate=False) if p is tensor]
