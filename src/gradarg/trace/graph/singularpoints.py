@@ -7,7 +7,8 @@ so that a diagnosis can say "the divisor is exactly 0 at 4 of 4 entries" instead
 every possible cause.  Each check reads one saved value; values saved through saved-tensor
 hooks are not read.
 
-Imports :func:`gradarg.trace.graph.nodes.saved_value` and ``op_name`` only.
+Imports :func:`gradarg.trace.graph.nodes.saved_value`, ``op_name`` and
+:func:`gradarg.trace.graph.values.dense_values` only.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple
 import torch
 
 from .nodes import op_name, saved_value
+from .values import dense_values
 
 __all__ = ["Singular", "at_singular", "checked_value"]
 
@@ -108,8 +110,7 @@ def at_singular(node: Any, value: Any = None,
             or value.layout != torch.strided:
         return None
     if value.is_nested:  # the components' entries, one after the other
-        value = torch.cat([p.reshape(-1) for p in value.unbind()]) if value.size(0) else \
-            value.new_empty(0)
+        value = dense_values(value)
     with torch.no_grad():
         count = int(check.test(value.detach()).sum())
     if not count:

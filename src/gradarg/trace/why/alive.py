@@ -30,7 +30,6 @@ class Found(NamedTuple):
 
     op: str
     node: str
-    source: str
     singular: Singular
 
 
@@ -61,15 +60,14 @@ def live_singular(c: Context) -> Found | None:
         if attr is None:
             continue
         recompute = None
+        kids = children(node)
         if attr == "_saved_result":
             found = held.get((k, 0))
-            kids = children(node)
             if found is None and op_name(node) in _FROM_INPUT and kids and kids[0][0] is not None:
                 # the output these save is a function of the input alone: recomputed from it
                 found = held.get((c.graph.index[kids[0][0]], kids[0][1]))
                 recompute = _FROM_INPUT[op_name(node)]
         else:
-            kids = children(node)
             slot = _SLOT.get(attr)
             if slot is None or slot >= len(kids) or kids[slot][0] is None:
                 continue
@@ -87,7 +85,7 @@ def live_singular(c: Context) -> Found | None:
             how = f"read from {name}, which the caller still holds"
         point = at_singular(node, value, how)
         if point is not None:
-            return Found(op_name(node), node_class(node), name, point)
+            return Found(op_name(node), node_class(node), point)
     return None
 
 

@@ -201,7 +201,8 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
         consts = [(n.name(), tuple(v.shape)) for n, a, v in saved_tensors(graph.nodes)
                   if v.grad_fn is None and not v.requires_grad and v.is_floating_point()
                   and v.dim() > 0 and not is_mask(v) and "result" not in a
-                  and "running" not in a and not _loss_input(n, a)]
+                  and "running" not in a
+                  and not (_LOSS_INPUT.search(a) and a in _loss_inputs(n))]
         if not consts:
             return ""
         seen = ", ".join(f"{n} {s}" for n, s in dict(consts).items())
@@ -218,14 +219,14 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
 
 # a loss node (BinaryCrossEntropyBackward0, MseLossBackward0, ...) saves its target and class
 # weights as attributes of these names: labels and constants, not a value that was cut
-_LOSS_TARGET = re.compile(r"_saved_target$")
 _LOSS_INPUT = re.compile(r"_saved_(target|weight|pos_weight)$")
 
 
-def _loss_input(node: Any, attr: str) -> bool:
-    """Whether ``attr`` of ``node`` is a loss function's target or class weight."""
-    return bool(_LOSS_INPUT.search(attr)) and any(
-        _LOSS_TARGET.search(a) for _, a, _ in saved_tensors([node]))
+def _loss_inputs(node: Any) -> set[str]:
+    """The saved attributes of ``node`` that are a loss function's target or class weights
+    (none unless the node saves a ``_saved_target``)."""
+    attrs = {a for _, a, _ in saved_tensors([node])}
+    return {a for a in attrs if _LOSS_INPUT.search(a)} if "_saved_target" in attrs else set()
 
 
 def _junctions(graph: Graph, names: Mapping[str, Any]) -> list[str]:
@@ -258,9 +259,10 @@ def _junctions(graph: Graph, names: Mapping[str, Any]) -> list[str]:
         if not any(carries[c] for c in g.successors(k)):
             continue  # the first layer on the input data
         named = [(a, v) for _, a, v in saved_tensors([n]) if not v.requires_grad]
-        if any(_LOSS_TARGET.search(a) for a, _ in named):
+        labels = _loss_inputs(n)
+        if labels:
             # a loss function's target (and its class weights): the labels, not a cut value
-            named = [(a, v) for a, v in named if not _LOSS_INPUT.search(a)]
+            named = [(a, v) for a, v in named if a not in labels]
             if not any(v.dim() > 0 for _, v in named):
                 continue
         saved = [v for _, v in named]

@@ -44,7 +44,7 @@ def stats(t: torch.Tensor) -> tuple[int, int, int]:
 def _flat(t: torch.Tensor) -> torch.Tensor:
     t = t.detach()
     if t.is_nested:  # the components' entries, one after the other
-        t = torch.cat([p.reshape(-1) for p in t.unbind()]) if t.size(0) else t.new_empty(0)
+        t = dense_values(t)
     t = t.to_dense() if t.layout != torch.strided else t
     return t.reshape(-1).to(torch.complex128 if t.is_complex() else torch.float64)
 
