@@ -34,7 +34,7 @@ KNOWN: dict[tuple[str, bool], str] = {
     ("floor_blocks_learning", True): "as before backward",
     ("tensor_hook_scales_grad", True): (
         "after backward the saved tensors are freed: whether .grad is one pass could not be "
-        "checked, which the answer says ('ok' with that caveat); a hook on a leaf is not "
+        "checked, which the answer says (case 'unchecked'); a hook on a leaf is not "
         "visible through torch's public API"),
     ("hooks_replace_grads_in_dummy_backward", True): "as tensor_hook_scales_grad",
     ("backward_twice_without_zero_grad", True): (

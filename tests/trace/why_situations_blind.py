@@ -160,7 +160,7 @@ def _b(after):
     moments=(False, True),
     truth="On CPU x.to('cpu') returns x itself, so x stays the leaf and backward fills "
     "x.grad = 20 x; nothing is wrong.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, LEAF_CLAIM_NOT_TRUE, RG_FALSE, UNUSED),
 )
@@ -181,7 +181,7 @@ def _b(after):
     moments=(False, True),
     truth="requires_grad is set after the copy, so a is a leaf and a.grad = 2a/3 after "
     "backward; nothing is wrong.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, LEAF_CLAIM_NOT_TRUE, UNUSED),
 )
@@ -202,7 +202,7 @@ def _b(after):
     moments=(False, True),
     truth="loss is a non-leaf (the output of the model) and retain_grad() was not called, "
     "so backward does not store loss.grad; its gradient with respect to itself is 1.",
-    cases=("non-leaf", "ok"),
+    cases=("non-leaf", "ok", "unchecked"),
     must=[(LEAF, r"(?i)output itself|is the output|with respect to itself|\b1\b")],
     never=(NAN, UNUSED, DETACH),
 )
@@ -246,7 +246,7 @@ def _b(after):
     moments=(False, True),
     truth="out is a non-leaf but retain_grad() was called, so backward fills out.grad with "
     "ones; nothing is wrong (before backward it is simply not computed yet).",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, DETACH),
 )
@@ -365,7 +365,7 @@ def _b(after):
     moments=(False, True),
     truth="Only the fake-image term is detached; the real-image term still depends on D's "
     "weights, so D gets a finite nonzero gradient (from the real branch only).",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED),
 )
@@ -389,7 +389,7 @@ def _b(after):
     moments=(False, True),
     truth="The generator loss goes through D and D's weights require grad, so backward "
     "fills D's .grad too (the optimizer for G just does not use it).",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, DETACH),
 )
@@ -411,7 +411,7 @@ def _b(after):
     moments=(False, True),
     truth="Without .detach() the discriminator loss depends on G's weights, so backward "
     "computes (and stores) gradients for G as well.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED),
 )
@@ -754,7 +754,7 @@ def _b(after):
     moments=(False, True),
     truth="max is differentiable almost everywhere: its gradient is 1 at the selected "
     "element and 0 elsewhere, so x.grad is a one-hot vector; nothing is wrong.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, NOT_IN_GRAPH),
 )
@@ -796,7 +796,7 @@ def _b(after):
     moments=(False, True),
     truth="The argmin only selects which centroid each point uses; the loss still depends "
     "smoothly on the selected centroids, so C gets a finite nonzero gradient.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, NOT_IN_GRAPH),
 )
@@ -910,7 +910,7 @@ def _b(after):
     moments=(False, True),
     truth="The mask itself carries no gradient, but x enters the loss through x * mask, so "
     "x.grad equals the mask; nothing is broken.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED),
 )
@@ -1146,7 +1146,7 @@ def _b(after):
     moments=(False, True),
     truth="Freezing layer2 only stops its own weight from getting a gradient; the gradient "
     "still flows through it, so layer1.weight.grad is finite and nonzero.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, UNUSED, r"(?i)\blayer1\b.{0,40}requires_grad\s*(=|is)\s*False"),
 )
@@ -1200,7 +1200,7 @@ def _b(after):
     moments=(False, True),
     truth="Freezing the heads does not block the gradient: it flows through their frozen "
     "weights to the trainable neck layer, whose .grad is finite and nonzero.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, UNUSED),
 )
@@ -1286,7 +1286,7 @@ def _b(after):
     moments=(False, True),
     truth="A later loop sets requires_grad=True on every parameter, undoing the freeze; "
     "the 'frozen' layer is trainable again and gets a finite nonzero gradient.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED),
 )
@@ -1323,7 +1323,7 @@ class _UNetTail(nn.Module):
     truth="Assigning requires_grad = False on the Module only sets an attribute; its "
     "parameters still require grad and receive a finite nonzero gradient "
     "(requires_grad_(False) would freeze them).",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, UNUSED),
 )
@@ -1394,7 +1394,7 @@ class _ListModel(nn.Module):
     truth="The layers run in forward and receive finite nonzero gradients; they are only "
     "invisible to model.parameters() (a plain list instead of nn.ModuleList), so an "
     "optimizer built from the model never updates them.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, r"(?i)never (used|called)", NOT_IN_GRAPH),
 )
@@ -1417,7 +1417,7 @@ def _b(after):
     moments=(False, True),
     truth="The new head gets a finite nonzero gradient; it does not train only because the "
     "optimizer was created before the layer existed and does not hold its parameters.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, NOT_IN_GRAPH),
 )
@@ -1900,7 +1900,7 @@ def _b(after):
     moments=(False, True),
     truth="With torch 2.13 the p=1 norm uses a zero subgradient at 0, so the gradient is "
     "finite (5.01 for the zero entries, 0 for the last); there is no NaN.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, NOT_IN_GRAPH, RG_FALSE, UNUSED),
 )
@@ -1924,7 +1924,7 @@ def _b(after):
     moments=(False, True),
     truth="Multiplying by a constant saves neither its input nor its output, so the "
     "in-place add_ on y breaks nothing: backward works and x.grad = 2.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED),
 )
@@ -1969,7 +1969,7 @@ def _b(after):
     moments=(False, True),
     truth="exp does not save its input, so modifying u in place does not affect backward; "
     "t.grad = 2 exp(2t) is correct.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED),
 )
@@ -2139,7 +2139,7 @@ class _Times666(torch.autograd.Function):
     moments=(False, True),
     truth="The custom backward is called even when the Function is applied to x + 1 "
     "(a non-leaf); x.grad = 666 as the Function defines.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, NOT_IN_GRAPH),
 )
@@ -2263,7 +2263,7 @@ def _b(after):
     moments=(False,),
     truth="zero_grad() sets .grad to None (set_to_none=True is the default) and backward "
     "has not run since, so there is no gradient yet.",
-    cases=("not-run", "ok"),
+    cases=("not-run", "ok", "unchecked"),
     must=[(r"(?i)backward|zero_grad|set_to_none",)],
     never=(NAN, RG_FALSE, UNUSED, NOT_IN_GRAPH, LEAF_CLAIM_NOT_TRUE),
 )
@@ -2310,7 +2310,7 @@ def _b(after):
     truth="zero_grad() at the top of every micro-batch wipes the earlier micro-batches, so "
     ".grad holds just the last micro-batch's gradient (exactly one pass of this loss); "
     "nothing accumulates.",
-    cases=("ok", "not-run"),
+    cases=("ok", "unchecked", "not-run"),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, ACCUM_CLAIM),
 )
@@ -2336,7 +2336,7 @@ def _b(after):
     moments=(True,),
     truth="The first backward freed the graph's saved tensors; the second backward raised "
     "before adding anything, so .grad holds exactly the first pass.",
-    cases=("ok",),
+    cases=("ok", "unchecked",),
     must=[],
     never=(NAN, RG_FALSE, UNUSED, ACCUM_CLAIM),
 )
@@ -2359,7 +2359,7 @@ def _b(after):
     moments=(False,),
     truth="The training code never calls loss.backward(), so no gradient has been "
     "computed yet; one backward would fill .grad.",
-    cases=("not-run", "ok"),
+    cases=("not-run", "ok", "unchecked"),
     must=[(r"(?i)backward",)],
     never=(NAN, RG_FALSE, UNUSED, NOT_IN_GRAPH, LEAF_CLAIM_NOT_TRUE),
 )

@@ -10,15 +10,19 @@ hand.  Imports the graph helpers and :mod:`.context` only.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import torch
 
 from ..graph.nodes import children, node_class, op_name
+from ..graph.operators import factors, row
 from ..graph.singularpoints import Singular, at_singular, checked_value
+from ..graph.values import dense_values
 from .context import Context
 
-__all__ = ["Found", "dead_relu", "describe", "live_singular"]
+__all__ = ["Found", "dead_relu", "describe", "held_zero_factor", "live_singular"]
 
 _SLOT = {"_saved_self": 0, "_saved_other": 1}
 # operations whose node saves its output, an elementwise function of the one input
@@ -120,3 +124,97 @@ def dead_relu(c: Context) -> str | None:
                         f"only zeros back (check the initialisation and the input scale, or "
                         f"use LeakyReLU)")
     return None
+
+
+def _all_zero(t: torch.Tensor) -> bool:
+    return t.numel() > 0 and not bool(dense_values(t.detach()).ne(0).any())
+
+
+def held_zero_factor(c: Context) -> str | None:
+    """Products that together lie on every path from the output to the tensor (the edges
+    into them cut every path) whose other operand is all zeros, as tensors the caller holds
+    show, in words:
+
+    * the operand is in the graph and the caller holds it (the same node): it is that tensor;
+    * the operand has no history (data, a constant) and a tensor the caller passed in
+      ``names`` without history is all zeros, with the shape the node kept of that operand
+      (``_saved_<operand>_sym_sizes`` outlives ``backward()``): said as *if it is that
+      operand*, since after ``backward()`` the graph no longer holds its values.
+
+    ``None`` when the held values show no such products."""
+    held = _held(c)
+    constants = [(name, t) for name, t in c.names.items()
+                 if isinstance(t, torch.Tensor) and t.grad_fn is None and not t.requires_grad
+                 and (t.is_floating_point() or t.is_complex()) and _all_zero(t)]
+    if not held and not constants:
+        return None
+    graph = c.graph
+    zeros: dict[tuple[int, int], tuple[str, bool]] = {}  # (node, input) -> (its zero operand
+    # in words, whether the held tensor is that operand, not only of its shape)
+    shape_only: set[tuple[int, int]] = set()
+    for k in sorted(c.path):
+        node = c.nodes[k]
+        op = op_name(node)
+        operands = row(op).operands
+        if not operands:
+            continue
+        kids = children(node)
+        for slot, (child, _) in enumerate(kids):
+            if child is None or graph.index[child] not in c.path:
+                continue
+            for j in factors(op, slot):
+                said = _zero_operand(c, held, constants, node, kids, j, operands[j])
+                if said is not None:
+                    zeros[(k, slot)] = said
+                    if not said[1]:
+                        shape_only.add((k, slot))
+                    break
+    if not zeros or c.position in graph.reachable(set(zeros)):
+        return None  # a path around them reaches the tensor
+    if shape_only and len(zeros) > 1:
+        return None  # a shape alone cannot say that one held tensor is each product's operand
+    kinds = Counter((op_name(c.nodes[k]), node_class(c.nodes[k])) for k in {k for k, _ in zeros})
+    nodes = " and ".join(f"{op} ({cls})" if n == 1 else f"{n} {op} nodes ({cls})"
+                         for (op, cls), n in kinds.items())
+    what = list(dict.fromkeys(said for said, _ in zeros.values()))
+    one = len(zeros) == 1
+    return (f"every path from {c.oname} to {c.xname} passes through {nodes}, "
+            f"{'which multiplies' if one else 'each multiplying'} the cotangent by "
+            f"{'; and by '.join(what)}")
+
+
+def _zero_operand(c: Context, held: dict[tuple[int, int], tuple[str, torch.Tensor]],
+                  constants: list[tuple[str, torch.Tensor]], node: Any,
+                  kids: Sequence[Any], j: int, attr: str) -> tuple[str, bool] | None:
+    """Operand ``j`` of the product ``node`` in words when a held tensor shows it all zeros,
+    and whether that tensor is the operand (``False``: it has the operand's shape)."""
+    child, nr = kids[j] if j < len(kids) else (None, 0)
+    in_graph, found = child is not None, None
+    while child is not None and child in c.graph.index:
+        found = held.get((c.graph.index[child], nr))
+        below = children(child)
+        if found is not None or not row(op_name(child)).keeps_zero or not below:
+            break  # a view or copy of a held tensor is zero where it is: look through it
+        child, nr = below[0]
+    if in_graph:
+        if found is None or not _all_zero(found[1]):
+            return None
+        name, value = found
+        text = (f"{name} (which the caller still holds), all zeros at its {value.numel()} "
+                f"entries: the product sends only zeros back, so {c.xname} gets an exactly "
+                f"zero gradient while {name} is zero")
+        return text, True
+    sizes = getattr(node, f"{attr}_sym_sizes", None) if attr else None
+    if sizes is None:
+        return None  # the operand's shape went with the graph: nothing ties a held tensor to it
+    shape = tuple(int(n) for n in sizes)
+    same = [name for name, t in constants if tuple(t.shape) == shape]
+    if len(same) != 1:
+        return None
+    name = same[0]
+    text = (f"an operand without history of shape {shape} (data, a mask or a constant); "
+            f"{name}, which you passed, has that shape, no history and is all zeros: if it is "
+            f"that operand (backward() freed the values the node saved, so this cannot be "
+            f"compared), the product sends only zeros back and {c.xname}'s gradient is exactly "
+            f"zero whatever the loss (an all-zero input or padding gives a weight no gradient)")
+    return text, False

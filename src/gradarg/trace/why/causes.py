@@ -28,7 +28,7 @@ from ..graph.operators import factors, row, singular
 from ..graph.singularpoints import at_singular
 from ..graph.values import dense_values, finite
 from . import reach
-from .alive import dead_relu, describe, live_singular
+from .alive import dead_relu, describe, held_zero_factor, live_singular
 from .context import Answer, Cause, Context
 from .gradients import (
     Zero,
@@ -392,6 +392,9 @@ def _zero_freed(c: Context) -> Answer | None:
     dead = dead_relu(c)
     if dead is not None:
         return Answer("zero", f"{xname}.grad is exactly zero: {dead}", "relu")
+    product = held_zero_factor(c)
+    if product is not None:
+        return Answer("zero", f"{xname}.grad is exactly zero: {product}")
     ops = sorted({op_name(nodes[k]) for k in c.path})
     gates = [o for o in ops if row(o).gate]
     found = []
@@ -468,14 +471,18 @@ def _ok_freed(c: Context) -> Answer | None:
     grad = c.tensor.grad
     assert grad is not None
     total, _, nonzero = stats(grad)
-    return Answer("ok", (
+    return Answer("unchecked", (
         f"{c.xname}.grad is finite and nonzero ({nonzero} of {total} entries nonzero); whether "
         f"it holds exactly one backward pass (and not an accumulation or an edited .grad) "
         f"could not be checked: backward() freed the saved tensors; recompute {c.oname} and "
         f"ask again to compare"))
 
 
-OK = Cause(("ok",), 'fine (``"ok"``)', _ok, _ok_freed)
+OK = Cause(("ok", "unchecked"),
+           'fine (``"ok"``: reachable, and ``.grad`` equal to one backward pass); after '
+           '``backward()`` freed the graph, ``"unchecked"``: ``.grad`` is finite and nonzero, '
+           'and whether it is one pass (not an accumulation, a hook\'s or an edit) could not be '
+           'compared', _ok, _ok_freed)
 
 
 RULES: tuple[Cause, ...] = (

@@ -243,7 +243,8 @@ def why_no_grad(
     elif recompute is not None and answer.case in ("nonfinite", "zero"):
         answer = _made(answer, recompute, tensor)
     if (module is not None and tensor.grad_fn is None and tensor.requires_grad
-            and answer.case in ("ok", "not-run", "differs", "accumulated", "zero", "nonfinite")
+            and answer.case in ("ok", "unchecked", "not-run", "differs", "accumulated", "zero",
+                               "nonfinite")
             and not any(p is tensor for p in module.parameters())):
         answer = answer._replace(message=(
             f"{answer.message}; note: {xname} is not among the parameters of the module you "
