@@ -259,7 +259,30 @@ def why_no_grad(
         answer = answer._replace(message=(
             f"{answer.message} ({' and '.join(tied)} are one tensor, tied weights: its .grad "
             f"sums the gradients of every use)"))
+    flag = None if module is None else _module_flag(module, tensor, xname)
+    if flag is not None:
+        answer = answer._replace(message=f"{answer.message}; note: {flag}")
     return GradDiagnosis(*answer)
+
+
+def _module_flag(module: torch.nn.Module, tensor: torch.Tensor, xname: str) -> str | None:
+    """A ``requires_grad`` attribute set on a module (``layer.requires_grad = False``) that
+    holds ``tensor`` and disagrees with ``tensor.requires_grad``, in words: ``nn.Module`` has
+    no such switch, so the assignment only stores an attribute and freezes (or unfreezes)
+    nothing; :meth:`torch.nn.Module.requires_grad_` is the call.  The outermost such module."""
+    for name, sub in module.named_modules():
+        flag = vars(sub).get("requires_grad")
+        if not isinstance(flag, bool) or flag == tensor.requires_grad:
+            continue
+        if not any(p is tensor for p in sub.parameters()):
+            continue
+        label = name or "model"
+        return (f"{label}.requires_grad = {flag} was set on the module, which only stores an "
+                f"attribute (nn.Module has no such switch): no parameter changed, so {xname} "
+                f"still has requires_grad={tensor.requires_grad}; call "
+                f"{label}.requires_grad_({flag}) to {'unfreeze' if flag else 'freeze'} its "
+                f"parameters")
+    return None
 
 
 def _retained(context: Context) -> list[torch.Tensor]:
