@@ -16,6 +16,8 @@ have been swapped between steps.
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -66,7 +68,7 @@ def test_the_sample_after_a_step_reads_the_parameter_the_step_left(setup):
     torch.manual_seed(setup["seed"])
     widths = setup["widths"]
     layers: list[nn.Module] = []
-    for a, b in zip(widths, widths[1:], strict=False):
+    for a, b in itertools.pairwise(widths):
         layers += [nn.Linear(a, b), nn.Tanh()]
     model = nn.Sequential(*layers[:-1]).to(setup["dtype"])
     opt = _optimizer(setup["optimizer"], model.parameters(), setup["lr"])
