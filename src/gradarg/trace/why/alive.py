@@ -5,7 +5,9 @@ nodes had saved from them.
 :func:`live_singular` checks, on those values, where a node's derivative is infinite (``sqrt``
 of an exact 0, a divisor of 0: :mod:`gradarg.trace.graph.singularpoints`) on the path to the
 tensor, so that a NaN gradient found after ``backward()`` is still located when the value is in
-hand.  Imports the graph helpers and :mod:`.context` only.
+hand; :func:`dead_relu` and :func:`held_zero_factor` place an exactly zero gradient the same
+way (a ReLU whose held input is ≤ 0, a product whose held operand is all zeros).  Imports the
+graph helpers, :mod:`.context` and :func:`.gradients.all_zero` only.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import torch
 from ..graph.nodes import children, node_class, op_name
 from ..graph.operators import factors, row
 from ..graph.singularpoints import Singular, at_singular, checked_value
-from ..graph.values import dense_values
 from .context import Context
+from .gradients import all_zero
 
 __all__ = ["Found", "dead_relu", "describe", "held_zero_factor", "live_singular"]
 
@@ -126,10 +128,6 @@ def dead_relu(c: Context) -> str | None:
     return None
 
 
-def _all_zero(t: torch.Tensor) -> bool:
-    return t.numel() > 0 and not bool(dense_values(t.detach()).ne(0).any())
-
-
 def held_zero_factor(c: Context) -> str | None:
     """Products that together lie on every path from the output to the tensor (the edges
     into them cut every path) whose other operand is all zeros, as tensors the caller holds
@@ -145,13 +143,12 @@ def held_zero_factor(c: Context) -> str | None:
     held = _held(c)
     constants = [(name, t) for name, t in c.names.items()
                  if isinstance(t, torch.Tensor) and t.grad_fn is None and not t.requires_grad
-                 and (t.is_floating_point() or t.is_complex()) and _all_zero(t)]
+                 and (t.is_floating_point() or t.is_complex()) and all_zero(t)]
     if not held and not constants:
         return None
     graph = c.graph
     zeros: dict[tuple[int, int], tuple[str, bool]] = {}  # (node, input) -> (its zero operand
     # in words, whether the held tensor is that operand, not only of its shape)
-    shape_only: set[tuple[int, int]] = set()
     for k in sorted(c.path):
         node = c.nodes[k]
         op = op_name(node)
@@ -166,12 +163,10 @@ def held_zero_factor(c: Context) -> str | None:
                 said = _zero_operand(c, held, constants, node, kids, j, operands[j])
                 if said is not None:
                     zeros[(k, slot)] = said
-                    if not said[1]:
-                        shape_only.add((k, slot))
                     break
     if not zeros or c.position in graph.reachable(set(zeros)):
         return None  # a path around them reaches the tensor
-    if shape_only and len(zeros) > 1:
+    if len(zeros) > 1 and not all(sure for _, sure in zeros.values()):
         return None  # a shape alone cannot say that one held tensor is each product's operand
     kinds = Counter((op_name(c.nodes[k]), node_class(c.nodes[k])) for k in {k for k, _ in zeros})
     nodes = " and ".join(f"{op} ({cls})" if n == 1 else f"{n} {op} nodes ({cls})"
@@ -197,7 +192,7 @@ def _zero_operand(c: Context, held: dict[tuple[int, int], tuple[str, torch.Tenso
             break  # a view or copy of a held tensor is zero where it is: look through it
         child, nr = below[0]
     if in_graph:
-        if found is None or not _all_zero(found[1]):
+        if found is None or not all_zero(found[1]):
             return None
         name, value = found
         text = (f"{name} (which the caller still holds), all zeros at its {value.numel()} "
