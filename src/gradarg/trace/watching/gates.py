@@ -25,7 +25,7 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["FLAT", "Saturated", "saturated", "saturated_gate"]
+__all__ = ["FLAT", "STARTS", "Saturated", "saturated", "saturated_gate"]
 
 FLAT = 1e-4
 """A gate whose derivative ``p (1 - p)`` is at most this in every entry is saturated."""
@@ -42,6 +42,10 @@ class Saturated(NamedTuple):
     low: float
     high: float
     slope: float
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset({"MulBackward0"})
 
 
 def saturated(walked: list[Any]) -> Saturated | None:

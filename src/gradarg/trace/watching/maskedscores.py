@@ -23,7 +23,7 @@ import torch
 from ..graph.nodes import saved_value
 from .slip import Slip
 
-__all__ = ["AT_ZERO", "masked_scores"]
+__all__ = ["AT_ZERO", "STARTS", "masked_scores"]
 
 # the function's name and its value (as a loss term, up to sign) at a score of 0
 AT_ZERO = {"LogSigmoidBackward0": ("logsigmoid", "-log 2"),
@@ -31,6 +31,10 @@ AT_ZERO = {"LogSigmoidBackward0": ("logsigmoid", "-log 2"),
            "BinaryCrossEntropyWithLogitsBackward0": ("binary_cross_entropy_with_logits",
                                                      "log 2")}
 _MOST = 1 << 22  # entries of a factor read at most
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset(AT_ZERO)
 
 
 def masked_scores(walked: list[Any]) -> Slip | None:

@@ -18,9 +18,13 @@ import torch
 from ..graph.nodes import saved_value
 from .slip import Slip
 
-__all__ = ["masked_softmax"]
+__all__ = ["STARTS", "masked_softmax"]
 
 _MOST = 1 << 22  # entries of a mask read at most
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset({"SoftmaxBackward0"})
 
 
 def masked_softmax(walked: list[Any]) -> Slip | None:

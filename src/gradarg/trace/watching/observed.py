@@ -22,6 +22,17 @@ import torch
 from ..graph.nodes import first_nodes, saved_value
 from ..graph.values import finite as finite_values
 from ..graph.values import nonfinite_kinds
+from . import (
+    gates,
+    maskedscores,
+    maskedsoftmax,
+    peakedsoftmax,
+    picked,
+    samecandidates,
+    sampling,
+    selfdiff,
+    selftargets,
+)
 from .clamplog import LOGS, clipped_before_log, weights_of
 from .classweights import NLL, weight_as_long_as_batch
 from .columnscale import dominant_column
@@ -44,7 +55,7 @@ from .signedterms import ascended
 from .slip import Slip
 from .smoothing import heavy_smoothing
 from .wherepairs import constant_in_both
-from .zeroops import zero_factors
+from .zeroops import ZERO_FACTOR_STARTS, zero_factors
 
 __all__ = [
     "Ended",
@@ -189,12 +200,17 @@ def losses_of(tensors: Any) -> Losses:
               if small and len(small) == len(ts) else None)
     value = (float(ts[0].detach().float()) if len(ts) == 1 and ts[0].numel() == 1
              and ts[0].is_floating_point() else None)
-    walked, deep = first_nodes(nodes, 12), first_nodes(nodes, MOST_NODES)  # each read once
+    # breadth first, so the first 12 nodes are the first 12 of the deep walk
+    deep = first_nodes(nodes, MOST_NODES)
+    walked = deep[:12]
+    kinds = {type(n).__name__ for n in deep}  # each scan below runs only where it can find
     return Losses(nodes, finite, zero_why(walked[:max(len(nodes), 8)]),
-                  (*slips(walked, value), *deep_slips(deep)),
+                  (*slips(walked, value), *deep_slips(deep, kinds)),
                   nan_source(deep) if finite is False else "",
-                  sampled(nodes, deep), (nonfinite_kinds(small) if finite is False else "")
-                  or "NaN/Inf", zero_factors(deep), saturated(deep))
+                  sampled(nodes, deep) if not kinds.isdisjoint(sampling.STARTS) else (),
+                  (nonfinite_kinds(small) if finite is False else "") or "NaN/Inf",
+                  zero_factors(deep) if not kinds.isdisjoint(ZERO_FACTOR_STARTS) else (),
+                  saturated(deep) if not kinds.isdisjoint(gates.STARTS) else None)
 
 
 _BROADCASTING = ("MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0")
@@ -204,16 +220,24 @@ _LOGPROB = 1e-2  # |logsumexp| of a row above which it is not log-probabilities 
 # a softmax computed in bfloat16 is off by up to about 4e-3, in float16 by about 4e-4)
 
 
-def deep_slips(deep: list[Any]) -> list[Slip]:
+# the scans of deep_slips, each with the node classes it starts from
+_DEEP = ((maskedsoftmax.STARTS, masked_softmax), (samecandidates.STARTS, same_candidates),
+         (maskedscores.STARTS, masked_scores), (selftargets.STARTS, self_targets),
+         (picked.STARTS, picked_subset), (peakedsoftmax.STARTS, peaked_softmax))
+
+
+def deep_slips(deep: list[Any], kinds: set[str] | None = None) -> list[Slip]:
     """:class:`Slip` records read anywhere among ``deep``, a loss's first 256 nodes: a term
     that takes one tensor twice (:mod:`.selfdiff`), a softmax of scores multiplied by a 0/1
     mask (:mod:`.maskedsoftmax`), over identical candidates (:mod:`.samecandidates`) or nearly
     one-hot (:mod:`.peakedsoftmax`), scores multiplied by a 0/1 factor before a log-sigmoid
     (:mod:`.maskedscores`), soft targets equal to the scores' own probabilities
     (:mod:`.selftargets`), a min / max picking a subset (:mod:`.picked`)."""
-    found = [masked_softmax(deep), same_candidates(deep), masked_scores(deep), self_targets(deep),
-             picked_subset(deep), peaked_softmax(deep)]
-    return self_differences(deep) + [s for s in found if s is not None]
+    if kinds is None:
+        kinds = {type(n).__name__ for n in deep}
+    found = [scan(deep) for starts, scan in _DEEP if not kinds.isdisjoint(starts)]
+    return ((self_differences(deep) if not kinds.isdisjoint(selfdiff.STARTS) else [])
+            + [s for s in found if s is not None])
 
 
 def slips(walked: list[Any], value: float | None) -> list[Slip]:

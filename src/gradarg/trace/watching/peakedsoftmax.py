@@ -28,7 +28,7 @@ from ..graph.nodes import saved_value
 from ..graph.values import number
 from .slip import Slip
 
-__all__ = ["LARGE", "PEAK", "ROWS", "SHARE", "peaked_softmax", "peaked_words"]
+__all__ = ["LARGE", "PEAK", "ROWS", "SHARE", "STARTS", "peaked_softmax", "peaked_words"]
 
 PEAK = 0.99  # a row whose largest weight is above this is nearly one-hot
 SHARE = 0.4  # named when at least this share of the counted rows is nearly one-hot
@@ -39,6 +39,10 @@ _PRODUCTS = ("BmmBackward0", "BaddbmmBackward0", "MmBackward0")
 _SDPA = "ScaledDotProductFlashAttentionForCpuBackward0"
 _DEPTH = 4  # one-input operations between the product and the softmax (a scale, a mask)
 _BELOW = 64  # nodes searched under the scores for an embedding times a number
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset({"SoftmaxBackward0", _SDPA})
 
 
 def peaked_softmax(deep: list[Any]) -> Slip | None:

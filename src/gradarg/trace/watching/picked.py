@@ -21,10 +21,14 @@ import torch
 from ..graph.nodes import saved_value
 from .slip import Slip
 
-__all__ = ["picked_subset"]
+__all__ = ["STARTS", "picked_subset"]
 
 _OPS = ("MinBackward0", "MaxBackward0")
 _MOST = 1 << 22  # indices read at most
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset(_OPS)
 
 
 def picked_subset(walked: list[Any]) -> Slip | None:

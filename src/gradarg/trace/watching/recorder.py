@@ -31,7 +31,6 @@ from .deadunits import DYING, DyingOutputs
 from .detail import Detail, ModuleHooks
 from .gradhooks import GradEvents
 from .model import Watched
-from .patches import eager_unless_traced
 from .records import ROOT_NAME, CallInputs, CallValues, OpenSum, RawCall
 from .sentinel import producers_of
 
@@ -208,10 +207,10 @@ class Recorder:
         # modules with a parameter that requires grad (their own or a child's), once
         self._trainable = {m for m in self.watched.names if any(p.requires_grad for p in m.parameters())}
         # under torch.compile the hooks run eagerly, outside the compiled graph (a graph
-        # break at each module call: they read tensors' autograd state, which tracing lacks)
-        pre, post = eager_unless_traced(self._pre_hook), eager_unless_traced(self._post_hook)
-        self._hooks = ModuleHooks(list(self.watched.names), self.watched.model, pre, post,
-                                  sentinel)
+        # break at each module call: they read tensors' autograd state, which tracing lacks):
+        # ModuleHooks registers them through patches.module_hook, which does that
+        self._hooks = ModuleHooks(list(self.watched.names), self.watched.model,
+                                  self._pre_hook, self._post_hook, sentinel)
 
     def _hook_tensor(self, t: torch.Tensor) -> int | None:
         """The slot recording ``t``'s gradient; hooks ``t`` the first time it is seen.

@@ -23,12 +23,16 @@ import torch
 from ..graph.nodes import saved_value
 from .slip import Slip
 
-__all__ = ["same_candidates"]
+__all__ = ["STARTS", "same_candidates"]
 
 _MOST = 1 << 22  # entries of a softmax's output or an operand read at most
 _SOFTMAX = ("LogSoftmaxBackward0", "SoftmaxBackward0")
 _PRODUCTS = ("MmBackward0", "BmmBackward0")
 _DEPTH = 4  # operations of one tensor input between the product and the softmax
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset(_SOFTMAX)
 
 
 def same_candidates(walked: list[Any]) -> Slip | None:

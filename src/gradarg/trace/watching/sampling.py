@@ -23,7 +23,7 @@ from .finding import Finding, Options
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["MOST_NODES", "Sampled", "sampled", "sampling"]
+__all__ = ["MOST_NODES", "STARTS", "Sampled", "sampled", "sampling"]
 
 MOST_NODES = 256
 """Nodes of the losses' graph read at a ``backward()`` call."""
@@ -41,6 +41,10 @@ class Sampled(NamedTuple):
     node: str
     fn: str
     below: frozenset[int]
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset(_SAMPLING)
 
 
 def sampled(nodes: list[Any], walked: list[Any] | None = None) -> tuple[Sampled, ...]:

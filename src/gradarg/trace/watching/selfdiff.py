@@ -16,10 +16,14 @@ from typing import Any
 from ..graph.nodes import saved_value
 from .slip import Slip
 
-__all__ = ["said", "self_differences"]
+__all__ = ["STARTS", "said", "self_differences"]
 
 _OPS = {"SubBackward0": "subtracts a tensor from itself",
         "DivBackward0": "divides a tensor by itself"}
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset(_OPS)
 
 
 def self_differences(walked: list[Any]) -> list[Slip]:

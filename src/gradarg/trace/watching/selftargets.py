@@ -21,10 +21,14 @@ import torch
 from ..graph.nodes import saved_value
 from .slip import Slip
 
-__all__ = ["self_targets"]
+__all__ = ["STARTS", "self_targets"]
 
 _MOST = 1 << 22  # entries of the targets read at most
 _PASS = ("NegBackward0", "SubBackward0", "RsubBackward1")  # between the log-softmax and the product
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+STARTS = frozenset({"MulBackward0"})
 
 
 def self_targets(walked: list[Any]) -> Slip | None:

@@ -34,7 +34,6 @@ from ..graph.nodes import children, is_leaf
 from ..graph.values import tensors as _tensors
 from . import graphnotes
 from .forwardnotes import overflow
-from .patches import eager_unless_traced
 from .records import CallValues
 
 __all__ = ["Located", "Sentinel"]
@@ -114,9 +113,11 @@ class Sentinel:
         self._read_once = False  # located once per step
 
     def hooks(self) -> tuple[Any, Any]:
-        """The forward pre-hook and hook for the modules inside the model (new wrappers each
-        time: held by whoever registers them, not by the sentinel, so no reference cycle)."""
-        return eager_unless_traced(self._pre), eager_unless_traced(self._post)
+        """The forward pre-hook and hook for the modules inside the model (bound methods, held
+        by whoever registers them, not by the sentinel, so no reference cycle; registered
+        through :func:`.patches.module_hook`, which runs them eagerly while torch.compile
+        traces)."""
+        return self._pre, self._post
 
     def root_pre(self, module: Any, args: Any) -> None:
         """The model's forward pre-hook (after the recorder's: the step has begun)."""

@@ -41,8 +41,7 @@ UNMOVED = 0.5  # a parameter with at least this fraction of its sample unchanged
 NEGLIGIBLE = 1e-6  # entries whose |.grad| is below this times the step's largest are not read
 
 
-@dataclass(frozen=True)
-class Unmoved:
+class Unmoved(NamedTuple):
     """A parameter the last optimizer step holding it left (mostly) unchanged: ``same`` of the
     ``read`` entries sampled where its ``.grad`` was finite and not negligible (above
     :data:`NEGLIGIBLE` times the largest sampled in the step) are bit for bit the same
@@ -319,14 +318,18 @@ class StepMoves:
         for key, (rows, was, now, first) in groups.items():
             cur = stacked[key]
             moved = (was != now) & first
-            ks, backs = moved.sum(1).tolist(), (moved & (cur == was)).sum(1).tolist()
-            for i, k, back in zip(rows, ks, backs, strict=True):
+            ks, backs = torch.stack((moved, moved & (cur == was))).sum(2).tolist()
+            hits = [(i, k, back) for i, k, back in zip(rows, ks, backs, strict=True)
+                    if k and back * 2 > k]  # the common case: none, one pass over the rows
+            if self.reverted:  # some named at an earlier step: dropped unless named again
+                again = {i for i, _, _ in hits}
+                for i in rows:
+                    if i not in again:
+                        self.reverted.pop(entries[i][1], None)
+            for i, k, back in hits:
                 name = entries[i][1]
-                if k and back * 2 > k:
-                    self.reverted[name] = Reverted(name, type(optimizer).__name__,
-                                                   self.steps.get(id(optimizer), 0), back, k)
-                elif self.reverted:
-                    self.reverted.pop(name, None)
+                self.reverted[name] = Reverted(name, type(optimizer).__name__,
+                                               self.steps.get(id(optimizer), 0), back, k)
 
     def _undone(self, optimizer: Any, undo: list[tuple[str, Any, Any, torch.Tensor]]) -> None:
         """For each ``(name, p, left, now)``: whether most sampled entries the last step
@@ -434,8 +437,8 @@ class StepMoves:
                 # entries whose gradient is not negligible: a gradient at rounding level next
                 # to the step's largest (a bias before a normalisation) is not the step's doing
                 mask = (grads[k] > NEGLIGIBLE * top) & first
-                counted = zip(mask.sum(1).tolist(), (eqs[k] & mask).sum(1).tolist(),
-                              grads[k].max(1).values.tolist(), strict=True)
+                sums = torch.stack((mask, eqs[k] & mask)).sum(2).tolist()  # one read
+                counted = zip(sums[0], sums[1], grads[k].max(1).values.tolist(), strict=True)
                 counts.update(zip(rows, counted, strict=True))
         stuck, read_any, same_all, read_all = 0, 0, 0, 0
         for i, (p, name, lr, initial, _) in enumerate(entries):

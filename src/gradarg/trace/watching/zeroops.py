@@ -35,7 +35,7 @@ from .operations import describe as _describe
 if TYPE_CHECKING:
     from .watch import GradWatch
 
-__all__ = ["FLAT", "LOSS", "ZeroMade", "find", "zero_factor", "zero_factors"]
+__all__ = ["FLAT", "LOSS", "ZERO_FACTOR_STARTS", "ZeroMade", "find", "zero_factor", "zero_factors"]
 
 LOSS = "(loss)"
 """:attr:`ZeroMade.outer` when the zero was made after the model, by the loss."""
@@ -104,6 +104,10 @@ def find(w: GradWatch) -> ZeroMade | None:
         return None
     return ZeroMade(LOSS, "(model)", w.graph.loss_operations, w.grads.losses.zero_why)
 
+
+
+# the node classes its scan starts from: with none of them in the nodes given, it finds nothing
+ZERO_FACTOR_STARTS = frozenset({"MulBackward0"})
 
 
 def zero_factors(walked: list[Any]) -> tuple[Any, ...]:
