@@ -120,35 +120,46 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 # Xeon: 1.6 against 2.25 ms, measured by benchmarks/jacobian.py --dtype float64); in float32
 # reverse won on both.  So "auto" measures, per function and input signature, where it runs:
 # its first call takes the rule's route (forward when there are more outputs than inputs);
-# when the Jacobian has at least TRIAL_MIN_ENTRIES entries, the next TRIAL_CALLS calls
-# alternate the two routes (the first of the other route untimed: it loads what that route
-# loads), each call returning its Jacobian as usual, and the faster route (the shortest of
-# its timed calls) is kept, in PLANS and on disk per processor (gradarg.core.memory, kind
-# "routes"), so that a later process on the same machine takes it from its first call.  What
-# measuring costs: at most TRIAL_CALLS // 2 calls by the slower route, once per function and
-# signature on a machine.  The two routes' results agree to rounding, not bit for bit.
+# when the Jacobian has at least TRIAL_MIN_ENTRIES entries, the next TRIAL_CALLS calls take
+# the other route three times in a row, then the rule's three times, each call returning its
+# Jacobian as usual; a call is timed only when the call before it took the same route, and the
+# faster route (the shortest of its timed calls) is kept, in PLANS and on disk per processor
+# (gradarg.core.memory, kind "routes"), so that a later process on the same machine takes it
+# from its first call.  Why in a row: a call right after one by the other route pays for the
+# switch (caches, the allocator), and not alike for both.  Timed alternately (version 1 of the
+# memory), jacobian(lambda x: x @ W.T) at 16 -> 512 in float64 kept reverse mode in 4 of 14
+# fresh processes, where it takes 0.50 ms against forward mode's 0.22 ms once warm: its
+# forward calls took 0.37-0.65 ms each right after a reverse call; timed in a row, 10 of 10
+# kept forward (benchmarks/jacobian.py's problems, one thread).  What measuring costs: at most
+# TRIAL_CALLS // 2 calls by the slower route, once per function and signature on a machine.
+# The two routes' results agree to rounding, not bit for bit.
 TRIAL_MIN_ENTRIES = 64 * 64
-TRIAL_CALLS = 5
-ROUTES_VERSION = 1
+TRIAL_CALLS = 6
+ROUTES_VERSION = 2  # 1: timed alternately (its winners are not read)
 
 
 class RouteTrial:
-    """The calls that time ``auto``'s two routes (:data:`TRIAL_CALLS`): the other route first
-    (untimed: its warm-up), then the two alternately, timed."""
+    """The calls that time ``auto``'s two routes (:data:`TRIAL_CALLS`): the other route's
+    calls in a row, then those of ``first`` (the route the call before the trial took); a
+    call is timed only after a call by the same route (the first of each run is its warm-up,
+    and pays the switch from the other route)."""
 
     def __init__(self, first: str) -> None:
         other = "reverse" if first == "forward" else "forward"
-        self.order = [other, first, other, first, other][:TRIAL_CALLS]
+        half = TRIAL_CALLS // 2
+        self.order = [other] * half + [first] * (TRIAL_CALLS - half)
         self.times: dict[str, list[float]] = {"forward": [], "reverse": []}
         self.calls = 0
+        self._last = first  # the route of the call before the trial
 
     def next_route(self) -> str:
         return self.order[self.calls]
 
     def record(self, route: str, seconds: float) -> str | None:
         """Note a call's time; the faster route once every trial call is made, else None."""
-        if self.calls > 0:
+        if route == self._last:
             self.times[route].append(seconds)
+        self._last = route
         self.calls += 1
         if self.calls < len(self.order):
             return None
