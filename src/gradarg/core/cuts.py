@@ -155,7 +155,8 @@ def _signature(ts: Sequence[torch.Tensor], tangents: Sequence[bool]) -> tuple[An
                  for t, d in zip(ts, tangents, strict=True))
 
 
-def watching(xs: Sequence[Any], fn: Any = None) -> contextlib.AbstractContextManager[None]:
+def watching(xs: Sequence[Any], fn: Any = None,
+             dual: bool = False) -> contextlib.AbstractContextManager[None]:
     """Run the body (a call of ``fn`` on ``xs``) watching for graph cuts (module docstring);
     a no-op unless an input requires grad (with grad mode on) or is a dual tensor.  A call is
     skipped only when the same function object was watched before on inputs of the same
@@ -163,19 +164,24 @@ def watching(xs: Sequence[Any], fn: Any = None) -> contextlib.AbstractContextMan
     ``fn`` that cut is watched, and warned about, at every call.
 
     Returns a context manager (a shared no-op one when nothing is watched: the common case of
-    a loop of calls costs no generator and no mode).
+    a loop of calls costs no generator and no mode).  ``dual=True``: the caller made every
+    tensor of ``xs`` a dual tensor of ``torch.autograd.forward_ad`` (forward mode's own calls),
+    so none is unpacked to find out (a few microseconds each).
     """
     if isinstance(fn, types.BuiltinFunctionType):  # torch.sin: one op, no Python inside
         return _UNWATCHED
     ts = [x for x in xs if isinstance(x, torch.Tensor)]
-    tangents = [_tangent(x) for x in ts]  # once: unpacking a dual costs a few us a tensor
+    # once: unpacking a dual costs a few us a tensor
+    tangents = [True] * len(ts) if dual else [_tangent(x) for x in ts]
     if not (torch.is_grad_enabled() and any(x.requires_grad for x in ts)) and not any(tangents):
         return _UNWATCHED
     key = _signature(ts, tangents)
     clean: set[tuple[Any, ...]] | None = None
     if fn is not None:
-        try:
-            clean = _CLEAN.setdefault(fn, set())
+        try:  # get first: setdefault makes a weak reference at every call
+            clean = _CLEAN.get(fn)
+            if clean is None:
+                clean = _CLEAN.setdefault(fn, set())
         except TypeError:  # not hashable or no weak reference: watched every time
             clean = None
         if clean is not None and key in clean:

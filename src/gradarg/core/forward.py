@@ -113,7 +113,7 @@ def forward_legacy_batched(
     holder: list[bool] = []
 
     def flat_fn(*args: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        outs, is_tuple = call(fn, args)
+        outs, is_tuple = call(fn, args, dual=True)  # torch made each argument a dual tensor
         holder.append(is_tuple)
         return outs
 
@@ -225,7 +225,7 @@ def forward_loop(
         torch.set_rng_state(state)
         with fwAD.dual_level():
             duals = tuple(fwAD.make_dual(x, t[c]) for x, t in zip(primals, tangents, strict=True))
-            outs, is_tuple = call(fn, duals)
+            outs, is_tuple = call(fn, duals, dual=True)
             if per_col is None:
                 per_col = [[] for _ in outs]
             for k, y in enumerate(outs):

@@ -23,15 +23,17 @@ __all__ = ["call", "copies", "custom_nodes", "grad_on", "graph_names", "reachabl
 
 
 def call(
-    fn: Callable[..., Any], xs: Sequence[torch.Tensor]
+    fn: Callable[..., Any], xs: Sequence[torch.Tensor], dual: bool = False
 ) -> tuple[tuple[torch.Tensor, ...], bool]:
     """Evaluate ``fn(*xs)`` and check its outputs (tensors with differentiable dtypes).
 
     Where an input requires grad or is a dual tensor, ``fn`` runs under
     :func:`~gradarg.core.cuts.watching`: a ``.item()`` (or ``float()``, ``.numpy()``, ...) of
     a tensor that depends on an input warns that the derivative through it is taken as zero.
+    ``dual=True``: every tensor of ``xs`` is a dual tensor the caller made (not unpacked to
+    check).
     """
-    with watching(xs, fn):
+    with watching(xs, fn, dual):
         res = fn(*xs)
     outs, is_tuple = as_output_tuple(fn, res)
     name = getattr(fn, "__name__", "fn")
