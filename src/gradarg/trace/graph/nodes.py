@@ -28,7 +28,8 @@ __all__ = [
     "MOVES", "RESHAPES", "Graph", "accumulator", "check_not_freed", "children", "constant_exponent",
     "constant_operands", "edges_into", "first_nodes",
     "graph_freed", "in_place_edits", "is_custom", "is_leaf", "leaf_tensor", "modified_in_place",
-    "node_class", "op_name", "opaque_nodes", "reach", "saved", "saved_tensors", "saved_value",
+    "node_class", "op_name", "opaque_nodes", "reach", "saved", "saved_names", "saved_tensors",
+    "saved_value",
     "saved_values", "single_input_chain", "through_reshapes", "walk",
 ]
 
@@ -125,6 +126,12 @@ def _saved_names(node: Any) -> tuple[str, ...]:
     if cls not in _SAVED_NAMES:
         _SAVED_NAMES[cls] = tuple(a for a in dir(node) if a.startswith("_saved_"))
     return _SAVED_NAMES[cls]
+
+
+def saved_names(node: Any) -> tuple[str, ...]:
+    """The names of the values ``node``'s operation saved (``_saved_target``, ...): known from
+    its class, so still there once ``backward()`` freed the values themselves."""
+    return _saved_names(node)
 
 
 def _signed(value: Any) -> Any:

@@ -24,13 +24,14 @@ from ..graph.nodes import (
     is_leaf,
     leaf_tensor,
     op_name,
+    saved_names,
     saved_tensors,
     saved_values,
 )
 from ..graph.operators import row
 
-__all__ = ["constants", "copied_leaf", "cut", "history_free", "is_mask", "module_of",
-           "same_storage", "typed_like"]
+__all__ = ["constants", "copied_leaf", "cut", "entries_without_history", "history_free",
+           "is_mask", "module_of", "same_storage", "typed_like"]
 
 # a run without a graph that looks like torch.no_grad() in the graph it leaves: torch's reentrant
 # checkpoint runs its block under no_grad and records it again in backward only when one of its
@@ -217,6 +218,42 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
             f"{oname}, its path was cut before {'there' if one else 'one of these'}")
 
 
+def entries_without_history(graph: Graph, what: str, oname: str,
+                            names: Mapping[str, Any]) -> str:
+    """After ``backward()`` freed the saved values: the lowest nodes of the graph with an
+    input that needs no gradient (``None`` in ``next_functions``: the structure outlives the
+    values; lowest: no other such node below it), each with the module whose parameter it
+    takes or that takes its result (from ``names``), as words, or ``""`` when there is none.
+    The graph ends where a path was cut, so a value cut from ``what``'s path enters it at one
+    of them, as input data does; what each input is cannot be read any more (a loss
+    function's target is left out: its node saved ``_saved_target``)."""
+    import networkx as nx  # imported when used: import gradarg stays light
+
+    by_id = {id(t): name for name, t in names.items()}
+    entries = set()
+    for k, n in enumerate(graph.nodes):
+        loose = sum(c is None for c, _ in children(n))
+        if not (is_leaf(n) or not loose or ("_saved_target" in saved_names(n) and loose == 1)):
+            entries.add(k)
+    found = []
+    for k in sorted(entries):
+        if not entries.isdisjoint(nx.descendants(graph.nx, k)):
+            continue  # not the lowest: a dropout mask, a scale, on a path a cut lies below
+        n = graph.nodes[k]
+        own = _taker(graph, k, by_id)
+        module = None if own else _consumer(graph, k, by_id)
+        found.append(n.name() + (f" in module '{own}'" if own else
+                                 f", whose result goes into module '{module}'" if module else ""))
+    if not found:
+        return ""
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    one = len(found) == 1
+    return (f"; the graph (its structure outlives backward) ends in inputs without history at "
+            f"{shown} (input data, or a value computed under torch.no_grad(), detached or "
+            f"made from NumPy): if {what} should reach {oname}, its path was cut before "
+            f"{'there' if one else 'one of these'}")
+
+
 # a loss node (BinaryCrossEntropyBackward0, MseLossBackward0, ...) saves its target and class
 # weights as attributes of these names: labels and constants, not a value that was cut
 _LOSS_INPUT = re.compile(r"_saved_(target|weight|pos_weight)$")
@@ -276,12 +313,30 @@ def _junctions(graph: Graph, names: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def _taker(graph: Graph, k: int, by_id: Mapping[int, str]) -> str | None:
+    """The module (from parameter names) whose parameter node ``k`` itself takes, directly or
+    through at most two view nodes, or ``None``."""
+    if not by_id:
+        return None
+    nodes, g = graph.nodes, graph.nx
+    todo = [(c, 0) for c in g.successors(k)]
+    while todo:
+        c, depth = todo.pop()
+        var = leaf_tensor(nodes[c])
+        if var is not None and id(var) in by_id:
+            name = by_id[id(var)]
+            return name.rsplit(".", 1)[0] if "." in name else "(the model itself)"
+        if depth < 2 and var is None and row(op_name(nodes[c])).view:
+            todo += [(cc, depth + 1) for cc in g.successors(c)]
+    return None
+
+
 def _consumer(graph: Graph, k: int, by_id: Mapping[int, str]) -> str | None:
     """The module (from parameter names) of the nearest node on the output side of ``k`` that
     takes a parameter, directly or through at most two view nodes (``TBackward0``)."""
     if not by_id:
         return None
-    nodes, g = graph.nodes, graph.nx
+    g = graph.nx
     seen, frontier = {k}, [k]
     while frontier:
         nxt = []
@@ -291,14 +346,7 @@ def _consumer(graph: Graph, k: int, by_id: Mapping[int, str]) -> str | None:
                     continue
                 seen.add(p)
                 nxt.append(p)
-                todo = [(c, 0) for c in g.successors(p)]
-                while todo:
-                    c, depth = todo.pop()
-                    var = leaf_tensor(nodes[c])
-                    if var is not None and id(var) in by_id:
-                        name = by_id[id(var)]
-                        return name.rsplit(".", 1)[0] if "." in name else "(the model itself)"
-                    if depth < 2 and var is None and row(op_name(nodes[c])).view:
-                        todo += [(cc, depth + 1) for cc in g.successors(c)]
+                if (module := _taker(graph, p, by_id)) is not None:
+                    return module
         frontier = nxt
     return None

@@ -20,7 +20,15 @@ from ..graph.nodes import (
 )
 from ..graph.values import shape_text
 from .context import Answer, Cause, Context
-from .cuts import constants, copied_leaf, cut, history_free, module_of, same_storage
+from .cuts import (
+    constants,
+    copied_leaf,
+    cut,
+    entries_without_history,
+    history_free,
+    module_of,
+    same_storage,
+)
 from .rules import undecided
 from .source import never_referred
 
@@ -333,11 +341,12 @@ def _unreachable(c: Context) -> Answer | None:
 
 
 def _unreachable_freed(c: Context) -> Answer | None:
+    where = entries_without_history(c.graph, c.xname, c.oname, c.names)
     return Answer("not-reachable", (
         f"{c.xname} is not in {c.oname}'s graph: the path from it was cut (.detach(), .data, "
         f".item()/NumPy, torch.no_grad(), a reentrant checkpoint none of whose inputs "
         f"requires grad, an integer cast, requires_grad_() after the forward) or it was not "
-        f"used; which node took it as a constant could not be "
+        f"used{where}; what each input there holds could not be "
         f"checked, because backward() freed the saved tensors: recompute {c.oname} and call "
         f"why_no_grad before backward()"))
 
