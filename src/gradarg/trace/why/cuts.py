@@ -210,12 +210,17 @@ def history_free(graph: Graph, what: str, oname: str, names: Mapping[str, Any]) 
         return (f"; {oname}'s graph takes tensors without history only at {seen} (input "
                 f"data, or values computed under torch.no_grad() {REENTRANT}, or detached): "
                 f"if {what} should reach {oname}, its path runs into one of these")
-    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
-    one = len(found) == 1
+    shown, one = _listed(found)
     return (f"; {'a value' if one else 'values'} without history (computed under "
             f"torch.no_grad() {REENTRANT}, detached, or made from NumPy) "
             f"join{'s' if one else ''} {oname}'s graph at {shown}: if {what} should reach "
             f"{oname}, its path was cut before {'there' if one else 'one of these'}")
+
+
+def _listed(found: list[str]) -> tuple[str, bool]:
+    """The first three of ``found`` in words (``"... and 2 more"``), and whether it is one."""
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return ", ".join(found[:3]) + more, len(found) == 1
 
 
 def entries_without_history(graph: Graph, what: str, oname: str,
@@ -235,9 +240,15 @@ def entries_without_history(graph: Graph, what: str, oname: str,
         loose = sum(c is None for c, _ in children(n))
         if not (is_leaf(n) or not loose or ("_saved_target" in saved_names(n) and loose == 1)):
             entries.add(k)
+    g = graph.nx
+    if not entries or not nx.is_directed_acyclic_graph(g):
+        return ""
+    below: dict[int, bool] = {}  # node k -> some entry lies below it (one pass, inputs first)
+    for k in reversed(list(nx.topological_sort(g))):
+        below[k] = any(c in entries or below[c] for c in g.successors(k))
     found = []
     for k in sorted(entries):
-        if not entries.isdisjoint(nx.descendants(graph.nx, k)):
+        if below[k]:
             continue  # not the lowest: a dropout mask, a scale, on a path a cut lies below
         n = graph.nodes[k]
         own = _taker(graph, k, by_id)
@@ -246,8 +257,7 @@ def entries_without_history(graph: Graph, what: str, oname: str,
                                  f", whose result goes into module '{module}'" if module else ""))
     if not found:
         return ""
-    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
-    one = len(found) == 1
+    shown, one = _listed(found)
     return (f"; the graph (its structure outlives backward) ends in inputs without history at "
             f"{shown} (input data, or a value computed under torch.no_grad(), detached or "
             f"made from NumPy): if {what} should reach {oname}, its path was cut before "
