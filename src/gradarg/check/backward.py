@@ -79,7 +79,8 @@ def check_backward(
         grad, integer, bool, complex) are passed through and reported in ``skipped``.
     reference : {"auto", "forward", "finite-difference"}
         ``"auto"``: forward mode if ``fn`` supports it (a custom ``autograd.Function`` needs a
-        ``jvp``) and its Jacobian–vector products along two random directions agree with
+        ``jvp``: run by ``torch.func.jvp`` with ``setup_context``, by dual tensors of
+        ``torch.autograd.forward_ad`` in the classic ``forward(ctx, ...)`` style) and its Jacobian–vector products along two random directions agree with
         central differences of ``fn``'s values, else finite differences (a note says why:
         forward mode follows ``fn``'s graph, so a gradient changed with ``.detach()``, as in
         ``x + (x.round() - x).detach()``, or a ``jvp`` that is not the derivative would

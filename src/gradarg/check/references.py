@@ -12,6 +12,9 @@ kind of reference is one more class here, returned by :func:`choose`.
 
 - :class:`ForwardMode`: ``torch.func.jvp`` / forward-mode Jacobians, independent of the
   backward formulas;
+- :class:`DualForwardMode`: the same products with dual tensors (``torch.autograd.forward_ad``),
+  for a custom ``autograd.Function`` that defines ``jvp`` in the classic style
+  (``forward(ctx, ...)``, no ``setup_context``), which ``torch.func`` refuses;
 - :class:`FiniteDifferences`: central differences with error estimates
   (:mod:`gradarg.check.fd_error`), on float64 copies when ``fn`` computes in float64;
 - :class:`IntendedBackward`: the backward the user meant, given as ``expected=`` (a
@@ -35,7 +38,8 @@ if TYPE_CHECKING:
     from .results import Notes
     from .setup import Setup
 
-__all__ = ["FiniteDifferences", "ForwardMode", "IntendedBackward", "Reference", "choose"]
+__all__ = ["DualForwardMode", "FiniteDifferences", "ForwardMode", "IntendedBackward", "Reference",
+           "choose"]
 
 
 class Reference:
@@ -132,6 +136,46 @@ class ForwardMode(Reference):
 
     def cost(self, m, ns, size):
         return f"{sum(ns):,} Jacobian–vector products", 4 * size
+
+
+def dual_jvp(flat, xs: Sequence[torch.Tensor], tangents: Sequence[torch.Tensor]
+             ) -> tuple[torch.Tensor, ...]:
+    """``J u`` of ``flat`` at ``xs`` along ``tangents`` with dual tensors
+    (``torch.autograd.forward_ad``, the forward mode of custom Functions written as
+    ``forward(ctx, ...)`` with a ``jvp``: `Forward-mode AD
+    <https://pytorch.org/tutorials/intermediate/forward_ad_usage.html>`_); an output with no
+    tangent (no dependence on ``xs``) gives zeros."""
+    from torch.autograd import forward_ad
+
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(x.detach(), u) for x, u in zip(xs, tangents, strict=True)]
+        outs = flat(*duals)
+        return tuple(torch.zeros_like(t) if (tan := forward_ad.unpack_dual(t).tangent) is None
+                     else tan.detach().clone() for t in outs)
+
+
+class DualForwardMode(ForwardMode):
+    """:class:`ForwardMode` with dual tensors (:func:`dual_jvp`), one product per direction,
+    for a custom Function ``torch.func`` cannot transform (classic ``forward(ctx, ...)`` with
+    a ``jvp``): its whole Jacobian is the products along every input element."""
+
+    name = "forward mode (Jacobian–vector products, dual tensors)"
+
+    def directional(self, dirs):
+        s = self.s
+        vals = []
+        for us in dirs:
+            tangents = tuple(torch.zeros_like(x) if u is None else u
+                             for x, u in zip(s.xs, us, strict=True))
+            torch.set_rng_state(self.state)
+            vals.append([tk.double() for tk in dual_jvp(s.flat, s.xs, tangents)])
+        return vals, [[torch.zeros_like(v) for v in row] for row in vals]
+
+    def jacobian(self):
+        blocks = [self.columns(j, torch.arange(x.numel()))[0] for j, x in enumerate(self.s.xs)]
+        vals = [[blocks[j][k] for j in range(len(blocks))] for k in range(len(self.outs))]
+        zeros = [[torch.zeros_like(b) for b in row] for row in vals]
+        return vals, zeros, zeros
 
 
 class FiniteDifferences(Reference):
@@ -304,25 +348,32 @@ def choose(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor, notes: N
     if reference == "finite-difference":
         return FiniteDifferences(s, outs, state, notes)
     us = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]
+    kind: type[ForwardMode] = ForwardMode
     try:
         torch.set_rng_state(state)
         t = torch.func.jvp(s.flat, s.xs, tuple(us))[1]
     except (RuntimeError, NotImplementedError) as err:
-        if reference == "forward":
-            raise ValueError(f"reference='forward': fn does not support forward mode: "
-                             f"{str(err).splitlines()[0]}") from err
-        return FiniteDifferences(s, outs, state, notes)
+        try:  # a classic custom Function with a jvp: torch.func refuses it, dual tensors run it
+            if "setup_context" not in str(err):
+                raise
+            torch.set_rng_state(state)
+            t, kind = dual_jvp(s.flat, s.xs, us), DualForwardMode
+        except (RuntimeError, NotImplementedError):
+            if reference == "forward":
+                raise ValueError(f"reference='forward': fn does not support forward mode: "
+                                 f"{str(err).splitlines()[0]}") from err
+            return FiniteDifferences(s, outs, state, notes)
     if reference == "auto":
-        away = _off_the_values(s, outs, state, notes, gen, us, t)
+        away = _off_the_values(s, outs, state, notes, gen, us, t, kind)
         if away:
             notes.add(away)
             return FiniteDifferences(s, outs, state, notes)
-    return ForwardMode(s, outs, state, notes)
+    return kind(s, outs, state, notes)
 
 
 def _off_the_values(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor, notes: Notes,
-                    gen: torch.Generator, us: list[torch.Tensor], t: Sequence[torch.Tensor]
-                    ) -> str:
+                    gen: torch.Generator, us: list[torch.Tensor], t: Sequence[torch.Tensor],
+                    kind: type[ForwardMode] = ForwardMode) -> str:
     """Why forward mode cannot be the reference, or ``""``: its Jacobian–vector product along
     ``us`` (``t``), and then along a second random direction, is far from two central
     differences of ``fn``'s values that agree with each other (steps ``h`` and ``h/4``).
@@ -338,7 +389,8 @@ def _off_the_values(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor,
         return ""
     second = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]
     torch.set_rng_state(state)
-    t2 = torch.func.jvp(s.flat, s.xs, tuple(second))[1]
+    t2 = (dual_jvp(s.flat, s.xs, second) if kind is DualForwardMode
+          else torch.func.jvp(s.flat, s.xs, tuple(second))[1])
     if not _far_entry(s, probe, state, second, t2):
         return ""
     return (f"reference: finite differences, not forward mode: fn's forward-mode derivative "
