@@ -216,11 +216,13 @@ def test_the_regrade_of_rounds_8_to_10_covers_them_with_valid_grades():
         assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
 
 
-def test_the_regrade_of_the_first_held_out_third_covers_it_with_valid_grades():
-    """regrade_heldout_third.json: the 115 records of the first held-out third (graded before
+@pytest.mark.parametrize("name", ["regrade_heldout_third.json",
+                                  "regrade_heldout_third_stop90.json"])
+def test_the_regrade_of_the_first_held_out_third_covers_it_with_valid_grades(name):
+    """regrade_heldout_third*.json: the 115 records of the first held-out third (graded before
     and after the first question pages) graded again, on a later site, by a reader who took no
     part; every record once, a grade of GRADES, a page for every grade but ABSENT."""
-    regrade = json.loads((Path(__file__).parent / "regrade_heldout_third.json").read_text())
+    regrade = json.loads((Path(__file__).parent / name).read_text())
     third = {r["id"] for r in RECORDS if r.get("grade_before")}
     ids = [g["id"] for g in regrade["grades"]]
     assert sorted(ids) == sorted(third) and len(ids) == 115
