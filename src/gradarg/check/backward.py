@@ -80,11 +80,12 @@ def check_backward(
     reference : {"auto", "forward", "finite-difference"}
         ``"auto"``: forward mode if ``fn`` supports it (a custom ``autograd.Function`` needs a
         ``jvp``: run by ``torch.func.jvp`` with ``setup_context``, by dual tensors of
-        ``torch.autograd.forward_ad`` in the classic ``forward(ctx, ...)`` style) and its Jacobian–vector products along two random directions agree with
-        central differences of ``fn``'s values, else finite differences (a note says why:
-        forward mode follows ``fn``'s graph, so a gradient changed with ``.detach()``, as in
-        ``x + (x.round() - x).detach()``, or a ``jvp`` that is not the derivative would
-        move with the backward).  Finite differences run on float64 copies of the
+        ``torch.autograd.forward_ad`` in the classic ``forward(ctx, ...)`` style) and its
+        Jacobian–vector products along two random directions agree with central differences
+        of ``fn``'s values, else finite differences (a note says why: forward mode follows
+        ``fn``'s graph, so a gradient changed with ``.detach()``, as in
+        ``x + (x.round() - x).detach()``, or a ``jvp`` that is not the derivative would move
+        with the backward).  Finite differences run on float64 copies of the
         inputs (and of the module's parameters and buffers) when ``fn`` accepts them.
     parameters : bool
         With a module: also check the gradients of its parameters that require grad.

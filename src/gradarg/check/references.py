@@ -94,6 +94,12 @@ class Reference:
 class ForwardMode(Reference):
     name = "forward mode (Jacobian–vector products)"
 
+    @staticmethod
+    def jvp(flat, xs: Sequence[torch.Tensor], tangents: Sequence[torch.Tensor]
+            ) -> Sequence[torch.Tensor]:
+        """``J u`` of ``flat`` at ``xs`` along ``tangents``, one tensor per output."""
+        return torch.func.jvp(flat, tuple(xs), tuple(tangents))[1]
+
     def directional(self, dirs):
         s = self.s
         vals = []
@@ -101,7 +107,7 @@ class ForwardMode(Reference):
             tangents = tuple(torch.zeros_like(x) if u is None else u
                              for x, u in zip(s.xs, us, strict=True))
             torch.set_rng_state(self.state)
-            _, t = torch.func.jvp(s.flat, s.xs, tangents)
+            t = self.jvp(s.flat, s.xs, tangents)
             vals.append([tk.detach().double() for tk in t])
         return vals, [[torch.zeros_like(v) for v in row] for row in vals]
 
@@ -160,16 +166,7 @@ class DualForwardMode(ForwardMode):
     a ``jvp``): its whole Jacobian is the products along every input element."""
 
     name = "forward mode (Jacobian–vector products, dual tensors)"
-
-    def directional(self, dirs):
-        s = self.s
-        vals = []
-        for us in dirs:
-            tangents = tuple(torch.zeros_like(x) if u is None else u
-                             for x, u in zip(s.xs, us, strict=True))
-            torch.set_rng_state(self.state)
-            vals.append([tk.double() for tk in dual_jvp(s.flat, s.xs, tangents)])
-        return vals, [[torch.zeros_like(v) for v in row] for row in vals]
+    jvp = staticmethod(dual_jvp)
 
     def jacobian(self):
         blocks = [self.columns(j, torch.arange(x.numel()))[0] for j, x in enumerate(self.s.xs)]
@@ -349,16 +346,19 @@ def choose(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor, notes: N
         return FiniteDifferences(s, outs, state, notes)
     us = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]
     kind: type[ForwardMode] = ForwardMode
+    t: Sequence[torch.Tensor] | None = None
     try:
         torch.set_rng_state(state)
-        t = torch.func.jvp(s.flat, s.xs, tuple(us))[1]
+        t = kind.jvp(s.flat, s.xs, us)
     except (RuntimeError, NotImplementedError) as err:
-        try:  # a classic custom Function with a jvp: torch.func refuses it, dual tensors run it
-            if "setup_context" not in str(err):
-                raise
-            torch.set_rng_state(state)
-            t, kind = dual_jvp(s.flat, s.xs, us), DualForwardMode
-        except (RuntimeError, NotImplementedError):
+        if "setup_context" in str(err):  # a classic Function with a jvp: dual tensors run it
+            kind = DualForwardMode
+            try:
+                torch.set_rng_state(state)
+                t = kind.jvp(s.flat, s.xs, us)
+            except (RuntimeError, NotImplementedError):
+                pass
+        if t is None:
             if reference == "forward":
                 raise ValueError(f"reference='forward': fn does not support forward mode: "
                                  f"{str(err).splitlines()[0]}") from err
@@ -389,8 +389,7 @@ def _off_the_values(s: Setup, outs: Sequence[torch.Tensor], state: torch.Tensor,
         return ""
     second = [torch.randn(x.shape, generator=gen, dtype=x.dtype) for x in s.xs]
     torch.set_rng_state(state)
-    t2 = (dual_jvp(s.flat, s.xs, second) if kind is DualForwardMode
-          else torch.func.jvp(s.flat, s.xs, tuple(second))[1])
+    t2 = kind.jvp(s.flat, s.xs, second)
     if not _far_entry(s, probe, state, second, t2):
         return ""
     return (f"reference: finite differences, not forward mode: fn's forward-mode derivative "
