@@ -277,7 +277,7 @@ def check_choice(mask: np.ndarray, shape, path: str) -> str:
     if route == "search":
         assert np.array_equal(colors, reference)
     else:
-        assert route.split("+")[0] in ("modular", "lattice", "periodic")
+        assert route.split("+")[0] in ("modular", "lattice", "tile", "periodic")
         assert route.split("+")[1] in ("bound", "orders")
     return route
 
@@ -291,8 +291,8 @@ def test_the_choice_is_a_star_colouring_never_more_colours_than_the_search(path,
 
 @pytest.mark.parametrize("path", PATHS)
 def test_every_route_is_taken_and_checked(path):
-    """Chains of blocks past the window (periodic), bands (modular), grids (lattice), random
-    patterns (the search), on the forced path."""
+    """Chains of blocks past the window (periodic), bands (modular), grids (lattice, and a
+    tile for the triangulated grid), random patterns (the search), on the forced path."""
     routes = set()
     rng = np.random.default_rng(13)
     i = np.arange(300)
@@ -303,7 +303,9 @@ def test_every_route_is_taken_and_checked(path):
     g = np.array(np.unravel_index(np.arange(s * s), (s, s))).T
     d = g[:, None, :] - g[None, :, :]
     tri = ((np.abs(d).sum(-1) <= 1) | ((d[..., 0] == -d[..., 1]) & (np.abs(d[..., 0]) == 1)))
-    cases.append((tri, (s, s)))  # the minimal-surface stencil: lattice, 7 against 9
+    cases.append((tri, (s, s)))  # the minimal-surface stencil: a tile, 6 against 9
+    box = np.abs(d).max(-1) <= 1
+    cases.append((box, (s, s)))  # the 9-point stencil: lattice, 9
     for mask, shape in cases:
         routes.add(check_choice(mask, shape, path))
     # past the window, one edge joins two vertices the periodic continuation colours alike:
@@ -311,7 +313,8 @@ def test_every_route_is_taken_and_checked(path):
     broken = chain_of_four_cycles(80)
     broken[300, 308] = broken[308, 300] = True
     assert not check_choice(broken, None, path).startswith("periodic")
-    assert {r.split("+")[0] for r in routes} == {"periodic", "modular", "lattice", "search"}
+    assert {r.split("+")[0] for r in routes} == {"periodic", "modular", "lattice", "tile",
+                                                 "search"}
     assert {r.split("+")[-1] for r in routes} >= {"bound", "orders"}
 
 
@@ -357,7 +360,7 @@ def test_the_benchmark_hessians_take_the_structured_routes_exactly(numba_first):
     search, Hessians equal to torch.func.hessian's; the same after numba's kernels ran."""
     bench = _problems()
     cases = [(bench.rosenbrock_powell(torch), 400, "periodic+bound", 4),
-             (bench.minimal_surface(torch, s=13), (13, 13), "lattice+orders", 7)]
+             (bench.minimal_surface(torch, s=13), (13, 13), "tile+bound", 6)]
     if numba_first:
         with _numba.colouring_path("numba"):
             gradarg.SparseHessian(torch.eye(300, dtype=torch.bool) | torch.eye(300).roll(1, 1)
@@ -391,4 +394,4 @@ print(json.dumps(out))
                           capture_output=True, text=True, check=True)
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got == {"Rosenbrock+Powell n=5000 (H)": ["periodic+bound", 4],
-                   "minimal surface 64x64 (H)": ["lattice+orders", 7], "numba": False}
+                   "minimal surface 64x64 (H)": ["tile+bound", 6], "numba": False}

@@ -18,7 +18,8 @@ products every mode runs), ``compiled`` (the compiled call, given the modes), ``
 ``greedy`` (greedy colouring and vertex orders), ``_buckets`` (the bucket queue of both),
 ``_pycolor`` (the default colourings without numba), ``_numba`` (when numba is loaded),
 ``peel`` (dense lines: candidate splits), ``bidirectional`` (dense rows by VJPs, the rest by
-JVPs), ``star`` (star colouring and direct recovery), ``acyclic`` (acyclic colouring and
+JVPs), ``star`` (star colouring and direct recovery), ``starfast`` (the structured
+colourings tried first), ``tiling`` (periodic star colourings of grid stencils), ``acyclic`` (acyclic colouring and
 substitution), ``pattern`` (local patterns), ``detect/`` (patterns by tracing: a
 ``TorchDispatchMode`` in ``detect/mode.py``, a rule registry in ``detect/registry.py``, one rule
 module per family of operators in ``detect/rules/``).

@@ -39,8 +39,8 @@ class SparseHessian:
     The pattern is made symmetric (``P | Pᵀ``, diagonal included).  Its adjacency graph is
     star-coloured greedily in several vertex orders (natural, largest-first, smallest-last) and
     the colouring with fewest colours is kept, unless a colouring found by array operations
-    (a distance-2 colouring of a band or grid stencil, or the periodic continuation of a
-    prefix) is checked to be a star colouring and proved to need no more colours
+    (a distance-2 colouring of a band or grid stencil, a periodic tile of a known grid stencil,
+    or the periodic continuation of a prefix) is checked to be a star colouring and proved to need no more colours
     (``gradarg.sparse.starfast``: the search then runs only until each order needs as many,
     or not at all).  Each call ``sh(f, x)`` makes ``sh.passes``
     Hessian-vector products ``H s_c`` (``s_c`` the sum of the unit vectors of colour ``c``):
@@ -86,7 +86,7 @@ class SparseHessian:
         Time of the colouring and the recovery plan, paid once.
     route : str
         How the colouring was found: ``"search"`` (the greedy orders), or a structured
-        candidate (``"modular"``, ``"lattice"``, ``"periodic"``) and its proof of using no more
+        candidate (``"modular"``, ``"lattice"``, ``"tile"``, ``"periodic"``) and its proof of using no more
         colours (``"+bound"``: a lower bound; ``"+orders"``: every greedy order needs as
         many); ``"search"`` with ``method="acyclic"``.
     distance2_colors : int

@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["BALL", "BUDGET", "needs_at_least"]
 
-BALL = 12
+BALL = 16
 """Most vertices of one ball searched exactly."""
 
 BUDGET = 20000

@@ -14,6 +14,10 @@ a few array operations, cheapest first:
   on four vertices can have two colours when vertices two apart differ); on a grid stencil it
   may use fewer colours than the greedy star colouring (the minimal-surface energy's 7-point
   stencil: 7 against 9);
+* **a periodic tile of a known grid stencil** (:func:`gradarg.sparse.tiling.colour`: the
+  stencil looked up in a small catalogue of star colourings of lattices, up to the grid's
+  symmetries), which may take fewer colours than any distance-2 colouring (the
+  minimal-surface energy's 7-point stencil: 6, proved optimal by a ball of 16 vertices);
 * **the periodic continuation of a prefix** (:func:`periodic`), tried when neither
   distance-2 colouring exists: the greedy star colouring of the first :data:`WINDOW`
   vertices in natural order, when its second half repeats with some period, continued with
@@ -45,6 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import tiling
 from ._numba import interpreted
 from .greedy import order
 from .lowerbound import lattice, modular
@@ -69,8 +74,8 @@ SAMPLE = 256
 
 class StarColouring(NamedTuple):
     """A star colouring and how it was found: ``route`` is ``"search"`` (the greedy search's
-    colouring) or ``"<candidate>+<proof>"``, the candidate ``"modular"``, ``"lattice"`` or
-    ``"periodic"``, the proof ``"bound"`` (a lower bound) or ``"orders"`` (the search stopped
+    colouring) or ``"<candidate>+<proof>"``, the candidate ``"modular"``, ``"lattice"``,
+    ``"tile"`` or ``"periodic"``, the proof ``"bound"`` (a lower bound) or ``"orders"`` (the search stopped
     early in every order)."""
 
     colors: np.ndarray
@@ -189,6 +194,7 @@ def colour(rows: np.ndarray, cols: np.ndarray, indptr: np.ndarray, indices: np.n
     for name, find in (
             ("modular", lambda: modular(ptr, cols, n)),
             ("lattice", lambda: None if shape is None else sampled_lattice(ptr, cols, shape)),
+            ("tile", lambda: None if shape is None else tiling.colour(ptr, cols, shape)),
             ("periodic", lambda: None if found else periodic(indptr, indices))):
         colors = find()  # the periodic continuation only without a distance-2 colouring
         if colors is not None:
