@@ -8,14 +8,17 @@
  *   score(page) = sum over query words w of  weight(best field of the page holding w) * idf(w)
  *
  * with idf(w) = ln(1 + N / pages holding w). Fields, strongest first: the page title, its
- * synonyms (the "search-synonyms" of its front matter), its section headings, its body text
- * (prose, code and outputs, as Sphinx indexed them); a word found only as the start of a longer
- * indexed word counts a fraction. An identifier written with underscores counts as itself and
- * as its words in the pages ("retain graph" finds `retain_graph`), and in a query when no
+ * synonyms (the "search-synonyms" of its front matter), the heading of one of its sections, its
+ * other headings, its body text (prose, code and outputs, as Sphinx indexed them); a word
+ * found only as the start of a longer indexed word counts a fraction. A page is scored as its
+ * best section (the heading field is that section's heading), as an entry of a question page
+ * is, so a long page does not gather full heading weight from words spread over many
+ * headings. An identifier written with underscores counts as itself and as its words in the
+ * pages ("retain graph" finds `retain_graph`), and in a query when no
  * page holds it as one word. A query that contains a run of words of an error message a
  * page quotes (searchextra.js, written at build time from the built pages) adds a bonus to that
- * page: pasted messages land on the page that raises them. Each result links to the section
- * heading that holds most of the query's words.
+ * page: pasted messages land on the page that raises them. Each result links to that best
+ * section.
  *
  * The question-and-answer pages (searchextra.js "sections") are ranked entry by entry: each
  * entry (a level-2 section: a question as its heading, a short answer and a live cell) is a
@@ -28,7 +31,7 @@
 "use strict";
 
 const GradargSearch = (() => {
-  const WEIGHT = { title: 6, synonym: 5, heading: 5, body: 1.5, partial: 0.5 };
+  const WEIGHT = { title: 6, synonym: 5, heading: 5, otherHeading: 3.5, body: 1.5, partial: 0.5 };
   // an entry of a question page ranks like a section of a page: its heading (the question)
   // weighs what a section heading does, its own text what body text does; its page title little
   const ENTRY = { heading: 5, body: 1.5, page: 1, partial: 0.5 };
@@ -238,18 +241,35 @@ const GradargSearch = (() => {
     // "not", "the") as nothing: a run of them is no sign of a quoted message
     const idfOf = (w) =>
       idfByStem.get(p.stem(w)) || (stopwords.has(w) ? 0 : Math.log(1 + p.nDocs));
-    for (const [d, bonus] of phraseBonus(p, rawAll, idfOf))
-      scores.set(d, (scores.get(d) || 0) + bonus);
+    const bonusOf = phraseBonus(p, rawAll, idfOf);
+    for (const [d, bonus] of bonusOf) scores.set(d, (scores.get(d) || 0) + bonus);
 
     const pageResults = [...scores.entries()]
       .filter(([d]) => !p.entries[d])
-      .map(([d, score]) => {
-        // the section whose heading holds most of the query's weight
-        let anchor = "", heading = "", best = 0;
+      .map(([d]) => {
+        // the page scored as its best section, as an entry is: a word of that section's
+        // heading weighs as a heading, a word of another of its headings less (summing the
+        // words of all its headings as headings let a long page outrank the entry that answers)
+        const sectionScore = (h) => {
+          let v = bonusOf.get(d) || 0;
+          for (const s of stems) {
+            const where = found.get(s);
+            if (!where) continue;
+            let w = 0;
+            if (where.title.has(d)) w = WEIGHT.title;
+            else if (where.synonym.has(d)) w = WEIGHT.synonym;
+            else if (h && h.stems.has(s)) w = WEIGHT.heading;
+            else if (where.heading.has(d)) w = WEIGHT.otherHeading;
+            else if (where.body.has(d)) w = WEIGHT.body;
+            else if (where.partial.has(d)) w = WEIGHT.partial;
+            v += w * idfByStem.get(s);
+          }
+          return v;
+        };
+        let anchor = "", heading = "", score = sectionScore(null);
         for (const h of p.headings[d]) {
-          let v = 0;
-          for (const s of stems) if (h.stems.has(s)) v += idfByStem.get(s) || 0;
-          if (v > best + 1e-9) { best = v; anchor = "#" + h.anchor; heading = h.heading; }
+          const v = sectionScore(h);
+          if (v > score + 1e-9) { score = v; anchor = "#" + h.anchor; heading = h.heading; }
         }
         const title = index.titles[d];
         return {

@@ -123,3 +123,37 @@ def test_search_box_shows_ranked_results(browser_context, server):
     assert visit.console_errors == [] and visit.failed_requests == []
     assert visit.foreign_requests == []
     page.close()
+
+
+def test_a_page_is_scored_as_its_best_section(search_page):
+    """A page's query words spread over several of its headings do not weigh as one heading:
+    on a small index, a question entry whose heading holds three of the query's four words
+    (the fourth in its text) outranks a page with each of the four in a heading of its own;
+    the page still outranks one with the words in its body only, and links to the section
+    whose heading holds a query word."""
+    page, _ = search_page
+    words = ["alphaz", "betaz", "gammaz", "deltaz"]
+    index = {
+        "docnames": ["guide/long", "questions/q", "guide/body"],
+        "filenames": ["guide/long.md", "questions/q.md", "guide/body.md"],
+        "titles": ["Long page", "Questions", "Body page"],
+        "terms": {w: [0, 2] for w in words} | {"deltaz": [0, 1, 2]},
+        "titleterms": {},
+        "alltitles": {f"{w} things": [[0, f"{w}-things"]] for w in words},
+    }
+    extra = {"synonyms": {}, "messages": {}, "sections": {"questions/q": [
+        {"anchor": "q-entry", "heading": "alphaz betaz gammaz?", "text": "deltaz here",
+         "messages": []}]}}
+    source = (SITE / "_static" / "gradarg-search.js").read_text()
+    source = source.replace("const GradargSearch = (() => {", "window.GSTest = (() => {")
+    source = source.replace('if (typeof Search !== "undefined") Search.query = query;', "")
+    got = page.evaluate(
+        """([index, extra, source]) => {
+             const saved = [Search._index, window.GRADARG_SEARCH_EXTRA];
+             Search._index = index; window.GRADARG_SEARCH_EXTRA = extra;
+             try { eval(source); return GSTest.search("alphaz betaz gammaz deltaz"); }
+             finally { [Search._index, window.GRADARG_SEARCH_EXTRA] = saved; }
+           }""", [index, extra, source])
+    order = [r["docname"] + r["anchor"] for r in got]
+    assert order[0] == "questions/q#q-entry", order
+    assert order.index("guide/long#alphaz-things") < order.index("guide/body"), order
