@@ -3,40 +3,51 @@
 A star colouring of a graph restricted to any induced subgraph is a star colouring of that
 subgraph, so when some small induced subgraph admits no star colouring with ``k - 1`` colours,
 no star colouring of the whole graph (greedy or not, in any vertex order) uses fewer than
-``k``.  :func:`needs_at_least` takes the breadth-first ball of at most :data:`BALL` vertices
-around a vertex of largest degree (the middle one in index order), and decides it exactly
-by backtracking: vertices in ball order, each given a colour no larger than one past the
-largest used so far (colour permutations explored once), every path on four coloured vertices
-through the vertex just coloured checked for two colours (the definition: Gebremedhin, Manne
-and Pothen, "What color is your Jacobian?", SIAM Review 47 (2005), section 4.1).  The search
-gives up after :data:`BUDGET` assignments (then the ball proves nothing): the answer is
-``True`` only when proved.
+``k``.  :func:`needs_at_least` takes breadth-first balls around a vertex of largest degree
+(the middle one in index order), of the sizes :data:`BALLS` in turn until one proves the
+bound, and decides each exactly: first a few first-fit colourings (:data:`FIRST_FITS` vertex
+orders; one with ``k - 1`` colours or fewer settles it), then backtracking, vertices in ball
+order, each given a colour no larger than one past the largest used so far (colour
+permutations explored once), every path on four coloured vertices through the vertex just
+coloured checked for two colours (the definition: Gebremedhin, Manne and Pothen, "What color
+is your Jacobian?", SIAM Review 47 (2005), section 4.1).  Each ball's search gives up after
+its budget of assignments (then it proves nothing): the answer is ``True`` only when proved.
 
 Used by :mod:`gradarg.sparse.starfast` to accept a structured colouring without running the
 greedy search: the chained Rosenbrock plus Powell Hessian (a chain of 4-cycles) needs 4
-colours, which a ball of 10 vertices proves in about 0.1 ms.
+colours, which a ball of 10 vertices proves in about 0.1 ms; the 7-point stencil of a
+triangulated grid needs 6, which a ball of 16 proves in about 1 ms.  (The 5-point stencil
+needs 5, which takes a ball of 28 and about 3000 assignments: not tried, as a ball of 28 with
+that budget would cost the 9-point stencil, which it cannot prove, as much again.)
 """
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
-__all__ = ["BALL", "BUDGET", "needs_at_least"]
+__all__ = ["BALLS", "FIRST_FITS", "needs_at_least"]
 
-BALL = 16
-"""Most vertices of one ball searched exactly."""
+FIRST_FITS = 8
+"""Vertex orders whose first-fit colouring is tried before the exhaustive search of a ball."""
 
-BUDGET = 20000
-"""Most colour assignments tried before the search gives up."""
+BALLS = ((12, 20000), (16, 2000))
+"""The balls searched exactly, in turn until one proves the bound: ``(most vertices, most
+colour assignments)``.  The wider ball gets a small budget: it proves what the narrow one
+cannot on denser stencils (the triangulated grid's 6 colours: about 1100 assignments), and
+where it proves nothing (the 9-point stencil, whose 16-vertex ball has a star colouring with
+8 colours that the search takes about 10000 assignments to find) it costs little."""
+
 
 def needs_at_least(indptr: np.ndarray, indices: np.ndarray, k: int) -> bool:
     """Whether every star colouring of the graph ``(indptr, indices)`` (compressed adjacency,
     both directions, no self-loops) is proved to use at least ``k`` colours.
 
     ``True`` for ``k <= 1`` on a graph with a vertex, for ``k == 2`` on a graph with an edge;
-    otherwise ``True`` only when the ball around a vertex of largest degree (the middle one
-    of them in index order) is shown, by exhaustive search, to have no star colouring with
-    ``k - 1`` colours.  ``False`` proves nothing.
+    otherwise ``True`` only when a ball around a vertex of largest degree (the middle one
+    of them in index order; sizes :data:`BALLS`, within the budget) is shown, by exhaustive
+    search, to have no star colouring with ``k - 1`` colours.  ``False`` proves nothing.
     """
     n = len(indptr) - 1
     if n == 0:
@@ -47,38 +58,60 @@ def needs_at_least(indptr: np.ndarray, indices: np.ndarray, k: int) -> bool:
         return False
     if k == 2:
         return True
-    if k > BALL:  # a ball of at most BALL vertices takes BALL colours: nothing to prove
-        return False
     degree = np.diff(indptr)
     top = np.flatnonzero(degree == degree.max())
-    return _exhausted(_ball(indptr, indices, int(top[top.size // 2])), k - 1)
+    seed = int(top[top.size // 2])
+    size = 0
+    for most, budget in BALLS:
+        if k > most:  # a ball of at most `most` vertices takes that many colours: no proof
+            continue
+        adj = _ball(indptr, indices, seed, most)
+        if len(adj) <= size:
+            break  # the component is smaller than the last ball: the same graph again
+        size = len(adj)
+        if _exhausted(adj, k - 1, budget):
+            return True
+    return False
 
 
-def _ball(indptr: np.ndarray, indices: np.ndarray, seed: int) -> list[list[int]]:
-    """The subgraph induced by the first :data:`BALL` vertices of a breadth-first search from
+def _ball(indptr: np.ndarray, indices: np.ndarray, seed: int, most: int) -> list[list[int]]:
+    """The subgraph induced by the first ``most`` vertices of a breadth-first search from
     ``seed`` (neighbours in index order), as lists of neighbours numbered in visiting order."""
     order = [seed]
     where = {seed: 0}
     head = 0
-    while head < len(order) and len(order) < BALL:
+    while head < len(order) and len(order) < most:
         v = order[head]
         head += 1
         for w in indices[indptr[v]:indptr[v + 1]].tolist():
             if w not in where:
                 where[w] = len(order)
                 order.append(w)
-                if len(order) == BALL:
+                if len(order) == most:
                     break
     return [[where[w] for w in indices[indptr[v]:indptr[v + 1]].tolist() if w in where]
             for v in order]
 
 
-def _exhausted(adj: list[list[int]], colours: int) -> bool:
+def _orders(n: int) -> list[list[int]]:
+    """Vertex orders for :func:`_exhausted`'s first fit: ball order, its reverse, and
+    :data:`FIRST_FITS` - 2 shuffles from a fixed seed (the same in every process)."""
+    forward = list(range(n))
+    out = [forward, forward[::-1]]
+    rng = random.Random(n)
+    for _ in range(FIRST_FITS - 2):
+        order = forward[:]
+        rng.shuffle(order)
+        out.append(order)
+    return out
+
+
+def _exhausted(adj: list[list[int]], colours: int, most: int) -> bool:
     """Whether the graph ``adj`` is proved to have no star colouring with ``colours`` colours
-    (``False`` also when the search ran out of budget)."""
+    (``False`` also when the search ran out of its ``most`` assignments)."""
     n = len(adj)
     color = [-1] * n
-    budget = [BUDGET]
+    budget = [most]
 
     def fine(v: int) -> bool:
         """No coloured neighbour of ``v`` shares its colour, and no path on four coloured
@@ -102,6 +135,18 @@ def _exhausted(adj: list[list[int]], colours: int) -> bool:
                         if x != v and x != u and color[x] == c:
                             return False
         return True
+
+    # first fit in a few vertex orders (any number of colours): when one needs no more than
+    # `colours`, a colouring exists and the search is not run
+    for order in _orders(n):
+        color[:] = [-1] * n
+        for t in order:
+            color[t] = 0
+            while not fine(t):
+                color[t] += 1
+        if max(color, default=-1) < colours:
+            return False
+    color[:] = [-1] * n
 
     def search(t: int, used: int) -> bool | None:
         """``True``: a colouring exists; ``False``: none; ``None``: out of budget."""
