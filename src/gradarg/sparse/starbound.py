@@ -24,10 +24,11 @@ that budget would cost the 9-point stencil, which it cannot prove, as much again
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["BALLS", "FIRST_FITS", "needs_at_least"]
+__all__ = ["BALLS", "FIRST_FITS", "backtrack", "needs_at_least"]
 
 FIRST_FITS = 8
 """Vertex orders whose first-fit colouring is tried before the exhaustive search of a ball."""
@@ -148,8 +149,20 @@ def _exhausted(adj: list[list[int]], colours: int, most: int) -> bool:
             return False
     color[:] = [-1] * n
 
+    return backtrack(n, colours, color, fine, budget) is False
+
+
+def backtrack(n: int, colours: int, color: list[int], fine: Callable[[int], bool],
+              budget: list[int]) -> bool | None:
+    """Colour the vertices ``0, …, n - 1`` in that order, each with a colour below ``colours``
+    and at most one past the largest used so far (a colouring is tried once up to a renaming
+    of its colours), keeping a colour only where ``fine(t)`` (which reads ``color``) accepts it.
+
+    Returns ``True`` with the colouring left in ``color``, ``False`` when none exists, ``None``
+    when the ``budget[0]`` assignments (spent in place) ran out first.
+    """
+
     def search(t: int, used: int) -> bool | None:
-        """``True``: a colouring exists; ``False``: none; ``None``: out of budget."""
         if t == n:
             return True
         for c in range(min(colours, used + 1)):
@@ -160,9 +173,8 @@ def _exhausted(adj: list[list[int]], colours: int, most: int) -> bool:
             if fine(t):
                 found = search(t + 1, max(used, c + 1))
                 if found is not False:
-                    color[t] = -1
                     return found
         color[t] = -1
         return False
 
-    return search(0, 0) is False
+    return search(0, 0)

@@ -29,7 +29,7 @@ take 7 colours (:func:`gradarg.sparse.lowerbound.lattice`), the greedy star colo
 The search found no 6-colour tile of the 3-D 7-point stencil and no 8-colour tile of the
 9-point stencil with 40 cells or fewer (their distance-2 lattice colourings, 7 and 9, stay).
 
-Imports NumPy and the standard library only.
+Imports NumPy, the standard library and :func:`gradarg.sparse.starbound.backtrack`.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ import itertools
 from typing import NamedTuple
 
 import numpy as np
+
+from .starbound import backtrack
 
 __all__ = ["CATALOGUE", "Tile", "colour", "stencil_offsets", "tile_search"]
 
@@ -201,7 +203,6 @@ def tile_search(offsets, period: tuple[int, ...], k: int, budget: int = 10**6
     differ, paths = made
     size = len(differ)
     color = [-1] * size
-    left = [budget]
 
     def fine(t: int) -> bool:
         c = color[t]
@@ -210,21 +211,6 @@ def tile_search(offsets, period: tuple[int, ...], k: int, budget: int = 10**6
         return not any(color[a] == color[c2] and color[b] == color[d]
                        for a, b, c2, d in paths[t])
 
-    def search(t: int, used: int) -> bool | None:
-        if t == size:
-            return True
-        for c in range(min(k, used + 1)):
-            left[0] -= 1
-            if left[0] < 0:
-                return None
-            color[t] = c
-            if fine(t):
-                found = search(t + 1, max(used, c + 1))
-                if found is not False:
-                    return found
-        color[t] = -1
-        return False
-
-    if not search(0, 0):
+    if not backtrack(size, k, color, fine, [budget]):
         return None
     return np.array(color, dtype=np.int64).reshape(period)
