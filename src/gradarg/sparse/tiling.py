@@ -21,13 +21,18 @@ sign per axis map a star colouring of one lattice onto one of the image lattice)
 under a millisecond.  ``tests/sparse/test_tiling.py`` runs the search again for every entry
 and checks each on whole grids against the definition.
 
-The one entry today: the 7-point stencil of a triangulated grid (P1 finite elements; the
-minimal-surface energy of the benchmarks), a triangular lattice.  Its distance-2 colourings
+The entries: the 7-point stencil of a triangulated grid (P1 finite elements in 2-D; the
+minimal-surface energy of the benchmarks), a triangular lattice: its distance-2 colourings
 take 7 colours (:func:`gradarg.sparse.lowerbound.lattice`), the greedy star colourings 9, a
 3 × 6 tile 6, and no star colouring of a ball of 16 of its vertices has 5
-(:func:`gradarg.sparse.starbound.needs_at_least`): one Hessian-vector product fewer per call.
-The search found no 6-colour tile of the 3-D 7-point stencil and no 8-colour tile of the
-9-point stencil with 40 cells or fewer (their distance-2 lattice colourings, 7 and 9, stay).
+(:func:`gradarg.sparse.starbound.needs_at_least`): one Hessian-vector product fewer per call,
+and no greedy search.  The 15-point stencil of a grid of cubes cut into six tetrahedra each
+(P1 elements in 3-D, Kuhn's triangulation): 14 colours on a 4 × 3 × 3 tile, where the greedy
+orders take 17 (and distance-2 colourings at least 15); not proved optimal (the search found
+no 13-colour tile of 60 cells or fewer), so the greedy orders still run, stopped as soon as
+they need 14.  The search found no 6-colour tile of the 3-D 7-point stencil and no 8-colour
+tile of the 9-point stencil with 40 cells or fewer (their distance-2 lattice colourings, 7
+and 9, stay).
 
 Imports NumPy, the standard library and :func:`gradarg.sparse.starbound.backtrack`.
 """
@@ -46,19 +51,33 @@ __all__ = ["CATALOGUE", "Tile", "colour", "stencil_offsets", "tile_search"]
 
 class Tile(NamedTuple):
     """A periodic star colouring of the lattice with steps ``offsets`` (each with its
-    negative): vertex ``x`` takes ``table[x mod period]`` (``table`` of shape ``period``)."""
+    negative): vertex ``x`` takes ``table[x mod period]`` (``table``: the tile's colours in
+    row-major order, ``prod(period)`` of them).  ``proved``: whether
+    :func:`gradarg.sparse.starbound.needs_at_least` proves that no star colouring of the
+    lattice has fewer colours (then ``SparseHessian`` runs no greedy search)."""
 
     offsets: frozenset[tuple[int, ...]]
     period: tuple[int, ...]
-    table: tuple[tuple[int, ...], ...]
+    table: tuple[int, ...]
+    proved: bool
+
+
+def _steps(*steps: tuple[int, ...]) -> frozenset[tuple[int, ...]]:
+    return frozenset(steps) | frozenset(tuple(-a for a in o) for o in steps)
 
 
 CATALOGUE: tuple[Tile, ...] = (
-    Tile(frozenset({(-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0)}), (3, 6),
-         ((0, 1, 0, 2, 0, 3), (4, 3, 4, 1, 4, 2), (5, 2, 5, 3, 5, 1))),
+    # a grid of squares each cut along one diagonal: 6 colours (distance-2: 7; greedy: 9)
+    Tile(_steps((1, 0), (0, 1), (1, -1)), (3, 6),
+         (0, 1, 0, 2, 0, 3, 4, 3, 4, 1, 4, 2, 5, 2, 5, 3, 5, 1), True),
+    # a grid of cubes each cut into 6 tetrahedra about one diagonal: 14 colours
+    # (distance-2: 15; greedy: 17)
+    Tile(_steps((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (0, 1, 1), (1, 1, 1)), (4, 3, 3),
+         (0, 1, 2, 1, 3, 4, 5, 6, 1, 7, 8, 9, 8, 10, 11, 12, 13, 8,
+          0, 1, 2, 3, 4, 0, 5, 0, 6, 11, 9, 7, 8, 10, 11, 13, 11, 12), False),
 )
-"""Periodic star colourings found by :func:`tile_search`, each with the fewest colours the
-bound of :func:`gradarg.sparse.starbound.needs_at_least` allows (tested)."""
+"""Periodic star colourings found by :func:`tile_search` (tested: each a star colouring of
+its lattice, found again by the search, and ``proved`` exactly when the bound proves it)."""
 
 
 def stencil_offsets(ptr: np.ndarray, cols: np.ndarray, shape: tuple[int, ...]
@@ -127,7 +146,7 @@ def colour(ptr: np.ndarray, cols: np.ndarray, shape: tuple[int, ...]) -> np.ndar
             index = np.unravel_index(np.arange(n, dtype=np.int64), shape)
             cell = tuple((signs[i] * index[axes[perm[i]]]) % tile.period[i]
                          for i in range(dims))
-            return np.asarray(tile.table, dtype=np.int64)[cell]
+            return np.asarray(tile.table, dtype=np.int64).reshape(tile.period)[cell]
     return None
 
 
