@@ -212,7 +212,7 @@ const GradargSearch = (() => {
       if (!held) queryWords.push(...parts(w));
     }
     const stems = [...new Set(queryWords.map(p.stem))];
-    const scores = new Map();
+    const candidates = new Set(); // pages holding a query word (scored below, by section)
     const idfByStem = new Map();
     const found = new Map();
     for (const s of stems) {
@@ -224,16 +224,7 @@ const GradargSearch = (() => {
       const idf = Math.log(1 + p.nDocs / df);
       idfByStem.set(s, idf);
       found.set(s, where);
-      const pages = new Set([...any, ...where.partial]);
-      for (const d of pages) {
-        let w = 0;
-        if (where.title.has(d)) w = WEIGHT.title;
-        else if (where.synonym.has(d)) w = WEIGHT.synonym;
-        else if (where.heading.has(d)) w = WEIGHT.heading;
-        else if (where.body.has(d)) w = WEIGHT.body;
-        else w = WEIGHT.partial;
-        scores.set(d, (scores.get(d) || 0) + w * idf);
-      }
+      for (const d of [...any, ...where.partial]) candidates.add(d);
     }
     // a pasted message: its words in a row, unstemmed, against the messages each page quotes
     const rawAll = splitQuery(query.toLowerCase());
@@ -242,11 +233,11 @@ const GradargSearch = (() => {
     const idfOf = (w) =>
       idfByStem.get(p.stem(w)) || (stopwords.has(w) ? 0 : Math.log(1 + p.nDocs));
     const bonusOf = phraseBonus(p, rawAll, idfOf);
-    for (const [d, bonus] of bonusOf) scores.set(d, (scores.get(d) || 0) + bonus);
+    for (const d of bonusOf.keys()) candidates.add(d);
 
-    const pageResults = [...scores.entries()]
-      .filter(([d]) => !p.entries[d])
-      .map(([d]) => {
+    const pageResults = [...candidates]
+      .filter((d) => !p.entries[d])
+      .map((d) => {
         // the page scored as its best section, as an entry is: a word of that section's
         // heading weighs as a heading, a word of another of its headings less (summing the
         // words of all its headings as headings let a long page outrank the entry that answers)
@@ -277,7 +268,7 @@ const GradargSearch = (() => {
         };
       });
     const entryResultsAll = [];
-    for (const d of scores.keys())
+    for (const d of candidates)
       if (p.entries[d]) entryResultsAll.push(...entryResults(p, d, stems, idfByStem, rawAll, idfOf));
     const results = [...pageResults, ...entryResultsAll]
       .sort((a, b) => b.score - a.score || a.title.localeCompare(b.title))

@@ -63,6 +63,7 @@ class Tile(NamedTuple):
 
 
 def _steps(*steps: tuple[int, ...]) -> frozenset[tuple[int, ...]]:
+    """The steps with their negatives."""
     return frozenset(steps) | frozenset(tuple(-a for a in o) for o in steps)
 
 
@@ -89,12 +90,7 @@ def stencil_offsets(ptr: np.ndarray, cols: np.ndarray, shape: tuple[int, ...]
     v = int(np.argmax(np.diff(ptr)))
     here = np.array(np.unravel_index(v, shape), dtype=np.int64)
     there = np.array(np.unravel_index(cols[ptr[v]:ptr[v + 1]], shape), dtype=np.int64).T
-    found = set()
-    for o in (there - here).tolist():
-        if any(o):
-            found.add(tuple(o))
-            found.add(tuple(-a for a in o))
-    return frozenset(found)
+    return _steps(*(tuple(o) for o in (there - here).tolist() if any(o)))
 
 
 def _symmetries(dims: int):
@@ -213,9 +209,7 @@ def tile_search(offsets, period: tuple[int, ...], k: int, budget: int = 10**6
     numpy.ndarray or None
         ``int64`` table of shape ``period``.
     """
-    steps = {tuple(int(a) for a in o) for o in offsets}
-    steps |= {tuple(-a for a in o) for o in steps}
-    steps.discard(tuple(0 for _ in period))
+    steps = _steps(*(tuple(int(a) for a in o) for o in offsets if any(o)))
     made = _checks(np.array(sorted(steps), dtype=np.int64).reshape(-1, len(period)), period)
     if made is None:
         return None
