@@ -258,7 +258,7 @@ def measure(case: Case, repeats: int, row_budget: float, min_sample: float) -> N
     case.fast_path = takes_fast_path(case)
     impls = implementations(case)
     check(case, impls)  # also a warm-up
-    for _ in range(speeds.TRIAL_CALLS):  # auto's route trial over before the timed calls
+    for _ in range(speeds.TRIAL_MAX_CALLS):  # auto's route trial over before the timed calls
         impls["auto"]()
     names = list(impls)
     # calibrate: per-call time estimate -> calls per sample, and how many repeats fit the budget

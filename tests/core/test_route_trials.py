@@ -89,33 +89,95 @@ def test_the_trial_keeps_the_route_faster_once_warm(first, steady, switch, cold,
     assert got == min(warm, key=warm.__getitem__)
 
 
-def test_auto_times_both_routes_then_keeps_one_and_remembers_it_on_disk(monkeypatch):
-    fn, x = make(64, 64)
+def spy_paths(monkeypatch) -> list[tuple[str, str | None]]:
+    """(mode, path) of every batched call: the path a trial or a plan named (None: the
+    tables)."""
+    seen: list[tuple[str, str | None]] = []
+    for mode, name in (("forward", "forward_vectorized"), ("reverse", "reverse_vectorized")):
+        real = getattr(choose, name)
+
+        def spy(*args, _real=real, _mode=mode, **kwargs):
+            seen.append((_mode, kwargs.get("path")))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(choose, name, spy)
+    return seen
+
+
+def test_auto_times_each_eligible_path_then_keeps_one_and_remembers_it_on_disk(monkeypatch):
+    fn, x = make(64, 64)  # tanh(W @ x): no older batching rule for tanh's backward
     want = torch.func.jacrev(fn)(x)
-    taken = []
-    calls = speeds.TRIAL_CALLS + 3
-    forward_calls = spy_routes(monkeypatch)
-    for _ in range(calls):
-        n_before = len(forward_calls)
+    timed: list[str] = []
+    real_end = speeds.end_trial_call
+
+    def end(fn_, xs, trial, route, seconds):
+        timed.append(route)
+        return real_end(fn_, xs, trial, route, seconds)
+
+    monkeypatch.setattr(speeds, "end_trial_call", end)
+    paths = spy_paths(monkeypatch)
+    for _ in range(speeds.TRIAL_MAX_CALLS + 3):
         torch.testing.assert_close(gradarg.jacobian(fn, x), want)
-        taken.append("forward" if len(forward_calls) > n_before else "reverse")
-    trial_routes = taken[1:1 + speeds.TRIAL_CALLS]
-    assert taken[0] == "reverse"  # the rule: as many outputs as inputs
-    assert trial_routes == speeds.RouteTrial("reverse").order  # each route in a row
+    assert paths[0] == ("reverse", None)  # the rule: as many outputs as inputs, the tables
+    run = speeds.TRIAL_RUN
+    # each candidate in a run of its own, the route of the rule last; the older paths are not
+    # candidates (tanh has no older rule) and the double-VJP drops out (mv's double backward
+    # has none either)
+    assert timed == ["forward:func"] * run + ["reverse:func"] * run
+    assert ("forward", "double") in paths and ("forward", "legacy") not in paths
     plan = speeds.PLANS.get(fn, ("auto", speeds.signature((x,))))
-    assert plan in ("forward", "reverse")
-    assert taken[1 + speeds.TRIAL_CALLS:] == [plan, plan]  # kept after the trial
+    assert plan in ("forward:func", "reverse:func")
+    mode, _, path = plan.partition(":")
+    assert paths[-3:] == [(mode, path)] * 3  # kept after the trial
+    assert speeds.trial_of(fn, (x,)) is None
     name = speeds.route_key(fn, (x,))
     got = memory.recall("routes", name, speeds.ROUTES_VERSION)
     assert got is not None and got["route"] == plan
     assert os.path.dirname(memory.memory_dir("routes")).startswith(os.environ[
         "TORCHINDUCTOR_CACHE_DIR"])
-    # another function with the same code and captured shapes: the remembered route at once
+    # another function with the same code and captured shapes: the remembered path at once
     fn2, _ = make(64, 64, seed=5)
-    forward_calls.clear()
+    paths.clear()
     torch.testing.assert_close(gradarg.jacobian(fn2, x), torch.func.jacrev(fn2)(x))
-    assert (len(forward_calls) == 1) == (plan == "forward")
+    assert paths == [(mode, path)]
     assert speeds.trial_of(fn2, (x,)) is None
+
+
+def test_the_older_paths_are_candidates_where_they_batch_every_node(monkeypatch):
+    """sin(x @ W.T): every node has an older batching rule, so the trial times both
+    modes through both batching paths (and the double-VJP, which applies to mm)."""
+    w = torch.randn(64, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+
+    def fn(x):
+        return torch.sin(x @ w.T)
+
+    x = torch.randn(2, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    timed: list[str] = []
+    real_end = speeds.end_trial_call
+    monkeypatch.setattr(speeds, "end_trial_call", lambda f, xs, t, r, s: (timed.append(r),
+                                                                          real_end(f, xs, t, r, s)))
+    want = torch.func.jacrev(fn)(x)
+    for _ in range(speeds.TRIAL_MAX_CALLS + 1):
+        torch.testing.assert_close(gradarg.jacobian(fn, x), want)
+    assert set(timed) == {"reverse:legacy", "reverse:func", "forward:legacy", "forward:double",
+                          "forward:func"}
+    assert timed[-speeds.TRIAL_RUN:] == ["reverse:legacy"] * speeds.TRIAL_RUN  # the rule's
+    plan = speeds.PLANS.get(fn, ("auto", speeds.signature((x,))))
+    assert plan in speeds.ROUTES
+
+
+def test_a_trial_drops_a_path_that_does_not_apply_and_still_returns_the_jacobian():
+    trial = speeds.RouteTrial("reverse:func", ["forward:double", "forward:func"])
+    assert trial.order == ["forward:double"] * 3 + ["forward:func"] * 3 + ["reverse:func"] * 3
+    assert trial.drop("forward:double") is None
+    for route, t in zip(["forward:func"] * 3 + ["reverse:func"] * 3, [9, 2, 2, 9, 1, 3],
+                        strict=True):
+        got = trial.record(route, t)
+    assert got == "reverse:func" and "forward:double" not in trial.times
+    last = speeds.RouteTrial("reverse:legacy", ["forward:func"])
+    for t in (5, 1, 1):
+        assert last.record("forward:func", t) is None
+    assert last.drop("reverse:legacy") == "forward:func"  # nothing left: the timed one wins
 
 
 @pytest.mark.parametrize("route", ["forward", "reverse"])

@@ -3,8 +3,10 @@
 :func:`compute` takes the validated, private inputs of :func:`gradarg.jacobian` and returns the
 blocks ``J[k][j]``: central finite differences, or reverse mode (one recorded forward pass, then
 batched or looped backward passes, :mod:`.reverse`), or forward mode (:mod:`.forward`), which
-``method="auto"`` takes when there are more outputs than inputs, and for any large Jacobian
-where it was measured faster on the machine it runs on (:class:`.speeds.RouteTrial`).  A new route is a module of its
+``method="auto"`` takes when there are more outputs than inputs; for a Jacobian large enough
+to time, ``auto`` takes the batched path (mode and batching: ``"reverse:legacy"``,
+``"forward:func"``, ...) measured fastest on the machine it runs on (:class:`.speeds.RouteTrial`,
+among the paths :func:`_candidates` finds eligible).  A new route is a module of its
 own; it is chosen here, and what was measured to choose it goes in :mod:`.speeds`.
 """
 
@@ -23,6 +25,7 @@ from .forward import forward_loop, forward_vectorized
 from .functorch import VMAP_ERRORS, VectorizationError
 from .graph import (
     call,
+    graph_names,
     reachable_inputs,
     refuse_complex_of_real,
     refusing_complex_of_real,
@@ -73,12 +76,57 @@ def compute(
     if method == "auto" and _trial_allowed(xs, vectorize, create_graph, strict):
         trial = speeds.trial_of(fn, xs)
     if trial is None:
-        return _compute(fn, xs, method, vectorize, state, create_graph, strict)
-    route = trial.next_route()
-    start = time.perf_counter()
-    result = _compute(fn, xs, method, vectorize, state, create_graph, strict, route=route)
-    speeds.end_trial_call(fn, xs, trial, route, time.perf_counter() - start)
-    return result
+        try:
+            return _compute(fn, xs, method, vectorize, state, create_graph, strict)
+        except speeds.RouteUnavailable:
+            # a remembered path that does not apply to this call: the tables decide, this once
+            torch.set_rng_state(state)
+            mode = (speeds.auto_plan(fn, xs) or "reverse").partition(":")[0]
+            return _compute(fn, xs, method, vectorize, state, create_graph, strict, route=mode)
+    while True:
+        route = trial.next_route()
+        start = time.perf_counter()
+        try:
+            result = _compute(fn, xs, method, vectorize, state, create_graph, strict,
+                              route=route)
+        except speeds.RouteUnavailable:
+            torch.set_rng_state(state)
+            won = trial.drop(route)
+            if won is not None:  # that was the trial's last route
+                speeds.end_trial(fn, xs, trial, won)
+                return _compute(fn, xs, method, vectorize, state, create_graph, strict)
+            continue
+        speeds.end_trial_call(fn, xs, trial, route, time.perf_counter() - start)
+        return result
+
+
+def _candidates(leaves, outs, n: int, m: int) -> tuple[str, list[str]]:
+    """The route the tables take for this graph, and every route a trial may time: each
+    mode through ``torch.func``, and torch's older batching paths where they batch every node
+    of the graph without looping (:data:`~.speeds.LEGACY_FAST_BACKWARD`); the double-VJP
+    whenever the older paths are on (it says itself when its recorded backward does not
+    allow it)."""
+    names = graph_names([y for y in outs if y.requires_grad])
+    forward = m > n
+    found = ["reverse:func", "forward:func"]
+    if not speeds.USE_LEGACY_BATCHED_GRAD:
+        return ("forward:func" if forward else "reverse:func"), found
+    legacy_rev = m <= speeds.LEGACY_MAX_ROWS and names <= speeds.LEGACY_FAST_BACKWARD
+    fast = speeds.LEGACY_FAST_BACKWARD
+    if n <= speeds.LEGACY_FORWARD_MV_MAX_COLUMNS:
+        fast = fast | {"MvBackward0"}
+    legacy_fwd = n <= speeds.LEGACY_MAX_ROWS and names <= fast
+    if legacy_rev:
+        found.append("reverse:legacy")
+    if legacy_fwd:
+        found.append("forward:legacy")
+    if n <= speeds.LEGACY_MAX_ROWS:
+        found.append("forward:double")
+    if forward:
+        first = "forward:legacy" if legacy_fwd else "forward:func"
+    else:
+        first = "reverse:legacy" if legacy_rev else "reverse:func"
+    return first, found
 
 
 def _trial_allowed(xs, vectorize, create_graph: bool, strict: bool) -> bool:
@@ -118,7 +166,10 @@ def _compute(
     # strict with create_graph checks the blocks for a graph: reverse mode only (see jacobian)
     auto = method == "auto" and not complex_ and not (strict and create_graph)
     plan = route or (speeds.auto_plan(fn, xs) if auto and not strict else None)
-    if method == "forward" or (auto and not strict and plan == "forward"):
+    mode, _, named = (plan or "").partition(":")
+    # a path is measured (and taken) without create_graph, for real tensors
+    path: str | None = None if create_graph or strict or complex_ or not named else named
+    if method == "forward" or (auto and not strict and mode == "forward"):
         if vectorize is not False:  # the one-hot tangents, n × n
             check_jacobian_memory(n, n, _itemsize(xs), "forward mode's one-hot tangents",
                                   "; vectorize=False loops over them one at a time")
@@ -127,7 +178,8 @@ def _compute(
             torch.set_rng_state(state)
         # (a complex output of a real input is its complex derivative here, as in torch's
         # forward mode: nothing is lost, so nothing is refused)
-        return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto)
+        return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=auto,
+                        path=path)
     # reverse or auto: one plain forward pass recorded by autograd; auto may switch to forward.
     # (inside torch.func transforms jacobian takes compose.composable_blocks instead)
     leaves, outs, out_tuple = reverse_graph(fn, xs, create_graph=create_graph)
@@ -147,18 +199,21 @@ def _compute(
             # earlier process on this machine, else time both on the next calls
             stored = speeds.stored_plan(fn, xs)
             if stored is None:
-                speeds.start_trial(fn, xs, "forward" if forward else "reverse")
+                speeds.start_trial(fn, xs, *_candidates(leaves, outs, n, m))
             else:
-                forward = stored == "forward"
+                forward = stored.partition(":")[0] == "forward"
+                path = stored.partition(":")[2] or None
         elif forward:
             _remember_forward(fn, xs)
         if forward:
             del leaves, outs  # free the graph before forward mode runs
             torch.set_rng_state(state)
-            return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True)
+            return _forward(fn, xs, vectorize, state, create_graph, fallback_to_reverse=True,
+                            path=path)
     if vectorize is not False:
         try:
-            return reverse_vectorized(leaves, outs, create_graph=create_graph), out_tuple
+            return reverse_vectorized(leaves, outs, create_graph=create_graph,
+                                      path=path), out_tuple
         except VMAP_ERRORS as err:
             if vectorize:
                 # before giving up, what torch.autograd.functional.jacobian(vectorize=True) does
@@ -242,11 +297,12 @@ def _forward(
     state: torch.Tensor,
     create_graph: bool = False,
     fallback_to_reverse: bool = False,
+    path: str | None = None,
 ):
     if vectorize is not False:
         try:
             return forward_vectorized(
-                fn, xs, create_graph=create_graph, allow_double=fallback_to_reverse
+                fn, xs, create_graph=create_graph, allow_double=fallback_to_reverse, path=path
             )
         except VMAP_ERRORS as err:
             if vectorize:

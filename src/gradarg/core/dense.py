@@ -139,6 +139,8 @@ def jacobian(
         for calculating Jacobian vector products", 2017), batched with ``is_grads_batched``
         where measured faster: that differentiates the backward formulas, so to check a
         backward against forward-mode formulas ask for ``"forward"``, which never does.
+        From 4096 entries on, ``"auto"`` times its eligible batched paths on its next calls
+        and keeps the fastest per function, signature and processor (``speeds.RouteTrial``).
     sparsity : torch.Tensor or SparseJacobian, optional
         A ``torch.bool`` pattern of shape ``y.shape + x.shape`` (dense, COO or CSR), ``True``
         where ``J`` may be non-zero, or a :class:`~gradarg.SparseJacobian` built from one:
@@ -488,9 +490,7 @@ def _private_copy(t: torch.Tensor, create_graph: bool) -> torch.Tensor:
     return copy if copy.requires_grad else copy.requires_grad_(True)
 
 
-def _package(
-    blocks: Blocks, in_tuple: bool, out_tuple: bool, create_graph: bool = False
-) -> Any:
+def _package(blocks: Blocks, in_tuple: bool, out_tuple: bool, create_graph: bool = False) -> Any:
     # detach: a forward-mode tangent through a captured tensor that requires grad (a module's
     # parameters) is itself in that graph; the Jacobian is a plain tensor whatever the route,
     # unless the caller asked for a differentiable one.

@@ -156,6 +156,7 @@ def forward_vectorized(
     *,
     create_graph: bool = False,
     allow_double: bool = False,
+    path: str | None = None,
 ) -> tuple[Blocks, bool]:
     """All columns in one batched call.
 
@@ -170,9 +171,26 @@ def forward_vectorized(
     it, ``method="forward"`` (forward-mode formulas only, e.g. to check a backward) does not.  ``create_graph`` needs nothing more there: the tangents are
     computed with differentiable operations, recorded by autograd when ``xs`` (or tensors
     ``fn`` captures) require grad.
+
+    ``path`` (``"legacy"``, ``"double"`` or ``"func"``: a route trial's or a remembered
+    plan's, :class:`~gradarg.core.speeds.RouteTrial`) takes that path instead of the tables;
+    :class:`~gradarg.core.speeds.RouteUnavailable` when it does not apply here.
     """
     n = sum(x.numel() for x in xs)
-    if not create_graph and speeds.USE_LEGACY_BATCHED_GRAD and 0 < n <= speeds.LEGACY_MAX_ROWS:
+    if path in ("legacy", "double"):
+        if create_graph or not 0 < n <= speeds.LEGACY_MAX_ROWS:
+            raise speeds.RouteUnavailable(path)
+        state = torch.get_rng_state()
+        try:
+            found = (forward_legacy_batched(fn, xs) if path == "legacy"
+                     else forward_by_double_vjp(fn, xs))
+        except VMAP_ERRORS:
+            found = None
+        if found is None:
+            torch.set_rng_state(state)
+            raise speeds.RouteUnavailable(path)
+        return found
+    if path is None and not create_graph and speeds.USE_LEGACY_BATCHED_GRAD and 0 < n <= speeds.LEGACY_MAX_ROWS:
         state = torch.get_rng_state()
         key = plan_key(xs, allow_double)
         plan = speeds.PLANS.get(fn, key)

@@ -91,6 +91,7 @@ def reverse_vectorized(
     outs: tuple[torch.Tensor, ...],
     *,
     create_graph: bool = False,
+    path: str | None = None,
 ) -> Blocks:
     """All rows in one batched backward pass: ``vmap`` over one-hot cotangents.
 
@@ -106,6 +107,9 @@ def reverse_vectorized(
     is off and there are at most :data:`~gradarg.core.speeds.LEGACY_MAX_ROWS` rows, the rows come from one
     ``torch.autograd.grad(..., is_grads_batched=True)`` call instead (what
     ``torch.autograd.functional.jacobian(vectorize=True)`` does), about 30 us less per call.
+    ``path`` (``"legacy"`` or ``"func"``: a route trial's or a remembered plan's) takes that
+    path instead of the table; ``"legacy"`` raises :class:`~gradarg.core.speeds.RouteUnavailable`
+    where the rule's other conditions do not hold or torch refuses.
     """
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
@@ -118,13 +122,20 @@ def reverse_vectorized(
     if wrong:
         raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
     cot = eye_blocks(shapes, outs, cached=True)
-    if (
-        speeds.USE_LEGACY_BATCHED_GRAD
-        and not create_graph
+    eligible = (
+        not create_graph
         and m <= speeds.LEGACY_MAX_ROWS
         and names <= speeds.LEGACY_FAST_BACKWARD
         and not any(t.is_complex() for t in (*leaves, *live_outs))
-    ):
+    )
+    if path == "legacy":
+        if not eligible:
+            raise speeds.RouteUnavailable(path)
+        try:
+            return _rows_from_is_grads_batched(leaves, outs, live, cot)
+        except VMAP_ERRORS as err:
+            raise speeds.RouteUnavailable(path) from err
+    if path is None and eligible and speeds.USE_LEGACY_BATCHED_GRAD:
         with contextlib.suppress(*VMAP_ERRORS):  # else torch.func.vmap below
             return _rows_from_is_grads_batched(leaves, outs, live, cot)
     unused: set[int] = set()

@@ -24,15 +24,20 @@ __all__ = [
     "LEGACY_FORWARD_MV_MAX_COLUMNS",
     "LEGACY_MAX_ROWS",
     "PLANS",
+    "ROUTES",
     "TRIALS",
     "TRIAL_CALLS",
+    "TRIAL_MAX_CALLS",
     "TRIAL_MIN_ENTRIES",
+    "TRIAL_RUN",
     "USE_LEGACY_BATCHED_GRAD",
     "WRONG_BATCHED_BACKWARD",
     "PlanCache",
     "RouteTrial",
+    "RouteUnavailable",
     "auto_plan",
     "best_of_3",
+    "end_trial",
     "end_trial_call",
     "route_key",
     "signature",
@@ -134,37 +139,73 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 # TRIAL_CALLS // 2 calls by the slower route, once per function and signature on a machine.
 # The two routes' results agree to rounding, not bit for bit.
 TRIAL_MIN_ENTRIES = 64 * 64
-TRIAL_CALLS = 6
-ROUTES_VERSION = 2  # 1: timed alternately (its winners are not read)
+TRIAL_RUN = 3  # calls per route in a row: the first pays the switch, the others are timed
+TRIAL_CALLS = 2 * TRIAL_RUN  # a trial of the two modes alone
+ROUTES_VERSION = 3  # 1: timed alternately; 2: the two modes only (their winners are still read)
+
+# The batched paths a trial may time, "<mode>:<path>" (see RouteTrial).  Which of torch's
+# batching paths is faster for the same mode depends on the processor too: W @ x at 64 -> 256
+# in float64 took 1.10 ms by torch's older vectorized forward mode against 0.35 ms by
+# torch.func's (AMD EPYC, MKL with AVX-512; the table LEGACY_FORWARD_MV_MAX_COLUMNS, measured
+# on an Intel Xeon, had it 0.8x there), and sin at 256 took 0.39 ms by the older batched
+# backward against 0.30 ms by torch.func.vmap on the same machine, where the table has it
+# faster.  The tables above now say only which paths can batch a graph without looping
+# (eligible), and the trial times the eligible ones where they run.
+ROUTES = ("reverse:legacy", "reverse:func", "forward:legacy", "forward:double", "forward:func")
+TRIAL_MAX_CALLS = TRIAL_RUN * len(ROUTES)
+
+
+class RouteUnavailable(Exception):
+    """A path named by a trial or a remembered plan does not apply to this graph (the
+    double-VJP's recorded backward holds a node without a fast batching rule, torch's older
+    batching refused): the caller takes another route.  Never reaches the user."""
 
 
 class RouteTrial:
-    """The calls that time ``auto``'s two routes (:data:`TRIAL_CALLS`): the other route's
-    calls in a row, then those of ``first`` (the route the call before the trial took); a
-    call is timed only after a call by the same route (the first of each run is its warm-up,
-    and pays the switch from the other route)."""
+    """The calls that time ``auto``'s routes: every other candidate's calls in a row
+    (:data:`TRIAL_RUN` each), then those of ``first`` (the route of the call before the trial);
+    a call is timed only after a call by the same route (the first of each run is its warm-up,
+    and pays the switch from the other route).  ``candidates`` defaults to the two modes,
+    ``("forward", "reverse")``; a route that does not apply is dropped (:meth:`drop`).  Only
+    eligible paths are candidates (those that batch the graph without looping), so a trial
+    costs at most a few calls by a slower batched path, once per function and signature on a
+    machine."""
 
-    def __init__(self, first: str) -> None:
-        other = "reverse" if first == "forward" else "forward"
-        half = TRIAL_CALLS // 2
-        self.order = [other] * half + [first] * (TRIAL_CALLS - half)
-        self.times: dict[str, list[float]] = {"forward": [], "reverse": []}
+    def __init__(self, first: str, candidates: Sequence[str] = ("forward", "reverse")) -> None:
+        routes = list(dict.fromkeys([*candidates, first]))
+        others = [r for r in routes if r != first]
+        self.order = [r for r in others for _ in range(TRIAL_RUN)] + [first] * TRIAL_RUN
+        self.pending = list(self.order)
+        self.times: dict[str, list[float]] = {r: [] for r in routes}
         self.calls = 0
         self._last = first  # the route of the call before the trial
 
     def next_route(self) -> str:
-        return self.order[self.calls]
+        return self.pending[0]
+
+    def drop(self, route: str) -> str | None:
+        """Forget ``route`` (it does not apply); the winner if that ended the trial."""
+        self.times.pop(route, None)
+        self.pending = [r for r in self.pending if r != route]
+        return None if self.pending else self._winner()
 
     def record(self, route: str, seconds: float) -> str | None:
-        """Note a call's time; the faster route once every trial call is made, else None."""
-        if route == self._last:
+        """Note a call's time; the fastest route once every trial call is made, else None."""
+        if self.pending and self.pending[0] == route:
+            self.pending.pop(0)
+        if route == self._last and route in self.times:
             self.times[route].append(seconds)
         self._last = route
         self.calls += 1
-        if self.calls < len(self.order):
-            return None
-        fwd, rev = (min(self.times[r], default=float("inf")) for r in ("forward", "reverse"))
-        return "forward" if fwd < rev else "reverse"
+        return None if self.pending else self._winner()
+
+    def _winner(self) -> str:
+        best = {r: min(ts) for r, ts in self.times.items() if ts}
+        if not best:  # nothing timed (every other route dropped): the route taken before
+            return self._last
+        if set(best) == {"forward", "reverse"}:  # the two modes: forward wins only if faster
+            return "forward" if best["forward"] < best["reverse"] else "reverse"
+        return min(best, key=best.__getitem__)
 
 
 def route_key(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str:
@@ -194,16 +235,17 @@ def stored_plan(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> str | Non
     PLANS.set(fn, ("disk", sig), "read")
     got = memory.recall("routes", route_key(fn, xs), ROUTES_VERSION)
     plan = None if got is None else got.get("route")
-    if plan in ("forward", "reverse"):
+    if plan in ("forward", "reverse", *ROUTES):
         PLANS.set(fn, ("auto", sig), plan)
         return plan
     return None
 
 
-def start_trial(fn: Callable[..., Any], xs: Sequence[torch.Tensor], first: str) -> None:
-    """Begin timing ``auto``'s routes for ``fn`` at this signature (its first call took
-    ``first``)."""
-    TRIALS.set(fn, ("trial", signature(xs)), RouteTrial(first))
+def start_trial(fn: Callable[..., Any], xs: Sequence[torch.Tensor], first: str,
+                candidates: Sequence[str] = ("forward", "reverse")) -> None:
+    """Begin timing ``auto``'s routes (``candidates``) for ``fn`` at this signature (its
+    first call took ``first``)."""
+    TRIALS.set(fn, ("trial", signature(xs)), RouteTrial(first, candidates))
 
 
 def trial_of(fn: Callable[..., Any], xs: Sequence[torch.Tensor]) -> RouteTrial | None:
@@ -215,8 +257,13 @@ def end_trial_call(fn: Callable[..., Any], xs: Sequence[torch.Tensor], trial: Ro
     """Record a trial call; when the trial is over, keep the winner (in this process and on
     disk)."""
     won = trial.record(route, seconds)
-    if won is None:
-        return
+    if won is not None:
+        end_trial(fn, xs, trial, won)
+
+
+def end_trial(fn: Callable[..., Any], xs: Sequence[torch.Tensor], trial: RouteTrial,
+              won: str) -> None:
+    """Keep ``won`` for ``fn`` at this signature, in this process and on disk."""
     from . import memory
 
     sig = signature(xs)
