@@ -125,23 +125,23 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 # Xeon: 1.6 against 2.25 ms, measured by benchmarks/jacobian.py --dtype float64); in float32
 # reverse won on both.  So "auto" measures, per function and input signature, where it runs:
 # its first call takes the rule's route (forward when there are more outputs than inputs);
-# when the Jacobian has at least TRIAL_MIN_ENTRIES entries, the next TRIAL_CALLS calls take
-# the other route three times in a row, then the rule's three times, each call returning its
-# Jacobian as usual; a call is timed only when the call before it took the same route, and the
-# faster route (the shortest of its timed calls) is kept, in PLANS and on disk per processor
+# when the Jacobian has at least TRIAL_MIN_ENTRIES entries, the next calls take each other
+# eligible path (ROUTES, below) three times in a row, then the rule's three times, each call
+# returning its Jacobian as usual; a call is timed only when the call before it took the same
+# route, and the fastest (the shortest of its timed calls) is kept, in PLANS and on disk per processor
 # (gradarg.core.memory, kind "routes"), so that a later process on the same machine takes it
 # from its first call.  Why in a row: a call right after one by the other route pays for the
 # switch (caches, the allocator), and not alike for both.  Timed alternately (version 1 of the
 # memory), jacobian(lambda x: x @ W.T) at 16 -> 512 in float64 kept reverse mode in 4 of 14
 # fresh processes, where it takes 0.50 ms against forward mode's 0.22 ms once warm: its
 # forward calls took 0.37-0.65 ms each right after a reverse call; timed in a row, 10 of 10
-# kept forward (benchmarks/jacobian.py's problems, one thread).  What measuring costs: at most
-# TRIAL_CALLS // 2 calls by the slower route, once per function and signature on a machine.
-# The two routes' results agree to rounding, not bit for bit.
+# kept forward (benchmarks/jacobian.py's problems, one thread).  What measuring costs: three
+# calls by each slower eligible path, once per function and signature on a machine.  The
+# paths' results agree to rounding, not bit for bit.
 TRIAL_MIN_ENTRIES = 64 * 64
 TRIAL_RUN = 3  # calls per route in a row: the first pays the switch, the others are timed
 TRIAL_CALLS = 2 * TRIAL_RUN  # a trial of the two modes alone
-ROUTES_VERSION = 3  # 1: timed alternately; 2: the two modes only (their winners are still read)
+ROUTES_VERSION = 3  # 1: timed alternately; 2: the two modes only (neither is read now)
 
 # The batched paths a trial may time, "<mode>:<path>" (see RouteTrial).  Which of torch's
 # batching paths is faster for the same mode depends on the processor too: W @ x at 64 -> 256
