@@ -295,7 +295,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/distributed-amp-compile"),
     ("memory grows library hooks store module outputs grad_input BackPACK", "questions/memory"),
     ("check_batched_grad Batching rule not implemented custom Function",
-     "questions/sparse-gradcheck"),
+     "questions/gradcheck-options"),
     ("UnsafeViewBackward0 vs ViewBackward0 is it a view _base version counter",
      "questions/reading-gradients"),
     ("per-sample gradients expand weight bmm retain_grad", "questions/per-sample-gradients"),
@@ -329,7 +329,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("jacobian for a batch per example softmax block diagonal", "questions/per-sample-gradients"),
     ("mixed second derivative input then parameters gradient penalty",
      "questions/higher-order"),
-    ("checkpoint warning at inference under no_grad eval mode", "questions/distributed-amp-compile"),
+    ("checkpoint warning at inference under no_grad eval mode", "questions/checkpointing"),
     ("DDP freeze unused parameters instead of find_unused_parameters",
      "questions/distributed-amp-compile"),
     ("pipelining stage input mask does not require grad", "questions/distributed-amp-compile"),
@@ -341,16 +341,16 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("sparse gradient into dense parameter through a view", "questions/sparse-tensors"),
     ("memory of a sparse gradient huge embedding", "questions/sparse-tensors"),
     ("GCN sparse adjacency matrix gradient", "questions/sparse-tensors"),
-    ("which vmap does gradcheck check_batched_grad use warnings", "questions/sparse-gradcheck"),
+    ("which vmap does gradcheck check_batched_grad use warnings", "questions/gradcheck-options"),
     ("is the backward compiled lazily at the first backward bw_compiler",
      "questions/compile-backward"),
-    ("skip gradient checkpointing when not training", "questions/distributed-amp-compile"),
+    ("skip gradient checkpointing when not training", "questions/checkpointing"),
     ("jacobian of softmax for each sample in a batch", "questions/per-sample-gradients"),
     ("gradient penalty derivative with respect to weights create_graph",
      "questions/higher-order"),
     # the asker's own keywords, joined (questions no writer had seen)
     (("utils.checkpoint use_reentrant non-reentrant checkpoint gradient hooks called once "
-      "autograd.grad"), "questions/distributed-amp-compile"),
+      "autograd.grad"), "questions/checkpointing"),
     ("NaNs in torch.linalg.eigh backward eigh eigenvectors gradient nan",
      "questions/operator-gradients"),
     ("gradients for quantized models fake quantization quantized ops quantization aware training",
@@ -359,15 +359,15 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/operator-edge-cases"),
     (("DistributedDataParallel gradients not synced across ranks autograd crossing process "
       "boundaries mp.spawn sub-workers process group"), "questions/distributed-amp-compile"),
-    ("gradcheck sgn forward-mode check_forward_ad", "questions/sparse-gradcheck"),
+    ("gradcheck sgn forward-mode check_forward_ad", "questions/gradcheck-options"),
     ("torch.compile peak memory checkpoint layernorm gelu", "questions/compile-backward"),
-    ("gradcheck torch.angle forward mode complex tensor GradcheckError", "questions/sparse-gradcheck"),
+    ("gradcheck torch.angle forward mode complex tensor GradcheckError", "questions/gradcheck-options"),
     (("jacobian of a neural network derivative with respect to weights derivative with respect "
       "to input"), "questions/jacobians"),
     ("torch.compile cumprod backward 100x slower eager mode", "questions/operator-edge-cases"),
     ("higher peak memory torch.compile backward logits kept alive fused backward",
      "questions/compile"),
-    ("l1_loss gradgradcheck complex inputs", "questions/sparse-gradcheck"),
+    ("l1_loss gradgradcheck complex inputs", "questions/gradcheck-options"),
     # round 13 (questions/autograd-graph and neighbours): the asker's words, less common APIs
     ("requires_grad in autograd.Function forward output.requires_grad False setup_context",
      "questions/custom-functions"),
@@ -576,7 +576,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/linalg-fft-pooling"),
     ("AdaptiveMaxPool2d return_indices indices format double backward",
      "questions/linalg-fft-pooling"),
-    ("gradcheck complex valued functions Wirtinger gradgradcheck", "questions/sparse-gradcheck"),
+    ("gradcheck complex valued functions Wirtinger gradgradcheck", "questions/gradcheck-options"),
     (("a view of a leaf Variable that requires grad is being used in an in-place operation "
       "new version of PyTorch"), "questions/graph-errors"),
     # what detach() changes, and when .grad is filled
@@ -605,7 +605,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "type"), "questions/fsdp-ddp"),
     (("Add testing for forward over reverse gradgrad check_fwd_over_rev check_rev_over_rev "
       "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"),
-     "questions/sparse-gradcheck"),
+     "questions/gradcheck-options"),
     (("loss_total = alpha*loss_1 + (1-alpha)*loss_2 balance different loss term loss_total "
       "seems to be dominated by loss_1 optimize the alpha automatically"),
      "questions/backward-gradient"),
@@ -738,7 +738,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/nested-tensors"),
     (("gradient with respect to activation values Hessian-vector product autograd.grad "
       "grad_outputs intermediate values hooks grad of grad activations"),
-     "questions/higher-order"),
+     "questions/hessians"),
     (("forward AD not implemented Trying to use forward AD with that does not support it dual"
       " tensor unsupported operator jacfwd jvp unsupported op"),
      "questions/error-messages-func"),
@@ -929,7 +929,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("checkpoint_sequential autograd.grad DistributedDataParallel DDP torch.autograd.grad not "
       "synchronized checkpoint incompatible with .grad() When use_reentrant=True, "
       "torch.utils.checkpoint is incompatible with .grad()"),
-     "questions/distributed-amp-compile"),
+     "questions/checkpointing"),
     (("different gradients with and without checkpoint checkpoint BatchNorm checkpoint first "
       "layer dummy input running_mean updated twice"),
      "questions/memory"),
