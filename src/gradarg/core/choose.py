@@ -111,11 +111,8 @@ def _candidates(leaves, outs, n: int, m: int) -> tuple[str, list[str]]:
     found = ["reverse:func", "forward:func"]
     if not speeds.USE_LEGACY_BATCHED_GRAD:
         return ("forward:func" if forward else "reverse:func"), found
-    legacy_rev = m <= speeds.LEGACY_MAX_ROWS and names <= speeds.LEGACY_FAST_BACKWARD
-    fast = speeds.LEGACY_FAST_BACKWARD
-    if n <= speeds.LEGACY_FORWARD_MV_MAX_COLUMNS:
-        fast = fast | {"MvBackward0"}
-    legacy_fwd = n <= speeds.LEGACY_MAX_ROWS and names <= fast
+    legacy_rev = speeds.legacy_reverse_eligible(names, m)
+    legacy_fwd = speeds.legacy_forward_eligible(names, n)
     if legacy_rev:
         found.append("reverse:legacy")
     if legacy_fwd:

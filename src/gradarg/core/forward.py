@@ -144,10 +144,8 @@ def _legacy_forward_plan(
         return "func", None
     if cols is not None:
         return "double", (split_cols(cols, [x.shape for x in xs]), is_tuple)
-    fast = speeds.LEGACY_FAST_BACKWARD
-    if sum(x.numel() for x in xs) <= speeds.LEGACY_FORWARD_MV_MAX_COLUMNS:
-        fast = fast | {"MvBackward0"}  # its forward rule is fast at few columns
-    return ("legacy" if names <= fast else "func"), None
+    columns = sum(x.numel() for x in xs)
+    return ("legacy" if speeds.legacy_forward_eligible(names, columns) else "func"), None
 
 
 def forward_vectorized(

@@ -124,8 +124,7 @@ def reverse_vectorized(
     cot = eye_blocks(shapes, outs, cached=True)
     eligible = (
         not create_graph
-        and m <= speeds.LEGACY_MAX_ROWS
-        and names <= speeds.LEGACY_FAST_BACKWARD
+        and speeds.legacy_reverse_eligible(names, m)
         and not any(t.is_complex() for t in (*leaves, *live_outs))
     )
     if path == "legacy":

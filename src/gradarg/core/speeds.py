@@ -13,6 +13,7 @@ import contextlib
 import time
 import weakref
 from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import torch
@@ -39,6 +40,8 @@ __all__ = [
     "best_of_3",
     "end_trial",
     "end_trial_call",
+    "legacy_forward_eligible",
+    "legacy_reverse_eligible",
     "route_key",
     "signature",
     "start_trial",
@@ -96,6 +99,26 @@ LEGACY_FORWARD_MV_MAX_COLUMNS = 64
 LEGACY_MAX_ROWS = 1024
 # False: every batched backward goes through torch.func.vmap (the tests run both paths).
 USE_LEGACY_BATCHED_GRAD = True
+
+
+def legacy_reverse_eligible(names: AbstractSet[str], rows: int) -> bool:
+    """Whether torch's older batched backward (``is_grads_batched=True``) batches a graph whose
+    backward nodes are ``names`` for ``rows`` cotangents without looping: every node in
+    :data:`LEGACY_FAST_BACKWARD`, at most :data:`LEGACY_MAX_ROWS` rows.  The one rule for the
+    reverse path, the tables and the route trial's candidates."""
+    return rows <= LEGACY_MAX_ROWS and names <= LEGACY_FAST_BACKWARD
+
+
+def legacy_forward_eligible(names: AbstractSet[str], columns: int) -> bool:
+    """Whether torch's older vectorized forward mode batches a graph whose backward nodes are
+    ``names`` for ``columns`` tangents without looping: every node in
+    :data:`LEGACY_FAST_BACKWARD`, or ``MvBackward0`` at most :data:`LEGACY_FORWARD_MV_MAX_COLUMNS`
+    columns (its forward rule is fast at few columns), and at most :data:`LEGACY_MAX_ROWS`
+    columns.  The one rule for the forward path, the tables and the route trial's candidates."""
+    fast = LEGACY_FAST_BACKWARD
+    if columns <= LEGACY_FORWARD_MV_MAX_COLUMNS:
+        fast = fast | {"MvBackward0"}
+    return columns <= LEGACY_MAX_ROWS and names <= fast
 
 
 # The double-VJP (forward_by_double_vjp) is taken only for graphs with a matrix product plus bias
@@ -177,7 +200,6 @@ class RouteTrial:
         self.order = [r for r in others for _ in range(TRIAL_RUN)] + [first] * TRIAL_RUN
         self.pending = list(self.order)
         self.times: dict[str, list[float]] = {r: [] for r in routes}
-        self.calls = 0
         self._last = first  # the route of the call before the trial
 
     def next_route(self) -> str:
@@ -196,15 +218,12 @@ class RouteTrial:
         if route == self._last and route in self.times:
             self.times[route].append(seconds)
         self._last = route
-        self.calls += 1
         return None if self.pending else self._winner()
 
     def _winner(self) -> str:
         best = {r: min(ts) for r, ts in self.times.items() if ts}
         if not best:  # nothing timed (every other route dropped): the route taken before
             return self._last
-        if set(best) == {"forward", "reverse"}:  # the two modes: forward wins only if faster
-            return "forward" if best["forward"] < best["reverse"] else "reverse"
         return min(best, key=best.__getitem__)
 
 
