@@ -256,7 +256,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("DDP static_graph=True", "questions/distributed-amp-compile"),
     ("FSDP2 fully_shard forward twice before backward", "questions/distributed-amp-compile"),
     ("clip_grad_norm_ vs clip_grad_value_ where to clip", "questions/distributed-amp-compile"),
-    ("modified by an inplace operation which is output 0 of AsStrided", "questions/graph-errors"),
+    ("modified by an inplace operation which is output 0 of AsStrided",
+     ("questions/graph-errors", "questions/backward-twice")),
     ("memory_reserved memory_allocated empty_cache retain_graph", "questions/memory"),
     ("more than one element of the written-to tensor refers to a single memory location expand",
      ("guide/custom-functions", "questions/graph-errors")),
@@ -309,7 +310,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("register_hook closure captures the tensor memory leak weakref", "questions/memory"),
     ("full backward hook create_graph memory leak", "questions/memory"),
     ("optimizer.step modified by an inplace operation second backward",
-     "questions/graph-errors"),
+     "questions/backward-twice"),
     ("output 0 of AsStrided is at version 2 GAN two losses", "questions/graph-errors"),
     (".grad is None after view reshape slicing of a leaf", "questions/missing-gradients"),
     ("x.data.requires_grad = True no effect", "questions/missing-gradients"),
@@ -753,10 +754,10 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/sparse-tensors"),
     (("Trying to backward through the graph a second time second iteration backward "
       "error targets require grad synthetic data requires_grad=True"),
-     "questions/graph-errors"),
+     "questions/backward-twice"),
     (("Trying to backward through the graph a second time two losses same graph "
       "retain_graph=True GAN detach fake"),
-     "questions/graph-errors"),
+     "questions/backward-twice"),
     (("requires_grad False inside training loop weight still updated freeze after "
       "optimizer created optimizer.step frozen parameter"),
      "questions/weights-not-updating"),
