@@ -53,7 +53,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("Only Tensors of floating point and complex dtype can require gradients",
      "guide/missing-gradients"),
     ("TypeError: unsupported operand type(s) for *: 'NoneType' and 'float' weight.grad",
-     "guide/missing-gradients"),
+     ("guide/missing-gradients", "questions/missing-gradients")),
     ("loss tensor(0.53, grad_fn=<MseLossBackward0>) but mselossbackward0 NoneType",
      "guide/missing-gradients"),
     ("grad can be implicitly created only for real scalar outputs complex",
