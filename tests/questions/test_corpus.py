@@ -233,3 +233,22 @@ def test_the_regrade_of_the_first_held_out_third_covers_it_with_valid_grades(nam
     for g in regrade["grades"]:
         assert g["grade"] in GRADES, g["id"]
         assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
+
+
+def test_the_regrade_of_the_gaps_left_after_rounds_11_to_33_covers_them():
+    """regrade_gaps_stop94.json: the questions of blind rounds 11-33 still graded PARTLY after
+    their entries (grade_roundN_after), graded again once the facts their notes named were
+    added, by a reader who took no part; every such record once, a grade of GRADES, a page for
+    every grade but ABSENT."""
+    regrade = json.loads((Path(__file__).parent / "regrade_gaps_stop94.json").read_text())
+    gaps = set()
+    for r in RECORDS:
+        m = re.match(r"round\d+", r["part_id"])
+        after = r.get(f"grade_{m.group()}_after") if m else None
+        if after and after["grade"] != "ANSWERED":
+            gaps.add(r["id"])
+    ids = [g["id"] for g in regrade["grades"]]
+    assert sorted(ids) == sorted(gaps) and len(ids) == 32
+    for g in regrade["grades"]:
+        assert g["grade"] in GRADES, g["id"]
+        assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
