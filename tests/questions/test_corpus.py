@@ -125,12 +125,30 @@ def test_a_third_is_held_out():
 GRADES = {"ANSWERED", "PARTLY", "ABSENT", "WRONG"}
 
 
+def _blind_round(record: dict) -> str | None:
+    """'roundN' of a record drawn in a blind round (its part_id starts with it), else None."""
+    m = re.match(r"round\d+", record["part_id"])
+    return m.group() if m else None
+
+
+def _valid_regrade(name: str, expected: set[str]) -> None:
+    """A regrade file covers exactly the records `expected`, each once, with a grade of GRADES
+    and a page for every grade but ABSENT."""
+    regrade = json.loads((HERE / name).read_text())
+    ids = [g["id"] for g in regrade["grades"]]
+    assert len(ids) == len(set(ids)), "a record graded twice"
+    assert sorted(ids) == sorted(expected)
+    for g in regrade["grades"]:
+        assert g["grade"] in GRADES, g["id"]
+        assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
+
+
 def test_the_held_out_third_was_graded_before_and_after():
     """Each held-out question carries the blind grades of the site before and after its
     question pages (a reader who wrote nothing graded them)."""
     for r in RECORDS:
         if r["part_id"].startswith(BLIND):  # graded once, blind, on the site as it was
-            blind_round = re.match(r"round\d+", r["part_id"]).group()
+            blind_round = _blind_round(r)
             assert r[f"grade_{blind_round}"]["grade"] in GRADES, r["id"]
             if r["anchor"] is not None:  # named afterwards: the entry that fills a round 7-9 gap
                 assert blind_round in ("round7", "round8", "round9"), r["id"]
@@ -204,16 +222,11 @@ def test_isolated_answers_hold_on_this_torch(group):
 
 def test_the_regrade_of_rounds_8_to_10_covers_them_with_valid_grades():
     """regrade_rounds8_10.json: rounds 8-10's 138 held-out questions graded again, on a later
-    site, by a reader who took no part; every record once, a grade of GRADES, and a page for
-    every grade but ABSENT."""
-    regrade = json.loads((Path(__file__).parent / "regrade_rounds8_10.json").read_text())
+    site, by a reader who took no part."""
     rounds = {r["id"] for r in RECORDS
               if any(f"grade_round{k}" in r and r[f"grade_round{k}"] for k in (8, 9, 10))}
-    ids = [g["id"] for g in regrade["grades"]]
-    assert sorted(ids) == sorted(rounds) and len(ids) == 138
-    for g in regrade["grades"]:
-        assert g["grade"] in GRADES, g["id"]
-        assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
+    assert len(rounds) == 138
+    _valid_regrade("regrade_rounds8_10.json", rounds)
 
 
 @pytest.mark.parametrize("name", ["regrade_heldout_third.json",
@@ -226,30 +239,21 @@ def test_the_regrade_of_rounds_8_to_10_covers_them_with_valid_grades():
 def test_the_regrade_of_the_first_held_out_third_covers_it_with_valid_grades(name):
     """regrade_heldout_third*.json: the 115 records of the first held-out third (graded before
     and after the first question pages) graded again, on a later site, by a reader who took no
-    part; every record once, a grade of GRADES, a page for every grade but ABSENT."""
-    regrade = json.loads((Path(__file__).parent / name).read_text())
+    part."""
     third = {r["id"] for r in RECORDS if r.get("grade_before")}
-    ids = [g["id"] for g in regrade["grades"]]
-    assert sorted(ids) == sorted(third) and len(ids) == 115
-    for g in regrade["grades"]:
-        assert g["grade"] in GRADES, g["id"]
-        assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
+    assert len(third) == 115
+    _valid_regrade(name, third)
 
 
 def test_the_regrade_of_the_gaps_left_after_rounds_11_to_33_covers_them():
     """regrade_gaps_stop94.json: the questions of blind rounds 11-33 still graded PARTLY after
     their entries (grade_roundN_after), graded again once the facts their notes named were
-    added, by a reader who took no part; every such record once, a grade of GRADES, a page for
-    every grade but ABSENT."""
-    regrade = json.loads((Path(__file__).parent / "regrade_gaps_stop94.json").read_text())
+    added, by a reader who took no part."""
     gaps = set()
     for r in RECORDS:
-        m = re.match(r"round\d+", r["part_id"])
-        after = r.get(f"grade_{m.group()}_after") if m else None
+        blind_round = _blind_round(r)
+        after = r.get(f"grade_{blind_round}_after") if blind_round else None
         if after and after["grade"] != "ANSWERED":
             gaps.add(r["id"])
-    ids = [g["id"] for g in regrade["grades"]]
-    assert sorted(ids) == sorted(gaps) and len(ids) == 32
-    for g in regrade["grades"]:
-        assert g["grade"] in GRADES, g["id"]
-        assert (g["page"] is None) == (g["grade"] == "ABSENT"), g["id"]
+    assert len(gaps) == 32
+    _valid_regrade("regrade_gaps_stop94.json", gaps)
