@@ -405,7 +405,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("frozen model BatchNorm2d trainable freeze backbone transfer learning",
      "questions/weights-not-updating"),
     ("save_for_backward docs saved_tensors no_grad mode ctx methods",
-     "questions/custom-functions"),
+     "questions/function-ctx"),
     ("save_for_backward None backward too many grad_inputs",
      ("questions/custom-functions", "questions/api-contracts")),
     ("AddAuxiliaryLoss aux loss gradient grad constantly 1 torch.autograd.Function",
@@ -696,7 +696,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/custom-ops"),
     (("custom Function differentiable Integer output mark_non_differentiable integer "
       "output argmax indices autograd.Function non-differentiable outputs backward zero"),
-     "questions/custom-functions"),
+     "questions/function-ctx"),
     (("forward-mode AD autograd.Function non-differentiable output INTERNAL ASSERT FAILED "
       "autograd_meta.cpp jvp return None mark_non_differentiable Expected both tensor and "
       "its forward grad to be floating point or complex"),
