@@ -1625,3 +1625,38 @@ QUERIES_ROUND34: dict[str, list[tuple[str, str]]] = {
         ("issues", "ldexp backward"),
     ],
 }
+
+# Round 35: fixed before any of them is run (2026-12-06, fifty-third session), in words whose
+# overlap with every earlier query is at most half (word sets: shared words over all words),
+# the GitHub-issue queries on operators no earlier query named (round 34's forum queries found
+# no new question, its operator queries four); each run once, in the corpus named.
+QUERIES_ROUND35: dict[str, list[tuple[str, str]]] = {
+    "round35-c42a": [
+        ("pages", "backward pass much slower than forward"),
+        ("pages", "unrolled inner loop meta learning memory blowup"),
+        ("pages", "implicit function theorem fixed point gradient"),
+        ("pages", "differentiable rendering gradients vanish"),
+        ("issues", "cholesky_inverse backward"),
+        ("issues", "lu_solve backward"),
+        ("issues", "linalg.eigvals backward"),
+        ("issues", "ctc_loss backward"),
+        ("issues", "smooth_l1_loss huber backward"),
+        ("issues", "prelu backward"),
+        ("issues", "hardtanh relu6 backward"),
+        ("issues", "mvlgamma backward"),
+    ],
+    "round35-c42b": [
+        ("pages", "profile backward time per layer"),
+        ("pages", "embedding rows change although frozen"),
+        ("pages", "gradient of loss wrt batch size scaling"),
+        ("pages", "physics informed network second derivative slow"),
+        ("issues", "matrix_power backward"),
+        ("issues", "solve_triangular backward"),
+        ("issues", "svd_lowrank backward"),
+        ("issues", "view_as_complex backward"),
+        ("issues", "istft backward"),
+        ("issues", "max_pool3d avg_pool3d backward"),
+        ("issues", "index_fill index_copy backward"),
+        ("issues", "gumbel_softmax hard backward"),
+    ],
+}
