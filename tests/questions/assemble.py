@@ -106,6 +106,20 @@ def shared_addresses(parts: list[tuple[str, list[dict]]]) -> set[str]:
     return shared
 
 
+# the blind grades a record may carry, in the order they are written: before and after the
+# first question pages, rounds 5 to 10 once, then from round 11 a first grade and one after
+# the round's entries
+LAST_ROUND = 35
+GRADE_FIELDS = ("grade_before", "grade_after", "grade_round5", "grade_round6",
+                *(f"grade_round{k}" for k in range(7, 11)),
+                *(g for k in range(11, LAST_ROUND + 1)
+                  for g in (f"grade_round{k}", f"grade_round{k}_after")))
+# a record's fields, in the order corpus.json writes them (grades only where given)
+FIELDS = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
+          "answer", "error", "thread_wrong", "check", "isolated", "anchor", "held_out",
+          "thread_answer", "part_id", "merged_parts", *GRADE_FIELDS)
+
+
 def source_kind(url: str) -> str:
     """``github-issue``, ``stackoverflow`` or ``forum`` (discuss.pytorch.org and its mirrors)."""
     if "github.com" in url:
@@ -208,70 +222,15 @@ def main(argv: list[str]) -> int:
                 continue
             r["held_out"] = before["held_out"]
             r["id"] = before["id"]
-            for kept in ("anchor", "grade_before", "grade_after", "grade_round5", "grade_round6",
-                         "grade_round7", "grade_round8", "grade_round9", "grade_round10",
-                         "grade_round11", "grade_round11_after", "grade_round12",
-                         "grade_round12_after", "grade_round13", "grade_round13_after",
-                         "grade_round14", "grade_round14_after", "grade_round15",
-                         "grade_round15_after",
-                         "grade_round16", "grade_round16_after", "grade_round17",
-                         "grade_round17_after", "grade_round18",
-                         "grade_round18_after", "grade_round19",
-                         "grade_round19_after", "grade_round20",
-                         "grade_round20_after", "grade_round21",
-                         "grade_round21_after", "grade_round22", "grade_round22_after",
-                         "grade_round23", "grade_round23_after", "grade_round24",
-                         "grade_round24_after", "grade_round25", "grade_round25_after",
-                         "grade_round26", "grade_round26_after", "grade_round27",
-                         "grade_round27_after", "grade_round28", "grade_round28_after",
-                         "grade_round29", "grade_round29_after", "grade_round30",
-                         "grade_round30_after", "grade_round31", "grade_round31_after", "grade_round32", "grade_round32_after",
-                         "grade_round33", "grade_round33_after", "grade_round34", "grade_round34_after"):
+            for kept in ("anchor", *GRADE_FIELDS):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
-    fields = ("id", "topic", "source", "also", "source_kind", "found_by", "question", "keywords",
-              "answer", "error", "thread_wrong", "check", "isolated", "anchor", "held_out",
-              "thread_answer", "part_id", "merged_parts", "grade_before", "grade_after",
-              "grade_round5", "grade_round6", "grade_round7",
-              "grade_round8", "grade_round9", "grade_round10", "grade_round11", "grade_round11_after",
-              "grade_round12", "grade_round12_after", "grade_round13",
-              "grade_round13_after", "grade_round14", "grade_round14_after",
-              "grade_round15", "grade_round15_after",
-              "grade_round16", "grade_round16_after", "grade_round17", "grade_round17_after",
-              "grade_round18", "grade_round18_after", "grade_round19",
-              "grade_round19_after", "grade_round20", "grade_round20_after",
-              "grade_round21", "grade_round21_after", "grade_round22", "grade_round22_after",
-              "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after",
-              "grade_round25", "grade_round25_after", "grade_round26", "grade_round26_after",
-              "grade_round27", "grade_round27_after", "grade_round28", "grade_round28_after",
-              "grade_round29", "grade_round29_after", "grade_round30",
-              "grade_round30_after", "grade_round31", "grade_round31_after", "grade_round32", "grade_round32_after",
-                         "grade_round33", "grade_round33_after", "grade_round34", "grade_round34_after")
+    fields = FIELDS
     out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
            for r in records]
     for r in out:
         r["isolated"] = bool(r["isolated"])
-        for grade in ("grade_before", "grade_after", "grade_round5", "grade_round6",
-                      "grade_round7", "grade_round8", "grade_round9",
-                      "grade_round10", "grade_round11", "grade_round11_after",
-                      "grade_round12", "grade_round12_after",
-                      "grade_round13", "grade_round13_after",
-                      "grade_round14", "grade_round14_after",
-                      "grade_round15", "grade_round15_after",
-                      "grade_round16", "grade_round16_after",
-                      "grade_round17", "grade_round17_after",
-                      "grade_round18", "grade_round18_after",
-                      "grade_round19", "grade_round19_after",
-                      "grade_round20", "grade_round20_after",
-                      "grade_round21", "grade_round21_after",
-                      "grade_round22", "grade_round22_after",
-                      "grade_round23", "grade_round23_after", "grade_round24", "grade_round24_after",
-                      "grade_round25", "grade_round25_after", "grade_round26",
-                      "grade_round26_after", "grade_round27", "grade_round27_after",
-                      "grade_round28", "grade_round28_after", "grade_round29",
-                      "grade_round29_after", "grade_round30",
-                      "grade_round30_after", "grade_round31", "grade_round31_after", "grade_round32", "grade_round32_after",
-                         "grade_round33", "grade_round33_after", "grade_round34", "grade_round34_after"):  # held-out only
+        for grade in GRADE_FIELDS:  # held-out only
             if r[grade] is None:
                 del r[grade]
     data = {"about": ABOUT, "split_seed": SPLIT_SEED, "records": out}

@@ -12,6 +12,7 @@ import pytest
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+import assemble
 import checks
 from queries import (
     QUERIES,
@@ -93,6 +94,15 @@ def test_size_and_fields():
         assert r["question"].strip() and r["keywords"], r["id"]
         assert all(isinstance(k, str) and k.strip() for k in r["keywords"]), r["id"]
         assert r["answer"] and r["check"], r["id"]
+
+
+def test_records_have_the_fields_assemble_writes():
+    """Every record holds assemble.py's fields and no other, the grades it knows among them:
+    a grade of a round assemble.py does not list would be dropped by its next run."""
+    required = [f for f in assemble.FIELDS if f not in assemble.GRADE_FIELDS]
+    for r in RECORDS:
+        assert set(r) <= set(assemble.FIELDS), (r["id"], set(r) - set(assemble.FIELDS))
+        assert set(required) <= set(r), r["id"]
 
 
 def test_ids_and_addresses_are_unique():
