@@ -417,15 +417,15 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("make_dual tensor subclass tangent LoggingTensor forward AD",
      "questions/error-messages-func"),
     # round 14 (linear algebra, indexing, compile, AMP, DDP/FSDP): the asker's words
-    ("linalg.lstsq residuals no gradient gels driver", "questions/linalg-fft-pooling"),
-    ("linalg.lstsq backward 1-D B Dimension out of range", "questions/linalg-fft-pooling"),
+    ("linalg.lstsq residuals no gradient gels driver", "questions/linalg"),
+    ("linalg.lstsq backward 1-D B Dimension out of range", "questions/linalg"),
     ("linalg.lstsq forward-mode jacobian vectorize=True mat1 and mat2 shapes cannot be multiplied",
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     ("torch.lstsq derivative not implemented differentiable least squares QR",
-     "questions/linalg-fft-pooling"),
-    ("linalg.lstsq gradcheck Jacobian mismatch tall inputs gelsy", "questions/linalg-fft-pooling"),
+     "questions/linalg"),
+    ("linalg.lstsq gradcheck Jacobian mismatch tall inputs gelsy", "questions/linalg"),
     ("which linalg outputs have a gradient slogdet sign lu_factor pivots info",
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     ("index_put_ index_backward nondeterministic CPU accumulate=True", "questions/indexing-masking"),
     ("gather backward faster integer indexing backward x[idx]", "questions/indexing-masking"),
     ("MultiheadAttention key_padding_mask attn_mask gradients become NaN -inf softmax",
@@ -590,7 +590,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     # round 12's records: the asker's keywords, joined (the entries written for them)
     (("torch.matrix_exp's own backward embeds the operator into a (2N,2N) block matrix "
       "Frechet derivative torch.autograd.Function wrapping the existing call peak memory"),
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     (("einsum how the tensor gradient is calculated when using the einsum operator grad_fn "
       "of a it is some view backward bmm"), "questions/linalg-fft-pooling"),
     (("setattr() on Tensor.requires_grad graph break Mutating requires_grad can introduce a "
@@ -690,7 +690,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/weights-not-updating"),
     (("logdet slogdet backward gradient of log determinant logdet singular matrix gradient "
       "logdet nan negative determinant"),
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     (("custom_op non-differentiable register_autograd non-differentiable no autograd "
       "formula was registered mark an operator as non-differentiable"),
      "questions/custom-ops"),
@@ -868,14 +868,14 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/api-contracts"),
     (("linalg.solve gradient 1x1 matrix LinalgSolveExBackward0 returned an invalid gradient "
       "shape error gradients linalg.solve solve vector right-hand side backward"),
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     (("SolveBackward returned nan values torch.solve backward nan linalg.solve gradient nan "
       "singular matrix Function 'LinalgSolveExBackward0' returned nan values in its 0th output"),
      "questions/nan-debugging"),
     (("singular matrix during backward pass linalg.solve singular custom backward implicit "
       "differentiation solve singular torch.linalg.solve: (Batch element 13): The solver failed"
       " because the input matrix is singular."),
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     (("efficient contraction path backward efficient einsum backward memory opt_einsum contract"
       " pytorch autograd einsum backward cost"),
      "questions/linalg-fft-pooling"),
@@ -961,7 +961,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/indexing-masking"),
     (("norm fails to compute grad in forward mode jacobian strategy forward-mode linalg.norm "
       "Could not allocate memory to change Tensor SizesAndStrides linalg.norm jvp"),
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     (("clip gradient norm chatbot tutorial how to choose clip value clip_grad_norm_ max_norm "
       "exploding gradients RNN"),
      "questions/nan-debugging"),
@@ -1433,7 +1433,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/parameter-gradients"),
     (("householder_product backward householder_product forward AD orgqr gradient "
       "householder_product double backward geqrf derivative"),
-     "questions/linalg-fft-pooling"),
+     "questions/linalg"),
     (("freeze part of embedding matrix update only new token embeddings train only out of "
       "vocab rows freeze some rows of embedding weight requires_grad on slice of weight"),
      "questions/hooks"),
