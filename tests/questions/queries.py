@@ -1660,3 +1660,37 @@ QUERIES_ROUND35: dict[str, list[tuple[str, str]]] = {
         ("issues", "gumbel_softmax hard backward"),
     ],
 }
+
+# Round 36: fixed before any of them is run (2026-12-06, fifty-third session), as round 35's:
+# word-set overlap with every earlier query at most half, the GitHub-issue queries on
+# operators no earlier query named.
+QUERIES_ROUND36: dict[str, list[tuple[str, str]]] = {
+    "round36-c43a": [
+        ("pages", "domain adversarial negate gradient lambda schedule"),
+        ("pages", "tied input output embedding gradient doubled"),
+        ("pages", "binarized weights sign straight-through"),
+        ("issues", "cosine_embedding_loss backward"),
+        ("issues", "multilabel_margin_loss soft_margin_loss backward"),
+        ("issues", "selu threshold backward"),
+        ("issues", "erfc expm1 backward"),
+        ("issues", "addr outer product backward"),
+        ("issues", "multi_dot chain_matmul backward"),
+        ("issues", "cholesky_ex inv_ex backward"),
+        ("issues", "tensorinv tensorsolve backward"),
+        ("issues", "sgn complex backward"),
+    ],
+    "round36-c43b": [
+        ("pages", "scipy function inside loss breaks backward"),
+        ("pages", "retain_grad on many intermediates memory"),
+        ("pages", "gradient w.r.t. attention weights visualization"),
+        ("issues", "hfft ihfft backward"),
+        ("issues", "conv3d conv_transpose3d backward"),
+        ("issues", "upsample_bilinear2d nearest backward"),
+        ("issues", "unbind tensor_split backward"),
+        ("issues", "cartesian_prod combinations backward"),
+        ("issues", "trapezoid trapz backward"),
+        ("issues", "softmin log_softmax backward"),
+        ("issues", "feature_alpha_dropout dropout2d backward"),
+        ("issues", "geqrf ormqr backward"),
+    ],
+}

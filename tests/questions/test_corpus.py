@@ -50,6 +50,7 @@ from queries import (
     QUERIES_ROUND33,
     QUERIES_ROUND34,
     QUERIES_ROUND35,
+    QUERIES_ROUND36,
 )
 
 DATA = json.loads((HERE / "corpus.json").read_text())
@@ -70,7 +71,7 @@ BLIND_QUERIES = {q for rounds in (QUERIES_ROUND7, QUERIES_ROUND8, QUERIES_ROUND9
                                   QUERIES_ROUND26, QUERIES_ROUND27, QUERIES_ROUND28,
                                   QUERIES_ROUND29, QUERIES_ROUND30, QUERIES_ROUND31,
                                   QUERIES_ROUND32, QUERIES_ROUND33, QUERIES_ROUND34,
-                                  QUERIES_ROUND35)
+                                  QUERIES_ROUND35, QUERIES_ROUND36)
                  for v in rounds.values()
                  for _, q in v}
 # every record held out and graded blind, once, on the site as it was (grade_<round>)
