@@ -79,7 +79,7 @@ BLIND = ("round7", "round8", "round9", "round10", "round11", "round12", "round13
          "round14", "round15", "round16", "round17", "round18", "round19",
          "round20", "round21", "round22", "round23", "round24", "round25",
          "round26", "round27", "round28", "round29",
-         "round30", "round31", "round32", "round33", "round34", "round35")
+         "round30", "round31", "round32", "round33", "round34", "round35", "round36")
 ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES | BLIND_QUERIES
 DOCS = HERE.parents[1] / "docs"
 KINDS = {"forum", "stackoverflow", "github-issue"}
