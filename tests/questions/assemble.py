@@ -227,8 +227,7 @@ def main(argv: list[str]) -> int:
             for kept in ("anchor", *GRADE_FIELDS):
                 if before.get(kept) and not r.get(kept):
                     r[kept] = before[kept]
-    fields = FIELDS
-    out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in fields}
+    out = [{f: r.get(f, [] if f in ("also", "merged_parts") else None) for f in FIELDS}
            for r in records]
     for r in out:
         r["isolated"] = bool(r["isolated"])
