@@ -1694,3 +1694,37 @@ QUERIES_ROUND36: dict[str, list[tuple[str, str]]] = {
         ("issues", "geqrf ormqr backward"),
     ],
 }
+
+# Round 37: fixed before any of them is run (2026-12-07, fifty-fourth session), as round 36's:
+# word-set overlap with every earlier query at most half, the GitHub-issue queries on
+# operators no earlier query named.
+QUERIES_ROUND37: dict[str, list[tuple[str, str]]] = {
+    "round37-c44a": [
+        ("pages", "vjp multiple outputs grad_outputs tuple"),
+        ("pages", "first backward call much slower than later ones"),
+        ("pages", "float16 gradients underflow to zero without scaler"),
+        ("pages", "target network detach or no_grad"),
+        ("pages", "gradient of a sum over a python list of tensors"),
+        ("pages", "backward through torch.stack of parameters"),
+        ("issues", "grid_sample double backward"),
+        ("issues", "kthvalue mode backward"),
+        ("issues", "index_add index_copy backward"),
+        ("issues", "select_scatter slice_scatter backward"),
+        ("issues", "nanmean nansum backward"),
+        ("issues", "glu gated linear unit backward"),
+    ],
+    "round37-c44b": [
+        ("pages", "learned optimizer unrolled steps gradient"),
+        ("pages", "contrastive loss two towers shared weights gradient"),
+        ("pages", "knowledge distillation teacher requires_grad false"),
+        ("pages", "invertible network change of variables gradient"),
+        ("pages", "gradient accumulation with batchnorm running statistics"),
+        ("issues", "adaptive_max_pool3d return_indices backward"),
+        ("issues", "poisson_nll_loss gaussian_nll_loss backward"),
+        ("issues", "hinge_embedding_loss soft_margin_loss gradient"),
+        ("issues", "rot90 roll flip backward"),
+        ("issues", "lerp tensor weight backward"),
+        ("issues", "histogramdd bucketize searchsorted gradient"),
+        ("issues", "cross linalg.cross backward"),
+    ],
+}
