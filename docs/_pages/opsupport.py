@@ -196,12 +196,12 @@ def _samples(op, dtype: torch.dtype, count: int = 1) -> list:
             first = None
             for sample in itertools.islice(gen, SCAN):
                 first = sample if first is None else first
-                if all(t.numel() for t in _tensors((sample.input, *sample.args))):
+                if all(t.numel() for t in tensors((sample.input, *sample.args))):
                     return [sample]
             return [first]
         every = list(itertools.islice(gen, 48))
     # an empty input makes every check pass about nothing: samples with one are left out
-    every = [s for s in every if all(t.numel() for t in _tensors((s.input, *s.args)))] or every
+    every = [s for s in every if all(t.numel() for t in tensors((s.input, *s.args)))] or every
     if len(every) <= count:
         return every
     return [every[round(i * (len(every) - 1) / (count - 1))] for i in range(count)]
@@ -244,11 +244,21 @@ def _as_function(op, sample) -> tuple[Callable, tuple]:
     return fn, tuple(args)
 
 
-def _tensors(value) -> list[torch.Tensor]:
+def sample_call(op, dtype: torch.dtype = torch.float64) -> tuple[Callable, tuple]:
+    """The operator's first sample in ``dtype`` as ``(fn, args)``, ``fn(*args)`` calling it as
+    PyTorch's gradient tests do (a copy: the caller may change it)."""
+    sample = _first_sample(op, dtype)
+    if sample is None:
+        raise ValueError(f"{label(op)} has no {dtype} sample")
+    return _as_function(op, sample)
+
+
+def tensors(value) -> list[torch.Tensor]:
+    """The tensors in ``value``: a tensor, or nested lists and tuples of them."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
+        return [t for v in value for t in tensors(v)]
     return []
 
 
@@ -264,9 +274,9 @@ def _random_output(fn: Callable, args: tuple) -> bool:
     """Two calls on the same inputs give different values (a random or uninitialised output)."""
     with torch.no_grad():
         torch.manual_seed(1)
-        a = [t.detach().clone() for t in _tensors(fn(*args))]
+        a = [t.detach().clone() for t in tensors(fn(*args))]
         torch.manual_seed(2)
-        b = [t.detach().clone() for t in _tensors(fn(*args))]
+        b = [t.detach().clone() for t in tensors(fn(*args))]
     for x, y in zip(a, b, strict=False):
         try:
             torch.testing.assert_close(x, y, rtol=0, atol=0, equal_nan=True)
@@ -286,7 +296,7 @@ def _plain(mode: str, fn: Callable, args: tuple) -> Cell | None:
                 duals = [fwAD.make_dual(a.detach(), torch.randn_like(a.detach()))
                          if isinstance(a, torch.Tensor) and a.requires_grad else a
                          for a in args]
-                outs = [t for t in _tensors(fn(*duals)) if t.is_floating_point() or t.is_complex()]
+                outs = [t for t in tensors(fn(*duals)) if t.is_floating_point() or t.is_complex()]
                 if not outs:
                     return Cell("none", "no floating output")
                 if not any(t.numel() for t in outs):
@@ -294,7 +304,7 @@ def _plain(mode: str, fn: Callable, args: tuple) -> Cell | None:
                 if all(fwAD.unpack_dual(t).tangent is None for t in outs):
                     return Cell("none", "no output carries a tangent")
             return None
-        outs = _differentiable(_tensors(fn(*args)))
+        outs = _differentiable(tensors(fn(*args)))
         if not outs:
             return Cell("none", "no output requires a gradient (no grad_fn)")
         if not any(t.numel() for t in outs):
@@ -324,7 +334,7 @@ def _jacrev_against_loop(fn: Callable, args: tuple) -> Cell:
         full = list(args)
         for i, leaf in zip(where, leaves, strict=True):
             full[i] = leaf
-        outs = [torch.view_as_real(t.resolve_conj()) if t.is_complex() else t for t in _tensors(fn(*full))]
+        outs = [torch.view_as_real(t.resolve_conj()) if t.is_complex() else t for t in tensors(fn(*full))]
         return tuple(t for t in outs if t.is_floating_point() and t.numel())
 
     leaves = tuple(args[i].detach() for i in where)
@@ -424,7 +434,7 @@ def probe(op, mode: str) -> Cell:
     if plain is not None:
         return plain
     try:
-        out_dtypes = {t.dtype for t in _tensors(fn(*args))
+        out_dtypes = {t.dtype for t in tensors(fn(*args))
                       if t.is_floating_point() or t.is_complex()}
         random = _random_output(fn, args)
     except Exception as err:  # noqa: BLE001

@@ -1491,6 +1491,15 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
      "questions/gan-gradients"),
 ]
 
+# What each grad_fn node computes, from derivatives.yaml (reference/backward-formulas)
+PAIRS += [
+    ("what does MulBackward0 compute", "reference/backward-formulas"),
+    ("derivatives.yaml backward formula of an operator", "reference/backward-formulas"),
+    ("where is the backward of a torch function defined", "reference/backward-formulas"),
+    ("SgnBackward0 formula", "reference/backward-formulas"),
+    ("grad_fn node name list", "reference/backward-formulas"),
+]
+
 # Kinks, steps and domain edges of every elementwise operator (reference/kinks)
 PAIRS += [
     ("gradient at a kink left or right derivative", "reference/kinks"),

@@ -1,0 +1,68 @@
+"""The backward formulas page's tables (``docs/_pages/opformulas.py``): node names as torch
+gives them to live graphs, formulas that equal torch's backward when evaluated, and a wrong
+formula told from a right one."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_pages"))
+import opformulas
+
+NODES = opformulas.nodes()
+BY_NAME = {n.name: n for n in NODES}
+
+
+def test_names_are_unique_and_match_live_grad_fns():
+    assert len(BY_NAME) == len(NODES) > 500
+    x = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+    for out in (x.sin(), x * x, x @ x, x.sum(), x.max(), torch.linalg.inv(x), x.relu()):
+        assert out.grad_fn.name() in BY_NAME, out.grad_fn.name()
+
+
+def test_formulas_name_each_differentiable_input():
+    mul = BY_NAME["MulBackward0"]
+    assert {i for inputs, _ in mul.formulas for i in inputs} == {"self", "other"}
+    assert BY_NAME["SinBackward0"].formulas == ((("self",), "grad * self.cos().conj()"),)
+    assert BY_NAME["CdistBackwardBackward0"].not_implemented
+    assert not BY_NAME["CdistBackward0"].not_implemented
+
+
+def test_evaluated_formulas_equal_torchs_backward():
+    done, failed = opformulas.evaluate(NODES)
+    assert len(done) > 50 and failed > 0
+    assert all(e.equal for e in done), [e for e in done if not e.equal]
+    assert {"SinBackward0", "ExpBackward0", "HypotBackward0"} <= {e.node for e in done}
+
+
+@pytest.mark.parametrize(("node", "wrong"), [("SinBackward0", "grad * self.sin()"),
+                                             ("ExpBackward0", "grad * self"),
+                                             ("HypotBackward0", "grad * self")])
+def test_a_wrong_formula_is_reported_unequal(node, wrong):
+    right = BY_NAME[node]
+    broken = dataclasses.replace(
+        right, formulas=tuple((inputs, wrong) for inputs, _ in right.formulas))
+    done, _ = opformulas.evaluate([broken])
+    assert done and not all(e.equal for e in done)
+
+
+def test_live_graph_names_are_listed_or_written_by_hand():
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    ops = [o for o in op_db if o.name in ("sin", "mul", "cdist", "max", "index_put")]
+    seen = opformulas.live_node_names(ops)
+    assert "SinBackward0" in seen and "CdistBackward0" in seen
+    outside = {k for k in seen if k not in BY_NAME}
+    assert outside <= {"torch::autograd::AccumulateGrad", "torch::autograd::CopySlices"}
+
+
+def test_markdown_escapes_pipes_and_covers_every_node_once():
+    rows = "\n".join(opformulas.markdown(NODES, g) for g in opformulas.GROUPS)
+    named = [n for n in BY_NAME if f"| `{n}` |" in rows]
+    assert len(named) == len(NODES)
+    assert "`a | b`" not in opformulas._code("a | b")
