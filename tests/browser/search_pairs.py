@@ -1500,6 +1500,13 @@ PAIRS += [
     ("grad_fn node name list", "reference/backward-formulas"),
 ]
 
+# Round 37's questions, answered after their blind grade
+PAIRS += [
+    ("channels_last pooling wrong gradient torch.compile", "questions/linalg-fft-pooling"),
+    ("lerp weight requires_grad derivative not implemented", "questions/operator-gradients"),
+    ("CrossScan CrossMerge backward autograd.Function", "questions/custom-functions"),
+]
+
 # Kinks, steps and domain edges of every elementwise operator (reference/kinks)
 PAIRS += [
     ("gradient at a kink left or right derivative", "reference/kinks"),

@@ -39,7 +39,8 @@ BLIND_QUERIES = {q for k in BLIND_ROUNDS for v in getattr(queries, f"QUERIES_ROU
 # every record held out and graded blind, once, on the site as it was (grade_<round>)
 BLIND = tuple(f"round{k}" for k in BLIND_ROUNDS)
 # from round 11 on, each blind round graded again after its entries (grade_<round>_after)
-GRADED_AFTER = tuple(f"round{k}" for k in range(11, assemble.LAST_ROUND + 1))
+GRADED_AFTER = tuple(f"round{k}" for k in range(11, assemble.LAST_ROUND + 1)
+                     if k not in assemble.AFTER_PENDING)
 ALL_QUERIES = SPLIT_QUERIES | LATER_QUERIES | BLIND_QUERIES
 DOCS = HERE.parents[1] / "docs"
 KINDS = {"forum", "stackoverflow", "github-issue"}
