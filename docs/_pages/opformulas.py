@@ -9,9 +9,10 @@ the nodes when torch is built), so that the node names are the ones torch gives 
 
 Two live checks:
 
-- :func:`live_node_names`: the names of the nodes in the graphs of the operators page's
-  samples (each operator of PyTorch's OpInfo database, called once), which
-  must be among the names read here (or be one of the few nodes written by hand in C++);
+- :func:`live_nodes`: the nodes in the graphs of up to :data:`SAMPLES` samples of each
+  operator of PyTorch's OpInfo database (the operators page's), whose names must be among
+  those read here (or be one of the few nodes written by hand in C++), each checked with
+  ``gradcheck`` against finite differences on a call whose graph holds it;
 - :func:`evaluate`: the formulas that are plain tensor expressions, evaluated in Python as
   written, against ``torch.autograd.grad`` on random float64 inputs.
 
@@ -30,9 +31,7 @@ from pathlib import Path
 import opsupport
 import torch
 
-# nodes that torch writes by hand in C++ (torch/csrc/autograd/functions/), not from the file
-HAND_WRITTEN = {"AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot", "Error",
-                "DelayedError", "NotImplemented", "UndefinedGradBackward", "Identity"}
+SAMPLES = 8  # samples of each operator whose graphs are walked (as the jacrev column's)
 
 
 @dataclass(frozen=True)
@@ -161,27 +160,59 @@ def evaluate(all_nodes: Iterable[Node], seed: int = 0) -> tuple[list[Evaluated],
     return done, failed
 
 
-def live_node_names(ops: list | None = None) -> dict[str, set[str]]:
-    """``{node name: OpInfo operators whose graph holds it}``, from each operator's first
-    float64 sample (its graph walked from every differentiable output)."""
-    seen: dict[str, set[str]] = {}
+@dataclass(frozen=True)
+class Seen:
+    """Where a node was met: in the graph of ``operator``'s sample number ``sample`` (of those
+    :func:`opsupport.sample_calls` takes), whose backward's ``gradcheck`` gave ``kind``
+    (``checked``, ``mismatch``, ``raises``, ``unchecked``, ``none``; with ``detail``). The check
+    covers the whole graph of that call, this node with the others in it."""
+
+    operator: str
+    sample: int
+    kind: str
+    detail: str = ""
+
+
+def _names(outs) -> set[str]:
+    stack = [t.grad_fn for t in opsupport.tensors(outs) if t.grad_fn is not None]
+    visited, names = set(), set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in visited:
+            continue
+        visited.add(node)
+        names.add(node.name())
+        stack.extend(f for f, _ in node.next_functions)
+    return names
+
+
+def live_nodes(ops: list | None = None, count: int = SAMPLES) -> dict[str, Seen]:
+    """``{node name: where it was first met and checked}``, over up to ``count`` float64
+    samples of each operator of PyTorch's OpInfo database: each call's graph is walked from
+    its outputs, and a call that meets a node not met before, or one whose earlier check did
+    not pass, is checked with ``gradcheck`` (fast mode, against central differences); a
+    passing check replaces a failing one."""
+    seen: dict[str, Seen] = {}
     with warnings.catch_warnings(), opsupport.no_test_lookup():
         warnings.simplefilter("ignore")
         for op in ops if ops is not None else opsupport.load_op_db():
             try:
-                fn, args = opsupport.sample_call(op)
-                outs = fn(*args)
+                calls = opsupport.sample_calls(op, count)
             except Exception:  # noqa: BLE001, S112  (the operators page says what raised)
                 continue
-            stack = [t.grad_fn for t in opsupport.tensors(outs) if t.grad_fn is not None]
-            visited = set()
-            while stack:
-                node = stack.pop()
-                if node is None or node in visited:
+            for k, (fn, args) in enumerate(calls):
+                try:
+                    names = _names(fn(*args))
+                except Exception:  # noqa: BLE001, S112
                     continue
-                visited.add(node)
-                seen.setdefault(node.name(), set()).add(opsupport.label(op))
-                stack.extend(f for f, _ in node.next_functions)
+                todo = {n for n in names if n not in seen or seen[n].kind != "checked"}
+                if not todo:
+                    continue
+                torch.manual_seed(0)  # gradcheck's random projections
+                cell = opsupport.backward_cell(fn, args, op.gradcheck_nondet_tol)
+                for n in todo:
+                    if n not in seen or cell.kind == "checked":
+                        seen[n] = Seen(opsupport.label(op), k, cell.kind, cell.detail)
     return seen
 
 
@@ -198,15 +229,24 @@ def group(name: str) -> tuple[str, str]:
     return next(g for g in GROUPS if g[0] <= first <= g[1])
 
 
-def markdown(all_nodes: Iterable[Node], letters: tuple[str, str]) -> str:
+SYMBOL = {"checked": "✓", "mismatch": "≠", "raises": "✗", "unchecked": "runs", "none": "—",
+          "no sample": ""}
+
+
+def markdown(all_nodes: Iterable[Node], letters: tuple[str, str],
+             seen: dict[str, Seen] | None = None) -> str:
     """The table of the nodes whose name starts with a letter of ``letters`` (first, last):
-    a row per node, its formulas one per line, each after the inputs it gives."""
-    lines = ["| node | operator | gradient of each input (`grad`: the upstream gradient) |",
-             "|---|---|---|"]
+    a row per node, where it was met and checked (:func:`live_nodes`, when ``seen`` is given),
+    its formulas one per line, each after the inputs it gives."""
+    seen = seen or {}
+    head = "| node | operator | checked on | gradient of each input (`grad`: the upstream gradient) |"
+    lines = [head, "|---|---|---|---|"]
     for node in all_nodes:
         if group(node.name) != letters:
             continue
+        met = seen.get(node.name)
+        where = f"{SYMBOL[met.kind]} {_code(met.operator)}" if met else ""
         formulas = "<br>".join(f"{_code(', '.join(inputs))}: {_code(formula)}"
                                for inputs, formula in node.formulas)
-        lines.append(f"| {_code(node.name)} | {_code(node.operator)} | {formulas} |")
+        lines.append(f"| {_code(node.name)} | {_code(node.operator)} | {where} | {formulas} |")
     return "\n".join(lines)

@@ -253,6 +253,36 @@ def sample_call(op, dtype: torch.dtype = torch.float64) -> tuple[Callable, tuple
     return _as_function(op, sample)
 
 
+def sample_calls(op, count: int, dtype: torch.dtype = torch.float64) -> list[tuple[Callable, tuple]]:
+    """Up to ``count`` of the operator's samples, spread over its list (as the jacrev column
+    takes them), each as ``(fn, args)`` with its floating inputs requiring a gradient."""
+    calls = []
+    for sample in _samples(op, dtype, count):
+        try:
+            fn, args = _as_function(op, sample)
+        except TypeError:  # a sample input that is not tensors (a number): left out
+            continue
+        if not _leaves(args):             # an operator OpInfo lists without autograd
+            args = tuple(a.detach().requires_grad_() if isinstance(a, torch.Tensor)
+                         and (a.is_floating_point() or a.is_complex()) else a for a in args)
+        calls.append((fn, args))
+    return calls
+
+
+def backward_cell(fn: Callable, args: tuple, nondet_tol: float = 0.0) -> Cell:
+    """The backward column's cell for one call: whether its backward runs, then ``gradcheck``
+    of it against finite differences (as :func:`probe` does for the first sample)."""
+    plain = _plain("backward", fn, args)
+    if plain is not None:
+        return plain
+    try:
+        if _random_output(fn, args):
+            return Cell("unchecked", "random or uninitialised output")
+    except Exception as err:  # noqa: BLE001
+        return Cell("unchecked", f"the plain call raised: {_message(err)}")
+    return _check("backward", fn, args, nondet_tol)
+
+
 def tensors(value) -> list[torch.Tensor]:
     """The tensors in ``value``: a tensor, or nested lists and tuples of them."""
     if isinstance(value, torch.Tensor):

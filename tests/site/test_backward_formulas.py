@@ -51,18 +51,51 @@ def test_a_wrong_formula_is_reported_unequal(node, wrong):
     assert done and not all(e.equal for e in done)
 
 
-def test_live_graph_names_are_listed_or_written_by_hand():
+def test_live_nodes_are_listed_and_checked():
     from torch.testing._internal.common_methods_invocations import op_db
 
-    ops = [o for o in op_db if o.name in ("sin", "mul", "cdist", "max", "index_put")]
-    seen = opformulas.live_node_names(ops)
-    assert "SinBackward0" in seen and "CdistBackward0" in seen
+    ops = [o for o in op_db if o.name in ("sin", "mul", "cdist", "lerp", "index_put")]
+    seen = opformulas.live_nodes(ops)
+    assert seen["SinBackward0"].kind == "checked" and seen["SinBackward0"].operator == "sin"
+    assert seen["LerpBackward1"].kind == "checked"       # a tensor weight: a later sample
+    assert seen["CdistBackward0"].kind == "checked"
     outside = {k for k in seen if k not in BY_NAME}
     assert outside <= {"torch::autograd::AccumulateGrad", "torch::autograd::CopySlices"}
 
 
+class _WrongSin(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.sin()                                  # should be cos
+
+
+def test_a_wrong_backward_met_in_a_graph_is_not_marked_checked():
+    from types import SimpleNamespace
+
+    def sample_inputs(device, dtype, requires_grad=False):
+        torch.manual_seed(0)
+        yield SimpleNamespace(input=torch.randn(4, dtype=dtype, requires_grad=requires_grad),
+                              args=(), kwargs={}, output_process_fn_grad=lambda out: out)
+
+    op = SimpleNamespace(name="wrong_sin", variant_test_name="", supports_autograd=True,
+                         gradcheck_nondet_tol=0.0, sample_inputs=sample_inputs,
+                         supported_dtypes=lambda device: {torch.float64},
+                         get_op=lambda: _WrongSin.apply,
+                         gradcheck_wrapper=lambda op, *a, **k: op(*a, **k))
+    seen = opformulas.live_nodes([op])
+    assert seen["_WrongSinBackward"].kind == "mismatch"
+
+
 def test_markdown_escapes_pipes_and_covers_every_node_once():
     rows = "\n".join(opformulas.markdown(NODES, g) for g in opformulas.GROUPS)
+    seen = {"SinBackward0": opformulas.Seen("sin", 0, "checked")}
+    assert "| `SinBackward0` | `sin` | ✓ `sin` |" in opformulas.markdown(NODES, ("S", "S"), seen)
     named = [n for n in BY_NAME if f"| `{n}` |" in rows]
     assert len(named) == len(NODES)
     assert "`a | b`" not in opformulas._code("a | b")
