@@ -202,7 +202,8 @@ def test_the_regrade_of_rounds_8_to_10_covers_them_with_valid_grades():
                                   "regrade_heldout_third_stop92.json",
                                   "regrade_heldout_third_stop92b.json",
                                   "regrade_heldout_third_stop93.json",
-                                  "regrade_heldout_third_stop94.json"])
+                                  "regrade_heldout_third_stop94.json",
+                                  "regrade_heldout_third_stop96.json"])
 def test_the_regrade_of_the_first_held_out_third_covers_it_with_valid_grades(name):
     """regrade_heldout_third*.json: the 115 records of the first held-out third (graded before
     and after the first question pages) graded again, on a later site, by a reader who took no
