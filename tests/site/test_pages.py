@@ -42,6 +42,19 @@ def test_no_plumbing_in_visible_cells(page):
             assert plumbing not in cell, f"{plumbing!r} in a visible cell:\n{cell}"
 
 
+# an exception printed under a name typed by hand: `except RuntimeError as err: print(f"RuntimeError:
+# {err}")` labels a NotImplementedError (a subclass) "RuntimeError" (torch.unique's backward did)
+_TYPED_NAME = re.compile(r'print\(f?"[A-Z][A-Za-z]*(Error|Exception|Warning):[ "]')
+
+
+@pytest.mark.parametrize("page", EXECUTED, ids=ids(EXECUTED))
+def test_printed_exceptions_are_named_by_their_type(page):
+    for cell in visible_cells(page):
+        for line in cell.splitlines():
+            assert not _TYPED_NAME.search(line), (
+                f"print the type torch raised, type(err).__name__, not a name typed: {line}")
+
+
 @pytest.mark.parametrize("page", EXECUTED, ids=ids(EXECUTED))
 def test_visible_code_fits_the_code_box(page):
     for cell in visible_cells(page):
