@@ -1,6 +1,7 @@
 """The backward formula of every autograd node, as torch states it: the formulas page's tables.
 
-Every ``grad_fn`` class torch defines (``SinBackward0``, ``MulBackward0``) is generated from one
+Every built-in ``grad_fn`` class named like ``SinBackward0`` or ``MulBackward0`` (not a custom
+``autograd.Function``'s ``FooBackward``, nor the few written by hand in C++) is generated from one
 entry of ``derivatives.yaml`` (PyTorch's ``tools/autograd/derivatives.yaml``, shipped with the
 wheel as ``torchgen/packaged/autograd/derivatives.yaml``): for each differentiable input of the
 operator, the expression that maps the upstream gradient ``grad`` to that input's gradient.
@@ -22,6 +23,7 @@ Page plumbing, not part of ``gradarg``; imports torch, torchgen and the operator
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Iterable
@@ -57,6 +59,7 @@ def yaml_path() -> Path:
     return Path(torchgen.__file__).parent / "packaged" / "autograd" / "derivatives.yaml"
 
 
+@functools.cache
 def _infos() -> dict:
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_pages"))
 import opformulas
@@ -38,6 +40,16 @@ def test_evaluated_formulas_equal_torchs_backward():
     assert len(done) > 50 and failed > 0
     assert all(e.equal for e in done), [e for e in done if not e.equal]
     assert {"SinBackward0", "ExpBackward0", "HypotBackward0"} <= {e.node for e in done}
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(1, 2**31 - 1))
+def test_evaluated_formulas_equal_torchs_backward_at_other_points(seed):
+    """The invariant over generated inputs (each seed draws other values in (0.1, 0.9) and
+    another upstream gradient), not the page's one draw."""
+    done, _ = opformulas.evaluate(NODES, seed=seed)
+    assert len(done) > 50
+    assert all(e.equal for e in done), [e for e in done if not e.equal]
 
 
 @pytest.mark.parametrize(("node", "wrong"), [("SinBackward0", "grad * self.sin()"),
