@@ -244,15 +244,6 @@ def _as_function(op, sample) -> tuple[Callable, tuple]:
     return fn, tuple(args)
 
 
-def sample_call(op, dtype: torch.dtype = torch.float64) -> tuple[Callable, tuple]:
-    """The operator's first sample in ``dtype`` as ``(fn, args)``, ``fn(*args)`` calling it as
-    PyTorch's gradient tests do (a copy: the caller may change it)."""
-    sample = _first_sample(op, dtype)
-    if sample is None:
-        raise ValueError(f"{label(op)} has no {dtype} sample")
-    return _as_function(op, sample)
-
-
 def sample_calls(op, count: int, dtype: torch.dtype = torch.float64) -> list[tuple[Callable, tuple]]:
     """Up to ``count`` of the operator's samples, spread over its list (as the jacrev column
     takes them), each as ``(fn, args)`` with its floating inputs requiring a gradient."""
@@ -262,10 +253,7 @@ def sample_calls(op, count: int, dtype: torch.dtype = torch.float64) -> list[tup
             fn, args = _as_function(op, sample)
         except TypeError:  # a sample input that is not tensors (a number): left out
             continue
-        if not _leaves(args):             # an operator OpInfo lists without autograd
-            args = tuple(a.detach().requires_grad_() if isinstance(a, torch.Tensor)
-                         and (a.is_floating_point() or a.is_complex()) else a for a in args)
-        calls.append((fn, args))
+        calls.append((fn, _with_leaves(args)))
     return calls
 
 
@@ -298,6 +286,15 @@ def _differentiable(outs: Iterable[torch.Tensor]) -> list[torch.Tensor]:
 
 def _leaves(args: tuple) -> list[torch.Tensor]:
     return [t for t in args if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _with_leaves(args: tuple) -> tuple:
+    """``args``, or, when none requires a gradient (an operator OpInfo lists without
+    autograd), its floating tensors made leaves that do."""
+    if _leaves(args):
+        return args
+    return tuple(a.detach().requires_grad_() if isinstance(a, torch.Tensor)
+                 and (a.is_floating_point() or a.is_complex()) else a for a in args)
 
 
 def _random_output(fn: Callable, args: tuple) -> bool:
@@ -457,9 +454,7 @@ def probe(op, mode: str) -> Cell:
         fn, args = _as_function(op, sample)
     except Exception as err:  # noqa: BLE001
         return Cell("no sample", _message(err))
-    if not _leaves(args):                 # an operator OpInfo lists without autograd
-        args = tuple(a.detach().requires_grad_() if isinstance(a, torch.Tensor)
-                     and (a.is_floating_point() or a.is_complex()) else a for a in args)
+    args = _with_leaves(args)
     plain = _plain("backward" if mode in ("complex", "batched") else mode, fn, args)
     if plain is not None:
         return plain

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_pages"))
 import opformulas
+from fakeops import Scaled, fake_op
 
 NODES = opformulas.nodes()
 BY_NAME = {n.name: n for n in NODES}
@@ -75,33 +76,14 @@ def test_live_nodes_are_listed_and_checked():
     assert outside <= {"torch::autograd::AccumulateGrad", "torch::autograd::CopySlices"}
 
 
-class _WrongSin(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.sin()
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x.sin()                                  # should be cos
-
-
 def test_a_wrong_backward_met_in_a_graph_is_not_marked_checked():
-    from types import SimpleNamespace
-
-    def sample_inputs(device, dtype, requires_grad=False):
-        torch.manual_seed(0)
-        yield SimpleNamespace(input=torch.randn(4, dtype=dtype, requires_grad=requires_grad),
-                              args=(), kwargs={}, output_process_fn_grad=lambda out: out)
-
-    op = SimpleNamespace(name="wrong_sin", variant_test_name="", supports_autograd=True,
-                         gradcheck_nondet_tol=0.0, sample_inputs=sample_inputs,
-                         supported_dtypes=lambda device: {torch.float64},
-                         get_op=lambda: _WrongSin.apply,
-                         gradcheck_wrapper=lambda op, *a, **k: op(*a, **k))
-    seen = opformulas.live_nodes([op])
-    assert seen["_WrongSinBackward"].kind == "mismatch"
+    op = fake_op(Scaled.apply, dtypes=(torch.float64,))
+    assert opformulas.live_nodes([op])["ScaledBackward"].kind == "checked"
+    Scaled.factor = 2.0                                  # twice cos: wrong
+    try:
+        assert opformulas.live_nodes([op])["ScaledBackward"].kind == "mismatch"
+    finally:
+        Scaled.factor = 1.0
 
 
 def test_markdown_escapes_pipes_and_covers_every_node_once():
