@@ -31,7 +31,12 @@
 "use strict";
 
 const GradargSearch = (() => {
-  const WEIGHT = { title: 6, synonym: 5, heading: 5, otherHeading: 3.5, body: 1.5, partial: 0.5 };
+  const WEIGHT = {
+    title: 6, synonym: 5, heading: 5, otherHeading: 3.5, body: 1.5, partial: 0.5,
+    // a page whose sections' own words are known (searchextra.js "pagesections"): a word of
+    // the section scored counts as body text, one elsewhere on the page less
+    ownText: 1.5, elsewhere: 0.75,
+  };
   // an entry of a question page ranks like a section of a page: its heading (the question)
   // weighs what a section heading does, its own text what body text does; its page title little
   const ENTRY = { heading: 5, body: 1.5, page: 1, partial: 0.5 };
@@ -105,6 +110,15 @@ const GradargSearch = (() => {
         };
       });
     }
+    // the other pages: each section's own words (up to its first subsection), by anchor
+    const ownStems = index.docnames.map(() => null);
+    for (const [docname, bySection] of Object.entries(extra.pagesections || {})) {
+      if (!docOf.has(docname)) continue;
+      const own = new Map();
+      for (const [anchor, text] of Object.entries(bySection))
+        own.set(anchor, new Set(words(text).map(stem)));
+      ownStems[docOf.get(docname)] = own;
+    }
     const termKeys = Object.keys(index.terms);
     // pages whose body holds an identifier with underscores, by the stems of its words
     const partPages = new Map();
@@ -116,7 +130,7 @@ const GradargSearch = (() => {
       }
     return {
       index, stem, nDocs, titleStems, headings, synonymStems, messages, termKeys, entries,
-      partPages,
+      partPages, ownStems,
     };
   }
 
@@ -241,8 +255,10 @@ const GradargSearch = (() => {
         // the page scored as its best section, as an entry is: a word of that section's
         // heading weighs as a heading, a word of another of its headings less (summing the
         // words of all its headings as headings let a long page outrank the entry that answers)
+        const own = p.ownStems[d];
         const sectionScore = (h) => {
           let v = bonusOf.get(d) || 0;
+          const mine = own && own.get(h ? h.anchor : "");
           for (const s of stems) {
             const where = found.get(s);
             if (!where) continue;
@@ -250,8 +266,9 @@ const GradargSearch = (() => {
             if (where.title.has(d)) w = WEIGHT.title;
             else if (where.synonym.has(d)) w = WEIGHT.synonym;
             else if (h && h.stems.has(s)) w = WEIGHT.heading;
-            else if (where.heading.has(d)) w = WEIGHT.otherHeading;
-            else if (where.body.has(d)) w = WEIGHT.body;
+            else if (mine && mine.has(s)) w = WEIGHT.ownText;
+            else if (where.heading.has(d)) w = own ? WEIGHT.elsewhere : WEIGHT.otherHeading;
+            else if (where.body.has(d)) w = own ? WEIGHT.elsewhere : WEIGHT.body;
             else if (where.partial.has(d)) w = WEIGHT.partial;
             v += w * idfByStem.get(s);
           }

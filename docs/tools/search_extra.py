@@ -20,6 +20,10 @@ Written once the HTML is built, as ``_static/searchextra.js``:
   outputs quote (and a message its heading quotes in italics). The search page lists each entry
   as a result of its own, so that a question
   finds its answer, not just the page that holds it.
+- **pagesections**: for the other pages (guide, tutorial, reference), each section's own words
+  (up to its first subsection), by anchor (``""``: the text above the first section).  The
+  search scores such a page as its best section with those words, and links to that section,
+  not to the one whose heading happens to hold a word of the query.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ _PASTED = re.compile(r'<span class="pasted-text">(.*?)</span>', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 _SECTION = re.compile(r'<section id="([^"]+)">\s*(?:<span[^>]*></span>)*<h2>(.*?)</h2>', re.DOTALL)
 _ENTRY_PAGES = "questions/"
+_ANY_SECTION = re.compile(
+    r'<section[^>]*\bid="([^"]+)"[^>]*>\s*(?:<span[^>]*></span>\s*)*<h([1-6])>(.*?)</h\2>',
+    re.DOTALL)
 _EM = re.compile(r"<em>(.*?)</em>", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9']*")
 MIN_WORDS = 5  # a line with this many words is a sentence, not a number or a tensor
@@ -103,12 +110,30 @@ def sections(page_html: str) -> list[dict[str, object]]:
     return out
 
 
+def page_sections(page_html: str) -> dict[str, str]:
+    """A built page's sections, each with its own words (prose, code, outputs) up to its first
+    subsection or the next section: ``{anchor: text}``; the page's top section (its title) is
+    ``""``."""
+    end_of_body = page_html.find("<footer")
+    stop_at = end_of_body if end_of_body > 0 else len(page_html)
+    found = [m for m in _ANY_SECTION.finditer(page_html) if m.start() < stop_at]
+    out: dict[str, str] = {}
+    for m in found:
+        nxt = page_html.find("<section", m.end(), stop_at)
+        fragment = page_html[m.end():nxt if nxt >= 0 else stop_at]
+        anchor = "" if m.group(2) == "1" else m.group(1)
+        text = " ".join(_text(fragment).split())
+        out[anchor] = f"{out[anchor]} {text}".strip() if anchor in out else text
+    return out
+
+
 def write(app, exception) -> None:
     """``build-finished`` handler: write ``searchextra.js`` for the HTML builder."""
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    data: dict[str, dict[str, list]] = {"synonyms": {}, "messages": {}, "sections": {}}
+    data: dict[str, dict[str, object]] = {"synonyms": {}, "messages": {}, "sections": {},
+                                          "pagesections": {}}
     for docname in sorted(app.env.found_docs):
         words = synonyms(app.env.metadata.get(docname, {}))
         if words:
@@ -121,6 +146,8 @@ def write(app, exception) -> None:
                 data["messages"][docname] = found
             if docname.startswith(_ENTRY_PAGES):
                 data["sections"][docname] = sections(page_html)
+            else:
+                data["pagesections"][docname] = page_sections(page_html)
     text = json.dumps(data, ensure_ascii=False, indent=0, sort_keys=True)
     (out / "_static" / "searchextra.js").write_text(f"window.GRADARG_SEARCH_EXTRA = {text};\n",
                                         encoding="utf-8")

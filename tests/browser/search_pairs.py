@@ -49,7 +49,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("UserWarning: The .grad attribute of a Tensor that is not a leaf Tensor is being accessed",
      ("guide/errors", "guide/missing-gradients")),
     (("one of the variables needed for gradient computation has been modified by an inplace "
-      "operation"), "guide/missing-gradients"),
+      "operation"), ("guide/missing-gradients", "questions/graph-errors")),
     ("Only Tensors of floating point and complex dtype can require gradients",
      "guide/missing-gradients"),
     ("TypeError: unsupported operand type(s) for *: 'NoneType' and 'float' weight.grad",

@@ -157,3 +157,43 @@ def test_a_page_is_scored_as_its_best_section(search_page):
     order = [r["docname"] + r["anchor"] for r in got]
     assert order[0] == "questions/q#q-entry", order
     assert order.index("guide/long#alphaz-things") < order.index("guide/body"), order
+
+
+def test_a_narrative_page_links_to_the_section_whose_own_words_match(search_page):
+    """A page with its sections' own words (searchextra.js ``pagesections``) is scored section
+    by section: where no heading holds a query word, it links to the section whose text holds
+    them (without those words: to the page, as before), and a page whose words are spread over
+    two sections ranks below one that holds them all in one (without: a tie)."""
+    page, _ = search_page
+    index = {
+        "docnames": ["guide/a", "guide/b", "guide/c", "guide/d"],
+        "filenames": ["guide/a.md", "guide/b.md", "guide/c.md", "guide/d.md"],
+        "titles": ["Page a", "Page b", "Page c", "Page d"],
+        "terms": {"zetaz": [0, 1, 2, 3], "etaz": [0, 1], "thetaz": [0, 1]},
+        "titleterms": {},
+        "alltitles": {"Intro part": [[0, "intro-part"]], "Other part": [[0, "other-part"]],
+                      "First half": [[1, "first-half"]], "Second half": [[1, "second-half"]]},
+    }
+    sections = {
+        "guide/a": {"": "", "intro-part": "zetaz", "other-part": "zetaz etaz thetaz"},
+        "guide/b": {"": "", "first-half": "zetaz etaz", "second-half": "thetaz"},
+    }
+    source = (SITE / "_static" / "gradarg-search.js").read_text()
+    source = source.replace("const GradargSearch = (() => {", "window.GSTest = (() => {")
+    source = source.replace('if (typeof Search !== "undefined") Search.query = query;', "")
+
+    def order(extra):
+        got = page.evaluate(
+            """([index, extra, source]) => {
+                 const saved = [Search._index, window.GRADARG_SEARCH_EXTRA];
+                 Search._index = index; window.GRADARG_SEARCH_EXTRA = extra;
+                 try { eval(source); return GSTest.search("zetaz etaz thetaz"); }
+                 finally { [Search._index, window.GRADARG_SEARCH_EXTRA] = saved; }
+               }""", [index, extra, source])
+        return [r["docname"] + r["anchor"] for r in got]
+
+    with_words = order({"synonyms": {}, "messages": {}, "sections": {},
+                        "pagesections": sections})
+    assert with_words[:2] == ["guide/a#other-part", "guide/b#first-half"], with_words
+    without = order({"synonyms": {}, "messages": {}, "sections": {}})
+    assert without[:2] == ["guide/a", "guide/b"], without
