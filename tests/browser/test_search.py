@@ -125,6 +125,23 @@ def test_search_box_shows_ranked_results(browser_context, server):
     page.close()
 
 
+def _search_small_index(page, index: dict, extra: dict, query: str) -> list[str]:
+    """``page + anchor`` of each result of the site's ranking (gradarg-search.js, loaded
+    afresh) for ``query`` over a small hand-made ``index`` and ``extra`` (searchextra.js's
+    data); the page's own index and data are put back afterwards."""
+    source = (SITE / "_static" / "gradarg-search.js").read_text()
+    source = source.replace("const GradargSearch = (() => {", "window.GSTest = (() => {")
+    source = source.replace('if (typeof Search !== "undefined") Search.query = query;', "")
+    got = page.evaluate(
+        """([index, extra, source, query]) => {
+             const saved = [Search._index, window.GRADARG_SEARCH_EXTRA];
+             Search._index = index; window.GRADARG_SEARCH_EXTRA = extra;
+             try { eval(source); return GSTest.search(query); }
+             finally { [Search._index, window.GRADARG_SEARCH_EXTRA] = saved; }
+           }""", [index, extra, source, query])
+    return [r["docname"] + r["anchor"] for r in got]
+
+
 def test_a_page_is_scored_as_its_best_section(search_page):
     """A page's query words spread over several of its headings do not weigh as one heading:
     on a small index, a question entry whose heading holds three of the query's four words
@@ -144,17 +161,7 @@ def test_a_page_is_scored_as_its_best_section(search_page):
     extra = {"synonyms": {}, "messages": {}, "sections": {"questions/q": [
         {"anchor": "q-entry", "heading": "alphaz betaz gammaz?", "text": "deltaz here",
          "messages": []}]}}
-    source = (SITE / "_static" / "gradarg-search.js").read_text()
-    source = source.replace("const GradargSearch = (() => {", "window.GSTest = (() => {")
-    source = source.replace('if (typeof Search !== "undefined") Search.query = query;', "")
-    got = page.evaluate(
-        """([index, extra, source]) => {
-             const saved = [Search._index, window.GRADARG_SEARCH_EXTRA];
-             Search._index = index; window.GRADARG_SEARCH_EXTRA = extra;
-             try { eval(source); return GSTest.search("alphaz betaz gammaz deltaz"); }
-             finally { [Search._index, window.GRADARG_SEARCH_EXTRA] = saved; }
-           }""", [index, extra, source])
-    order = [r["docname"] + r["anchor"] for r in got]
+    order = _search_small_index(page, index, extra, "alphaz betaz gammaz deltaz")
     assert order[0] == "questions/q#q-entry", order
     assert order.index("guide/long#alphaz-things") < order.index("guide/body"), order
 
@@ -178,19 +185,8 @@ def test_a_narrative_page_links_to_the_section_whose_own_words_match(search_page
         "guide/a": {"": "", "intro-part": "zetaz", "other-part": "zetaz etaz thetaz"},
         "guide/b": {"": "", "first-half": "zetaz etaz", "second-half": "thetaz"},
     }
-    source = (SITE / "_static" / "gradarg-search.js").read_text()
-    source = source.replace("const GradargSearch = (() => {", "window.GSTest = (() => {")
-    source = source.replace('if (typeof Search !== "undefined") Search.query = query;', "")
-
     def order(extra):
-        got = page.evaluate(
-            """([index, extra, source]) => {
-                 const saved = [Search._index, window.GRADARG_SEARCH_EXTRA];
-                 Search._index = index; window.GRADARG_SEARCH_EXTRA = extra;
-                 try { eval(source); return GSTest.search("zetaz etaz thetaz"); }
-                 finally { [Search._index, window.GRADARG_SEARCH_EXTRA] = saved; }
-               }""", [index, extra, source])
-        return [r["docname"] + r["anchor"] for r in got]
+        return _search_small_index(page, index, extra, "zetaz etaz thetaz")
 
     with_words = order({"synonyms": {}, "messages": {}, "sections": {},
                         "pagesections": sections})
