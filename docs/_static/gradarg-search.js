@@ -15,7 +15,10 @@
  * is, so a long page does not gather full heading weight from words spread over many
  * headings. An identifier written with underscores counts as itself and as its words in the
  * pages ("retain graph" finds `retain_graph`), and in a query when no
- * page holds it as one word. A query that contains a run of words of an error message a
+ * page holds it as one word. Words of asking rather than of a topic ("problem", "issue",
+ * "help") count as nothing, and "vs" / "versus" as "difference": a comparison is answered
+ * under either wording, and a word rare on the site but empty of topic must not outrank the
+ * words that name the problem. A query that contains a run of words of an error message a
  * page quotes (searchextra.js, written at build time from the built pages) adds a bonus to that
  * page: pasted messages land on the page that raises them. Each result links to that best
  * section.
@@ -46,7 +49,14 @@ const GradargSearch = (() => {
 
   let prepared = null;
 
-  const kept = (w) => !stopwords.has(w) && !/^\d+$/.test(w);
+  // words of asking, not of a topic: every question here is about PyTorch and a problem
+  const FILLER = new Set([
+    "problem", "problems", "issue", "issues", "help", "please", "anyone", "question",
+  ]);
+  // a comparison ("detach vs no_grad") is asked with any of these stems, and answered under a
+  // heading with any other ("what is the difference between ..."): one stem for all of them
+  const SAME = new Map([["vs", "differ"], ["versus", "differ"]]);
+  const kept = (w) => !stopwords.has(w) && !FILLER.has(w) && !/^\d+$/.test(w);
   // the words of an identifier written with underscores ("retain_graph" -> "retain", "graph"):
   // Sphinx indexes the identifier as one word, and a reader may type it either way
   const parts = (w) =>
@@ -67,7 +77,10 @@ const GradargSearch = (() => {
     const stemmer = new Stemmer();
     const stemCache = new Map();
     const stem = (w) => {
-      if (!stemCache.has(w)) stemCache.set(w, stemmer.stemWord(w));
+      if (!stemCache.has(w)) {
+        const s = stemmer.stemWord(w);
+        stemCache.set(w, SAME.get(s) || s);
+      }
       return stemCache.get(w);
     };
     const nDocs = index.docnames.length;
@@ -138,10 +151,11 @@ const GradargSearch = (() => {
   function locate(p, s, raw) {
     const { index } = p;
     const body = new Set([
-      ...postings(index.terms, s), ...postings(index.terms, raw),
-      ...postings(index.titleterms, s), ...postings(index.titleterms, raw),
+      ...postings(index.terms, raw), ...postings(index.titleterms, raw),
       ...(p.partPages.get(s) || []),
     ]);
+    for (const t of s === "differ" ? ["differ", ...SAME.keys()] : [s])
+      for (const d of [...postings(index.terms, t), ...postings(index.titleterms, t)]) body.add(d);
     const title = new Set(), synonym = new Set(), heading = new Set();
     for (let d = 0; d < p.nDocs; d++) {
       if (p.titleStems[d].has(s)) title.add(d);

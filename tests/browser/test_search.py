@@ -4,6 +4,9 @@ search box, offline and without console errors."""
 
 from __future__ import annotations
 
+import json
+import random
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -193,3 +196,59 @@ def test_a_narrative_page_links_to_the_section_whose_own_words_match(search_page
     assert with_words[:2] == ["guide/a#other-part", "guide/b#first-half"], with_words
     without = order({"synonyms": {}, "messages": {}, "sections": {}})
     assert without[:2] == ["guide/a", "guide/b"], without
+
+
+# words of asking, not of a topic, and the ways a comparison is asked (gradarg-search.js)
+ASKING = ("problem", "issue", "help", "please", "anyone", "question")
+COMPARED = ("{a} vs {b}", "{a} versus {b}", "difference between {a} and {b}")
+
+
+def _open_queries(n: int, seed: int) -> list[list[str]]:
+    """The keywords of ``n`` open questions of the corpus (never the held-out third's), drawn
+    at random with ``seed``."""
+    corpus = Path(__file__).resolve().parents[1] / "questions" / "corpus.json"
+    records = [r for r in json.loads(corpus.read_text())["records"]
+               if r["anchor"] and not r.get("held_out")]
+    return [r["keywords"] for r in random.Random(seed).sample(records, n)]
+
+
+def _results(page, queries: list[str]) -> list[list]:
+    return page.evaluate(
+        "qs => qs.map(q => GradargSearch.search(q).slice(0, 10)"
+        ".map(r => [r.docname + r.anchor, r.score]))", queries)
+
+
+def test_a_word_of_asking_changes_no_ranking(search_page):
+    """Words of asking ("problem", "help", "issue" ...) are rare on the site (so their idf was
+    high) and name no topic: one of them before or after a reader's query (not inside a quoted error message,
+    whose run of words it would break) leaves the ranking as it was (it used to lift whichever
+    entry's heading happened to hold the word: "why does ... help" ranked first for any query
+    with "help")."""
+    page, _ = search_page
+    rng = random.Random(7)
+    plain, padded = [], []
+    for keywords in _open_queries(60, seed=1):
+        words = " ".join(keywords).split()
+        at = rng.choice((0, len(words)))
+        plain.append(" ".join(words))
+        padded.append(" ".join([*words[:at], rng.choice(ASKING), *words[at:]]))
+    for q, before, after in zip(padded, _results(page, plain), _results(page, padded),
+                                strict=True):
+        assert after == before, q
+
+
+def test_a_comparison_ranks_alike_however_it_is_asked(search_page):
+    """A comparison asked as "detach vs no_grad", "detach versus no_grad" or "difference
+    between detach and no_grad" is one question: the same ranking, over pairs of words drawn from the corpus's
+    keywords (the entries say "difference" where askers type "vs")."""
+    page, _ = search_page
+    rng = random.Random(3)
+    pairs = [rng.sample(" ".join(k).split(), 2) for k in _open_queries(40, seed=2)
+             if len(" ".join(k).split()) >= 2]
+    for a, b in pairs:
+        forms = [f.format(a=a, b=b) for f in COMPARED]
+        first, *others = _results(page, forms)
+        for form, got in zip(forms[1:], others, strict=True):
+            assert got == first, (forms[0], form)
+    names = [r[0] for r in _results(page, ["detach vs no_grad"])[0][:3]]
+    assert "questions/missing-gradients#nograd-detach-vs-no-grad" in names
