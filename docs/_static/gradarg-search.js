@@ -39,6 +39,11 @@ const GradargSearch = (() => {
     // a page whose sections' own words are known (searchextra.js "pagesections"): a word of
     // the section scored counts as body text, one elsewhere on the page less
     ownText: 1.5, elsewhere: 0.75,
+    // a section scored on its own (not the page's top): a word of the page's title or
+    // synonyms weighs there as another of the page's headings does, below the section's own
+    // heading; the title's full weight would lift every section of the page above the entry
+    // whose own heading holds the reader's words
+    titleInSection: 3.5,
   };
   // an entry of a question page ranks like a section of a page: its heading (the question)
   // weighs what a section heading does, its own text what body text does; its page title little
@@ -270,15 +275,17 @@ const GradargSearch = (() => {
         // heading weighs as a heading, a word of another of its headings less (summing the
         // words of all its headings as headings let a long page outrank the entry that answers)
         const own = p.ownStems[d];
-        const sectionScore = (h) => {
+        // (with `alone`, h's score as a result of its own: the title weighs titleInSection)
+        const sectionScore = (h, alone = false) => {
           let v = bonusOf.get(d) || 0;
           const mine = own && own.get(h ? h.anchor : "");
           for (const s of stems) {
             const where = found.get(s);
             if (!where) continue;
             let w = 0;
-            if (where.title.has(d)) w = WEIGHT.title;
-            else if (where.synonym.has(d)) w = WEIGHT.synonym;
+            if (alone && h.stems.has(s)) w = WEIGHT.heading;
+            else if (where.title.has(d)) w = alone ? WEIGHT.titleInSection : WEIGHT.title;
+            else if (where.synonym.has(d)) w = alone ? WEIGHT.titleInSection : WEIGHT.synonym;
             else if (h && h.stems.has(s)) w = WEIGHT.heading;
             else if (mine && mine.has(s)) w = WEIGHT.ownText;
             else if (where.heading.has(d)) w = own ? WEIGHT.elsewhere : WEIGHT.otherHeading;
@@ -288,11 +295,16 @@ const GradargSearch = (() => {
           }
           return v;
         };
-        let anchor = "", heading = "", score = sectionScore(null);
+        // the section linked to: the best with the title's weight everywhere (it adds alike to
+        // every section); the page's score: its top's, or that section's as a result of its own
+        const top = sectionScore(null);
+        let anchor = "", heading = "", best = top, chosen = null;
         for (const h of p.headings[d]) {
           const v = sectionScore(h);
-          if (v > score + 1e-9) { score = v; anchor = "#" + h.anchor; heading = h.heading; }
+          if (v > best + 1e-9) { best = v; chosen = h; }
         }
+        if (chosen) { anchor = "#" + chosen.anchor; heading = chosen.heading; }
+        const score = chosen ? Math.max(top, sectionScore(chosen, true)) : top;
         const title = index.titles[d];
         return {
           d, score, anchor, title: heading && heading !== title ? `${title} > ${heading}` : title,

@@ -43,7 +43,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
      ("guide/errors", "questions/missing-gradients")),
     (("RuntimeError: Trying to backward through the graph a second time (or directly access "
-      "saved tensors after they have already been freed)"), "guide/errors"),
+      "saved tensors after they have already been freed)"),
+     ("guide/errors", "questions/backward-twice")),
     (("Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and output[0] has a "
       "shape of torch.Size([2])"), "guide/errors"),
     ("UserWarning: The .grad attribute of a Tensor that is not a leaf Tensor is being accessed",
@@ -51,7 +52,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     (("one of the variables needed for gradient computation has been modified by an inplace "
       "operation"), ("guide/missing-gradients", "questions/graph-errors")),
     ("Only Tensors of floating point and complex dtype can require gradients",
-     "guide/missing-gradients"),
+     ("guide/missing-gradients", "questions/missing-gradients")),
     ("TypeError: unsupported operand type(s) for *: 'NoneType' and 'float' weight.grad",
      ("guide/missing-gradients", "questions/missing-gradients")),
     ("loss tensor(0.53, grad_fn=<MseLossBackward0>) but mselossbackward0 NoneType",
@@ -183,7 +184,8 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
     ("one-hot gradient picks a row of the jacobian", ("tutorial/matrix-product",
                                                       "guide/whole-jacobians")),
     ("create_graph second derivative", ("guide/higher-order", "guide/accumulation")),
-    ("register_hook gradient of an intermediate tensor", ("guide/hooks", "guide/accumulation")),
+    ("register_hook gradient of an intermediate tensor",
+     ("guide/hooks", "guide/accumulation", "questions/hooks")),
     # the pages on hooks, custom Functions, torch.func and second derivatives
     ("register_full_backward_hook grad_input grad_output", "guide/hooks"),
     ("how do I remove a hook handle.remove()", "guide/hooks"),
@@ -194,7 +196,7 @@ PAIRS: list[tuple[str, str | tuple[str, ...]]] = [
       "(expected 2, got 1)"), "guide/custom-functions"),
     ("once_differentiable", ("guide/custom-functions", "questions/custom-functions")),
     ("gradient reversal layer", "guide/custom-functions"),
-    ("per-sample gradients vmap grad", "guide/torch-func"),
+    ("per-sample gradients vmap grad", ("guide/torch-func", "questions/per-sample-gradients")),
     ("functional_call jacobian with respect to model parameters", "guide/torch-func"),
     ("hessian diagonal hutchinson estimator", "guide/torch-func"),
     ("gradient penalty create_graph=True", "guide/higher-order"),

@@ -169,6 +169,28 @@ def test_a_page_is_scored_as_its_best_section(search_page):
     assert order.index("guide/long#alphaz-things") < order.index("guide/body"), order
 
 
+def test_a_page_title_lifts_no_section_above_the_entry_that_answers(search_page):
+    """A word of a page's title weighs the title's full weight for the page itself, and for
+    one of its sections only what another heading of the page weighs: on a small index, the
+    entry whose heading holds both query words outranks a section whose heading holds one and
+    whose page's title the other (with the full title weight in every section it did not),
+    and the section still outranks a page with both words in its body only."""
+    page, _ = search_page
+    index = {
+        "docnames": ["guide/t", "questions/q", "guide/body"],
+        "filenames": ["guide/t.md", "questions/q.md", "guide/body.md"],
+        "titles": ["Alphaz things", "Questions", "Body page"],
+        "terms": {"alphaz": [0, 1, 2], "betaz": [0, 1, 2]},
+        "titleterms": {"alphaz": 0},
+        "alltitles": {"Betaz part": [[0, "betaz-part"]], "Other": [[0, "other"]],
+                      "alphaz and betaz?": [[1, "q-entry"]]},
+    }
+    extra = {"synonyms": {}, "messages": {}, "sections": {"questions/q": [
+        {"anchor": "q-entry", "heading": "alphaz and betaz?", "text": "", "messages": []}]}}
+    order = _search_small_index(page, index, extra, "alphaz betaz")
+    assert order[:3] == ["questions/q#q-entry", "guide/t#betaz-part", "guide/body"], order
+
+
 def test_a_narrative_page_links_to_the_section_whose_own_words_match(search_page):
     """A page with its sections' own words (searchextra.js ``pagesections``) is scored section
     by section: where no heading holds a query word, it links to the section whose text holds
