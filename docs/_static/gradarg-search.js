@@ -51,6 +51,15 @@ const GradargSearch = (() => {
   const PHRASE_BONUS = 3; // per matched word of an error message, times its idf
   const MIN_PHRASE = 4; // words in a row that count as quoting a message
   const MAX_RESULTS = 30;
+  // results that match the same words in the same fields tie: the one whose heading the query
+  // covers most (a heading about just this, not a long one that also mentions it) goes first,
+  // by this much per share of its heading's words (too little to reorder any other results)
+  const FOCUS = 1e-3;
+  const focus = (stems, headingStems) => {
+    let hit = 0;
+    for (const s of stems) if (headingStems.has(s)) hit++;
+    return FOCUS * hit / Math.max(1, headingStems.size);
+  };
 
   let prepared = null;
 
@@ -223,6 +232,7 @@ const GradargSearch = (() => {
       let bonus = 0;
       for (const m of e.messages) bonus = Math.max(bonus, runBonus(rawAll, m, idfOf));
       score += bonus;
+      if (score > 0) score += focus(stems, e.headingStems);
       if (score > 0)
         out.push({
           d, score, anchor: "#" + e.anchor,
@@ -304,7 +314,8 @@ const GradargSearch = (() => {
           if (v > best + 1e-9) { best = v; chosen = h; }
         }
         if (chosen) { anchor = "#" + chosen.anchor; heading = chosen.heading; }
-        const score = chosen ? Math.max(top, sectionScore(chosen, true)) : top;
+        const score = (chosen ? Math.max(top, sectionScore(chosen, true)) : top)
+          + focus(stems, chosen ? chosen.stems : p.titleStems[d]);
         const title = index.titles[d];
         return {
           d, score, anchor, title: heading && heading !== title ? `${title} > ${heading}` : title,

@@ -191,6 +191,25 @@ def test_a_page_title_lifts_no_section_above_the_entry_that_answers(search_page)
     assert order[:3] == ["questions/q#q-entry", "guide/t#betaz-part", "guide/body"], order
 
 
+def test_a_tie_goes_to_the_heading_about_just_that(search_page):
+    """Two entries holding the query's words in the same fields score alike: the one whose
+    heading the query covers most comes first (it sorted by title before, so the long
+    heading that only mentions the words came first here)."""
+    page, _ = search_page
+    index = {
+        "docnames": ["questions/q"], "filenames": ["questions/q.md"], "titles": ["Questions"],
+        "terms": {"alphaz": 0, "betaz": 0}, "titleterms": {},
+        "alltitles": {"Alphaz betaz among gammaz deltaz epsilonz?": [[0, "long"]],
+                      "Betaz of alphaz?": [[0, "short"]]},
+    }
+    extra = {"synonyms": {}, "messages": {}, "sections": {"questions/q": [
+        {"anchor": "long", "heading": "Alphaz betaz among gammaz deltaz epsilonz?",
+         "text": "", "messages": []},
+        {"anchor": "short", "heading": "Betaz of alphaz?", "text": "", "messages": []}]}}
+    order = _search_small_index(page, index, extra, "alphaz betaz")
+    assert order == ["questions/q#short", "questions/q#long"], order
+
+
 def test_a_narrative_page_links_to_the_section_whose_own_words_match(search_page):
     """A page with its sections' own words (searchextra.js ``pagesections``) is scored section
     by section: where no heading holds a query word, it links to the section whose text holds
