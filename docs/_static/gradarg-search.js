@@ -13,15 +13,17 @@
  * found only as the start of a longer indexed word counts a fraction. A page is scored as its
  * best section (the heading field is that section's heading), as an entry of a question page
  * is, so a long page does not gather full heading weight from words spread over many
- * headings. An identifier written with underscores counts as itself and as its words in the
- * pages ("retain graph" finds `retain_graph`), and in a query when no
- * page holds it as one word. Words of asking rather than of a topic ("problem", "issue",
- * "help") count as nothing, and "vs" / "versus" as "difference": a comparison is answered
- * under either wording, and a word rare on the site but empty of topic must not outrank the
- * words that name the problem. A query that contains a run of words of an error message a
- * page quotes (searchextra.js, written at build time from the built pages) adds a bonus to that
- * page: pasted messages land on the page that raises them. Each result links to that best
- * section.
+ * headings; in a section the page's title weighs what another of its headings does (its full
+ * weight would lift every section above the entry whose own heading holds the query).
+ * Results that tie go to the heading the query covers most. An identifier written with
+ * underscores counts as itself and as its words in the pages ("retain graph" finds
+ * `retain_graph`), and in a query when no page holds it as one word. Words of asking rather
+ * than of a topic ("problem", "issue", "help") count as nothing, and "vs" / "versus" as
+ * "difference": a comparison is answered under either wording, and a word rare on the site
+ * but empty of topic must not outrank the words that name the problem. A query that contains
+ * a run of words of an error message a page quotes (searchextra.js, written at build time
+ * from the built pages) adds a bonus to that page: pasted messages land on the page that
+ * raises them. Each result links to that best section.
  *
  * The question-and-answer pages (searchextra.js "sections") are ranked entry by entry: each
  * entry (a level-2 section: a question as its heading, a short answer and a live cell) is a
