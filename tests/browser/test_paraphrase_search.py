@@ -7,8 +7,12 @@ that saw only the record's question, keywords and error, never the site or its e
 of 10-25 words, as another practitioner would search).  Measured at this test's writing
 (Chromium, the built site): the answering entry in the first five results for 83.7 % of the
 short queries and 85.7 % of the sentences (first three: 77.3 % / 78.7 %); often the others
-land on a sibling entry of the same question.  This test keeps that from falling: at least
-80 % in the first five for each kind."""
+land on a sibling entry of the same question.  After the search's changes at stop 98 (words of
+asking count as nothing, "vs" as "difference", a page's title weighs less in one of its
+sections, ties go to the heading the query covers most): 86.6 % and 89.0 % in the first five
+(first three: 80.4 % / 84.1 %); the same changes left the held-out third's figure where it was
+(its named entry in the first three for 70 of 115 before and after, graded by a helper).  This
+test keeps that from falling: at least 85 % in the first five for each kind."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ HERE = Path(__file__).resolve().parents[1] / "questions"
 ANCHORS = {r["id"]: r["anchor"] for r in json.loads((HERE / "corpus.json").read_text())["records"]
            if r["anchor"] and not r.get("held_out")}
 PARAPHRASES = json.loads((HERE / "paraphrases.json").read_text())
-FLOOR = 0.80
+FLOOR = 0.85
 
 
 @pytest.fixture(scope="module")
