@@ -65,13 +65,16 @@ const GradargSearch = (() => {
 
   let prepared = null;
 
-  // words of asking, not of a topic: every question here is about PyTorch and a problem
+  // words of asking, not of a topic: every question here is about a problem
   const FILLER = new Set([
     "problem", "problems", "issue", "issues", "help", "please", "anyone", "question",
   ]);
   // a comparison ("detach vs no_grad") is asked with any of these stems, and answered under a
   // heading with any other ("what is the difference between ..."): one stem for all of them
   const SAME = new Map([["vs", "differ"], ["versus", "differ"]]);
+  // the words Sphinx indexed that count as each stem of SAME ("differ": "vs", "versus")
+  const ALSO = new Map();
+  for (const [w, s] of SAME) ALSO.set(s, [...(ALSO.get(s) || []), w]);
   const kept = (w) => !stopwords.has(w) && !FILLER.has(w) && !/^\d+$/.test(w);
   // the words of an identifier written with underscores ("retain_graph" -> "retain", "graph"):
   // Sphinx indexes the identifier as one word, and a reader may type it either way
@@ -170,7 +173,7 @@ const GradargSearch = (() => {
       ...postings(index.terms, raw), ...postings(index.titleterms, raw),
       ...(p.partPages.get(s) || []),
     ]);
-    for (const t of s === "differ" ? ["differ", ...SAME.keys()] : [s])
+    for (const t of [s, ...(ALSO.get(s) || [])])
       for (const d of [...postings(index.terms, t), ...postings(index.titleterms, t)]) body.add(d);
     const title = new Set(), synonym = new Set(), heading = new Set();
     for (let d = 0; d < p.nDocs; d++) {
@@ -234,10 +237,9 @@ const GradargSearch = (() => {
       let bonus = 0;
       for (const m of e.messages) bonus = Math.max(bonus, runBonus(rawAll, m, idfOf));
       score += bonus;
-      if (score > 0) score += focus(stems, e.headingStems);
       if (score > 0)
         out.push({
-          d, score, anchor: "#" + e.anchor,
+          d, score: score + focus(stems, e.headingStems), anchor: "#" + e.anchor,
           title: `${index.titles[d]} > ${e.heading}`,
         });
     }

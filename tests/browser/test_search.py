@@ -261,10 +261,10 @@ def _results(page, queries: list[str]) -> list[list]:
 
 def test_a_word_of_asking_changes_no_ranking(search_page):
     """Words of asking ("problem", "help", "issue" ...) are rare on the site (so their idf was
-    high) and name no topic: one of them before or after a reader's query (not inside a quoted error message,
-    whose run of words it would break) leaves the ranking as it was (it used to lift whichever
-    entry's heading happened to hold the word: "why does ... help" ranked first for any query
-    with "help")."""
+    high) and name no topic: one of them before or after a reader's query (not inside a quoted
+    error message, whose run of words it would break) leaves the ranking as it was (it used to
+    lift whichever entry's heading happened to hold the word: "why does ... help" ranked first
+    for any query with "help")."""
     page, _ = search_page
     rng = random.Random(7)
     plain, padded = [], []
@@ -280,8 +280,8 @@ def test_a_word_of_asking_changes_no_ranking(search_page):
 
 def test_a_comparison_ranks_alike_however_it_is_asked(search_page):
     """A comparison asked as "detach vs no_grad", "detach versus no_grad" or "difference
-    between detach and no_grad" is one question: the same ranking, over pairs of words drawn from the corpus's
-    keywords (the entries say "difference" where askers type "vs")."""
+    between detach and no_grad" is one question: the same ranking, over pairs of words drawn
+    from the corpus's keywords (the entries say "difference" where askers type "vs")."""
     page, _ = search_page
     rng = random.Random(3)
     pairs = [rng.sample(" ".join(k).split(), 2) for k in _open_queries(40, seed=2)
