@@ -15,7 +15,8 @@
  * is, so a long page does not gather full heading weight from words spread over many
  * headings; in a section the page's title weighs what another of its headings does (its full
  * weight would lift every section above the entry whose own heading holds the query).
- * Results that tie go to the heading the query covers most. An identifier written with
+ * Results that tie go to the page whose title holds most of the query, then to the heading
+ * the query covers most. An identifier written with
  * underscores counts as itself and as its words in the pages ("retain graph" finds
  * `retain_graph`), and in a query when no page holds it as one word. Words of asking rather
  * than of a topic ("problem", "issue", "help") count as nothing, and "vs" / "versus" as
@@ -53,14 +54,21 @@ const GradargSearch = (() => {
   const PHRASE_BONUS = 3; // per matched word of an error message, times its idf
   const MIN_PHRASE = 4; // words in a row that count as quoting a message
   const MAX_RESULTS = 30;
-  // results that match the same words in the same fields tie: the one whose heading the query
-  // covers most (a heading about just this, not a long one that also mentions it) goes first,
-  // by this much per share of its heading's words (too little to reorder any other results)
+  // results that match the same words in the same fields tie: the one on the page whose title
+  // holds most of the query (the page about it: a bare error message finds the page about that
+  // error before an entry of another page that also quotes it), then the one whose heading the
+  // query covers most (a heading about just this, not a long one that also mentions it), by
+  // these much per share (too little to reorder any other results)
   const FOCUS = 1e-3;
-  const focus = (stems, headingStems) => {
-    let hit = 0;
-    for (const s of stems) if (headingStems.has(s)) hit++;
-    return FOCUS * hit / Math.max(1, headingStems.size);
+  const FOCUS_PAGE = 2e-3;
+  const focus = (stems, headingStems, pageStems) => {
+    let hit = 0, onPage = 0;
+    for (const s of stems) {
+      if (headingStems.has(s)) hit++;
+      if (pageStems.has(s)) onPage++;
+    }
+    return FOCUS * hit / Math.max(1, headingStems.size)
+      + FOCUS_PAGE * onPage / Math.max(1, stems.length);
   };
 
   let prepared = null;
@@ -239,7 +247,7 @@ const GradargSearch = (() => {
       score += bonus;
       if (score > 0)
         out.push({
-          d, score: score + focus(stems, e.headingStems), anchor: "#" + e.anchor,
+          d, score: score + focus(stems, e.headingStems, p.titleStems[d]), anchor: "#" + e.anchor,
           title: `${index.titles[d]} > ${e.heading}`,
         });
     }
@@ -319,7 +327,7 @@ const GradargSearch = (() => {
         }
         if (chosen) { anchor = "#" + chosen.anchor; heading = chosen.heading; }
         const score = (chosen ? Math.max(top, sectionScore(chosen, true)) : top)
-          + focus(stems, chosen ? chosen.stems : p.titleStems[d]);
+          + focus(stems, chosen ? chosen.stems : p.titleStems[d], p.titleStems[d]);
         const title = index.titles[d];
         return {
           d, score, anchor, title: heading && heading !== title ? `${title} > ${heading}` : title,

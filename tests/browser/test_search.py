@@ -210,6 +210,28 @@ def test_a_tie_goes_to_the_heading_about_just_that(search_page):
     assert order == ["questions/q#short", "questions/q#long"], order
 
 
+def test_a_tie_goes_to_the_page_about_the_query(search_page):
+    """Two entries that match alike, on two question pages: the one on the page whose title
+    holds the query's words comes first (a bare error message finds the page about that error
+    before an entry elsewhere that also quotes it: before, the order of the pages decided)."""
+    page, _ = search_page
+    index = {
+        "docnames": ["questions/a", "questions/b"],
+        "filenames": ["questions/a.md", "questions/b.md"],
+        "titles": ["Questions: kappaz", "Questions: omegaz psiz"],
+        "terms": {"omegaz": [0, 1], "psiz": [0, 1]}, "titleterms": {},
+        "alltitles": {"Omegaz psiz under kappaz?": [[0, "ea"]],
+                      "Omegaz psiz under lambdaz?": [[1, "eb"]]},
+    }
+    extra = {"synonyms": {}, "messages": {}, "sections": {
+        "questions/a": [{"anchor": "ea", "heading": "Omegaz psiz under kappaz?", "text": "",
+                         "messages": []}],
+        "questions/b": [{"anchor": "eb", "heading": "Omegaz psiz under lambdaz?", "text": "",
+                         "messages": []}]}}
+    order = _search_small_index(page, index, extra, "omegaz psiz")
+    assert order[:2] == ["questions/b#eb", "questions/a#ea"], order
+
+
 def test_a_narrative_page_links_to_the_section_whose_own_words_match(search_page):
     """A page with its sections' own words (searchextra.js ``pagesections``) is scored section
     by section: where no heading holds a query word, it links to the section whose text holds
