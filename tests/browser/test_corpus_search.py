@@ -13,7 +13,8 @@ reader found answered in full.  Measured when the blind rounds joined this test 
 87b099a): 402 of their 439 questions had their named entry in the first three; with the
 second reading and the search's section-level words for narrative pages, 418 of 433 (the
 other 6: no entry answers them in full); with the askers' words in 14 of the 15 entries'
-headings and text and one new entry (site at this file's commit), 433 of 433."""
+headings and text and one new entry, 433 of 433: every one is required now (the 15 were marked as
+expected failures until then)."""
 
 from __future__ import annotations
 
@@ -46,12 +47,6 @@ LABEL_PAGES = _label_pages()
 
 
 SECOND = json.loads((CORPUS.parent / "answered_by.json").read_text())["judged"]
-
-# the answering entry ranks below the first three for the asker's keywords (at 87b099a + the
-# section-level words: 15; 14 mended by the askers' words in their entries' headings and text,
-# backward-gradient/040 by an entry framed as its question, read by a second reader): none now
-BELOW_THREE: set[str] = set()
-
 
 def answering_entries(record: dict) -> set[str]:
     """The ``page#label`` of every entry known to answer ``record`` (see the module's
@@ -112,14 +107,11 @@ def test_the_corpus_is_searched():
 
 def test_the_second_reading_is_of_records_of_the_corpus():
     ids = {r["id"] for r in json.loads(CORPUS.read_text())["records"]}
-    assert set(SECOND) <= ids and {r["id"] for r, _ in RECORDS} >= BELOW_THREE
+    assert set(SECOND) <= ids
 
 
-@pytest.mark.parametrize(
-    ("record", "entries"),
-    [pytest.param(r, e, id=r["id"], marks=[pytest.mark.xfail(
-        strict=True, reason="the answering entry ranks below the first three")]
-        if r["id"] in BELOW_THREE else []) for r, e in RECORDS])
+@pytest.mark.parametrize(("record", "entries"),
+                         [pytest.param(r, e, id=r["id"]) for r, e in RECORDS])
 def test_keywords_find_the_entry(rankings, record, entries):
     got = rankings[record["id"]]
     assert set(entries) & set(got[:TOP]), f"{query_of(record)!r} -> {entries} not in {got[:TOP]}"
