@@ -31,6 +31,8 @@ __all__ = [
     "TRIAL_MAX_CALLS",
     "TRIAL_MIN_ENTRIES",
     "TRIAL_RUN",
+    "TRIAL_RUN_MAX",
+    "TRIAL_SECONDS",
     "USE_LEGACY_BATCHED_GRAD",
     "WRONG_BATCHED_BACKWARD",
     "PlanCache",
@@ -149,8 +151,8 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 # reverse won on both.  So "auto" measures, per function and input signature, where it runs:
 # its first call takes the rule's route (forward when there are more outputs than inputs);
 # when the Jacobian has at least TRIAL_MIN_ENTRIES entries, the next calls take each other
-# eligible path (ROUTES, below) three times in a row, then the rule's three times, each call
-# returning its Jacobian as usual; a call is timed only when the call before it took the same
+# eligible path (ROUTES, below) in a run of at least three calls (more when they are short:
+# TRIAL_SECONDS), then the rule's, each call returning its Jacobian as usual; a call is timed only when the call before it took the same
 # route, and the fastest (the shortest of its timed calls) is kept, in PLANS and on disk per processor
 # (gradarg.core.memory, kind "routes"), so that a later process on the same machine takes it
 # from its first call.  Why in a row: a call right after one by the other route pays for the
@@ -159,12 +161,21 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 # fresh processes, where it takes 0.50 ms against forward mode's 0.22 ms once warm: its
 # forward calls took 0.37-0.65 ms each right after a reverse call; timed in a row, 10 of 10
 # kept forward (benchmarks/jacobian.py's problems, one thread).  What measuring costs: three
-# calls by each slower eligible path, once per function and signature on a machine.  The
+# calls by each slower eligible path (up to TRIAL_RUN_MAX below TRIAL_SECONDS / 2 each), once per function and signature on a machine.  The
 # paths' results agree to rounding, not bit for bit.
 TRIAL_MIN_ENTRIES = 64 * 64
 TRIAL_RUN = 3  # calls per route in a row: the first pays the switch, the others are timed
-TRIAL_CALLS = 2 * TRIAL_RUN  # a trial of the two modes alone
-ROUTES_VERSION = 3  # 1: timed alternately; 2: the two modes only (neither is read now)
+# A run goes on past TRIAL_RUN calls while its timed calls add up to less than TRIAL_SECONDS,
+# up to TRIAL_RUN_MAX calls: a Jacobian of 0.1 ms gets 7 timed calls per route, one of 3 ms
+# or more the 2 of a plain run.  With 2 timed calls, sin on 64 float64 entries kept the older
+# batched backward (0.127 ms against 0.133 ms by the older forward mode, the trial's shortest
+# calls, cold) on a machine where, warm, the forward mode takes 0.105 ms and the backward
+# 0.117 ms (AMD EPYC, one thread): below a millisecond, two calls measure the first calls'
+# noise, not the route.
+TRIAL_SECONDS = 2e-3
+TRIAL_RUN_MAX = 8
+TRIAL_CALLS = 2 * TRIAL_RUN  # a trial of the two modes alone, at its shortest
+ROUTES_VERSION = 4  # 1: timed alternately; 2: the two modes only; 3: runs of TRIAL_RUN calls
 
 # The batched paths a trial may time, "<mode>:<path>" (see RouteTrial).  Which of torch's
 # batching paths is faster for the same mode depends on the processor too: W @ x at 64 -> 256
@@ -175,7 +186,7 @@ ROUTES_VERSION = 3  # 1: timed alternately; 2: the two modes only (neither is re
 # faster.  The tables above now say only which paths can batch a graph without looping
 # (eligible), and the trial times the eligible ones where they run.
 ROUTES = ("reverse:legacy", "reverse:func", "forward:legacy", "forward:double", "forward:func")
-TRIAL_MAX_CALLS = TRIAL_RUN * len(ROUTES)
+TRIAL_MAX_CALLS = TRIAL_RUN_MAX * len(ROUTES)
 
 
 class RouteUnavailable(Exception):
@@ -185,20 +196,23 @@ class RouteUnavailable(Exception):
 
 
 class RouteTrial:
-    """The calls that time ``auto``'s routes: every other candidate's calls in a row
-    (:data:`TRIAL_RUN` each), then those of ``first`` (the route of the call before the trial);
-    a call is timed only after a call by the same route (the first of each run is its warm-up,
-    and pays the switch from the other route).  ``candidates`` defaults to the two modes,
-    ``("forward", "reverse")``; a route that does not apply is dropped (:meth:`drop`).  Only
-    eligible paths are candidates (those that batch the graph without looping), so a trial
-    costs at most a few calls by a slower batched path, once per function and signature on a
-    machine."""
+    """The calls that time ``auto``'s routes: every other candidate's calls in a row, then
+    those of ``first`` (the route of the call before the trial); a call is timed only after a
+    call by the same route (the first of each run is its warm-up, and pays the switch from the
+    other route).  A run is :data:`TRIAL_RUN` calls, longer while its timed calls add up to
+    less than :data:`TRIAL_SECONDS` (at most :data:`TRIAL_RUN_MAX` calls): short calls are
+    timed more often.  ``order`` lists the shortest trial's calls.  ``candidates`` defaults
+    to the two modes, ``("forward", "reverse")``; a route that does not apply is dropped
+    (:meth:`drop`).  Only eligible paths are candidates (those that batch the graph without
+    looping), so a trial costs at most a few calls by a slower batched path, once per
+    function and signature on a machine."""
 
     def __init__(self, first: str, candidates: Sequence[str] = ("forward", "reverse")) -> None:
         routes = list(dict.fromkeys([*candidates, first]))
         others = [r for r in routes if r != first]
         self.order = [r for r in others for _ in range(TRIAL_RUN)] + [first] * TRIAL_RUN
-        self.pending = list(self.order)
+        self.pending = [*others, first]  # the runs still to make, the current one first
+        self.calls = 0  # calls made in the current run
         self.times: dict[str, list[float]] = {r: [] for r in routes}
         self._last = first  # the route of the call before the trial
 
@@ -208,16 +222,22 @@ class RouteTrial:
     def drop(self, route: str) -> str | None:
         """Forget ``route`` (it does not apply); the winner if that ended the trial."""
         self.times.pop(route, None)
+        if self.pending and self.pending[0] == route:
+            self.calls = 0
         self.pending = [r for r in self.pending if r != route]
         return None if self.pending else self._winner()
 
     def record(self, route: str, seconds: float) -> str | None:
         """Note a call's time; the fastest route once every trial call is made, else None."""
-        if self.pending and self.pending[0] == route:
-            self.pending.pop(0)
         if route == self._last and route in self.times:
             self.times[route].append(seconds)
         self._last = route
+        if self.pending and self.pending[0] == route:
+            self.calls += 1
+            if self.calls >= TRIAL_RUN_MAX or (self.calls >= TRIAL_RUN and
+                                               sum(self.times[route]) >= TRIAL_SECONDS):
+                self.pending.pop(0)
+                self.calls = 0
         return None if self.pending else self._winner()
 
     def _winner(self) -> str:
