@@ -60,30 +60,29 @@ def runs(routes: list[str]) -> list[tuple[str, int]]:
 
 
 def play(trial: speeds.RouteTrial, seconds) -> tuple[str | None, list[str]]:
-    """Make ``trial``'s calls, ``seconds(route, i, last)`` each (``i``: the call's place in
-    the trial, ``last``: the route of the call before); the winner and the routes called."""
+    """Make ``trial``'s calls, ``seconds(route, i)`` each (``i``: the call's place in the
+    trial); the winner and the routes called."""
     called: list[str] = []
-    last, got = trial._last, None
+    got = None
     for i in range(speeds.TRIAL_MAX_CALLS + 1):
         if not trial.pending:
             break
         route = trial.next_route()
-        got = trial.record(route, seconds(route, i, last))
+        got = trial.record(route, seconds(route, i))
         called.append(route)
-        last = route
     return got, called
 
 
 def test_short_calls_are_timed_more_often_than_long_ones():
     """A run lasts TRIAL_RUN calls when they are long, up to TRIAL_RUN_MAX while its timed
     calls add up to less than TRIAL_SECONDS."""
-    _, called = play(speeds.RouteTrial("reverse"), lambda route, i, last: 1.0)
+    _, called = play(speeds.RouteTrial("reverse"), lambda route, i: 1.0)
     assert runs(called) == [("forward", speeds.TRIAL_RUN), ("reverse", speeds.TRIAL_RUN)]
-    _, called = play(speeds.RouteTrial("reverse"), lambda route, i, last: 1e-5)
+    _, called = play(speeds.RouteTrial("reverse"), lambda route, i: 1e-5)
     assert runs(called) == [("forward", speeds.TRIAL_RUN_MAX),
                             ("reverse", speeds.TRIAL_RUN_MAX)]
     step = speeds.TRIAL_SECONDS / 4  # 4 timed calls (5 in the run) reach TRIAL_SECONDS
-    _, called = play(speeds.RouteTrial("reverse"), lambda route, i, last: step)
+    _, called = play(speeds.RouteTrial("reverse"), lambda route, i: step)
     assert runs(called) == [("forward", 5), ("reverse", 5)]
 
 
@@ -102,7 +101,7 @@ def test_a_near_tie_below_a_millisecond_goes_to_the_route_faster_once_warm(
     other = "reverse" if first == "forward" else "forward"
     times = {other: warm, first: warm * (1 + apart)}  # the other route is the faster one
 
-    def seconds(route, i, last):
+    def seconds(route, i):
         return times[route] * (1 + noise[i] + cold * 0.5 ** i)
 
     got, _ = play(speeds.RouteTrial(first), seconds)

@@ -152,17 +152,19 @@ LEGACY_FAST_DOUBLE_BACKWARD = LEGACY_FAST_BACKWARD | frozenset(
 # its first call takes the rule's route (forward when there are more outputs than inputs);
 # when the Jacobian has at least TRIAL_MIN_ENTRIES entries, the next calls take each other
 # eligible path (ROUTES, below) in a run of at least three calls (more when they are short:
-# TRIAL_SECONDS), then the rule's, each call returning its Jacobian as usual; a call is timed only when the call before it took the same
-# route, and the fastest (the shortest of its timed calls) is kept, in PLANS and on disk per processor
-# (gradarg.core.memory, kind "routes"), so that a later process on the same machine takes it
-# from its first call.  Why in a row: a call right after one by the other route pays for the
-# switch (caches, the allocator), and not alike for both.  Timed alternately (version 1 of the
+# TRIAL_SECONDS), then the rule's, each call returning its Jacobian as usual; a call is timed
+# only when the call before it took the same route, and the fastest (the shortest of its timed
+# calls) is kept, in PLANS and on disk per processor (gradarg.core.memory, kind "routes"), so
+# that a later process on the same machine takes it from its first call.  Why in a row: a
+# call right after one by the other route pays for the switch (caches, the allocator), and
+# not alike for both.  Timed alternately (version 1 of the
 # memory), jacobian(lambda x: x @ W.T) at 16 -> 512 in float64 kept reverse mode in 4 of 14
 # fresh processes, where it takes 0.50 ms against forward mode's 0.22 ms once warm: its
 # forward calls took 0.37-0.65 ms each right after a reverse call; timed in a row, 10 of 10
 # kept forward (benchmarks/jacobian.py's problems, one thread).  What measuring costs: three
-# calls by each slower eligible path (up to TRIAL_RUN_MAX below TRIAL_SECONDS / 2 each), once per function and signature on a machine.  The
-# paths' results agree to rounding, not bit for bit.
+# calls by each slower eligible path (up to TRIAL_RUN_MAX of calls below TRIAL_SECONDS / 2),
+# once per function and signature on a machine.  The paths' results agree to rounding, not
+# bit for bit.
 TRIAL_MIN_ENTRIES = 64 * 64
 TRIAL_RUN = 3  # calls per route in a row: the first pays the switch, the others are timed
 # A run goes on past TRIAL_RUN calls while its timed calls add up to less than TRIAL_SECONDS,
