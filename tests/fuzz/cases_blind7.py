@@ -1464,3 +1464,5 @@ P("chunk_views_scaled_fixed", "backward_vjp",
   "ga.backward_vjp(chunk_scale_fixed, FLOW, torch.ones(1, 4, 2, dtype=D))",
   "close(r, torch.cat([torch.full((1, 2, 2), U_SCALE, dtype=D), torch.full((1, 2, 2), V_SCALE, dtype=D)], 1))",
   "u_scale on the first half, v_scale on the second", group="grad-outputs")
+
+CASES = REG.cases
