@@ -196,10 +196,13 @@ def losses_of(tensors: Any) -> Losses:
     ts = [t for t in ts if isinstance(t, torch.Tensor)]
     nodes = [t.grad_fn for t in ts if t.grad_fn is not None]
     small = [t for t in ts if t.numel() <= 4096 and t.is_floating_point()]
-    finite = (all(finite_values(t.detach()) for t in small)
-              if small and len(small) == len(ts) else None)
     value = (float(ts[0].detach().float()) if len(ts) == 1 and ts[0].numel() == 1
              and ts[0].is_floating_point() else None)
+    if value is not None:  # one number, read once
+        finite: bool | None = math.isfinite(value)
+    else:
+        finite = (all(finite_values(t.detach()) for t in small)
+                  if small and len(small) == len(ts) else None)
     # breadth first, so the first 12 nodes are the first 12 of the deep walk
     deep = first_nodes(nodes, MOST_NODES)
     walked = deep[:12]

@@ -317,6 +317,11 @@ class StepMoves:
         samples now (``stacked``, the same groups)."""
         for key, (rows, was, now, first) in groups.items():
             cur = stacked[key]
+            if torch.equal(cur, now):  # the common case, one operation: nothing put back
+                if self.reverted:  # some named at an earlier step: not named again
+                    for i in rows:
+                        self.reverted.pop(entries[i][1], None)
+                continue
             moved = (was != now) & first
             ks, backs = torch.stack((moved, moved & (cur == was))).sum(2).tolist()
             hits = [(i, k, back) for i, k, back in zip(rows, ks, backs, strict=True)
