@@ -191,7 +191,7 @@ class FiniteDifferences(Reference):
             if not all(f0[k].dtype == torch.float64 for k in range(len(outs)) if k < len(f0)):
                 raise TypeError("fn does not compute in float64")
             self.xs_eval, self.f0 = up, f0
-            self.name = "central differences with error estimates, on float64 copies"
+            self.name = "finite differences (central, with error estimates), on float64 copies"
         except (RuntimeError, TypeError) as err:
             torch.set_rng_state(state)
             with torch.no_grad():
@@ -200,7 +200,7 @@ class FiniteDifferences(Reference):
             if dtype != torch.float64:
                 notes.add(f"finite differences in {dtype}: fn failed on float64 "
                           f"copies ({str(err).splitlines()[0]})")
-            self.name = f"central differences with error estimates, in {dtype}"
+            self.name = f"finite differences (central, with error estimates), in {dtype}"
 
     def directional(self, dirs):
         dirs_eval = [[None if u is None else u.to(x.dtype) for u, x in

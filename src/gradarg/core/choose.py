@@ -107,6 +107,10 @@ def _candidates(leaves, outs, n: int, m: int) -> tuple[str, list[str]]:
     whenever the older paths are on (it says itself when its recorded backward does not
     allow it)."""
     names = graph_names([y for y in outs if y.requires_grad])
+    if names & speeds.WRONG_FORWARD_OVER:  # reverse mode only (see speeds)
+        legacy = speeds.USE_LEGACY_BATCHED_GRAD and speeds.legacy_reverse_eligible(names, m)
+        return ("reverse:legacy" if legacy else "reverse:func"), [
+            "reverse:func", *(["reverse:legacy"] if legacy else [])]
     forward = m > n
     found = ["reverse:func", "forward:func"]
     if not speeds.USE_LEGACY_BATCHED_GRAD:
@@ -188,7 +192,8 @@ def _compute(
     if auto and plan is None:
         # complex outputs stay in reverse mode: forward mode gives f'(z), not its conjugate
         real = not any(y.is_complex() for y in outs)
-        forward = m > n and real
+        forward = m > n and real and not (
+            graph_names([y for y in outs if y.requires_grad]) & speeds.WRONG_FORWARD_OVER)
         if (real and m * n >= speeds.TRIAL_MIN_ENTRIES
                 and _trial_allowed(xs, vectorize, create_graph, strict)
                 and speeds.PLANS.can_remember(fn)):

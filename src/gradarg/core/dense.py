@@ -387,8 +387,25 @@ def jacobian(
         # What torch.random.fork_rng(devices=[]) does, without its per-call overhead: the draws
         # fn makes (replayed for every evaluation) never advance the caller's generator.
         state = torch.get_rng_state()
+        if _UNBATCHED[0] and not vectorize:  # inside a recomputation (see below): no batching
+            vectorize = False
         try:
             blocks, out_tuple = compute(fn, xs, resolved, vectorize, state, create_graph, strict)
+            if (vectorize is not False and resolved != "finite-difference"
+                    and not _finite(blocks) and _finite((x,) for x in xs)
+                    and _passes(blocks, xs) <= RECHECK_PASSES):
+                # non-finite entries at a finite point from a batched route: recomputed with
+                # plain passes, and so are the Jacobians fn itself takes with gradarg (torch's
+                # batching rules can give NaN where the plain formulas are finite: the
+                # derivative of a create_graph Jacobian of det at equal singular values,
+                # pytorch/pytorch#149694); what the plain passes give is returned
+                torch.set_rng_state(state)
+                _UNBATCHED[0] += 1
+                try:
+                    blocks, out_tuple = compute(fn, xs, resolved, False, state, create_graph,
+                                                strict)
+                finally:
+                    _UNBATCHED[0] -= 1
         finally:
             torch.set_rng_state(state)
     if create_graph and strict:
@@ -477,6 +494,25 @@ def _recording_possible(create_graph: bool) -> contextlib.AbstractContextManager
     if need_grad or inference:
         stack.enter_context(torch.enable_grad())
     return stack
+
+
+# Jacobians recomputed with plain passes when a batched route gave non-finite entries at a
+# finite point, up to this many passes (rows or columns, the fewer): beyond, the batched
+# result is returned as it is (vectorize=False recomputes it)
+RECHECK_PASSES = 1024
+_UNBATCHED = [0]  # > 0 while jacobian recomputes with plain passes: nested calls loop too
+
+
+def _finite(blocks: Any) -> bool:
+    """Whether every tensor of the nested blocks holds only finite entries."""
+    return all(bool(torch.isfinite(b).all()) for row in blocks for b in row)
+
+
+def _passes(blocks: Blocks, xs: tuple[torch.Tensor, ...]) -> int:
+    """The plain passes a loop takes for these blocks: rows or columns, the fewer."""
+    n = sum(x.numel() for x in xs)
+    m = sum(row[0].numel() // max(xs[0].numel(), 1) for row in blocks) if blocks else 0
+    return min(m, n)
 
 
 def _private_copy(t: torch.Tensor, create_graph: bool) -> torch.Tensor:

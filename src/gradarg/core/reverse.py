@@ -121,6 +121,16 @@ def reverse_vectorized(
     wrong = names & speeds.WRONG_BATCHED_BACKWARD
     if wrong:
         raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
+    undifferentiable = names & speeds.WRONG_BATCHED_CREATE_GRAPH if create_graph else set()
+    if undifferentiable:
+        raise NotImplementedError(f"the graph of torch's batched {min(undifferentiable)} has "
+                                  f"wrong derivatives; use the loop")
+    if m == 1:
+        # one row is one plain backward pass: nothing to batch, and with create_graph its
+        # graph is the plain one, not vmap's (whose derivative can differ: torch 2.13's
+        # batched det backward gives NaN second derivatives where det(x) has equal
+        # singular values, as torch.func.hessian does, pytorch/pytorch#149694)
+        return reverse_loop_graph(leaves, outs, create_graph=create_graph)
     cot = eye_blocks(shapes, outs, cached=True)
     eligible = (
         not create_graph

@@ -35,6 +35,8 @@ __all__ = [
     "TRIAL_SECONDS",
     "USE_LEGACY_BATCHED_GRAD",
     "WRONG_BATCHED_BACKWARD",
+    "WRONG_BATCHED_CREATE_GRAPH",
+    "WRONG_FORWARD_OVER",
     "PlanCache",
     "RouteTrial",
     "RouteUnavailable",
@@ -56,6 +58,23 @@ __all__ = [
 # tests/core/test_ops_corpus.py checks that torch still has the bug).  A graph containing one is
 # differentiated with the loop instead: slower, right.
 WRONG_BATCHED_BACKWARD = frozenset({"CdistBackward0"})
+
+# Backward nodes whose batched backward is right but whose graph (create_graph=True) is not
+# differentiable there: torch 2.13's batched det backward goes through an SVD, whose derivative
+# is NaN where the matrix has equal singular values and far off near them (the Hessian of
+# det(x @ a) at x @ a = I + rounding: entries off by 2.0; torch.func.hessian is NaN there,
+# pytorch/pytorch#149694), where the plain det backward's derivative is right.  With
+# create_graph a graph containing one is differentiated with the loop instead
+# (tests/core/test_batched_nonfinite.py).
+WRONG_BATCHED_CREATE_GRAPH = frozenset({"LinalgDetBackward0"})
+
+# Backward nodes whose forward-mode derivative of their backward formula is wrong in torch
+# 2.13 near matrices with equal singular values (torch.func.jacfwd(torch.func.jacrev(det)) at
+# x @ a = I + rounding: entries off by 2.0; jacrev(jacrev(...)) and plain nested passes are
+# right).  method="auto" takes reverse mode for a graph containing one, even with more outputs
+# than inputs: fn may take a derivative of its own through it (a Hessian as the Jacobian of a
+# create_graph Jacobian), which forward mode would differentiate with that formula.
+WRONG_FORWARD_OVER = frozenset({"LinalgDetBackward0"})
 
 # Backward nodes for which torch.autograd.grad(..., is_grads_batched=True) (public; torch's older
 # batching rules) is faster than torch.func.vmap over torch.autograd.grad: measured with torch
