@@ -285,7 +285,14 @@ def jacobian(
 
     Where torch's batching rule for a backward node is known to give wrong results
     (``speeds.WRONG_BATCHED_BACKWARD``: ``cdist`` in torch 2.13), the reverse route loops
-    over single backward passes instead of batching them.
+    over single backward passes instead of batching them.  A Jacobian with one row is one plain
+    backward pass.  Where a batched route gives NaN or Inf at a finite ``x`` (torch's batching
+    rules can where the plain formulas are finite: the derivative of a ``create_graph``
+    Jacobian of ``det`` at equal singular values, pytorch/pytorch#149694), the Jacobian is
+    recomputed with plain passes, and so are the Jacobians ``fn`` takes with gradarg; with
+    ``create_graph`` a graph holding a ``det`` backward is built by the loop, and ``"auto"``
+    keeps such graphs in reverse mode (``speeds.WRONG_BATCHED_CREATE_GRAPH``,
+    ``speeds.WRONG_FORWARD_OVER``).
 
     Examples
     --------
