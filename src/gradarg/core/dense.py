@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Callable
 from typing import Any, Literal, overload
 
@@ -394,7 +395,7 @@ def jacobian(
         # What torch.random.fork_rng(devices=[]) does, without its per-call overhead: the draws
         # fn makes (replayed for every evaluation) never advance the caller's generator.
         state = torch.get_rng_state()
-        if _UNBATCHED[0] and not vectorize:  # inside a recomputation (see below): no batching
+        if _UNBATCHED.get() and not vectorize:  # inside a recomputation (see below): no batching
             vectorize = False
         try:
             blocks, out_tuple = compute(fn, xs, resolved, vectorize, state, create_graph, strict)
@@ -407,12 +408,12 @@ def jacobian(
                 # derivative of a create_graph Jacobian of det at equal singular values,
                 # pytorch/pytorch#149694); what the plain passes give is returned
                 torch.set_rng_state(state)
-                _UNBATCHED[0] += 1
+                token = _UNBATCHED.set(True)
                 try:
                     blocks, out_tuple = compute(fn, xs, resolved, False, state, create_graph,
                                                 strict)
                 finally:
-                    _UNBATCHED[0] -= 1
+                    _UNBATCHED.reset(token)
         finally:
             torch.set_rng_state(state)
     if create_graph and strict:
@@ -507,7 +508,10 @@ def _recording_possible(create_graph: bool) -> contextlib.AbstractContextManager
 # finite point, up to this many passes (rows or columns, the fewer): beyond, the batched
 # result is returned as it is (vectorize=False recomputes it)
 RECHECK_PASSES = 1024
-_UNBATCHED = [0]  # > 0 while jacobian recomputes with plain passes: nested calls loop too
+# True while jacobian recomputes with plain passes (in this thread or task): the Jacobians fn
+# takes with gradarg then loop too
+_UNBATCHED: contextvars.ContextVar[bool] = contextvars.ContextVar("gradarg_unbatched",
+                                                                 default=False)
 
 
 def _finite(blocks: Any) -> bool:
