@@ -94,7 +94,7 @@ def test_a_genuine_nan_stays_and_the_caller_is_untouched():
     got = gradarg.jacobian(lambda t: torch.sqrt(t) * 2, x)
     assert torch.isinf(got[0, 0]) and got[1, 1] == 1.0 and got[2, 2] == 0.5
     assert torch.equal(x, before) and x.grad is None
-    assert gradarg.core.dense._UNBATCHED.get() is False
+    assert gradarg.core.choose._UNBATCHED.get() is False
 
 
 class _NanWhenBatched(torch.autograd.Function):
@@ -128,7 +128,7 @@ def test_a_batched_nan_at_a_finite_point_is_recomputed_with_plain_passes():
     # the gradarg Jacobians fn takes are recomputed plainly too
     inner = gradarg.jacobian(lambda t: gradarg.jacobian(f, t, create_graph=True).sum(0), x)
     torch.testing.assert_close(inner, torch.diag(torch.full((3,), 6.0, dtype=D)))
-    assert gradarg.core.dense._UNBATCHED.get() is False
+    assert gradarg.core.choose._UNBATCHED.get() is False
 
 
 def test_one_row_is_one_plain_pass():

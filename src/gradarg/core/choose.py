@@ -13,6 +13,7 @@ own; it is chosen here, and what was measured to choose it goes in :mod:`.speeds
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import time
 
 import torch
@@ -56,6 +57,50 @@ def check_jacobian_memory(rows: int, cols: int, itemsize: int, what: str = "the 
 
 def _itemsize(*groups) -> int:
     return max(t.element_size() for group in groups for t in group)
+
+
+# Jacobians recomputed with plain passes when a batched route gave non-finite entries at a
+# finite point, up to this many passes (rows or columns, the fewer): beyond, the batched
+# result is returned as it is (vectorize=False recomputes it)
+RECHECK_PASSES = 1024
+# True while a Jacobian is recomputed with plain passes (in this thread or task): the
+# Jacobians fn takes with gradarg then loop too
+_UNBATCHED: contextvars.ContextVar[bool] = contextvars.ContextVar("gradarg_unbatched",
+                                                                 default=False)
+
+
+def compute_checked(fn, xs, method: str, vectorize: bool | None, state: torch.Tensor,
+                    create_graph: bool = False, strict: bool = False) -> tuple[Blocks, bool]:
+    """:func:`compute`, where a batched route's non-finite entries at a finite point are
+    recomputed with plain passes, and so are the Jacobians ``fn`` itself takes with gradarg:
+    torch's batching rules can give NaN where the plain formulas are finite (the derivative
+    of a ``create_graph`` Jacobian of det at equal singular values, pytorch/pytorch#149694);
+    what the plain passes give is returned.  Inside such a recomputation nothing batches
+    (``vectorize=None`` loops)."""
+    if _UNBATCHED.get() and not vectorize:
+        vectorize = False
+    blocks, out_tuple = compute(fn, xs, method, vectorize, state, create_graph, strict)
+    if (vectorize is False or method == "finite-difference" or _finite(blocks)
+            or not _finite([xs]) or _passes(blocks, xs) > RECHECK_PASSES):
+        return blocks, out_tuple
+    torch.set_rng_state(state)
+    token = _UNBATCHED.set(True)
+    try:
+        return compute(fn, xs, method, False, state, create_graph, strict)
+    finally:
+        _UNBATCHED.reset(token)
+
+
+def _finite(blocks) -> bool:
+    """Whether every tensor of the nested blocks holds only finite entries."""
+    return all(bool(torch.isfinite(b).all()) for row in blocks for b in row)
+
+
+def _passes(blocks: Blocks, xs) -> int:
+    """The plain passes a loop takes for these blocks: rows or columns, the fewer."""
+    n = sum(x.numel() for x in xs)
+    m = sum(row[0].numel() // max(xs[0].numel(), 1) for row in blocks) if blocks else 0
+    return min(m, n)
 
 
 def compute(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from collections.abc import Callable
 from typing import Any, Literal, overload
 
@@ -20,7 +19,7 @@ from .._validate import (
 )
 from .basis import Blocks
 from .buffers import keeps_buffers
-from .choose import check_blocks_depend_on_inputs, compute
+from .choose import check_blocks_depend_on_inputs, compute_checked
 from .compose import BATCH, composable_blocks, inside_transform, transform_name
 from .functorch import VectorizationError
 
@@ -284,16 +283,9 @@ def jacobian(
     ``torch.func.linearize`` is different: it traces with ``make_fx``, which refuses the
     value the input check reads (``.item()``), so ``jacobian`` raises torch's error there.
 
-    Where torch's batching rule for a backward node is known to give wrong results
-    (``speeds.WRONG_BATCHED_BACKWARD``: ``cdist`` in torch 2.13), the reverse route loops
-    over single backward passes instead of batching them.  A Jacobian with one row is one plain
-    backward pass.  Where a batched route gives NaN or Inf at a finite ``x`` (torch's batching
-    rules can where the plain formulas are finite: the derivative of a ``create_graph``
-    Jacobian of ``det`` at equal singular values, pytorch/pytorch#149694), the Jacobian is
-    recomputed with plain passes, and so are the Jacobians ``fn`` takes with gradarg; with
-    ``create_graph`` a graph holding a ``det`` backward is built by the loop, and ``"auto"``
-    keeps such graphs in reverse mode (``speeds.WRONG_BATCHED_CREATE_GRAPH``,
-    ``speeds.WRONG_FORWARD_OVER``).
+    Torch's batched routes are not trusted where they differ from plain passes: ``cdist``'s
+    backward, a ``det`` backward under ``create_graph``, NaN/Inf at a finite ``x`` (recomputed,
+    with the Jacobians ``fn`` takes with gradarg: ``core.choose``); one row is one pass.
 
     Examples
     --------
@@ -389,31 +381,14 @@ def jacobian(
         # not detached either: the result is tracked by the transforms, as torch.func's is
         return _package(blocks, in_tuple, out_tuple, create_graph=True)
     with _recording_possible(create_graph):
-        # fn can never reach the caller's tensors; with create_graph a differentiable copy
-        # keeps the Jacobian connected to x.
+        # private copies: fn never reaches x (with create_graph they keep J connected to x)
         xs = tuple(_private_copy(t, create_graph) for t in xs)
         # What torch.random.fork_rng(devices=[]) does, without its per-call overhead: the draws
         # fn makes (replayed for every evaluation) never advance the caller's generator.
         state = torch.get_rng_state()
-        if _UNBATCHED.get() and not vectorize:  # inside a recomputation (see below): no batching
-            vectorize = False
         try:
-            blocks, out_tuple = compute(fn, xs, resolved, vectorize, state, create_graph, strict)
-            if (vectorize is not False and resolved != "finite-difference"
-                    and not _finite(blocks) and _finite((x,) for x in xs)
-                    and _passes(blocks, xs) <= RECHECK_PASSES):
-                # non-finite entries at a finite point from a batched route: recomputed with
-                # plain passes, and so are the Jacobians fn itself takes with gradarg (torch's
-                # batching rules can give NaN where the plain formulas are finite: the
-                # derivative of a create_graph Jacobian of det at equal singular values,
-                # pytorch/pytorch#149694); what the plain passes give is returned
-                torch.set_rng_state(state)
-                token = _UNBATCHED.set(True)
-                try:
-                    blocks, out_tuple = compute(fn, xs, resolved, False, state, create_graph,
-                                                strict)
-                finally:
-                    _UNBATCHED.reset(token)
+            blocks, out_tuple = compute_checked(fn, xs, resolved, vectorize, state,
+                                                create_graph, strict)
         finally:
             torch.set_rng_state(state)
     if create_graph and strict:
@@ -502,28 +477,6 @@ def _recording_possible(create_graph: bool) -> contextlib.AbstractContextManager
     if need_grad or inference:
         stack.enter_context(torch.enable_grad())
     return stack
-
-
-# Jacobians recomputed with plain passes when a batched route gave non-finite entries at a
-# finite point, up to this many passes (rows or columns, the fewer): beyond, the batched
-# result is returned as it is (vectorize=False recomputes it)
-RECHECK_PASSES = 1024
-# True while jacobian recomputes with plain passes (in this thread or task): the Jacobians fn
-# takes with gradarg then loop too
-_UNBATCHED: contextvars.ContextVar[bool] = contextvars.ContextVar("gradarg_unbatched",
-                                                                 default=False)
-
-
-def _finite(blocks: Any) -> bool:
-    """Whether every tensor of the nested blocks holds only finite entries."""
-    return all(bool(torch.isfinite(b).all()) for row in blocks for b in row)
-
-
-def _passes(blocks: Blocks, xs: tuple[torch.Tensor, ...]) -> int:
-    """The plain passes a loop takes for these blocks: rows or columns, the fewer."""
-    n = sum(x.numel() for x in xs)
-    m = sum(row[0].numel() // max(xs[0].numel(), 1) for row in blocks) if blocks else 0
-    return min(m, n)
 
 
 def _private_copy(t: torch.Tensor, create_graph: bool) -> torch.Tensor:
