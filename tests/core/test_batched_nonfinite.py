@@ -142,3 +142,18 @@ def test_one_row_is_one_plain_pass():
 
     torch.testing.assert_close(gradarg.jacobian(f, x), 2 * x)
     assert len(calls) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=0, max_size=3), seed=st.integers(0, 2**16),
+       bad=st.sampled_from([float("nan"), float("inf"), -float("inf"), None]),
+       dtype=st.sampled_from([torch.float32, torch.float64, torch.complex64]))
+def test_the_finiteness_test_misses_no_nan_or_inf(shape, seed, bad, dtype):
+    """The recomputation's test (one sum per block) says False whenever an entry is NaN or
+    infinite, and True for entries far from overflow."""
+    gen = torch.Generator().manual_seed(seed)
+    b = torch.randn(tuple(shape), generator=gen, dtype=dtype) * 1e3
+    if bad is not None:
+        b.view(-1)[int(torch.randint(b.numel(), (1,), generator=gen))] = bad
+    finite = gradarg.core.choose._finite([[torch.zeros(2), b]])
+    assert finite == bool(torch.isfinite(b).all())

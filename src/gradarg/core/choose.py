@@ -12,6 +12,7 @@ own; it is chosen here, and what was measured to choose it goes in :mod:`.speeds
 
 from __future__ import annotations
 
+import cmath
 import contextlib
 import contextvars
 import time
@@ -92,8 +93,16 @@ def compute_checked(fn, xs, method: str, vectorize: bool | None, state: torch.Te
 
 
 def _finite(blocks) -> bool:
-    """Whether every tensor of the nested blocks holds only finite entries."""
-    return all(bool(torch.isfinite(b).all()) for row in blocks for b in row)
+    """Whether every tensor of the nested blocks holds only finite entries, from its sum (a
+    NaN or infinite entry makes it so; a sum that overflows says False of finite entries:
+    a recomputation for nothing, never a missed NaN).  One reduction per block: a tenth of
+    ``torch.isfinite(b).all()``'s time on a 64 x 64 float64 block."""
+    for row in blocks:
+        for b in row:
+            total = (b.detach() if b.requires_grad else b).sum().item()
+            if not cmath.isfinite(total):
+                return False
+    return True
 
 
 def _passes(blocks: Blocks, xs) -> int:
