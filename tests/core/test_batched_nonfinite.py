@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -157,3 +158,17 @@ def test_the_finiteness_test_misses_no_nan_or_inf(shape, seed, bad, dtype):
         b.view(-1)[int(torch.randint(b.numel(), (1,), generator=gen))] = bad
     finite = gradarg.core.choose._finite([[torch.zeros(2), b]])
     assert finite == bool(torch.isfinite(b).all())
+
+
+def test_vectorize_true_refuses_a_det_graph_it_would_batch_wrongly():
+    """vectorize=True asks for a batched call only: with create_graph over a det backward
+    both batched paths (vmap, is_grads_batched) refuse, where the second used to return a
+    graph whose derivative is NaN."""
+    a = torch.tensor([[1.0, 0.0], [-1.0, 1.0]], dtype=D)
+    x = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=D)
+
+    def f(t):
+        return torch.stack([torch.det(t @ a), 2 * torch.det(t @ a)])
+
+    with pytest.raises(gradarg.VectorizationError, match="LinalgDetBackward0"):
+        gradarg.jacobian(f, x.clone().requires_grad_(), create_graph=True, vectorize=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import torch
@@ -52,7 +53,8 @@ def reverse_grads_batched(
     The second vectorized attempt of ``vectorize=True`` when ``torch.func.vmap`` could not batch
     the backward pass (torch's older batching rules loop per row where they have no rule,
     with torch's performance warning).  Refuses graphs with a node of
-    :data:`~gradarg.core.speeds.WRONG_BATCHED_BACKWARD`, as :func:`reverse_vectorized` does.
+    :data:`~gradarg.core.speeds.WRONG_BATCHED_BACKWARD` (with ``create_graph`` also
+    ``WRONG_BATCHED_CREATE_GRAPH``), as :func:`reverse_vectorized` does.
     """
     shapes = [y.shape for y in outs]
     m = sum(y.numel() for y in outs)
@@ -60,11 +62,21 @@ def reverse_grads_batched(
     if not live or m == 0:
         return split_rows([zeros_like_grad(x, m) for x in leaves], shapes)
     live_outs = [outs[k] for k in live]
-    wrong = graph_names(live_outs) & speeds.WRONG_BATCHED_BACKWARD
-    if wrong:
-        raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
+    _refuse_wrong_batching(graph_names(live_outs), create_graph)
     cot = eye_blocks(shapes, outs, cached=True)
     return _rows_from_is_grads_batched(leaves, outs, live, cot, create_graph)
+
+
+def _refuse_wrong_batching(names: AbstractSet[str], create_graph: bool) -> None:
+    """Raise ``NotImplementedError`` (the callers then loop) for a graph whose nodes torch
+    batches wrongly: :data:`~gradarg.core.speeds.WRONG_BATCHED_BACKWARD`, and with
+    ``create_graph`` :data:`~gradarg.core.speeds.WRONG_BATCHED_CREATE_GRAPH`."""
+    wrong = names & speeds.WRONG_BATCHED_BACKWARD
+    if create_graph:
+        wrong |= names & speeds.WRONG_BATCHED_CREATE_GRAPH
+    if wrong:
+        raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results (or, "
+                                  f"with create_graph, wrong derivatives); use the loop")
 
 
 def _rows_from_is_grads_batched(
@@ -118,13 +130,7 @@ def reverse_vectorized(
         return split_rows([zeros_like_grad(x, m) for x in leaves], shapes)
     live_outs = [outs[k] for k in live]
     names = graph_names(live_outs)
-    wrong = names & speeds.WRONG_BATCHED_BACKWARD
-    if wrong:
-        raise NotImplementedError(f"torch's batched {min(wrong)} gives wrong results; use the loop")
-    undifferentiable = names & speeds.WRONG_BATCHED_CREATE_GRAPH if create_graph else set()
-    if undifferentiable:
-        raise NotImplementedError(f"the graph of torch's batched {min(undifferentiable)} has "
-                                  f"wrong derivatives; use the loop")
+    _refuse_wrong_batching(names, create_graph)
     if m == 1:
         # one row is one plain backward pass: nothing to batch, and with create_graph its
         # graph is the plain one, not vmap's (whose derivative can differ: torch 2.13's
