@@ -67,8 +67,8 @@ OPTIONS = {
     ("GradWatch.summary", "checks"): (_summary, False),
     ("SparseJacobian.compile", "fullgraph"): (_sparse_jacobian_compile, False),
     ("SparseHessian.compile", "fullgraph"): (_sparse_hessian_compile, False),
-    ("SparseJacobian.compile", "package"): (_sparse_jacobian_compile, False),
-    ("SparseHessian.compile", "package"): (_sparse_hessian_compile, False),
+    ("SparseJacobian.compile", "package"): (_sparse_jacobian_compile, True),
+    ("SparseHessian.compile", "package"): (_sparse_hessian_compile, True),
 }
 # fields of result records (dataclasses the package fills in), not options of a call
 RECORDS = {"PairCheck", "VJPComparison", "ParamRecord", "TracedNode", "ExampleV"}

@@ -139,7 +139,7 @@ sj = gradarg.SparseJacobian(gradarg.jacobian_sparsity({name}, x))
 start = time.perf_counter()
 torch.compile(torch.sin, fullgraph=True)(torch.zeros(3))
 startup = time.perf_counter() - start
-jac = sj.compile({name})
+jac = sj.compile({name}, package=False)
 jac(x)
 print(startup, jac.compile_seconds)
 """
@@ -154,7 +154,7 @@ torch.set_num_threads(1)
 x = torch.zeros({n}, dtype=torch.float64)
 pattern = torch.load({pattern!r}) if {later} else gradarg.jacobian_sparsity({name}, x)
 torch.save(pattern, {pattern!r})
-jac = gradarg.SparseJacobian(pattern).compile({name}, package=True)
+jac = gradarg.SparseJacobian(pattern).compile({name})
 jac(x)
 import sys
 print(time.time(), jac.compile_seconds, jac.artifact, "torch._dynamo" in sys.modules)
@@ -162,7 +162,7 @@ print(time.time(), jac.compile_seconds, jac.artifact, "torch._dynamo" in sys.mod
 
 
 def package_in_new_processes(fn: Callable[..., Any], n: int) -> dict[str, Any]:
-    """``SparseJacobian.compile(fn, package=True)`` at ``n`` float64 unknowns in two fresh
+    """``SparseJacobian.compile(fn)`` (which packages) at ``n`` float64 unknowns in two fresh
     Python processes sharing one new inductor cache folder: the first detects the pattern,
     keeps it in a file and compiles (``first_s``: its ``compile_seconds``); the second, a
     second run of a script that keeps its pattern, reads it and loads the package
@@ -197,7 +197,8 @@ def package_in_new_processes(fn: Callable[..., Any], n: int) -> dict[str, Any]:
 
 def compile_in_new_processes(fn: Callable[..., Any], n: int, runs: int = 2
                              ) -> list[tuple[float, float]]:
-    """``(torch.compile's start-up, compile_seconds)`` of ``SparseJacobian.compile(fn)`` at
+    """``(torch.compile's start-up, compile_seconds)`` of ``SparseJacobian.compile(fn,
+    package=False)`` at
     ``n`` float64 unknowns in ``runs`` fresh Python processes, one after the other, sharing one
     new, empty inductor cache folder: the first as on a machine that never compiled ``fn``, the
     later ones as a second run of the same script. ``fn``'s source is read with

@@ -83,10 +83,10 @@ def built(tmp_path_factory):
     mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
     f, _, _ = make()
     sj = gradarg.SparseJacobian(gradarg.jacobian_sparsity(f, X), X.shape)
-    jit = sj.compile(f, package=True)  # the first call chooses, then packages
+    jit = sj.compile(f)  # by default, the first call chooses, then packages
     assert jit.artifact is None
     torch.testing.assert_close(jit(X).to_dense(), want(f), rtol=1e-12, atol=1e-12)
-    assert (jit.choice, jit.artifact) == ("timed", "package")
+    assert (jit.choice, jit.artifact, jit.why_not_packaged) == ("timed", "package", None)
     path = key(jit, f)
     assert os.path.exists(path)
     assert jit._ready[X.shape, X.dtype].compiled.path == path  # calls run the package
@@ -155,10 +155,43 @@ def test_with_package_true_a_change_gets_a_package_of_its_own(built):
 def test_a_change_of_a_closure_value_invalidates(built):
     sj, path = built
     jit, f, set_c, _ = loaded(sj)
-    set_c(2.0)
+    set_c(2.5)  # (2.0 is packaged by the package=True test)
     assert key(jit, f) != path
     torch.testing.assert_close(jit(X).to_dense(), want(f), rtol=1e-12, atol=1e-12)
     assert jit.artifact == "torch.compile"
+    # by default, a change is not packaged again (one AOTInductor build per change): said
+    assert "changed" in jit.why_not_packaged and not os.path.exists(key(jit, f))
+
+
+def test_package_false_neither_makes_nor_loads_a_package(built):
+    sj, path = built
+    f, _, _ = make()
+    jit = sj.compile(f, package=False)
+    torch.testing.assert_close(jit(X).to_dense(), want(f), rtol=1e-12, atol=1e-12)
+    assert (jit.artifact, jit.why_not_packaged) == ("torch.compile", "package=False")
+    assert key(jit, f) == path  # the package is there, and not used
+
+
+def test_by_default_what_cannot_be_packaged_runs_torch_compile_and_says_why(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    weights = [2.0]  # a list can change in place: no key could follow it
+
+    def f(u):
+        return u * weights[0]
+
+    sj = gradarg.SparseJacobian(torch.eye(N, dtype=torch.bool), X.shape)
+    jit = sj.compile(f)  # no error: package=None packages only where it can
+    torch.testing.assert_close(jit(X).to_dense(), torch.diag(torch.full((N,), 2.0,
+                                                                        dtype=X.dtype)))
+    assert jit.artifact == "torch.compile" and "list" in jit.why_not_packaged
+    weights[0] = 3.0  # torch.compile's guards follow it
+    assert torch.equal(jit(X).to_dense().diagonal(), torch.full((N,), 3.0, dtype=X.dtype))
+    plain = sj.compile(f, backend="aot_eager")
+    plain(X)
+    assert plain.artifact == "torch.compile" and "backend='aot_eager'" in plain.why_not_packaged
+    assert not (tmp_path / "gradarg" / "packages").exists() or not any(
+        (tmp_path / "gradarg" / "packages").iterdir())
 
 
 @SLOW

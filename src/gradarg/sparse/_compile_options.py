@@ -55,17 +55,22 @@ _PARAMETERS = """\
         fullgraph : bool
             ``True`` (default): one graph or a ``RuntimeError`` at the first call naming
             what could not be captured; ``False`` lets torch run those parts eagerly.
-        package : bool
-            ``False`` (default).  ``True``: the first call at each input shape and dtype
-            also writes the chosen compiled pass as an AOTInductor package
+        package : bool or None
+            ``None`` (default): package where it can.  The first call at each input shape
+            and dtype also writes the chosen compiled pass as an AOTInductor package
             (:meth:`gradarg.sparse.CompiledSparse.package`), and calls run it: no Dynamo
-            guards or wrappers (23-273 µs per call where ``torch.compile``'s took 42-350 µs
-            on the seven functions of ``benchmarks/asdex_side_by_side.py``), and a later
-            process loads it without compiling or importing Dynamo.  The first call takes
-            an AOTInductor compile longer (5-7 s there).  Needs inductor (``backend``
-            ``"inductor"``, or ``"auto"`` finding a C++ compiler), no ``mode`` and
-            ``fullgraph=True``, and a ``fn`` whose changes the package's key can follow:
-            otherwise ``ValueError`` here, naming what."""
+            guards or wrappers (0.35-0.77 times ``torch.compile``'s call on the seven
+            functions of ``benchmarks/asdex_side_by_side.py``), and a later process loads it
+            without compiling or importing Dynamo (its first Jacobian 1.0-1.2 s after its
+            start, ``import torch`` included, against 3-4 s).  The first call of the first
+            process on a machine takes an AOTInductor compile longer (11.8 -> 17.6 s on
+            Burgers and the MLP there, cold caches).  It needs inductor (``backend``
+            ``"inductor"``, or ``"auto"`` finding a C++ compiler), no ``mode``,
+            ``fullgraph=True`` and a ``fn`` whose changes the package's key can follow;
+            otherwise, or if AOTInductor fails, calls run ``torch.compile``'s function and
+            :attr:`~gradarg.sparse.CompiledSparse.why_not_packaged` says why.  ``True``: the
+            same, but what cannot be packaged raises ``ValueError`` here, naming what.
+            ``False``: calls run ``torch.compile``'s function (no package made or loaded)."""
 
 # torch's forward-mode bookkeeping, called in the graph of a traced torch.func.jvp: pure torch
 # code that the AOTAutograd cache does not list as safe (it bypasses the cache for such a
@@ -136,7 +141,7 @@ def resolve_backend(backend: str) -> str:
 TORCH_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
-def check_compile_options(backend: Any, mode: Any, fullgraph: Any, package: Any = False) -> None:
+def check_compile_options(backend: Any, mode: Any, fullgraph: Any, package: Any = None) -> None:
     """The options of ``.compile()``, checked when it is called rather than at the first call
     of what it returns (``TypeError`` / ``ValueError`` naming the option)."""
     if isinstance(backend, str):
@@ -153,7 +158,8 @@ def check_compile_options(backend: Any, mode: Any, fullgraph: Any, package: Any 
         raise ValueError(f"mode must be None or one of torch.compile's modes "
                          f"{TORCH_COMPILE_MODES}, got {mode!r}")
     check_flag("fullgraph", fullgraph)
-    check_flag("package", package)
+    if package is not None:  # None: package where it can
+        check_flag("package", package)
     if package and (mode is not None or not fullgraph):
         raise ValueError(f"package=True needs no torch mode and fullgraph=True (only "
                          f"inductor's options are packaged, from one graph), got mode={mode!r}, "

@@ -6,44 +6,39 @@
 function of ``x`` and handed to ``torch.compile``, then the recovery of the entries from its
 result (one ``index_select``, or the acyclic substitution's few operations), run eagerly.  A call
 is then a handful of fused kernels instead of the eager batched pass's hundreds of operator calls.
-The recovery stays outside the compiled function because inductor fuses a gather into the
-kernels that produce its input, recomputing them per entry: fused, a call was 1.9× slower on
-the minimal-surface Hessian and 3.3× on Gray-Scott, and faster on none of the seven functions of
-``benchmarks/asdex_side_by_side.py`` (torch 2.13, one thread).
+The recovery stays outside because inductor fuses a gather into the kernels making its input,
+recomputing them per entry: 1.9× slower on the minimal-surface Hessian, 3.3× on Gray-Scott,
+faster on none of the seven functions of ``benchmarks/asdex_side_by_side.py``.
 
-**What is kept where.**  Compiling is paid once per machine, not per process.  torch keeps
-inductor's FX graph cache and the AOTAutograd cache on disk, in ``$TORCHINDUCTOR_CACHE_DIR``
-(default ``<tmp>/torchinductor_<user>``), under torch's keys (graphs with a traced
-``torch.func.jvp`` made cacheable: :func:`cacheable`).  Dynamo's trace is not cached, so the
-first call's choice (Jacobian mode, inductor options, compiled or eager) is remembered beside
-them (:mod:`gradarg.sparse._remember`: a choice, never an artifact) and a later process
-compiles only the winner: 0.18-0.57 s after torch.compile's own start-up (1.6-1.9 s in every
-process), against 2.7-5.0 s in the first process (seven functions of
-``benchmarks/asdex_side_by_side.py``, torch 2.13, one thread).
+**What is kept where.**  Compiling is paid once per machine.  torch keeps inductor's FX graph
+and AOTAutograd caches on disk (``$TORCHINDUCTOR_CACHE_DIR``, default
+``<tmp>/torchinductor_<user>``; graphs with a traced ``torch.func.jvp`` made cacheable:
+:func:`cacheable`).  Dynamo's trace is not cached, so the first call's choice (mode, inductor
+options, compiled or eager) is remembered beside them (:mod:`gradarg.sparse._remember`) and a
+later process compiles only the winner: 0.18-0.57 s after torch.compile's own start-up
+(1.6-1.9 s), against 2.7-5.0 s in the first process (seven functions of
+``benchmarks/asdex_side_by_side.py``, torch 2.13, one thread), or loads its package.
 
-**A later process without torch.compile.**  :meth:`CompiledSparse.package` (or
-``compile(..., package=True)`` at the first call) writes the winner as an AOTInductor package,
-keyed by everything its graph depends on (:mod:`gradarg.sparse._aot`, where torch's other
-options are measured); a later ``compile`` of the same function loads it instead of
-compiling, never importing Dynamo or inductor.  Calls run the package's loader: no guards.
-
-**Inductor options**: :mod:`gradarg.sparse._compile_options`.
+**A package by default.**  Where it can (inductor, no torch mode, ``fullgraph=True``, a
+``fn`` whose changes a key can follow), the first call also writes the winner as an
+AOTInductor package, keyed by everything its graph depends on (:mod:`gradarg.sparse._aot`,
+where torch's other options are measured), and calls run the package's loader: no guards, no
+wrappers.  A later ``compile`` of the same function loads it instead of compiling, never
+importing Dynamo or inductor.  ``package=False`` keeps ``torch.compile``'s function.
 
 **A call.**  ``torch.compile(..., dynamic=None)`` on a function made for one input shape and
-dtype (:meth:`CompiledSparse._compile`); grad mode off; the global random state saved and
-restored only when a call draws from it (checked at the first call); the recovery and the
-owner's assembly.  What remains is torch's: Dynamo's guard check (several hundred guards,
-most on ``torch.func``'s own Python, 8-11 µs), its compiled-region wrapper (about 7 µs) and
-AOTAutograd's and inductor's (about 5 µs); the recovery's ``index_select`` (4-6 µs) and the
-sparse tensor (2 µs).  A package's call has none of the wrappers.
+dtype (:mod:`gradarg.sparse._candidates`; inductor's options:
+:mod:`gradarg.sparse._compile_options`); grad mode off; the global random state saved and
+restored only when a call draws from it; the recovery and the owner's assembly.  With
+``package=False``, torch's own cost remains: Dynamo's guards (8-11 µs: several hundred, most
+on ``torch.func``'s Python) and the wrappers (about 12 µs); a package's call has neither.
 
 It pays where a function is called many times at one input shape (Newton iterations).
 
-May import torch, :mod:`gradarg.sparse._layouts`, :mod:`gradarg.sparse._remember`,
-:mod:`gradarg.sparse._aot`, :mod:`gradarg.sparse._inductor_pass`,
-:mod:`gradarg.sparse._compile_options` and ``gradarg.core.speeds`` (its timing helper); its owners (``compressed``, ``hessian``) give it
-their modes (:class:`gradarg.sparse.modes.Mode`: the pure pass, the seeds, the recovery), so
-nothing here knows a colouring.
+May import torch, ``gradarg.core.speeds`` (a timing helper) and gradarg.sparse's ``_layouts``,
+``_remember``, ``_aot``, ``_inductor_pass``, ``_compile_options``, ``_candidates``; its owners
+(``compressed``, ``hessian``) give it their modes (:class:`gradarg.sparse.modes.Mode`: the
+pure pass, the seeds, the recovery), so nothing here knows a colouring.
 """
 
 from __future__ import annotations
@@ -51,7 +46,6 @@ from __future__ import annotations
 import functools
 import os
 import time
-import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -59,6 +53,7 @@ import torch
 
 from ..core.speeds import best_of_3
 from . import _aot, _inductor_pass, _remember
+from ._candidates import compile_candidate, fastest
 from ._compile_options import (
     TRANSPOSED,
     VARIANTS,
@@ -87,13 +82,11 @@ class CompiledSparse:
     The first call at a new input shape or dtype traces ``fn`` under ``torch.func``'s
     transforms and compiles (``torch.compile(..., backend=backend, fullgraph=fullgraph,
     options=...)``; see https://pytorch.org/docs/stable/generated/torch.compile.html),
-    reported in :attr:`compile_seconds`; later calls at that shape and dtype reuse it.  In the
-    first process on a machine it compiles and times the candidates (:attr:`choice` is
-    ``"timed"``): 2.7-5.0 s per function of ``benchmarks/asdex_side_by_side.py`` (torch 2.13,
-    one thread, after torch.compile's own start-up of about 1.8 s); a later process finds the
-    choice and the compiled kernels on disk and compiles only the winner (``"remembered"``):
-    0.18-0.57 s; with a package (:meth:`package`), it compiles nothing.  See the module's
-    docstring for what is kept where.
+    reported in :attr:`compile_seconds`; later calls at that shape and dtype reuse it.  The
+    first process on a machine compiles and times the candidates (:attr:`choice`
+    ``"timed"``) and, by default, packages the winner (:meth:`package`); a later process
+    loads the package and compiles nothing, or finds the choice and compiles only the winner
+    (``"remembered"``).  The module's docstring says what is kept where, with timings.
 
     Attributes
     ----------
@@ -122,6 +115,10 @@ class CompiledSparse:
     artifact : str or None
         What calls run: ``"torch.compile"``, ``"package"`` (an AOTInductor package,
         :meth:`package`, made here or loaded from an earlier process) or ``None`` (eager).
+    why_not_packaged : str or None
+        Why calls do not run a package (``package=False``, the backend, what ``fn`` reaches
+        that a key cannot follow, AOTInductor's error, a change since it was traced, the
+        eager route); ``None`` when they do, or before the first call.
     compiled_candidates : int
         Functions handed to ``torch.compile`` by the first call (0 when a remembered eager
         route or a package needs none).
@@ -158,7 +155,7 @@ class CompiledSparse:
         backend: str,
         mode: str | None,
         fullgraph: bool,
-        package: bool = False,
+        package: bool | None = None,
     ) -> None:
         check_compile_options(backend, mode, fullgraph, package)
         self._owner = owner
@@ -186,14 +183,23 @@ class CompiledSparse:
         self._inductor = self.backend == "inductor" and mode is None
         self._variants = list(VARIANTS) if self._inductor else list(VARIANTS)[:1]
         self._ready: dict[tuple[torch.Size, torch.dtype], _Ready] = {}
-        self._packages = self._inductor and fullgraph  # packages may be used (see package())
+        self._packages = self._inductor and fullgraph and package is not False  # may be loaded
         self.artifact: str | None = None
+        why = " (backend='auto' found no C++ compiler)" if backend == "auto" else ""
         if package and not self._inductor:
-            why = " (backend='auto' found no C++ compiler)" if backend == "auto" else ""
             raise ValueError(f"package=True needs inductor; the backend is {self.backend!r}{why}")
         if package:
             _aot.fingerprint(fn)  # Unpackable (a ValueError) names what a key cannot follow
-        self._package_asked = package  # compile(..., package=True)
+        # True: package or raise; "auto" (package=None): package where it can; False: never
+        self._package_asked: bool | str = package if package is not None else "auto"
+        self.why_not_packaged: str | None = None
+        if package is False:  # neither made nor loaded (self._packages)
+            self.why_not_packaged = "package=False"
+        elif package is None and not (self._inductor and fullgraph):
+            self._package_asked = False
+            self.why_not_packaged = (
+                f"a package needs backend='inductor', no torch mode and fullgraph=True; "
+                f"here backend={self.backend!r}{why}, mode={mode!r}, fullgraph={fullgraph}")
 
     @classmethod
     def of_modes(
@@ -256,8 +262,11 @@ class CompiledSparse:
             if ready.compiled is None:
                 return self._eager(x), ready
             return ready.recover(ready.compiled(x, *ready.seeds)), ready
-        except _aot.Stale:  # what a package was traced with changed: torch.compile from now
+        except _aot.Stale as stale:  # what a package was traced with changed: torch.compile
             self._packages = False
+            if self._package_asked == "auto":  # not one AOTInductor build per change
+                self._package_asked = False
+                self.why_not_packaged = f"{stale}: torch.compile's guards follow such changes"
             del self._ready[x.shape, x.dtype]
             return self._first(x)
         finally:
@@ -361,11 +370,28 @@ class CompiledSparse:
                        rng)
         self._ready[x.shape, x.dtype] = ready
         if self._package_asked and compiled is not None and self.artifact != "package":
-            self.package(x)  # package=True: calls run the package from now
+            self._package_first(x)  # calls run the package from now
             ready = self._ready[x.shape, x.dtype]
+        if self.artifact == "package":
+            self.why_not_packaged = None
+        elif compiled is None and self.why_not_packaged is None:
+            self.why_not_packaged = "the eager call was faster (route='eager')"
         if self.compile_seconds is None:
             self.compile_seconds = time.perf_counter() - start
         return out, ready
+
+    def _package_first(self, x: torch.Tensor) -> None:
+        """Package at the first call: ``package=True`` raises what :meth:`package` raises;
+        the default (``package=None``) keeps ``torch.compile``'s function instead and says
+        why in :attr:`why_not_packaged`."""
+        if self._package_asked is True:
+            self.package(x)
+            return
+        try:
+            self.package(x)
+        except Exception as err:  # noqa: BLE001 - unpackable fn, AOTInductor failed: compiled
+            first = (str(err).strip().splitlines() or [""])[0][:300]
+            self.why_not_packaged = f"{type(err).__name__}: {first}"
 
     def _choose(self, x: torch.Tensor,
                 ) -> tuple[torch.Tensor, Callable[..., torch.Tensor] | None]:
@@ -429,40 +455,18 @@ class CompiledSparse:
 
     def _compile(self, name: str, variant: str, key: str | None,
                  ) -> Callable[..., torch.Tensor]:
-        """A fresh ``torch.compile`` of mode ``name``'s pure pass with ``variant``'s options,
-        for one input shape and dtype (``key``: the memory's key, which names them).
-
-        Its own code object (torch.compile keeps graphs per code object, up to 8), named
-        after ``key``, mode and variant, sees one input shape: ``dynamic=None`` compiles it
-        static without ``dynamic=False``'s per-call config patch (3-7 µs), and automatic
-        dynamic shapes never mix two functions (a captured tensor that changes shape gets
-        a dynamic-shape graph, right and slower, rather than a recompile)."""
-        pure = self._pures[name]
-        tag = "_".join([pure.__name__, name, variant.replace(" ", "_"),
-                        (key or str(id(self)))[:16]])
-        code = pure.__code__.replace(co_name=tag)  # (co_qualname, Python >= 3.11, unused)
-        own = types.FunctionType(code, pure.__globals__, tag, pure.__defaults__,
-                                 pure.__closure__)
-        options = {**cacheable(), **variant_options(variant)} if self._inductor else None
+        """A fresh ``torch.compile`` of mode ``name``'s pure pass with ``variant``'s options
+        (:func:`gradarg.sparse._candidates.compile_candidate`)."""
         self.compiled_candidates += 1
-        return torch.compile(own, backend=self.backend, mode=self._torch_mode,
-                             fullgraph=self._fullgraph, options=options)
+        return compile_candidate(self._pures[name], name, variant, key or str(id(self)),
+                                 backend=self.backend, mode=self._torch_mode,
+                                 fullgraph=self._fullgraph, inductor=self._inductor)
 
     def _fastest(self, compiled: dict[tuple[str, str], Callable[..., torch.Tensor]],
                  x: torch.Tensor) -> tuple[tuple[str, str], float]:
-        """The fastest candidate and its seconds per call: after one warm-up call each (the
-        first calls after a compile run slower), the best of 3 calls in each of 3 rounds
-        that take the candidates in turn (one round for a single candidate)."""
-        runs = {k: functools.partial(_call, fn, self._modes[k[0]], x)
-                for k, fn in compiled.items()}
-        for run in runs.values():
-            run()
-        best = dict.fromkeys(runs, float("inf"))
-        for _ in range(3 if len(runs) > 1 else 1):
-            for k, run in runs.items():
-                best[k] = min(best[k], best_of_3(run))
-        fastest = min(best, key=best.__getitem__)
-        return fastest, best[fastest]
+        """The fastest candidate at ``x`` and its seconds per call."""
+        return fastest({k: functools.partial(_call, fn, self._modes[k[0]], x)
+                        for k, fn in compiled.items()})
 
     def _eager_seconds(self, x: torch.Tensor) -> float:
         """Seconds of the owner's eager call (best of 3 calls)."""

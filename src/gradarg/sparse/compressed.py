@@ -329,7 +329,7 @@ class SparseJacobian:
         backend: str = "auto",
         mode: str | None = None,
         fullgraph: bool = True,
-        package: bool = False,
+        package: bool | None = None,
     ) -> CompiledSparse:
         r"""``fn``'s compressed Jacobian as one compiled function of ``x``: compile once.
 

@@ -315,7 +315,7 @@ class SparseHessian:
         backend: str = "auto",
         mode: str | None = None,
         fullgraph: bool = True,
-        package: bool = False,
+        package: bool | None = None,
     ) -> CompiledSparse:
         r"""``f``'s sparse Hessian as one compiled function of ``x``: compile once.
 
