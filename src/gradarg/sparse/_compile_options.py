@@ -64,7 +64,8 @@ _PARAMETERS = """\
             without compiling or importing Dynamo (its first Jacobian 1.0-1.2 s after its
             start, ``import torch`` included, against 3-4 s).  The first call of the first
             process on a machine takes an AOTInductor compile longer (11.8 -> 17.6 s on
-            Burgers and the MLP there, cold caches).  It needs inductor (``backend``
+            Burgers and the MLP there, cold caches; a package is a file of about 1.6 MB
+            beside inductor's cache).  It needs inductor (``backend``
             ``"inductor"``, or ``"auto"`` finding a C++ compiler), no ``mode``,
             ``fullgraph=True`` and a ``fn`` whose changes the package's key can follow;
             otherwise, or if AOTInductor fails, calls run ``torch.compile``'s function and

@@ -227,7 +227,7 @@ class CompiledSparse:
         seconds = "not yet" if self.compile_seconds is None else f"{self.compile_seconds:.2f} s"
         return (f"CompiledSparse({type(self._owner).__name__}, mode={self.mode!r}, "
                 f"passes={self.passes}, backend={self.backend!r}, route={self.route!r}, "
-                f"compiled: {seconds})")
+                f"artifact={self.artifact!r}, compiled: {seconds})")
 
     def values(self, x: torch.Tensor) -> torch.Tensor:
         """The values of the pattern's entries (1-D, in the owner's entry order) at ``x``.
