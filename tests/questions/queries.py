@@ -1728,3 +1728,35 @@ QUERIES_ROUND37: dict[str, list[tuple[str, str]]] = {
         ("issues", "cross linalg.cross backward"),
     ],
 }
+
+
+# Round 38 (stop 102): 24 queries (12 forum / Stack Overflow, 12 GitHub issues) written by a
+# helper who wrote nothing, before any result was read, in words no earlier round used.
+QUERIES_ROUND38: dict[str, list[tuple[str, str]]] = {
+    "round38s61": [
+        ("pages", 'spectral_norm power iteration weight gradient'),
+        ("pages", 'pruned weight_orig mask gradient still nonzero'),
+        ("pages", 'GRU pack_padded_sequence padded timesteps gradient'),
+        ("pages", 'deepcopy tensor created explicitly by the user error'),
+        ("pages", 'torch.save tensor with grad_fn pickle'),
+        ("pages", 'torchscript scripted module backward hook'),
+        ("pages", 'mps apple silicon wrong gradient'),
+        ("pages", 'bernoulli sample learnable probability gradient'),
+        ("pages", 'quantization aware training fake quantize gradient'),
+        ("pages", 'asinh sinh gradient overflow large input'),
+        ("pages", 'meta device model backward'),
+        ("pages", 'transformer encoder key_padding_mask gradient nan'),
+        ("issues", 'weight_norm parametrization backward'),
+        ("issues", 'spectral_norm backward'),
+        ("issues", 'flash attention backward nondeterministic'),
+        ("issues", 'mkldnn tensor backward'),
+        ("issues", '__torch_dispatch__ subclass backward'),
+        ("issues", 'torch.jit.script autograd backward'),
+        ("issues", 'mps backward incorrect gradient'),
+        ("issues", 'pack_padded_sequence backward'),
+        ("issues", 'vector_norm backward zero'),
+        ("issues", 'fake_quantize_per_tensor_affine backward'),
+        ("issues", 'max_pool1d dilation backward'),
+        ("issues", 'embedding max_norm backward'),
+    ],
+}
