@@ -1620,3 +1620,5 @@ P("huber_hessian_pattern_covers", "hessian_sparsity",
   "and bool(r.diagonal()[:2].all())",
   "a conservative pattern of the Huber loss's Hessian (nonzero on the quadratic entries)",
   group="sparse")
+
+CASES = REG.cases
