@@ -81,15 +81,47 @@ def compute_checked(fn, xs, method: str, vectorize: bool | None, state: torch.Te
     if _UNBATCHED.get() and not vectorize:
         vectorize = False
     blocks, out_tuple = compute(fn, xs, method, vectorize, state, create_graph, strict)
-    if (vectorize is False or method == "finite-difference" or _finite(blocks)
-            or not _finite([xs]) or _passes(blocks, xs) > RECHECK_PASSES):
+    if method == "finite-difference" or _finite(blocks) or not _finite([xs]):
         return blocks, out_tuple
-    torch.set_rng_state(state)
-    token = _UNBATCHED.set(True)
-    try:
-        return compute(fn, xs, method, False, state, create_graph, strict)
-    finally:
-        _UNBATCHED.reset(token)
+    if vectorize is not False and _passes(blocks, xs) <= RECHECK_PASSES:
+        torch.set_rng_state(state)
+        token = _UNBATCHED.set(True)
+        try:
+            blocks, out_tuple = compute(fn, xs, method, False, state, create_graph, strict)
+        finally:
+            _UNBATCHED.reset(token)
+    return _nan_filled(fn, xs, method, vectorize, state, create_graph, strict, blocks), out_tuple
+
+
+def _nan_filled(fn, xs, method: str, vectorize: bool | None, state: torch.Tensor,
+                create_graph: bool, strict: bool, blocks: Blocks) -> Blocks:
+    """``blocks`` with each NaN entry that the other mode computes finite replaced by that
+    value.  One mode multiplies a zero cotangent (reverse) or tangent (forward) by a NaN
+    local derivative off every path from input ``j`` to output ``i``, a NaN on such a path
+    reaches both: ``xlogy(x, y)``'s backward puts ``0 * (0/0)`` in every row of the column of
+    ``y_j`` where ``x_j = y_j = 0``, forward mode only in its own entry.  So where one mode
+    is finite it holds the sum over the paths, and the NaN of the other is not part of the
+    Jacobian.  Real tensors, no graph of the result, not strict; a mode that raises is
+    skipped."""
+    if (create_graph or strict or any(t.is_complex() for t in xs)
+            or not any(bool(torch.isnan(b).any()) for row in blocks for b in row
+                       if not b.is_complex())):
+        return blocks
+    for other in ("forward", "reverse"):
+        if other == method:
+            continue
+        torch.set_rng_state(state)
+        try:
+            found, _ = compute(fn, xs, other, vectorize, state)
+        except Exception:  # noqa: BLE001, S112 - no forward-mode formula, a loop refused: keep
+            continue
+        blocks = [[torch.where(torch.isnan(b) & ~torch.isnan(o), o, b)
+                   if o.shape == b.shape and o.dtype == b.dtype else b
+                   for b, o in zip(row, other_row, strict=True)]
+                  for row, other_row in zip(blocks, found, strict=True)]
+        if not any(bool(torch.isnan(b).any()) for row in blocks for b in row):
+            break
+    return blocks
 
 
 def _finite(blocks) -> bool:
