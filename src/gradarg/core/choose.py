@@ -103,9 +103,7 @@ def _nan_filled(fn, xs, method: str, vectorize: bool | None, state: torch.Tensor
     is finite it holds the sum over the paths, and the NaN of the other is not part of the
     Jacobian.  Real tensors, no graph of the result, not strict; a mode that raises is
     skipped."""
-    if (create_graph or strict or any(t.is_complex() for t in xs)
-            or not any(bool(torch.isnan(b).any()) for row in blocks for b in row
-                       if not b.is_complex())):
+    if create_graph or strict or any(t.is_complex() for t in xs) or not _has_nan(blocks):
         return blocks
     for other in ("forward", "reverse"):
         if other == method:
@@ -119,9 +117,14 @@ def _nan_filled(fn, xs, method: str, vectorize: bool | None, state: torch.Tensor
                    if o.shape == b.shape and o.dtype == b.dtype else b
                    for b, o in zip(row, other_row, strict=True)]
                   for row, other_row in zip(blocks, found, strict=True)]
-        if not any(bool(torch.isnan(b).any()) for row in blocks for b in row):
+        if not _has_nan(blocks):
             break
     return blocks
+
+
+def _has_nan(blocks: Blocks) -> bool:
+    """Whether a real block of the nested blocks holds a NaN entry."""
+    return any(bool(torch.isnan(b).any()) for row in blocks for b in row if not b.is_complex())
 
 
 def _finite(blocks) -> bool:

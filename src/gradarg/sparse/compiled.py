@@ -384,12 +384,11 @@ class CompiledSparse:
         """Package at the first call: ``package=True`` raises what :meth:`package` raises;
         the default (``package=None``) keeps ``torch.compile``'s function instead and says
         why in :attr:`why_not_packaged`."""
-        if self._package_asked is True:
-            self.package(x)
-            return
         try:
             self.package(x)
-        except Exception as err:  # noqa: BLE001 - unpackable fn, AOTInductor failed: compiled
+        except Exception as err:  # unpackable fn, AOTInductor failed: torch.compile instead
+            if self._package_asked is True:
+                raise
             first = (str(err).strip().splitlines() or [""])[0][:300]
             self.why_not_packaged = f"{type(err).__name__}: {first}"
 
