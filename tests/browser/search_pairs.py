@@ -1534,6 +1534,20 @@ PAIRS += [
      ("questions/grad-mode", "guide/missing-gradients")),
 ]
 
+# Round 38's entries, in a reader's loose words
+PAIRS += [
+    ("torchscript autograd.grad Expected a value of type List[Tensor] for argument outputs",
+     "questions/torchscript"),
+    ("requires_grad_ inside a torch.jit.script function", "questions/torchscript"),
+    ("custom autograd Function called from jit script code", "questions/torchscript"),
+    ("jit.trace a function that calls autograd.grad", "questions/torchscript"),
+    ("__torch_function__ not called inside a backward hook tensor subclass", "questions/hooks"),
+    ("checkpoint loses my tensor subclass in the recomputation", "questions/checkpointing"),
+    ("quantization aware training uses too much memory fake quantize",
+     "questions/discrete-sampling"),
+    ("pack_padded_sequence backward slow", "questions/nested-tensors"),
+]
+
 # Pages being written; each pair is checked once its page is in the build.
 PENDING: list[tuple[str, str | tuple[str, ...]]] = [
 ]
