@@ -1546,6 +1546,7 @@ PAIRS += [
     ("quantization aware training uses too much memory fake quantize",
      "questions/discrete-sampling"),
     ("pack_padded_sequence backward slow", "questions/nested-tensors"),
+    ("nan in padded positions of transformer input src_key_padding_mask", "questions/nan-inf"),
 ]
 
 # Pages being written; each pair is checked once its page is in the build.
