@@ -77,3 +77,29 @@ def test_kernels_talk_over_unix_sockets_and_leave_none_behind(tmp_path):
     assert "ipc" in html[0]
     assert str(tmpdir) in html[1]           # the sockets' directory, under the temp folder
     assert not list(tmpdir.glob("gradarg-kernel-*"))   # removed after each page
+
+
+def _kernels() -> set[str]:
+    """The process ids of this process's children that run a Jupyter kernel."""
+    out = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "ipykernel"],
+                         check=False, capture_output=True, text=True)   # 1: none found
+    return set(out.stdout.split())
+
+
+def test_each_page_s_kernel_is_shut_down_after_it_ran():
+    # nbclient shuts down only kernels it made itself; the one _execute passes in stayed
+    # alive until the build ended, one per page (88 kernels filled 24 GB in a cold build)
+    import nbformat
+
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import preexecute
+    finally:
+        sys.path.remove(str(TOOLS))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    before = _kernels()
+    for _ in range(2):
+        done, _seconds, err = preexecute._execute(nb, os.getcwd(), 60)
+        assert err is None and "42" in done.cells[0].outputs[0]["text"]
+    assert _kernels() - before == set()
