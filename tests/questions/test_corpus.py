@@ -213,16 +213,23 @@ def test_the_regrade_of_the_first_held_out_third_covers_it_with_valid_grades(nam
     _valid_regrade(name, third)
 
 
+def _gaps_after_entries() -> dict[str, int]:
+    """Record id -> blind round, for the questions of blind rounds still graded below ANSWERED
+    after their round's entries (grade_roundN_after)."""
+    gaps = {}
+    for r in RECORDS:
+        blind_round = _blind_round(r)
+        after = r.get(f"grade_{blind_round}_after") if blind_round else None
+        if after and after["grade"] != "ANSWERED":
+            gaps[r["id"]] = int(blind_round.removeprefix("round"))
+    return gaps
+
+
 def test_the_regrade_of_the_gaps_left_after_rounds_11_to_33_covers_them():
     """regrade_gaps_stop94.json: the questions of blind rounds 11-33 still graded PARTLY after
     their entries (grade_roundN_after), graded again once the facts their notes named were
     added, by a reader who took no part."""
-    gaps = set()
-    for r in RECORDS:
-        blind_round = _blind_round(r)
-        after = r.get(f"grade_{blind_round}_after") if blind_round else None
-        if after and after["grade"] != "ANSWERED" and int(blind_round[5:]) <= 33:
-            gaps.add(r["id"])
+    gaps = {record for record, k in _gaps_after_entries().items() if k <= 33}
     assert len(gaps) == 32
     _valid_regrade("regrade_gaps_stop94.json", gaps)
 
@@ -230,7 +237,5 @@ def test_the_regrade_of_the_gaps_left_after_rounds_11_to_33_covers_them():
 def test_the_gaps_after_round_33_are_the_ones_known():
     """The questions of blind rounds 34 on still graded PARTLY after their entries: round 38's
     three (grade_round38_after), not graded again since."""
-    gaps = {r["id"] for r in RECORDS
-            if (b := _blind_round(r)) and int(b[5:]) > 33
-            and (a := r.get(f"grade_{b}_after")) and a["grade"] != "ANSWERED"}
+    gaps = {record for record, k in _gaps_after_entries().items() if k > 33}
     assert gaps == {"missing-gradients/073", "missing-gradients/074", "nan-inf/053"}
